@@ -1,0 +1,141 @@
+"""The bus interface (DESIGN.md section 4): one Protocol, engines chosen by URL scheme.
+
+Semantics every engine keeps (the contract suite in tests/contract checks them):
+
+* ``Producer.send`` appends one record and returns a future that resolves
+  when the record is durable (Kafka: acknowledged by all in-sync replicas;
+  embedded log: committed to the SQLite file). Records with one key land in
+  one partition, in send order.
+* A ``Consumer`` joins a consumer group; partitions of its topics are split
+  among the group's live members. Each group sees every record (one fetch
+  feeds several services). ``commit`` stores, per partition, the offset of the
+  *next* record to read; a member that joins or restarts resumes there, so a
+  record handled but not committed is delivered again (at-least-once).
+* ``pause``/``resume`` stop and restart fetching from given partitions without
+  leaving the group.
+* ``lag`` gives, per assigned partition, how many records are behind the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["Bus", "Consumer", "Headers", "Producer", "Record", "TopicPartition", "TopicSpec"]
+
+Headers = tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes
+    headers: Headers = ()
+    timestamp_ms: int = 0
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    def header(self, name: str) -> bytes | None:
+        for k, v in self.headers:
+            if k == name:
+                return v
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    compact: bool = False
+    retention_ms: int | None = None
+
+
+#: called with the partitions a consumer is about to lose; awaited before they go
+RevokeCallback = Callable[[set[TopicPartition]], Awaitable[None]]
+
+
+class Producer(Protocol):
+    async def send(
+        self, topic: str, value: bytes, *, key: bytes | None = None, headers: Headers = ()
+    ) -> asyncio.Future[tuple[int, int]]:
+        """Queue one record; the future resolves to (partition, offset) once it is durable."""
+        ...
+
+    async def flush(self) -> None:
+        """Wait until every record sent so far is durable."""
+        ...
+
+
+class Consumer(Protocol):
+    async def getmany(self, timeout_s: float, max_records: int) -> list[Record]:
+        """Records from the assigned, unpaused partitions; [] after ``timeout_s`` with none."""
+        ...
+
+    async def commit(self, offsets: dict[TopicPartition, int]) -> None:
+        """Store, per partition, the offset of the next record to read."""
+        ...
+
+    async def committed(self, tp: TopicPartition) -> int | None: ...
+
+    def assignment(self) -> set[TopicPartition]: ...
+
+    def pause(self, tps: Sequence[TopicPartition]) -> None: ...
+
+    def resume(self, tps: Sequence[TopicPartition]) -> None: ...
+
+    async def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Read ``tp`` from ``offset`` on (used to re-read records that were not committed)."""
+        ...
+
+    async def lag(self) -> dict[TopicPartition, int]: ...
+
+    async def stop(self) -> None:
+        """Leave the group (without committing anything not yet committed)."""
+        ...
+
+
+class Bus(Protocol):
+    url: str
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def producer(self) -> Producer:
+        """The process's shared producer (started with the bus)."""
+        ...
+
+    async def consumer(
+        self,
+        group: str,
+        topics: Sequence[str],
+        *,
+        on_revoke: RevokeCallback | None = None,
+    ) -> Consumer:
+        """Join ``group`` on ``topics``; a group with no committed offset starts at the beginning."""
+        ...
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> list[str]:
+        """Create the topics that do not exist yet; returns the names created."""
+        ...
+
+    async def end_offsets(self, topic: str) -> dict[int, int]:
+        """Per partition of ``topic``: the offset the next record will get."""
+        ...
+
+    async def read(self, topic: str, partition: int, offset: int, limit: int) -> list[Record]:
+        """Read records without a group (DLQ listing, tests)."""
+        ...

@@ -1,0 +1,64 @@
+"""Injected time (STYLE.md rule 5): tests drive a ``ManualClock`` and assert exact spacing."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+from typing import Protocol
+
+__all__ = ["Clock", "ManualClock", "SystemClock", "utcnow"]
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now in UTC; the one way to stamp messages."""
+    return datetime.now(UTC)
+
+
+class Clock(Protocol):
+    def monotonic(self) -> float: ...
+    def time(self) -> float: ...
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def time(self) -> float:
+        return time.time()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(max(0.0, seconds))
+
+
+class ManualClock:
+    """A clock that only moves when told to; ``sleep`` waits until ``advance`` passes its deadline."""
+
+    def __init__(self, start: float = 1_000_000.0) -> None:
+        self._now = start
+        self._waiters: list[tuple[float, asyncio.Future[None]]] = []
+
+    def monotonic(self) -> float:
+        return self._now
+
+    def time(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((self._now + seconds, fut))
+        await fut
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+        due = [w for w in self._waiters if w[0] <= self._now]
+        self._waiters = [w for w in self._waiters if w[0] > self._now]
+        for _, fut in due:
+            if not fut.done():
+                fut.set_result(None)

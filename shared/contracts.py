@@ -1,0 +1,220 @@
+"""The topic catalog and the wire format (DESIGN.md section 5).
+
+``schemas/topics.toml`` is the single list of topics; each row names a model
+in ``shared.messages``. From the models come the JSON Schema files
+(``schemas/<topic>.v1.json``) and the AsyncAPI 3 document
+(``schemas/asyncapi.yaml``); ``write_contract_files()`` regenerates them and
+``stale_contract_files()`` says which committed files differ (a test fails
+on any).
+
+Wire format: UTF-8 JSON made by pydantic-core's Rust serializer (as fast as
+orjson for our models, and it validates nothing twice). ``decode`` parses and
+validates in one pass and raises ``ContractError`` with the first problems,
+so the runtime can dead-letter the record with a readable reason.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from shared import messages
+from shared.errors import ContractError, PublishContractError
+
+__all__ = [
+    "DLQ_SUFFIX",
+    "SCHEMAS_DIR",
+    "Topic",
+    "asyncapi_document",
+    "catalog",
+    "decode",
+    "dlq_topic",
+    "encode",
+    "is_internal_topic",
+    "retry_topic",
+    "schema_documents",
+    "stale_contract_files",
+    "topic",
+    "write_contract_files",
+]
+
+SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+DLQ_SUFFIX = ".dlq"
+RETRY_PREFIX = "retry."
+_DURATION_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    key: str
+    partitions: int
+    model: type[messages.Message]
+    schema_file: str
+    description: str
+    compact: bool = False
+    retention_ms: int | None = None
+
+
+def _duration_ms(text: str) -> int:
+    for unit in sorted(_DURATION_UNITS, key=len, reverse=True):
+        if text.endswith(unit) and text[: -len(unit)].isdigit():
+            return int(text[: -len(unit)]) * _DURATION_UNITS[unit]
+    raise ContractError(f"topics.toml: bad duration {text!r} (use e.g. 500ms, 30s, 24h, 7d)")
+
+
+@cache
+def catalog() -> dict[str, Topic]:
+    """The topic catalog, read once."""
+    raw = tomllib.loads((SCHEMAS_DIR / "topics.toml").read_text(encoding="utf-8"))
+    out: dict[str, Topic] = {}
+    for name, row in raw["topics"].items():
+        model = getattr(messages, row["model"])
+        out[name] = Topic(
+            name=name,
+            key=row["key"],
+            partitions=int(row["partitions"]),
+            model=model,
+            schema_file=row["schema"],
+            description=row.get("description", ""),
+            compact=row.get("cleanup") == "compact",
+            retention_ms=_duration_ms(row["retention"]) if "retention" in row else None,
+        )
+    return out
+
+
+def topic(name: str) -> Topic:
+    try:
+        return catalog()[name]
+    except KeyError:
+        raise ContractError(f"unknown topic {name!r}; known: {', '.join(sorted(catalog()))}") from None
+
+
+def dlq_topic(name: str) -> str:
+    return name + DLQ_SUFFIX
+
+
+def retry_topic(cube: str) -> str:
+    """Delayed retries of one cube (one consumer group) travel through their own topic."""
+    return RETRY_PREFIX + cube
+
+
+def is_internal_topic(name: str) -> bool:
+    return name.endswith(DLQ_SUFFIX) or name.startswith(RETRY_PREFIX)
+
+
+def encode(topic_name: str, msg: BaseModel) -> bytes:
+    """Serialize ``msg`` for ``topic_name``; a message of the wrong type is a bug."""
+    expected = topic(topic_name).model
+    if type(msg) is not expected:
+        raise PublishContractError(
+            f"{topic_name} carries {expected.__name__}, not {type(msg).__name__}"
+        )
+    return msg.__pydantic_serializer__.to_json(msg)
+
+
+def decode(topic_name: str, value: bytes) -> messages.Message:
+    """Parse and validate one record's value; ``ContractError`` names what is wrong."""
+    model = topic(topic_name).model
+    try:
+        return model.model_validate_json(value)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise ContractError(f"{topic_name}: {problems}") from None
+
+
+# --------------------------------------------------------------------------- generated files
+
+
+def schema_documents() -> dict[str, dict[str, Any]]:
+    """File name -> JSON Schema, one per topic, generated from the models."""
+    docs: dict[str, dict[str, Any]] = {}
+    for t in catalog().values():
+        schema = t.model.model_json_schema(mode="serialization")
+        schema = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"turbocubes:{t.schema_file}",
+            "x-topic": t.name,
+            "x-key": t.key,
+            **schema,
+        }
+        docs[t.schema_file] = schema
+    return docs
+
+
+def asyncapi_document() -> dict[str, Any]:
+    """An AsyncAPI 3.0 description of every topic, for other teams."""
+    channels: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    components: dict[str, Any] = {"messages": {}, "schemas": {}}
+    for t in catalog().values():
+        cid = t.name.replace(".", "_")
+        components["schemas"][t.model.__name__] = {"$ref": f"./{t.schema_file}"}
+        components["messages"][cid] = {
+            "name": t.model.__name__,
+            "contentType": "application/json",
+            "payload": {"$ref": f"./{t.schema_file}"},
+        }
+        bindings: dict[str, Any] = {"partitions": t.partitions, "replicas": 1}
+        cfg: dict[str, Any] = {"cleanup.policy": ["compact"] if t.compact else ["delete"]}
+        if t.retention_ms is not None:
+            cfg["retention.ms"] = t.retention_ms
+        bindings["topicConfiguration"] = cfg
+        channels[cid] = {
+            "address": t.name,
+            "description": f"{t.description} Key: {t.key}. Dead letters: {dlq_topic(t.name)}.",
+            "messages": {cid: {"$ref": f"#/components/messages/{cid}"}},
+            "bindings": {"kafka": bindings},
+        }
+        operations[f"publish_{cid}"] = {"action": "send", "channel": {"$ref": f"#/channels/{cid}"}}
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "turbocubes topics",
+            "version": "1.0.0",
+            "description": "Generated from schemas/topics.toml and shared/messages.py. Do not edit.",
+        },
+        "defaultContentType": "application/json",
+        "channels": channels,
+        "operations": operations,
+        "components": components,
+    }
+
+
+def _rendered_files() -> dict[str, bytes]:
+    files = {
+        name: orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        for name, doc in schema_documents().items()
+    }
+    header = "# Generated by `turbocubes schemas write` from schemas/topics.toml. Do not edit.\n"
+    files["asyncapi.yaml"] = (header + yaml.safe_dump(asyncapi_document(), sort_keys=False)).encode()
+    return files
+
+
+def write_contract_files(directory: Path = SCHEMAS_DIR) -> list[str]:
+    """Regenerate the schema files and the AsyncAPI document; returns the names written."""
+    written = []
+    for name, data in _rendered_files().items():
+        path = directory / name
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+            written.append(name)
+    return written
+
+
+def stale_contract_files(directory: Path = SCHEMAS_DIR) -> list[str]:
+    """Names of generated files that are missing or differ from what the models say."""
+    return [
+        name
+        for name, data in _rendered_files().items()
+        if not (directory / name).exists() or (directory / name).read_bytes() != data
+    ]

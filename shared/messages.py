@@ -1,0 +1,341 @@
+"""Message models: the Python side of the topic contracts (DESIGN.md section 5).
+
+Each topic in ``schemas/topics.toml`` names one model here. The JSON Schema
+files in ``schemas/`` are *generated* from these models
+(``turbocubes schemas write``) and a test keeps them equal, so the two can
+never drift. A breaking change is a new model and a new ``.v2.json`` file,
+never an edit of a published one.
+
+Every message carries ``schema_version`` and a ``trace_id``; documents carry
+their stage timestamps (``seen_at`` → ``parsed_at`` → ``media_ready_at`` →
+``written_at``) so freshness can be measured end to end.
+
+Models are frozen: once built (and so validated) a message cannot be changed
+into an invalid one; use ``model_copy(update=...)`` for a changed copy.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CrawlKind",
+    "CrawlRequest",
+    "CrawlResult",
+    "DocKind",
+    "Document",
+    "DocumentDeleted",
+    "FeedFormat",
+    "FeedRegistration",
+    "FetchStatus",
+    "Media",
+    "MediaCached",
+    "MediaKind",
+    "MediaStatus",
+    "Message",
+    "PartnerUpload",
+    "Product",
+    "ProductParam",
+    "SourceKind",
+    "SourceRef",
+    "UploadFormat",
+    "new_trace_id",
+]
+
+
+def new_trace_id() -> str:
+    return uuid.uuid4().hex
+
+
+Url = Annotated[str, Field(min_length=1, max_length=4096)]
+Host = Annotated[str, Field(min_length=1, max_length=255)]
+
+
+class Message(BaseModel):
+    """Base of every message on the bus."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        ser_json_bytes="base64",
+        val_json_bytes="base64",
+        use_enum_values=False,
+    )
+
+    schema_version: Literal[1] = 1
+    trace_id: str = Field(default_factory=new_trace_id, min_length=1, max_length=64)
+
+
+# --------------------------------------------------------------------------- feeds.registry
+
+
+class FeedFormat(StrEnum):
+    rss = "rss"  # RSS 0.9x/1.0/2.0 and Atom
+    turbo = "turbo"  # Yandex Turbo RSS
+    yml = "yml"  # Yandex Market Language catalog
+    auto = "auto"  # detect from the body
+
+
+class FeedRegistration(Message):
+    """A feed registered (or removed) by a webmaster or the operator. Key: ``feed_id``; compacted."""
+
+    action: Literal["upsert", "delete"] = "upsert"
+    feed_id: str = Field(min_length=1, max_length=64)
+    url: Url
+    host: Host
+    format: FeedFormat = FeedFormat.auto
+    services: list[str] = Field(default_factory=list)
+    tenant_id: str | None = None
+    #: pages of this host are also read by the autoparser
+    autoparser: bool = False
+    registered_at: datetime
+
+
+# --------------------------------------------------------------------------- crawl.requests
+
+
+class CrawlKind(StrEnum):
+    feed = "feed"
+    image = "image"
+    video = "video"
+    page = "page"
+
+
+class CrawlRequest(Message):
+    """Please fetch this URL. Key: ``host`` (one host's lane lives in one crawler instance)."""
+
+    kind: CrawlKind
+    url: Url
+    host: Host
+    #: who wants the result: "feed:<id>", "media:<doc url>", "autoparser:<host>", ...
+    requesters: list[str] = Field(default_factory=list)
+    feed_id: str | None = None
+    #: conditional GET validators from the last successful fetch
+    etag: str | None = None
+    last_modified: str | None = None
+    requested_at: datetime
+    #: lower is more urgent; 0 = a push / a new feed, 5 = routine, 9 = bulk
+    priority: int = Field(default=5, ge=0, le=9)
+
+
+# --------------------------------------------------------------------------- crawl.feeds / images / pages
+
+
+class FetchStatus(StrEnum):
+    ok = "ok"
+    not_modified = "not_modified"
+    robots_denied = "robots_denied"
+    blocked_address = "blocked_address"
+    bad_url = "bad_url"
+    dns_error = "dns_error"
+    connect_error = "connect_error"
+    timeout = "timeout"
+    too_large = "too_large"
+    too_many_redirects = "too_many_redirects"
+    redirect_loop = "redirect_loop"
+    http_4xx = "http_4xx"
+    http_5xx = "http_5xx"
+    throttled = "throttled"  # 429 / 503 with Retry-After, gave up for now
+
+
+class CrawlResult(Message):
+    """What the crawler got for a request. Key: ``host`` for feeds and pages, the URL for images."""
+
+    kind: CrawlKind
+    url: Url
+    final_url: Url | None = None
+    host: Host
+    status: FetchStatus
+    http_status: int | None = None
+    content_type: str | None = None
+    #: selected response headers (lower-case names): etag, last-modified, content-type, ...
+    headers: dict[str, str] = Field(default_factory=dict)
+    #: the body when it is at most 256 KB, else None and ``body_ref`` names the blob
+    body: bytes | None = None
+    body_ref: str | None = None
+    size: int = 0
+    requesters: list[str] = Field(default_factory=list)
+    feed_id: str | None = None
+    error: str | None = None
+    requested_at: datetime | None = None
+    fetched_at: datetime
+    elapsed_ms: float = 0.0
+
+
+# --------------------------------------------------------------------------- partner.uploads
+
+
+class UploadFormat(StrEnum):
+    rss = "rss"
+    turbo = "turbo"
+    yml = "yml"
+    json = "json"
+
+
+class PartnerUpload(Message):
+    """A payload pushed by a partner through the API. Key: ``host``."""
+
+    task_id: str = Field(min_length=1, max_length=64)
+    tenant_id: str
+    host: Host
+    format: UploadFormat
+    mode: Literal["production", "debug"] = "production"
+    body: bytes | None = None
+    body_ref: str | None = None
+    size: int = 0
+    received_at: datetime
+
+
+# --------------------------------------------------------------------------- documents.*
+
+
+class SourceKind(StrEnum):
+    """Where a document came from. The order of priority is in ``SOURCE_PRIORITY``."""
+
+    upload = "upload"  # partner API
+    turbo = "turbo"  # Turbo RSS feed
+    yml = "yml"
+    rss = "rss"
+    autoparser = "autoparser"
+
+
+#: Higher wins a conflict over one URL, so pages never flap between sources.
+SOURCE_PRIORITY: dict[SourceKind, int] = {
+    SourceKind.upload: 40,
+    SourceKind.turbo: 30,
+    SourceKind.yml: 20,
+    SourceKind.rss: 20,
+    SourceKind.autoparser: 10,
+}
+
+
+class SourceRef(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: SourceKind
+    #: feed id, upload task id, or the autoparsed host
+    id: str
+
+
+class DocKind(StrEnum):
+    article = "article"
+    product = "product"
+
+
+class MediaKind(StrEnum):
+    image = "image"
+    video = "video"
+
+
+class Media(BaseModel):
+    """One image or video a document refers to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: Url
+    kind: MediaKind = MediaKind.image
+    #: cover, content, enclosure, picture, poster, thumbnail
+    role: str = "content"
+    #: set by the media cube once the file is in the CDN
+    cdn_url: str | None = None
+    mime: str | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+class ProductParam(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    value: str
+    unit: str | None = None
+
+
+class Product(BaseModel):
+    """Fields of a YML offer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    offer_id: str
+    available: bool = True
+    price: str | None = None
+    old_price: str | None = None
+    currency: str | None = None
+    category: str | None = None
+    vendor: str | None = None
+    model: str | None = None
+    params: list[ProductParam] = Field(default_factory=list)
+
+
+class Document(Message):
+    """A parsed document (``documents.parsed``) or one whose media is in the CDN (``documents.ready``).
+
+    Key: ``url`` (canonical). ``version`` grows with every change of the
+    document; stores keep the highest version, so reordering is harmless.
+    """
+
+    url: Url
+    host: Host
+    source: SourceRef
+    kind: DocKind = DocKind.article
+    title: str = Field(min_length=1, max_length=2000)
+    author: str | None = None
+    published_at: datetime | None = None
+    updated_at: datetime | None = None
+    #: partner HTML as parsed; sanitized again by the kvwriter before it is rendered
+    content_html: str = ""
+    summary: str | None = None
+    media: list[Media] = Field(default_factory=list)
+    product: Product | None = None
+    #: turbo:topic, yandex:related, turbo:source and the like
+    extra: dict[str, str | list[str]] = Field(default_factory=dict)
+    guid: str | None = None
+    content_hash: str
+    version: int = Field(ge=0)
+    #: debug uploads render preview pages that are never published
+    preview: bool = False
+    seen_at: datetime
+    parsed_at: datetime
+    media_ready_at: datetime | None = None
+    written_at: datetime | None = None
+
+
+class DocumentDeleted(Message):
+    """Remove the page at ``url``. Key: ``url``. A versioned tombstone."""
+
+    url: Url
+    host: Host
+    source: SourceRef
+    version: int = Field(ge=0)
+    reason: str = "removed"
+    deleted_at: datetime
+
+
+# --------------------------------------------------------------------------- media.cached
+
+
+class MediaStatus(StrEnum):
+    ok = "ok"
+    failed = "failed"
+
+
+class MediaCached(Message):
+    """An image or video is in the CDN (or could not be cached, with the reason). Key: source ``url``."""
+
+    url: Url
+    kind: MediaKind = MediaKind.image
+    status: MediaStatus
+    cdn_url: str | None = None
+    #: 404, robots_denied, not_an_image, too_large, ... when failed
+    reason: str | None = None
+    mime: str | None = None
+    size: int = 0
+    width: int | None = None
+    height: int | None = None
+    sha256: str | None = None
+    cached_at: datetime

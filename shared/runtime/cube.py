@@ -1,0 +1,99 @@
+"""How a cube is declared (STYLE.md rules 1-3; DESIGN.md section 3).
+
+A cube package has ``cube.py`` with ``async build(settings, deps) -> Cube``
+and a ``handler.py`` with plain async code that never touches the bus::
+
+    async def build(settings: Settings, deps: Deps) -> Cube:
+        handler = ParserHandler((await deps.stores()).hashes, settings.parser)
+        return Cube(
+            name="parser",
+            inputs=("crawl.feeds", "partner.uploads"),
+            outputs=("documents.parsed", "documents.deleted"),
+            handler=handler.handle,
+        )
+
+A handler takes the validated message and a ``Context`` and returns the
+``Output``s to publish. The runtime publishes them, awaits every broker
+acknowledgement, and only then commits the input. To refuse a message the
+handler raises ``shared.errors.Reject(reason)`` (-> DLQ at once); a
+``TransientError`` (or any other exception) is retried with backoff.
+
+Cubes without inputs (api, frontend) declare ``services``: long-running
+coroutines started and stopped with the cube. ``timers`` run periodically
+and may return outputs (the delay cube's sweep, the scheduler's tick).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from shared.messages import Message
+
+if TYPE_CHECKING:
+    from shared.bus.base import Headers
+
+__all__ = ["Context", "Cube", "Handler", "Output", "Service", "Timer"]
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """One message to publish. ``key`` defaults to the topic's key field of the message."""
+
+    topic: str
+    message: Message
+    key: str | None = None
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where the message being handled came from."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: str | None
+    #: 1 on the first delivery; grows with each retry (carried in headers, survives restarts)
+    attempt: int
+    received_at: datetime
+    headers: Headers = ()
+
+
+Handler = Callable[[Any, Context], Awaitable[Sequence[Output]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """A periodic task of a cube. Its outputs are published like a handler's."""
+
+    name: str
+    interval_s: float
+    fn: Callable[[], Awaitable[Sequence[Output]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """A long-running part of a cube (an HTTP server). ``start`` returns once it serves; ``stop`` ends it."""
+
+    name: str
+    start: Callable[[], Awaitable[None]]
+    stop: Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Cube:
+    name: str
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    handler: Handler | None = None
+    #: concurrent key-lanes; None = settings.runtime.concurrency
+    concurrency: int | None = None
+    timers: tuple[Timer, ...] = ()
+    services: tuple[Service, ...] = ()
+    on_start: Callable[[], Awaitable[None]] | None = None
+    on_stop: Callable[[], Awaitable[None]] | None = None
+    #: free-form facts for the status page (e.g. the crawler's lanes)
+    status: Callable[[], dict[str, Any]] | None = field(default=None)

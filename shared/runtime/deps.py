@@ -1,0 +1,72 @@
+"""What a cube's ``build(settings, deps)`` gets: the engines, opened once per process.
+
+``Deps`` is built by ``open_deps(settings)`` (the CLI does it) and closed
+with ``close()``. Stores and blob stores are opened lazily on first use, so a
+cube that needs no database never opens one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shared.clock import Clock, SystemClock
+from shared.config import Settings
+
+if TYPE_CHECKING:
+    from shared.blobs.base import BlobStore
+    from shared.bus.base import Bus
+    from shared.runtime.cube import Output
+    from shared.stores import Stores
+
+__all__ = ["Deps", "Publish"]
+
+#: publish outputs and wait until each is durable (what the api cube uses to accept an upload)
+Publish = Callable[["Sequence[Output]"], Awaitable[None]]
+
+
+@dataclass
+class Deps:
+    settings: Settings
+    bus: Bus
+    publish: Publish
+    clock: Clock = field(default_factory=SystemClock)
+    #: an aiohttp resolver override; tests map *.partner.test to 127.0.0.1
+    resolver: Any = None
+    _stores: Stores | None = None
+    _blobs: BlobStore | None = None
+    _cdn: BlobStore | None = None
+    _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    async def stores(self) -> Stores:
+        """The stores (opened and migrated on first use)."""
+        if self._stores is None:
+            from shared.stores import open_stores
+
+            self._stores = await open_stores(self.settings.store.url, pool_size=self.settings.store.pool_size)
+            self._closers.append(self._stores.close)
+        return self._stores
+
+    async def blobs(self) -> BlobStore:
+        """Where large message bodies go."""
+        if self._blobs is None:
+            from shared.blobs import open_blobs
+
+            self._blobs = await open_blobs(self.settings.blobs.url)
+            self._closers.append(self._blobs.close)
+        return self._blobs
+
+    async def cdn(self) -> BlobStore:
+        """Where cached media goes (served at settings.cdn.public_base_url)."""
+        if self._cdn is None:
+            from shared.blobs import open_blobs
+
+            self._cdn = await open_blobs(self.settings.cdn.url, public_base_url=self.settings.cdn.public_base_url)
+            self._closers.append(self._cdn.close)
+        return self._cdn
+
+    async def close(self) -> None:
+        for close in reversed(self._closers):
+            await close()
+        self._closers.clear()
