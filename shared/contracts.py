@@ -38,6 +38,7 @@ __all__ = [
     "dlq_topic",
     "encode",
     "is_internal_topic",
+    "register_topic",
     "retry_topic",
     "schema_documents",
     "stale_contract_files",
@@ -88,6 +89,11 @@ def catalog() -> dict[str, Topic]:
             retention_ms=_duration_ms(row["retention"]) if "retention" in row else None,
         )
     return out
+
+
+def register_topic(t: Topic) -> None:
+    """Add a topic at run time (tests and benchmarks use fresh uuid topics); the catalog file stays the truth."""
+    catalog()[t.name] = t
 
 
 def topic(name: str) -> Topic:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.partners.fixtures"]
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 

@@ -1,0 +1,329 @@
+"""The Apache Kafka engine: ``kafka://host:9092[,host2:9092]`` on aiokafka (DESIGN.md section 4).
+
+* Producer: idempotent, ``acks=all``, zstd compression (aiokafka's default
+  gzip level costs ~20x the CPU per document here), ``linger_ms`` batching.
+  ``send`` returns the broker-acknowledgement future; the runtime awaits every
+  one before it commits.
+* Consumer: manual commits only (``enable_auto_commit=False``), earliest
+  offset for a new group. On a rebalance, aiokafka calls our listener before
+  partitions are taken away; the runtime's ``on_revoke`` callback finishes the
+  batch in flight and commits it, so nothing is lost and nothing is committed
+  twice by two owners (a commit for a partition we no longer own is dropped).
+
+No aiokafka type leaves this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import TopicPartition as KTP
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import (
+    CommitFailedError,
+    IllegalStateError,
+    KafkaConnectionError,
+    KafkaError,
+    TopicAlreadyExistsError,
+)
+
+from shared.bus.base import Headers, Record, RevokeCallback, TopicPartition, TopicSpec
+from shared.errors import BusUnavailable, ConfigError
+
+__all__ = ["KafkaBus"]
+
+#: up to 1 MiB batches: a handler's outputs for one input batch usually fit one request
+MAX_BATCH_BYTES = 1024 * 1024
+#: largest record: bodies above 256 KB travel as blob references, so 4 MiB is ample headroom
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+
+
+def _servers(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme != "kafka" or not parts.netloc:
+        raise ConfigError("bus.url", url, "kafka://HOST:PORT[,HOST:PORT...]")
+    return parts.netloc
+
+
+def _ktp(tp: TopicPartition) -> KTP:
+    return KTP(tp.topic, tp.partition)
+
+
+def _tp(k: Any) -> TopicPartition:
+    return TopicPartition(k.topic, k.partition)
+
+
+class KafkaBus:
+    def __init__(self, url: str, *, linger_ms: int = 5, client_id: str = "turbocubes") -> None:
+        self.url = url
+        self.servers = _servers(url)
+        q = parse_qs(urlsplit(url).query)
+        self.replication = int(q.get("replication", ["1"])[0])
+        self.linger_ms = linger_ms
+        self.client_id = client_id
+        self._producer: KafkaProducer | None = None
+        self._consumers: list[KafkaConsumer] = []
+
+    async def start(self) -> None:
+        if self._producer is None:
+            raw = AIOKafkaProducer(
+                bootstrap_servers=self.servers,
+                client_id=self.client_id,
+                enable_idempotence=True,
+                acks="all",
+                compression_type="zstd",
+                linger_ms=self.linger_ms,
+                max_batch_size=MAX_BATCH_BYTES,
+                max_request_size=MAX_REQUEST_BYTES,
+                request_timeout_ms=30_000,
+            )
+            try:
+                await raw.start()
+            except KafkaError as exc:
+                with contextlib.suppress(Exception):
+                    await raw.stop()
+                raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
+            self._producer = KafkaProducer(raw)
+
+    async def close(self) -> None:
+        for c in list(self._consumers):
+            await c.stop()
+        if self._producer is not None:
+            await self._producer.raw.stop()
+            self._producer = None
+
+    def producer(self) -> KafkaProducer:
+        if self._producer is None:
+            raise BusUnavailable("Kafka bus not started")
+        return self._producer
+
+    async def consumer(
+        self, group: str, topics: Sequence[str], *, on_revoke: RevokeCallback | None = None
+    ) -> KafkaConsumer:
+        raw = AIOKafkaConsumer(
+            bootstrap_servers=self.servers,
+            client_id=self.client_id,
+            group_id=group,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_partition_fetch_bytes=MAX_REQUEST_BYTES,
+            fetch_max_bytes=16 * MAX_REQUEST_BYTES,
+            session_timeout_ms=10_000,
+            heartbeat_interval_ms=1_000,
+            # a batch may take a while (crawls); the runtime bounds handler time separately
+            max_poll_interval_ms=300_000,
+            metadata_max_age_ms=5_000,
+        )
+        consumer = KafkaConsumer(raw, group, on_revoke)
+        raw.subscribe(list(topics), listener=consumer.listener)
+        try:
+            await raw.start()
+        except KafkaError as exc:
+            with contextlib.suppress(Exception):
+                await raw.stop()
+            raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
+        self._consumers.append(consumer)
+        consumer._on_stop = lambda: self._consumers.remove(consumer) if consumer in self._consumers else None
+        return consumer
+
+    async def _admin(self) -> AIOKafkaAdminClient:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.servers, client_id=self.client_id)
+        try:
+            await admin.start()
+        except KafkaError as exc:
+            raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
+        return admin
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> list[str]:
+        admin = await self._admin()
+        try:
+            existing = set(await admin.list_topics())
+            todo = []
+            for s in specs:
+                if s.name in existing:
+                    continue
+                cfg: dict[str, str] = {"cleanup.policy": "compact" if s.compact else "delete"}
+                if s.retention_ms is not None:
+                    cfg["retention.ms"] = str(s.retention_ms)
+                todo.append(NewTopic(s.name, s.partitions, self.replication, topic_configs=cfg))
+            created = []
+            for nt in todo:
+                try:
+                    await admin.create_topics([nt])
+                    created.append(nt.name)
+                except TopicAlreadyExistsError:
+                    pass
+            return created
+        finally:
+            await admin.close()
+
+    async def _plain_consumer(self) -> AIOKafkaConsumer:
+        c = AIOKafkaConsumer(bootstrap_servers=self.servers, client_id=self.client_id, enable_auto_commit=False)
+        try:
+            await c.start()
+        except KafkaError as exc:
+            raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
+        return c
+
+    async def end_offsets(self, topic: str) -> dict[int, int]:
+        c = await self._plain_consumer()
+        try:
+            parts = c.partitions_for_topic(topic)
+            if parts is None:
+                await c._client.force_metadata_update()
+                parts = c.partitions_for_topic(topic) or set()
+            ends = await c.end_offsets([KTP(topic, p) for p in parts]) if parts else {}
+            return {k.partition: int(v) for k, v in ends.items()}
+        finally:
+            await c.stop()
+
+    async def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
+        admin = await self._admin()
+        try:
+            got = await admin.list_consumer_group_offsets(group)
+            return {k.partition: int(v.offset) for k, v in got.items() if k.topic == topic and v.offset >= 0}
+        finally:
+            await admin.close()
+
+    async def read(self, topic: str, partition: int, offset: int, limit: int) -> list[Record]:
+        c = await self._plain_consumer()
+        try:
+            ktp = KTP(topic, partition)
+            c.assign([ktp])
+            c.seek(ktp, offset)
+            end = (await c.end_offsets([ktp]))[ktp]
+            out: list[Record] = []
+            while len(out) < limit and (await c.position(ktp)) < end:
+                got = await c.getmany(ktp, timeout_ms=2000, max_records=limit - len(out))
+                batch = got.get(ktp, [])
+                if not batch:
+                    break
+                out += [_record(m) for m in batch]
+            return out
+        finally:
+            await c.stop()
+
+
+def _record(m: Any) -> Record:
+    return Record(
+        m.topic, m.partition, m.offset, m.key, m.value,
+        tuple((k, bytes(v)) for k, v in (m.headers or ())), m.timestamp or 0,
+    )
+
+
+class KafkaProducer:
+    def __init__(self, raw: AIOKafkaProducer) -> None:
+        self.raw = raw
+
+    async def send(
+        self, topic: str, value: bytes, *, key: bytes | None = None, headers: Headers = ()
+    ) -> asyncio.Future[tuple[int, int]]:
+        try:
+            fut = await self.raw.send(topic, value, key=key, headers=list(headers) or None)
+        except KafkaError as exc:
+            raise BusUnavailable(f"send to {topic}: {exc}") from exc
+        out: asyncio.Future[tuple[int, int]] = asyncio.get_running_loop().create_future()
+
+        def done(f: asyncio.Future[Any]) -> None:
+            if out.done():
+                return
+            if f.cancelled():
+                out.cancel()
+            elif (exc := f.exception()) is not None:
+                out.set_exception(BusUnavailable(f"send to {topic}: {exc}"))
+            else:
+                md = f.result()
+                out.set_result((md.partition, md.offset))
+
+        fut.add_done_callback(done)
+        return out
+
+    async def flush(self) -> None:
+        await self.raw.flush()
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, owner: KafkaConsumer) -> None:
+        self.owner = owner
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        tps = {_tp(k) for k in revoked}
+        if tps and self.owner.on_revoke is not None:
+            await self.owner.on_revoke(tps)
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        return None
+
+
+class KafkaConsumer:
+    def __init__(self, raw: AIOKafkaConsumer, group: str, on_revoke: RevokeCallback | None) -> None:
+        self.raw = raw
+        self.group = group
+        self.on_revoke = on_revoke
+        self.listener = _Listener(self)
+        self._on_stop: Any = None
+        self._stopped = False
+
+    async def getmany(self, timeout_s: float, max_records: int) -> list[Record]:
+        try:
+            got = await self.raw.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+        except KafkaConnectionError as exc:
+            raise BusUnavailable(str(exc)) from exc
+        return [_record(m) for batch in got.values() for m in batch]
+
+    async def commit(self, offsets: dict[TopicPartition, int]) -> None:
+        mine = self.raw.assignment()
+        todo = {_ktp(tp): off for tp, off in offsets.items() if _ktp(tp) in mine}
+        if not todo:
+            return
+        try:
+            await self.raw.commit(todo)
+        except (CommitFailedError, IllegalStateError):
+            # the group rebalanced under us: the new owner re-reads from the last commit
+            # (at-least-once); committing now could move *its* offset, so we drop ours
+            return
+        except KafkaConnectionError as exc:
+            raise BusUnavailable(str(exc)) from exc
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        got = await self.raw.committed(_ktp(tp))
+        return int(got) if got is not None else None
+
+    def assignment(self) -> set[TopicPartition]:
+        return {_tp(k) for k in self.raw.assignment()}
+
+    def pause(self, tps: Sequence[TopicPartition]) -> None:
+        mine = self.raw.assignment()
+        self.raw.pause(*[k for k in map(_ktp, tps) if k in mine])
+
+    def resume(self, tps: Sequence[TopicPartition]) -> None:
+        mine = self.raw.assignment()
+        self.raw.resume(*[k for k in map(_ktp, tps) if k in mine])
+
+    async def seek(self, tp: TopicPartition, offset: int) -> None:
+        k = _ktp(tp)
+        if k in self.raw.assignment():
+            self.raw.seek(k, offset)
+
+    async def lag(self) -> dict[TopicPartition, int]:
+        out = {}
+        for k in self.raw.assignment():
+            high = self.raw.highwater(k)
+            if high is None:
+                continue
+            committed = await self.raw.committed(k)
+            out[_tp(k)] = max(0, int(high) - int(committed or 0))
+        return out
+
+    async def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        await self.raw.stop()
+        if self._on_stop is not None:
+            self._on_stop()

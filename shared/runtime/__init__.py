@@ -1,0 +1,86 @@
+"""The cube runtime (DESIGN.md section 4): declare a cube, open its engines, run it.
+
+    deps = await open_deps(settings)
+    cube = await build(settings, deps)
+    stats = await run_cube(cube, deps, max_messages=10, idle_timeout=2.0)   # bounded, for tests
+    await deps.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from shared import contracts
+from shared.bus import open_bus
+from shared.bus.base import TopicSpec
+from shared.clock import Clock, SystemClock
+from shared.config import Settings
+from shared.runtime.cube import Context, Cube, Handler, Output, Service, Timer
+from shared.runtime.deps import Deps
+from shared.runtime.runner import HEADERS, Runner, RunStats, publish_outputs
+
+__all__ = [
+    "HEADERS",
+    "Context",
+    "Cube",
+    "Deps",
+    "Handler",
+    "Output",
+    "RunStats",
+    "Runner",
+    "Service",
+    "Timer",
+    "catalog_topic_specs",
+    "ensure_topics",
+    "open_deps",
+    "run_cube",
+]
+
+#: dead letters are kept long enough for a person to look at them
+DLQ_RETENTION_MS = 30 * 86_400_000
+#: retry topics hold records for at most the backoff cap; a day is ample
+RETRY_RETENTION_MS = 86_400_000
+
+
+def catalog_topic_specs(cube_names: Sequence[str] = ()) -> list[TopicSpec]:
+    """Every catalog topic, its DLQ, and the retry topic of each named cube."""
+    specs: list[TopicSpec] = []
+    for t in contracts.catalog().values():
+        specs.append(TopicSpec(t.name, t.partitions, t.compact, t.retention_ms))
+        specs.append(TopicSpec(contracts.dlq_topic(t.name), t.partitions, False, DLQ_RETENTION_MS))
+    for name in cube_names:
+        specs.append(TopicSpec(contracts.retry_topic(name), 12, False, RETRY_RETENTION_MS))
+    return specs
+
+
+async def ensure_topics(deps: Deps, cube_names: Sequence[str] = ()) -> list[str]:
+    """Create the catalog's topics that do not exist yet (idempotent)."""
+    return await deps.bus.create_topics(catalog_topic_specs(cube_names))
+
+
+async def open_deps(settings: Settings, *, clock: Clock | None = None, resolver: Any = None) -> Deps:
+    """Open (start) the bus; stores and blob stores open lazily through the returned ``Deps``."""
+    bus = open_bus(settings.bus.url, linger_ms=settings.bus.linger_ms, client_id=settings.bus.client_id)
+    await bus.start()
+    deps_box: list[Deps] = []
+
+    async def publish(outputs: Sequence[Output]) -> None:
+        await publish_outputs(deps_box[0], "publish", outputs)
+
+    deps = Deps(settings=settings, bus=bus, publish=publish, clock=clock or SystemClock(), resolver=resolver)
+    deps_box.append(deps)
+    deps._closers.append(bus.close)
+    return deps
+
+
+async def run_cube(
+    cube: Cube,
+    deps: Deps,
+    *,
+    group: str | None = None,
+    max_messages: int | None = None,
+    idle_timeout: float | None = None,
+) -> RunStats:
+    """Run ``cube`` until stopped, or (for tests) until ``max_messages`` or ``idle_timeout`` seconds idle."""
+    return await Runner(cube, deps, group=group, max_messages=max_messages, idle_timeout=idle_timeout).run()

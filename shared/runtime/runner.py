@@ -1,0 +1,528 @@
+"""The cube runner: consume, validate, handle, publish, acknowledge, commit (DESIGN.md section 4, runtime).
+
+Commit order, per polled batch (STYLE.md rule 9) — do not reorder:
+
+1. each record's value is decoded and validated against its topic's schema;
+   an invalid one becomes a dead letter (``<topic>.dlq``) at once;
+2. handlers run in *key lanes*: records are split by ``hash(key) % concurrency``
+   and each lane handles its records in order, so per-key order is kept while
+   different keys run concurrently;
+3. a handler's outputs are validated (``encode``) and sent; failures become a
+   delayed retry (``retry.<cube>`` with attempt / not-before headers) or a dead
+   letter — never an in-place sleep, so one bad message cannot stall its
+   partition (delivery order *per key* is given up for the message being
+   retried; stores keep the newest version, so that is harmless);
+4. every delivery future (outputs, retries, dead letters) is awaited: the
+   broker has acknowledged everything this batch produced;
+5. per partition, the offset after the last *contiguously* finished record is
+   committed; an offset that would move backwards raises ``CommitOrderError``;
+6. metrics.
+
+A record that is not finished (a retry that is not due yet, the DLQ breaker
+tripping, shutdown cutting a batch short) is sought back to and read again.
+
+DLQ storm breaker: when more than ``dlq_breaker_ratio`` of the last
+``dlq_breaker_window`` outcomes were dead letters, the cube stops dead-lettering,
+pauses its inputs and sets ``turbocubes_dlq_breaker_open`` — that is a bug or an
+outage, not bad data. After ``dlq_breaker_cooldown_s`` it lets one record through
+(half-open); a success closes the breaker, another dead letter re-opens it.
+
+Shutdown (SIGTERM / SIGINT via ``stop()``): no new poll; the batch in flight
+finishes (bounded by ``shutdown_timeout_s``); finished records are committed;
+the consumer leaves the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from shared import contracts
+from shared.bus.base import Consumer, Headers, Record, TopicPartition
+from shared.errors import CommitOrderError, ContractError, PublishContractError
+from shared.metrics import (
+    BREAKER_OPEN,
+    CONSUMER_LAG,
+    DEAD_LETTERED,
+    FAILED,
+    HANDLER_SECONDS,
+    PROCESSED,
+    PUBLISHED,
+    RETRIED,
+)
+from shared.runtime.cube import Context, Cube, Output
+from shared.runtime.deps import Deps
+from shared.runtime.retry import Decision, decide
+
+__all__ = ["HEADERS", "RunStats", "Runner"]
+
+log = logging.getLogger("turbocubes.runtime")
+
+
+class HEADERS:
+    """Header names the runtime writes on retries and dead letters (STYLE.md rule 8)."""
+
+    attempt = "tc-attempt"
+    first_failure = "tc-first-failure"
+    not_before = "tc-not-before"
+    origin_topic = "tc-origin-topic"
+    origin_partition = "tc-origin-partition"
+    origin_offset = "tc-origin-offset"
+    error_class = "tc-error-class"
+    error = "tc-error"
+    group = "tc-group"
+
+    ALL = frozenset(
+        {attempt, first_failure, not_before, origin_topic, origin_partition, origin_offset, error_class,
+         error, group}
+    )
+
+
+#: how often consumer lag is sampled for /metrics
+LAG_EVERY_S = 5.0
+#: an error text in a header is cut to this many bytes (Kafka headers are not for essays)
+MAX_ERROR_BYTES = 2000
+
+
+@dataclass
+class RunStats:
+    processed: int = 0
+    failed: int = 0
+    retried: int = 0
+    dead_lettered: int = 0
+    published: int = 0
+    batches: int = 0
+    breaker_trips: int = 0
+    by_topic: dict[str, int] = field(default_factory=dict)
+
+
+def _h(headers: Headers, name: str) -> bytes | None:
+    for k, v in headers:
+        if k == name:
+            return v
+    return None
+
+
+class _BreakerOpen(Exception):  # noqa: N818 - internal control flow
+    pass
+
+
+class Runner:
+    """Runs one cube until ``stop()`` (or the bounds given for tests) and returns its stats."""
+
+    def __init__(
+        self,
+        cube: Cube,
+        deps: Deps,
+        *,
+        group: str | None = None,
+        max_messages: int | None = None,
+        idle_timeout: float | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.cube = cube
+        self.deps = deps
+        self.cfg = deps.settings.runtime
+        self.group = group or cube.name
+        self.retry_topic = contracts.retry_topic(self.group)
+        self.max_messages = max_messages
+        self.idle_timeout = idle_timeout
+        self.rng = rng or random.Random()
+        self.concurrency = max(1, cube.concurrency or self.cfg.concurrency)
+        self.stats = RunStats()
+        self.consumer: Consumer | None = None
+        self._stop = asyncio.Event()
+        self._started = asyncio.Event()
+        self._batch_lock = asyncio.Lock()
+        self._committed: dict[TopicPartition, int] = {}
+        self._outcomes: deque[bool] = deque(maxlen=self.cfg.dlq_breaker_window)
+        self._breaker_open = False
+        self._half_open = False
+        self._resume_tasks: set[asyncio.Task[None]] = set()
+        self._m_breaker = BREAKER_OPEN.labels(cube.name)
+        self._m_latency = HANDLER_SECONDS.labels(cube.name)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def stop(self) -> None:
+        """Ask for a graceful stop: no new intake; in-flight work finishes and is committed."""
+        self._stop.set()
+
+    @property
+    def started(self) -> asyncio.Event:
+        return self._started
+
+    async def run(self) -> RunStats:
+        cube = self.cube
+        tasks: list[asyncio.Task[None]] = []
+        started_services = []
+        try:
+            if cube.on_start is not None:
+                await cube.on_start()
+            for svc in cube.services:
+                await svc.start()
+                started_services.append(svc)
+            for timer in cube.timers:
+                tasks.append(asyncio.create_task(self._timer(timer.name, timer.interval_s, timer.fn)))
+            if cube.inputs:
+                if cube.handler is None:
+                    raise TypeError(f"cube {cube.name} has inputs but no handler")
+                topics = [*cube.inputs, self.retry_topic]
+                self.consumer = await self.deps.bus.consumer(self.group, topics, on_revoke=self._on_revoke)
+                tasks.append(asyncio.create_task(self._lag_loop()))
+                self._started.set()
+                await self._consume()
+            else:
+                self._started.set()
+                await self._stop.wait()
+        finally:
+            for t in tasks:
+                t.cancel()
+            for t in list(self._resume_tasks):
+                t.cancel()
+            for t in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await t
+            if self.consumer is not None:
+                await self.consumer.stop()
+            for svc in reversed(started_services):
+                with contextlib.suppress(Exception):
+                    await svc.stop()
+            if cube.on_stop is not None:
+                await cube.on_stop()
+        return self.stats
+
+    async def _consume(self) -> None:
+        assert self.consumer is not None
+        idle_since = time.monotonic()
+        while not self._stop.is_set():
+            if self.max_messages is not None and self.stats.processed + self.stats.dead_lettered >= self.max_messages:
+                return
+            records = await self.consumer.getmany(0.2, self.cfg.batch_size)
+            if not records:
+                if self.idle_timeout is not None and time.monotonic() - idle_since >= self.idle_timeout:
+                    return
+                continue
+            idle_since = time.monotonic()
+            batch = asyncio.ensure_future(self._locked_batch(records))
+            stop_wait = asyncio.ensure_future(self._stop.wait())
+            await asyncio.wait({batch, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if not batch.done():
+                # SIGTERM mid-batch: give in-flight work its grace period, then cut it short
+                done, _ = await asyncio.wait({batch}, timeout=self.cfg.shutdown_timeout_s)
+                if not done:
+                    batch.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await batch
+            stop_wait.cancel()
+            if batch.done() and not batch.cancelled() and (exc := batch.exception()) is not None:
+                raise exc
+
+    async def _on_revoke(self, tps: set[TopicPartition]) -> None:
+        # a rebalance takes partitions away: let the batch in flight finish and commit first
+        async with self._batch_lock:
+            for tp in tps:
+                self._committed.pop(tp, None)
+
+    async def _locked_batch(self, records: list[Record]) -> None:
+        async with self._batch_lock:
+            await self._batch(records)
+
+    # ------------------------------------------------------------------ one batch
+
+    async def _batch(self, records: list[Record]) -> None:
+        assert self.consumer is not None
+        self.stats.batches += 1
+        now = time.time()
+        held: dict[TopicPartition, int] = {}
+        todo: list[Record] = []
+        for r in records:
+            tp = r.tp
+            if tp in held:
+                continue
+            if r.topic == self.retry_topic:
+                nb = _h(r.headers, HEADERS.not_before)
+                if nb is not None and float(nb) > now:
+                    held[tp] = r.offset
+                    continue
+            todo.append(r)
+        for tp, off in held.items():
+            await self.consumer.seek(tp, off)
+            self.consumer.pause([tp])
+            nb_rec = next(x for x in records if x.tp == tp and x.offset == off)
+            self._resume_later([tp], float(_h(nb_rec.headers, HEADERS.not_before) or now) - now)
+
+        lanes: dict[int, list[Record]] = {}
+        n = self.concurrency
+        for r in todo:
+            lanes.setdefault(hash(r.key) % n if n > 1 else 0, []).append(r)
+        deliveries: list[asyncio.Future[tuple[int, int]]] = []
+        done: set[tuple[TopicPartition, int]] = set()
+        tasks = [asyncio.ensure_future(self._lane(lane, deliveries, done)) for lane in lanes.values()]
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            # shutdown cut the batch short: commit what finished, below, then stop
+            await self._ack_and_commit(records, deliveries, done)
+            raise
+        await self._ack_and_commit(records, deliveries, done)
+
+    async def _ack_and_commit(
+        self,
+        records: list[Record],
+        deliveries: list[asyncio.Future[tuple[int, int]]],
+        done: set[tuple[TopicPartition, int]],
+    ) -> None:
+        assert self.consumer is not None
+        if deliveries:
+            # step 4: every output, retry and dead letter acknowledged before any commit
+            await self.deps.bus.producer().flush()
+            await asyncio.gather(*deliveries)
+        commits: dict[TopicPartition, int] = {}
+        seek_to: dict[TopicPartition, int] = {}
+        for r in records:  # records are in offset order per partition
+            tp = r.tp
+            if tp in seek_to:
+                continue
+            if (tp, r.offset) in done:
+                commits[tp] = r.offset + 1
+            else:
+                seek_to[tp] = r.offset
+        for tp, off in commits.items():
+            last = self._committed.get(tp)
+            if last is not None and off < last:
+                raise CommitOrderError(f"{self.cube.name}: commit of {tp} would go back from {last} to {off}")
+        if commits:
+            await self.consumer.commit(commits)
+            self._committed.update(commits)
+        for tp, off in seek_to.items():
+            await self.consumer.seek(tp, off)
+
+    async def _lane(
+        self,
+        records: list[Record],
+        deliveries: list[asyncio.Future[tuple[int, int]]],
+        done: set[tuple[TopicPartition, int]],
+    ) -> None:
+        for r in records:
+            if self._breaker_open:
+                return  # the rest of this lane is read again after the cooldown
+            try:
+                await self._one(r, deliveries)
+            except _BreakerOpen:
+                return
+            done.add((r.tp, r.offset))
+
+    async def _one(self, r: Record, deliveries: list[asyncio.Future[tuple[int, int]]]) -> None:
+        origin = r.topic
+        attempt = 1
+        if r.topic == self.retry_topic:
+            origin = (_h(r.headers, HEADERS.origin_topic) or b"").decode() or origin
+            attempt = int(_h(r.headers, HEADERS.attempt) or b"1")
+        try:
+            msg = contracts.decode(origin, r.value)
+        except ContractError as exc:
+            await self._dead_letter(r, origin, attempt, exc, deliveries)
+            return
+        ctx = Context(
+            topic=origin,
+            partition=r.partition,
+            offset=r.offset,
+            key=r.key.decode("utf-8", "replace") if r.key is not None else None,
+            attempt=attempt,
+            received_at=datetime.now(UTC),
+            headers=r.headers,
+        )
+        assert self.cube.handler is not None
+        t0 = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.cfg.handler_timeout_s):
+                outputs = await self.cube.handler(msg, ctx)
+            sends = [self._encode(o) for o in outputs]
+        except Exception as exc:
+            self._m_latency.observe(time.perf_counter() - t0)
+            self.stats.failed += 1
+            FAILED.labels(self.cube.name, origin).inc()
+            if isinstance(exc, TimeoutError):
+                exc = TimeoutError(f"handler took longer than {self.cfg.handler_timeout_s}s")
+            if isinstance(exc, PublishContractError):
+                log.error("%s: handler built an invalid message: %s", self.cube.name, exc)
+            d = decide(attempt, exc, max_attempts=self.cfg.max_attempts, base_s=self.cfg.backoff_base_s,
+                       cap_s=self.cfg.backoff_cap_s, rng=self.rng)
+            if d.decision is Decision.retry:
+                await self._retry(r, origin, attempt, exc, d.delay_s, deliveries)
+            else:
+                await self._dead_letter(r, origin, attempt, exc, deliveries)
+            return
+        self._m_latency.observe(time.perf_counter() - t0)
+        producer = self.deps.bus.producer()
+        for topic, key, value, headers in sends:
+            deliveries.append(await producer.send(topic, value, key=key, headers=headers))
+            PUBLISHED.labels(self.cube.name, topic).inc()
+        self.stats.published += len(sends)
+        self.stats.processed += 1
+        self.stats.by_topic[origin] = self.stats.by_topic.get(origin, 0) + 1
+        PROCESSED.labels(self.cube.name, origin).inc()
+        self._record_outcome(dead=False)
+
+    def _encode(self, out: Output) -> tuple[str, bytes | None, bytes, Headers]:
+        if out.topic not in self.cube.outputs:
+            raise PublishContractError(f"cube {self.cube.name} does not declare output {out.topic}")
+        value = contracts.encode(out.topic, out.message)
+        key = out.key
+        if key is None:
+            key = getattr(out.message, contracts.topic(out.topic).key, None)
+        return out.topic, key.encode() if key is not None else None, value, out.headers
+
+    # ------------------------------------------------------------------ retries and dead letters
+
+    def _failure_headers(self, r: Record, origin: str, attempt: int, exc: BaseException) -> list[tuple[str, bytes]]:
+        kept = [(k, v) for k, v in r.headers if k not in HEADERS.ALL]
+        first = _h(r.headers, HEADERS.first_failure) or repr(time.time()).encode()
+        if r.topic == self.retry_topic:
+            o_part = _h(r.headers, HEADERS.origin_partition) or b""
+            o_off = _h(r.headers, HEADERS.origin_offset) or b""
+        else:
+            o_part, o_off = str(r.partition).encode(), str(r.offset).encode()
+        return [
+            *kept,
+            (HEADERS.origin_topic, origin.encode()),
+            (HEADERS.origin_partition, o_part),
+            (HEADERS.origin_offset, o_off),
+            (HEADERS.group, self.group.encode()),
+            (HEADERS.attempt, str(attempt).encode()),
+            (HEADERS.first_failure, first),
+            (HEADERS.error_class, type(exc).__name__.encode()),
+            (HEADERS.error, str(exc).encode()[:MAX_ERROR_BYTES]),
+        ]
+
+    async def _retry(self, r: Record, origin: str, attempt: int, exc: BaseException, delay: float,
+                     deliveries: list[asyncio.Future[tuple[int, int]]]) -> None:
+        headers = [(k, v) for k, v in self._failure_headers(r, origin, attempt, exc) if k != HEADERS.attempt]
+        headers += [(HEADERS.attempt, str(attempt + 1).encode()),
+                    (HEADERS.not_before, repr(time.time() + delay).encode())]
+        deliveries.append(await self.deps.bus.producer().send(self.retry_topic, r.value, key=r.key,
+                                                              headers=tuple(headers)))
+        self.stats.retried += 1
+        RETRIED.labels(self.cube.name, origin).inc()
+        log.warning("%s: %s@%s attempt %d failed (%s: %s); retry in %.1fs", self.cube.name, origin, r.offset,
+                    attempt, type(exc).__name__, exc, delay)
+
+    async def _dead_letter(self, r: Record, origin: str, attempt: int, exc: BaseException,
+                           deliveries: list[asyncio.Future[tuple[int, int]]]) -> None:
+        if self._would_trip():
+            self._trip()
+            raise _BreakerOpen
+        headers = tuple(self._failure_headers(r, origin, attempt, exc))
+        deliveries.append(await self.deps.bus.producer().send(contracts.dlq_topic(origin), r.value, key=r.key,
+                                                              headers=headers))
+        self.stats.dead_lettered += 1
+        DEAD_LETTERED.labels(self.cube.name, origin).inc()
+        self._record_outcome(dead=True)
+        log.error("%s: dead-lettered %s@%d:%d after %d attempt(s): %s: %s", self.cube.name, origin, r.partition,
+                  r.offset, attempt, type(exc).__name__, exc)
+
+    # ------------------------------------------------------------------ DLQ storm breaker
+
+    def _record_outcome(self, *, dead: bool) -> None:
+        self._outcomes.append(dead)
+        if self._half_open and not dead:
+            self._half_open = False
+            self._m_breaker.set(0)
+            log.warning("%s: DLQ breaker closed", self.cube.name)
+
+    def _would_trip(self) -> bool:
+        if self._half_open:
+            return True
+        window = self.cfg.dlq_breaker_window
+        return sum(self._outcomes) + 1 > self.cfg.dlq_breaker_ratio * window
+
+    def _trip(self) -> None:
+        if self._breaker_open:
+            return
+        assert self.consumer is not None
+        self._breaker_open = True
+        self._half_open = False
+        self.stats.breaker_trips += 1
+        self._m_breaker.set(1)
+        tps = sorted(self.consumer.assignment())
+        self.consumer.pause(tps)
+        log.error("%s: most recent messages are being dead-lettered: input paused for %.0fs (breaker open)",
+                  self.cube.name, self.cfg.dlq_breaker_cooldown_s)
+
+        async def half_open() -> None:
+            await asyncio.sleep(self.cfg.dlq_breaker_cooldown_s)
+            self._breaker_open = False
+            self._half_open = True
+            self._outcomes.clear()
+            assert self.consumer is not None
+            self.consumer.resume(sorted(self.consumer.assignment()))
+
+        t = asyncio.ensure_future(half_open())
+        self._resume_tasks.add(t)
+        t.add_done_callback(self._resume_tasks.discard)
+
+    def _resume_later(self, tps: Sequence[TopicPartition], delay: float) -> None:
+        async def resume() -> None:
+            await asyncio.sleep(max(0.0, delay))
+            if self.consumer is not None and not self._breaker_open:
+                self.consumer.resume(tps)
+
+        t = asyncio.ensure_future(resume())
+        self._resume_tasks.add(t)
+        t.add_done_callback(self._resume_tasks.discard)
+
+    # ------------------------------------------------------------------ timers and lag
+
+    async def _timer(self, name: str, interval: float, fn: object) -> None:
+        from collections.abc import Awaitable, Callable
+
+        assert callable(fn)
+        call: Callable[[], Awaitable[Sequence[Output]]] = fn  # type: ignore[assignment]
+        while not self._stop.is_set():
+            try:
+                outputs = await call()
+                if outputs:
+                    await publish_outputs(self.deps, self.cube.name, outputs, declared=self.cube.outputs)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: timer %s failed; it runs again in %.1fs", self.cube.name, name, interval)
+            await self.deps.clock.sleep(interval)
+
+    async def _lag_loop(self) -> None:
+        while True:
+            await asyncio.sleep(LAG_EVERY_S)
+            if self.consumer is None:
+                continue
+            with contextlib.suppress(Exception):
+                for tp, lag in (await self.consumer.lag()).items():
+                    CONSUMER_LAG.labels(self.cube.name, tp.topic, str(tp.partition)).set(lag)
+
+
+async def publish_outputs(deps: Deps, cube_name: str, outputs: Sequence[Output],
+                          declared: Sequence[str] | None = None) -> None:
+    """Validate, send and await acknowledgement of ``outputs`` (used by timers and HTTP cubes)."""
+    producer = deps.bus.producer()
+    futs = []
+    for out in outputs:
+        if declared is not None and out.topic not in declared:
+            raise PublishContractError(f"cube {cube_name} does not declare output {out.topic}")
+        value = contracts.encode(out.topic, out.message)
+        key = out.key if out.key is not None else getattr(out.message, contracts.topic(out.topic).key, None)
+        futs.append(await producer.send(out.topic, value, key=key.encode() if key is not None else None,
+                                        headers=out.headers))
+        PUBLISHED.labels(cube_name, out.topic).inc()
+    if futs:
+        await producer.flush()
+        await asyncio.gather(*futs)
