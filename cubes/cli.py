@@ -1,0 +1,161 @@
+"""The ``turbocubes`` command (DESIGN.md section 8).
+
+    turbocubes up [--demo]            every cube in one process
+    turbocubes cube NAME              one cube, in its own process / container
+    turbocubes topics create          the catalog's topics (+ DLQs, retry topics) on the bus
+    turbocubes dlq list TOPIC         dead letters with their reasons
+    turbocubes dlq replay TOPIC       re-publish dead letters to their original topic
+    turbocubes schemas write|check    regenerate / verify schemas/*.json and asyncapi.yaml
+
+Cube packages add their own commands through ``cubes/<name>/commands.py``
+(``feeds``, ``fetch``, ``parse``, ``hosts``, ``autoparser``...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from cubes import registry
+from shared.config import load_settings
+from shared.errors import ConfigError, TurbocubesError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="turbocubes",
+        description="A content pipeline of small cubes: feeds and partner documents in, Turbo pages out.",
+    )
+    p.add_argument("--config", help="path to turbocubes.toml (default: ./turbocubes.toml if present)")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    up = sub.add_parser("up", help="run every cube in one process (embedded engines by default)")
+    up.add_argument("--demo", action="store_true",
+                    help="also start a bundled demo partner site on 127.0.0.1 and register its feeds")
+    up.add_argument("--only", action="append", default=[], metavar="CUBE", help="run only these cubes")
+    up.set_defaults(func=_cmd_up)
+
+    cube = sub.add_parser("cube", help="run one cube in this process")
+    cube.add_argument("name", choices=registry.CUBE_NAMES)
+    cube.set_defaults(func=_cmd_cube)
+
+    topics = sub.add_parser("topics", help="manage the catalog's topics on the configured bus")
+    tsub = topics.add_subparsers(dest="topics_command", required=True)
+    tc = tsub.add_parser("create", help="create every catalog topic, its DLQ and the cubes' retry topics")
+    tc.set_defaults(func=_cmd_topics_create)
+    tl = tsub.add_parser("list", help="print the topic catalog")
+    tl.set_defaults(func=_cmd_topics_list)
+
+    dlq = sub.add_parser("dlq", help="inspect and replay dead letters")
+    dsub = dlq.add_subparsers(dest="dlq_command", required=True)
+    dl = dsub.add_parser("list", help="list dead letters of TOPIC (or of TOPIC.dlq)")
+    dl.add_argument("topic")
+    dl.add_argument("--limit", type=int, default=100)
+    dl.set_defaults(func=_cmd_dlq_list)
+    dr = dsub.add_parser("replay", help="re-publish dead letters of TOPIC to TOPIC once the cause is fixed")
+    dr.add_argument("topic")
+    dr.add_argument("--limit", type=int, default=100_000)
+    dr.set_defaults(func=_cmd_dlq_replay)
+
+    sc = sub.add_parser("schemas", help="the JSON Schema files and AsyncAPI document generated from the models")
+    ssub = sc.add_subparsers(dest="schemas_command", required=True)
+    ssub.add_parser("write", help="regenerate schemas/").set_defaults(func=_cmd_schemas_write)
+    ssub.add_parser("check", help="exit 1 if schemas/ differs from the models").set_defaults(
+        func=_cmd_schemas_check)
+
+    for mod in registry.command_modules():
+        mod.register(sub)
+    return p
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    from cubes.launcher import run_up
+
+    return asyncio.run(run_up(load_settings(args.config), only=args.only, demo=args.demo))
+
+
+def _cmd_cube(args: argparse.Namespace) -> int:
+    from cubes.launcher import run_up
+
+    return asyncio.run(run_up(load_settings(args.config), only=[args.name], demo=False))
+
+
+def _cmd_topics_create(args: argparse.Namespace) -> int:
+    from shared.runtime import ensure_topics, open_deps
+
+    async def go() -> int:
+        deps = await open_deps(load_settings(args.config))
+        try:
+            created = await ensure_topics(deps, registry.available_cubes())
+        finally:
+            await deps.close()
+        for name in created:
+            print(f"created {name}")
+        print(f"{len(created)} topic(s) created on {deps.settings.bus.url}")
+        return 0
+
+    return asyncio.run(go())
+
+
+def _cmd_topics_list(args: argparse.Namespace) -> int:
+    from shared.contracts import catalog
+
+    for t in catalog().values():
+        policy = "compact" if t.compact else f"retention {t.retention_ms} ms"
+        print(f"{t.name:20} key={t.key:8} partitions={t.partitions:<3} {policy:28} {t.schema_file}")
+    return 0
+
+
+def _cmd_dlq_list(args: argparse.Namespace) -> int:
+    from cubes.dlq import list_dead_letters
+
+    return asyncio.run(list_dead_letters(load_settings(args.config), args.topic, args.limit))
+
+
+def _cmd_dlq_replay(args: argparse.Namespace) -> int:
+    from cubes.dlq import replay_dead_letters
+
+    return asyncio.run(replay_dead_letters(load_settings(args.config), args.topic, args.limit))
+
+
+def _cmd_schemas_write(args: argparse.Namespace) -> int:
+    from shared.contracts import write_contract_files
+
+    for name in write_contract_files():
+        print(f"wrote schemas/{name}")
+    return 0
+
+
+def _cmd_schemas_check(args: argparse.Namespace) -> int:
+    from shared.contracts import stale_contract_files
+
+    stale = stale_contract_files()
+    for name in stale:
+        print(f"schemas/{name} differs from the models: run `turbocubes schemas write`", file=sys.stderr)
+    return 1 if stale else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"turbocubes: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except TurbocubesError as exc:
+        print(f"turbocubes: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

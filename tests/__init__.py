@@ -1,0 +1,1 @@
+"""turbocubes tests (a package so ``tests.partners`` imports from anywhere)."""

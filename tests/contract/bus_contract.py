@@ -1,0 +1,284 @@
+"""The bus + runtime contract, written once and run against every engine (STYLE.md rule 11).
+
+Subclasses provide the ``bus`` fixture: ``test_bus_sqlite.py`` (embedded log)
+and ``test_bus_kafka.py`` (Apache Kafka started by ``ops/kafka/start``).
+Each test uses fresh uuid topics and groups, so tests never see each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from shared import contracts
+from shared.bus.base import Bus, Consumer, Record, TopicSpec
+from shared.config import Settings
+from shared.contracts import Topic
+from shared.errors import Reject, TransientError
+from shared.messages import Message
+from shared.runtime import HEADERS, Cube, Deps, Output, Runner
+from shared.runtime.dlq import dead_letters, replay
+
+WAIT_S = 30.0
+
+
+class Item(Message):
+    id: str
+    n: int
+
+
+def register(name: str) -> str:
+    contracts.register_topic(Topic(name, "id", 3, Item, "test", "test topic"))
+    return name
+
+
+async def drain(consumer: Consumer, n: int, timeout: float = WAIT_S) -> list[Record]:
+    """Read until ``n`` records arrived (or fail after ``timeout``)."""
+    got: list[Record] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < n:
+        if time.monotonic() > deadline:
+            pytest.fail(f"only {len(got)} of {n} records arrived within {timeout}s")
+        got += await consumer.getmany(0.5, 1000)
+    return got
+
+
+async def produce(bus: Bus, topic: str, items: list[tuple[str, bytes]]) -> None:
+    p = bus.producer()
+    futs = [await p.send(topic, v, key=k.encode()) for k, v in items]
+    await p.flush()
+    await asyncio.gather(*futs)
+
+
+def settings_for(bus: Bus) -> Settings:
+    return Settings().replace(
+        bus={"url": bus.url},
+        runtime={"backoff_base_s": 0.05, "backoff_cap_s": 0.2, "max_attempts": 3, "concurrency": 4,
+                 "dlq_breaker_window": 100, "dlq_breaker_ratio": 0.5, "shutdown_timeout_s": 10.0},
+    )
+
+
+def make_deps(bus: Bus, **runtime: Any) -> Deps:
+    async def publish(outputs: Any) -> None:
+        raise AssertionError("not used")
+
+    return Deps(settings=settings_for(bus).replace(runtime=runtime), bus=bus, publish=publish)
+
+
+async def run_until(runner: Runner, cond: Any, timeout: float = WAIT_S) -> None:
+    """Run ``runner`` until ``cond()`` holds, then stop it gracefully and wait for it."""
+    task = asyncio.create_task(runner.run())
+    deadline = time.monotonic() + timeout
+    try:
+        while not cond():
+            if task.done():
+                task.result()
+                pytest.fail("runner ended before the condition held")
+            if time.monotonic() > deadline:
+                pytest.fail(f"condition not reached within {timeout}s")
+            await asyncio.sleep(0.02)  # polling a condition, not synchronizing on time
+    finally:
+        runner.stop()
+        await asyncio.wait_for(task, 15)
+
+
+class BusContract:
+    """Subclasses define an async fixture ``bus`` yielding a started engine."""
+
+    @pytest.fixture
+    async def bus(self) -> AsyncIterator[Bus]:  # pragma: no cover - overridden
+        raise NotImplementedError
+        yield
+
+    async def make_topics(self, bus: Bus, *names: str, partitions: int = 3) -> None:
+        await bus.create_topics([TopicSpec(n, partitions) for n in names])
+
+    # ------------------------------------------------------------------ the log itself
+
+    async def test_per_key_order_is_kept(self, bus: Bus, uid: str) -> None:
+        t = f"order-{uid}"
+        await self.make_topics(bus, t)
+        items = [(f"k{i % 7}", f"{i % 7}:{i}".encode()) for i in range(300)]
+        await produce(bus, t, items)
+        c = await bus.consumer(f"g-{uid}", [t])
+        got = await drain(c, 300)
+        await c.stop()
+        seen: dict[bytes, list[int]] = {}
+        for r in got:
+            assert r.key is not None
+            seen.setdefault(r.key, []).append(int(r.value.split(b":")[1]))
+        assert len(seen) == 7
+        for key, ns in seen.items():
+            assert ns == sorted(ns), f"key {key!r} out of order"
+        assert len({r.partition for r in got if r.key == b"k3"}) == 1
+
+    async def test_two_groups_each_receive_every_message(self, bus: Bus, uid: str) -> None:
+        t = f"fanout-{uid}"
+        await self.make_topics(bus, t)
+        await produce(bus, t, [(f"k{i}", str(i).encode()) for i in range(50)])
+        a = await bus.consumer(f"a-{uid}", [t])
+        b = await bus.consumer(f"b-{uid}", [t])
+        got_a, got_b = await asyncio.gather(drain(a, 50), drain(b, 50))
+        await a.stop()
+        await b.stop()
+        assert sorted(r.value for r in got_a) == sorted(r.value for r in got_b)
+        assert len({r.value for r in got_a}) == 50
+
+    async def test_uncommitted_records_come_again_and_restart_resumes_after_commit(
+        self, bus: Bus, uid: str
+    ) -> None:
+        t, g = f"redeliver-{uid}", f"g-{uid}"
+        await self.make_topics(bus, t, partitions=1)
+        await produce(bus, t, [("k", str(i).encode()) for i in range(10)])
+        c = await bus.consumer(g, [t])
+        first = await drain(c, 10)
+        # handled the first 4, committed them; "killed" before committing the rest
+        await c.commit({first[3].tp: first[3].offset + 1})
+        await c.stop()
+        c2 = await bus.consumer(g, [t])
+        again = await drain(c2, 6)
+        await c2.stop()
+        assert [r.value for r in again][:6] == [str(i).encode() for i in range(4, 10)]
+
+    async def test_headers_and_keys_survive(self, bus: Bus, uid: str) -> None:
+        t = f"headers-{uid}"
+        await self.make_topics(bus, t)
+        p = bus.producer()
+        fut = await p.send(t, b"v", key=b"k", headers=(("a", b"1"), ("b", b"\x00\xff")))
+        await p.flush()
+        partition, offset = await fut
+        got = await bus.read(t, partition, offset, 1)
+        assert got[0].key == b"k"
+        assert got[0].header("a") == b"1"
+        assert got[0].header("b") == b"\x00\xff"
+
+    # ------------------------------------------------------------------ the runtime on this engine
+
+    async def test_invalid_message_goes_to_dlq_with_reason_and_next_is_processed(
+        self, bus: Bus, uid: str
+    ) -> None:
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        await self.make_topics(bus, t_in, t_out, f"{t_in}.dlq", contracts.retry_topic(f"c-{uid}"))
+        good = contracts.encode(t_in, Item(id="a", n=1))
+        await produce(bus, t_in, [("a", b'{"id": "a", "n": "not a number"}'), ("a", good)])
+        handled: list[int] = []
+
+        async def handle(msg: Item, ctx: Any) -> list[Output]:
+            handled.append(msg.n)
+            return [Output(t_out, msg)]
+
+        runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle), make_deps(bus))
+        await run_until(runner, lambda: runner.stats.processed >= 1 and runner.stats.dead_lettered >= 1)
+        assert handled == [1]
+        dead = await dead_letters(bus, t_in, 10)
+        assert len(dead) == 1
+        assert dead[0].key == b"a"
+        assert dead[0].value == b'{"id": "a", "n": "not a number"}'
+        assert dead[0].header(HEADERS.error_class) == b"ContractError"
+        assert b"n:" in (dead[0].header(HEADERS.error) or b"")
+        assert dead[0].header(HEADERS.origin_topic) == t_in.encode()
+        assert dead[0].header(HEADERS.group) == f"c-{uid}".encode()
+
+    async def test_transient_failure_is_retried_then_succeeds(self, bus: Bus, uid: str) -> None:
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        cube = f"c-{uid}"
+        await self.make_topics(bus, t_in, t_out, contracts.retry_topic(cube))
+        await produce(bus, t_in, [("x", contracts.encode(t_in, Item(id="x", n=7)))])
+        attempts: list[int] = []
+
+        async def handle(msg: Item, ctx: Any) -> list[Output]:
+            attempts.append(ctx.attempt)
+            if ctx.attempt < 3:
+                raise TransientError("partner is down")
+            return [Output(t_out, msg)]
+
+        runner = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus, max_attempts=5))
+        await run_until(runner, lambda: runner.stats.processed >= 1)
+        assert attempts == [1, 2, 3]
+        assert runner.stats.retried == 2
+        out = await bus.consumer(f"check-{uid}", [t_out])
+        got = await drain(out, 1)
+        await out.stop()
+        out_item = contracts.decode(t_out, got[0].value)
+        assert isinstance(out_item, Item)
+        assert (out_item.id, out_item.n) == ("x", 7)
+
+    async def test_rejected_message_is_dead_lettered_at_once_and_replay_republishes(
+        self, bus: Bus, uid: str
+    ) -> None:
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        cube = f"c-{uid}"
+        await self.make_topics(bus, t_in, t_out, f"{t_in}.dlq", contracts.retry_topic(cube))
+        await produce(bus, t_in, [("r", contracts.encode(t_in, Item(id="r", n=-1)))])
+        fixed = False
+        seen: list[int] = []
+
+        async def handle(msg: Item, ctx: Any) -> list[Output]:
+            seen.append(ctx.attempt)
+            if not fixed:
+                raise Reject("n must not be negative")
+            return [Output(t_out, msg)]
+
+        runner = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus))
+        await run_until(runner, lambda: runner.stats.dead_lettered >= 1)
+        assert seen == [1]  # no retries for a Reject
+        dead = await dead_letters(bus, t_in, 10)
+        assert dead[0].header(HEADERS.error) == b"n must not be negative"
+        fixed = True
+        assert await replay(bus, t_in, 10, group=f"replay-{uid}") == 1
+        runner2 = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus))
+        await run_until(runner2, lambda: runner2.stats.processed >= 1)
+        out = await bus.consumer(f"check-{uid}", [t_out])
+        got = await drain(out, 1)
+        await out.stop()
+        out_item = contracts.decode(t_out, got[0].value)
+        assert isinstance(out_item, Item)
+        assert (out_item.id, out_item.n) == ("r", -1)
+
+    async def test_graceful_shutdown_commits_in_flight_work(self, bus: Bus, uid: str) -> None:
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        cube = f"c-{uid}"
+        await self.make_topics(bus, t_in, t_out, contracts.retry_topic(cube), partitions=1)
+        await produce(bus, t_in, [(f"k{i}", contracts.encode(t_in, Item(id=f"k{i}", n=i))) for i in range(5)])
+        entered = asyncio.Event()
+        release = asyncio.Event()
+        done: list[int] = []
+
+        async def handle(msg: Item, ctx: Any) -> list[Output]:
+            entered.set()
+            await release.wait()
+            done.append(msg.n)
+            return [Output(t_out, msg)]
+
+        runner = Runner(Cube(cube, (t_in,), (t_out,), handle, concurrency=8), make_deps(bus))
+        task = asyncio.create_task(runner.run())
+        await asyncio.wait_for(entered.wait(), WAIT_S)
+        runner.stop()  # SIGTERM while handlers are in flight
+        release.set()
+        await asyncio.wait_for(task, 15)
+        assert sorted(done) == [0, 1, 2, 3, 4]
+        c = await bus.consumer(cube, [t_in])
+        assert await c.committed(next(iter(c.assignment()))) == 5
+        await c.stop()
+
+    async def test_breaker_pauses_input_instead_of_emptying_topic_into_dlq(self, bus: Bus, uid: str) -> None:
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        cube = f"c-{uid}"
+        await self.make_topics(bus, t_in, t_out, f"{t_in}.dlq", contracts.retry_topic(cube), partitions=1)
+        await produce(bus, t_in, [("k", contracts.encode(t_in, Item(id="k", n=i))) for i in range(40)])
+
+        async def handle(msg: Item, ctx: Any) -> list[Output]:
+            raise Reject("a bug, not bad data")
+
+        deps = make_deps(bus, dlq_breaker_window=10, dlq_breaker_ratio=0.5, dlq_breaker_cooldown_s=3600.0)
+        runner = Runner(Cube(cube, (t_in,), (t_out,), handle), deps)
+        await run_until(runner, lambda: runner.stats.breaker_trips >= 1)
+        assert runner.stats.dead_lettered == 5  # 5 of the last 10 allowed, the 6th trips the breaker
+        assert len(await dead_letters(bus, t_in, 100)) == 5
+        c = await bus.consumer(cube, [t_in])
+        assert await c.committed(next(iter(c.assignment()))) == 5  # the rest is still there
+        await c.stop()
