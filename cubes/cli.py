@@ -69,6 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     ssub.add_parser("check", help="exit 1 if schemas/ differs from the models").set_defaults(
         func=_cmd_schemas_check)
 
+    cfg = sub.add_parser("config", help="configuration helpers")
+    csub = cfg.add_subparsers(dest="config_command", required=True)
+    csub.add_parser("example", help="print every key with its default (turbocubes.example.toml)").set_defaults(
+        func=_cmd_config_example)
+    csub.add_parser("show", help="print the effective configuration (file + environment)").set_defaults(
+        func=_cmd_config_show)
+
     for mod in registry.command_modules():
         mod.register(sub)
     return p
@@ -139,6 +146,23 @@ def _cmd_schemas_check(args: argparse.Namespace) -> int:
     for name in stale:
         print(f"schemas/{name} differs from the models: run `turbocubes schemas write`", file=sys.stderr)
     return 1 if stale else 0
+
+
+def _cmd_config_example(args: argparse.Namespace) -> int:
+    from shared.config import example_toml
+
+    sys.stdout.write(example_toml())
+    return 0
+
+
+def _cmd_config_show(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    import orjson
+
+    settings = load_settings(args.config)
+    print(orjson.dumps(dataclasses.asdict(settings), option=orjson.OPT_INDENT_2).decode())
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

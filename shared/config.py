@@ -56,7 +56,7 @@ class BusConfig:
     url: str = "sqlite:///var/bus.db"
     #: ms a producer waits to fill a batch before sending (Kafka linger.ms; embedded flush delay)
     linger_ms: int = 5
-    #: partitions of topics created on the embedded log (Kafka uses the catalog's numbers)
+    #: client id the Kafka engine announces to the broker
     client_id: str = "turbocubes"
 
 
@@ -136,6 +136,11 @@ class CrawlerConfig:
     robots_ttl_s: float = 86_400.0
     #: identical requests within this window share one fetch
     coalesce_window_s: float = 60.0
+    #: a request whose host lane cannot start it within this many seconds (paused by Retry-After,
+    #: backing off) is answered `throttled` at once instead of holding a worker (below handler_timeout_s)
+    max_lane_wait_s: float = 20.0
+    #: hosts crawled at the same time by one crawler process (the cube's concurrent key-lanes)
+    parallel_hosts: int = 256
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,14 @@ class SchedulerConfig:
     #: WebSub callback endpoint served by the scheduler ("" = no WebSub)
     websub_callback_base: str = ""
     websub_port: int = 8082
+    #: address the WebSub callback server binds (put a reverse proxy in front for the public URL)
+    websub_host: str = "127.0.0.1"
+    #: lease asked from a WebSub hub; renewed before it runs out (hubs may grant less)
+    websub_lease_s: float = 864_000.0
+    #: feeds of one host fall due at least this far apart (shrunk to fit one interval on big hosts)
+    host_gap_s: float = 10.0
+    #: due feeds taken from the store per tick (the rest wait for the next tick, most overdue first)
+    tick_batch: int = 500
 
 
 @dataclass(frozen=True)
@@ -165,11 +178,19 @@ class MediaConfig:
     max_pixels: int = 50_000_000
     #: permanent image failures are re-tried after this long
     failure_retry_s: float = 7 * 86_400.0
+    #: a fetch that failed for now (5xx, timeout) is ordered again this many times before it counts as failed
+    fetch_retries: int = 2
+    #: ... and then it may be ordered again after this long (shorter than failure_retry_s: it may heal)
+    transient_retry_s: float = 1800.0
+    #: crawl.requests priority of media orders (0 urgent .. 9 bulk): parked documents wait on them
+    order_priority: int = 3
 
 
 @dataclass(frozen=True)
 class DelayConfig:
     sweep_interval_s: float = 5.0
+    #: parked documents released per sweep at most (the next sweep takes the rest)
+    sweep_batch: int = 1000
 
 
 @dataclass(frozen=True)
@@ -195,6 +216,12 @@ class ApiConfig:
     shed_lag: int = 10_000
     #: sha256 hex of the admin token ("" = admin API off)
     admin_token_sha256: str = ""
+    #: API instances sharing the tenant limits: each enforces 1/instances of every rate and burst
+    instances: int = 1
+    #: the consumer group whose lag on partner.uploads is read for load shedding
+    shed_group: str = "parser"
+    #: upload bodies up to this size travel inside the partner.uploads message, larger ones as a blob
+    inline_body_max: int = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -371,3 +398,60 @@ def load_settings(
     settings = Settings(**sections)
     _validate(settings)
     return settings
+
+
+# --------------------------------------------------------------------------- the example file
+
+
+def _field_comments(cls: type) -> dict[str, str]:
+    """The ``#:`` comment lines written above each field of a section dataclass."""
+    import inspect
+
+    comments: dict[str, str] = {}
+    pending: list[str] = []
+    for line in inspect.getsource(cls).splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            pending.append(stripped[2:].strip())
+        elif ":" in stripped and not stripped.startswith(("class ", "@", '"', "#")):
+            name = stripped.split(":", 1)[0].strip()
+            if name.isidentifier() and pending:
+                comments[name] = " ".join(pending)
+            pending = []
+        elif stripped:
+            pending = []
+    return comments
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(value)
+
+
+def example_toml() -> str:
+    """``turbocubes.example.toml``: every key with its default and its comment (a test keeps it current)."""
+    out = [
+        "# turbocubes configuration: every key with its default. Copy to turbocubes.toml and change what",
+        "# you need; any key can also be set as TURBOCUBES_<SECTION>_<KEY> (lists: comma-separated,",
+        "# tables: JSON). Generated from shared/config.py by `turbocubes config example`.",
+    ]
+    hints = typing.get_type_hints(Settings)
+    for f in dataclasses.fields(Settings):
+        cls = hints[f.name]
+        out += ["", f"[{f.name}]"]
+        comments = _field_comments(cls)
+        for sf in dataclasses.fields(cls):
+            default = sf.default if sf.default is not dataclasses.MISSING else sf.default_factory()  # type: ignore[misc]
+            if sf.name in comments:
+                out.append(f"# {comments[sf.name]}")
+            out.append(f"{sf.name} = {_toml_value(default)}")
+    return "\n".join(out) + "\n"

@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
-__all__ = ["Bus", "Consumer", "Headers", "Producer", "Record", "TopicPartition", "TopicSpec"]
+__all__ = ["Bus", "Consumer", "Delivered", "Headers", "Producer", "Record", "TopicPartition", "TopicSpec"]
 
 Headers = tuple[tuple[str, bytes], ...]
 
@@ -55,6 +55,11 @@ class Record:
         return None
 
 
+class Delivered(NamedTuple):
+    partition: int
+    offset: int
+
+
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
     name: str
@@ -70,8 +75,9 @@ RevokeCallback = Callable[[set[TopicPartition]], Awaitable[None]]
 class Producer(Protocol):
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None = None, headers: Headers = ()
-    ) -> asyncio.Future[tuple[int, int]]:
-        """Queue one record; the future resolves to (partition, offset) once it is durable."""
+    ) -> asyncio.Future[Any]:
+        """Queue one record; the future resolves once it is durable, to an object with
+        ``.partition`` and ``.offset`` (a ``Delivered``, or the engine's own metadata)."""
         ...
 
     async def flush(self) -> None:

@@ -36,7 +36,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
-from shared.bus.base import Headers, Record, RevokeCallback, TopicPartition, TopicSpec
+from shared.bus.base import Delivered, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
 from shared.errors import BusUnavailable, ConfigError
 
 __all__ = ["SqliteBus"]
@@ -112,7 +112,13 @@ class SqliteBus:
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        # 16 KiB pages and a 64 MiB cache: records are ~1 KB, and with the default 4 KiB pages
+        # appends ran at ~1/2 the speed (measured here); page_size only applies to a new file
+        db.execute("PRAGMA page_size=16384")
         db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA cache_size=-65536")
+        # checkpoint every ~64 MiB of WAL instead of every 4 MiB: fewer fsyncs under load
+        db.execute("PRAGMA wal_autocheckpoint=4000")
         db.execute(f"PRAGMA synchronous={self.sync}")
         db.execute("PRAGMA busy_timeout=30000")
         db.executescript(_SCHEMA)
@@ -202,7 +208,7 @@ class SqliteBus:
         now_ms = int(time.time() * 1000)
         db.execute("BEGIN IMMEDIATE")
         try:
-            placed: list[tuple[int, int]] = []
+            placed: list[Delivered] = []
             nexts: dict[tuple[str, int], int] = {}
             rows = []
             for topic, key, value, headers in batch:
@@ -216,7 +222,7 @@ class SqliteBus:
                 nexts[tp] = off + 1
                 rows.append((topic, p, off, key, value, orjson.dumps([[k, v.hex()] for k, v in headers])
                              if headers else None, now_ms))
-                placed.append((p, off))
+                placed.append(Delivered(p, off))
             db.executemany(
                 "INSERT INTO log(topic, partition, offset, key, value, headers, ts) VALUES (?,?,?,?,?,?,?)", rows
             )
@@ -301,15 +307,15 @@ class SqliteProducer:
     def __init__(self, bus: SqliteBus) -> None:
         self.bus = bus
         self._pending: list[tuple[str, bytes | None, bytes, Headers]] = []
-        self._futures: list[asyncio.Future[tuple[int, int]]] = []
+        self._futures: list[asyncio.Future[Delivered]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._rr = itertools.count()
         self._last_sweep = time.monotonic()
 
     async def send(
         self, topic: str, value: bytes, *, key: bytes | None = None, headers: Headers = ()
-    ) -> asyncio.Future[tuple[int, int]]:
-        fut: asyncio.Future[tuple[int, int]] = asyncio.get_running_loop().create_future()
+    ) -> asyncio.Future[Delivered]:
+        fut: asyncio.Future[Delivered] = asyncio.get_running_loop().create_future()
         self._pending.append((topic, key, value, headers))
         self._futures.append(fut)
         if self._flusher is None or self._flusher.done():

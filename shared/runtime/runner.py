@@ -41,12 +41,15 @@ import random
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
+
+from prometheus_client import Counter
 
 from shared import contracts
 from shared.bus.base import Consumer, Headers, Record, TopicPartition
-from shared.errors import CommitOrderError, ContractError, PublishContractError
+from shared.errors import BusUnavailable, CommitOrderError, ContractError, PublishContractError, TurbocubesError
 from shared.metrics import (
     BREAKER_OPEN,
     CONSUMER_LAG,
@@ -100,7 +103,6 @@ class RunStats:
     published: int = 0
     batches: int = 0
     breaker_trips: int = 0
-    by_topic: dict[str, int] = field(default_factory=dict)
 
 
 def _h(headers: Headers, name: str) -> bytes | None:
@@ -110,7 +112,7 @@ def _h(headers: Headers, name: str) -> bytes | None:
     return None
 
 
-class _BreakerOpen(Exception):  # noqa: N818 - internal control flow
+class _BreakerOpen(Exception):
     pass
 
 
@@ -148,6 +150,13 @@ class Runner:
         self._resume_tasks: set[asyncio.Task[None]] = set()
         self._m_breaker = BREAKER_OPEN.labels(cube.name)
         self._m_latency = HANDLER_SECONDS.labels(cube.name)
+        self._running: dict[asyncio.Task[None], float] = {}
+        self._timed_out: set[asyncio.Task[None]] = set()
+        self._pending_counts: dict[tuple[Counter, str], int] = {}
+        self._latencies: list[float] = []
+        self._out_keys: dict[str, str] = {}
+        #: partitions this batch sought back to an unfinished record (prefetched records of them are stale)
+        self._sought: dict[tuple[str, int], int] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -176,6 +185,7 @@ class Runner:
                     raise TypeError(f"cube {cube.name} has inputs but no handler")
                 topics = [*cube.inputs, self.retry_topic]
                 self.consumer = await self.deps.bus.consumer(self.group, topics, on_revoke=self._on_revoke)
+                self._send = self.deps.bus.producer().send
                 tasks.append(asyncio.create_task(self._lag_loop()))
                 self._started.set()
                 await self._consume()
@@ -200,30 +210,55 @@ class Runner:
         return self.stats
 
     async def _consume(self) -> None:
+        """Poll, process, commit — with the next poll already running while a batch is processed."""
         assert self.consumer is not None
+        consumer = self.consumer
         idle_since = time.monotonic()
-        while not self._stop.is_set():
-            if self.max_messages is not None and self.stats.processed + self.stats.dead_lettered >= self.max_messages:
-                return
-            records = await self.consumer.getmany(0.2, self.cfg.batch_size)
-            if not records:
-                if self.idle_timeout is not None and time.monotonic() - idle_since >= self.idle_timeout:
+        prefetch: asyncio.Future[list[Record]] | None = None
+        try:
+            while not self._stop.is_set():
+                handled = self.stats.processed + self.stats.dead_lettered
+                if self.max_messages is not None and handled >= self.max_messages:
                     return
-                continue
-            idle_since = time.monotonic()
-            batch = asyncio.ensure_future(self._locked_batch(records))
-            stop_wait = asyncio.ensure_future(self._stop.wait())
-            await asyncio.wait({batch, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
-            if not batch.done():
-                # SIGTERM mid-batch: give in-flight work its grace period, then cut it short
-                done, _ = await asyncio.wait({batch}, timeout=self.cfg.shutdown_timeout_s)
-                if not done:
-                    batch.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await batch
-            stop_wait.cancel()
-            if batch.done() and not batch.cancelled() and (exc := batch.exception()) is not None:
-                raise exc
+                if prefetch is None:
+                    prefetch = asyncio.ensure_future(consumer.getmany(0.2, self.cfg.batch_size))
+                records = await prefetch
+                prefetch = None
+                if not records:
+                    if self.idle_timeout is not None and time.monotonic() - idle_since >= self.idle_timeout:
+                        return
+                    continue
+                idle_since = time.monotonic()
+                self._sought.clear()
+                batch = asyncio.ensure_future(self._locked_batch(records))
+                # overlap: fetch the next records while this batch is handled
+                prefetch = asyncio.ensure_future(consumer.getmany(0.05, self.cfg.batch_size))
+                stop_wait = asyncio.ensure_future(self._stop.wait())
+                await asyncio.wait({batch, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if not batch.done():
+                    # SIGTERM mid-batch: give in-flight work its grace period, then cut it short
+                    done, _ = await asyncio.wait({batch}, timeout=self.cfg.shutdown_timeout_s)
+                    if not done:
+                        batch.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await batch
+                stop_wait.cancel()
+                if batch.done() and not batch.cancelled() and (exc := batch.exception()) is not None:
+                    raise exc
+                if self._sought:
+                    # this batch sought some partitions back: what the prefetch read of them is stale
+                    got = await prefetch
+                    stale = self._sought
+                    keep = [r for r in got if (r.topic, r.partition) not in stale]
+                    for tpk, off in stale.items():
+                        await consumer.seek(TopicPartition(*tpk), off)
+                    prefetch = asyncio.get_running_loop().create_future()
+                    prefetch.set_result(keep)
+        finally:
+            if prefetch is not None and not prefetch.done():
+                prefetch.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await prefetch
 
     async def _on_revoke(self, tps: set[TopicPartition]) -> None:
         # a rebalance takes partitions away: let the batch in flight finish and commit first
@@ -241,92 +276,123 @@ class Runner:
         assert self.consumer is not None
         self.stats.batches += 1
         now = time.time()
-        held: dict[TopicPartition, int] = {}
-        todo: list[Record] = []
-        for r in records:
-            tp = r.tp
-            if tp in held:
+        held: dict[tuple[str, int], int] = {}
+        todo: list[tuple[int, Record]] = []
+        for i, r in enumerate(records):
+            tpk = (r.topic, r.partition)
+            if tpk in held:
                 continue
             if r.topic == self.retry_topic:
                 nb = _h(r.headers, HEADERS.not_before)
                 if nb is not None and float(nb) > now:
-                    held[tp] = r.offset
+                    # a delayed retry that is not due: hold its partition (only the retry topic's)
+                    held[tpk] = r.offset
+                    self._sought[tpk] = r.offset
+                    await self.consumer.seek(r.tp, r.offset)
+                    self.consumer.pause([r.tp])
+                    self._resume_later([r.tp], float(nb) - now)
                     continue
-            todo.append(r)
-        for tp, off in held.items():
-            await self.consumer.seek(tp, off)
-            self.consumer.pause([tp])
-            nb_rec = next(x for x in records if x.tp == tp and x.offset == off)
-            self._resume_later([tp], float(_h(nb_rec.headers, HEADERS.not_before) or now) - now)
+            todo.append((i, r))
 
-        lanes: dict[int, list[Record]] = {}
         n = self.concurrency
-        for r in todo:
-            lanes.setdefault(hash(r.key) % n if n > 1 else 0, []).append(r)
-        deliveries: list[asyncio.Future[tuple[int, int]]] = []
-        done: set[tuple[TopicPartition, int]] = set()
-        tasks = [asyncio.ensure_future(self._lane(lane, deliveries, done)) for lane in lanes.values()]
+        lanes: dict[int, list[tuple[int, Record]]] = {}
+        for item in todo:
+            lanes.setdefault(hash(item[1].key) % n if n > 1 else 0, []).append(item)
+        deliveries: list[asyncio.Future[Any]] = []
+        done = bytearray(len(records))
+        received_at = datetime.now(UTC)
+        tasks = [asyncio.ensure_future(self._lane(lane, deliveries, done, received_at)) for lane in lanes.values()]
+        watchdog = asyncio.ensure_future(self._watchdog())
         try:
             await asyncio.gather(*tasks)
         except asyncio.CancelledError:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            # shutdown cut the batch short: commit what finished, below, then stop
+            # shutdown cut the batch short: commit what finished, then stop
             await self._ack_and_commit(records, deliveries, done)
             raise
+        finally:
+            watchdog.cancel()
         await self._ack_and_commit(records, deliveries, done)
 
     async def _ack_and_commit(
         self,
         records: list[Record],
-        deliveries: list[asyncio.Future[tuple[int, int]]],
-        done: set[tuple[TopicPartition, int]],
+        deliveries: list[asyncio.Future[Any]],
+        done: bytearray,
     ) -> None:
         assert self.consumer is not None
         if deliveries:
             # step 4: every output, retry and dead letter acknowledged before any commit
             await self.deps.bus.producer().flush()
-            await asyncio.gather(*deliveries)
-        commits: dict[TopicPartition, int] = {}
-        seek_to: dict[TopicPartition, int] = {}
-        for r in records:  # records are in offset order per partition
-            tp = r.tp
-            if tp in seek_to:
+            try:
+                for f in deliveries:
+                    if not f.done():
+                        await f
+                    elif (exc := f.exception()) is not None:
+                        raise exc
+            except TurbocubesError:
+                raise
+            except Exception as exc:  # an engine's own delivery error: the broker did not take it
+                raise BusUnavailable(f"delivery failed: {type(exc).__name__}: {exc}") from exc
+        commits: dict[tuple[str, int], int] = {}
+        stopped: dict[tuple[str, int], int] = {}
+        for i, r in enumerate(records):  # records are in offset order per partition
+            tpk = (r.topic, r.partition)
+            if tpk in stopped:
                 continue
-            if (tp, r.offset) in done:
-                commits[tp] = r.offset + 1
+            if done[i]:
+                commits[tpk] = r.offset + 1
             else:
-                seek_to[tp] = r.offset
-        for tp, off in commits.items():
+                stopped[tpk] = r.offset
+        to_commit = {TopicPartition(t, p): off for (t, p), off in commits.items()}
+        for tp, off in to_commit.items():
             last = self._committed.get(tp)
             if last is not None and off < last:
                 raise CommitOrderError(f"{self.cube.name}: commit of {tp} would go back from {last} to {off}")
-        if commits:
-            await self.consumer.commit(commits)
-            self._committed.update(commits)
-        for tp, off in seek_to.items():
-            await self.consumer.seek(tp, off)
+        if to_commit:
+            await self.consumer.commit(to_commit)
+            self._committed.update(to_commit)
+        for (t, p), off in stopped.items():
+            await self.consumer.seek(TopicPartition(t, p), off)
+            self._sought[(t, p)] = off
+        self._flush_metrics()
 
     async def _lane(
         self,
-        records: list[Record],
-        deliveries: list[asyncio.Future[tuple[int, int]]],
-        done: set[tuple[TopicPartition, int]],
+        records: list[tuple[int, Record]],
+        deliveries: list[asyncio.Future[Any]],
+        done: bytearray,
+        received_at: datetime,
     ) -> None:
-        for r in records:
+        task = asyncio.current_task()
+        assert task is not None
+        for i, r in records:
             if self._breaker_open:
                 return  # the rest of this lane is read again after the cooldown
             try:
-                await self._one(r, deliveries)
+                await self._one(r, deliveries, received_at, task)
             except _BreakerOpen:
                 return
-            done.add((r.tp, r.offset))
+            done[i] = 1
 
-    async def _one(self, r: Record, deliveries: list[asyncio.Future[tuple[int, int]]]) -> None:
+    async def _watchdog(self) -> None:
+        """Cut off handlers that run past ``handler_timeout_s`` (cheaper than a timeout per message)."""
+        limit = self.cfg.handler_timeout_s
+        while True:
+            await asyncio.sleep(min(1.0, limit / 4))
+            now = time.monotonic()
+            for task, started in list(self._running.items()):
+                if now - started > limit and task not in self._timed_out:
+                    self._timed_out.add(task)
+                    task.cancel()
+
+    async def _one(self, r: Record, deliveries: list[asyncio.Future[Any]], received_at: datetime,
+                   task: asyncio.Task[None]) -> None:
         origin = r.topic
         attempt = 1
-        if r.topic == self.retry_topic:
+        if origin == self.retry_topic:
             origin = (_h(r.headers, HEADERS.origin_topic) or b"").decode() or origin
             attempt = int(_h(r.headers, HEADERS.attempt) or b"1")
         try:
@@ -334,27 +400,28 @@ class Runner:
         except ContractError as exc:
             await self._dead_letter(r, origin, attempt, exc, deliveries)
             return
-        ctx = Context(
-            topic=origin,
-            partition=r.partition,
-            offset=r.offset,
-            key=r.key.decode("utf-8", "replace") if r.key is not None else None,
-            attempt=attempt,
-            received_at=datetime.now(UTC),
-            headers=r.headers,
-        )
-        assert self.cube.handler is not None
+        ctx = Context(origin, r.partition, r.offset, r.key.decode("utf-8", "replace") if r.key is not None else None,
+                      attempt, received_at, r.headers)
+        handler = self.cube.handler
+        assert handler is not None
         t0 = time.perf_counter()
+        self._running[task] = time.monotonic()
         try:
-            async with asyncio.timeout(self.cfg.handler_timeout_s):
-                outputs = await self.cube.handler(msg, ctx)
+            try:
+                outputs = await handler(msg, ctx)
+            except asyncio.CancelledError:
+                if task not in self._timed_out:
+                    raise
+                self._timed_out.discard(task)
+                task.uncancel()
+                raise TimeoutError(f"handler took longer than {self.cfg.handler_timeout_s}s") from None
+            finally:
+                self._running.pop(task, None)
             sends = [self._encode(o) for o in outputs]
         except Exception as exc:
-            self._m_latency.observe(time.perf_counter() - t0)
+            self._latencies.append(time.perf_counter() - t0)
             self.stats.failed += 1
-            FAILED.labels(self.cube.name, origin).inc()
-            if isinstance(exc, TimeoutError):
-                exc = TimeoutError(f"handler took longer than {self.cfg.handler_timeout_s}s")
+            self._count(FAILED, origin)
             if isinstance(exc, PublishContractError):
                 log.error("%s: handler built an invalid message: %s", self.cube.name, exc)
             d = decide(attempt, exc, max_attempts=self.cfg.max_attempts, base_s=self.cfg.backoff_base_s,
@@ -364,24 +431,46 @@ class Runner:
             else:
                 await self._dead_letter(r, origin, attempt, exc, deliveries)
             return
-        self._m_latency.observe(time.perf_counter() - t0)
-        producer = self.deps.bus.producer()
+        self._latencies.append(time.perf_counter() - t0)
+        send = self._send
         for topic, key, value, headers in sends:
-            deliveries.append(await producer.send(topic, value, key=key, headers=headers))
-            PUBLISHED.labels(self.cube.name, topic).inc()
+            deliveries.append(await send(topic, value, key=key, headers=headers))
+            self._count(PUBLISHED, topic)
         self.stats.published += len(sends)
         self.stats.processed += 1
-        self.stats.by_topic[origin] = self.stats.by_topic.get(origin, 0) + 1
-        PROCESSED.labels(self.cube.name, origin).inc()
-        self._record_outcome(dead=False)
+        self._count(PROCESSED, origin)
+        if self._half_open:
+            self._record_outcome(dead=False)
+        else:
+            self._outcomes.append(False)
+
+    # ------------------------------------------------------------------ metrics, batched
+
+    def _count(self, metric: Counter, topic: str) -> None:
+        key = (metric, topic)
+        self._pending_counts[key] = self._pending_counts.get(key, 0) + 1
+
+    def _flush_metrics(self) -> None:
+        # counters and the latency histogram are updated once per batch: prometheus_client
+        # takes a lock per call, which would be most of a pass-through message's cost
+        name = self.cube.name
+        for (metric, topic), n in self._pending_counts.items():
+            metric.labels(name, topic).inc(n)
+        self._pending_counts.clear()
+        for x in self._latencies:
+            self._m_latency.observe(x)
+        self._latencies.clear()
 
     def _encode(self, out: Output) -> tuple[str, bytes | None, bytes, Headers]:
-        if out.topic not in self.cube.outputs:
-            raise PublishContractError(f"cube {self.cube.name} does not declare output {out.topic}")
+        key_field = self._out_keys.get(out.topic)
+        if key_field is None:
+            if out.topic not in self.cube.outputs:
+                raise PublishContractError(f"cube {self.cube.name} does not declare output {out.topic}")
+            key_field = self._out_keys[out.topic] = contracts.topic(out.topic).key
         value = contracts.encode(out.topic, out.message)
         key = out.key
         if key is None:
-            key = getattr(out.message, contracts.topic(out.topic).key, None)
+            key = getattr(out.message, key_field, None)
         return out.topic, key.encode() if key is not None else None, value, out.headers
 
     # ------------------------------------------------------------------ retries and dead letters
@@ -407,19 +496,19 @@ class Runner:
         ]
 
     async def _retry(self, r: Record, origin: str, attempt: int, exc: BaseException, delay: float,
-                     deliveries: list[asyncio.Future[tuple[int, int]]]) -> None:
+                     deliveries: list[asyncio.Future[Any]]) -> None:
         headers = [(k, v) for k, v in self._failure_headers(r, origin, attempt, exc) if k != HEADERS.attempt]
         headers += [(HEADERS.attempt, str(attempt + 1).encode()),
                     (HEADERS.not_before, repr(time.time() + delay).encode())]
         deliveries.append(await self.deps.bus.producer().send(self.retry_topic, r.value, key=r.key,
                                                               headers=tuple(headers)))
         self.stats.retried += 1
-        RETRIED.labels(self.cube.name, origin).inc()
+        self._count(RETRIED, origin)
         log.warning("%s: %s@%s attempt %d failed (%s: %s); retry in %.1fs", self.cube.name, origin, r.offset,
                     attempt, type(exc).__name__, exc, delay)
 
     async def _dead_letter(self, r: Record, origin: str, attempt: int, exc: BaseException,
-                           deliveries: list[asyncio.Future[tuple[int, int]]]) -> None:
+                           deliveries: list[asyncio.Future[Any]]) -> None:
         if self._would_trip():
             self._trip()
             raise _BreakerOpen
@@ -427,7 +516,7 @@ class Runner:
         deliveries.append(await self.deps.bus.producer().send(contracts.dlq_topic(origin), r.value, key=r.key,
                                                               headers=headers))
         self.stats.dead_lettered += 1
-        DEAD_LETTERED.labels(self.cube.name, origin).inc()
+        self._count(DEAD_LETTERED, origin)
         self._record_outcome(dead=True)
         log.error("%s: dead-lettered %s@%d:%d after %d attempt(s): %s: %s", self.cube.name, origin, r.partition,
                   r.offset, attempt, type(exc).__name__, exc)

@@ -150,8 +150,8 @@ class BusContract:
         p = bus.producer()
         fut = await p.send(t, b"v", key=b"k", headers=(("a", b"1"), ("b", b"\x00\xff")))
         await p.flush()
-        partition, offset = await fut
-        got = await bus.read(t, partition, offset, 1)
+        delivered = await fut
+        got = await bus.read(t, delivered.partition, delivered.offset, 1)
         assert got[0].key == b"k"
         assert got[0].header("a") == b"1"
         assert got[0].header("b") == b"\x00\xff"
