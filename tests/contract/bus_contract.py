@@ -282,3 +282,44 @@ class BusContract:
         c = await bus.consumer(cube, [t_in])
         assert await c.committed(next(iter(c.assignment()))) == 5  # the rest is still there
         await c.stop()
+
+    async def test_a_member_joining_midway_loses_nothing(self, bus: Bus, uid: str) -> None:
+        """Rebalance: a second instance of a cube joins while the first is busy; every message is
+        handled (at least once), every output is there, and the group's commits cover the topic."""
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        cube = f"c-{uid}"
+        await self.make_topics(bus, t_in, t_out, contracts.retry_topic(cube), partitions=6)
+        n = 300
+        await produce(bus, t_in, [(f"k{i}", contracts.encode(t_in, Item(id=f"k{i}", n=i))) for i in range(n)])
+        handled: set[int] = set()
+
+        async def handle(msg: Item, ctx: Any) -> list[Output]:
+            await asyncio.sleep(0.002)  # a little work, so the rebalance lands mid-stream
+            handled.add(msg.n)
+            return [Output(t_out, msg)]
+
+        deps = make_deps(bus, batch_size=20)
+        a = Runner(Cube(cube, (t_in,), (t_out,), handle), deps)
+        b = Runner(Cube(cube, (t_in,), (t_out,), handle), deps)
+        ta = asyncio.create_task(a.run())
+        deadline = time.monotonic() + WAIT_S
+        while len(handled) < n // 5:
+            assert time.monotonic() < deadline, "first member made no progress"
+            await asyncio.sleep(0.01)
+        tb = asyncio.create_task(b.run())
+        while len(handled) < n:
+            assert time.monotonic() < deadline + WAIT_S, f"only {len(handled)} of {n} handled"
+            await asyncio.sleep(0.02)
+        a.stop()
+        b.stop()
+        await asyncio.wait_for(asyncio.gather(ta, tb), 30)
+        assert handled == set(range(n))
+        out = await bus.consumer(f"check-{uid}", [t_out])
+        got = await drain(out, n)
+        await out.stop()
+        assert {contracts.decode(t_out, r.value).n for r in got} == set(range(n))  # type: ignore[attr-defined]
+        ends = await bus.end_offsets(t_in)
+        probe = await bus.consumer(cube, [t_in])
+        committed = {tp.partition: await probe.committed(tp) for tp in probe.assignment()}
+        await probe.stop()
+        assert committed == ends

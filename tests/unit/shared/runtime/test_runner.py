@@ -1,0 +1,117 @@
+"""Runtime behaviour beyond the bus contract: lanes, timeouts, delayed retries, health, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from cubes.cli import build_parser
+from shared import contracts
+from shared.bus.base import Bus
+from shared.bus.sqlite import SqliteBus
+from shared.errors import TransientError
+from shared.runtime import Cube, Output, Runner
+from shared.runtime.health import HealthServer
+from tests.contract.bus_contract import Item, drain, make_deps, produce, register, run_until
+
+
+@pytest.fixture
+async def bus(tmp_path: Path) -> AsyncIterator[Bus]:
+    b = SqliteBus(f"sqlite:///{tmp_path}/bus.db")
+    await b.start()
+    yield b
+    await b.close()
+
+
+async def test_lanes_run_keys_concurrently_but_keep_per_key_order(bus: Bus, uid: str) -> None:
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    await produce(bus, t_in, [(f"k{i % 5}", contracts.encode(t_in, Item(id=f"k{i % 5}", n=i))) for i in range(200)])
+    seen: dict[str, list[int]] = {}
+    in_flight = 0
+    peak = 0
+    rng = random.Random(3)
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        for _ in range(rng.randint(0, 3)):
+            await asyncio.sleep(0)  # yield so that lanes interleave
+        in_flight -= 1
+        seen.setdefault(msg.id, []).append(msg.n)
+        return [Output(t_out, msg)]
+
+    runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle, concurrency=8), make_deps(bus))
+    await run_until(runner, lambda: runner.stats.processed >= 200)
+    assert peak > 1, "lanes did not run concurrently"
+    for key, ns in seen.items():
+        assert ns == sorted(ns), f"{key} out of order"
+
+
+async def test_a_hanging_handler_is_cut_off_and_retried(bus: Bus, uid: str) -> None:
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    await produce(bus, t_in, [("h", contracts.encode(t_in, Item(id="h", n=1)))])
+    attempts: list[int] = []
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        attempts.append(ctx.attempt)
+        if ctx.attempt == 1:
+            await asyncio.Event().wait()  # hangs forever
+        return [Output(t_out, msg)]
+
+    runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle), make_deps(bus, handler_timeout_s=0.4))
+    await run_until(runner, lambda: runner.stats.processed >= 1)
+    assert attempts == [1, 2]
+    assert runner.stats.failed == 1
+
+
+async def test_a_delayed_retry_does_not_stall_other_keys(bus: Bus, uid: str) -> None:
+    """A message waiting 60 s for its retry must not hold up the messages behind it."""
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    records = [("slow", contracts.encode(t_in, Item(id="slow", n=0)))]
+    records += [(f"k{i}", contracts.encode(t_in, Item(id=f"k{i}", n=i))) for i in range(1, 30)]
+    await produce(bus, t_in, records)
+    handled: list[str] = []
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        if msg.id == "slow":
+            raise TransientError("down for a minute", retry_after=60)
+        handled.append(msg.id)
+        return [Output(t_out, msg)]
+
+    runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle),
+                    make_deps(bus, backoff_base_s=60.0, backoff_cap_s=120.0))
+    await run_until(runner, lambda: runner.stats.processed >= 29, timeout=10)
+    assert len(handled) == 29
+    assert runner.stats.retried == 1
+    retry = await drain(await bus.consumer(f"peek-{uid}", [contracts.retry_topic(f"c-{uid}")]), 1)
+    assert float(retry[0].header("tc-not-before") or b"0") > 0
+    assert retry[0].header("tc-attempt") == b"2"
+
+
+async def test_health_server_serves_healthz_and_metrics() -> None:
+    hs = HealthServer("127.0.0.1", 0, lambda: {"ok": True, "cubes": {}})
+    port = await hs.start()
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"http://127.0.0.1:{port}/healthz") as r:
+                assert r.status == 200
+                assert (await r.json())["ok"] is True
+            async with s.get(f"http://127.0.0.1:{port}/metrics") as r:
+                text = await r.text()
+                assert "turbocubes_processed_total" in text
+                assert "turbocubes_handler_seconds" in text
+    finally:
+        await hs.stop()
+
+
+def test_cli_lists_the_foundation_commands() -> None:
+    help_text = build_parser().format_help()
+    for command in ("up", "cube", "topics", "dlq", "schemas"):
+        assert command in help_text
