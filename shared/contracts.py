@@ -91,16 +91,20 @@ def catalog() -> dict[str, Topic]:
     return out
 
 
+#: topics added at run time by tests and benchmarks (fresh uuid names); never part of the catalog files
+_extra: dict[str, Topic] = {}
+
+
 def register_topic(t: Topic) -> None:
-    """Add a topic at run time (tests and benchmarks use fresh uuid topics); the catalog file stays the truth."""
-    catalog()[t.name] = t
+    """Add a topic at run time (tests and benchmarks); the catalog file stays the only truth for files."""
+    _extra[t.name] = t
 
 
 def topic(name: str) -> Topic:
-    try:
-        return catalog()[name]
-    except KeyError:
-        raise ContractError(f"unknown topic {name!r}; known: {', '.join(sorted(catalog()))}") from None
+    found = catalog().get(name) or _extra.get(name)
+    if found is None:
+        raise ContractError(f"unknown topic {name!r}; known: {', '.join(sorted(catalog()))}")
+    return found
 
 
 def dlq_topic(name: str) -> str:

@@ -210,11 +210,18 @@ class Runner:
         return self.stats
 
     async def _consume(self) -> None:
-        """Poll, process, commit — with the next poll already running while a batch is processed."""
+        """Poll, process, commit — with the next poll already running while a batch is processed.
+
+        When the bus fails (broker gone, deliveries not acknowledged), the batch is not
+        committed: its partitions are sought back to the batch's first records, the loop
+        backs off (1 s doubling to 30 s) and reads them again. Outputs that did get out are
+        produced again then — at-least-once; the stores' versioning makes that harmless.
+        """
         assert self.consumer is not None
         consumer = self.consumer
         idle_since = time.monotonic()
         prefetch: asyncio.Future[list[Record]] | None = None
+        backoff = 0.0
         try:
             while not self._stop.is_set():
                 handled = self.stats.processed + self.stats.dead_lettered
@@ -222,7 +229,12 @@ class Runner:
                     return
                 if prefetch is None:
                     prefetch = asyncio.ensure_future(consumer.getmany(0.2, self.cfg.batch_size))
-                records = await prefetch
+                try:
+                    records = await prefetch
+                except Exception as exc:  # the bus is unreachable: wait and poll again
+                    prefetch = None
+                    backoff = await self._bus_trouble("poll", exc, backoff)
+                    continue
                 prefetch = None
                 if not records:
                     if self.idle_timeout is not None and time.monotonic() - idle_since >= self.idle_timeout:
@@ -244,14 +256,23 @@ class Runner:
                             await batch
                 stop_wait.cancel()
                 if batch.done() and not batch.cancelled() and (exc := batch.exception()) is not None:
-                    raise exc
+                    if isinstance(exc, CommitOrderError):
+                        raise exc
+                    for r in records:  # nothing of this batch is committed: read it all again
+                        self._sought.setdefault((r.topic, r.partition), r.offset)
+                    backoff = await self._bus_trouble("batch", exc, backoff)
+                else:
+                    backoff = 0.0
                 if self._sought:
-                    # this batch sought some partitions back: what the prefetch read of them is stale
-                    got = await prefetch
-                    stale = self._sought
+                    # some partitions were sought back: what the prefetch read of them is stale
+                    try:
+                        got = await prefetch
+                    except Exception:
+                        got = []
+                    stale = dict(self._sought)
                     keep = [r for r in got if (r.topic, r.partition) not in stale]
-                    for tpk, off in stale.items():
-                        await consumer.seek(TopicPartition(*tpk), off)
+                    for (t, p), off in stale.items():
+                        await consumer.seek(TopicPartition(t, p), off)
                     prefetch = asyncio.get_running_loop().create_future()
                     prefetch.set_result(keep)
         finally:
@@ -259,6 +280,14 @@ class Runner:
                 prefetch.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await prefetch
+
+    async def _bus_trouble(self, what: str, exc: BaseException, backoff: float) -> float:
+        backoff = min(30.0, max(1.0, backoff * 2))
+        log.error("%s: %s failed (%s: %s); trying again in %.0fs", self.cube.name, what, type(exc).__name__,
+                  exc, backoff)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), backoff)
+        return backoff
 
     async def _on_revoke(self, tps: set[TopicPartition]) -> None:
         # a rebalance takes partitions away: let the batch in flight finish and commit first
@@ -288,9 +317,10 @@ class Runner:
                     # a delayed retry that is not due: hold its partition (only the retry topic's)
                     held[tpk] = r.offset
                     self._sought[tpk] = r.offset
-                    await self.consumer.seek(r.tp, r.offset)
-                    self.consumer.pause([r.tp])
-                    self._resume_later([r.tp], float(nb) - now)
+                    tp = TopicPartition(r.topic, r.partition)
+                    await self.consumer.seek(tp, r.offset)
+                    self.consumer.pause([tp])
+                    self._resume_later([tp], float(nb) - now)
                     continue
             todo.append((i, r))
 
@@ -500,7 +530,7 @@ class Runner:
         headers = [(k, v) for k, v in self._failure_headers(r, origin, attempt, exc) if k != HEADERS.attempt]
         headers += [(HEADERS.attempt, str(attempt + 1).encode()),
                     (HEADERS.not_before, repr(time.time() + delay).encode())]
-        deliveries.append(await self.deps.bus.producer().send(self.retry_topic, r.value, key=r.key,
+        deliveries.append(await self._send(self.retry_topic, r.value, key=r.key,
                                                               headers=tuple(headers)))
         self.stats.retried += 1
         self._count(RETRIED, origin)
@@ -513,7 +543,7 @@ class Runner:
             self._trip()
             raise _BreakerOpen
         headers = tuple(self._failure_headers(r, origin, attempt, exc))
-        deliveries.append(await self.deps.bus.producer().send(contracts.dlq_topic(origin), r.value, key=r.key,
+        deliveries.append(await self._send(contracts.dlq_topic(origin), r.value, key=r.key,
                                                               headers=headers))
         self.stats.dead_lettered += 1
         self._count(DEAD_LETTERED, origin)
