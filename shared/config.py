@@ -184,6 +184,8 @@ class MediaConfig:
     transient_retry_s: float = 1800.0
     #: crawl.requests priority of media orders (0 urgent .. 9 bulk): parked documents wait on them
     order_priority: int = 3
+    #: image-registry "ok" records the media cube remembers (LRU, ~200 bytes each; 0 = off)
+    lookup_cache_size: int = 50_000
 
 
 @dataclass(frozen=True)
@@ -280,8 +282,9 @@ def _coerce(key: str, value: Any, tp: Any, from_env: bool) -> Any:
     if tp is bool:
         if isinstance(value, bool):
             return value
-        if from_env and isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-            return value.lower() in ("1", "true", "yes", "on")
+        words = ("1", "true", "yes", "on", "0", "false", "no", "off")
+        if from_env and isinstance(value, str) and value.lower() in words:
+            return value.lower() in words[:4]
         raise ConfigError(key, value, "a boolean", ["true", "false"])
     if tp is int:
         if isinstance(value, bool):
@@ -450,7 +453,8 @@ def example_toml() -> str:
         out += ["", f"[{f.name}]"]
         comments = _field_comments(cls)
         for sf in dataclasses.fields(cls):
-            default = sf.default if sf.default is not dataclasses.MISSING else sf.default_factory()  # type: ignore[misc]
+            factory: Any = sf.default_factory
+            default = sf.default if sf.default is not dataclasses.MISSING else factory()
             if sf.name in comments:
                 out.append(f"# {comments[sf.name]}")
             out.append(f"{sf.name} = {_toml_value(default)}")

@@ -202,7 +202,7 @@ class SqliteBus:
     # ------------------------------------------------------------------ produce
 
     def _append(self, batch: list[tuple[str, bytes | None, bytes, Headers]], rr: itertools.count[int]
-                ) -> list[tuple[int, int]]:
+                ) -> list[Delivered]:
         """Write a batch in one transaction; returns (partition, offset) per record."""
         db = self.db
         now_ms = int(time.time() * 1000)
@@ -495,9 +495,15 @@ class SqliteConsumer:
             await self.bus._call(self._commit, mine)
 
     async def committed(self, tp: TopicPartition) -> int | None:
-        got = await self.bus._call(self._committed_many, [tp])
-        row = got.get(tp)
-        return row
+        def one() -> int | None:
+            row = self.bus.db.execute(
+                "SELECT next_offset FROM offsets WHERE grp=? AND topic=? AND partition=?",
+                (self.group, tp.topic, tp.partition),
+            ).fetchone()
+            return int(row[0]) if row else None
+
+        got: int | None = await self.bus._call(one)
+        return got
 
     async def lag(self) -> dict[TopicPartition, int]:
         out = {}

@@ -40,7 +40,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -255,12 +255,13 @@ class Runner:
                         with contextlib.suppress(asyncio.CancelledError):
                             await batch
                 stop_wait.cancel()
-                if batch.done() and not batch.cancelled() and (exc := batch.exception()) is not None:
-                    if isinstance(exc, CommitOrderError):
-                        raise exc
+                failure = batch.exception() if batch.done() and not batch.cancelled() else None
+                if failure is not None:
+                    if isinstance(failure, CommitOrderError):
+                        raise failure
                     for r in records:  # nothing of this batch is committed: read it all again
                         self._sought.setdefault((r.topic, r.partition), r.offset)
-                    backoff = await self._bus_trouble("batch", exc, backoff)
+                    backoff = await self._bus_trouble("batch", failure, backoff)
                 else:
                     backoff = 0.0
                 if self._sought:
@@ -603,11 +604,7 @@ class Runner:
 
     # ------------------------------------------------------------------ timers and lag
 
-    async def _timer(self, name: str, interval: float, fn: object) -> None:
-        from collections.abc import Awaitable, Callable
-
-        assert callable(fn)
-        call: Callable[[], Awaitable[Sequence[Output]]] = fn  # type: ignore[assignment]
+    async def _timer(self, name: str, interval: float, call: Callable[[], Awaitable[Sequence[Output]]]) -> None:
         while not self._stop.is_set():
             try:
                 outputs = await call()

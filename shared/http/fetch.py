@@ -1,0 +1,274 @@
+"""Guarded, bounded HTTP GET: the crawler's and ``turbocubes fetch``'s one way out (DESIGN.md section 6).
+
+``Fetcher`` wraps ONE ``aiohttp.ClientSession`` whose connector resolves
+through the SSRF ``GuardedResolver``. ``fetch`` never raises: every failure
+is a ``FetchResult`` with a specific ``FetchStatus``.
+
+Limits, all from settings:
+
+* timeouts: connect (``http.connect_timeout_s``), between two reads
+  (``http.read_timeout_s``), and a deadline for the whole fetch, redirects and
+  body included (``http.total_timeout_s``) — that last one cuts off a server
+  that trickles a byte at a time;
+* redirects are followed by hand (at most ``http.max_redirects``), every
+  target re-checked by the guard, a URL seen twice is a ``redirect_loop``;
+* the body is counted *after* decompression while it streams in and the
+  fetch stops at the first byte over the kind's limit (``too_large``), so a
+  gzip bomb costs at most the limit; a Content-Length over the limit is
+  refused before reading anything;
+* conditional GET: ``etag`` / ``last_modified`` are sent as If-None-Match /
+  If-Modified-Since and a 304 is ``not_modified``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import aiohttp
+from aiohttp.abc import AbstractResolver
+from yarl import URL
+
+from shared.clock import Clock, SystemClock
+from shared.config import Settings
+from shared.errors import BlockedAddressError
+from shared.http.guard import AddressGuard, GuardedResolver
+from shared.messages import CrawlKind, FetchStatus
+
+__all__ = ["KEPT_HEADERS", "FetchResult", "Fetcher", "max_bytes_for", "parse_retry_after"]
+
+#: response headers a result keeps (the parser and the scheduler need no others)
+KEPT_HEADERS = (
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "etag",
+    "last-modified",
+    "cache-control",
+    "expires",
+    "retry-after",
+    "location",
+    "x-robots-tag",
+)
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+#: read granularity; small enough that the size limit is enforced within 64 KiB
+_CHUNK = 64 * 1024
+#: a Retry-After longer than a day is treated as a day (a typo must not silence a host for a year)
+_MAX_RETRY_AFTER_S = 86_400.0
+
+
+@dataclass(slots=True)
+class FetchResult:
+    url: str
+    status: FetchStatus
+    final_url: str | None = None
+    http_status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    size: int = 0
+    error: str | None = None
+    elapsed_s: float = 0.0
+    #: seconds the server asked us to wait (Retry-After), already converted from an HTTP date
+    retry_after_s: float | None = None
+    redirects: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (FetchStatus.ok, FetchStatus.not_modified)
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Retry-After as seconds from ``now`` (epoch): delta-seconds or an HTTP date; None if absent/bad."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), _MAX_RETRY_AFTER_S)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        return None
+    return min(max(0.0, when.timestamp() - now), _MAX_RETRY_AFTER_S)
+
+
+def max_bytes_for(kind: CrawlKind, settings: Settings) -> int:
+    c = settings.crawler
+    return {
+        CrawlKind.feed: c.max_feed_bytes,
+        CrawlKind.image: c.max_image_bytes,
+        CrawlKind.video: c.max_video_bytes,
+        CrawlKind.page: c.max_page_bytes,
+    }[kind]
+
+
+def _status_for(code: int, retry_after: float | None) -> FetchStatus:
+    if 200 <= code < 300:
+        return FetchStatus.ok
+    if code == 304:
+        return FetchStatus.not_modified
+    if code == 429 or (code == 503 and retry_after is not None):
+        return FetchStatus.throttled
+    if 500 <= code < 600:
+        return FetchStatus.http_5xx
+    return FetchStatus.http_4xx  # 4xx, and the odd 1xx/3xx without Location
+
+
+class Fetcher:
+    """One ClientSession behind the SSRF guard. ``await fetcher.close()`` when done."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        resolver: AbstractResolver | None = None,
+        clock: Clock | None = None,
+        connection_limit: int = 512,
+    ) -> None:
+        self.settings = settings
+        self.guard = AddressGuard(settings.http.allowlist)
+        self.clock: Clock = clock or SystemClock()
+        self._resolver = GuardedResolver(self.guard, resolver)
+        self._limit = connection_limit
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            h = self.settings.http
+            connector = aiohttp.TCPConnector(
+                resolver=self._resolver,
+                limit=self._limit,
+                limit_per_host=0,  # per-host caps are the crawl lanes' job
+                ttl_dns_cache=60,  # caches *checked* answers only
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers={"User-Agent": h.user_agent},
+                timeout=aiohttp.ClientTimeout(
+                    total=None, sock_connect=h.connect_timeout_s, sock_read=h.read_timeout_s
+                ),
+                auto_decompress=True,
+                trust_env=False,  # a proxy from the environment would bypass the guard
+                cookie_jar=aiohttp.DummyCookieJar(),  # partners must not track us across hosts
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        kind: CrawlKind = CrawlKind.page,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> FetchResult:
+        """GET ``url`` within every limit; never raises (except ``CancelledError``)."""
+        start = time.monotonic()
+        limit = max_bytes if max_bytes is not None else max_bytes_for(kind, self.settings)
+        result = FetchResult(url=url, status=FetchStatus.connect_error)
+        req_headers = dict(headers or {})
+        if etag:
+            req_headers["If-None-Match"] = etag
+        if last_modified:
+            req_headers["If-Modified-Since"] = last_modified
+        try:
+            async with asyncio.timeout(self.settings.http.total_timeout_s):
+                await self._follow(url, req_headers, limit, result)
+        except BlockedAddressError as exc:
+            result.status, result.error = FetchStatus.blocked_address, exc.message
+        except ValueError as exc:  # bad URL (yarl / our checks); aiohttp.InvalidURL is a ValueError too
+            result.status, result.error = FetchStatus.bad_url, str(exc)
+        except TimeoutError as exc:
+            result.status, result.error = FetchStatus.timeout, str(exc) or "timed out"
+        except aiohttp.ClientConnectorDNSError as exc:
+            result.status, result.error = FetchStatus.dns_error, str(exc)
+        except aiohttp.ClientConnectorError as exc:
+            blocked = _blocked_cause(exc)
+            if blocked is not None:
+                result.status, result.error = FetchStatus.blocked_address, blocked.message
+            else:
+                result.status, result.error = FetchStatus.connect_error, str(exc)
+        except (aiohttp.ClientError, OSError) as exc:
+            result.status, result.error = FetchStatus.connect_error, f"{type(exc).__name__}: {exc}"
+        result.elapsed_s = time.monotonic() - start
+        return result
+
+    async def _follow(self, url: str, headers: dict[str, str], limit: int, result: FetchResult) -> None:
+        session = self._open()
+        current = self.guard.check_url(url)
+        seen = {str(current)}
+        while True:
+            result.final_url = str(current)
+            async with session.get(current, headers=headers, allow_redirects=False) as resp:
+                code = resp.status
+                location = resp.headers.get("Location")
+                if code in _REDIRECTS and location:
+                    try:
+                        target = current.join(URL(location))
+                    except ValueError as exc:
+                        raise ValueError(f"bad redirect Location {location!r}: {exc}") from None
+                    result.http_status = code
+                    result.redirects.append(str(target))
+                    if str(target) in seen:
+                        result.status, result.error = FetchStatus.redirect_loop, f"redirect loop at {target}"
+                        return
+                    if len(result.redirects) > self.settings.http.max_redirects:
+                        result.status = FetchStatus.too_many_redirects
+                        result.error = f"more than {self.settings.http.max_redirects} redirects"
+                        return
+                    seen.add(str(target))
+                    current = self.guard.check_url(target)
+                    continue
+                await self._read(resp, limit, result)
+                return
+
+    async def _read(self, resp: aiohttp.ClientResponse, limit: int, result: FetchResult) -> None:
+        result.http_status = resp.status
+        result.headers = {k: resp.headers[k] for k in KEPT_HEADERS if k in resp.headers}
+        result.retry_after_s = parse_retry_after(resp.headers.get("Retry-After"), self.clock.time())
+        result.status = _status_for(resp.status, result.retry_after_s)
+        if result.status is FetchStatus.not_modified:
+            return
+        if result.status is not FetchStatus.ok:
+            # keep a little of an error body: it often says why (4xx pages, 5xx messages)
+            result.body = await resp.content.read(4096)
+            result.size = len(result.body)
+            result.error = f"HTTP {resp.status} {resp.reason or ''}".strip()
+            return
+        declared = resp.content_length
+        encoded = resp.headers.get("Content-Encoding", "identity").lower() not in ("", "identity")
+        if declared is not None and declared > limit and not encoded:
+            result.status = FetchStatus.too_large
+            result.error = f"Content-Length {declared} over the limit of {limit} bytes"
+            return
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in resp.content.iter_chunked(_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                result.status, result.size = FetchStatus.too_large, size
+                result.error = f"body over the limit of {limit} bytes (after decompression)"
+                resp.close()  # drop the connection instead of draining an endless body
+                return
+            parts.append(chunk)
+        result.body = b"".join(parts)
+        result.size = size
+
+
+def _blocked_cause(exc: BaseException) -> BlockedAddressError | None:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, BlockedAddressError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None

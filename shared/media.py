@@ -1,0 +1,303 @@
+"""A document's media references: find them, look them up, rewrite them (DESIGN.md section 2, media/delay).
+
+The media cube and the delay cube both need this, so it lives in ``shared``.
+
+* ``MediaDoc(doc).refs`` — every image and video the document refers to, as
+  canonical absolute URLs (relative ones resolved against the document URL),
+  with their kind: ``img src`` and ``srcset``, ``picture source srcset``,
+  ``video src`` / ``poster`` / ``source src`` (inside ``figure`` or not), and
+  ``Document.media`` (enclosures, ``media:content``, YML ``picture``, covers).
+* ``look_up(images, refs, now)`` — splits the refs into cached (a CDN URL),
+  failed for good (not to be ordered again yet) and missing (to be ordered).
+* ``MediaDoc.rewrite(cdn_urls)`` — the document with every reference replaced by
+  its CDN URL; a reference without one is REMOVED (an ``img`` / ``source`` /
+  ``video`` element, a ``srcset`` candidate, a ``poster``, a ``Document.media``
+  entry): a page never hotlinks the partner.
+* ``release(doc_json, images, now)`` — a parked document made ready: look up
+  everything, rewrite, stamp ``media_ready_at``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from lxml import etree
+
+from shared.messages import Document, Media, MediaKind
+from shared.urls import canonical_url, resolve_url
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from shared.stores.base import ImageRecord
+
+__all__ = ["Lookup", "MediaDoc", "Records", "look_up", "parse_srcset", "release"]
+
+
+class Records(Protocol):
+    """What ``look_up`` needs of an ``ImageRegistry`` (a batching wrapper has it too)."""
+
+    async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]: ...
+
+# mime types with which Document.media marks a video
+_VIDEO_MIME_PREFIX = "video/"
+_ABSOLUTE = ("http://", "https://")
+#: compiled once: compiling an XPath per document costs more than running it
+_HAS_MEDIA = etree.XPath(".//img|.//video|.//picture|.//iframe|.//svg|.//table")
+_BODY_CLOSE = "</body>"
+#: the plain lxml.etree HTML parser: lxml.html's element-class lookup costs a third of a parse,
+#: and nothing here needs its helpers. No network, comments kept (the kvwriter sanitizes them).
+_PARSER = etree.HTMLParser(no_network=True, remove_blank_text=False)
+#: A URL that ``canonical_url`` returns unchanged: http(s), a lower-case ASCII host that is not
+#: punycode nor an IPv4 address (checked after the match), no port, a path of plain characters
+#: without dot segments, an optional plain query, no fragment. Most image URLs look like this,
+#: and matching it is ~20x cheaper than canonicalizing (a test holds it equal to canonical_url).
+_PLAIN_URL = re.compile(
+    r"https?://(?P<host>[a-z0-9_-]+(?:\.[a-z0-9_-]+)*)"
+    r"(?P<path>/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)"
+    r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+)?"
+)
+_MAX_URL = 4096
+
+
+def parse_srcset(value: str) -> list[tuple[str, str]]:
+    """``srcset`` candidates as (url, descriptor), following the HTML spec's splitting rules.
+
+    A URL runs to the next whitespace (so it may contain commas, as CDN URLs
+    with transformations do); a comma right after it ends the candidate.
+    """
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(value)
+    while i < n:
+        while i < n and (value[i].isspace() or value[i] == ","):
+            i += 1
+        start = i
+        while i < n and not value[i].isspace():
+            i += 1
+        url = value[start:i]
+        if not url:
+            break
+        descriptor = ""
+        if url.endswith(","):
+            url = url.rstrip(",")
+        else:
+            start = i
+            depth = 0
+            while i < n and (value[i] != "," or depth):
+                depth += value[i] == "("
+                depth -= value[i] == ")" and depth > 0
+                i += 1
+            descriptor = value[start:i].strip()
+        if url:
+            out.append((url, descriptor))
+    return out
+
+
+def _canonical(url: str) -> str:
+    """``canonical_url(url)``, skipping the work when ``url`` is plainly canonical already."""
+    m = _PLAIN_URL.fullmatch(url)
+    if (
+        m is not None
+        and len(url) <= _MAX_URL
+        and "/." not in m.group("path")
+        and "xn--" not in m.group("host")
+        and not m.group("host").replace(".", "").isdigit()
+    ):
+        return url
+    return canonical_url(url)
+
+
+def _drop(el: etree._Element) -> None:
+    """Remove ``el`` and its subtree but keep the text that follows it (lxml.html's drop_tree)."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
+
+
+def _is_video(media: Media) -> bool:
+    return media.kind == MediaKind.video or (media.mime or "").startswith(_VIDEO_MIME_PREFIX)
+
+
+class MediaDoc:
+    """One document's media, parsed once. ``rewrite`` changes the parsed tree: call it once."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        #: canonical media URL -> kind (video wins when one URL is used as both)
+        self.refs: dict[str, MediaKind] = {}
+        #: raw reference -> canonical URL (or None): each spelling is resolved once per document
+        self._resolved: dict[str, str | None] = {}
+        self._root: etree._Element | None = None
+        if doc.content_html.strip():
+            tree = etree.fromstring(f"<html><body>{doc.content_html}</body></html>", _PARSER)
+            self._root = tree.find("body") if tree is not None else None
+            if self._root is not None:
+                self._collect_html(self._root)
+        for media in doc.media:
+            self._add(media.url, MediaKind.video if _is_video(media) else MediaKind.image)
+
+    def _resolve(self, raw: str) -> str | None:
+        if raw in self._resolved:
+            return self._resolved[raw]
+        url = raw.strip()
+        resolved: str | None = None
+        if url:
+            try:
+                # an absolute URL needs no urljoin (half the cost of resolving)
+                resolved = _canonical(url) if url.startswith(_ABSOLUTE) else resolve_url(self.doc.url, url)
+            except ValueError:  # data:, javascript:, garbage: never cacheable, so removed by rewrite
+                resolved = None
+        self._resolved[raw] = resolved
+        return resolved
+
+    def _add(self, raw: str, kind: MediaKind) -> None:
+        url = self._resolve(raw)
+        if url is not None and self.refs.get(url) != MediaKind.video:
+            self.refs[url] = kind
+
+    def _collect_html(self, root: etree._Element) -> None:
+        for el in root.iter("img", "source", "video"):
+            tag = el.tag
+            kind = MediaKind.image
+            if tag == "source":
+                parent = el.getparent()
+                typ = (el.get("type") or "").lower()
+                if parent is not None and parent.tag in ("video", "audio") and not typ.startswith("image/"):
+                    kind = MediaKind.video
+            if tag == "video":
+                if el.get("src"):
+                    self._add(el.get("src", ""), MediaKind.video)
+                if el.get("poster"):
+                    self._add(el.get("poster", ""), MediaKind.image)
+                continue
+            if el.get("src"):
+                self._add(el.get("src", ""), kind)
+            for url, _ in parse_srcset(el.get("srcset") or ""):
+                self._add(url, MediaKind.image)
+
+    # ------------------------------------------------------------------ rewrite
+
+    def _cdn(self, raw: str | None, cdn_urls: Mapping[str, str]) -> str | None:
+        if not raw:
+            return None
+        url = self._resolve(raw)
+        return cdn_urls.get(url) if url is not None else None
+
+    def _rewrite_srcset(self, el: etree._Element, cdn_urls: Mapping[str, str]) -> list[str]:
+        """Rewrite ``el``'s srcset in place; returns the CDN URLs that survived."""
+        srcset = el.get("srcset")
+        if srcset is None:
+            return []
+        kept = [(cdn, d) for url, d in parse_srcset(srcset) if (cdn := self._cdn(url, cdn_urls))]
+        if kept:
+            el.set("srcset", ", ".join(f"{u} {d}".rstrip() for u, d in kept))
+        else:
+            del el.attrib["srcset"]
+        return [u for u, _ in kept]
+
+    def _rewrite_html(self, root: etree._Element, cdn_urls: Mapping[str, str]) -> str:
+        drop: list[etree._Element] = []
+        for el in list(root.iter("img", "source", "video")):
+            if el.tag == "video":
+                for attr in ("src", "poster"):
+                    if el.get(attr) is not None:
+                        cdn = self._cdn(el.get(attr), cdn_urls)
+                        if cdn:
+                            el.set(attr, cdn)
+                        else:
+                            del el.attrib[attr]
+                continue
+            had_src = el.get("src") is not None
+            cdn = self._cdn(el.get("src"), cdn_urls)
+            if cdn:
+                el.set("src", cdn)
+            elif had_src:
+                del el.attrib["src"]
+            survivors = self._rewrite_srcset(el, cdn_urls)
+            if el.tag == "img" and el.get("src") is None and survivors:
+                el.set("src", survivors[0])  # an img whose src failed still shows its best cached size
+            if el.get("src") is None and el.get("srcset") is None:
+                drop.append(el)
+        for el in drop:
+            _drop(el)
+        # containers left without media go too (a video of failed sources, a figure of only a caption)
+        for el in list(root.iter("video", "picture")):
+            empty_video = el.tag == "video" and el.get("src") is None and not el.findall(".//source")
+            if empty_video or (el.tag == "picture" and not el.findall(".//img")):
+                _drop(el)
+        for el in list(root.iter("figure")):
+            if not _HAS_MEDIA(el):
+                _drop(el)
+        # one serialization of the body, its tags cut off; what a stray </body> in the
+        # partner's HTML pushed out of the body is dropped, as a browser would not show it either
+        out: str = etree.tostring(root, encoding="unicode", method="html", with_tail=False)
+        if not out.endswith(_BODY_CLOSE):  # "<body/>": nothing left
+            return ""
+        # the partner may have written <body class=...>: its attributes go with the tag
+        return out[out.index(">") + 1 : -len(_BODY_CLOSE)]
+
+    def rewrite(self, cdn_urls: Mapping[str, str], *, media_ready_at: datetime | None = None) -> Document:
+        """The document with media pointing at the CDN; references missing from ``cdn_urls`` removed."""
+        update: dict[str, object] = {}
+        if self._root is not None:
+            update["content_html"] = self._rewrite_html(self._root, cdn_urls)
+            self._root = None
+        media: list[Media] = []
+        for m in self.doc.media:
+            cdn = self._cdn(m.url, cdn_urls)
+            if cdn:
+                media.append(m.model_copy(update={"cdn_url": cdn}))
+        update["media"] = media
+        if media_ready_at is not None:
+            update["media_ready_at"] = media_ready_at
+        return self.doc.model_copy(update=update)
+
+
+@dataclass
+class Lookup:
+    """Where each media URL of a document stands in the image registry."""
+
+    cdn: dict[str, str] = field(default_factory=dict)
+    #: failed for good (for now): removed from the document, not ordered again
+    failed: set[str] = field(default_factory=set)
+    #: not cached, or a failure whose re-try time has come: to be ordered
+    missing: dict[str, MediaKind] = field(default_factory=dict)
+
+
+async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime) -> Lookup:
+    """One registry round trip for all of ``refs``."""
+    from shared.stores.rows import ImageStatus
+
+    out = Lookup()
+    if not refs:
+        return out
+    records = await images.get_many(refs)
+    for url, kind in refs.items():
+        rec = records.get(url)
+        if rec is not None and rec.status == ImageStatus.ok and rec.cdn_url:
+            out.cdn[url] = rec.cdn_url
+        elif rec is not None and rec.status == ImageStatus.failed and (
+            rec.retry_after is None or rec.retry_after > now
+        ):
+            out.failed.add(url)
+        else:
+            out.missing[url] = kind
+    return out
+
+
+async def release(doc_json: bytes, images: Records, now: datetime) -> Document:
+    """A parked document, rewritten with what is cached now; everything else removed."""
+    media_doc = MediaDoc(Document.model_validate_json(doc_json))
+    found = await look_up(images, media_doc.refs, now)
+    return media_doc.rewrite(found.cdn, media_ready_at=now)

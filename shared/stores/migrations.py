@@ -1,0 +1,124 @@
+"""Schema migrations of both store engines (DESIGN.md section 4, "stores").
+
+Each engine has an ordered list of ``(version, name, statements)``. ``open_*``
+applies, in one transaction per migration, every version not yet recorded in
+``schema_migrations``; applying twice is a no-op, and several processes opening
+one database at once are serialized (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL:
+an advisory lock). Never edit a released migration: append a new one.
+
+Timestamps are BIGINT microseconds since the epoch (see ``codec.py``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["POSTGRES", "SQLITE", "Migration"]
+
+Migration = tuple[int, str, tuple[str, ...]]
+
+# Tables every engine shares verbatim (types both accept: TEXT, BIGINT, DOUBLE PRECISION, BOOLEAN).
+_COMMON: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS doc_hashes (
+        source_id TEXT NOT NULL, url TEXT NOT NULL, content_hash TEXT NOT NULL,
+        version BIGINT NOT NULL, updated_at BIGINT NOT NULL, PRIMARY KEY (source_id, url))""",
+    "CREATE INDEX IF NOT EXISTS doc_hashes_url ON doc_hashes (url, version)",
+    """CREATE TABLE IF NOT EXISTS url_owners (
+        url TEXT PRIMARY KEY, source_id TEXT NOT NULL, priority BIGINT NOT NULL,
+        claimed_at BIGINT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS guids (
+        source_id TEXT NOT NULL, guid TEXT NOT NULL, url TEXT NOT NULL, PRIMARY KEY (source_id, guid))""",
+    """CREATE TABLE IF NOT EXISTS images (
+        url TEXT PRIMARY KEY, status TEXT NOT NULL, cdn_url TEXT, reason TEXT, mime TEXT,
+        size BIGINT NOT NULL DEFAULT 0, width BIGINT, height BIGINT, sha256 TEXT,
+        updated_at BIGINT, retry_after BIGINT, ordered_at BIGINT)""",
+    """CREATE TABLE IF NOT EXISTS delay_pending (
+        media_url TEXT NOT NULL, doc_url TEXT NOT NULL, PRIMARY KEY (media_url, doc_url))""",
+    "CREATE INDEX IF NOT EXISTS delay_pending_doc ON delay_pending (doc_url)",
+    """CREATE TABLE IF NOT EXISTS feeds (
+        feed_id TEXT PRIMARY KEY, url TEXT NOT NULL, host TEXT NOT NULL, format TEXT NOT NULL,
+        tenant_id TEXT, services TEXT NOT NULL DEFAULT '[]', autoparser BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at BIGINT NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE,
+        last_fetch_at BIGINT, last_http_status BIGINT, last_result TEXT, items BIGINT, last_error TEXT,
+        error_line BIGINT, error_column BIGINT, etag TEXT, last_modified TEXT, last_hash TEXT,
+        next_fetch_at BIGINT, interval_s DOUBLE PRECISION, consecutive_failures BIGINT NOT NULL DEFAULT 0,
+        websub_hub TEXT, websub_expires_at BIGINT, autoparser_unavailable_reason TEXT)""",
+    "CREATE INDEX IF NOT EXISTS feeds_tenant ON feeds (tenant_id)",
+    "CREATE INDEX IF NOT EXISTS feeds_next ON feeds (next_fetch_at)",
+    """CREATE TABLE IF NOT EXISTS tenants (
+        tenant_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at BIGINT NOT NULL,
+        rps DOUBLE PRECISION, burst BIGINT, bytes_per_s DOUBLE PRECISION)""",
+    """CREATE TABLE IF NOT EXISTS tenant_hosts (
+        host TEXT NOT NULL, tenant_id TEXT NOT NULL, verified BOOLEAN NOT NULL DEFAULT FALSE,
+        verification_token TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (host, tenant_id))""",
+    "CREATE INDEX IF NOT EXISTS tenant_hosts_tenant ON tenant_hosts (tenant_id)",
+    """CREATE TABLE IF NOT EXISTS api_tokens (
+        token_sha256 TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, created_at BIGINT NOT NULL,
+        revoked_at BIGINT)""",
+    """CREATE TABLE IF NOT EXISTS tasks (
+        task_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, host TEXT NOT NULL, status TEXT NOT NULL,
+        created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, items TEXT NOT NULL DEFAULT '[]',
+        errors TEXT NOT NULL DEFAULT '[]', preview_urls TEXT NOT NULL DEFAULT '[]', idempotency_key TEXT,
+        UNIQUE (tenant_id, idempotency_key))""",
+    "CREATE INDEX IF NOT EXISTS tasks_tenant ON tasks (tenant_id, created_at)",
+)
+
+_PAGES_COLUMNS = """
+        url TEXT PRIMARY KEY, host TEXT NOT NULL, version BIGINT NOT NULL,
+        html TEXT NOT NULL DEFAULT '', doc_json {blob} NOT NULL, title TEXT NOT NULL DEFAULT '',
+        text TEXT NOT NULL DEFAULT '', content_hash TEXT NOT NULL DEFAULT '', etag TEXT NOT NULL DEFAULT '',
+        seen_at BIGINT, parsed_at BIGINT, media_ready_at BIGINT, written_at BIGINT,
+        deleted BOOLEAN NOT NULL DEFAULT FALSE, source_kind TEXT NOT NULL DEFAULT ''"""
+
+_DELAY_DOCS = """CREATE TABLE IF NOT EXISTS delay_docs (
+        url TEXT PRIMARY KEY, host TEXT NOT NULL, version BIGINT NOT NULL, doc_json {blob} NOT NULL,
+        deadline BIGINT NOT NULL, parked_at BIGINT NOT NULL)"""
+
+SQLITE: list[Migration] = [
+    (
+        1,
+        "initial schema",
+        (
+            f"CREATE TABLE IF NOT EXISTS pages ({_PAGES_COLUMNS.format(blob='BLOB')})",
+            "CREATE INDEX IF NOT EXISTS pages_written ON pages (written_at) WHERE NOT deleted",
+            # External-content FTS5 index over title and text of live pages, kept by triggers;
+            # unicode61 with diacritics removed folds case for Latin and Cyrillic alike.
+            """CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
+                title, text, content='pages', content_rowid='rowid',
+                tokenize='unicode61 remove_diacritics 2')""",
+            """CREATE TRIGGER IF NOT EXISTS pages_ai AFTER INSERT ON pages WHEN NOT new.deleted BEGIN
+                INSERT INTO pages_fts(rowid, title, text) VALUES (new.rowid, new.title, new.text); END""",
+            """CREATE TRIGGER IF NOT EXISTS pages_ad AFTER DELETE ON pages WHEN NOT old.deleted BEGIN
+                INSERT INTO pages_fts(pages_fts, rowid, title, text)
+                VALUES ('delete', old.rowid, old.title, old.text); END""",
+            # One update trigger, not two: SQLite fires triggers of one event in an unspecified order,
+            # and the index must drop the old row before it gets the new one (same rowid).
+            """CREATE TRIGGER IF NOT EXISTS pages_au AFTER UPDATE ON pages BEGIN
+                INSERT INTO pages_fts(pages_fts, rowid, title, text)
+                SELECT 'delete', old.rowid, old.title, old.text WHERE NOT old.deleted;
+                INSERT INTO pages_fts(rowid, title, text)
+                SELECT new.rowid, new.title, new.text WHERE NOT new.deleted; END""",
+            _DELAY_DOCS.format(blob="BLOB"),
+            "CREATE INDEX IF NOT EXISTS delay_docs_deadline ON delay_docs (deadline)",
+            *_COMMON,
+        ),
+    ),
+]
+
+POSTGRES: list[Migration] = [
+    (
+        1,
+        "initial schema",
+        (
+            f"CREATE TABLE IF NOT EXISTS pages ({_PAGES_COLUMNS.format(blob='BYTEA')},"
+            # 'simple': no stemming or stop words, so any language is searchable the same way
+            " tsv tsvector GENERATED ALWAYS AS"
+            # (title weighs more than text: weight A vs B in ts_rank)
+            " (setweight(to_tsvector('simple', title), 'A') || setweight(to_tsvector('simple', text), 'B'))"
+            " STORED)",
+            "CREATE INDEX IF NOT EXISTS pages_tsv ON pages USING GIN (tsv)",
+            "CREATE INDEX IF NOT EXISTS pages_written ON pages (written_at) WHERE NOT deleted",
+            _DELAY_DOCS.format(blob="BYTEA"),
+            "CREATE INDEX IF NOT EXISTS delay_docs_deadline ON delay_docs (deadline)",
+            *_COMMON,
+        ),
+    ),
+]

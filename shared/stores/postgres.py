@@ -1,0 +1,159 @@
+"""The production store engine: PostgreSQL through an asyncpg pool (DESIGN.md section 4).
+
+``postgresql://user:pass@host:port/db`` (``postgres://`` too). An optional
+``?schema=NAME`` keeps every table in that schema (created when missing) by
+setting ``search_path`` on each pooled connection; the contract tests use a
+fresh schema per test so they never see each other's data.
+
+asyncpg stays inside ``postgres*.py`` (STYLE.md rule 4): connection-level
+failures become ``StoreUnavailable``, and so do serialization failures and
+deadlocks, which a retry resolves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import asyncpg
+
+from shared.errors import ConfigError, StoreUnavailable
+from shared.stores.base import Stores
+from shared.stores.migrations import POSTGRES
+
+__all__ = ["PgDb", "open_postgres", "split_schema"]
+
+T = TypeVar("T")
+
+#: an advisory lock key (any constant) that serializes migrations of concurrent openers
+_MIGRATION_LOCK = 0x7475_7262_6F63  # "turboc"
+_SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+#: errors a retry can cure: the server went away, is starting, is full, or chose us as a victim
+_TRANSIENT: tuple[type[BaseException], ...] = (
+    OSError,
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.TooManyConnectionsError,
+    asyncpg.exceptions.SerializationError,
+    asyncpg.exceptions.DeadlockDetectedError,
+    asyncpg.exceptions.InterfaceError,
+)
+_PLACEHOLDER = re.compile(r"\?")
+
+
+def split_schema(url: str) -> tuple[str, str | None]:
+    """The DSN without ``schema=`` and the schema name (validated, since it is spliced into SQL)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((v for k, v in query if k == "schema"), None)
+    if schema is not None and not _SCHEMA_RE.match(schema):
+        raise ConfigError("store.url", url, "schema= a lower-case SQL identifier ([a-z_][a-z0-9_]*)")
+    rest = urlencode([(k, v) for k, v in query if k != "schema"])
+    scheme = "postgresql" if parts.scheme == "postgres" else parts.scheme
+    return urlunsplit((scheme, parts.netloc, parts.path, rest, parts.fragment)), schema
+
+
+class PgDb:
+    """The pool plus the ``SqlRunner`` of ``registry.py`` (``?`` rewritten to ``$n``)."""
+
+    def __init__(self, pool: asyncpg.Pool, url: str) -> None:
+        self.pool = pool
+        self.url = url
+        self._sql_cache: dict[str, str] = {}
+
+    def _sql(self, sql: str) -> str:
+        converted = self._sql_cache.get(sql)
+        if converted is None:
+            counter = iter(range(1, 10_000))
+            converted = _PLACEHOLDER.sub(lambda _m: f"${next(counter)}", sql)
+            self._sql_cache[sql] = converted
+        return converted
+
+    @asynccontextmanager
+    async def guard(self) -> AsyncIterator[None]:
+        """Turn transient driver errors into ``StoreUnavailable``."""
+        try:
+            yield
+        except _TRANSIENT as exc:
+            raise StoreUnavailable(f"postgresql: {type(exc).__name__}: {exc}") from exc
+
+    async def tx(self, fn: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """Run ``fn(conn)`` in a transaction on a pooled connection."""
+        async with self.guard(), self.pool.acquire() as conn, conn.transaction():
+            return await fn(conn)
+
+    async def fetch(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        async with self.guard():
+            return list(await self.pool.fetch(self._sql(sql), *args))
+
+    async def fetchone(self, sql: str, *args: Any) -> tuple[Any, ...] | None:
+        async with self.guard():
+            row: tuple[Any, ...] | None = await self.pool.fetchrow(self._sql(sql), *args)
+            return row
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        async with self.guard():
+            status: str = await self.pool.execute(self._sql(sql), *args)
+        tail = status.rsplit(" ", 1)[-1]
+        return int(tail) if tail.isdigit() else 0
+
+    async def execute_returning(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        return await self.fetch(sql, *args)
+
+    async def migrate(self, schema: str | None) -> None:
+        async with self.guard(), self.pool.acquire() as conn:
+            if schema is not None:
+                await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+                await conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                    " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+                )
+                for version, name, statements in POSTGRES:
+                    done = await conn.fetchval("SELECT 1 FROM schema_migrations WHERE version = $1", version)
+                    if done is None:
+                        for statement in statements:
+                            await conn.execute(statement)
+                        await conn.execute(
+                            "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", version, name
+                        )
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+async def open_postgres(url: str, pool_size: int = 10) -> Stores:
+    from shared.stores.images import SqlImageRegistry
+    from shared.stores.postgres_media import PgDelayStore
+    from shared.stores.postgres_pages import PgHashStore, PgPageStore
+    from shared.stores.registry import SqlFeedStore, SqlTaskStore, SqlTenantStore
+
+    dsn, schema = split_schema(url)
+    settings = {"search_path": schema} if schema else {}
+    try:
+        pool = await asyncpg.create_pool(
+            dsn, min_size=1, max_size=max(pool_size, 1), server_settings=settings, command_timeout=60
+        )
+    except _TRANSIENT as exc:
+        raise StoreUnavailable(f"postgresql: cannot connect: {type(exc).__name__}: {exc}") from exc
+    db = PgDb(pool, url)
+    try:
+        await db.migrate(schema)
+    except BaseException:
+        await pool.close()
+        raise
+    return Stores(
+        url,
+        pages=PgPageStore(db),
+        hashes=PgHashStore(db),
+        images=SqlImageRegistry(db),
+        delay=PgDelayStore(db),
+        feeds=SqlFeedStore(db),
+        tenants=SqlTenantStore(db),
+        tasks=SqlTaskStore(db),
+        close=db.close,
+    )

@@ -1,0 +1,230 @@
+"""URL normalization: the one ``canonical_url`` every cube uses (DESIGN.md sections 4 and 5).
+
+The canonical URL is the key of a document everywhere: on the bus, in the
+hash store, in the KV store. Two spellings of one page must give one key, and
+normalizing a canonical URL again must give it back unchanged (idempotence).
+
+What ``canonical_url`` does (RFC 3986 section 6 plus what browsers do, WHATWG):
+
+* trims surrounding whitespace and drops tabs and newlines inside (browsers do);
+* lower-cases the scheme and the host; only ``http`` and ``https`` are accepted;
+* turns a non-ASCII host into punycode (IDNA 2008 with UTS 46 mapping, like
+  browsers), drops one trailing dot, and writes IP addresses in their
+  standard form (``[2001:db8::1]``);
+* drops the default port (80 / 443) and the fragment;
+* percent-encoding: decodes escapes of unreserved characters (``%7E`` ->
+  ``~``), upper-cases the hex of the others (``%2f`` -> ``%2F``), encodes
+  what may not appear raw (spaces, non-ASCII as UTF-8, a ``%`` not starting an
+  escape), and leaves reserved characters as they are, since they carry meaning;
+* treats ``\\`` as ``/`` in the path (browsers do), removes dot segments, and
+  makes an empty path ``/``; an empty query (a bare ``?``) is dropped, a
+  non-empty query keeps its order.
+
+Unusable input raises ``ValueError`` with the reason: no scheme or host, a
+scheme other than http(s), credentials in the URL (they would leak into public
+keys), a bad port, a host that is not a valid name, an over-long URL.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import urljoin
+
+import idna
+
+__all__ = ["MAX_URL_LENGTH", "canonical_host", "canonical_url", "host_of", "resolve_url", "try_canonical_url"]
+
+#: the longest canonical URL we accept; the message models cap ``url`` at the same length
+MAX_URL_LENGTH = 4096
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SUB_DELIMS = "!$&'()*+,;="
+#: characters left raw in a path segment (RFC 3986 "pchar" plus "/")
+_PATH_SAFE = frozenset(_UNRESERVED | set(_SUB_DELIMS) | set(":@/"))
+#: characters left raw in a query (RFC 3986 "query")
+_QUERY_SAFE = frozenset(_PATH_SAFE | set("?"))
+_HEX = frozenset("0123456789abcdefABCDEF")
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+#: an ASCII host name label: letters, digits, hyphen, underscore (seen in the wild)
+_ASCII_HOST_RE = re.compile(r"^[a-z0-9_\-]+(\.[a-z0-9_\-]+)*$")
+_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
+#: what browsers trim from both ends of a URL
+_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
+
+
+def _normalize_escapes(text: str, safe: frozenset[str]) -> str:
+    """Stable percent-encoding of one component (see the module docstring)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "%":
+            if i + 2 < n and text[i + 1] in _HEX and text[i + 2] in _HEX:
+                decoded = chr(int(text[i + 1 : i + 3], 16))
+                out.append(decoded if decoded in _UNRESERVED else "%" + text[i + 1 : i + 3].upper())
+                i += 3
+                continue
+            out.append("%25")  # a lone % is data, not an escape
+        elif ch in safe:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        i += 1
+    return "".join(out)
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4, on a path that starts with ``/``."""
+    out: list[str] = []
+    segments = path.split("/")[1:]
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == ".":
+            if last:
+                out.append("")
+        elif segment == "..":
+            if out:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    return "/" + "/".join(out)
+
+
+def canonical_host(host: str) -> str:
+    """A host name in its canonical form: lower case, punycode, no trailing dot; IPs standardized.
+
+    ``ValueError`` when it is empty or not a valid host name.
+    """
+    if "%" in host:
+        # browsers decode escapes in the host before IDNA; undecodable bytes make it invalid
+        host = _percent_decode_host(host)
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            return f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
+        except ValueError:
+            raise ValueError(f"invalid IPv6 address {host!r}") from None
+    if host.endswith("."):
+        host = host[:-1]
+    if not host:
+        raise ValueError("URL has no host")
+    lowered = host.lower()
+    if lowered.isascii():
+        if not _ASCII_HOST_RE.match(lowered):
+            raise ValueError(f"invalid host name {host!r}")
+        if lowered.startswith("xn--") or ".xn--" in lowered:
+            _check_idna(lowered)
+        if lowered.replace(".", "").isdigit():
+            try:
+                return str(ipaddress.IPv4Address(lowered))
+            except ValueError:
+                raise ValueError(f"invalid IPv4 address {host!r}") from None
+        return lowered
+    return _check_idna(host)
+
+
+def _check_idna(host: str) -> str:
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError) as exc:
+        raise ValueError(f"invalid internationalized host name {host!r}: {exc}") from None
+
+
+def _percent_decode_host(host: str) -> str:
+    raw = bytearray()
+    i = 0
+    while i < len(host):
+        if host[i] == "%" and i + 2 < len(host) and all(c in _HEX for c in host[i + 1 : i + 3]):
+            raw.append(int(host[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            raw.extend(host[i].encode("utf-8"))
+            i += 1
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"invalid percent-encoding in host {host!r}") from None
+
+
+def _split_authority(authority: str, scheme: str) -> tuple[str, int | None]:
+    if "@" in authority:
+        raise ValueError("URL contains credentials (user:password@); refused so they never leak into keys")
+    if authority.startswith("["):
+        end = authority.find("]")
+        if end < 0:
+            raise ValueError(f"unterminated IPv6 address in {authority!r}")
+        host, rest = authority[: end + 1], authority[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"unexpected text after IPv6 address in {authority!r}")
+        port_text = rest[1:] if rest else ""
+    else:
+        host, _, port_text = authority.partition(":")
+    port: int | None = None
+    if port_text:
+        if not port_text.isascii() or not port_text.isdigit():
+            raise ValueError(f"invalid port {port_text!r}")
+        port = int(port_text)
+        if port > 65535:
+            raise ValueError(f"port {port} out of range (0-65535)")
+        if port == _DEFAULT_PORTS[scheme]:
+            port = None
+    return canonical_host(host), port
+
+
+def canonical_url(url: str) -> str:
+    """The canonical form of an absolute http(s) URL (see the module docstring); ``ValueError`` if not."""
+    if not isinstance(url, str):
+        raise ValueError(f"URL must be a string, not {type(url).__name__}")
+    text = url.strip(_C0_AND_SPACE).translate(_TAB_NEWLINE)
+    if not text:
+        raise ValueError("URL is empty")
+    match = _SCHEME_RE.match(text)
+    if match is None:
+        raise ValueError(f"URL has no scheme (an absolute http(s) URL is required): {url[:200]!r}")
+    scheme = match.group(1).lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise ValueError(f"unsupported URL scheme {scheme!r} (only http and https)")
+    rest, _, _fragment = text[match.end() :].partition("#")
+    rest, has_query, query = rest.partition("?")
+    rest = rest.replace("\\", "/")  # browsers read \ as / before the query in http(s) URLs
+    if not rest.startswith("//"):
+        raise ValueError(f"URL has no host: {url[:200]!r}")
+    rest = rest.lstrip("/")  # http:///a.example/ is read as http://a.example/ by browsers
+    authority, slash, path = rest.partition("/")
+    host, port = _split_authority(authority, scheme)
+    path = _remove_dot_segments(_normalize_escapes(slash + path, _PATH_SAFE)) if slash else "/"
+    result = f"{scheme}://{host}"
+    if port is not None:
+        result += f":{port}"
+    result += path
+    if has_query and query:
+        result += "?" + _normalize_escapes(query, _QUERY_SAFE)
+    if len(result) > MAX_URL_LENGTH:
+        raise ValueError(f"URL longer than {MAX_URL_LENGTH} characters ({len(result)})")
+    return result
+
+
+def try_canonical_url(url: str) -> str | None:
+    """``canonical_url`` or None when the URL is unusable (for filters that drop bad links)."""
+    try:
+        return canonical_url(url)
+    except ValueError:
+        return None
+
+
+def host_of(url: str) -> str:
+    """The canonical host (no port) of ``url``; ``ValueError`` if the URL is unusable."""
+    canonical = canonical_url(url)
+    authority = canonical.split("/", 3)[2]
+    if authority.startswith("["):
+        return authority[: authority.index("]") + 1]
+    return authority.partition(":")[0]
+
+
+def resolve_url(base: str, reference: str) -> str:
+    """Resolve a link found in a document at ``base`` and return it canonical (``ValueError`` if unusable)."""
+    reference = reference.strip().translate(_TAB_NEWLINE).replace("\\", "/")
+    return canonical_url(urljoin(base, reference))

@@ -1,0 +1,531 @@
+"""The store contract, written once and run against every engine (STYLE.md rule 11).
+
+Subclasses provide ``store_url`` (a fresh database per test: a tmp_path file
+for SQLite, a fresh uuid schema for PostgreSQL) and ``raw_rows(table)`` (the
+raw rows of a table, to check what is really stored). The suite opens the
+stores itself, so tests can open a second ``Stores`` on the same database to
+play a second process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from shared.errors import NotFound
+from shared.stores import (
+    ClaimOutcome,
+    DeleteOutcome,
+    Feed,
+    ImageStatus,
+    Page,
+    ParkOutcome,
+    Stores,
+    Task,
+    TaskItem,
+    TaskStatus,
+    TenantLimits,
+    UpsertOutcome,
+    open_stores,
+)
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+URL = "https://a.example/news/1"
+
+
+def page(version: int, url: str = URL, **fields: Any) -> Page:
+    values: dict[str, Any] = {
+        "url": url,
+        "host": url.split("/")[2],
+        "version": version,
+        "html": f"<p>v{version}</p>",
+        "doc_json": f'{{"v": {version}}}'.encode(),
+        "title": f"Title {version}",
+        "text": f"body of version {version}",
+        "content_hash": f"h{version}",
+        "etag": f'"e{version}"',
+        "seen_at": T0,
+        "parsed_at": T0 + timedelta(seconds=1),
+        "written_at": T0 + timedelta(seconds=2),
+        "source_kind": "rss",
+    }
+    values.update(fields)
+    return Page(**values)
+
+
+class StoreContract:
+    @pytest.fixture
+    def store_url(self) -> str:
+        raise NotImplementedError("the engine's test module provides store_url")
+
+    async def raw_rows(self, store_url: str, table: str) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    @pytest.fixture
+    async def stores(self, store_url: str) -> AsyncIterator[Stores]:
+        s = await open_stores(store_url, pool_size=4)
+        yield s
+        await s.close()
+
+    # ------------------------------------------------------------------- pages
+
+    async def test_page_roundtrip_keeps_every_field(self, stores: Stores) -> None:
+        p = page(3, media_ready_at=T0 + timedelta(microseconds=1500))
+        assert await stores.pages.upsert(p) is UpsertOutcome.inserted
+        assert await stores.pages.get(URL) == p
+        assert await stores.pages.get("https://a.example/other") is None
+
+    async def test_highest_version_wins_under_reordering(self, stores: Stores) -> None:
+        versions = list(range(1, 31))
+        random.Random(7).shuffle(versions)
+        outcomes = [await stores.pages.upsert(page(v)) for v in versions]
+        got = await stores.pages.get(URL)
+        assert got is not None
+        assert got.version == 30
+        assert got.html == "<p>v30</p>"
+        assert outcomes.count(UpsertOutcome.inserted) == 1
+        after_max = outcomes[versions.index(30) + 1 :]
+        assert all(o is UpsertOutcome.stale for o in after_max)
+
+    async def test_redelivery_is_unchanged(self, stores: Stores) -> None:
+        assert await stores.pages.upsert(page(5)) is UpsertOutcome.inserted
+        assert await stores.pages.upsert(page(5, html="other")) is UpsertOutcome.unchanged
+        assert await stores.pages.upsert(page(6)) is UpsertOutcome.updated
+        assert await stores.pages.upsert(page(4)) is UpsertOutcome.stale
+        got = await stores.pages.get(URL)
+        assert got is not None
+        assert got.version == 6
+
+    async def test_upsert_many_reports_each_outcome(self, stores: Stores) -> None:
+        other = "https://b.example/x"
+        outcomes = await stores.pages.upsert_many([page(2), page(1), page(3), page(1, url=other), page(3)])
+        assert outcomes == [
+            UpsertOutcome.inserted,
+            UpsertOutcome.stale,
+            UpsertOutcome.updated,
+            UpsertOutcome.inserted,
+            UpsertOutcome.unchanged,
+        ]
+        assert await stores.pages.count() == 2
+        assert await stores.pages.upsert_many([]) == []
+
+    async def test_tombstone_fences_older_upserts(self, stores: Stores) -> None:
+        await stores.pages.upsert(page(5))
+        assert await stores.pages.delete(URL, 7, now=T0) is DeleteOutcome.deleted
+        assert await stores.pages.get(URL) is None
+        tomb = await stores.pages.get(URL, include_deleted=True)
+        assert tomb is not None
+        assert tomb.deleted
+        assert tomb.version == 7
+        assert tomb.html == ""
+        assert tomb.written_at == T0
+        assert await stores.pages.upsert(page(6)) is UpsertOutcome.stale
+        assert await stores.pages.upsert(page(7)) is UpsertOutcome.stale  # a delete wins a tie
+        assert await stores.pages.delete(URL, 7) is DeleteOutcome.unchanged
+        assert await stores.pages.delete(URL, 6) is DeleteOutcome.stale
+        assert await stores.pages.count() == 0
+        assert await stores.pages.upsert(page(8)) is UpsertOutcome.inserted
+        assert (await stores.pages.get(URL)) == page(8)
+
+    async def test_delete_before_the_page_arrives(self, stores: Stores) -> None:
+        assert await stores.pages.delete(URL, 4) is DeleteOutcome.absent
+        assert await stores.pages.upsert(page(3)) is UpsertOutcome.stale
+        assert await stores.pages.get(URL) is None
+        assert await stores.pages.delete(URL, 5) is DeleteOutcome.absent  # raises the fence
+        assert await stores.pages.upsert(page(5)) is UpsertOutcome.stale
+
+    async def test_delete_of_an_older_version_is_stale(self, stores: Stores) -> None:
+        await stores.pages.upsert(page(9))
+        assert await stores.pages.delete(URL, 8) is DeleteOutcome.stale
+        assert (await stores.pages.get(URL)) == page(9)
+
+    async def test_concurrent_writers_leave_the_max(self, stores: Stores, store_url: str) -> None:
+        versions = list(range(1, 61))
+        random.Random(3).shuffle(versions)
+        second = await open_stores(store_url, pool_size=4)  # a second "process"
+        try:
+            await asyncio.gather(
+                *((stores if i % 2 else second).pages.upsert(page(v, title=f"t{v}")) for i, v in enumerate(versions)),
+                *((stores if i % 2 else second).pages.delete(URL, v) for i, v in enumerate([10, 20])),
+            )
+            for s in (stores, second):
+                got = await s.pages.get(URL)
+                assert got is not None
+                assert got.version == 60
+                assert got.title == "t60"
+        finally:
+            await second.close()
+
+    async def test_search_by_title_and_text(self, stores: Stores) -> None:
+        await stores.pages.upsert(page(1, url="https://a.example/1", title="Rocket launch today", text="plain"))
+        await stores.pages.upsert(page(1, url="https://a.example/2", title="Weather", text="a rocket in the sky"))
+        await stores.pages.upsert(page(1, url="https://a.example/3", title="Новости", text="Ракета взлетела"))
+        await stores.pages.upsert(page(1, url="https://a.example/4", title="Nothing", text="nothing here"))
+        hits = await stores.pages.search("rocket")
+        assert [h.url for h in hits] == ["https://a.example/1", "https://a.example/2"]  # title weighs more
+        assert "rocket" in hits[1].snippet
+        assert hits[0].rank >= hits[1].rank
+        assert [h.url for h in await stores.pages.search("ракета".upper())] == ["https://a.example/3"]
+        assert [h.url for h in await stores.pages.search("rocket sky")] == ["https://a.example/2"]
+        assert [h.url for h in await stores.pages.search("rocket", limit=1, offset=1)] == ["https://a.example/2"]
+        assert await stores.pages.search("") == []
+        # operators and quotes in user text are taken literally, never as syntax
+        for hostile in ['"', "rocket AND", "NEAR(rocket", "rocket*", "'; DROP TABLE pages; --", "a:b", "(("]:
+            assert isinstance(await stores.pages.search(hostile), list)
+
+    async def test_search_forgets_deleted_and_replaced_text(self, stores: Stores) -> None:
+        await stores.pages.upsert(page(1, title="Alpha", text="zebra"))
+        await stores.pages.upsert(page(2, title="Beta", text="giraffe"))
+        assert await stores.pages.search("zebra") == []
+        assert [h.url for h in await stores.pages.search("giraffe")] == [URL]
+        await stores.pages.delete(URL, 3)
+        assert await stores.pages.search("giraffe") == []
+        assert await stores.pages.search("beta") == []
+
+    async def test_count_random_urls_and_recent(self, stores: Stores) -> None:
+        urls = [f"https://a.example/p{i}" for i in range(10)]
+        for i, u in enumerate(urls):
+            await stores.pages.upsert(page(1, url=u, written_at=T0 + timedelta(seconds=i)))
+        await stores.pages.delete(urls[0], 2)
+        assert await stores.pages.count() == 9
+        picked = await stores.pages.random_urls(5)
+        assert len(picked) == len(set(picked)) == 5
+        assert set(picked) <= set(urls[1:])
+        assert set(await stores.pages.random_urls(50)) == set(urls[1:])
+        recent = await stores.pages.recent(3)
+        assert [h.url for h in recent] == [urls[9], urls[8], urls[7]]
+
+    # ------------------------------------------------------------------- hashes
+
+    async def test_hash_check_and_set(self, stores: Stores) -> None:
+        first = await stores.hashes.check_and_set("feed1", URL, "h1", now=T0)
+        assert first.changed
+        assert first.version >= int(T0.timestamp() * 1_000_000)
+        assert await stores.hashes.check_and_set("feed1", URL, "h1", now=T0) == (False, first.version)
+        # the clock going backwards never makes a version go backwards
+        second = await stores.hashes.check_and_set("feed1", URL, "h2", now=T0 - timedelta(days=1))
+        assert second.changed
+        assert second.version > first.version
+        other = await stores.hashes.check_and_set("feed2", URL, "h9", now=T0)
+        assert other.version > second.version  # strictly increasing per URL across sources
+        entry = await stores.hashes.get("feed1", URL)
+        assert entry is not None
+        assert (entry.content_hash, entry.version) == ("h2", second.version)
+        assert await stores.hashes.urls_of_source("feed1") == [URL]
+        assert await stores.hashes.forget("feed1", URL)
+        assert not await stores.hashes.forget("feed1", URL)
+        assert await stores.hashes.get("feed1", URL) is None
+
+    async def test_hash_versions_distinct_under_concurrency(self, stores: Stores) -> None:
+        results = await asyncio.gather(
+            *(stores.hashes.check_and_set(f"src{i}", URL, f"h{i}", now=T0) for i in range(25))
+        )
+        versions = [r.version for r in results]
+        assert all(r.changed for r in results)
+        assert len(set(versions)) == 25
+
+    async def test_claim_by_priority(self, stores: Stores) -> None:
+        assert await stores.hashes.claim(URL, "rss:1", 20) is ClaimOutcome.claimed
+        assert await stores.hashes.claim(URL, "auto:a", 10) is ClaimOutcome.outranked
+        assert await stores.hashes.claim(URL, "yml:2", 20) is ClaimOutcome.outranked  # ties keep the owner
+        assert await stores.hashes.claim(URL, "rss:1", 20) is ClaimOutcome.owned
+        assert await stores.hashes.claim(URL, "upload:t", 40) is ClaimOutcome.taken_over
+        owner = await stores.hashes.owner(URL)
+        assert owner is not None
+        assert (owner.source_id, owner.priority) == ("upload:t", 40)
+        assert not await stores.hashes.release(URL, "rss:1")
+        assert await stores.hashes.release(URL, "upload:t")
+        assert await stores.hashes.owner(URL) is None
+
+    async def test_guid_mapping(self, stores: Stores) -> None:
+        assert await stores.hashes.url_for_guid("feed1", "g1") is None
+        await stores.hashes.remember_guid("feed1", "g1", URL)
+        await stores.hashes.remember_guid("feed1", "g1", URL)
+        assert await stores.hashes.url_for_guid("feed1", "g1") == URL
+        assert await stores.hashes.url_for_guid("feed2", "g1") is None
+        await stores.hashes.remember_guid("feed1", "g1", "https://a.example/moved")
+        assert await stores.hashes.url_for_guid("feed1", "g1") == "https://a.example/moved"
+
+    # ------------------------------------------------------------------- images
+
+    async def test_image_ordered_once(self, stores: Stores, store_url: str) -> None:
+        img = "https://a.example/i.jpg"
+        second = await open_stores(store_url, pool_size=4)
+        try:
+            wins = await asyncio.gather(
+                *((stores if i % 2 else second).images.mark_ordered(img, T0) for i in range(40))
+            )
+        finally:
+            await second.close()
+        assert wins.count(True) == 1
+        rec = await stores.images.get(img)
+        assert rec is not None
+        assert rec.status is ImageStatus.pending
+        assert not await stores.images.mark_ordered(img, T0 + timedelta(seconds=10), window_s=60)
+        # a lost order is re-sent once the window has passed
+        assert await stores.images.mark_ordered(img, T0 + timedelta(seconds=61), window_s=60)
+
+    async def test_image_ok_and_failed(self, stores: Stores) -> None:
+        ok, bad = "https://a.example/ok.png", "https://a.example/bad.png"
+        await stores.images.mark_ordered(ok, T0)
+        await stores.images.record_ok(
+            ok, cdn_url="/cdn/img/ab.png", mime="image/png", size=10, width=3, height=2, sha256="ab", now=T0
+        )
+        await stores.images.record_failed(ok, "timeout", now=T0)  # never downgrades a cached image
+        assert not await stores.images.mark_ordered(ok, T0 + timedelta(days=9))
+        await stores.images.record_failed(bad, "404", T0 + timedelta(hours=1), now=T0)
+        assert not await stores.images.mark_ordered(bad, T0 + timedelta(minutes=5))
+        assert await stores.images.mark_ordered(bad, T0 + timedelta(hours=1))
+        got = await stores.images.get_many([ok, bad, "https://a.example/none.png", ok])
+        assert set(got) == {ok, bad}
+        assert got[ok].status is ImageStatus.ok
+        assert (got[ok].cdn_url, got[ok].mime, got[ok].size, got[ok].width, got[ok].height, got[ok].sha256) == (
+            "/cdn/img/ab.png",
+            "image/png",
+            10,
+            3,
+            2,
+            "ab",
+        )
+        assert got[bad].status is ImageStatus.pending
+        assert got[bad].reason == "404"
+        many = [f"https://a.example/{i}.png" for i in range(1200)]  # more than one IN (...) chunk
+        for u in many[:3]:
+            await stores.images.record_failed(u, "x")
+        assert len(await stores.images.get_many(many)) == 3
+
+    # ------------------------------------------------------------------- delay
+
+    async def test_park_versions(self, stores: Stores) -> None:
+        deadline = T0 + timedelta(minutes=5)
+        assert await stores.delay.park(URL, 2, b"v2", ["m1", "m2"], deadline, host="a.example") is ParkOutcome.parked
+        assert await stores.delay.park(URL, 2, b"v2", ["m1"], deadline) is ParkOutcome.unchanged
+        assert await stores.delay.park(URL, 1, b"v1", ["m9"], deadline) is ParkOutcome.stale
+        assert await stores.delay.park(URL, 3, b"v3", ["m3"], deadline, host="a.example") is ParkOutcome.replaced
+        got = await stores.delay.get(URL)
+        assert got is not None
+        assert (got.version, got.doc_json, got.pending, got.deadline) == (3, b"v3", frozenset({"m3"}), deadline)
+        assert await stores.delay.resolve("m1") == []  # the replaced version's media no longer counts
+        with pytest.raises(ValueError, match="nothing pending"):
+            await stores.delay.park(URL, 4, b"v4", [], deadline)
+
+    async def test_resolve_releases_once_under_concurrency(self, stores: Stores, store_url: str) -> None:
+        deadline = T0 + timedelta(minutes=5)
+        media = [f"https://a.example/m{i}.jpg" for i in range(6)]
+        docs = [f"https://a.example/doc{i}" for i in range(8)]
+        for i, d in enumerate(docs):
+            await stores.delay.park(d, 1, d.encode(), media[i % 3 : i % 3 + 4], deadline, host="a.example")
+        second = await open_stores(store_url, pool_size=4)
+        try:
+            calls = [(stores if n % 2 else second).delay.resolve(m) for n, m in enumerate(media * 3)]
+            random.Random(5).shuffle(calls)
+            results = await asyncio.gather(*calls)
+        finally:
+            await second.close()
+        released = [d.url for batch in results for d in batch]
+        assert sorted(released) == sorted(docs)  # every doc exactly once
+        assert all(d.pending == frozenset() for batch in results for d in batch)
+        assert await stores.delay.count() == 0
+
+    async def test_due_releases_with_missing_media(self, stores: Stores) -> None:
+        await stores.delay.park(
+            "https://a.example/1", 1, b"1", ["m1", "m2"], T0 + timedelta(seconds=10), host="a.example"
+        )
+        await stores.delay.park("https://b.example/2", 1, b"2", ["m2"], T0 + timedelta(seconds=20), host="b.example")
+        await stores.delay.park("https://b.example/3", 1, b"3", ["m3"], T0 + timedelta(seconds=30), host="b.example")
+        assert await stores.delay.waiting_by_host() == {"a.example": 1, "b.example": 2}
+        assert await stores.delay.due(T0 + timedelta(seconds=5)) == []
+        due = await stores.delay.due(T0 + timedelta(seconds=25), limit=10)
+        assert [(d.url, d.pending) for d in due] == [
+            ("https://a.example/1", frozenset({"m1", "m2"})),
+            ("https://b.example/2", frozenset({"m2"})),
+        ]
+        assert await stores.delay.due(T0 + timedelta(seconds=25)) == []  # removed: released once
+        assert await stores.delay.resolve("m2") == []
+        assert await stores.delay.count() == 1
+        assert await stores.delay.discard("https://b.example/3")
+        assert not await stores.delay.discard("https://b.example/3")
+        assert await stores.delay.get("https://b.example/3") is None
+        assert await stores.delay.resolve("m3") == []
+
+    async def test_due_limit_and_concurrent_callers(self, stores: Stores) -> None:
+        for i in range(30):
+            await stores.delay.park(f"https://a.example/{i}", 1, b"x", ["m"], T0 + timedelta(seconds=i))
+        first = await stores.delay.due(T0 + timedelta(hours=1), limit=5)
+        assert [d.url for d in first] == [f"https://a.example/{i}" for i in range(5)]
+        batches = await asyncio.gather(*(stores.delay.due(T0 + timedelta(hours=1), limit=4) for _ in range(10)))
+        urls = [d.url for b in batches for d in b]
+        assert len(urls) == len(set(urls)) == 25
+
+    # ------------------------------------------------------------------- feeds
+
+    async def test_feed_registry_and_status(self, stores: Stores) -> None:
+        feed = Feed(
+            feed_id="f1",
+            url="https://a.example/rss",
+            host="a.example",
+            format="rss",
+            tenant_id="t1",
+            services=("turbo", "news"),
+            created_at=T0,
+        )
+        assert await stores.feeds.upsert_feed(feed) is UpsertOutcome.inserted
+        assert await stores.feeds.upsert_feed(feed) is UpsertOutcome.unchanged
+        changed = Feed(
+            feed_id="f1",
+            url="https://a.example/rss2",
+            host="a.example",
+            format="rss",
+            tenant_id="t1",
+            services=("turbo",),
+            autoparser=True,
+        )
+        assert await stores.feeds.upsert_feed(changed) is UpsertOutcome.updated
+        got = await stores.feeds.get("f1")
+        assert got is not None
+        assert (got.url, got.services, got.autoparser, got.created_at) == (
+            "https://a.example/rss2",
+            ("turbo",),
+            True,
+            T0,
+        )
+        await stores.feeds.upsert_feed(
+            Feed(feed_id="f2", url="https://b.example/yml", host="b.example", format="yml", tenant_id="t2")
+        )
+        await stores.feeds.update_status(
+            "f1",
+            last_fetch_at=T0,
+            last_http_status=304,
+            etag='"x"',
+            next_fetch_at=T0 + timedelta(minutes=10),
+            interval_s=600.0,
+            consecutive_failures=2,
+            error_line=3,
+            error_column=14,
+        )
+        got = await stores.feeds.get("f1")
+        assert got is not None
+        assert got.status.last_http_status == 304
+        assert got.status.next_fetch_at == T0 + timedelta(minutes=10)
+        assert (got.status.consecutive_failures, got.status.error_line, got.status.interval_s) == (2, 3, 600.0)
+        assert [f.feed_id for f in await stores.feeds.due(T0)] == ["f2"]  # never fetched: due now
+        assert [f.feed_id for f in await stores.feeds.due(T0 + timedelta(hours=1))] == ["f2", "f1"]
+        assert [f.feed_id for f in await stores.feeds.list()] == ["f1", "f2"]
+        assert [f.feed_id for f in await stores.feeds.list("t2")] == ["f2"]
+        with pytest.raises(ValueError, match="unknown feed status fields"):
+            await stores.feeds.update_status("f1", owner="evil")
+        with pytest.raises(NotFound):
+            await stores.feeds.update_status("nope", items=3)
+        assert await stores.feeds.delete_feed("f2")
+        assert not await stores.feeds.delete_feed("f2")
+        assert [f.feed_id for f in await stores.feeds.due(T0 + timedelta(hours=1))] == ["f1"]
+        assert [f.feed_id for f in await stores.feeds.list()] == ["f1"]
+        assert len(await stores.feeds.list(include_deleted=True)) == 2
+        deleted = await stores.feeds.get("f2")
+        assert deleted is not None
+        assert deleted.deleted
+
+    # ------------------------------------------------------------------- tenants
+
+    async def test_tokens_are_stored_hashed(self, stores: Stores, store_url: str) -> None:
+        tenant = await stores.tenants.create_tenant("Acme")
+        token = await stores.tenants.issue_token(tenant.tenant_id)
+        assert len(token) > 40
+        assert await stores.tenants.tenant_for_token(token) == tenant.tenant_id
+        assert await stores.tenants.tenant_for_token(token + "x") is None
+        assert await stores.tenants.tenant_for_token("") is None
+        rows = await self.raw_rows(store_url, "api_tokens")
+        assert len(rows) == 1
+        assert token not in repr(rows)
+        assert token[3:20] not in repr(rows)
+        assert await stores.tenants.revoke_token(token)
+        assert not await stores.tenants.revoke_token(token)
+        assert await stores.tenants.tenant_for_token(token) is None
+        with pytest.raises(NotFound):
+            await stores.tenants.issue_token("no-such-tenant")
+
+    async def test_host_ownership_and_limits(self, stores: Stores) -> None:
+        a = await stores.tenants.create_tenant("A", tenant_id="ta", now=T0)
+        b = await stores.tenants.create_tenant("B", tenant_id="tb")
+        assert await stores.tenants.create_tenant("A again", tenant_id="ta") == a  # idempotent
+        claim_a = await stores.tenants.add_host("ta", "News.Example")
+        assert claim_a.host == "news.example"
+        assert not claim_a.verified
+        assert await stores.tenants.add_host("ta", "news.example") == claim_a  # idempotent
+        claim_b = await stores.tenants.add_host("tb", "news.example")
+        assert claim_b.verification_token != claim_a.verification_token
+        assert await stores.tenants.host_owner("news.example") is None  # unverified claims own nothing
+        await stores.tenants.set_verified("ta", "news.example")
+        assert await stores.tenants.host_owner("NEWS.example") == "ta"
+        await stores.tenants.set_verified("tb", "news.example")  # proving control takes it over
+        assert await stores.tenants.host_owner("news.example") == "tb"
+        assert [c.verified for c in await stores.tenants.hosts_of("ta")] == [False]
+        with pytest.raises(NotFound):
+            await stores.tenants.set_verified("ta", "other.example")
+        with pytest.raises(NotFound):
+            await stores.tenants.add_host("nobody", "x.example")
+        assert await stores.tenants.get_limits("ta") is None
+        await stores.tenants.set_limits("ta", TenantLimits(rps=5, burst=10, bytes_per_s=1e6))
+        assert await stores.tenants.get_limits("ta") == TenantLimits(rps=5.0, burst=10, bytes_per_s=1e6)
+        assert await stores.tenants.get_limits("tb") is None
+        await stores.tenants.set_limits("ta", None)
+        assert await stores.tenants.get_limits("ta") is None
+        with pytest.raises(NotFound):
+            await stores.tenants.set_limits("nobody", None)
+        assert b.created_at is not None
+        assert await stores.tenants.get_tenant("nobody") is None
+
+    # ------------------------------------------------------------------- tasks
+
+    async def test_task_idempotency_and_isolation(self, stores: Stores) -> None:
+        t1 = await stores.tasks.create(
+            Task(task_id="task1", tenant_id="ta", host="a.example", idempotency_key="k1"), now=T0
+        )
+        assert t1.status is TaskStatus.queued
+        assert t1.created_at == T0
+        again = await stores.tasks.create(Task(task_id="task2", tenant_id="ta", host="a.example", idempotency_key="k1"))
+        assert again.task_id == "task1"
+        other = await stores.tasks.create(Task(task_id="task3", tenant_id="tb", host="b.example", idempotency_key="k1"))
+        assert other.task_id == "task3"  # keys are per tenant
+        assert await stores.tasks.get("task2") is None
+        assert await stores.tasks.get("task1", tenant_id="tb") is None  # isolation
+        assert (await stores.tasks.find_by_idempotency_key("tb", "k1")) == other
+        assert await stores.tasks.find_by_idempotency_key("ta", "nope") is None
+        updated = await stores.tasks.update(
+            "task1",
+            status=TaskStatus.done,
+            items=[TaskItem("https://a.example/1", "ok"), TaskItem("https://a.example/2", "failed", "no title")],
+            errors=["1 item failed"],
+            preview_urls=["/turbo?url=x"],
+            now=T0 + timedelta(seconds=3),
+        )
+        assert updated.status is TaskStatus.done
+        assert updated.items[1] == TaskItem("https://a.example/2", "failed", "no title")
+        assert updated.updated_at == T0 + timedelta(seconds=3)
+        assert await stores.tasks.get("task1", tenant_id="ta") == updated
+        with pytest.raises(NotFound):
+            await stores.tasks.update("nope", status=TaskStatus.failed)
+        races = await asyncio.gather(
+            *(
+                stores.tasks.create(Task(task_id=f"r{i}", tenant_id="tc", host="c.example", idempotency_key="same"))
+                for i in range(10)
+            )
+        )
+        assert len({t.task_id for t in races}) == 1
+
+    # ------------------------------------------------------------------- migrations
+
+    async def test_reopen_is_idempotent_and_keeps_data(self, stores: Stores, store_url: str) -> None:
+        await stores.pages.upsert(page(1))
+        again = await open_stores(store_url)
+        try:
+            assert (await again.pages.get(URL)) == page(1)
+        finally:
+            await again.close()
+        rows = await self.raw_rows(store_url, "schema_migrations")
+        assert [r[0] for r in rows] == [1]

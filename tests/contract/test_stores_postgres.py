@@ -1,0 +1,51 @@
+"""The store contract on PostgreSQL (started by ``ops/postgres/start``), one fresh schema per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+
+from shared.errors import ConfigError, StoreUnavailable
+from shared.stores import open_stores
+from shared.stores.postgres import split_schema
+from tests.contract.store_contract import StoreContract
+
+
+@pytest.mark.postgres
+class TestPostgresStores(StoreContract):
+    @pytest.fixture
+    async def store_url(self, postgres_url: str) -> AsyncIterator[str]:
+        schema = f"t_{uuid.uuid4().hex[:16]}"
+        yield f"{postgres_url}?schema={schema}"
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()
+
+    async def raw_rows(self, store_url: str, table: str) -> list[tuple[Any, ...]]:
+        dsn, schema = split_schema(store_url)
+        conn = await asyncpg.connect(dsn, server_settings={"search_path": schema or "public"})
+        try:
+            return [tuple(r) for r in await conn.fetch(f"SELECT * FROM {table}")]
+        finally:
+            await conn.close()
+
+
+async def test_unreachable_server_is_store_unavailable() -> None:
+    # port 9 (discard) on loopback: nothing listens, the connection is refused at once
+    with pytest.raises(StoreUnavailable, match="postgresql"):
+        await open_stores("postgresql://u:p@127.0.0.1:9/db")
+
+
+async def test_schema_name_is_validated() -> None:
+    with pytest.raises(ConfigError, match="schema"):
+        await open_stores("postgresql://u:p@127.0.0.1:9/db?schema=x;drop")
+    assert split_schema("postgres://u:p@h:1/db?schema=abc&sslmode=disable") == (
+        "postgresql://u:p@h:1/db?sslmode=disable",
+        "abc",
+    )
