@@ -103,6 +103,12 @@ SQLITE: list[Migration] = [
     ),
 ]
 
+_WEBSUB_COLUMNS = (
+    "ALTER TABLE feeds ADD COLUMN websub_topic TEXT",
+    "ALTER TABLE feeds ADD COLUMN websub_secret TEXT",
+)
+SQLITE.append((2, "websub subscription topic and secret", _WEBSUB_COLUMNS))
+
 POSTGRES: list[Migration] = [
     (
         1,
@@ -122,3 +128,4 @@ POSTGRES: list[Migration] = [
         ),
     ),
 ]
+POSTGRES.append((2, "websub subscription topic and secret", _WEBSUB_COLUMNS))

@@ -197,6 +197,9 @@ class FeedStatus:
     websub_hub: str | None = None
     websub_expires_at: datetime | None = None
     autoparser_unavailable_reason: str | None = None
+    #: the topic (self URL) and HMAC secret of the live WebSub subscription (migration 2)
+    websub_topic: str | None = None
+    websub_secret: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""The scheduler cube: decides *when* each registered feed is fetched (DESIGN.md section 3)."""

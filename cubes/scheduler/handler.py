@@ -1,0 +1,287 @@
+"""The scheduler's handler: registrations in, lessons from fetches, due feeds out (DESIGN.md section 3).
+
+* ``feeds.registry`` -> the feed store (upsert / soft delete). A new feed, a
+  revived one, or one whose URL changed is due at once (``next_fetch_at`` None).
+* ``crawl.feeds`` -> learn: hash the body (xxh3-128), classify the fetch
+  (changed / unchanged / failed), compute the next due time with
+  ``policy`` and ``spread``, and write the *fetch* fields of the feed status.
+  The parser consumes the same topic and writes the parse fields
+  (``items``, ``error_line``, ...), so this handler never touches those, and
+  clears ``last_error`` only when the error there is a fetch error of its own.
+  A result older than the last one learned is ignored (redelivery, reordering).
+* ``tick`` (a ``Timer``) -> the feeds the store says are due become
+  ``crawl.requests``. Order matters: each emitted feed's ``next_fetch_at`` is
+  pushed one interval ahead *before* publishing, so no instance or later tick
+  emits it twice and a result racing the tick is never overwritten; if the
+  publish fails the old values are put back, so nothing is lost either.
+  All state is in the store, so a restarted scheduler carries on.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import xxhash
+
+from cubes.scheduler.policy import Outcome, backoff, classify, next_delay, next_interval
+from cubes.scheduler.spread import HostIndex, effective_gap, spread
+from cubes.scheduler.subscriber import Subscriber
+from cubes.scheduler.websub import discover
+from shared.blobs.base import BlobStore
+from shared.clock import Clock
+from shared.config import Settings
+from shared.errors import NotFound, Reject
+from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedRegistration, FetchStatus
+from shared.runtime.cube import Context, Output
+from shared.runtime.deps import Publish
+from shared.stores.base import Feed, FeedStore
+from shared.urls import canonical_url, host_of
+
+__all__ = ["SchedulerHandler", "body_hash", "retry_after_s"]
+
+log = logging.getLogger(__name__)
+
+#: routine polls; pushes and first fetches use 0 (CrawlRequest.priority)
+_ROUTINE_PRIORITY = 5
+
+
+def _dt(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
+def body_hash(body: bytes) -> str:
+    """The content hash that tells whether a feed changed: xxh3-128, fast and wide enough."""
+    return xxhash.xxh3_128_hexdigest(body)
+
+
+def retry_after_s(headers: dict[str, str], now: float) -> float | None:
+    """Seconds asked for by a ``Retry-After`` header (delta seconds or an HTTP date), if any."""
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)
+
+
+class SchedulerHandler:
+    def __init__(
+        self,
+        settings: Settings,
+        feeds: FeedStore,
+        publish: Publish,
+        clock: Clock,
+        *,
+        subscriber: Subscriber | None = None,
+        blobs: Callable[[], Awaitable[BlobStore]] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._cfg = settings.scheduler
+        self._feeds = feeds
+        self._publish = publish
+        self._clock = clock
+        self._subscriber = subscriber
+        self._blobs = blobs
+        self._rng = rng or random.Random()
+        self.index = HostIndex()
+        self._index_loaded = False
+
+    # ------------------------------------------------------------------ dispatch
+
+    async def handle(self, msg: Any, ctx: Context) -> list[Output]:
+        if isinstance(msg, FeedRegistration):
+            await self._register(msg)
+        elif isinstance(msg, CrawlResult):
+            await self._learn(msg)
+        else:
+            raise Reject(f"scheduler cannot handle {type(msg).__name__} from {ctx.topic}")
+        return []
+
+    # ------------------------------------------------------------------ feeds.registry
+
+    async def _register(self, reg: FeedRegistration) -> None:
+        if reg.action == "delete":
+            before = await self._feeds.get(reg.feed_id)
+            await self._feeds.delete_feed(reg.feed_id)
+            self.index.discard(reg.feed_id)
+            if before is not None and self._subscriber is not None:
+                error = await self._subscriber.unsubscribe(reg.feed_id, before.url)
+                if error:
+                    log.warning("websub unsubscribe of removed feed %s failed: %s", reg.feed_id, error)
+            return
+        try:
+            url = canonical_url(reg.url)
+        except ValueError as exc:
+            raise Reject(f"feed {reg.feed_id}: bad url {reg.url!r}: {exc}") from None
+        before = await self._feeds.get(reg.feed_id)
+        await self._feeds.upsert_feed(
+            Feed(
+                feed_id=reg.feed_id,
+                url=url,
+                host=host_of(url),
+                format=reg.format.value,
+                tenant_id=reg.tenant_id,
+                services=tuple(reg.services),
+                autoparser=reg.autoparser,
+            )
+        )
+        if before is not None and (before.deleted or before.url != url):
+            # another URL is another feed: old validators would lie, and it is due at once like a new one
+            await self._feeds.update_status(
+                reg.feed_id, next_fetch_at=None, etag=None, last_modified=None, last_hash=None
+            )
+
+    # ------------------------------------------------------------------ crawl.feeds
+
+    async def _learn(self, res: CrawlResult) -> None:
+        ids = {r.removeprefix("feed:") for r in res.requesters if r.startswith("feed:")}
+        if res.feed_id:
+            ids.add(res.feed_id)
+        if not ids:
+            return
+        digest = await self._hash(res) if res.status is FetchStatus.ok else None
+        for feed_id in sorted(ids):
+            await self._learn_one(feed_id, res, digest)
+
+    async def _hash(self, res: CrawlResult) -> str | None:
+        if res.body is not None:
+            return body_hash(res.body)
+        if res.body_ref and self._blobs is not None:
+            try:
+                return body_hash(await (await self._blobs()).get(res.body_ref))
+            except NotFound:
+                log.warning("feed body %s is gone from the blob store; counted as changed", res.body_ref)
+        return None
+
+    async def _learn_one(self, feed_id: str, res: CrawlResult, digest: str | None) -> None:
+        feed = await self._feeds.get(feed_id)
+        if feed is None or feed.deleted:
+            return
+        st = feed.status
+        if st.last_fetch_at is not None and res.fetched_at <= st.last_fetch_at:
+            return  # already learned (redelivery) or older than what we know
+        await self._load_index()
+        fetched = res.fetched_at.timestamp()
+        outcome = classify(res.status, digest, st.last_hash)
+        failures = st.consecutive_failures + 1 if outcome is Outcome.failed else 0
+        interval = next_interval(st.interval_s, outcome, self._cfg)
+        delay = next_delay(
+            interval=interval,
+            outcome=outcome,
+            failures=failures,
+            websub_lease_left=None if st.websub_expires_at is None else st.websub_expires_at.timestamp() - fetched,
+            retry_after=retry_after_s(res.headers, fetched),
+            u=self._rng.random(),
+            cfg=self._cfg,
+        )
+        due = self._spread(feed, fetched + delay, interval)
+        fields: dict[str, Any] = {
+            "last_fetch_at": res.fetched_at,
+            "last_http_status": res.http_status,
+            "last_result": res.status.value,
+            "next_fetch_at": _dt(due),
+            "interval_s": interval,
+            "consecutive_failures": failures,
+        }
+        if outcome is Outcome.failed:
+            detail = res.error or (f"HTTP {res.http_status}" if res.http_status else "")
+            fields["last_error"] = f"{res.status.value}: {detail}" if detail else res.status.value
+        elif st.consecutive_failures > 0:
+            fields["last_error"] = None  # it was our fetch error; a parse error is the parser's to set
+        if res.status is FetchStatus.ok:
+            # the validators of *this* response; a server that stopped sending them must not get old ones
+            fields["etag"] = res.headers.get("etag")
+            fields["last_modified"] = res.headers.get("last-modified")
+            if digest is not None:
+                fields["last_hash"] = digest
+        elif res.status is FetchStatus.not_modified:
+            if res.headers.get("etag"):
+                fields["etag"] = res.headers["etag"]
+            if res.headers.get("last-modified"):
+                fields["last_modified"] = res.headers["last-modified"]
+        await self._feeds.update_status(feed_id, **fields)
+        self.index.set(feed.host, feed_id, due)
+        await self._maybe_subscribe(feed, res, fetched)
+
+    def _spread(self, feed: Feed, candidate: float, interval: float) -> float:
+        others = self.index.others(feed.host, feed.feed_id)
+        gap = effective_gap(self._cfg.host_gap_s, interval, len(others) + 1)
+        return spread(candidate, others, gap)
+
+    async def _load_index(self) -> None:
+        """Fill the host index from the store once (it is a cache; see ``spread``)."""
+        if self._index_loaded:
+            return
+        self._index_loaded = True
+        for feed in await self._feeds.list():
+            if feed.status.next_fetch_at is not None:
+                self.index.set(feed.host, feed.feed_id, feed.status.next_fetch_at.timestamp())
+
+    async def _maybe_subscribe(self, feed: Feed, res: CrawlResult, now: float) -> None:
+        if self._subscriber is None or not self._subscriber.enabled or res.status is not FetchStatus.ok:
+            return
+        found = discover(res.body, res.headers)
+        if found is not None and self._subscriber.due_for(feed.feed_id, found, now):
+            # failures are logged by the subscriber and retried on a later poll; polling goes on meanwhile
+            await self._subscriber.subscribe(feed.feed_id, feed.url, found, now)
+
+    # ------------------------------------------------------------------ tick
+
+    async def tick(self) -> list[Output]:
+        """Emit every due feed once (published here; see the module docstring for the order)."""
+        now = self._clock.time()
+        now_dt = _dt(now)
+        due = await self._feeds.due(now_dt, limit=self._cfg.tick_batch)
+        if not due:
+            return []
+        outputs = [self._request(feed, now_dt) for feed in due]
+        for feed in due:
+            # a lease: if the result never comes back (lost, or the crawler is down), the feed is due
+            # again after the delay it would have had anyway (its interval, or its failure backoff)
+            st = feed.status
+            lease = max(
+                next_interval(st.interval_s, Outcome.failed, self._cfg), backoff(st.consecutive_failures, self._cfg)
+            )
+            await self._feeds.update_status(feed.feed_id, next_fetch_at=_dt(now + lease))
+        try:
+            await self._publish(outputs)
+        except Exception:
+            for feed in due:
+                await self._feeds.update_status(feed.feed_id, next_fetch_at=feed.status.next_fetch_at)
+            raise
+        return []
+
+    @staticmethod
+    def _request(feed: Feed, now: datetime) -> Output:
+        st = feed.status
+        first = st.last_fetch_at is None
+        return Output(
+            "crawl.requests",
+            CrawlRequest(
+                kind=CrawlKind.feed,
+                url=feed.url,
+                host=feed.host,
+                requesters=[f"feed:{feed.feed_id}"],
+                feed_id=feed.feed_id,
+                etag=None if first else st.etag,
+                last_modified=None if first else st.last_modified,
+                requested_at=now,
+                priority=0 if first else _ROUTINE_PRIORITY,
+            ),
+        )
+
+    async def close(self) -> None:
+        if self._subscriber is not None:
+            await self._subscriber.close()

@@ -1,0 +1,214 @@
+"""``turbocubes feeds add|list|remove``: validation, the SSRF check, the store and the bus."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from cubes.cli import main
+from cubes.scheduler.commands import add_feed, feed_id_for, list_feeds, remove_feed
+from shared import contracts
+from shared.bus import open_bus
+from shared.config import Settings
+from shared.messages import FeedFormat, FeedRegistration
+from shared.runtime.cube import Output
+from shared.stores import Stores, open_stores
+
+ALLOW_LOOPBACK = Settings().replace(http={"allowlist": ["127.0.0.1/32"]})
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.outputs: list[Output] = []
+
+    async def __call__(self, outputs: Sequence[Output]) -> None:
+        self.outputs.extend(outputs)
+
+
+class FakeDns(AbstractResolver):
+    """news.example -> a public address, intranet.example -> a private one, the rest: no such name."""
+
+    ADDRESSES = {"news.example": "93.184.216.34", "intranet.example": "10.1.2.3"}
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        if host not in self.ADDRESSES:
+            raise OSError(socket.EAI_NONAME, f"{host}: name not known")
+        return [ResolveResult(hostname=host, host=self.ADDRESSES[host], port=port, family=family, proto=0, flags=0)]
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.fixture
+async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
+    s = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    yield s
+    await s.close()
+
+
+async def test_add_stores_and_announces(stores: Stores) -> None:
+    pub, out = Collector(), io.StringIO()
+    code = await add_feed(
+        Settings(),
+        stores.feeds,
+        pub,
+        "HTTPS://News.Example:443/a/../feed.xml#top",
+        fmt="turbo",
+        services=["news", "news", "sport"],
+        resolver=FakeDns(),
+        out=out,
+    )
+    assert code == 0
+    url = "https://news.example/feed.xml"
+    fid = feed_id_for(None, url)
+    feed = await stores.feeds.get(fid)
+    assert feed is not None
+    assert (feed.url, feed.host, feed.format, feed.services) == (url, "news.example", "turbo", ("news", "sport"))
+    assert feed.status.next_fetch_at is None  # due at once
+    [o] = pub.outputs
+    assert o.topic == "feeds.registry"
+    assert o.key == fid
+    msg = o.message
+    assert isinstance(msg, FeedRegistration)
+    assert (msg.action, msg.feed_id, msg.url, msg.format) == ("upsert", fid, url, FeedFormat.turbo)
+    assert f"added feed {fid}" in out.getvalue()
+
+    again = io.StringIO()
+    assert (
+        await add_feed(
+            Settings(), stores.feeds, pub, url, fmt="turbo", services=["sport", "news"], resolver=FakeDns(), out=again
+        )
+        == 0
+    )
+    assert "unchanged" in again.getvalue()
+    assert len(await stores.feeds.list()) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "settings", "reason"),
+    [
+        ("ftp://news.example/feed.xml", Settings(), "bad url"),
+        ("not a url", Settings(), "bad url"),
+        ("http://127.0.0.1:8080/feed.xml", Settings(), "loopback"),
+        ("http://10.0.0.1/feed.xml", Settings(), "private"),
+        ("http://169.254.169.254/latest/meta-data", Settings(), "link-local"),
+        ("http://[::ffff:127.0.0.1]/feed.xml", Settings(), "refused"),
+        ("https://intranet.example/feed.xml", Settings(), "private"),  # a name that resolves inside
+        ("https://nowhere.example/feed.xml", Settings(), "cannot be resolved"),
+    ],
+)
+async def test_add_refuses(stores: Stores, url: str, settings: Settings, reason: str) -> None:
+    pub, err = Collector(), io.StringIO()
+    code = await add_feed(settings, stores.feeds, pub, url, resolver=FakeDns(), err=err)
+    assert code == 1
+    assert reason in err.getvalue()
+    assert pub.outputs == []
+    assert await stores.feeds.list() == []
+
+
+async def test_add_refuses_bad_format_and_services(stores: Stores) -> None:
+    pub, err = Collector(), io.StringIO()
+    url = "https://news.example/feed.xml"
+    assert await add_feed(Settings(), stores.feeds, pub, url, fmt="atom", resolver=FakeDns(), err=err) == 1
+    assert "bad format" in err.getvalue()
+    assert await add_feed(Settings(), stores.feeds, pub, url, services=["Bad Name"], resolver=FakeDns(), err=err) == 1
+    assert "bad service" in err.getvalue()
+    assert pub.outputs == []
+
+
+async def test_allowlist_lets_loopback_in(stores: Stores) -> None:
+    pub = Collector()
+    assert await add_feed(ALLOW_LOOPBACK, stores.feeds, pub, "http://127.0.0.1:8080/feed.xml", out=io.StringIO()) == 0
+    assert len(pub.outputs) == 1
+
+
+async def test_list_shows_status(stores: Stores) -> None:
+    pub = Collector()
+    url = "https://news.example/feed.xml"
+    await add_feed(Settings(), stores.feeds, pub, url, fmt="rss", resolver=FakeDns(), out=io.StringIO())
+    fid = feed_id_for(None, url)
+    out = io.StringIO()
+    await list_feeds(stores.feeds, out=out)
+    assert fid in out.getvalue()
+    assert "due now" in out.getvalue()
+    await stores.feeds.update_status(
+        fid,
+        last_fetch_at=datetime(2024, 5, 1, 12, 0, tzinfo=UTC),
+        last_http_status=503,
+        last_result="http_5xx",
+        consecutive_failures=3,
+        last_error="http_5xx: HTTP 503",
+        next_fetch_at=datetime(2024, 5, 1, 12, 16, tzinfo=UTC),
+    )
+    out = io.StringIO()
+    await list_feeds(stores.feeds, out=out)
+    text = out.getvalue()
+    assert "last fetch: 2024-05-01 12:00:00" in text
+    assert "http_5xx (HTTP 503), 3 failure(s) in a row" in text
+    assert "next fetch: 2024-05-01 12:16:00" in text
+    assert "error: http_5xx: HTTP 503" in text
+
+
+async def test_remove(stores: Stores) -> None:
+    pub = Collector()
+    url = "https://news.example/feed.xml"
+    await add_feed(Settings(), stores.feeds, pub, url, resolver=FakeDns(), out=io.StringIO())
+    fid = feed_id_for(None, url)
+    assert await remove_feed(stores.feeds, pub, fid, out=io.StringIO()) == 0
+    feed = await stores.feeds.get(fid)
+    assert feed is not None
+    assert feed.deleted
+    last = pub.outputs[-1].message
+    assert isinstance(last, FeedRegistration)
+    assert (last.action, last.feed_id) == ("delete", fid)
+    err = io.StringIO()
+    assert await remove_feed(stores.feeds, pub, fid, err=err) == 1
+    assert await remove_feed(stores.feeds, pub, "nope", err=err) == 1
+    assert "no such feed" in err.getvalue()
+
+
+def _registrations(bus_url: str) -> list[FeedRegistration]:
+    async def read() -> list[FeedRegistration]:
+        bus = open_bus(bus_url)
+        await bus.start()
+        try:
+            out = []
+            for partition, end in (await bus.end_offsets("feeds.registry")).items():
+                for rec in await bus.read("feeds.registry", partition, 0, end):
+                    msg = contracts.decode("feeds.registry", rec.value)
+                    assert isinstance(msg, FeedRegistration)
+                    out.append(msg)
+            return out
+        finally:
+            await bus.close()
+
+    return asyncio.run(read())
+
+
+def test_cli_end_to_end_on_the_embedded_engines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "turbocubes.toml"
+    bus_url = f"sqlite:///{tmp_path}/bus.db"
+    cfg.write_text(
+        f'[bus]\nurl = "{bus_url}"\n[store]\nurl = "sqlite:///{tmp_path}/store.db"\n'
+        '[http]\nallowlist = ["127.0.0.1/32"]\n'
+    )
+    url = "http://127.0.0.1:8080/feed.xml"
+    fid = feed_id_for(None, url)
+    assert main(["--config", str(cfg), "feeds", "add", url, "--format", "rss", "--service", "news"]) == 0
+    assert main(["--config", str(cfg), "feeds", "list"]) == 0
+    assert fid in capsys.readouterr().out
+    assert main(["--config", str(cfg), "feeds", "remove", fid]) == 0
+    assert main(["--config", str(cfg), "feeds", "add", "http://10.0.0.1/feed.xml"]) == 1
+    assert "private" in capsys.readouterr().err
+    regs = _registrations(bus_url)
+    assert [(r.action, r.feed_id, r.url) for r in regs] == [("upsert", fid, url), ("delete", fid, url)]
+    assert regs[0].services == ["news"]

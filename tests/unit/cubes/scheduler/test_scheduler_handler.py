@@ -1,0 +1,375 @@
+"""The scheduler handler over a real SQLite feed store: registration, learning, the tick, restarts."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import xxhash
+
+from cubes.scheduler.handler import SchedulerHandler, retry_after_s
+from shared.clock import ManualClock
+from shared.config import Settings
+from shared.errors import Reject
+from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
+from shared.runtime.cube import Context, Output
+from shared.stores import Stores, open_stores
+
+SETTINGS = Settings().replace(scheduler={"jitter": 0.0, "host_gap_s": 10.0})
+
+
+class Collector:
+    """A ``deps.publish`` that records what it was asked to publish (and can be told to fail)."""
+
+    def __init__(self) -> None:
+        self.outputs: list[Output] = []
+        self.fail = False
+
+    async def __call__(self, outputs: Sequence[Output]) -> None:
+        if self.fail:
+            raise ConnectionError("bus down")
+        self.outputs.extend(outputs)
+
+    def requests(self) -> list[CrawlRequest]:
+        out = []
+        for o in self.outputs:
+            assert o.topic == "crawl.requests"
+            assert isinstance(o.message, CrawlRequest)
+            out.append(o.message)
+        return out
+
+
+def ctx(topic: str) -> Context:
+    return Context(topic=topic, partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
+
+
+def reg(feed_id: str, url: str, action: str = "upsert") -> FeedRegistration:
+    return FeedRegistration(
+        action=action,  # type: ignore[arg-type]
+        feed_id=feed_id,
+        url=url,
+        host=url.split("/")[2],
+        format=FeedFormat.rss,
+        registered_at=datetime.now(UTC),
+    )
+
+
+def result(
+    feed_id: str,
+    url: str,
+    at: float,
+    status: FetchStatus = FetchStatus.ok,
+    body: bytes | None = b"<rss/>",
+    headers: dict[str, str] | None = None,
+    http_status: int | None = 200,
+    error: str | None = None,
+) -> CrawlResult:
+    return CrawlResult(
+        kind=CrawlKind.feed,
+        url=url,
+        host=url.split("/")[2],
+        status=status,
+        http_status=http_status,
+        headers=headers or {},
+        body=body if status is FetchStatus.ok else None,
+        requesters=[f"feed:{feed_id}"],
+        feed_id=feed_id,
+        error=error,
+        fetched_at=datetime.fromtimestamp(at, UTC),
+    )
+
+
+@pytest.fixture
+async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
+    s = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(start=1_700_000_000.0)
+
+
+def make(stores: Stores, clock: ManualClock, publish: Collector, settings: Settings = SETTINGS) -> SchedulerHandler:
+    return SchedulerHandler(settings, stores.feeds, publish, clock, rng=random.Random(7))
+
+
+URL = "https://news.example/feed.xml"
+
+
+async def test_new_feed_is_due_at_once_and_emitted_once(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    h = make(stores, clock, pub)
+    assert await h.handle(reg("f1", URL), ctx("feeds.registry")) == []
+    await h.tick()
+    [req] = pub.requests()
+    assert req.kind is CrawlKind.feed
+    assert req.url == URL
+    assert req.host == "news.example"
+    assert req.requesters == ["feed:f1"]
+    assert req.feed_id == "f1"
+    assert req.priority == 0  # never fetched: most urgent
+    assert req.etag is None
+    await h.tick()
+    clock.advance(60)
+    await h.tick()
+    assert len(pub.requests()) == 1  # the lease keeps it from being emitted twice
+
+
+async def test_state_survives_a_restart(tmp_path: Path, clock: ManualClock) -> None:
+    url = f"sqlite:///{tmp_path}/restart.db"
+    pub = Collector()
+    s1 = await open_stores(url)
+    h1 = make(s1, clock, pub)
+    await h1.handle(reg("f1", URL), ctx("feeds.registry"))
+    await h1.tick()
+    await h1.handle(result("f1", URL, clock.time(), headers={"etag": '"v1"'}), ctx("crawl.feeds"))
+    await s1.close()
+
+    s2 = await open_stores(url)  # a new process over the same store
+    try:
+        h2 = make(s2, clock, pub)
+        await h2.tick()
+        assert len(pub.requests()) == 1  # not due again right after a restart
+        feed = await s2.feeds.get("f1")
+        assert feed is not None
+        assert feed.status.next_fetch_at is not None
+        clock.advance(feed.status.next_fetch_at.timestamp() - clock.time() + 1)
+        await h2.tick()
+        reqs = pub.requests()
+        assert len(reqs) == 2
+        assert reqs[1].etag == '"v1"'  # conditional GET with what the first process learned
+        assert reqs[1].priority == 5
+    finally:
+        await s2.close()
+
+
+async def test_learning_changed_unchanged_not_modified(stores: Stores, clock: ManualClock) -> None:
+    h = make(stores, clock, Collector())
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    t0 = clock.time()
+    body = b"<rss><channel><title>x</title></channel></rss>"
+    await h.handle(
+        result(
+            "f1",
+            URL,
+            t0,
+            body=body,
+            headers={"etag": '"a"', "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT"},
+        ),
+        ctx("crawl.feeds"),
+    )
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.last_fetch_at == datetime.fromtimestamp(t0, UTC)
+    assert st.last_http_status == 200
+    assert st.last_result == "ok"
+    assert st.etag == '"a"'
+    assert st.last_modified == "Mon, 01 Jan 2024 00:00:00 GMT"
+    assert st.last_hash == xxhash.xxh3_128_hexdigest(body)
+    assert st.interval_s == 120.0  # changed: at the minimum
+    assert st.next_fetch_at == datetime.fromtimestamp(t0 + 120.0, UTC)
+    assert st.consecutive_failures == 0
+
+    # the same bytes again (a server without validators): longer
+    await h.handle(result("f1", URL, t0 + 120, body=body), ctx("crawl.feeds"))
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.interval_s == 180.0
+    assert st.next_fetch_at == datetime.fromtimestamp(t0 + 300.0, UTC)
+    assert st.etag is None  # this response had none: the old one must not be sent again
+
+    # 304: longer still, the hash is kept
+    await h.handle(
+        result("f1", URL, t0 + 300, status=FetchStatus.not_modified, http_status=304, headers={"etag": '"b"'}),
+        ctx("crawl.feeds"),
+    )
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.interval_s == 270.0
+    assert st.last_result == "not_modified"
+    assert st.etag == '"b"'
+    assert st.last_hash == xxhash.xxh3_128_hexdigest(body)
+
+    # new content: shorter again
+    await h.handle(result("f1", URL, t0 + 600, body=b"<rss>new</rss>"), ctx("crawl.feeds"))
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.interval_s == 135.0
+
+
+async def test_failures_back_off_with_reason_and_recover(stores: Stores, clock: ManualClock) -> None:
+    h = make(stores, clock, Collector())
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    t = clock.time()
+    delays = []
+    for _ in range(4):
+        await h.handle(
+            result(
+                "f1",
+                URL,
+                t,
+                status=FetchStatus.http_5xx,
+                http_status=503,
+                error="HTTP 503 Service Unavailable",
+            ),
+            ctx("crawl.feeds"),
+        )
+        st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+        assert st.next_fetch_at is not None
+        delays.append(st.next_fetch_at.timestamp() - t)
+        t = st.next_fetch_at.timestamp()
+    assert delays == [120.0, 240.0, 480.0, 960.0]
+    assert st.consecutive_failures == 4
+    assert st.last_error == "http_5xx: HTTP 503 Service Unavailable"
+    assert st.last_result == "http_5xx"
+
+    await h.handle(result("f1", URL, t), ctx("crawl.feeds"))
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.consecutive_failures == 0
+    assert st.last_error is None
+    assert st.last_result == "ok"
+
+
+async def test_throttled_honours_retry_after(stores: Stores, clock: ManualClock) -> None:
+    h = make(stores, clock, Collector())
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    t = clock.time()
+    await h.handle(
+        result("f1", URL, t, status=FetchStatus.throttled, http_status=429, headers={"retry-after": "3600"}),
+        ctx("crawl.feeds"),
+    )
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.next_fetch_at == datetime.fromtimestamp(t + 3600, UTC)
+
+
+def test_retry_after_forms() -> None:
+    now = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+    assert retry_after_s({"retry-after": "120"}, now) == 120.0
+    assert retry_after_s({"retry-after": "Mon, 01 Jan 2024 00:10:00 GMT"}, now) == 600.0
+    assert retry_after_s({"retry-after": "soon"}, now) is None
+    assert retry_after_s({}, now) is None
+
+
+async def test_redelivered_and_older_results_are_ignored(stores: Stores, clock: ManualClock) -> None:
+    h = make(stores, clock, Collector())
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    t = clock.time()
+    failed = result("f1", URL, t, status=FetchStatus.timeout, http_status=None, error="read timeout")
+    await h.handle(failed, ctx("crawl.feeds"))
+    await h.handle(failed, ctx("crawl.feeds"))  # redelivery
+    await h.handle(result("f1", URL, t - 100), ctx("crawl.feeds"))  # an older one, late
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.consecutive_failures == 1
+    assert st.last_result == "timeout"
+
+
+async def test_parser_fields_are_left_alone(stores: Stores, clock: ManualClock) -> None:
+    h = make(stores, clock, Collector())
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await stores.feeds.update_status("f1", items=7, last_error="line 3: bad tag", error_line=3, error_column=9)
+    await h.handle(result("f1", URL, clock.time()), ctx("crawl.feeds"))
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert (st.items, st.last_error, st.error_line, st.error_column) == (7, "line 3: bad tag", 3, 9)
+
+
+async def test_removed_feed_is_not_emitted_or_learned(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    h = make(stores, clock, pub)
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await h.handle(reg("f1", URL, action="delete"), ctx("feeds.registry"))
+    await h.tick()
+    assert pub.requests() == []
+    await h.handle(result("f1", URL, clock.time()), ctx("crawl.feeds"))
+    feed = await stores.feeds.get("f1")
+    assert feed is not None
+    assert feed.deleted
+    assert feed.status.last_fetch_at is None
+
+
+async def test_changed_url_resets_validators_and_is_due_at_once(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    h = make(stores, clock, pub)
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await h.tick()
+    await h.handle(result("f1", URL, clock.time(), headers={"etag": '"x"'}), ctx("crawl.feeds"))
+    await h.handle(reg("f1", "https://news.example/other.xml"), ctx("feeds.registry"))
+    await h.tick()
+    reqs = pub.requests()
+    assert [r.url for r in reqs] == [URL, "https://news.example/other.xml"]
+    assert reqs[1].etag is None
+
+
+async def test_bad_registration_is_rejected(stores: Stores, clock: ManualClock) -> None:
+    h = make(stores, clock, Collector())
+    with pytest.raises(Reject, match="bad url"):
+        await h.handle(reg("f1", "ftp://news.example/feed.xml"), ctx("feeds.registry"))
+    assert await stores.feeds.get("f1") is None
+
+
+async def test_feeds_of_one_host_are_spread(stores: Stores, clock: ManualClock) -> None:
+    h = make(stores, clock, Collector())
+    t = clock.time()
+    for i in range(6):
+        await h.handle(reg(f"f{i}", f"https://news.example/f{i}.xml"), ctx("feeds.registry"))
+    await h.handle(reg("other", "https://other.example/f.xml"), ctx("feeds.registry"))
+    for i in range(6):  # all fetched at the same moment, all changed: all would fall due together
+        await h.handle(result(f"f{i}", f"https://news.example/f{i}.xml", t), ctx("crawl.feeds"))
+    await h.handle(result("other", "https://other.example/f.xml", t), ctx("crawl.feeds"))
+    dues = []
+    for i in range(6):
+        st = (await stores.feeds.get(f"f{i}")).status  # type: ignore[union-attr]
+        assert st.next_fetch_at is not None
+        dues.append(st.next_fetch_at.timestamp())
+    dues.sort()
+    assert dues[0] == t + 120.0
+    assert min(b - a for a, b in itertools.pairwise(dues)) >= 10.0 - 1e-6
+    # another host is not held back by this one
+    other = (await stores.feeds.get("other")).status  # type: ignore[union-attr]
+    assert other.next_fetch_at == datetime.fromtimestamp(t + 120.0, UTC)
+
+
+async def test_failed_publish_leaves_feeds_due(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    h = make(stores, clock, pub)
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    pub.fail = True
+    with pytest.raises(ConnectionError):
+        await h.tick()
+    pub.fail = False
+    await h.tick()
+    assert [r.feed_id for r in pub.requests()] == ["f1"]
+
+
+async def test_tick_takes_the_most_overdue_first_within_the_batch(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    settings = SETTINGS.replace(scheduler={"tick_batch": 2})
+    h = make(stores, clock, pub, settings)
+    for i in range(3):
+        await h.handle(reg(f"f{i}", f"https://h{i}.example/feed.xml"), ctx("feeds.registry"))
+    await h.tick()
+    assert len(pub.requests()) == 2
+    await h.tick()
+    assert sorted(r.feed_id or "" for r in pub.requests()) == ["f0", "f1", "f2"]
+
+
+async def test_lease_reemits_a_lost_request(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    h = make(stores, clock, pub)
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await h.tick()
+    clock.advance(timedelta(seconds=121).total_seconds())  # no result came back within one interval
+    await h.tick()
+    assert len(pub.requests()) == 2
+
+
+async def test_lease_of_a_failing_feed_follows_its_backoff(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    h = make(stores, clock, pub)
+    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await stores.feeds.update_status("f1", consecutive_failures=3, interval_s=120.0)
+    await h.tick()
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.next_fetch_at == datetime.fromtimestamp(clock.time() + 480.0, UTC)
+    assert len(pub.requests()) == 1
