@@ -16,6 +16,7 @@ so the runtime can dead-letter the record with a readable reason.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -43,6 +44,7 @@ __all__ = [
     "schema_documents",
     "stale_contract_files",
     "topic",
+    "validator",
     "write_contract_files",
 ]
 
@@ -130,16 +132,34 @@ def encode(topic_name: str, msg: BaseModel) -> bytes:
     return msg.__pydantic_serializer__.to_json(msg)
 
 
+def _contract_error(topic_name: str, exc: ValidationError) -> ContractError:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:5]
+    )
+    return ContractError(f"{topic_name}: {problems}")
+
+
 def decode(topic_name: str, value: bytes) -> messages.Message:
     """Parse and validate one record's value; ``ContractError`` names what is wrong."""
     model = topic(topic_name).model
     try:
         return model.model_validate_json(value)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:5]
-        )
-        raise ContractError(f"{topic_name}: {problems}") from None
+        raise _contract_error(topic_name, exc) from None
+
+
+def validator(topic_name: str) -> Callable[[bytes], messages.Message]:
+    """``decode`` for one topic, looked up once: the runtime calls it for every record."""
+    validate_json = topic(topic_name).model.__pydantic_validator__.validate_json
+
+    def validate(value: bytes) -> messages.Message:
+        try:
+            msg: messages.Message = validate_json(value)
+        except ValidationError as exc:
+            raise _contract_error(topic_name, exc) from None
+        return msg
+
+    return validate
 
 
 # --------------------------------------------------------------------------- generated files

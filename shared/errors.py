@@ -76,7 +76,7 @@ class PublishContractError(ContractError):
     """We tried to publish an invalid message: a programming error, never dead-lettered."""
 
 
-class Reject(TurbocubesError):  # noqa: N818 - the name reads as the handler's verb
+class Reject(TurbocubesError):
     """A handler refuses a message because of its content. It goes to the DLQ at once."""
 
     def __init__(self, reason: str) -> None:

@@ -43,6 +43,7 @@ class Records(Protocol):
 
     async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]: ...
 
+
 # mime types with which Document.media marks a video
 _VIDEO_MIME_PREFIX = "video/"
 _ABSOLUTE = ("http://", "https://")
@@ -62,6 +63,9 @@ _PLAIN_URL = re.compile(
     r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+)?"
 )
 _MAX_URL = 4096
+#: a stray </body> or </html> in a partner's fragment would end our wrapper early and libxml2
+#: would drop what follows; they mean nothing inside a fragment, so they go before parsing
+_STRAY_END = re.compile(r"</\s*(?:body|html)\s*>", re.IGNORECASE)
 
 
 def parse_srcset(value: str) -> list[tuple[str, str]]:
@@ -140,7 +144,8 @@ class MediaDoc:
         self._resolved: dict[str, str | None] = {}
         self._root: etree._Element | None = None
         if doc.content_html.strip():
-            tree = etree.fromstring(f"<html><body>{doc.content_html}</body></html>", _PARSER)
+            fragment = _STRAY_END.sub("", doc.content_html)
+            tree = etree.fromstring(f"<html><body>{fragment}</body></html>", _PARSER)
             self._root = tree.find("body") if tree is not None else None
             if self._root is not None:
                 self._collect_html(self._root)
@@ -172,8 +177,10 @@ class MediaDoc:
             kind = MediaKind.image
             if tag == "source":
                 parent = el.getparent()
+                if parent is not None and parent.tag == "audio":
+                    continue  # audio is not cached: never ordered, and dropped by the rewrite
                 typ = (el.get("type") or "").lower()
-                if parent is not None and parent.tag in ("video", "audio") and not typ.startswith("image/"):
+                if parent is not None and parent.tag == "video" and not typ.startswith("image/"):
                     kind = MediaKind.video
             if tag == "video":
                 if el.get("src"):
@@ -287,8 +294,10 @@ async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime)
         rec = records.get(url)
         if rec is not None and rec.status == ImageStatus.ok and rec.cdn_url:
             out.cdn[url] = rec.cdn_url
-        elif rec is not None and rec.status == ImageStatus.failed and (
-            rec.retry_after is None or rec.retry_after > now
+        elif (
+            rec is not None
+            and rec.status == ImageStatus.failed
+            and (rec.retry_after is None or rec.retry_after > now)
         ):
             out.failed.add(url)
         else:

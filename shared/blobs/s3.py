@@ -211,6 +211,25 @@ class S3BlobStore:
         base = self.endpoint or f"https://s3.{self.region}.amazonaws.com"
         return f"{base}/{quote(self.bucket)}/{quote(key)}"
 
+    async def destroy(self) -> None:
+        """Delete every object and then the bucket (tests and throwaway environments).
+
+        Objects go first, in batches of 1,000 (S3's limit per request): real S3 refuses
+        to delete a bucket that is not empty.
+        """
+
+        def run() -> None:
+            pages = self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket)
+            for page in pages:
+                keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+                if keys:
+                    self._client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
+            self._client.delete_bucket(Bucket=self.bucket)
+
+        with contextlib.suppress(NotFound):  # no bucket: nothing to destroy (_BucketMissing is a NotFound)
+            await self._call("destroy bucket", run)
+        self._bucket_ready = False
+
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._client.close()

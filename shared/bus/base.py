@@ -23,7 +23,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-__all__ = ["Bus", "Consumer", "Delivered", "Headers", "Producer", "Record", "TopicPartition", "TopicSpec"]
+__all__ = [
+    "Bus",
+    "Consumed",
+    "Consumer",
+    "Delivered",
+    "Headers",
+    "Producer",
+    "Record",
+    "TopicPartition",
+    "TopicSpec",
+    "header",
+    "tp_of",
+]
 
 Headers = tuple[tuple[str, bytes], ...]
 
@@ -53,6 +65,30 @@ class Record:
             if k == name:
                 return v
         return None
+
+
+class Consumed(Protocol):
+    """What ``Consumer.getmany`` yields: a ``Record``, or an engine's own record with the same
+    attributes (the Kafka engine hands aiokafka's records through instead of copying them)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes
+    headers: Sequence[tuple[str, bytes]]
+
+
+def header(record: Consumed, name: str) -> bytes | None:
+    """The first header called ``name``, or None."""
+    for k, v in record.headers:
+        if k == name:
+            return v
+    return None
+
+
+def tp_of(record: Consumed) -> TopicPartition:
+    return TopicPartition(record.topic, record.partition)
 
 
 class Delivered(NamedTuple):
@@ -86,7 +122,7 @@ class Producer(Protocol):
 
 
 class Consumer(Protocol):
-    async def getmany(self, timeout_s: float, max_records: int) -> list[Record]:
+    async def getmany(self, timeout_s: float, max_records: int) -> Sequence[Consumed]:
         """Records from the assigned, unpaused partitions; [] after ``timeout_s`` with none."""
         ...
 

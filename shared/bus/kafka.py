@@ -262,7 +262,9 @@ class KafkaConsumer:
             got = await self.raw.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
         except KafkaConnectionError as exc:
             raise BusUnavailable(str(exc)) from exc
-        return [_record(m) for batch in got.values() for m in batch]
+        # aiokafka's ConsumerRecords are handed through: they have every attribute the runtime
+        # reads (topic, partition, offset, key, value, headers); converting cost ~5 % per message
+        return [m for batch in got.values() for m in batch]
 
     async def commit(self, offsets: dict[TopicPartition, int]) -> None:
         mine = self.raw.assignment()

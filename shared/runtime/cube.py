@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Context", "Cube", "Handler", "Output", "Service", "Timer"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # one per published message: not frozen (a frozen __init__ costs ~3x)
 class Output:
     """One message to publish. ``key`` defaults to the topic's key field of the message."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from shared.bus.base import Bus, Record
+from shared.bus.base import Bus, Record, header, tp_of
 from shared.contracts import DLQ_SUFFIX
 from shared.runtime.runner import HEADERS
 
@@ -48,10 +48,10 @@ async def replay(bus: Bus, topic: str, limit: int, *, group: str = "dlq-replay")
             futs = []
             commits = {}
             for r in records:
-                origin = (r.header(HEADERS.origin_topic) or name[: -len(DLQ_SUFFIX)].encode()).decode()
+                origin = (header(r, HEADERS.origin_topic) or name[: -len(DLQ_SUFFIX)].encode()).decode()
                 headers = tuple((k, v) for k, v in r.headers if k not in HEADERS.ALL)
                 futs.append(await producer.send(origin, r.value, key=r.key, headers=headers))
-                commits[r.tp] = r.offset + 1
+                commits[tp_of(r)] = r.offset + 1
             await producer.flush()
             await asyncio.gather(*futs)
             await consumer.commit(commits)

@@ -48,7 +48,7 @@ from typing import Any
 from prometheus_client import Counter
 
 from shared import contracts
-from shared.bus.base import Consumer, Headers, Record, TopicPartition
+from shared.bus.base import Consumed, Consumer, Headers, TopicPartition
 from shared.errors import BusUnavailable, CommitOrderError, ContractError, PublishContractError, TurbocubesError
 from shared.metrics import (
     BREAKER_OPEN,
@@ -154,7 +154,10 @@ class Runner:
         self._timed_out: set[asyncio.Task[None]] = set()
         self._pending_counts: dict[tuple[Counter, str], int] = {}
         self._latencies: list[float] = []
-        self._out_keys: dict[str, str] = {}
+        self._validators: dict[str, Callable[[bytes], Any]] = {}
+        self._encoders: dict[str, tuple[type, str, Callable[[Any], bytes]]] = {}
+        self._processed: dict[str, int] = {}
+        self._published: dict[str, int] = {}
         #: partitions this batch sought back to an unfinished record (prefetched records of them are stale)
         self._sought: dict[tuple[str, int], int] = {}
 
@@ -220,7 +223,7 @@ class Runner:
         assert self.consumer is not None
         consumer = self.consumer
         idle_since = time.monotonic()
-        prefetch: asyncio.Future[list[Record]] | None = None
+        prefetch: asyncio.Future[list[Consumed]] | None = None
         backoff = 0.0
         try:
             while not self._stop.is_set():
@@ -296,18 +299,18 @@ class Runner:
             for tp in tps:
                 self._committed.pop(tp, None)
 
-    async def _locked_batch(self, records: list[Record]) -> None:
+    async def _locked_batch(self, records: list[Consumed]) -> None:
         async with self._batch_lock:
             await self._batch(records)
 
     # ------------------------------------------------------------------ one batch
 
-    async def _batch(self, records: list[Record]) -> None:
+    async def _batch(self, records: list[Consumed]) -> None:
         assert self.consumer is not None
         self.stats.batches += 1
         now = time.time()
         held: dict[tuple[str, int], int] = {}
-        todo: list[tuple[int, Record]] = []
+        todo: list[tuple[int, Consumed]] = []
         for i, r in enumerate(records):
             tpk = (r.topic, r.partition)
             if tpk in held:
@@ -326,7 +329,7 @@ class Runner:
             todo.append((i, r))
 
         n = self.concurrency
-        lanes: dict[int, list[tuple[int, Record]]] = {}
+        lanes: dict[int, list[tuple[int, Consumed]]] = {}
         for item in todo:
             lanes.setdefault(hash(item[1].key) % n if n > 1 else 0, []).append(item)
         deliveries: list[asyncio.Future[Any]] = []
@@ -349,7 +352,7 @@ class Runner:
 
     async def _ack_and_commit(
         self,
-        records: list[Record],
+        records: list[Consumed],
         deliveries: list[asyncio.Future[Any]],
         done: bytearray,
     ) -> None:
@@ -392,7 +395,7 @@ class Runner:
 
     async def _lane(
         self,
-        records: list[tuple[int, Record]],
+        records: list[tuple[int, Consumed]],
         deliveries: list[asyncio.Future[Any]],
         done: bytearray,
         received_at: datetime,
@@ -419,24 +422,32 @@ class Runner:
                     self._timed_out.add(task)
                     task.cancel()
 
-    async def _one(self, r: Record, deliveries: list[asyncio.Future[Any]], received_at: datetime,
+    async def _one(self, r: Consumed, deliveries: list[asyncio.Future[Any]], received_at: datetime,
                    task: asyncio.Task[None]) -> None:
+        # the hot path of every message: kept flat on purpose (each call and lookup here is
+        # paid once per message; see bench/bus.py)
         origin = r.topic
         attempt = 1
         if origin == self.retry_topic:
             origin = (_h(r.headers, HEADERS.origin_topic) or b"").decode() or origin
             attempt = int(_h(r.headers, HEADERS.attempt) or b"1")
         try:
-            msg = contracts.decode(origin, r.value)
+            validate = self._validators.get(origin)
+            if validate is None:
+                validate = self._validators[origin] = contracts.validator(origin)
+            msg = validate(r.value)
         except ContractError as exc:
             await self._dead_letter(r, origin, attempt, exc, deliveries)
             return
-        ctx = Context(origin, r.partition, r.offset, r.key.decode("utf-8", "replace") if r.key is not None else None,
+        key = r.key
+        ctx = Context(origin, r.partition, r.offset, key.decode("utf-8", "replace") if key is not None else None,
                       attempt, received_at, r.headers)
         handler = self.cube.handler
         assert handler is not None
+        running = self._running
         t0 = time.perf_counter()
-        self._running[task] = time.monotonic()
+        running[task] = t0
+        sends: list[tuple[str, bytes | None, bytes, Headers]] = []
         try:
             try:
                 outputs = await handler(msg, ctx)
@@ -447,8 +458,19 @@ class Runner:
                 task.uncancel()
                 raise TimeoutError(f"handler took longer than {self.cfg.handler_timeout_s}s") from None
             finally:
-                self._running.pop(task, None)
-            sends = [self._encode(o) for o in outputs]
+                running.pop(task, None)
+            encoders = self._encoders
+            for out in outputs:
+                enc = encoders.get(out.topic)
+                if enc is None:
+                    enc = encoders[out.topic] = self._encoder(out.topic)
+                model, key_field, to_json = enc
+                message = out.message
+                if type(message) is not model:
+                    raise PublishContractError(f"{out.topic} carries {model.__name__}, not {type(message).__name__}")
+                out_key = out.key if out.key is not None else getattr(message, key_field, None)
+                sends.append((out.topic, out_key.encode() if out_key is not None else None, to_json(message),
+                              out.headers))
         except Exception as exc:
             self._latencies.append(time.perf_counter() - t0)
             self.stats.failed += 1
@@ -464,16 +486,24 @@ class Runner:
             return
         self._latencies.append(time.perf_counter() - t0)
         send = self._send
-        for topic, key, value, headers in sends:
-            deliveries.append(await send(topic, value, key=key, headers=headers))
-            self._count(PUBLISHED, topic)
+        published = self._published
+        for topic, out_key_b, value, headers in sends:
+            deliveries.append(await send(topic, value, key=out_key_b, headers=headers))
+            published[topic] = published.get(topic, 0) + 1
+        processed = self._processed
+        processed[origin] = processed.get(origin, 0) + 1
         self.stats.published += len(sends)
         self.stats.processed += 1
-        self._count(PROCESSED, origin)
         if self._half_open:
             self._record_outcome(dead=False)
         else:
             self._outcomes.append(False)
+
+    def _encoder(self, topic: str) -> tuple[type, str, Callable[[Any], bytes]]:
+        if topic not in self.cube.outputs:
+            raise PublishContractError(f"cube {self.cube.name} does not declare output {topic}")
+        t = contracts.topic(topic)
+        return t.model, t.key, t.model.__pydantic_serializer__.to_json
 
     # ------------------------------------------------------------------ metrics, batched
 
@@ -488,25 +518,17 @@ class Runner:
         for (metric, topic), n in self._pending_counts.items():
             metric.labels(name, topic).inc(n)
         self._pending_counts.clear()
+        for counts, metric in ((self._processed, PROCESSED), (self._published, PUBLISHED)):
+            for topic, n in counts.items():
+                metric.labels(name, topic).inc(n)
+            counts.clear()
         for x in self._latencies:
             self._m_latency.observe(x)
         self._latencies.clear()
 
-    def _encode(self, out: Output) -> tuple[str, bytes | None, bytes, Headers]:
-        key_field = self._out_keys.get(out.topic)
-        if key_field is None:
-            if out.topic not in self.cube.outputs:
-                raise PublishContractError(f"cube {self.cube.name} does not declare output {out.topic}")
-            key_field = self._out_keys[out.topic] = contracts.topic(out.topic).key
-        value = contracts.encode(out.topic, out.message)
-        key = out.key
-        if key is None:
-            key = getattr(out.message, key_field, None)
-        return out.topic, key.encode() if key is not None else None, value, out.headers
-
     # ------------------------------------------------------------------ retries and dead letters
 
-    def _failure_headers(self, r: Record, origin: str, attempt: int, exc: BaseException) -> list[tuple[str, bytes]]:
+    def _failure_headers(self, r: Consumed, origin: str, attempt: int, exc: BaseException) -> list[tuple[str, bytes]]:
         kept = [(k, v) for k, v in r.headers if k not in HEADERS.ALL]
         first = _h(r.headers, HEADERS.first_failure) or repr(time.time()).encode()
         if r.topic == self.retry_topic:
@@ -526,7 +548,7 @@ class Runner:
             (HEADERS.error, str(exc).encode()[:MAX_ERROR_BYTES]),
         ]
 
-    async def _retry(self, r: Record, origin: str, attempt: int, exc: BaseException, delay: float,
+    async def _retry(self, r: Consumed, origin: str, attempt: int, exc: BaseException, delay: float,
                      deliveries: list[asyncio.Future[Any]]) -> None:
         headers = [(k, v) for k, v in self._failure_headers(r, origin, attempt, exc) if k != HEADERS.attempt]
         headers += [(HEADERS.attempt, str(attempt + 1).encode()),
@@ -538,7 +560,7 @@ class Runner:
         log.warning("%s: %s@%s attempt %d failed (%s: %s); retry in %.1fs", self.cube.name, origin, r.offset,
                     attempt, type(exc).__name__, exc, delay)
 
-    async def _dead_letter(self, r: Record, origin: str, attempt: int, exc: BaseException,
+    async def _dead_letter(self, r: Consumed, origin: str, attempt: int, exc: BaseException,
                            deliveries: list[asyncio.Future[Any]]) -> None:
         if self._would_trip():
             self._trip()

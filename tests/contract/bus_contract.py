@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from shared import contracts
-from shared.bus.base import Bus, Consumer, Record, TopicSpec
+from shared.bus.base import Bus, Consumed, Consumer, TopicSpec, header, tp_of
 from shared.config import Settings
 from shared.contracts import Topic
 from shared.errors import Reject, TransientError
@@ -36,14 +36,14 @@ def register(name: str) -> str:
     return name
 
 
-async def drain(consumer: Consumer, n: int, timeout: float = WAIT_S) -> list[Record]:
+async def drain(consumer: Consumer, n: int, timeout: float = WAIT_S) -> list[Consumed]:
     """Read until ``n`` records arrived (or fail after ``timeout``)."""
-    got: list[Record] = []
+    got: list[Consumed] = []
     deadline = time.monotonic() + timeout
     while len(got) < n:
         if time.monotonic() > deadline:
             pytest.fail(f"only {len(got)} of {n} records arrived within {timeout}s")
-        got += await consumer.getmany(0.5, 1000)
+        got += list(await consumer.getmany(0.5, 1000))
     return got
 
 
@@ -137,7 +137,7 @@ class BusContract:
         c = await bus.consumer(g, [t])
         first = await drain(c, 10)
         # handled the first 4, committed them; "killed" before committing the rest
-        await c.commit({first[3].tp: first[3].offset + 1})
+        await c.commit({tp_of(first[3]): first[3].offset + 1})
         await c.stop()
         c2 = await bus.consumer(g, [t])
         again = await drain(c2, 6)
@@ -153,8 +153,8 @@ class BusContract:
         delivered = await fut
         got = await bus.read(t, delivered.partition, delivered.offset, 1)
         assert got[0].key == b"k"
-        assert got[0].header("a") == b"1"
-        assert got[0].header("b") == b"\x00\xff"
+        assert header(got[0], "a") == b"1"
+        assert header(got[0], "b") == b"\x00\xff"
 
     # ------------------------------------------------------------------ the runtime on this engine
 
@@ -178,10 +178,10 @@ class BusContract:
         assert len(dead) == 1
         assert dead[0].key == b"a"
         assert dead[0].value == b'{"id": "a", "n": "not a number"}'
-        assert dead[0].header(HEADERS.error_class) == b"ContractError"
-        assert b"n:" in (dead[0].header(HEADERS.error) or b"")
-        assert dead[0].header(HEADERS.origin_topic) == t_in.encode()
-        assert dead[0].header(HEADERS.group) == f"c-{uid}".encode()
+        assert header(dead[0], HEADERS.error_class) == b"ContractError"
+        assert b"n:" in (header(dead[0], HEADERS.error) or b"")
+        assert header(dead[0], HEADERS.origin_topic) == t_in.encode()
+        assert header(dead[0], HEADERS.group) == f"c-{uid}".encode()
 
     async def test_transient_failure_is_retried_then_succeeds(self, bus: Bus, uid: str) -> None:
         t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
@@ -227,7 +227,7 @@ class BusContract:
         await run_until(runner, lambda: runner.stats.dead_lettered >= 1)
         assert seen == [1]  # no retries for a Reject
         dead = await dead_letters(bus, t_in, 10)
-        assert dead[0].header(HEADERS.error) == b"n must not be negative"
+        assert header(dead[0], HEADERS.error) == b"n must not be negative"
         fixed = True
         assert await replay(bus, t_in, 10, group=f"replay-{uid}") == 1
         runner2 = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus))

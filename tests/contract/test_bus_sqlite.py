@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.bus.base import Bus, TopicSpec
+from shared.bus.base import Bus, TopicSpec, tp_of
 from shared.bus.sqlite import SqliteBus
 from tests.contract.bus_contract import BusContract, drain, produce
 
@@ -32,7 +32,7 @@ async def test_log_and_offsets_survive_a_restart(tmp_path: Path) -> None:
     await produce(b1, "t", [(f"k{i}", str(i).encode()) for i in range(20)])
     c = await b1.consumer("g", ["t"])
     got = await drain(c, 20)
-    await c.commit({r.tp: r.offset + 1 for r in got if int(r.value) < 10} or {})
+    await c.commit({tp_of(r): r.offset + 1 for r in got if int(r.value) < 10} or {})
     await b1.close()
 
     b2 = SqliteBus(url)
