@@ -32,7 +32,7 @@ from aiokafka.errors import (
     TopicAlreadyExistsError,
 )
 
-from shared.bus.base import Headers, Record, RevokeCallback, TopicPartition, TopicSpec
+from shared.bus.base import Consumed, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
 from shared.errors import BusUnavailable, ConfigError
 
 __all__ = ["KafkaBus"]
@@ -257,7 +257,7 @@ class KafkaConsumer:
         self._on_stop: Any = None
         self._stopped = False
 
-    async def getmany(self, timeout_s: float, max_records: int) -> list[Record]:
+    async def getmany(self, timeout_s: float, max_records: int) -> Sequence[Consumed]:
         try:
             got = await self.raw.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
         except KafkaConnectionError as exc:

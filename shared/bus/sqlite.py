@@ -36,7 +36,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
-from shared.bus.base import Delivered, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
+from shared.bus.base import Consumed, Delivered, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
 from shared.errors import BusUnavailable, ConfigError
 
 __all__ = ["SqliteBus"]
@@ -455,7 +455,7 @@ class SqliteConsumer:
             out += self.bus._read(tp.topic, tp.partition, pos, share)
         return out
 
-    async def getmany(self, timeout_s: float, max_records: int) -> list[Record]:
+    async def getmany(self, timeout_s: float, max_records: int) -> Sequence[Consumed]:
         deadline = time.monotonic() + timeout_s
         while not self._stopped:
             if time.monotonic() - self._last_heartbeat >= HEARTBEAT_S:

@@ -59,7 +59,7 @@ class Context:
     #: 1 on the first delivery; grows with each retry (carried in headers, survives restarts)
     attempt: int
     received_at: datetime
-    headers: Headers = ()
+    headers: Sequence[tuple[str, bytes]] = ()
 
 
 Handler = Callable[[Any, Context], Awaitable[Sequence[Output]]]

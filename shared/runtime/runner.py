@@ -105,7 +105,7 @@ class RunStats:
     breaker_trips: int = 0
 
 
-def _h(headers: Headers, name: str) -> bytes | None:
+def _h(headers: Sequence[tuple[str, bytes]], name: str) -> bytes | None:
     for k, v in headers:
         if k == name:
             return v
@@ -223,7 +223,7 @@ class Runner:
         assert self.consumer is not None
         consumer = self.consumer
         idle_since = time.monotonic()
-        prefetch: asyncio.Future[list[Consumed]] | None = None
+        prefetch: asyncio.Future[Sequence[Consumed]] | None = None
         backoff = 0.0
         try:
             while not self._stop.is_set():
@@ -299,13 +299,13 @@ class Runner:
             for tp in tps:
                 self._committed.pop(tp, None)
 
-    async def _locked_batch(self, records: list[Consumed]) -> None:
+    async def _locked_batch(self, records: Sequence[Consumed]) -> None:
         async with self._batch_lock:
             await self._batch(records)
 
     # ------------------------------------------------------------------ one batch
 
-    async def _batch(self, records: list[Consumed]) -> None:
+    async def _batch(self, records: Sequence[Consumed]) -> None:
         assert self.consumer is not None
         self.stats.batches += 1
         now = time.time()
@@ -352,7 +352,7 @@ class Runner:
 
     async def _ack_and_commit(
         self,
-        records: list[Consumed],
+        records: Sequence[Consumed],
         deliveries: list[asyncio.Future[Any]],
         done: bytearray,
     ) -> None:
