@@ -60,6 +60,19 @@ class Context:
     attempt: int
     received_at: datetime
     headers: Sequence[tuple[str, bytes]] = ()
+    #: hooks to run once this message's outputs are acknowledged and its offset committed
+    committed_hooks: list[Callable[[], Awaitable[None]]] | None = None
+
+    def after_commit(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run ``hook`` after the outputs of this message are durable and the input is committed.
+
+        For state that may only be dropped once the work it stands for is safely
+        published (the delay store releases a parked document this way). A hook that
+        never runs (a crash in between) must be harmless: the message is delivered again.
+        """
+        if self.committed_hooks is None:
+            self.committed_hooks = []
+        self.committed_hooks.append(hook)
 
 
 Handler = Callable[[Any, Context], Awaitable[Sequence[Output]]]

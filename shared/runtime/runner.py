@@ -335,7 +335,9 @@ class Runner:
         deliveries: list[asyncio.Future[Any]] = []
         done = bytearray(len(records))
         received_at = datetime.now(UTC)
-        tasks = [asyncio.ensure_future(self._lane(lane, deliveries, done, received_at)) for lane in lanes.values()]
+        hooks: list[Callable[[], Awaitable[None]]] = []
+        tasks = [asyncio.ensure_future(self._lane(lane, deliveries, done, received_at, hooks))
+                 for lane in lanes.values()]
         watchdog = asyncio.ensure_future(self._watchdog())
         try:
             await asyncio.gather(*tasks)
@@ -345,10 +347,20 @@ class Runner:
             await asyncio.gather(*tasks, return_exceptions=True)
             # shutdown cut the batch short: commit what finished, then stop
             await self._ack_and_commit(records, deliveries, done)
+            await self._run_hooks(hooks)
             raise
         finally:
             watchdog.cancel()
         await self._ack_and_commit(records, deliveries, done)
+        await self._run_hooks(hooks)
+
+    async def _run_hooks(self, hooks: list[Callable[[], Awaitable[None]]]) -> None:
+        for hook in hooks:
+            try:
+                await hook()
+            except Exception:
+                log.exception("%s: an after-commit hook failed (the work it confirms is safe; "
+                              "the state it would clean up is cleaned up later)", self.cube.name)
 
     async def _ack_and_commit(
         self,
@@ -399,6 +411,7 @@ class Runner:
         deliveries: list[asyncio.Future[Any]],
         done: bytearray,
         received_at: datetime,
+        hooks: list[Callable[[], Awaitable[None]]],
     ) -> None:
         task = asyncio.current_task()
         assert task is not None
@@ -406,7 +419,7 @@ class Runner:
             if self._breaker_open:
                 return  # the rest of this lane is read again after the cooldown
             try:
-                await self._one(r, deliveries, received_at, task)
+                await self._one(r, deliveries, received_at, task, hooks)
             except _BreakerOpen:
                 return
             done[i] = 1
@@ -423,7 +436,7 @@ class Runner:
                     task.cancel()
 
     async def _one(self, r: Consumed, deliveries: list[asyncio.Future[Any]], received_at: datetime,
-                   task: asyncio.Task[None]) -> None:
+                   task: asyncio.Task[None], hooks: list[Callable[[], Awaitable[None]]]) -> None:
         # the hot path of every message: kept flat on purpose (each call and lookup here is
         # paid once per message; see bench/bus.py)
         origin = r.topic
@@ -490,6 +503,8 @@ class Runner:
         for topic, out_key_b, value, headers in sends:
             deliveries.append(await send(topic, value, key=out_key_b, headers=headers))
             published[topic] = published.get(topic, 0) + 1
+        if ctx.committed_hooks:
+            hooks.extend(ctx.committed_hooks)
         processed = self._processed
         processed[origin] = processed.get(origin, 0) + 1
         self.stats.published += len(sends)

@@ -15,7 +15,7 @@ from cubes.cli import build_parser
 from shared import contracts
 from shared.bus.base import Bus, header
 from shared.bus.sqlite import SqliteBus
-from shared.errors import TransientError
+from shared.errors import Reject, TransientError
 from shared.runtime import Cube, Output, Runner
 from shared.runtime.health import HealthServer
 from tests.contract.bus_contract import Item, drain, make_deps, produce, register, run_until
@@ -115,3 +115,25 @@ def test_cli_lists_the_foundation_commands() -> None:
     help_text = build_parser().format_help()
     for command in ("up", "cube", "topics", "dlq", "schemas"):
         assert command in help_text
+
+
+async def test_after_commit_hooks_run_once_outputs_are_durable_and_not_for_failed_messages(bus: Bus, uid: str) -> None:
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    cube = f"c-{uid}"
+    await produce(bus, t_in, [("a", contracts.encode(t_in, Item(id="a", n=1))),
+                              ("b", contracts.encode(t_in, Item(id="b", n=2)))])
+    seen_at_hook: list[tuple[str, int]] = []
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        async def hook() -> None:
+            ends = await bus.end_offsets(t_out)
+            seen_at_hook.append((msg.id, sum(ends.values())))
+
+        ctx.after_commit(hook)
+        if msg.id == "b":
+            raise Reject("b is bad")
+        return [Output(t_out, msg)]
+
+    runner = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus))
+    await run_until(runner, lambda: bool(seen_at_hook) and runner.stats.dead_lettered == 1)
+    assert seen_at_hook == [("a", 1)]  # a's output was already in the log; b's hook never ran
