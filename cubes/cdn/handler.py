@@ -1,0 +1,204 @@
+"""The cdn cube's handler: fetched image -> checked -> S3 under its content hash -> registry (DESIGN.md s.2).
+
+For each ``crawl.images`` result:
+
+1. A failed fetch: 404 / robots / blocked / too large are *permanent*: recorded
+   failed with the long re-try period (``media.failure_retry_s``) and announced
+   in ``media.cached`` so parked documents go on without the image. A *transient*
+   failure (5xx, timeout, connection, throttled) is ordered again, up to
+   ``media.fetch_retries`` times; the count rides in the request's requesters
+   (``cdn:retry:N``), which the crawler echoes back in its result. Raising
+   ``TransientError`` would be useless here: the runtime would re-run this
+   handler on the same failed result, and nothing would be fetched again.
+   After the last try it counts as failed with the short ``media.transient_retry_s``.
+2. A fetched body is checked by its bytes (``checks.py``) and refused with a reason.
+3. Good bytes go to the CDN under ``img/<sha[:2]>/<sha>.<ext>`` (videos ``vid/…``):
+   the same bytes from two URLs are one object. The put is skipped when the object
+   is known to exist: this process stored it already (a bounded set of recent keys),
+   or, for bodies of ``HEAD_FIRST_BYTES`` and more, a HEAD finds it. Small bodies are
+   put without asking: boto3 spends about as much on a HEAD as on a small PUT, so
+   asking first would double the cost of every new image to save a cheap overwrite
+   of identical bytes. Objects are immutable, so they carry a one-year Cache-Control.
+   S3 being down raises ``BlobUnavailable``, which the runtime retries with backoff.
+4. Registry first, then ``media.cached``: whoever reacts to the message finds the record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from cubes.cdn.checks import Checked, check_media
+from shared.blobs.base import BlobStore
+from shared.clock import Clock
+from shared.config import Settings
+from shared.errors import NotFound
+from shared.messages import (
+    CrawlKind,
+    CrawlRequest,
+    CrawlResult,
+    FetchStatus,
+    MediaCached,
+    MediaKind,
+    MediaStatus,
+)
+from shared.runtime.cube import Context, Output
+from shared.stores.base import ImageRegistry
+from shared.urls import host_of, try_canonical_url
+
+__all__ = ["CACHE_CONTROL", "HEAD_FIRST_BYTES", "CdnHandler", "media_key"]
+
+#: content-addressed objects never change: browsers and CDNs may keep them for a year
+CACHE_CONTROL = "public, max-age=31536000, immutable"
+RETRY_REQUESTER = "cdn:retry:"
+#: fetch outcomes worth another try: the host or the network may heal within minutes
+_TRANSIENT = {
+    FetchStatus.http_5xx,
+    FetchStatus.timeout,
+    FetchStatus.connect_error,
+    FetchStatus.dns_error,
+    FetchStatus.throttled,
+}
+#: bodies above this are hashed and checked off the event loop (a 20 MB image is ~50 ms of CPU)
+_OFFLOAD_BYTES = 512 * 1024
+#: from this size up, a HEAD (one small round trip) is cheaper than uploading the body again
+HEAD_FIRST_BYTES = 256 * 1024
+#: keys this process has stored (or seen stored): ~100 bytes each, so 100,000 is ~10 MB
+_KNOWN_KEYS = 100_000
+
+
+def media_key(sha256: str, ext: str, kind: MediaKind) -> str:
+    """The CDN key of content ``sha256``: same bytes, same key, whatever URL they came from."""
+    folder = "vid" if kind == MediaKind.video else "img"
+    return f"{folder}/{sha256[:2]}/{sha256}.{ext}"
+
+
+def _reason(result: CrawlResult) -> str:
+    """The failure reason in ``media.cached``: ``http_404`` rather than the bare ``http_4xx``."""
+    if result.status in (FetchStatus.http_4xx, FetchStatus.http_5xx) and result.http_status:
+        return f"http_{result.http_status}"
+    return result.status.value
+
+
+def _retries_done(requesters: Sequence[str]) -> int:
+    done = 0
+    for r in requesters:
+        if r.startswith(RETRY_REQUESTER) and r[len(RETRY_REQUESTER) :].isdigit():
+            done = max(done, int(r[len(RETRY_REQUESTER) :]))
+    return done
+
+
+class CdnHandler:
+    def __init__(
+        self, settings: Settings, images: ImageRegistry, cdn: BlobStore, blobs: BlobStore, clock: Clock
+    ) -> None:
+        self.media = settings.media
+        self.max_image_bytes = settings.crawler.max_image_bytes
+        self.max_video_bytes = settings.crawler.max_video_bytes
+        self.images = images
+        self.cdn = cdn
+        self.blobs = blobs
+        self.clock = clock
+        self._known: OrderedDict[str, None] = OrderedDict()
+
+    def _remember(self, key: str) -> None:
+        self._known[key] = None
+        if len(self._known) > _KNOWN_KEYS:
+            self._known.popitem(last=False)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.time(), UTC)
+
+    async def handle(self, msg: CrawlResult, ctx: Context) -> list[Output]:
+        url = try_canonical_url(msg.url) or msg.url
+        kind = MediaKind.video if msg.kind == CrawlKind.video else MediaKind.image
+        now = self._now()
+        if msg.status != FetchStatus.ok:
+            if msg.status in _TRANSIENT:
+                return await self._fetch_failed_for_now(msg, url, kind, now)
+            return await self._failed(url, kind, _reason(msg), now, self.media.failure_retry_s)
+        body = msg.body
+        if body is None and msg.body_ref:
+            try:
+                body = await self.blobs.get(msg.body_ref)
+            except NotFound:
+                # the crawler's blob expired before we ran: fetching again is the only way
+                return await self._fetch_failed_for_now(msg, url, kind, now)
+        max_bytes = self.max_video_bytes if kind == MediaKind.video else self.max_image_bytes
+        data = body or b""
+        if len(data) > _OFFLOAD_BYTES:
+            verdict, sha = await asyncio.to_thread(self._check, data, max_bytes, kind)
+        else:
+            verdict, sha = self._check(data, max_bytes, kind)
+        if not verdict.ok:
+            assert verdict.refusal is not None
+            return await self._failed(url, kind, verdict.refusal.value, now, self.media.failure_retry_s)
+        key = media_key(sha, verdict.ext, kind)
+        if key not in self._known:  # see step 3 of the module docstring
+            if len(data) < HEAD_FIRST_BYTES or not await self.cdn.exists(key):
+                await self.cdn.put(key, data, content_type=verdict.mime, cache_control=CACHE_CONTROL)
+            self._remember(key)
+        cdn_url = self.cdn.public_url(key)
+        await self.images.record_ok(
+            url,
+            cdn_url=cdn_url,
+            mime=verdict.mime,
+            size=len(data),
+            width=verdict.width,
+            height=verdict.height,
+            sha256=sha,
+            now=now,
+        )
+        cached = MediaCached(
+            url=url,
+            kind=kind,
+            status=MediaStatus.ok,
+            cdn_url=cdn_url,
+            mime=verdict.mime,
+            size=len(data),
+            width=verdict.width,
+            height=verdict.height,
+            sha256=sha,
+            cached_at=now,
+            trace_id=msg.trace_id,
+        )
+        return [Output("media.cached", cached, key=url)]
+
+    def _check(self, data: bytes, max_bytes: int, kind: MediaKind) -> tuple[Checked, str]:
+        verdict = check_media(
+            data, max_bytes=max_bytes, max_pixels=self.media.max_pixels, allow_video=kind == MediaKind.video
+        )
+        return verdict, hashlib.sha256(data).hexdigest() if verdict.ok else ""
+
+    async def _failed(
+        self, url: str, kind: MediaKind, reason: str, now: datetime, retry_s: float
+    ) -> list[Output]:
+        await self.images.record_failed(url, reason, retry_at=now + timedelta(seconds=retry_s), now=now)
+        cached = MediaCached(url=url, kind=kind, status=MediaStatus.failed, reason=reason, cached_at=now)
+        return [Output("media.cached", cached, key=url)]
+
+    async def _fetch_failed_for_now(
+        self, msg: CrawlResult, url: str, kind: MediaKind, now: datetime
+    ) -> list[Output]:
+        done = _retries_done(msg.requesters)
+        if done >= self.media.fetch_retries:
+            return await self._failed(url, kind, _reason(msg), now, self.media.transient_retry_s)
+        requesters = [r for r in msg.requesters if not r.startswith(RETRY_REQUESTER)]
+        requesters.append(f"{RETRY_REQUESTER}{done + 1}")
+        try:
+            host = host_of(url)
+        except ValueError:
+            return await self._failed(url, kind, "bad_url", now, self.media.failure_retry_s)
+        order = CrawlRequest(
+            kind=msg.kind,
+            url=url,
+            host=host,
+            requesters=requesters,
+            requested_at=now,
+            priority=self.media.order_priority,
+            trace_id=msg.trace_id,
+        )
+        return [Output("crawl.requests", order, key=host)]

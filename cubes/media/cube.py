@@ -1,0 +1,21 @@
+"""The media cube: documents.parsed -> documents.ready, or image orders + a parked document (DESIGN.md 3)."""
+
+from __future__ import annotations
+
+from cubes.media.handler import MediaHandler
+from shared.config import Settings
+from shared.runtime.cube import Cube
+from shared.runtime.deps import Deps
+
+__all__ = ["build"]
+
+
+async def build(settings: Settings, deps: Deps) -> Cube:
+    stores = await deps.stores()
+    handler = MediaHandler(settings, stores.images, stores.delay, deps.clock)
+    return Cube(
+        name="media",
+        inputs=("documents.parsed",),
+        outputs=("documents.ready", "crawl.requests"),
+        handler=handler.handle,
+    )

@@ -1,0 +1,105 @@
+"""The media cube's handler (DESIGN.md section 2: "all images in the CDN? yes: rewrite; no: order + park").
+
+For each parsed document:
+
+1. Find its media (``shared.media.MediaDoc``) and look them all up in the image
+   registry in one round trip (shared with the other documents in flight, and
+   answered from memory for images known to be cached: ``batcher.py``).
+2. Everything cached (or failed for good): rewrite the references to CDN URLs,
+   drop the failed ones, publish to ``documents.ready`` with ``media_ready_at``.
+3. Otherwise order each missing image or video ONCE: ``ImageRegistry.mark_ordered``
+   is an atomic "first caller wins", so a thousand documents needing one image
+   send one ``crawl.requests`` (a lost order is re-sent after ``media.deadline_s``,
+   the window after which waiting for it is pointless anyway). A retried message
+   (``ctx.attempt > 1``) orders every missing image again: the first attempt may
+   have won ``mark_ordered`` and then failed before its orders were published, and
+   a duplicate order costs nothing (the crawler coalesces identical requests).
+   Then park the document in the delay store with its pending set and its
+   deadline; a newer version replaces an older parked one, an older one is ignored.
+4. Order matters here: an image may be cached between the registry look-up and
+   the park, and its ``media.cached`` would then find nothing parked. So after
+   parking we look the pending set up again and resolve what arrived meanwhile;
+   if that completes the document, we release it ourselves.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from lxml import etree
+
+from cubes.media.batcher import LookupBatcher
+from shared.clock import Clock
+from shared.config import Settings
+from shared.errors import Reject
+from shared.media import MediaDoc, look_up, release
+from shared.messages import CrawlKind, CrawlRequest, Document, MediaKind
+from shared.runtime.cube import Context, Output
+from shared.stores.base import DelayStore, ImageRegistry, ParkOutcome
+from shared.urls import host_of
+
+__all__ = ["MediaHandler"]
+
+
+class MediaHandler:
+    def __init__(self, settings: Settings, images: ImageRegistry, delay: DelayStore, clock: Clock) -> None:
+        self.media = settings.media
+        self.images = images
+        self.lookups = LookupBatcher(images, cache_size=settings.media.lookup_cache_size)
+        self.delay = delay
+        self.clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.time(), UTC)
+
+    async def handle(self, doc: Document, ctx: Context) -> list[Output]:
+        now = self._now()
+        try:
+            media_doc = MediaDoc(doc)
+        except (etree.ParserError, ValueError) as exc:  # lxml refuses NUL bytes and the like
+            raise Reject(f"content_html of {doc.url} cannot be parsed: {exc}") from exc
+        found = await look_up(self.lookups, media_doc.refs, now)
+        if not found.missing:
+            # An older version of this document may still be parked; it is left there; when it
+            # is released, the kvwriter drops it as stale (newest version wins). Looking for it
+            # here would cost a store round trip on the path every cached document takes.
+            ready = media_doc.rewrite(found.cdn, media_ready_at=now)
+            return [Output("documents.ready", ready, key=doc.url)]
+
+        outputs: list[Output] = []
+        requester = f"media:{doc.url}"
+        for url, kind in found.missing.items():
+            first = await self.images.mark_ordered(url, now, window_s=self.media.deadline_s)
+            if first or ctx.attempt > 1:
+                try:
+                    host = host_of(url)
+                except ValueError:  # refs are canonical already; kept for safety
+                    continue
+                order = CrawlRequest(
+                    kind=CrawlKind.video if kind == MediaKind.video else CrawlKind.image,
+                    url=url,
+                    host=host,
+                    requesters=[requester],
+                    requested_at=now,
+                    priority=self.media.order_priority,
+                    trace_id=doc.trace_id,
+                )
+                outputs.append(Output("crawl.requests", order, key=host))
+
+        outcome = await self.delay.park(
+            doc.url,
+            doc.version,
+            doc.model_dump_json().encode(),
+            found.missing.keys(),
+            now + timedelta(seconds=self.media.deadline_s),
+            host=doc.host,
+            now=now,
+        )
+        if outcome in (ParkOutcome.parked, ParkOutcome.replaced):
+            # see step 4 of the module docstring
+            again = await look_up(self.images, found.missing, now)
+            for url in found.missing.keys() - again.missing.keys():
+                for done in await self.delay.resolve(url):
+                    ready = await release(done.doc_json, self.images, now)
+                    outputs.append(Output("documents.ready", ready, key=done.url))
+        return outputs

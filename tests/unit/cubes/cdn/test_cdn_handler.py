@@ -1,0 +1,250 @@
+"""cubes.cdn.handler on the embedded engines: SQLite registry, file CDN, a manual clock."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from cubes.cdn.handler import CACHE_CONTROL, HEAD_FIRST_BYTES, CdnHandler, media_key
+from shared.blobs.file import FileBlobStore
+from shared.clock import ManualClock
+from shared.config import Settings
+from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus, MediaCached, MediaStatus
+from shared.runtime.cube import Context
+from shared.stores import ImageStatus, Stores, open_stores
+
+CTX = Context(topic="crawl.images", partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
+
+
+def png(color: tuple[int, int, int] = (10, 200, 30), size: tuple[int, int] = (12, 7)) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", size, color).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def result(url: str, body: bytes | None = None, **kw: object) -> CrawlResult:
+    fields: dict[str, object] = {
+        "kind": CrawlKind.image,
+        "url": url,
+        "host": url.split("/")[2],
+        "status": FetchStatus.ok,
+        "http_status": 200,
+        "content_type": "image/jpeg",  # what the partner claims; never trusted
+        "body": body,
+        "size": len(body or b""),
+        "requesters": ["media:https://news.test/1"],
+        "fetched_at": datetime.now(UTC),
+    }
+    fields.update(kw)
+    return CrawlResult.model_validate(fields)
+
+
+class Env:
+    def __init__(self, stores: Stores, cdn: FileBlobStore, blobs: FileBlobStore, clock: ManualClock) -> None:
+        self.stores = stores
+        self.cdn = cdn
+        self.blobs = blobs
+        self.clock = clock
+        self.settings = Settings()
+        self.handler = CdnHandler(self.settings, stores.images, cdn, blobs, clock)
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.time(), UTC)
+
+    def objects(self) -> list[Path]:
+        return sorted(p for p in self.cdn.root.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    try:
+        yield Env(
+            stores,
+            FileBlobStore("file://cdn", tmp_path / "cdn", "/cdn"),
+            FileBlobStore("file://blobs", tmp_path / "blobs"),
+            ManualClock(start=1_750_000_000.0),
+        )
+    finally:
+        await stores.close()
+
+
+async def test_good_image_is_stored_content_addressed_and_recorded(env: Env) -> None:
+    body = png()
+    out = await env.handler.handle(result("https://img.test/a.jpg", body), CTX)
+    assert len(out) == 1
+    msg = out[0].message
+    assert isinstance(msg, MediaCached)
+    assert out[0].topic == "media.cached"
+    assert msg.status == MediaStatus.ok
+    assert msg.mime == "image/png"  # from the bytes, not the claimed image/jpeg
+    assert (msg.width, msg.height) == (12, 7)
+    assert msg.sha256 is not None
+    key = media_key(msg.sha256, "png", msg.kind)
+    assert key == f"img/{msg.sha256[:2]}/{msg.sha256}.png"
+    assert msg.cdn_url == f"/cdn/{key}"
+    assert await env.cdn.get(key) == body
+    rec = await env.stores.images.get("https://img.test/a.jpg")
+    assert rec is not None
+    assert rec.status == ImageStatus.ok
+    assert rec.cdn_url == msg.cdn_url
+    assert CACHE_CONTROL == "public, max-age=31536000, immutable"
+
+
+async def test_same_bytes_from_two_urls_make_one_object(env: Env) -> None:
+    body = png((1, 2, 3))
+    a = await env.handler.handle(result("https://img.test/a.png", body), CTX)
+    b = await env.handler.handle(result("https://other.test/copy.png", body), CTX)
+    assert a[0].message.cdn_url == b[0].message.cdn_url  # type: ignore[attr-defined]
+    assert len(env.objects()) == 1
+    records = await env.stores.images.get_many(["https://img.test/a.png", "https://other.test/copy.png"])
+    assert {r.cdn_url for r in records.values()} == {a[0].message.cdn_url}  # type: ignore[attr-defined]
+
+
+async def test_body_by_reference_is_read_from_the_blob_store(env: Env) -> None:
+    body = png((9, 9, 9), (300, 200))
+    await env.blobs.put("crawl/x", body)
+    out = await env.handler.handle(
+        result("https://img.test/big.png", None, body_ref="crawl/x", size=len(body)), CTX
+    )
+    assert out[0].message.status == MediaStatus.ok  # type: ignore[attr-defined]
+    assert len(env.objects()) == 1
+
+
+async def test_html_claiming_jpeg_is_refused_and_not_stored(env: Env) -> None:
+    html = b"<html><body>Not found</body></html>"
+    out = await env.handler.handle(result("https://img.test/fake.jpg", html), CTX)
+    msg = out[0].message
+    assert isinstance(msg, MediaCached)
+    assert msg.status == MediaStatus.failed
+    assert msg.reason == "not_an_image"
+    assert env.objects() == []
+    rec = await env.stores.images.get("https://img.test/fake.jpg")
+    assert rec is not None
+    assert rec.status == ImageStatus.failed
+    # a permanent failure is not fetched again for a long time
+    assert rec.retry_after == env.now() + timedelta(seconds=env.settings.media.failure_retry_s)
+    assert not await env.stores.images.mark_ordered("https://img.test/fake.jpg", env.now())
+
+
+@pytest.mark.parametrize(
+    ("status", "http_status", "reason"),
+    [
+        (FetchStatus.http_4xx, 404, "http_404"),
+        (FetchStatus.robots_denied, None, "robots_denied"),
+        (FetchStatus.too_large, None, "too_large"),
+        (FetchStatus.blocked_address, None, "blocked_address"),
+    ],
+)
+async def test_permanent_fetch_failures_are_recorded_with_their_reason(
+    env: Env, status: FetchStatus, http_status: int | None, reason: str
+) -> None:
+    out = await env.handler.handle(
+        result("https://img.test/x.jpg", None, status=status, http_status=http_status), CTX
+    )
+    assert [o.topic for o in out] == ["media.cached"]
+    assert out[0].message.reason == reason  # type: ignore[attr-defined]
+    rec = await env.stores.images.get("https://img.test/x.jpg")
+    assert rec is not None
+    assert rec.reason == reason
+
+
+async def test_transient_fetch_failure_is_ordered_again_then_gives_up(env: Env) -> None:
+    url = "https://img.test/flaky.jpg"
+    requesters = ["media:https://news.test/1"]
+    for attempt in range(1, env.settings.media.fetch_retries + 1):
+        out = await env.handler.handle(
+            result(url, None, status=FetchStatus.http_5xx, http_status=503, requesters=requesters), CTX
+        )
+        assert [o.topic for o in out] == ["crawl.requests"]
+        order = out[0].message
+        assert isinstance(order, CrawlRequest)
+        assert order.url == url
+        assert order.kind == CrawlKind.image
+        assert order.host == "img.test"
+        assert order.requesters == ["media:https://news.test/1", f"cdn:retry:{attempt}"]
+        requesters = order.requesters  # the crawler echoes them in its result
+    out = await env.handler.handle(
+        result(url, None, status=FetchStatus.http_5xx, http_status=503, requesters=requesters), CTX
+    )
+    assert [o.topic for o in out] == ["media.cached"]
+    assert out[0].message.reason == "http_503"  # type: ignore[attr-defined]
+    rec = await env.stores.images.get(url)
+    assert rec is not None
+    assert rec.retry_after == env.now() + timedelta(seconds=env.settings.media.transient_retry_s)
+
+
+async def test_bomb_is_refused(env: Env) -> None:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    # 60000 x 60000 pixels declared in a 100-byte file
+    ihdr = struct.pack(">IIBBBBB", 60_000, 60_000, 8, 2, 0, 0, 0)
+    bomb = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\x00" * 64))
+    out = await env.handler.handle(result("https://img.test/bomb.png", bomb), CTX)
+    assert out[0].message.reason == "too_many_pixels"  # type: ignore[attr-defined]
+    assert env.objects() == []
+
+
+async def test_video_is_stored_under_vid_with_its_mime(env: Env) -> None:
+    mp4 = b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2" + bytes(range(256)) * 4
+    out = await env.handler.handle(result("https://vid.test/clip.mp4", mp4, kind=CrawlKind.video), CTX)
+    msg = out[0].message
+    assert isinstance(msg, MediaCached)
+    assert msg.status == MediaStatus.ok
+    assert msg.kind.value == "video"
+    assert msg.mime == "video/mp4"
+    assert msg.cdn_url == f"/cdn/vid/{msg.sha256[:2]}/{msg.sha256}.mp4"  # type: ignore[index]
+    # the same bytes ordered as an image are refused: an image order never stores a video
+    out = await env.handler.handle(result("https://vid.test/not-a-picture.jpg", mp4), CTX)
+    assert out[0].message.reason == "unsupported_format"  # type: ignore[attr-defined]
+
+
+class CountingCdn(FileBlobStore):
+    """The file CDN, counting puts and HEADs."""
+
+    puts = 0
+    heads = 0
+
+    async def put(self, key: str, data: bytes, **kw: str | None) -> str:  # type: ignore[override]
+        self.puts += 1
+        return await super().put(key, data, **kw)
+
+    async def exists(self, key: str) -> bool:
+        self.heads += 1
+        return await super().exists(key)
+
+
+async def test_puts_are_skipped_for_content_already_stored(env: Env, tmp_path: Path) -> None:
+    cdn = CountingCdn("file://cdn", tmp_path / "cdn", "/cdn")
+    small = png((5, 5, 5))
+    big = _noise_png(600, 600)
+    assert len(small) < HEAD_FIRST_BYTES <= len(big)
+
+    first = CdnHandler(env.settings, env.stores.images, cdn, env.blobs, env.clock)
+    await first.handle(result("https://a.test/s.png", small), CTX)
+    await first.handle(result("https://b.test/s-copy.png", small), CTX)  # known to this process: no put
+    assert (cdn.puts, cdn.heads) == (1, 0)  # a small body is put without asking first
+
+    second = CdnHandler(env.settings, env.stores.images, cdn, env.blobs, env.clock)  # another process
+    await first.handle(result("https://a.test/big.png", big), CTX)
+    assert (cdn.puts, cdn.heads) == (2, 1)  # a big body: HEAD first, then put
+    await second.handle(result("https://c.test/big-copy.png", big), CTX)
+    assert (cdn.puts, cdn.heads) == (2, 2)  # found by HEAD: not uploaded again
+    assert len(env.objects()) == 2
+
+
+def _noise_png(w: int, h: int) -> bytes:
+    import random
+
+    buf = io.BytesIO()
+    Image.frombytes("RGB", (w, h), random.Random(1).randbytes(w * h * 3)).save(buf, "PNG")
+    return buf.getvalue()
