@@ -1,0 +1,1 @@
+"""The api cube: webmaster and partner APIs with per-tenant throttling (DESIGN.md sections 1, 3 and 6)."""

@@ -1,0 +1,91 @@
+"""``create_app(settings, deps)``: webmaster, partner and admin APIs in one aiohttp app (DESIGN.md s.1, 6).
+
+Middleware order (outermost first) — the order is the throttling design:
+
+1. ``error_middleware`` — every error leaves as JSON (``cubes.api.errors``);
+2. ``gate_middleware`` — bulkhead, authentication, declared size, tenant
+   buckets (``cubes.api.gate``): all before any body is read.
+
+The routes live in one module per audience: ``feeds`` (webmasters),
+``uploads`` (partners), ``hosts`` (ownership), ``admin`` (limits); the
+OpenAPI document (``openapi``) describes all of them.
+
+``deps`` is anything shaped like ``shared.runtime.deps.Deps``: ``publish``,
+``clock``, ``resolver``, ``bus`` (for load shedding; may be None),
+``await stores()``, ``await blobs()``. Stores are opened at startup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from aiohttp import web
+
+from cubes.api import admin, feeds, hosts, uploads
+from cubes.api.auth import Authenticator
+from cubes.api.context import CTX, ApiContext, ContextSlot
+from cubes.api.errors import error_middleware, json_response
+from cubes.api.gate import gate_middleware
+from cubes.api.limits import Limits
+from cubes.api.openapi import document
+from cubes.api.shedding import LoadShedder
+from cubes.api.throttle import Bulkhead
+from cubes.api.verify import Verifier, default_origins
+from shared.config import Settings
+from shared.http import AddressGuard, Fetcher
+
+__all__ = ["create_app"]
+
+
+async def _openapi(request: web.Request) -> web.StreamResponse:
+    return json_response(document())
+
+
+def create_app(
+    settings: Settings,
+    deps: Any,
+    *,
+    verify_origins: Callable[[str], Sequence[str]] = default_origins,
+) -> web.Application:
+    """The API application. ``verify_origins`` lets tests point ownership checks at a local port."""
+    slot = ContextSlot()
+    app = web.Application(
+        middlewares=[error_middleware, gate_middleware],
+        # bodies are streamed by hand with their own limit (cubes.api.bodies); this is a backstop
+        client_max_size=settings.api.max_upload_bytes + 1,
+    )
+    app[CTX] = slot
+    app.router.add_get("/api/v1/openapi.json", _openapi, name="openapi", allow_head=False)
+    feeds.add_routes(app.router)
+    uploads.add_routes(app.router)
+    hosts.add_routes(app.router)
+    admin.add_routes(app.router)
+
+    async def context(_: web.Application) -> AsyncIterator[None]:
+        stores = await deps.stores()
+        fetcher = Fetcher(settings, resolver=deps.resolver, clock=deps.clock)
+        api = settings.api
+        slot.ctx = ApiContext(
+            settings=settings,
+            stores=stores,
+            publish=deps.publish,
+            clock=deps.clock,
+            blobs=deps.blobs,
+            limits=Limits(api, stores.tenants, deps.clock),
+            auth=Authenticator(stores.tenants, deps.clock),
+            bulkhead=Bulkhead(api.concurrency),
+            shedder=LoadShedder(getattr(deps, "bus", None), api.shed_group, api.shed_lag, deps.clock),
+            verifier=Verifier(fetcher, verify_origins),
+            guard=AddressGuard(settings.http.allowlist),
+            resolver=deps.resolver,
+        )
+        try:
+            yield
+        finally:
+            await slot.ctx.shedder.close()
+            await fetcher.close()
+            slot.ctx = None
+
+    app.cleanup_ctx.append(context)
+    return app

@@ -1,0 +1,137 @@
+"""Who is calling, and may they touch this host? (DESIGN.md section 6; issue 7 "Tenants").
+
+Every tenant route needs ``Authorization: Bearer <token>``. The token's
+plaintext never lives anywhere but the client: the ``TenantStore`` keeps its
+sha256 and answers ``tenant_for_token``. This instance caches the answer for
+``TOKEN_CACHE_S`` under the token's sha256 (never the plaintext), so
+authentication costs a dict lookup on the hot path and a throttled tenant's
+rejections stay cheap. The price: a revoked token keeps working on an
+instance for at most ``TOKEN_CACHE_S``.
+
+401 vs 403 vs 404 (the rule the tests pin):
+
+* no token, a malformed header, an unknown or revoked token -> ``401`` with
+  ``WWW-Authenticate: Bearer`` (RFC 6750); the caller is nobody.
+* a valid token naming a host the tenant has no claim on -> ``403
+  host_not_owned``; a claim that is not verified -> ``403 host_not_verified``.
+  Hosts are public names, so saying "not yours" reveals nothing.
+* a valid token asking for a feed or task id of another tenant -> ``404``,
+  exactly as for an id that does not exist: ids are not guessable, and
+  answering 403 would confirm that the other tenant's object exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from aiohttp import web
+
+from cubes.api.errors import ApiError
+from shared.clock import Clock
+from shared.stores import HostClaim, TenantStore
+
+__all__ = [
+    "TENANT",
+    "TOKEN_CACHE_S",
+    "Authenticator",
+    "bearer_token",
+    "check_admin",
+    "require_host",
+    "unauthorized",
+]
+
+#: seconds an instance trusts its cached token -> tenant answer (revocation latency, see module doc)
+TOKEN_CACHE_S = 2.0
+#: entries kept before the cache is emptied; bounds memory under a flood of random tokens
+_CACHE_MAX = 50_000
+#: tokens longer than this are refused without a store lookup (ours are ~46 characters)
+_TOKEN_MAX = 256
+
+#: request key holding the authenticated tenant id
+TENANT: web.RequestKey[str] = web.RequestKey("tenant_id", str)
+
+
+def unauthorized(message: str = "a valid API token is required") -> ApiError:
+    return ApiError(
+        401,
+        "unauthorized",
+        message,
+        headers={"WWW-Authenticate": 'Bearer realm="turbocubes"'},
+    )
+
+
+def bearer_token(request: web.Request) -> str | None:
+    """The token of an ``Authorization: Bearer`` header, or None."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > _TOKEN_MAX:
+        return None
+    return token
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Authenticator:
+    """Token -> tenant id, through the store, with a short per-instance cache."""
+
+    def __init__(self, tenants: TenantStore, clock: Clock) -> None:
+        self._tenants = tenants
+        self._clock = clock
+        # sha256(token) -> (tenant id or None for "invalid", expires at); negatives are cached
+        # too, so a client hammering with one bad token costs one database read per TOKEN_CACHE_S
+        self._cache: dict[str, tuple[str | None, float]] = {}
+
+    async def tenant(self, token: str) -> str | None:
+        key = _digest(token)
+        now = self._clock.monotonic()
+        hit = self._cache.get(key)
+        if hit is not None and hit[1] > now:
+            return hit[0]
+        tenant_id = await self._tenants.tenant_for_token(token)
+        if len(self._cache) >= _CACHE_MAX:
+            self._cache.clear()
+        self._cache[key] = (tenant_id, now + TOKEN_CACHE_S)
+        return tenant_id
+
+    def forget(self) -> None:
+        """Drop every cached answer (after a revocation made through this process)."""
+        self._cache.clear()
+
+    async def authenticate(self, request: web.Request) -> str:
+        """The caller's tenant id, or ``401``."""
+        token = bearer_token(request)
+        if token is None:
+            raise unauthorized()
+        tenant_id = await self.tenant(token)
+        if tenant_id is None:
+            raise unauthorized("the API token is unknown or revoked")
+        return tenant_id
+
+
+def check_admin(request: web.Request, admin_sha256: str) -> None:
+    """Admin routes: the bearer token's sha256 must equal ``settings.api.admin_token_sha256``."""
+    if not admin_sha256:
+        raise ApiError(403, "admin_disabled", "the admin API is off (api.admin_token_sha256 is empty)")
+    token = bearer_token(request)
+    if token is None or not hmac.compare_digest(_digest(token), admin_sha256.lower()):
+        raise unauthorized("a valid admin token is required")
+
+
+async def require_host(tenants: TenantStore, tenant_id: str, host: str, *, verified: bool = True) -> HostClaim:
+    """The tenant's claim on ``host``; 403 when it has none, or (with ``verified``) an unverified one."""
+    for claim in await tenants.hosts_of(tenant_id):
+        if claim.host == host:
+            if verified and not claim.verified:
+                raise ApiError(
+                    403,
+                    "host_not_verified",
+                    f"host {host} is not verified yet: publish the verification token and "
+                    f"POST /api/v1/hosts/{host}/verify",
+                    host=host,
+                )
+            return claim
+    raise ApiError(403, "host_not_owned", f"host {host} does not belong to this tenant", host=host)

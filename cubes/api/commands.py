@@ -1,0 +1,182 @@
+"""``turbocubes hosts add|revoke|verify|list``: the operator's side of tenants (issue 7 "Tenants").
+
+    turbocubes hosts add example.com [--tenant ID | --name NAME] [--new-token]
+    turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://127.0.0.1:8000]
+    turbocubes hosts revoke TOKEN
+    turbocubes hosts list --tenant ID
+
+``add`` creates a tenant (unless ``--tenant`` names one) and claims the host
+for it, then prints the API token ONCE (the store keeps only its sha256),
+the host's verification token and the two ways to publish it. ``verify``
+runs the same guarded check as ``POST /api/v1/hosts/{host}/verify``.
+``revoke`` takes the token's plaintext (the store can find a token by it and
+by nothing else). Exit codes: 0 done, 1 refused / not found / not verified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from cubes.api.verify import Verifier, default_origins, instructions
+from shared.config import Settings, load_settings
+from shared.http import Fetcher
+from shared.stores import open_stores
+from shared.urls import canonical_host
+
+__all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_verify", "register"]
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("hosts", help="tenants, their hosts, API tokens and ownership checks")
+    sub = p.add_subparsers(dest="hosts_command", required=True)
+
+    add = sub.add_parser("add", help="claim HOST for a (new) tenant; prints its API token once")
+    add.add_argument("host")
+    add.add_argument("--tenant", help="add the host to this existing tenant instead of a new one")
+    add.add_argument("--name", help="name of the new tenant (default: the host)")
+    add.add_argument("--new-token", action="store_true", help="with --tenant: also issue another API token")
+    add.set_defaults(
+        func=lambda a: _run(hosts_add(_settings(a), a.host, tenant_id=a.tenant, name=a.name, new_token=a.new_token))
+    )
+
+    verify = sub.add_parser("verify", help="check HOST for its verification token now")
+    verify.add_argument("host")
+    verify.add_argument("--tenant", required=True, help="the tenant whose claim is checked")
+    verify.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="CIDR|HOST",
+        help="let this address range / host through the SSRF guard (demo, tests)",
+    )
+    verify.add_argument(
+        "--origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="check this base URL instead of https://HOST and http://HOST",
+    )
+    verify.set_defaults(
+        func=lambda a: _run(hosts_verify(_settings(a), a.host, a.tenant, allow=a.allow, origins=a.origin))
+    )
+
+    revoke = sub.add_parser("revoke", help="revoke an API token (give its plaintext)")
+    revoke.add_argument("token")
+    revoke.set_defaults(func=lambda a: _run(hosts_revoke(_settings(a), a.token)))
+
+    ls = sub.add_parser("list", help="the hosts of a tenant, verified or not")
+    ls.add_argument("--tenant", required=True)
+    ls.set_defaults(func=lambda a: _run(hosts_list(_settings(a), a.tenant)))
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(args.config)
+
+
+def _run(coro: Any) -> int:
+    return int(asyncio.run(coro))
+
+
+async def hosts_add(
+    settings: Settings,
+    host: str,
+    *,
+    tenant_id: str | None = None,
+    name: str | None = None,
+    new_token: bool = False,
+    out: TextIO | None = None,
+) -> int:
+    out = out or sys.stdout
+    try:
+        host = canonical_host(host.strip())
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+        token: str | None = None
+        if tenant_id is not None:
+            tenant = await stores.tenants.get_tenant(tenant_id)
+            if tenant is None:
+                print(f"error: no tenant {tenant_id!r}", file=sys.stderr)
+                return 1
+            if new_token:
+                token = await stores.tenants.issue_token(tenant.tenant_id)
+        else:
+            tenant = await stores.tenants.create_tenant(name or host)
+            token = await stores.tenants.issue_token(tenant.tenant_id)
+        claim = await stores.tenants.add_host(tenant.tenant_id, host)
+    print(f"tenant:             {tenant.tenant_id} ({tenant.name})", file=out)
+    print(f"host:               {claim.host} ({'verified' if claim.verified else 'not verified yet'})", file=out)
+    if token is not None:
+        print(f"API token:          {token}", file=out)
+        print("                    shown once: only its hash is stored. Use it as", file=out)
+        print("                    Authorization: Bearer <token>", file=out)
+    print(f"verification token: {claim.verification_token}", file=out)
+    if not claim.verified:
+        how = instructions(claim.host, claim.verification_token)
+        print("prove ownership, one of:", file=out)
+        print(f"  1. {how['file']}", file=out)
+        print(f"  2. {how['meta'].removeprefix('or ')}", file=out)
+        print(f"then: turbocubes hosts verify {claim.host} --tenant {tenant.tenant_id}", file=out)
+        print(f"  or: POST /api/v1/hosts/{claim.host}/verify with the API token", file=out)
+    return 0
+
+
+async def hosts_verify(
+    settings: Settings,
+    host: str,
+    tenant_id: str,
+    *,
+    allow: Sequence[str] = (),
+    origins: Sequence[str] = (),
+    resolver: Any = None,
+    out: TextIO | None = None,
+) -> int:
+    out = out or sys.stdout
+    host = canonical_host(host.strip())
+    settings = settings.replace(http={"allowlist": [*settings.http.allowlist, *allow]})
+    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+        claim = next((c for c in await stores.tenants.hosts_of(tenant_id) if c.host == host), None)
+        if claim is None:
+            print(f"error: tenant {tenant_id!r} has not claimed {host} (turbocubes hosts add)", file=sys.stderr)
+            return 1
+        bases = [o.rstrip("/") for o in origins]
+        verifier = Verifier(Fetcher(settings, resolver=resolver), (lambda _: bases) if bases else default_origins)
+        try:
+            result = await verifier.check(host, claim.verification_token)
+        finally:
+            await verifier.close()
+        if result.verified:
+            await stores.tenants.set_verified(tenant_id, host, True)
+    for line in result.attempts:
+        print(f"  {line}", file=out)
+    if result.verified:
+        print(f"{host}: verified ({result.method})", file=out)
+        return 0
+    print(f"{host}: NOT verified", file=out)
+    return 1
+
+
+async def hosts_revoke(settings: Settings, token: str, *, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+        revoked = await stores.tenants.revoke_token(token.strip())
+    # API instances cache token answers for cubes.api.auth.TOKEN_CACHE_S seconds
+    print("revoked" if revoked else "no such live token", file=out)
+    return 0 if revoked else 1
+
+
+async def hosts_list(settings: Settings, tenant_id: str, *, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+        if await stores.tenants.get_tenant(tenant_id) is None:
+            print(f"error: no tenant {tenant_id!r}", file=sys.stderr)
+            return 1
+        claims = await stores.tenants.hosts_of(tenant_id)
+    for c in claims:
+        print(f"{c.host:40} {'verified' if c.verified else 'unverified':10} {c.verification_token}", file=out)
+    return 0

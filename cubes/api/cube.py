@@ -1,0 +1,51 @@
+"""The api cube (DESIGN.md section 3): HTTP in; feeds.registry, partner.uploads, documents.deleted out.
+
+It has no inputs: its one ``Service`` serves ``create_app`` on
+``settings.api.host:port`` (port 0 picks a free one; ``status()`` tells which).
+Handlers publish through ``deps.publish``, which awaits the bus's
+acknowledgement, so a 202 means the record is durable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from cubes.api.app import create_app
+from shared.config import Settings
+from shared.runtime.cube import Cube, Service
+from shared.runtime.deps import Deps
+
+__all__ = ["build"]
+
+#: seconds in-flight requests get to finish on stop (uploads wait for the bus; that is quick)
+SHUTDOWN_TIMEOUT_S = 5.0
+
+
+async def build(settings: Settings, deps: Deps) -> Cube:
+    app = create_app(settings, deps)
+    state: dict[str, Any] = {"runner": None, "url": None}
+
+    async def start() -> None:
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+        await runner.setup()
+        site = web.TCPSite(runner, settings.api.host, settings.api.port)
+        await site.start()
+        state["runner"] = runner
+        # with port 0 the OS picked one: report the real address
+        address = runner.addresses[0] if runner.addresses else (settings.api.host, settings.api.port)
+        state["url"] = f"http://{address[0]}:{address[1]}"
+
+    async def stop() -> None:
+        runner = state["runner"]
+        if runner is not None:
+            state["runner"] = None
+            await runner.cleanup()
+
+    return Cube(
+        name="api",
+        outputs=("feeds.registry", "partner.uploads", "documents.deleted"),
+        services=(Service("api-http", start, stop),),
+        status=lambda: {"url": state["url"]},
+    )

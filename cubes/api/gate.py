@@ -1,0 +1,85 @@
+"""The gate every request passes before a handler runs (DESIGN.md section 6, "Per tenant, in").
+
+One middleware, in this order (the order is the point: each step is cheaper
+than the work it protects, and nothing reads the body):
+
+1. **bulkhead** — over ``api.concurrency`` requests in flight: ``503`` at once;
+2. **route access** — public routes (the OpenAPI document) pass; admin routes
+   need the admin token; every other route needs a tenant token (``401``);
+3. **declared size** — a ``Content-Length`` over ``api.max_upload_bytes`` is
+   ``413`` before it can touch the tenant's byte budget;
+4. **tenant buckets** — one request token and ``Content-Length`` byte tokens,
+   else ``429`` with ``Retry-After`` and the RateLimit headers.
+
+Only then does the handler run. Every response to an admitted tenant
+request carries the ``RateLimit`` / ``RateLimit-Policy`` headers, and so does
+every 429 (the handler's own errors included; an engine outage's 503 comes
+from ``error_middleware`` outside the gate and has only ``Retry-After``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from cubes.api.auth import TENANT, check_admin
+from cubes.api.bodies import too_large
+from cubes.api.context import ctx_of
+from cubes.api.errors import ApiError, problem
+
+__all__ = ["ADMIN_PREFIX", "PUBLIC_ROUTES", "gate_middleware"]
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+#: route names anyone may call
+PUBLIC_ROUTES = frozenset({"openapi"})
+#: route names starting with this need the admin token
+ADMIN_PREFIX = "admin."
+#: what a request refused by the bulkhead is told to wait: in-flight requests finish in well under that
+_BULKHEAD_RETRY_AFTER = "1"
+
+
+@web.middleware
+async def gate_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    if not ctx.bulkhead.try_enter():
+        return problem(
+            503,
+            "overloaded",
+            f"the API is at its concurrency limit ({ctx.bulkhead.limit}); retry shortly",
+            headers={"Retry-After": _BULKHEAD_RETRY_AFTER},
+        )
+    try:
+        route = request.match_info.route
+        name = route.name or ""
+        if request.match_info.http_exception is not None or name in PUBLIC_ROUTES:
+            return await handler(request)  # unknown routes get their 404 / 405 from the router
+        if name.startswith(ADMIN_PREFIX):
+            check_admin(request, ctx.settings.api.admin_token_sha256)
+            return await handler(request)
+
+        tenant_id = await ctx.auth.authenticate(request)
+        request[TENANT] = tenant_id
+        size = request.content_length or 0
+        if size > ctx.settings.api.max_upload_bytes:
+            raise too_large(ctx.settings.api.max_upload_bytes)
+        state = (await ctx.limits.buckets(tenant_id)).admit(size)
+        headers = state.headers()
+        if not state.allowed:
+            return problem(
+                429,
+                "rate_limited",
+                f"too many requests or bytes for this tenant; retry after {headers['Retry-After']} s",
+                headers=headers,
+                retry_after=int(headers["Retry-After"]),
+            )
+        try:
+            response = await handler(request)
+        except ApiError as exc:
+            response = exc.response()
+        if not response.prepared:
+            response.headers.update(headers)
+        return response
+    finally:
+        ctx.bulkhead.leave()

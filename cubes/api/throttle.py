@@ -1,0 +1,180 @@
+"""Token buckets and the bulkhead: the pure arithmetic of throttling (DESIGN.md section 6, "Per tenant, in").
+
+Nothing here does I/O or reads the wall clock: time comes from an injected
+``shared.clock.Clock``, so tests drive a ``ManualClock`` and assert exact
+``Retry-After`` values instead of sleeping.
+
+A ``TokenBucket`` holds up to ``capacity`` tokens and gains ``rate`` per
+second. ``take(n)`` either takes ``n`` tokens (answer ``0.0``) or takes
+nothing and answers how many seconds until ``n`` tokens are there. A request
+larger than the whole bucket (one big upload against a small bytes/s limit)
+would otherwise never pass, so it is let through when the bucket is *full*
+and leaves the bucket in debt: the average rate still holds, the tenant just
+waits longer afterwards.
+
+Changing a bucket's rate or capacity (``reconfigure``) keeps the tokens it
+has (clipped to the new capacity), so a runtime limit change applies to the
+very next request without handing out a fresh burst.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from shared.clock import Clock
+
+__all__ = ["Bulkhead", "RateState", "TenantBuckets", "TokenBucket", "retry_after_header"]
+
+
+def retry_after_header(seconds: float) -> str:
+    """``Retry-After`` is whole seconds (RFC 9110); round up so a client that obeys it succeeds."""
+    return str(max(1, math.ceil(seconds - 1e-9)))
+
+
+@dataclass(frozen=True, slots=True)
+class RateState:
+    """What the RateLimit headers say after a decision on the requests bucket."""
+
+    allowed: bool
+    #: seconds until the request would be allowed (0 when allowed)
+    retry_after: float
+    #: the policy: quota (the burst) per window (seconds to refill it from empty)
+    quota: int
+    window: float
+    #: whole tokens left and seconds until the bucket is full again
+    remaining: int
+    reset: float
+
+    def headers(self) -> dict[str, str]:
+        """The IETF draft headers (draft-ietf-httpapi-ratelimit-headers): one policy named "default"."""
+        out = {
+            "RateLimit-Policy": f'"default";q={self.quota};w={max(1, math.ceil(self.window))}',
+            "RateLimit": f'"default";r={self.remaining};t={math.ceil(self.reset - 1e-9)}',
+        }
+        if not self.allowed:
+            out["Retry-After"] = retry_after_header(self.retry_after)
+        return out
+
+
+class TokenBucket:
+    """``capacity`` tokens, refilled at ``rate`` per second, on an injected clock."""
+
+    __slots__ = ("_clock", "_stamp", "capacity", "rate", "tokens")
+
+    def __init__(self, rate: float, capacity: float, clock: Clock) -> None:
+        if rate <= 0 or capacity <= 0:
+            raise ValueError(f"a bucket needs rate > 0 and capacity > 0, got {rate=} {capacity=}")
+        self.rate = float(rate)
+        self.capacity = float(capacity)
+        self.tokens = float(capacity)  # a new tenant starts with its full burst
+        self._clock = clock
+        self._stamp = clock.monotonic()
+
+    def _refill(self) -> None:
+        now = self._clock.monotonic()
+        elapsed = now - self._stamp
+        if elapsed > 0:
+            self.tokens = min(self.capacity, self.tokens + elapsed * self.rate)
+        self._stamp = now
+
+    def take(self, n: float = 1.0) -> float:
+        """Take ``n`` tokens -> 0.0, or take none -> seconds until they would be there."""
+        self._refill()
+        need = min(n, self.capacity)  # larger than the bucket: wait for a full bucket, then go in debt
+        if self.tokens >= need:
+            self.tokens -= n
+            return 0.0
+        return (need - self.tokens) / self.rate
+
+    def charge(self, n: float) -> None:
+        """Take ``n`` tokens unconditionally (a body whose size was only known after reading it)."""
+        self._refill()
+        self.tokens -= n
+
+    def peek(self) -> float:
+        """Tokens now (may be negative while in debt)."""
+        self._refill()
+        return self.tokens
+
+    def time_to_full(self) -> float:
+        self._refill()
+        return max(0.0, (self.capacity - self.tokens) / self.rate)
+
+    def reconfigure(self, rate: float, capacity: float) -> None:
+        """New limits from the next call on; tokens are kept (clipped), so no free burst is handed out."""
+        if rate <= 0 or capacity <= 0:
+            raise ValueError(f"a bucket needs rate > 0 and capacity > 0, got {rate=} {capacity=}")
+        self._refill()
+        self.rate = float(rate)
+        self.capacity = float(capacity)
+        self.tokens = min(self.tokens, self.capacity)
+
+
+class TenantBuckets:
+    """One tenant's two buckets: requests (rps, burst) and upload bytes (bytes/s, one second of burst)."""
+
+    __slots__ = ("bytes", "requests")
+
+    def __init__(self, rps: float, burst: int, bytes_per_s: float, clock: Clock) -> None:
+        self.requests = TokenBucket(rps, burst, clock)
+        # one second's worth of bytes; an upload bigger than that passes on a full bucket (see module doc)
+        self.bytes = TokenBucket(bytes_per_s, bytes_per_s, clock)
+
+    def reconfigure(self, rps: float, burst: int, bytes_per_s: float) -> None:
+        self.requests.reconfigure(rps, burst)
+        self.bytes.reconfigure(bytes_per_s, bytes_per_s)
+
+    def admit(self, size: int = 0) -> RateState:
+        """Decide one request carrying ``size`` declared body bytes.
+
+        The bytes bucket is asked first and only a request that passes both
+        buckets takes from either (a rejected request must not eat the
+        tenant's byte budget, nor a byte rejection its request budget).
+        This is the hot path of every rejection: each bucket is refilled once.
+        """
+        req, byt = self.requests, self.bytes
+        req._refill()
+        wait = 0.0
+        if size > 0:
+            byt._refill()
+            need = min(float(size), byt.capacity)
+            if byt.tokens < need:
+                wait = (need - byt.tokens) / byt.rate
+        if wait == 0.0:
+            if req.tokens >= 1.0:
+                req.tokens -= 1.0
+                byt.tokens -= size
+            else:
+                wait = (1.0 - req.tokens) / req.rate
+        return RateState(
+            allowed=wait == 0.0,
+            retry_after=wait,
+            quota=int(req.capacity),
+            window=req.capacity / req.rate,
+            remaining=max(0, math.floor(req.tokens)),
+            reset=max(0.0, (req.capacity - req.tokens) / req.rate),
+        )
+
+
+class Bulkhead:
+    """The global concurrency cap: at most ``limit`` requests in the handlers at once.
+
+    It never queues: a request over the cap is refused at once (503), because
+    queueing in front of a saturated service only adds latency to every request.
+    """
+
+    __slots__ = ("in_flight", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.in_flight = 0
+
+    def try_enter(self) -> bool:
+        if self.in_flight >= self.limit:
+            return False
+        self.in_flight += 1
+        return True
+
+    def leave(self) -> None:
+        self.in_flight -= 1
