@@ -193,6 +193,10 @@ class DelayConfig:
     sweep_interval_s: float = 5.0
     #: parked documents released per sweep at most (the next sweep takes the rest)
     sweep_batch: int = 1000
+    #: a released document is kept until its publish is acknowledged; one unconfirmed this long
+    #: (a crash, a failed publish) is published again by the sweep, a duplicate at worst.
+    #: Far above a normal publish + commit (under a second), so a slow broker costs no duplicates.
+    release_lease_s: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,18 @@ class MediaHandler:
         if outcome in (ParkOutcome.parked, ParkOutcome.replaced):
             # see step 4 of the module docstring
             again = await look_up(self.images, found.missing, now)
+            released: list[tuple[str, int]] = []
             for url in found.missing.keys() - again.missing.keys():
-                for done in await self.delay.resolve(url):
+                for done in await self.delay.resolve(url, now=now):
                     ready = await release(done.doc_json, self.images, now)
                     outputs.append(Output("documents.ready", ready, key=done.url))
+                    released.append((done.url, done.version))
+            if released:
+                delay = self.delay
+
+                async def confirm() -> None:
+                    # the released documents are published: the delay store may forget them
+                    await delay.confirm(released)
+
+                ctx.after_commit(confirm)
         return outputs

@@ -216,27 +216,49 @@ class DelayStore(Protocol):
         """
         ...
 
-    async def resolve(self, media_url: str) -> list[ParkedDoc]:
-        """Remove ``media_url`` from every pending set; return and REMOVE the docs now complete.
+    async def resolve(self, media_url: str, *, now: datetime | None = None) -> list[ParkedDoc]:
+        """Remove ``media_url`` from every pending set; return the waiting docs now complete.
 
-        Atomic: concurrent callers never both release one document, and two media
-        resolved concurrently never leave a complete document parked.
+        They are not removed but RELEASED (``released_at = now``, a lease) until the
+        caller ``confirm``s their publish; an unconfirmed release comes back from
+        ``due`` after the lease. Atomic: concurrent callers never both release one
+        document, and two media resolved concurrently never leave a complete document parked.
         """
         ...
 
-    async def due(self, now: datetime, limit: int = 100) -> list[ParkedDoc]:
-        """Return and REMOVE up to ``limit`` docs whose deadline is <= ``now`` (oldest first)."""
+    async def due(self, now: datetime, limit: int = 100, *, lease_s: float = 60.0) -> list[ParkedDoc]:
+        """Release (``released_at = now``) and return up to ``limit`` docs, oldest deadline first.
+
+        Those are the waiting docs whose deadline is <= ``now`` (``pending`` = the media
+        still missing), and the released docs not confirmed within ``lease_s`` (their
+        publish evidently did not happen: they are handed out again, a duplicate at worst).
+        Concurrent callers (``FOR UPDATE SKIP LOCKED`` / one writer) never share a doc.
+        """
         ...
 
-    async def get(self, url: str) -> ParkedDoc | None: ...
+    async def confirm(self, released: Iterable[tuple[str, int]]) -> int:
+        """Drop released docs, given as ``(url, version)``, whose publish is durable; how many.
+
+        Only the released version goes: a newer version parked meanwhile (it waits
+        again) survives, as does a doc that is waiting, not released.
+        """
+        ...
+
+    async def get(self, url: str) -> ParkedDoc | None:
+        """The doc held for ``url``, waiting or released (then ``released_at`` is set)."""
+        ...
 
     async def discard(self, url: str) -> bool:
-        """Drop a parked doc (deleted upstream); True when there was one."""
+        """Drop a parked doc (deleted upstream), released or not; True when there was one."""
         ...
 
-    async def count(self) -> int: ...
+    async def count(self) -> int:
+        """Docs waiting (released ones awaiting ``confirm`` are not counted)."""
+        ...
 
-    async def waiting_by_host(self) -> dict[str, int]: ...
+    async def waiting_by_host(self) -> dict[str, int]:
+        """Docs waiting, per host (as ``count``)."""
+        ...
 
 
 class FeedStore(Protocol):

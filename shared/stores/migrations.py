@@ -129,3 +129,12 @@ POSTGRES: list[Migration] = [
     ),
 ]
 POSTGRES.append((2, "websub subscription topic and secret", _WEBSUB_COLUMNS))
+
+# A released document stays until its publish is confirmed (``DelayStore.confirm``): ``released_at``
+# is the lease; NULL = still waiting. A release never confirmed comes back from ``due`` after the lease.
+_DELAY_LEASE = (
+    "ALTER TABLE delay_docs ADD COLUMN released_at BIGINT",
+    "CREATE INDEX IF NOT EXISTS delay_docs_released ON delay_docs (released_at) WHERE released_at IS NOT NULL",
+)
+SQLITE.append((3, "delay release lease", _DELAY_LEASE))
+POSTGRES.append((3, "delay release lease", _DELAY_LEASE))

@@ -1,29 +1,42 @@
 """PostgreSQL delay store (DESIGN.md section 3: media -> delay -> kvwriter).
 
+Releasing never deletes: ``resolve`` and ``due`` mark the documents they hand
+out ``released_at = now`` (a lease) and only ``confirm``, called once their
+publish is durable, removes them; a release not confirmed within the lease is
+handed out again by ``due``. A crash in between costs a duplicate, never a document.
+
 Releasing is race-free because the documents a media URL concerns are
 row-locked (``FOR UPDATE``, in URL order so two resolvers cannot deadlock)
 before their pending rows are removed and their completeness is checked:
 of two concurrent resolvers for one document, the second waits, then sees
-the first one's removal, so exactly one releases it — and a document whose
+the first one's release, so exactly one releases it — and a document whose
 last two media arrive at once is never left parked. ``due`` takes
 ``FOR UPDATE SKIP LOCKED`` so several delay instances split the due
-documents instead of queueing on each other.
+documents instead of queueing on each other. ``confirm`` locks in URL order too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
+import dataclasses
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
 import asyncpg
 
-from shared.stores.codec import check_pending, now_us, parked_from_row, to_us
+from shared.stores.codec import check_pending, from_us, now_us, parked_from_row, to_us
 from shared.stores.postgres import PgDb
 from shared.stores.rows import ParkedDoc, ParkOutcome
 
 __all__ = ["PgDelayStore"]
 
 _DOC_COLUMNS = "url, host, version, doc_json, deadline, parked_at"
+_ROW_COLUMNS = _DOC_COLUMNS + ", released_at"
+
+
+def _parked(row: Sequence[Any], pending: frozenset[str]) -> ParkedDoc:
+    """``row``: the ``_ROW_COLUMNS``."""
+    return dataclasses.replace(parked_from_row(row, pending), released_at=from_us(row[6]))
 
 
 class PgDelayStore:
@@ -58,7 +71,9 @@ class PgDelayStore:
             await conn.execute(
                 f"INSERT INTO delay_docs ({_DOC_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
                 " ON CONFLICT (url) DO UPDATE SET host = excluded.host, version = excluded.version,"
-                " doc_json = excluded.doc_json, deadline = excluded.deadline, parked_at = excluded.parked_at",
+                " doc_json = excluded.doc_json, deadline = excluded.deadline, parked_at = excluded.parked_at,"
+                # a newer version waits again, even if the older one was released and is in flight
+                " released_at = NULL",
                 url,
                 host,
                 version,
@@ -76,7 +91,9 @@ class PgDelayStore:
 
         return await self._db.tx(run)
 
-    async def resolve(self, media_url: str) -> list[ParkedDoc]:
+    async def resolve(self, media_url: str, *, now: datetime | None = None) -> list[ParkedDoc]:
+        released_at = now_us(now)
+
         async def run(conn: asyncpg.Connection) -> list[ParkedDoc]:
             docs = [r[0] for r in await conn.fetch("SELECT doc_url FROM delay_pending WHERE media_url = $1", media_url)]
             if not docs:
@@ -86,43 +103,75 @@ class PgDelayStore:
             await conn.execute("SELECT 1 FROM delay_docs WHERE url = ANY($1::text[]) ORDER BY url FOR UPDATE", docs)
             await conn.execute("DELETE FROM delay_pending WHERE media_url = $1", media_url)
             rows = await conn.fetch(
-                f"DELETE FROM delay_docs d WHERE url = ANY($1::text[])"
+                "UPDATE delay_docs d SET released_at = $2 WHERE url = ANY($1::text[]) AND released_at IS NULL"
                 " AND NOT EXISTS (SELECT 1 FROM delay_pending p WHERE p.doc_url = d.url)"
-                f" RETURNING {_DOC_COLUMNS}",
+                f" RETURNING {_ROW_COLUMNS}",
                 docs,
+                released_at,
             )
-            return [parked_from_row(row, frozenset()) for row in sorted(rows, key=lambda r: r[0])]
+            return [_parked(row, frozenset()) for row in sorted(rows, key=lambda r: r[0])]
 
         return await self._db.tx(run)
 
-    async def due(self, now: datetime, limit: int = 100) -> list[ParkedDoc]:
+    async def due(self, now: datetime, limit: int = 100, *, lease_s: float = 60.0) -> list[ParkedDoc]:
+        if lease_s <= 0:
+            raise ValueError(f"lease_s must be > 0, not {lease_s}")
+        now_stamp = now_us(now)
+        expired = now_us(now - timedelta(seconds=lease_s))
+
         async def run(conn: asyncpg.Connection) -> list[ParkedDoc]:
             rows = await conn.fetch(
-                f"DELETE FROM delay_docs WHERE url IN (SELECT url FROM delay_docs WHERE deadline <= $1"
-                f" ORDER BY deadline, url LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING {_DOC_COLUMNS}",
-                to_us(now),
+                "UPDATE delay_docs SET released_at = $1 WHERE url IN (SELECT url FROM delay_docs"
+                " WHERE (released_at IS NULL AND deadline <= $1) OR released_at <= $2"
+                f" ORDER BY deadline, url LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING {_ROW_COLUMNS}",
+                now_stamp,
+                expired,
                 limit,
             )
             if not rows:
                 return []
             urls = [r[0] for r in rows]
             missing: dict[str, set[str]] = {u: set() for u in urls}
+            # the pending rows stay until ``confirm``, so a re-release reports the same missing media
             for doc_url, media_url in await conn.fetch(
-                "DELETE FROM delay_pending WHERE doc_url = ANY($1::text[]) RETURNING doc_url, media_url", urls
+                "SELECT doc_url, media_url FROM delay_pending WHERE doc_url = ANY($1::text[])", urls
             ):
                 missing[doc_url].add(media_url)
-            released = [parked_from_row(r, frozenset(missing[r[0]])) for r in rows]
+            released = [_parked(r, frozenset(missing[r[0]])) for r in rows]
             return sorted(released, key=lambda d: (d.deadline, d.url))
+
+        return await self._db.tx(run)
+
+    async def confirm(self, released: Iterable[tuple[str, int]]) -> int:
+        pairs = sorted(set(released))
+        if not pairs:
+            return 0
+
+        async def run(conn: asyncpg.Connection) -> int:
+            urls = [u for u, _ in pairs]
+            await conn.execute("SELECT 1 FROM delay_docs WHERE url = ANY($1::text[]) ORDER BY url FOR UPDATE", urls)
+            gone = [
+                r[0]
+                for r in await conn.fetch(
+                    "DELETE FROM delay_docs d USING unnest($1::text[], $2::bigint[]) AS c(url, version)"
+                    " WHERE d.url = c.url AND d.version = c.version AND d.released_at IS NOT NULL RETURNING d.url",
+                    urls,
+                    [v for _, v in pairs],
+                )
+            ]
+            if gone:
+                await conn.execute("DELETE FROM delay_pending WHERE doc_url = ANY($1::text[])", gone)
+            return len(gone)
 
         return await self._db.tx(run)
 
     async def get(self, url: str) -> ParkedDoc | None:
         row = await self._db.fetchone(
-            f"SELECT {_DOC_COLUMNS}, ARRAY(SELECT media_url FROM delay_pending p WHERE p.doc_url = d.url)"
+            f"SELECT {_ROW_COLUMNS}, ARRAY(SELECT media_url FROM delay_pending p WHERE p.doc_url = d.url)"
             " FROM delay_docs d WHERE url = ?",
             url,
         )
-        return None if row is None else parked_from_row(row, frozenset(row[6]))
+        return None if row is None else _parked(row, frozenset(row[7]))
 
     async def discard(self, url: str) -> bool:
         async def run(conn: asyncpg.Connection) -> bool:
@@ -134,10 +183,12 @@ class PgDelayStore:
         return await self._db.tx(run)
 
     async def count(self) -> int:
-        row = await self._db.fetchone("SELECT count(*) FROM delay_docs")
+        row = await self._db.fetchone("SELECT count(*) FROM delay_docs WHERE released_at IS NULL")
         assert row is not None
         return int(row[0])
 
     async def waiting_by_host(self) -> dict[str, int]:
-        rows = await self._db.fetch("SELECT host, count(*) FROM delay_docs GROUP BY host ORDER BY host")
+        rows = await self._db.fetch(
+            "SELECT host, count(*) FROM delay_docs WHERE released_at IS NULL GROUP BY host ORDER BY host"
+        )
         return {r[0]: int(r[1]) for r in rows}

@@ -172,6 +172,8 @@ class ParkedDoc:
     pending: frozenset[str]  # media URLs still missing (empty in what ``resolve`` returns)
     deadline: datetime  # released by ``due`` after this, ready or not
     parked_at: datetime
+    #: when it was last handed out (a lease until ``confirm``); None while it waits
+    released_at: datetime | None = None
 
 
 # --------------------------------------------------------------------------- feeds

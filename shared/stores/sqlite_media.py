@@ -1,25 +1,36 @@
 """SQLite delay store (DESIGN.md section 3: media -> delay -> kvwriter).
 
 A parked document is a row in ``delay_docs`` plus one ``delay_pending`` row
-per missing media URL. Every method that releases documents runs under
-``BEGIN IMMEDIATE``: the pending rows are removed and the now-complete
-documents deleted *and returned* in one transaction, so of two concurrent
-callers (tasks or processes) exactly one gets each document.
+per missing media URL. Releasing never deletes: ``resolve`` and ``due`` mark the
+documents they hand out ``released_at = now`` (a lease) and only ``confirm``,
+called once their publish is durable, removes them; a release not confirmed
+within the lease is handed out again by ``due``. So a crash between a release
+and its publish costs a duplicate, never a document. Every method that releases
+runs under ``BEGIN IMMEDIATE`` (one writer), so of two concurrent callers (tasks
+or processes) exactly one gets each document per lease.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
-from shared.stores.codec import check_pending, now_us, parked_from_row, to_us
+from shared.stores.codec import check_pending, from_us, now_us, parked_from_row, to_us
 from shared.stores.rows import ParkedDoc, ParkOutcome
 from shared.stores.sqlite import SqliteDb
 
 __all__ = ["SqliteDelayStore"]
 
 _DOC_COLUMNS = "url, host, version, doc_json, deadline, parked_at"
+_ROW_COLUMNS = _DOC_COLUMNS + ", released_at"
+
+
+def _parked(row: Sequence[Any], pending: frozenset[str]) -> ParkedDoc:
+    """``row``: the ``_ROW_COLUMNS``."""
+    return dataclasses.replace(parked_from_row(row, pending), released_at=from_us(row[6]))
 
 
 def _pending_of(conn: sqlite3.Connection, url: str) -> frozenset[str]:
@@ -57,7 +68,9 @@ class SqliteDelayStore:
             conn.execute(
                 f"INSERT INTO delay_docs ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (url) DO UPDATE SET host = excluded.host, version = excluded.version,"
-                " doc_json = excluded.doc_json, deadline = excluded.deadline, parked_at = excluded.parked_at",
+                " doc_json = excluded.doc_json, deadline = excluded.deadline, parked_at = excluded.parked_at,"
+                # a newer version waits again, even if the older one was released and is in flight
+                " released_at = NULL",
                 (url, host, version, doc_json, deadline_us, parked_at),
             )
             conn.executemany(
@@ -68,7 +81,9 @@ class SqliteDelayStore:
 
         return await self._db.write(run)
 
-    async def resolve(self, media_url: str) -> list[ParkedDoc]:
+    async def resolve(self, media_url: str, *, now: datetime | None = None) -> list[ParkedDoc]:
+        released_at = now_us(now)
+
         def run(conn: sqlite3.Connection) -> list[ParkedDoc]:
             docs = [
                 r[0]
@@ -79,42 +94,62 @@ class SqliteDelayStore:
             released: list[ParkedDoc] = []
             for doc_url in sorted(docs):
                 row = conn.execute(
-                    f"DELETE FROM delay_docs WHERE url = ? AND NOT EXISTS"
-                    f" (SELECT 1 FROM delay_pending WHERE doc_url = ?) RETURNING {_DOC_COLUMNS}",
-                    (doc_url, doc_url),
+                    "UPDATE delay_docs SET released_at = ? WHERE url = ? AND released_at IS NULL AND NOT EXISTS"
+                    f" (SELECT 1 FROM delay_pending WHERE doc_url = ?) RETURNING {_ROW_COLUMNS}",
+                    (released_at, doc_url, doc_url),
                 ).fetchone()
                 if row is not None:
-                    released.append(parked_from_row(row, frozenset()))
+                    released.append(_parked(row, frozenset()))
             return released
 
         return await self._db.write(run)
 
-    async def due(self, now: datetime, limit: int = 100) -> list[ParkedDoc]:
-        now_stamp = to_us(now)
+    async def due(self, now: datetime, limit: int = 100, *, lease_s: float = 60.0) -> list[ParkedDoc]:
+        if lease_s <= 0:
+            raise ValueError(f"lease_s must be > 0, not {lease_s}")
+        now_stamp = now_us(now)
+        expired = now_us(now - timedelta(seconds=lease_s))
 
         def run(conn: sqlite3.Connection) -> list[ParkedDoc]:
             rows = conn.execute(
-                f"SELECT {_DOC_COLUMNS} FROM delay_docs WHERE deadline <= ? ORDER BY deadline, url LIMIT ?",
-                (now_stamp, limit),
+                f"SELECT {_DOC_COLUMNS} FROM delay_docs"
+                " WHERE (released_at IS NULL AND deadline <= ?) OR released_at <= ?"
+                " ORDER BY deadline, url LIMIT ?",
+                (now_stamp, expired, limit),
             ).fetchall()
             released = []
             for row in rows:
-                # what is still missing travels with the released doc (the kvwriter renders without it)
-                missing = _pending_of(conn, row[0])
-                conn.execute("DELETE FROM delay_pending WHERE doc_url = ?", (row[0],))
-                conn.execute("DELETE FROM delay_docs WHERE url = ?", (row[0],))
-                released.append(parked_from_row(row, missing))
+                conn.execute("UPDATE delay_docs SET released_at = ? WHERE url = ?", (now_stamp, row[0]))
+                # what is still missing travels with the released doc (the kvwriter renders without it);
+                # the pending rows stay until ``confirm`` so a re-release reports the same
+                released.append(_parked((*row, now_stamp), _pending_of(conn, row[0])))
             return released
 
         return await self._db.write(run)
+
+    async def confirm(self, released: Iterable[tuple[str, int]]) -> int:
+        pairs = sorted(set(released))
+
+        def run(conn: sqlite3.Connection) -> int:
+            gone = 0
+            for url, version in pairs:
+                if conn.execute(
+                    "DELETE FROM delay_docs WHERE url = ? AND version = ? AND released_at IS NOT NULL",
+                    (url, version),
+                ).rowcount:
+                    conn.execute("DELETE FROM delay_pending WHERE doc_url = ?", (url,))
+                    gone += 1
+            return gone
+
+        return await self._db.write(run) if pairs else 0
 
     async def get(self, url: str) -> ParkedDoc | None:
         def run(conn: sqlite3.Connection) -> ParkedDoc | None:
             # both reads in one read transaction, so the pending set matches the row
             conn.execute("BEGIN")
             try:
-                row = conn.execute(f"SELECT {_DOC_COLUMNS} FROM delay_docs WHERE url = ?", (url,)).fetchone()
-                return None if row is None else parked_from_row(row, _pending_of(conn, url))
+                row = conn.execute(f"SELECT {_ROW_COLUMNS} FROM delay_docs WHERE url = ?", (url,)).fetchone()
+                return None if row is None else _parked(row, _pending_of(conn, url))
             finally:
                 conn.execute("COMMIT")
 
@@ -128,10 +163,12 @@ class SqliteDelayStore:
         return await self._db.write(run)
 
     async def count(self) -> int:
-        row = await self._db.fetchone("SELECT count(*) FROM delay_docs")
+        row = await self._db.fetchone("SELECT count(*) FROM delay_docs WHERE released_at IS NULL")
         assert row is not None
         return int(row[0])
 
     async def waiting_by_host(self) -> dict[str, int]:
-        rows = await self._db.fetch("SELECT host, count(*) FROM delay_docs GROUP BY host ORDER BY host")
+        rows = await self._db.fetch(
+            "SELECT host, count(*) FROM delay_docs WHERE released_at IS NULL GROUP BY host ORDER BY host"
+        )
         return {r[0]: int(r[1]) for r in rows}

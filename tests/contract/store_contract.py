@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from shared.errors import NotFound
-from shared.stores.migrations import SQLITE
 from shared.stores import (
     ClaimOutcome,
     DeleteOutcome,
@@ -34,6 +33,7 @@ from shared.stores import (
     UpsertOutcome,
     open_stores,
 )
+from shared.stores.migrations import SQLITE
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 URL = "https://a.example/news/1"
@@ -323,15 +323,67 @@ class StoreContract:
             await stores.delay.park(d, 1, d.encode(), media[i % 3 : i % 3 + 4], deadline, host="a.example")
         second = await open_stores(store_url, pool_size=4)
         try:
-            calls = [(stores if n % 2 else second).delay.resolve(m) for n, m in enumerate(media * 3)]
+            calls = [(stores if n % 2 else second).delay.resolve(m, now=T0) for n, m in enumerate(media * 3)]
             random.Random(5).shuffle(calls)
             results = await asyncio.gather(*calls)
         finally:
             await second.close()
         released = [d.url for batch in results for d in batch]
         assert sorted(released) == sorted(docs)  # every doc exactly once
-        assert all(d.pending == frozenset() for batch in results for d in batch)
-        assert await stores.delay.count() == 0
+        assert all(d.pending == frozenset() and d.released_at == T0 for batch in results for d in batch)
+        assert await stores.delay.count() == 0  # none waiting ...
+        assert len(await self.raw_rows(store_url, "delay_docs")) == len(docs)  # ... but all kept until confirmed
+        assert await stores.delay.due(T0 + timedelta(seconds=59), lease_s=60) == []  # still leased
+        assert await stores.delay.confirm((d, 1) for d in docs[:3]) == 3
+        again = await stores.delay.due(T0 + timedelta(seconds=60), lease_s=60)
+        assert sorted(d.url for d in again) == sorted(docs[3:])  # unconfirmed: handed out again
+        assert await stores.delay.confirm([(d.url, d.version) for d in again] * 2) == 5
+        assert await self.raw_rows(store_url, "delay_docs") == []
+        assert await self.raw_rows(store_url, "delay_pending") == []
+
+    async def test_release_is_a_lease_until_confirmed(self, stores: Stores, store_url: str) -> None:
+        deadline = T0 + timedelta(minutes=5)
+        await stores.delay.park(URL, 1, b"v1", ["m1", "m2"], deadline, host="a.example")
+        assert await stores.delay.resolve("m1", now=T0) == []
+        [doc] = await stores.delay.resolve("m2", now=T0 + timedelta(seconds=1))
+        assert (doc.url, doc.version, doc.doc_json, doc.pending) == (URL, 1, b"v1", frozenset())
+        assert doc.released_at == T0 + timedelta(seconds=1)
+        assert await stores.delay.resolve("m2", now=T0 + timedelta(seconds=2)) == []  # a redelivery: released once
+        got = await stores.delay.get(URL)
+        assert got is not None
+        assert got.released_at == doc.released_at  # not deleted: in flight
+        assert (await stores.delay.count(), await stores.delay.waiting_by_host()) == (0, {})
+        assert await stores.delay.park(URL, 1, b"v1", ["m1"], deadline) is ParkOutcome.unchanged
+        # the publish never happened (crash): after the lease, the sweep hands it out again
+        assert await stores.delay.due(T0 + timedelta(seconds=30), lease_s=30) == []
+        [back] = await stores.delay.due(T0 + timedelta(seconds=31), lease_s=30)
+        assert (back.url, back.version, back.doc_json, back.pending) == (URL, 1, b"v1", frozenset())
+        assert back.released_at == T0 + timedelta(seconds=31)
+        assert await stores.delay.due(T0 + timedelta(seconds=60), lease_s=30) == []  # a fresh lease
+        assert await stores.delay.confirm([(URL, 1)]) == 1
+        assert await stores.delay.get(URL) is None
+        assert await stores.delay.confirm([(URL, 1)]) == 0  # the second publish's confirm: nothing left
+        assert await stores.delay.due(T0 + timedelta(days=1), lease_s=30) == []
+        assert await self.raw_rows(store_url, "delay_docs") == []
+        with pytest.raises(ValueError, match="lease_s"):
+            await stores.delay.due(T0, lease_s=0)
+
+    async def test_confirm_keeps_a_newer_parked_version(self, stores: Stores) -> None:
+        deadline = T0 + timedelta(minutes=5)
+        await stores.delay.park(URL, 1, b"v1", ["m1"], deadline, host="a.example")
+        [v1] = await stores.delay.resolve("m1", now=T0)
+        # a newer version arrives while v1's publish is in flight: it waits for its own media
+        assert await stores.delay.park(URL, 2, b"v2", ["m2"], deadline, host="a.example") is ParkOutcome.replaced
+        assert await stores.delay.confirm([(v1.url, v1.version)]) == 0
+        got = await stores.delay.get(URL)
+        assert got is not None
+        assert (got.version, got.pending, got.released_at) == (2, frozenset({"m2"}), None)
+        assert await stores.delay.count() == 1
+        assert await stores.delay.confirm([(URL, 2)]) == 0  # waiting, not released: kept
+        [v2] = await stores.delay.resolve("m2", now=T0)
+        assert (v2.version, v2.doc_json) == (2, b"v2")
+        assert await stores.delay.confirm([(URL, 2), ("https://a.example/never", 1)]) == 1
+        assert await stores.delay.get(URL) is None
 
     async def test_due_releases_with_missing_media(self, stores: Stores) -> None:
         await stores.delay.park(
@@ -346,9 +398,19 @@ class StoreContract:
             ("https://a.example/1", frozenset({"m1", "m2"})),
             ("https://b.example/2", frozenset({"m2"})),
         ]
-        assert await stores.delay.due(T0 + timedelta(seconds=25)) == []  # removed: released once
+        assert all(d.released_at == T0 + timedelta(seconds=25) for d in due)
+        assert await stores.delay.due(T0 + timedelta(seconds=25)) == []  # leased: released once
         assert await stores.delay.resolve("m2") == []
         assert await stores.delay.count() == 1
+        assert await stores.delay.waiting_by_host() == {"b.example": 1}
+        # not confirmed within the lease: handed out again, with the media still missing
+        again = await stores.delay.due(T0 + timedelta(seconds=85), lease_s=60)
+        assert [(d.url, d.pending) for d in again] == [
+            ("https://a.example/1", frozenset({"m1"})),  # m2 came meanwhile
+            ("https://b.example/2", frozenset()),
+            ("https://b.example/3", frozenset({"m3"})),  # its own deadline passed
+        ]
+        assert await stores.delay.confirm((d.url, d.version) for d in again[:2]) == 2
         assert await stores.delay.discard("https://b.example/3")
         assert not await stores.delay.discard("https://b.example/3")
         assert await stores.delay.get("https://b.example/3") is None
@@ -362,6 +424,11 @@ class StoreContract:
         batches = await asyncio.gather(*(stores.delay.due(T0 + timedelta(hours=1), limit=4) for _ in range(10)))
         urls = [d.url for b in batches for d in b]
         assert len(urls) == len(set(urls)) == 25
+        # none confirmed: after the lease, concurrent sweeps hand each out again, once
+        later = T0 + timedelta(hours=1, seconds=60)
+        batches = await asyncio.gather(*(stores.delay.due(later, limit=4, lease_s=60) for _ in range(10)))
+        urls = [d.url for b in batches for d in b]
+        assert len(urls) == len(set(urls)) == 30
 
     # ------------------------------------------------------------------- feeds
 

@@ -1,8 +1,13 @@
-"""cubes.delay.handler on the embedded store: release on completion, at the deadline, and after a restart."""
+"""cubes.delay.handler on the embedded store: release on completion, at the deadline, and after a restart.
+
+Nothing is lost between a release and its publish: ``commit=False`` plays a
+publish that failed (or a crash before the runtime's acknowledgement): the
+after-commit hooks never run, and the sweep publishes the document again later.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,16 +17,20 @@ from cubes.delay.handler import DelayHandler
 from cubes.media.handler import MediaHandler
 from shared.clock import ManualClock
 from shared.config import Settings
+from shared.errors import BusUnavailable
 from shared.messages import Document, Media, MediaCached, MediaStatus, SourceKind, SourceRef
 from shared.runtime.cube import Context, Output
 from shared.stores import Stores, open_stores
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
-CTX = Context(topic="media.cached", partition=0, offset=0, key=None, attempt=1, received_at=T0)
 A, B, C = "https://img.test/a.jpg", "https://img.test/b.jpg", "https://img.test/c.jpg"
 
 
-def document(url: str, images: list[str]) -> Document:
+def ctx() -> Context:
+    return Context(topic="media.cached", partition=0, offset=0, key=None, attempt=1, received_at=T0)
+
+
+def document(url: str, images: list[str], version: int = 1) -> Document:
     return Document(
         url=url,
         host="news.test",
@@ -30,7 +39,7 @@ def document(url: str, images: list[str]) -> Document:
         content_html="".join(f'<p>x</p><img src="{src}">' for src in images),
         media=[Media(url=images[0], role="cover")] if images else [],
         content_hash="h",
-        version=1,
+        version=version,
         seen_at=T0,
         parsed_at=T0,
     )
@@ -42,11 +51,19 @@ class Env:
         self.clock = clock
         self.settings = Settings()
         self.stores: Stores
+        self.published: list[Output] = []  # what the sweep published through ``deps.publish``
+        self.fail_publish = 0  # the next N sweep publishes raise (the broker is down)
 
     async def open(self) -> None:
         self.stores = await open_stores(self.url)
         self.media = MediaHandler(self.settings, self.stores.images, self.stores.delay, self.clock)
-        self.delay = DelayHandler(self.settings, self.stores.images, self.stores.delay, self.clock)
+        self.delay = DelayHandler(self.settings, self.stores.images, self.stores.delay, self.clock, self.publish)
+
+    async def publish(self, outputs: Sequence[Output]) -> None:
+        if self.fail_publish:
+            self.fail_publish -= 1
+            raise BusUnavailable("broker down")
+        self.published.extend(outputs)
 
     def now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)
@@ -55,17 +72,32 @@ class Env:
         out = await self.media.handle(doc, Context("documents.parsed", 0, 0, None, 1, T0))
         assert not [o for o in out if o.topic == "documents.ready"]
 
-    async def cached(self, url: str) -> list[Output]:
+    async def handle(self, msg: MediaCached, *, commit: bool) -> list[Output]:
+        """The delay cube's handling; ``commit``: the runtime acknowledged the outputs (runs the hooks)."""
+        c = ctx()
+        out = await self.delay.handle(msg, c)
+        if commit:
+            for hook in c.committed_hooks or []:
+                await hook()
+        return out
+
+    async def cached(self, url: str, *, commit: bool = True) -> list[Output]:
         """What the cdn cube does (record, then announce), then the delay cube's handling."""
         cdn_url = "/cdn/img/" + url.rsplit("/", 1)[1]
         await self.stores.images.record_ok(url, cdn_url=cdn_url, now=self.now())
         msg = MediaCached(url=url, status=MediaStatus.ok, cdn_url=cdn_url, cached_at=self.now())
-        return await self.delay.handle(msg, CTX)
+        return await self.handle(msg, commit=commit)
 
     async def failed(self, url: str) -> list[Output]:
         await self.stores.images.record_failed(url, "http_404", now=self.now())
         msg = MediaCached(url=url, status=MediaStatus.failed, reason="http_404", cached_at=self.now())
-        return await self.delay.handle(msg, CTX)
+        return await self.handle(msg, commit=True)
+
+    async def sweep(self) -> list[Document]:
+        """One sweep; the documents it published."""
+        before = len(self.published)
+        assert await self.delay.sweep() == []  # it publishes itself, then confirms
+        return ready_docs(self.published[before:])
 
 
 @pytest.fixture
@@ -98,6 +130,7 @@ async def test_released_when_the_last_image_is_cached(env: Env) -> None:
     assert "img.test" not in doc.content_html
     assert [m.cdn_url for m in doc.media] == ["/cdn/img/a.jpg"]
     assert await env.stores.delay.count() == 0
+    assert await env.stores.delay.get(doc.url) is None  # confirmed after the commit: gone
 
 
 async def test_a_failed_image_releases_the_document_without_it(env: Env) -> None:
@@ -119,13 +152,15 @@ async def test_deadline_sweep_releases_with_missing_images_removed(env: Env) -> 
     await env.park(document("https://news.test/late", [A, B]))
     await env.cached(A)
     env.clock.advance(env.settings.media.deadline_s - 1)
-    assert await env.delay.sweep() == []
+    assert await env.sweep() == []
     env.clock.advance(1)
-    [doc] = ready_docs(await env.delay.sweep())
+    [doc] = await env.sweep()
     assert 'src="/cdn/img/a.jpg"' in doc.content_html
     assert "b.jpg" not in doc.content_html  # never hotlinked
     assert "img.test" not in doc.content_html
-    assert await env.delay.sweep() == []
+    assert await env.stores.delay.get(doc.url) is None  # published, then confirmed
+    env.clock.advance(env.settings.delay.release_lease_s)
+    assert await env.sweep() == []
 
 
 async def test_parked_documents_survive_a_restart(env: Env) -> None:
@@ -136,6 +171,84 @@ async def test_parked_documents_survive_a_restart(env: Env) -> None:
     [doc] = ready_docs(await env.cached(A))
     assert doc.url == "https://news.test/r1"
     env.clock.advance(env.settings.media.deadline_s)
-    [late] = ready_docs(await env.delay.sweep())
+    [late] = await env.sweep()
     assert late.url == "https://news.test/r2"
     assert "<img" not in late.content_html
+
+
+async def test_a_release_whose_publish_failed_is_published_after_the_lease(env: Env) -> None:
+    url = "https://news.test/lost"
+    await env.park(document(url, [A]))
+    [doc] = ready_docs(await env.cached(A, commit=False))  # the publish failed: no acknowledgement, no hooks
+    assert doc.url == url
+    held = await env.stores.delay.get(url)
+    assert held is not None  # still in the store, released
+    assert held.released_at == env.now()
+    redelivered = MediaCached(url=A, status=MediaStatus.ok, cdn_url="/cdn/img/a.jpg", cached_at=env.now())
+    assert await env.handle(redelivered, commit=True) == []  # nothing pending any more ...
+    env.clock.advance(env.settings.delay.release_lease_s - 1)
+    assert await env.sweep() == []  # ... and the lease still runs (the first publish may yet land)
+    env.clock.advance(1)
+    [again] = await env.sweep()  # ... but the document is not lost
+    assert again.url == url
+    assert 'src="/cdn/img/a.jpg"' in again.content_html
+    assert await env.stores.delay.get(url) is None
+
+
+async def test_a_failed_sweep_publish_keeps_the_documents(env: Env) -> None:
+    await env.park(document("https://news.test/d1", [A]))
+    await env.park(document("https://news.test/d2", [B]))
+    env.clock.advance(env.settings.media.deadline_s)
+    env.fail_publish = 1
+    with pytest.raises(BusUnavailable):
+        await env.delay.sweep()
+    assert env.published == []
+    for url in ("https://news.test/d1", "https://news.test/d2"):
+        held = await env.stores.delay.get(url)
+        assert held is not None
+        assert held.released_at == env.now()
+    assert await env.sweep() == []  # leased: the next sweeps wait for it ...
+    env.clock.advance(env.settings.delay.release_lease_s)
+    docs = await env.sweep()  # ... then publish it again
+    assert sorted(d.url for d in docs) == ["https://news.test/d1", "https://news.test/d2"]
+    assert all("<img" not in d.content_html for d in docs)
+    assert [await env.stores.delay.get(d.url) for d in docs] == [None, None]
+
+
+async def test_a_restart_republishes_released_but_unconfirmed_documents(env: Env) -> None:
+    await env.park(document("https://news.test/c1", [A]))
+    await env.park(document("https://news.test/c2", [B]))
+    assert len(await env.cached(A, commit=False)) == 1  # crash: outputs never acknowledged
+    env.clock.advance(env.settings.media.deadline_s)
+    env.fail_publish = 1
+    with pytest.raises(BusUnavailable):
+        await env.delay.sweep()  # c2 released by the deadline, its publish failed too
+    await env.stores.close()
+    await env.open()  # a new process
+    assert await env.sweep() == []  # the leases of the dead process still run
+    env.clock.advance(env.settings.delay.release_lease_s)
+    docs = await env.sweep()
+    assert sorted(d.url for d in docs) == ["https://news.test/c1", "https://news.test/c2"]
+    assert 'src="/cdn/img/a.jpg"' in next(d for d in docs if d.url.endswith("c1")).content_html
+    assert [await env.stores.delay.get(d.url) for d in docs] == [None, None]
+    env.clock.advance(env.settings.delay.release_lease_s)
+    assert await env.sweep() == []  # confirmed: published once more, not forever
+
+
+async def test_a_newer_version_parked_during_the_publish_survives_the_confirm(env: Env) -> None:
+    url = "https://news.test/v"
+    await env.park(document(url, [A]))
+    c = ctx()
+    await env.stores.images.record_ok(A, cdn_url="/cdn/img/a.jpg", now=env.now())
+    msg = MediaCached(url=A, status=MediaStatus.ok, cdn_url="/cdn/img/a.jpg", cached_at=env.now())
+    [v1] = ready_docs(await env.delay.handle(msg, c))
+    assert v1.version == 1
+    await env.park(document(url, [B], version=2))  # arrives while v1's publish is in flight
+    for hook in c.committed_hooks or []:
+        await hook()  # v1 acknowledged: confirm drops v1 only
+    parked = await env.stores.delay.get(url)
+    assert parked is not None
+    assert (parked.version, parked.pending, parked.released_at) == (2, frozenset({B}), None)
+    [v2] = ready_docs(await env.cached(B))
+    assert (v2.url, v2.version) == (url, 2)
+    assert await env.stores.delay.get(url) is None
