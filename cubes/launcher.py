@@ -40,7 +40,12 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
 
         demo_site = DemoSite(settings)
         settings = await demo_site.start()
-    deps = await open_deps(settings)
+    try:
+        deps = await open_deps(settings)
+    except BaseException:
+        if demo_site is not None:
+            await demo_site.stop()
+        raise
     runners: list[Runner] = []
     health: HealthServer | None = None
     try:

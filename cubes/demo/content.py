@@ -1,0 +1,149 @@
+"""Everything the demo site serves, built once at start (DESIGN.md section 8, ``up --demo``).
+
+``draw_pictures()`` draws every picture (independent of the address, so it
+can run before the port is known); ``build_site(base, pictures)`` renders the
+feeds and pages for the site's base URL and lists the four *sources* the
+progress display follows, each with the canonical URLs of its pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from cubes.demo import feeds, pages
+from cubes.demo.features import FEATURES
+from cubes.demo.pictures import MIME, draw_picture
+from cubes.demo.posts import POSTS
+from cubes.demo.products import PRODUCTS
+from cubes.demo.stories import NEWS
+from shared.urls import canonical_url
+
+__all__ = ["Resource", "Site", "Source", "build_site", "draw_pictures", "picture_path"]
+
+_HTML = "text/html; charset=utf-8"
+_XML = "application/xml; charset=utf-8"
+_RSS = "application/rss+xml; charset=utf-8"
+_EXT = {"news": "jpg", "feature": "jpg", "shop": "jpg", "blog": "png"}
+#: picture sizes per kind: product shots square-ish, the rest 16:9
+_SIZE = {"shop": (360, 300)}
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    body: bytes
+    content_type: str
+
+    @property
+    def etag(self) -> str:
+        # a strong validator from the bytes: the crawler's conditional GET then gets 304 on a re-run
+        return '"' + hashlib.sha256(self.body).hexdigest()[:32] + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One way content enters the pipeline, as the progress display shows it."""
+
+    key: str
+    label: str
+    #: the feed's path on the site and its format; None for the autoparsed blog (no feed)
+    feed_path: str | None
+    format: str
+    services: tuple[str, ...]
+    #: canonical URLs of the Turbo pages this source should produce
+    pages: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    base: str
+    resources: dict[str, Resource]
+    sources: tuple[Source, ...]
+
+    def feed_url(self, source: Source) -> str:
+        if source.feed_path is None:
+            raise ValueError(f"source {source.key} has no feed")
+        return canonical_url(self.base + source.feed_path)
+
+
+def picture_path(prefix: str, slug: str, index: int) -> str:
+    return f"/img/{prefix}-{slug}-{index + 1}.{_EXT[prefix]}"
+
+
+def _captions() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for prefix, items in (("news", NEWS), ("feature", FEATURES), ("blog", POSTS)):
+        for item in items:
+            for i, caption in enumerate(item.pictures):
+                out[picture_path(prefix, item.slug, i)] = caption
+    for p in PRODUCTS:
+        for i, caption in enumerate(p.pictures):
+            out[picture_path("shop", p.offer_id, i)] = caption
+    return out
+
+
+def draw_pictures() -> dict[str, Resource]:
+    """Every picture the site serves, by path (~70 small images; about a second of CPU)."""
+    out: dict[str, Resource] = {}
+    for path, caption in _captions().items():
+        prefix = path.removeprefix("/img/").split("-", 1)[0]
+        ext = _EXT[prefix]
+        body = draw_picture(path, caption, ext=ext, size=_SIZE.get(prefix, (480, 270)))
+        out[path] = Resource(body, MIME[ext])
+    return out
+
+
+def build_site(base: str, pictures: dict[str, Resource]) -> Site:
+    """The site at ``base`` (``http://127.0.0.1:PORT``): every path it serves and the sources."""
+    base = base.rstrip("/")
+
+    def pic(prefix: str, slug: str, index: int) -> str:
+        return base + picture_path(prefix, slug, index)
+
+    res: dict[str, Resource] = dict(pictures)
+    res["/robots.txt"] = Resource(
+        f"User-agent: *\nAllow: /\n\nSitemap: {base}/blog/sitemap.xml\n".encode(), "text/plain; charset=utf-8"
+    )
+    res["/"] = Resource(pages.home_page(base), _HTML)
+    res["/news/rss.xml"] = Resource(feeds.rss_feed(base, pic), _RSS)
+    res["/news/turbo.xml"] = Resource(feeds.turbo_feed(base, pic), _RSS)
+    res["/shop/catalog.yml"] = Resource(feeds.yml_catalog(base, pic), _XML)
+    res["/blog/sitemap.xml"] = Resource(feeds.sitemap(base), _XML)
+    res["/blog/"] = Resource(pages.blog_index(), _HTML)
+
+    news_urls, feature_urls, shop_urls, blog_urls = [], [], [], []
+    for i, story in enumerate(NEWS):
+        path = f"/news/2026/11/{story.slug}.html"
+        pics = [pic("news", story.slug, n) for n in range(len(story.pictures))]
+        res[path] = Resource(pages.story_page(story, base + path, pics, feeds.news_date(i).isoformat()), _HTML)
+        news_urls.append(canonical_url(base + path))
+    for i, story in enumerate(FEATURES):
+        path = f"/news/features/{story.slug}.html"
+        pics = [pic("feature", story.slug, n) for n in range(len(story.pictures))]
+        res[path] = Resource(pages.story_page(story, base + path, pics, feeds.feature_date(i).isoformat()), _HTML)
+        feature_urls.append(canonical_url(base + path))
+    for p in PRODUCTS:
+        path = f"/shop/p/{p.offer_id}-{p.slug}.html"
+        pics = [pic("shop", p.offer_id, n) for n in range(len(p.pictures))]
+        res[path] = Resource(pages.product_page(p, base + path, pics), _HTML)
+        shop_urls.append(canonical_url(base + path))
+    for post in POSTS:
+        path = pages.post_path(post)
+        pics = [pic("blog", post.slug, n) for n in range(len(post.pictures))]
+        res[path] = Resource(pages.blog_post(post, base + path, pics), _HTML)
+        blog_urls.append(canonical_url(base + path))
+
+    res["/news/"] = Resource(pages.listing_page("Latest news", "Harbourview Gazette", [
+        (s.title, f"/news/2026/11/{s.slug}.html", s.lead) for s in NEWS]), _HTML)
+    res["/news/features/"] = Resource(pages.listing_page("Features", "Harbourview Gazette", [
+        (s.title, f"/news/features/{s.slug}.html", s.lead) for s in FEATURES]), _HTML)
+    res["/shop/"] = Resource(pages.listing_page("Linn & Loom: everything in the shop", "Linn & Loom", [
+        (p.name, f"/shop/p/{p.offer_id}-{p.slug}.html", f"£{p.price}. {p.description}") for p in PRODUCTS]), _HTML)
+
+    sources = (
+        Source("news-rss", "news RSS", "/news/rss.xml", "rss", ("news",), tuple(news_urls)),
+        Source("news-turbo", "news Turbo", "/news/turbo.xml", "turbo", ("news",), tuple(feature_urls)),
+        Source("shop-yml", "shop YML", "/shop/catalog.yml", "yml", ("market",), tuple(shop_urls)),
+        Source("blog", "blog (autoparser)", None, "autoparser", (), tuple(blog_urls)),
+    )
+    return Site(base, res, sources)

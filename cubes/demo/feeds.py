@@ -1,0 +1,172 @@
+"""The demo site's feeds: RSS 2.0, Yandex Turbo RSS, YML and a sitemap (DESIGN.md section 8, ``up --demo``).
+
+Built with lxml, so every document is well-formed and every text is escaped;
+dates are fixed (never "now"), so the same base URL always gives the same bytes
+and a second ``up --demo`` finds nothing changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from html import escape
+
+from lxml import etree
+
+from cubes.demo.features import FEATURES
+from cubes.demo.posts import POSTS
+from cubes.demo.products import CATEGORIES, PRODUCTS
+from cubes.demo.stories import NEWS, Story
+
+__all__ = [
+    "CONTENT_NS",
+    "NEWS_EPOCH",
+    "TURBO_NS",
+    "feature_date",
+    "news_date",
+    "rss_feed",
+    "sitemap",
+    "story_html",
+    "turbo_feed",
+    "yml_catalog",
+]
+
+CONTENT_NS = "http://purl.org/rss/1.0/modules/content/"
+TURBO_NS = "http://turbo.yandex.ru"
+YANDEX_NS = "http://news.yandex.ru"
+MEDIA_NS = "http://search.yahoo.com/mrss/"
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+#: the fixed "now" of the demo's news desk: news are 3 h apart before it, features a day apart
+NEWS_EPOCH = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+
+#: picture URL for (prefix, slug, index) -> absolute URL; passed in so feeds and pages agree
+PictureUrl = Callable[[str, str, int], str]
+
+
+def news_date(index: int) -> datetime:
+    return NEWS_EPOCH - timedelta(hours=3 * index)
+
+
+def feature_date(index: int) -> datetime:
+    return NEWS_EPOCH - timedelta(days=index + 1, hours=2)
+
+
+def _figure(src: str, caption: str) -> str:
+    return (f'<figure><img src="{escape(src)}" alt="{escape(caption)}"/>'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
+
+
+def story_html(story: Story, pictures: list[str], *, turbo: bool) -> str:
+    """The story's body as HTML: the Turbo form has a ``<header>`` with h1 and the cover figure."""
+    parts: list[str] = []
+    if turbo:
+        parts.append(f"<header><h1>{escape(story.title)}</h1><h2>{escape(story.lead)}</h2>"
+                     f"{_figure(pictures[0], story.pictures[0])}</header>")
+    else:
+        # no lead paragraph here: the item's <description> carries it, and readers show both
+        parts.append(_figure(pictures[0], story.pictures[0]))
+    for i, para in enumerate(story.paragraphs):
+        parts.append(f"<p>{escape(para)}</p>")
+        if i == 1 and len(pictures) > 1:
+            parts.append(_figure(pictures[1], story.pictures[1]))
+    return "".join(parts)
+
+
+def _text(parent: etree._Element, tag: str, text: str, **attrs: str) -> etree._Element:
+    el = etree.SubElement(parent, tag, **attrs)
+    el.text = text
+    return el
+
+
+def _serialize(root: etree._Element) -> bytes:
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
+
+
+def _channel(root: etree._Element, title: str, link: str, description: str) -> etree._Element:
+    channel = etree.SubElement(root, "channel")
+    _text(channel, "title", title)
+    _text(channel, "link", link)
+    _text(channel, "description", description)
+    _text(channel, "language", "en")
+    return channel
+
+
+def rss_feed(base: str, picture_url: PictureUrl) -> bytes:
+    """RSS 2.0 with the full text in ``content:encoded`` and the cover as an enclosure."""
+    root = etree.Element("rss", version="2.0", nsmap={"content": CONTENT_NS, "media": MEDIA_NS})
+    channel = _channel(root, "Harbourview Gazette", f"{base}/news/",
+                       "News from Harbourview, a small (and entirely invented) coastal town.")
+    for i, story in enumerate(NEWS):
+        pictures = [picture_url("news", story.slug, n) for n in range(len(story.pictures))]
+        item = etree.SubElement(channel, "item")
+        _text(item, "title", story.title)
+        link = f"{base}/news/2026/11/{story.slug}.html"
+        _text(item, "link", link)
+        _text(item, "guid", link, isPermaLink="true")
+        _text(item, "pubDate", format_datetime(news_date(i)))
+        _text(item, "category", story.category)
+        _text(item, "description", story.lead)
+        etree.SubElement(item, "enclosure", url=pictures[0], type="image/jpeg", length="0")
+        encoded = etree.SubElement(item, f"{{{CONTENT_NS}}}encoded")
+        encoded.text = etree.CDATA(story_html(story, pictures, turbo=False))
+    return _serialize(root)
+
+
+def turbo_feed(base: str, picture_url: PictureUrl) -> bytes:
+    """Yandex Turbo RSS: each item's page in ``turbo:content`` (header with h1 and a cover figure)."""
+    root = etree.Element("rss", version="2.0", nsmap={"yandex": YANDEX_NS, "media": MEDIA_NS, "turbo": TURBO_NS})
+    channel = _channel(root, "Harbourview Gazette: features", f"{base}/news/features/",
+                       "Longer reads about the people and places of Harbourview.")
+    for i, story in enumerate(FEATURES):
+        pictures = [picture_url("feature", story.slug, n) for n in range(len(story.pictures))]
+        item = etree.SubElement(channel, "item", turbo="true")
+        _text(item, "title", story.title)
+        _text(item, "link", f"{base}/news/features/{story.slug}.html")
+        _text(item, "pubDate", format_datetime(feature_date(i)))
+        _text(item, "author", "Harbourview Gazette")
+        content = etree.SubElement(item, f"{{{TURBO_NS}}}content")
+        content.text = etree.CDATA(story_html(story, pictures, turbo=True))
+    return _serialize(root)
+
+
+def yml_catalog(base: str, picture_url: PictureUrl) -> bytes:
+    """A YML catalog: shop, currencies, categories and one offer per product."""
+    root = etree.Element("yml_catalog", date=NEWS_EPOCH.strftime("%Y-%m-%dT%H:%M+00:00"))
+    shop = etree.SubElement(root, "shop")
+    _text(shop, "name", "Linn & Loom")
+    _text(shop, "company", "Linn & Loom Home Goods (a demo shop)")
+    _text(shop, "url", f"{base}/shop/")
+    currencies = etree.SubElement(shop, "currencies")
+    etree.SubElement(currencies, "currency", id="GBP", rate="1")
+    categories = etree.SubElement(shop, "categories")
+    for cid, name in CATEGORIES.items():
+        _text(categories, "category", name, id=str(cid))
+    offers = etree.SubElement(shop, "offers")
+    for p in PRODUCTS:
+        offer = etree.SubElement(offers, "offer", id=p.offer_id, available="true")
+        _text(offer, "url", f"{base}/shop/p/{p.offer_id}-{p.slug}.html")
+        _text(offer, "price", str(p.price))
+        if p.old_price is not None:
+            _text(offer, "oldprice", str(p.old_price))
+        _text(offer, "currencyId", "GBP")
+        _text(offer, "categoryId", str(p.category))
+        for n in range(len(p.pictures)):
+            _text(offer, "picture", picture_url("shop", p.offer_id, n))
+        _text(offer, "name", p.name)
+        _text(offer, "vendor", p.vendor)
+        _text(offer, "description", p.description)
+        for name, value, unit in p.params:
+            attrs = {"name": name, **({"unit": unit} if unit else {})}
+            _text(offer, "param", value, **attrs)
+    return _serialize(root)
+
+
+def sitemap(base: str) -> bytes:
+    """The blog's sitemap: every post with its date as ``lastmod``."""
+    root = etree.Element("urlset", nsmap={None: SITEMAP_NS})
+    for post in POSTS:
+        url = etree.SubElement(root, f"{{{SITEMAP_NS}}}url")
+        _text(url, f"{{{SITEMAP_NS}}}loc", f"{base}/blog/{post.date[:4]}/{post.date[5:7]}/{post.slug}.html")
+        _text(url, f"{{{SITEMAP_NS}}}lastmod", post.date)
+    return _serialize(root)

@@ -1,0 +1,171 @@
+"""``turbocubes up --demo`` end to end on embedded engines: every source reaches the frontend, then a rerun.
+
+Runs ``cubes.launcher.run_up(settings, demo=True)`` -- every cube in this
+process plus the demo site -- waits (polling the page store under a deadline)
+until each source's pages are written, reads a Turbo page, its CDN image and
+a search from the frontend, stops, and starts again to check that the second
+run registers no new feed and re-writes no page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import aiohttp
+import pytest
+from PIL import Image
+from prometheus_client import REGISTRY
+
+from cubes.demo.content import Site, build_site
+from cubes.demo.registration import DEMO_FEED_PATHS
+from cubes.launcher import run_up
+from shared.config import Settings
+from shared.stores import Stores, open_stores
+
+pytestmark = pytest.mark.slow
+
+#: the first pass takes ~3 s here; generous for a loaded CI machine
+DEADLINE_S = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _settings(tmp_path: Path) -> Settings:
+    port = _free_port()
+    return Settings().replace(
+        bus={"url": f"sqlite:///{tmp_path}/bus.db"},
+        store={"url": f"sqlite:///{tmp_path}/store.db"},
+        cdn={"url": f"file://{tmp_path}/cdn"},
+        blobs={"url": f"file://{tmp_path}/blobs"},
+        runtime={"metrics_port": 0, "shutdown_timeout_s": 5.0},
+        api={"port": 0},
+        frontend={"port": port, "public_url": f"http://127.0.0.1:{port}"},
+    )
+
+
+async def _eventually(what: str, check: Callable[[], Awaitable[bool]], task: asyncio.Task[int]) -> None:
+    """Poll ``check`` until true; fail after DEADLINE_S, or at once if ``run_up`` ended."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DEADLINE_S
+    while not await check():
+        if task.done():
+            pytest.fail(f"run_up ended (rc={task.result()}) before {what}")
+        if loop.time() > deadline:
+            pytest.fail(f"timed out after {DEADLINE_S:.0f} s waiting for {what}")
+        await asyncio.sleep(0.2)  # a poll interval, not a synchronization
+
+
+async def _demo_site(stores: Stores) -> Site | None:
+    for feed in await stores.feeds.list():
+        parts = urlsplit(feed.url)
+        if parts.path in DEMO_FEED_PATHS:
+            return build_site(f"http://127.0.0.1:{parts.port}", {})
+    return None
+
+
+async def _versions(stores: Stores, site: Site) -> dict[str, int]:
+    out = {}
+    for source in site.sources:
+        for url in source.pages:
+            page = await stores.pages.get(url)
+            if page is not None:
+                out[url] = page.version
+    return out
+
+
+def _autoparser_unchanged() -> float:
+    """Pages the autoparser (in this process) skipped as unchanged, from its Prometheus counter."""
+    value = REGISTRY.get_sample_value("turbocubes_autoparser_skipped_total", {"reason": "unchanged"})
+    return value or 0.0
+
+
+async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = _settings(tmp_path)
+    front = settings.frontend.public_url
+    stores = await open_stores(settings.store.url)
+    try:
+        stop = asyncio.Event()
+        task = asyncio.create_task(run_up(settings, demo=True, stop_event=stop))
+        found: list[Site] = []
+
+        async def registered() -> bool:
+            site = await _demo_site(stores)
+            if site is not None:
+                found.append(site)
+            return site is not None
+
+        await _eventually("the demo feeds to be registered", registered, task)
+        site = found[-1]
+        expected = sum(len(s.pages) for s in site.sources)
+
+        async def all_written() -> bool:
+            return len(await _versions(stores, site)) == expected
+
+        await _eventually(f"all {expected} pages of the 4 sources to be written", all_written, task)
+        first_versions = await _versions(stores, site)
+
+        async with aiohttp.ClientSession() as http:
+            for source in site.sources:  # one page of every source renders, with its image from our CDN
+                page_url = source.pages[0]
+                async with http.get(f"{front}/turbo?url={quote(page_url, safe='')}") as resp:
+                    html = await resp.text()
+                    assert resp.status == 200, html[:500]
+                stored = await stores.pages.get(page_url)
+                assert stored is not None
+                assert stored.title
+                assert stored.title.split()[0] in html
+                assert 'src="/cdn/' in html, f"{source.label}: no CDN image in {html[:800]}"
+            cdn_path = html.split('src="/cdn/', 1)[1].split('"', 1)[0]
+            async with http.get(f"{front}/cdn/{cdn_path}") as resp:
+                assert resp.status == 200
+                with Image.open(io.BytesIO(await resp.read())) as img:
+                    img.verify()
+            async with http.get(f"{front}/search?q=lighthouse") as resp:
+                assert "lighthouse-keeper" in await resp.text()
+
+        out_so_far: list[str] = []
+
+        async def done_printed() -> bool:
+            out_so_far.append(capsys.readouterr().out)
+            return "first pass done" in "".join(out_so_far)
+
+        await _eventually("the 'first pass done' message", done_printed, task)
+        assert f"{front}/turbo?url=" in "".join(out_so_far)
+        stop.set()
+        assert await asyncio.wait_for(task, 30) == 0
+
+        # a second start: same port, same feeds, nothing re-processed
+        unchanged_before = _autoparser_unchanged()
+        stop = asyncio.Event()
+        task = asyncio.create_task(run_up(settings, demo=True, stop_event=stop))
+        out_so_far.clear()
+
+        async def rerun_reported() -> bool:
+            out_so_far.append(capsys.readouterr().out)
+            return "from an earlier run" in "".join(out_so_far)
+
+        await _eventually("the rerun's report", rerun_reported, task)
+        assert site.base in "".join(out_so_far)  # the same port again
+        assert len(await stores.feeds.list()) == 3
+
+        async def blog_seen_again() -> bool:
+            # the blog's pages are ordered on every start; the autoparser finds them unchanged
+            return _autoparser_unchanged() - unchanged_before >= len(site.sources[3].pages)
+
+        await _eventually("the autoparser to find the blog unchanged", blog_seen_again, task)
+        stop.set()
+        assert await asyncio.wait_for(task, 30) == 0
+        assert await _versions(stores, site) == first_versions
+    finally:
+        await stores.close()
