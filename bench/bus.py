@@ -139,6 +139,9 @@ async def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--kafka", default=os.environ.get("TURBOCUBES_TEST_KAFKA"))
     ap.add_argument("--skip-sqlite", action="store_true")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="Kafka: alternate raw and cube runs this many times and keep each one's best "
+                         "(the machine's other load shifts between runs; alternating keeps the ratio fair)")
     args = ap.parse_args()
     print(f"bus benchmark: {args.n} messages of ~1 KB, pass-through cube (validate, handle, publish, ack, commit)")
     if not args.skip_sqlite:
@@ -149,9 +152,14 @@ async def main() -> None:
             print(f"embedded log: {rate:,.0f} msgs/s end to end (target >= 20,000) {verdict}", flush=True)
     if args.kafka:
         print(f"kafka ({args.kafka}):", flush=True)
-        raw = await run_raw_aiokafka(args.kafka, args.n)
-        print(f"raw aiokafka consume->produce->commit: {raw:,.0f} msgs/s (baseline)", flush=True)
-        rate = await run_cube_bench(args.kafka, args.n)
+        raws, rates = [], []
+        for r in range(args.rounds):
+            raws.append(await run_raw_aiokafka(args.kafka, args.n))
+            print(f"  round {r + 1}: raw aiokafka {raws[-1]:,.0f} msgs/s", flush=True)
+            rates.append(await run_cube_bench(args.kafka, args.n))
+            print(f"  round {r + 1}: cube runtime {rates[-1]:,.0f} msgs/s", flush=True)
+        raw, rate = max(raws), max(rates)
+        print(f"raw aiokafka consume->produce->commit: {raw:,.0f} msgs/s (baseline, best of {args.rounds})")
         ratio = rate / raw
         verdict = "PASS" if ratio >= 0.7 else "MISS"
         print(f"cube runtime on kafka: {rate:,.0f} msgs/s = {ratio:.0%} of raw aiokafka (target >= 70 %) {verdict}")
