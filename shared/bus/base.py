@@ -71,12 +71,18 @@ class Consumed(Protocol):
     """What ``Consumer.getmany`` yields: a ``Record``, or an engine's own record with the same
     attributes (the Kafka engine hands aiokafka's records through instead of copying them)."""
 
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes
-    headers: Sequence[tuple[str, bytes]]
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def value(self) -> bytes: ...
+    @property
+    def headers(self) -> Sequence[tuple[str, bytes]]: ...
 
 
 def header(record: Consumed, name: str) -> bytes | None:

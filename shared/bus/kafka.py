@@ -50,12 +50,12 @@ def _servers(url: str) -> str:
     return parts.netloc
 
 
-def _ktp(tp: TopicPartition) -> KTP:
-    return KTP(tp.topic, tp.partition)
+def _ktp(tp: TopicPartition, prefix: str = "") -> KTP:
+    return KTP(prefix + tp.topic, tp.partition)
 
 
-def _tp(k: Any) -> TopicPartition:
-    return TopicPartition(k.topic, k.partition)
+def _tp(k: Any, prefix: str = "") -> TopicPartition:
+    return TopicPartition(k.topic[len(prefix):], k.partition)
 
 
 class KafkaBus:
@@ -64,6 +64,9 @@ class KafkaBus:
         self.servers = _servers(url)
         q = parse_qs(urlsplit(url).query)
         self.replication = int(q.get("replication", ["1"])[0])
+        #: ?prefix=env1. puts every topic and consumer group of this bus under a namespace
+        #: (several environments on one cluster; tests on one shared broker)
+        self.prefix = q.get("prefix", [""])[0]
         self.linger_ms = linger_ms
         self.client_id = client_id
         self._producer: KafkaProducer | None = None
@@ -88,7 +91,7 @@ class KafkaBus:
                 with contextlib.suppress(Exception):
                     await raw.stop()
                 raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
-            self._producer = KafkaProducer(raw)
+            self._producer = KafkaProducer(raw, self.prefix)
 
     async def close(self) -> None:
         for c in list(self._consumers):
@@ -108,7 +111,7 @@ class KafkaBus:
         raw = AIOKafkaConsumer(
             bootstrap_servers=self.servers,
             client_id=self.client_id,
-            group_id=group,
+            group_id=self.prefix + group,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             # fetch sizes stay at aiokafka's defaults (1 MiB per partition; the broker still returns
@@ -119,8 +122,8 @@ class KafkaBus:
             max_poll_interval_ms=300_000,
             metadata_max_age_ms=5_000,
         )
-        consumer = KafkaConsumer(raw, group, on_revoke)
-        raw.subscribe(list(topics), listener=consumer.listener)
+        consumer = KafkaConsumer(raw, group, on_revoke, self.prefix)
+        raw.subscribe([self.prefix + t for t in topics], listener=consumer.listener)
         try:
             await raw.start()
         except KafkaError as exc:
@@ -145,17 +148,18 @@ class KafkaBus:
             existing = set(await admin.list_topics())
             todo = []
             for s in specs:
-                if s.name in existing:
+                name = self.prefix + s.name
+                if name in existing:
                     continue
                 cfg: dict[str, str] = {"cleanup.policy": "compact" if s.compact else "delete"}
                 if s.retention_ms is not None:
                     cfg["retention.ms"] = str(s.retention_ms)
-                todo.append(NewTopic(s.name, s.partitions, self.replication, topic_configs=cfg))
+                todo.append(NewTopic(name, s.partitions, self.replication, topic_configs=cfg))
             created = []
             for nt in todo:
                 try:
                     await admin.create_topics([nt])
-                    created.append(nt.name)
+                    created.append(nt.name[len(self.prefix):])
                 except TopicAlreadyExistsError:
                     pass
             return created
@@ -171,6 +175,7 @@ class KafkaBus:
         return c
 
     async def end_offsets(self, topic: str) -> dict[int, int]:
+        topic = self.prefix + topic
         c = await self._plain_consumer()
         try:
             parts = c.partitions_for_topic(topic)
@@ -185,15 +190,16 @@ class KafkaBus:
     async def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
         admin = await self._admin()
         try:
-            got = await admin.list_consumer_group_offsets(group)
-            return {k.partition: int(v.offset) for k, v in got.items() if k.topic == topic and v.offset >= 0}
+            got = await admin.list_consumer_group_offsets(self.prefix + group)
+            name = self.prefix + topic
+            return {k.partition: int(v.offset) for k, v in got.items() if k.topic == name and v.offset >= 0}
         finally:
             await admin.close()
 
     async def read(self, topic: str, partition: int, offset: int, limit: int) -> list[Record]:
         c = await self._plain_consumer()
         try:
-            ktp = KTP(topic, partition)
+            ktp = KTP(self.prefix + topic, partition)
             c.assign([ktp])
             c.seek(ktp, offset)
             end = (await c.end_offsets([ktp]))[ktp]
@@ -203,22 +209,23 @@ class KafkaBus:
                 batch = got.get(ktp, [])
                 if not batch:
                     break
-                out += [_record(m) for m in batch]
+                out += [_record(m, self.prefix) for m in batch]
             return out
         finally:
             await c.stop()
 
 
-def _record(m: Any) -> Record:
+def _record(m: Any, prefix: str = "") -> Record:
     return Record(
-        m.topic, m.partition, m.offset, m.key, m.value,
+        m.topic[len(prefix):], m.partition, m.offset, m.key, m.value,
         tuple((k, bytes(v)) for k, v in (m.headers or ())), m.timestamp or 0,
     )
 
 
 class KafkaProducer:
-    def __init__(self, raw: AIOKafkaProducer) -> None:
+    def __init__(self, raw: AIOKafkaProducer, prefix: str = "") -> None:
         self.raw = raw
+        self.prefix = prefix
 
     def send(
         self, topic: str, value: bytes, *, key: bytes | None = None, headers: Headers = ()
@@ -227,7 +234,8 @@ class KafkaProducer:
         # .partition and .offset): a wrapper frame and a second future cost ~10 % of a
         # pass-through message. Its KafkaErrors are mapped to BusUnavailable by the runtime.
         coro: Coroutine[Any, Any, asyncio.Future[Any]] = self.raw.send(
-            topic, value, key=key, headers=list(headers) if headers else None
+            self.prefix + topic if self.prefix else topic, value, key=key,
+            headers=list(headers) if headers else None
         )
         return coro
 
@@ -240,7 +248,7 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         self.owner = owner
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
-        tps = {_tp(k) for k in revoked}
+        tps = {_tp(k, self.owner.prefix) for k in revoked}
         if tps and self.owner.on_revoke is not None:
             await self.owner.on_revoke(tps)
 
@@ -249,8 +257,10 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 
 
 class KafkaConsumer:
-    def __init__(self, raw: AIOKafkaConsumer, group: str, on_revoke: RevokeCallback | None) -> None:
+    def __init__(self, raw: AIOKafkaConsumer, group: str, on_revoke: RevokeCallback | None,
+                 prefix: str = "") -> None:
         self.raw = raw
+        self.prefix = prefix
         self.group = group
         self.on_revoke = on_revoke
         self.listener = _Listener(self)
@@ -264,11 +274,13 @@ class KafkaConsumer:
             raise BusUnavailable(str(exc)) from exc
         # aiokafka's ConsumerRecords are handed through: they have every attribute the runtime
         # reads (topic, partition, offset, key, value, headers); converting cost ~5 % per message
+        if self.prefix:
+            return [_record(m, self.prefix) for batch in got.values() for m in batch]
         return [m for batch in got.values() for m in batch]
 
     async def commit(self, offsets: dict[TopicPartition, int]) -> None:
         mine = self.raw.assignment()
-        todo = {_ktp(tp): off for tp, off in offsets.items() if _ktp(tp) in mine}
+        todo = {_ktp(tp, self.prefix): off for tp, off in offsets.items() if _ktp(tp, self.prefix) in mine}
         if not todo:
             return
         try:
@@ -281,22 +293,22 @@ class KafkaConsumer:
             raise BusUnavailable(str(exc)) from exc
 
     async def committed(self, tp: TopicPartition) -> int | None:
-        got = await self.raw.committed(_ktp(tp))
+        got = await self.raw.committed(_ktp(tp, self.prefix))
         return int(got) if got is not None else None
 
     def assignment(self) -> set[TopicPartition]:
-        return {_tp(k) for k in self.raw.assignment()}
+        return {_tp(k, self.prefix) for k in self.raw.assignment()}
 
     def pause(self, tps: Sequence[TopicPartition]) -> None:
         mine = self.raw.assignment()
-        self.raw.pause(*[k for k in map(_ktp, tps) if k in mine])
+        self.raw.pause(*[k for k in (_ktp(tp, self.prefix) for tp in tps) if k in mine])
 
     def resume(self, tps: Sequence[TopicPartition]) -> None:
         mine = self.raw.assignment()
-        self.raw.resume(*[k for k in map(_ktp, tps) if k in mine])
+        self.raw.resume(*[k for k in (_ktp(tp, self.prefix) for tp in tps) if k in mine])
 
     async def seek(self, tp: TopicPartition, offset: int) -> None:
-        k = _ktp(tp)
+        k = _ktp(tp, self.prefix)
         if k in self.raw.assignment():
             self.raw.seek(k, offset)
 
@@ -307,7 +319,7 @@ class KafkaConsumer:
             if high is None:
                 continue
             committed = await self.raw.committed(k)
-            out[_tp(k)] = max(0, int(high) - int(committed or 0))
+            out[_tp(k, self.prefix)] = max(0, int(high) - int(committed or 0))
         return out
 
     async def stop(self) -> None:

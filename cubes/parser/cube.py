@@ -1,0 +1,26 @@
+"""The parser cube's wiring (DESIGN.md section 3; STYLE.md rule 1).
+
+Consumes ``crawl.feeds`` (fetched registered feeds) and ``partner.uploads``
+(pushed payloads); publishes ``documents.parsed`` (key: canonical URL) and
+``documents.deleted``. The work is in ``handler.py``; parsing itself is pure
+(``feed.parse_feed``) and also serves ``turbocubes parse`` and the benchmark.
+"""
+
+from __future__ import annotations
+
+from cubes.parser.handler import ParserHandler
+from shared.config import Settings
+from shared.runtime.cube import Cube
+from shared.runtime.deps import Deps
+
+__all__ = ["build"]
+
+
+async def build(settings: Settings, deps: Deps) -> Cube:
+    handler = ParserHandler(await deps.stores(), deps.blobs, settings.parser, deps.clock)
+    return Cube(
+        name="parser",
+        inputs=("crawl.feeds", "partner.uploads"),
+        outputs=("documents.parsed", "documents.deleted"),
+        handler=handler.handle,
+    )

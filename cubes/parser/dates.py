@@ -1,0 +1,59 @@
+"""Feed dates to timezone-aware UTC (DESIGN.md section 5: every stage time is UTC).
+
+Two fast paths cover nearly every real feed: RFC 822 (``pubDate``) through
+``email.utils`` and ISO 8601 / W3C-DTF (Atom, ``dc:date``) through
+``datetime.fromisoformat``. Anything else goes to feedparser's collection of
+date handlers (Korean, Greek, Hungarian, Perforce, asctime ...) so we read
+the same dates feedparser does. A date without a zone is taken as UTC, like
+feedparser does.
+"""
+
+from __future__ import annotations
+
+import calendar
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+__all__ = ["parse_date"]
+
+#: a date string longer than this is not a date; cheap guard for the fallback's regexes
+_MAX_LEN = 128
+
+
+def _aware(dt: datetime) -> datetime:
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def parse_date(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    s = text.strip()
+    if not s or len(s) > _MAX_LEN:
+        return None
+    first = s[0]
+    try:
+        if first.isdigit() and len(s) >= 10 and s[4] == "-":
+            # ISO 8601; Python 3.11 reads 'Z', offsets and fractions
+            return _aware(datetime.fromisoformat(s))
+        if first.isalpha():
+            return _aware(parsedate_to_datetime(s))
+    except (ValueError, TypeError, IndexError, OverflowError):
+        pass
+    return _fallback(s)
+
+
+def _fallback(s: str) -> datetime | None:
+    from feedparser.datetimes import _parse_date
+
+    try:
+        st = _parse_date(s)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return None
+    if st is None:
+        return None
+    try:
+        return datetime.fromtimestamp(calendar.timegm(st), UTC)
+    except (ValueError, OverflowError, OSError):
+        return None

@@ -1,0 +1,224 @@
+"""From parsed items to documents: identity, sanitizing, media, hash (DESIGN.md sections 3 and 5).
+
+``prepare_items`` is the pure middle of the parser: for each ``ParsedItem`` it
+checks the identity (canonical URL on the feed's host), the title, sanitizes
+the content, collects the media with their roles, and computes the content
+hash. What it cannot use becomes an ``ItemError`` with the item's line and the
+reason; one bad item never stops the others. ``to_document`` adds what only
+the handler knows (source, version, stage times).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from cubes.parser.dedupe import content_hash
+from cubes.parser.identity import IdentityError, canonical, identify
+from cubes.parser.model import ItemError, MediaRef, ParsedItem
+from cubes.parser.normalize import content_fields
+from cubes.parser.sanitize import sanitize_html
+from cubes.parser.xmltext import plain
+from shared.messages import DocKind, Document, Media, MediaKind, Product, ProductParam, SourceRef
+
+__all__ = ["Candidate", "Removal", "describe", "prepare_deletions", "prepare_items", "prepare_one", "to_document"]
+
+#: the message model's limits (shared/messages.py): longer titles are cut, not refused
+_TITLE_MAX = 2000
+#: a summary is a teaser; longer ones are cut
+_SUMMARY_MAX = 2000
+_IMG_SRC = re.compile(r'<img\b[^>]*?\ssrc="([^"]+)"')
+
+
+
+def _canonical(url: str) -> str | None:
+    try:
+        return canonical(url)
+    except ValueError:
+        return None
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A document before the handler gives it a source, a version and times."""
+
+    url: str
+    host: str
+    title: str
+    content_hash: str
+    index: int
+    kind: str = "article"
+    author: str | None = None
+    published: datetime | None = None
+    updated: datetime | None = None
+    content_html: str = ""
+    summary: str | None = None
+    media: list[MediaRef] = field(default_factory=list)
+    product: dict[str, Any] | None = None
+    extra: dict[str, str | list[str]] = field(default_factory=dict)
+    guid: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    url: str
+    host: str
+    guid: str | None
+    index: int
+
+
+def _media(item: ParsedItem, content: str) -> list[MediaRef]:
+    seen: set[str] = set()
+    out: list[MediaRef] = []
+    for m in item.media:
+        url = _canonical(m.url)
+        if url and url not in seen:
+            seen.add(url)
+            m.url = url
+            out.append(m)
+    if "<img" in content:
+        for src in _IMG_SRC.findall(content):
+            url = _canonical(html.unescape(src))
+            if url and url not in seen:
+                seen.add(url)
+                out.append(MediaRef(url, "image", "content"))
+    return out
+
+
+def prepare_one(item: ParsedItem, feed_host: str | None) -> Candidate:
+    """One item as a candidate; ``IdentityError`` (with the reason) when it cannot be a page."""
+    ident = identify(item.link, feed_host)
+    title = " ".join((item.title or "").split())
+    if not title:
+        raise IdentityError("item has no title (or it is empty)")
+    if len(title) > _TITLE_MAX:
+        title = title[: _TITLE_MAX - 1] + "…"
+    content = sanitize_html(item.content_html, item.base or ident.url)
+    media = _media(item, content)
+    summary = plain(item.summary)[:_SUMMARY_MAX] or None if item.summary else None
+    digest = content_hash(
+        content_fields(
+            title=title,
+            content_html=content,
+            author=item.author,
+            media_urls=[m.url for m in media],
+            product=item.product,
+            extra=item.extra,
+        )
+    )
+    return Candidate(
+        url=ident.url,
+        host=ident.host,
+        title=title,
+        content_hash=digest,
+        index=item.index,
+        kind=item.kind,
+        author=item.author,
+        published=item.published,
+        updated=item.updated,
+        content_html=content,
+        summary=summary,
+        media=media,
+        product=item.product,
+        extra=item.extra,
+        guid=item.guid,
+        line=item.line,
+    )
+
+
+def prepare_items(
+    items: Iterable[ParsedItem], *, feed_host: str | None
+) -> tuple[list[Candidate], list[ItemError]]:
+    """Candidates of every usable item, and an error for every other one."""
+    out: list[Candidate] = []
+    errors: list[ItemError] = []
+    first: dict[str, int] = {}
+    for item in items:
+        try:
+            cand = prepare_one(item, feed_host)
+        except IdentityError as exc:
+            errors.append(ItemError(str(exc), item.line, None, item.index, item.link))
+            continue
+        if cand.url in first:
+            errors.append(
+                ItemError(f"duplicate link: item {first[cand.url]} of this feed has the same URL; kept that one",
+                          item.line, None, item.index, item.link)
+            )
+            continue
+        first[cand.url] = item.index
+        out.append(cand)
+    return out, errors
+
+
+def describe(err: ItemError) -> str:
+    """An error as one line for a status: where it is, then why."""
+    where = []
+    if err.index is not None:
+        where.append(f"item {err.index + 1}")
+    if err.line is not None:
+        where.append(f"line {err.line}" + (f", column {err.column}" if err.column is not None else ""))
+    return f"{' '.join(where)}: {err.reason}" if where else err.reason
+
+
+def prepare_deletions(
+    items: Iterable[ParsedItem], *, feed_host: str | None
+) -> tuple[list[Removal], list[ItemError]]:
+    out: list[Removal] = []
+    errors: list[ItemError] = []
+    for item in items:
+        try:
+            ident = identify(item.link, feed_host)
+        except IdentityError as exc:
+            errors.append(ItemError(f"deletion refused: {exc}", item.line, None, item.index, item.link))
+            continue
+        out.append(Removal(ident.url, ident.host, item.guid, item.index))
+    return out, errors
+
+
+def _product(data: dict[str, Any] | None) -> Product | None:
+    if not data or not data.get("offer_id"):
+        return None
+    params = [ProductParam(name=p["name"], value=p.get("value") or "", unit=p.get("unit"))
+              for p in data.get("params") or ()]
+    return Product(**{k: v for k, v in data.items() if k != "params"}, params=params)
+
+
+def to_document(
+    cand: Candidate,
+    *,
+    source: SourceRef,
+    version: int,
+    seen_at: datetime,
+    parsed_at: datetime,
+    preview: bool = False,
+) -> Document:
+    media = [
+        Media(url=m.url, kind=MediaKind(m.kind), role=m.role, mime=m.mime, width=m.width, height=m.height)
+        for m in cand.media
+    ]
+    return Document(
+        url=cand.url,
+        host=cand.host,
+        source=source,
+        kind=DocKind(cand.kind),
+        title=cand.title,
+        author=cand.author,
+        published_at=cand.published,
+        updated_at=cand.updated,
+        content_html=cand.content_html,
+        summary=cand.summary,
+        media=media,
+        product=_product(cand.product),
+        extra=cand.extra,
+        guid=cand.guid,
+        content_hash=cand.content_hash,
+        version=version,
+        preview=preview,
+        seen_at=seen_at,
+        parsed_at=parsed_at,
+    )

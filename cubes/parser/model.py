@@ -1,0 +1,135 @@
+"""What the pure parse layer returns (DESIGN.md section 3, parser).
+
+``parse_feed`` turns bytes into a ``ParseResult``: the items it found (raw:
+links not yet canonical, content not yet sanitized), the deletions
+(``turbo="false"``), per-item and feed-level errors with line and column,
+and the feed's own metadata. Nothing here touches the bus or a store, so the
+same functions serve the cube, ``turbocubes parse`` and the benchmark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "DetectedFormat",
+    "FeedMeta",
+    "ItemError",
+    "MediaRef",
+    "ParseResult",
+    "ParsedItem",
+    "Severity",
+]
+
+
+class DetectedFormat(StrEnum):
+    rss = "rss"  # RSS 0.9x / 2.0
+    rdf = "rdf"  # RSS 1.0 / 0.90
+    atom = "atom"  # Atom 1.0 / 0.3
+    turbo = "turbo"  # RSS 2.0 with xmlns:turbo
+    yml = "yml"
+    json = "json"  # partner JSON documents
+    jsonfeed = "jsonfeed"
+    unknown = "unknown"
+
+
+class Severity(StrEnum):
+    #: the item (or the feed) was dropped
+    error = "error"
+    #: something was wrong but recovered; nothing was lost that we know of
+    warning = "warning"
+
+
+@dataclass(slots=True)
+class ItemError:
+    """One problem, where it is: ``line``/``column`` in the body (1-based) when known."""
+
+    reason: str
+    line: int | None = None
+    column: int | None = None
+    #: index of the item in the feed, None for feed-level problems
+    index: int | None = None
+    link: str | None = None
+    severity: Severity = Severity.error
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "line": self.line,
+            "column": self.column,
+            "index": self.index,
+            "link": self.link,
+            "severity": self.severity.value,
+        }
+
+
+@dataclass(slots=True)
+class MediaRef:
+    url: str
+    kind: str = "image"  # image | video
+    #: enclosure, media:content, media:thumbnail, content (img in the HTML), picture (YML), cover
+    role: str = "content"
+    mime: str | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(slots=True)
+class ParsedItem:
+    """One entry / item / offer as found in the body."""
+
+    index: int
+    link: str | None = None
+    guid: str | None = None
+    title: str | None = None
+    author: str | None = None
+    published: datetime | None = None
+    updated: datetime | None = None
+    #: raw HTML (unsanitized); Turbo: the whole turbo:content
+    content_html: str = ""
+    summary: str | None = None
+    media: list[MediaRef] = field(default_factory=list)
+    #: product fields (YML offers / JSON products), ``shared.messages.Product`` keyword arguments
+    product: dict[str, Any] | None = None
+    extra: dict[str, str | list[str]] = field(default_factory=dict)
+    kind: str = "article"  # article | product
+    #: base URL for relative links inside the item (xml:base, the feed URL)
+    base: str | None = None
+    line: int | None = None
+
+
+@dataclass(slots=True)
+class FeedMeta:
+    title: str | None = None
+    link: str | None = None
+    #: WebSub hub (atom:link rel="hub") and self URL, for the scheduler
+    hub: str | None = None
+    self_url: str | None = None
+    language: str | None = None
+    #: how the body was read: "lxml", "lxml-recover", "feedparser", "iterparse", "json"
+    parser: str = ""
+    version: str = ""
+
+
+@dataclass(slots=True)
+class ParseResult:
+    format: DetectedFormat
+    items: list[ParsedItem] = field(default_factory=list)
+    #: links (or GUIDs) of items the feed asks to remove (Turbo ``turbo="false"``)
+    deletions: list[ParsedItem] = field(default_factory=list)
+    errors: list[ItemError] = field(default_factory=list)
+    meta: FeedMeta = field(default_factory=FeedMeta)
+    encoding: str | None = None
+    #: the feed as a whole could not be read (no items could be trusted)
+    fatal: bool = False
+
+    @property
+    def feed_error(self) -> ItemError | None:
+        """The first feed-level problem (what goes into the feed's status)."""
+        for err in self.errors:
+            if err.index is None:
+                return err
+        return None

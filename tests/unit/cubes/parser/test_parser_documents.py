@@ -1,0 +1,146 @@
+"""From items to documents: sanitizing, identity, media roles, the content hash (cubes.parser.documents)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cubes.parser.dates import parse_date
+from cubes.parser.documents import prepare_items, to_document
+from cubes.parser.feed import parse_feed
+from cubes.parser.identity import IdentityError, identify
+from cubes.parser.sanitize import sanitize_html
+from shared.clock import utcnow
+from shared.messages import SourceKind, SourceRef
+
+UNSAFE = re.compile(r"<script|<style|<iframe|<form|<input|<object|<embed|\son\w+=|javascript:|data:", re.I)
+
+
+def test_sanitize_drops_every_unsafe_thing() -> None:
+    dirty = (
+        '<p onclick="x()" style="color:red">hi<script>alert(1)</script></p><style>p{}</style>'
+        '<a href="javascript:alert(1)">j</a><a href="JaVaScRiPt:alert(1)">k</a><img src="data:image/png;base64,AA">'
+        '<iframe src="https://www.youtube.com/embed/x"></iframe><form action="/x"><input name="q"></form>'
+        '<svg onload="alert(1)"><circle/></svg><object data="x.swf"></object><img src="x.png" onerror="alert(1)">'
+    )
+    clean = sanitize_html(dirty, "https://s.test/feed/")
+    assert UNSAFE.search(clean) is None, clean
+    assert '<img src="https://s.test/feed/x.png">' in clean  # relative URL resolved against the base
+    assert "<p>hi</p>" in clean
+
+
+def test_sanitize_keeps_turbo_structure() -> None:
+    html = ('<header><h1>T</h1><figure><img src="https://s.test/c.jpg"><figcaption>c</figcaption></figure>'
+            '</header><div data-block="widget-feedback"><div data-type="telegram"></div></div>'
+            '<table><tr><td colspan="2">x</td></tr></table><video src="https://s.test/v.mp4" controls></video>')
+    clean = sanitize_html(html)
+    for part in ("<header><h1>T</h1>", "<figcaption>c</figcaption>", 'data-block="widget-feedback"',
+                 'colspan="2"', "<video"):
+        assert part in clean
+
+
+def test_identity_host_rule_and_canonical_url() -> None:
+    assert identify("HTTPS://WWW.Site.test:443/a/../b?#f", "site.test").url == "https://www.site.test/b"
+    assert identify("https://site.test/x", "www.site.test").host == "site.test"
+    with pytest.raises(IdentityError, match="not on the feed's host"):
+        identify("https://evil.test/x", "site.test")
+    with pytest.raises(IdentityError, match="not a usable URL"):
+        identify("javascript:alert(1)", "site.test")
+    with pytest.raises(IdentityError, match="no link"):
+        identify(None, "site.test")
+
+
+FEED = """<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>c</title>
+<item><title> A  title </title><link>https://s.test/a</link><guid isPermaLink="false">g-1</guid>
+<pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate>
+<description><![CDATA[<p>Text <img src="/in-content.jpg"></p>]]></description>
+<enclosure url="https://s.test/e.jpg" type="image/jpeg" length="1"/>
+<enclosure url="https://s.test/e.mp3" type="audio/mpeg" length="1"/>
+<media:content url="https://s.test/m.mp4" type="video/mp4"/>
+<media:thumbnail url="https://s.test/t.jpg"/></item>
+<item><title>Off host</title><link>https://other.test/b</link></item>
+<item><link>https://s.test/no-title</link></item>
+<item><title>Dup</title><link>https://s.test/a</link></item>
+</channel></rss>"""
+
+
+def test_prepare_items_media_roles_and_rejections() -> None:
+    result = parse_feed(FEED.encode(), url="https://s.test/rss")
+    [cand], errors = prepare_items(result.items, feed_host="s.test")
+    assert cand.title == "A title"  # whitespace runs collapsed
+    roles = [(m.role, m.url, m.kind) for m in cand.media]
+    assert roles == [
+        ("enclosure", "https://s.test/e.jpg", "image"),
+        ("media:content", "https://s.test/m.mp4", "video"),
+        ("media:thumbnail", "https://s.test/t.jpg", "image"),
+        ("content", "https://s.test/in-content.jpg", "image"),
+    ]
+    assert len(errors) == 3
+    assert any("not on the feed's host" in e.reason for e in errors)
+    assert any("no title" in e.reason for e in errors)
+    assert any("duplicate link" in e.reason for e in errors)
+    doc = to_document(cand, source=SourceRef(kind=SourceKind.rss, id="f1"), version=3, seen_at=utcnow(),
+                      parsed_at=utcnow())
+    assert doc.url == "https://s.test/a"
+    assert doc.version == 3
+    assert doc.guid == "g-1"
+    assert doc.published_at is not None
+    assert doc.published_at.tzinfo is not None
+
+
+def _hash(feed: str) -> str:
+    result = parse_feed(feed.encode(), url="https://s.test/rss")
+    [cand], _ = prepare_items(result.items, feed_host="s.test")
+    return cand.content_hash
+
+
+def test_hash_ignores_whitespace_and_dates_but_not_content() -> None:
+    base = _hash(FEED)
+    assert base.startswith("xxh3:")
+    assert len(base) == 5 + 32
+    assert _hash(FEED.replace("<p>Text ", "<p>Text\n   ")) == base
+    assert _hash(FEED.replace("Mon, 01 Jan 2024", "Tue, 02 Jan 2024")) == base
+    assert _hash(FEED.replace("<p>Text", "<p>Texts")) != base
+    assert _hash(FEED.replace("t.jpg", "t2.jpg")) != base
+
+
+@pytest.mark.parametrize(("text", "iso"), [
+    ("Sun, 06 Jul 2014 12:56:00 GMT", "2014-07-06T12:56:00+00:00"),
+    ("2014-07-06T12:56:00.123-07:00", "2014-07-06T19:56:00.123000+00:00"),
+    ("2014-07-06", "2014-07-06T00:00:00+00:00"),
+    ("Sun, 06 Jul 2014 12:56:00", "2014-07-06T12:56:00+00:00"),
+])
+def test_dates_are_utc(text: str, iso: str) -> None:
+    parsed = parse_date(text)
+    assert parsed is not None
+    assert parsed.isoformat() == iso
+
+
+def test_unparseable_date_is_none() -> None:
+    assert parse_date("yesterday-ish") is None
+    assert parse_date("x" * 500) is None
+
+
+def test_canonical_fast_path_agrees_with_shared_urls(shared_data) -> None:  # type: ignore[no-untyped-def]
+    """The fast path of identity.canonical must return exactly what shared.urls.canonical_url returns."""
+    from cubes.parser.identity import canonical
+    from shared.urls import canonical_url
+
+    urls = set()
+    for path in (shared_data / "feeds").rglob("*.*"):
+        if path.suffix in (".xml", ".rss", ".atom"):
+            result = parse_feed(path.read_bytes(), url="https://example.com/feed/")
+            for it in result.items:
+                urls.update(u for u in (it.link, *(m.url for m in it.media)) if u)
+    urls.update({"https://A.test/x", "https://a.test", "https://a.test/./x", "http://1.2.3.4/x", "https://a.test:443/",
+                 "https://a.test/x#f", "https://a.test/%7e", "https://xn--80ak6aa92e.com/", "https://a.test./x"})
+    assert len(urls) > 1000
+    for url in urls:
+        try:
+            expected = canonical_url(url)
+        except ValueError:
+            with pytest.raises(ValueError, match=r"."):
+                canonical(url)
+            continue
+        assert canonical(url) == expected, url

@@ -1,0 +1,278 @@
+"""cubes.parser.handler on the embedded store: dedupe, deletions, conflicts, GUIDs, status, tasks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+
+from cubes.parser.handler import ParserHandler
+from shared.blobs import open_blobs
+from shared.blobs.base import BlobStore
+from shared.clock import ManualClock
+from shared.errors import Reject
+from shared.messages import (
+    CrawlKind,
+    CrawlResult,
+    Document,
+    DocumentDeleted,
+    FetchStatus,
+    PartnerUpload,
+    SourceKind,
+    UploadFormat,
+)
+from shared.runtime.cube import Context, Output
+from shared.stores import Feed, Stores, Task, TaskStatus, open_stores
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def ctx(attempt: int = 1) -> Context:
+    return Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=attempt, received_at=T0)
+
+
+def item(n: int, text: str = "text", *, link: str | None = None, guid: str | None = None, turbo: str = "true") -> str:
+    g = f"<guid>{guid}</guid>" if guid else ""
+    return (f'<item turbo="{turbo}"><title>Item {n}</title><link>{link or f"https://news.test/{n}"}</link>{g}'
+            f"<pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate>"
+            f"<turbo:content><![CDATA[<header><h1>Item {n}</h1></header><p>{text}</p>]]></turbo:content></item>")
+
+
+def turbo_feed(*items: str) -> bytes:
+    return ('<?xml version="1.0" encoding="UTF-8"?><rss version="2.0" xmlns:turbo="http://turbo.yandex.ru">'
+            f"<channel><title>News</title><link>https://news.test/</link>{''.join(items)}</channel></rss>").encode()
+
+
+class Env:
+    def __init__(self, stores: Stores, blobs: BlobStore) -> None:
+        self.stores = stores
+        self.blobs = blobs
+        self.clock = ManualClock(start=T0.timestamp())
+
+        async def get_blobs() -> BlobStore:
+            return blobs
+
+        self.handler = ParserHandler(stores, get_blobs, clock=self.clock)
+
+    def result(self, body: bytes | None, feed_id: str = "f1", **kw: object) -> CrawlResult:
+        self.clock.advance(60)
+        return CrawlResult(kind=CrawlKind.feed, url="https://news.test/turbo.xml", host="news.test",
+                           status=FetchStatus.ok, body=body, feed_id=feed_id, content_type="application/rss+xml",
+                           fetched_at=datetime.fromtimestamp(self.clock.time(), UTC), **kw)  # type: ignore[arg-type]
+
+    async def hashes_owner(self, url: str) -> str | None:
+        owner = await self.stores.hashes.owner(url)
+        return owner.source_id if owner else None
+
+    async def feed(self, body: bytes | None, feed_id: str = "f1", *, commit: bool = True, **kw: object) -> list[Output]:
+        return await self.handle(self.result(body, feed_id, **kw), commit=commit)
+
+    async def handle(self, msg: CrawlResult | PartnerUpload, *, commit: bool = True) -> list[Output]:
+        """The handler, then (as the runtime does once the outputs are durable) its after-commit hooks."""
+        c = ctx()
+        out = list(await self.handler.handle(msg, c))
+        if commit:
+            for hook in c.committed_hooks or ():
+                await hook()
+        return out
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    blobs = await open_blobs(f"file://{tmp_path}/blobs")
+    for fid in ("f1", "f2"):
+        await stores.feeds.upsert_feed(Feed(feed_id=fid, url=f"https://news.test/{fid}.xml", host="news.test",
+                                            format="turbo"))
+    try:
+        yield Env(stores, blobs)
+    finally:
+        await stores.close()
+        await blobs.close()
+
+
+def docs(outputs: list[Output]) -> list[Document]:
+    return [o.message for o in outputs if o.topic == "documents.parsed"]  # type: ignore[misc]
+
+
+def deletions(outputs: list[Output]) -> list[DocumentDeleted]:
+    return [o.message for o in outputs if o.topic == "documents.deleted"]  # type: ignore[misc]
+
+
+async def test_dedupe_twice_edit_and_turbo_false(env: Env) -> None:
+    body = turbo_feed(item(1), item(2), item(3))
+    first = await env.feed(body)
+    assert [d.url for d in docs(first)] == [f"https://news.test/{n}" for n in (1, 2, 3)]
+    assert all(o.key == o.message.url for o in first)  # type: ignore[attr-defined]
+    d1 = docs(first)[0]
+    assert d1.source.kind is SourceKind.turbo
+    assert d1.source.id == "f1"
+    assert d1.seen_at == datetime.fromtimestamp(env.clock.time(), UTC)
+    assert await env.feed(body) == []  # same feed again: nothing
+
+    edited = await env.feed(turbo_feed(item(1), item(2, "edited"), item(3)))
+    [doc] = docs(edited)
+    assert doc.url == "https://news.test/2"
+    assert doc.version > docs(first)[1].version
+
+    removed = await env.feed(turbo_feed(item(1), item(2, "edited"), item(3, turbo="false")))
+    assert docs(removed) == []
+    [tomb] = deletions(removed)
+    assert tomb.url == "https://news.test/3"
+    assert tomb.version > docs(first)[2].version
+    assert await env.feed(turbo_feed(item(1), item(2, "edited"), item(3, turbo="false"))) == []
+
+    status = (await env.stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert status.last_result == "parsed"
+    assert status.last_error is None
+    assert status.items == 3
+
+
+async def test_parse_error_goes_to_the_feed_status_with_position(env: Env) -> None:
+    assert await env.feed(b'<?xml version="1.0"?>\n<rss>\n<channel><title>t</title>\n</chanel></rss>') == []
+    status = (await env.stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert status.last_result == "parse_error"
+    assert status.last_error
+    assert "well-formed" in status.last_error
+    assert status.error_line == 4
+    assert status.error_column is not None
+
+
+async def test_hostile_feed_status(env: Env) -> None:
+    bomb = b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa">]><rss><channel/></rss>'
+    assert await env.feed(bomb) == []
+    status = (await env.stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert status.last_error
+    assert "entit" in status.last_error
+    assert status.error_line == 1
+
+
+async def test_off_host_item_is_refused_with_reason_and_others_kept(env: Env) -> None:
+    out = await env.feed(turbo_feed(item(1), item(2, link="https://evil.test/2")))
+    assert [d.url for d in docs(out)] == ["https://news.test/1"]
+    status = (await env.stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert status.last_result == "partial"
+    assert status.last_error
+    assert "evil.test" in status.last_error
+    assert "1 item(s) refused" in status.last_error
+
+
+async def test_guid_follows_a_moved_item(env: Env) -> None:
+    await env.feed(turbo_feed(item(1, guid="g1")))
+    out = await env.feed(turbo_feed(item(1, guid="g1", link="https://news.test/renamed")))
+    assert [d.url for d in docs(out)] == ["https://news.test/renamed"]
+    [tomb] = deletions(out)
+    assert tomb.url == "https://news.test/1"
+    assert "moved" in tomb.reason
+    assert await env.hashes_owner("https://news.test/1") is None
+
+
+async def test_priority_decides_conflicts_and_both_sides_know(env: Env) -> None:
+    await env.feed(turbo_feed(item(1)))
+    # a plain RSS feed (lower priority) with the same URL: refused, its status says why
+    rss = (b'<rss version="2.0"><channel><title>c</title><item><title>Other</title>'
+           b"<link>https://news.test/1</link></item></channel></rss>")
+    out = await env.feed(rss, feed_id="f2")
+    assert out == []
+    status = (await env.stores.feeds.get("f2")).status  # type: ignore[union-attr]
+    assert status.last_error
+    assert "conflict" in status.last_error
+    assert "feed:f1" in status.last_error
+
+    # the partner API (higher priority) takes the URL over; the Turbo feed's status records it
+    await env.stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="news.test"))
+    up = PartnerUpload(task_id="t1", tenant_id="ten", host="news.test", format=UploadFormat.json,
+                       body=orjson.dumps([{"url": "https://news.test/1", "title": "Pushed"}]), received_at=T0)
+    [pushed] = docs(await env.handle(up))
+    assert pushed.source.kind is SourceKind.upload
+    assert pushed.source.id == "t1"
+    status = (await env.stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert status.last_result == "conflict"
+    assert "tenant:ten" in (status.last_error or "")
+    # and the Turbo feed no longer publishes it, even when it changes
+    assert await env.feed(turbo_feed(item(1, "changed"))) == []
+
+
+async def test_upload_task_results(env: Env) -> None:
+    await env.stores.tasks.create(Task(task_id="t2", tenant_id="ten", host="news.test"))
+    payload = {"documents": [
+        {"url": "https://news.test/p1", "title": "P1", "content_html": "<p>x</p><script>x</script>"},
+        {"url": "https://evil.test/p2", "title": "P2"},
+        {"url": "https://news.test/p3"},
+    ]}
+    body = orjson.dumps(payload)
+    ref = "uploads/ten/t2"
+    await env.blobs.put(ref, body)
+    up = PartnerUpload(task_id="t2", tenant_id="ten", host="news.test", format=UploadFormat.json,
+                       body_ref=ref, size=len(body), received_at=T0)
+    out = await env.handle(up)
+    [doc] = docs(out)
+    assert "<script>" not in doc.content_html
+    task = await env.stores.tasks.get("t2")
+    assert task is not None
+    assert task.status is TaskStatus.done
+    statuses = {i.url: i.status for i in task.items}
+    assert statuses["https://news.test/p1"] == "ok"
+    assert statuses["https://evil.test/p2"] == "rejected"
+    assert any("title" in (i.error or "") for i in task.items if i.status == "rejected")
+
+
+async def test_debug_upload_makes_previews_and_touches_no_hash(env: Env) -> None:
+    await env.stores.tasks.create(Task(task_id="t3", tenant_id="ten", host="news.test"))
+    up = PartnerUpload(task_id="t3", tenant_id="ten", host="news.test", format=UploadFormat.turbo, mode="debug",
+                       body=turbo_feed(item(7)), received_at=T0)
+    [doc] = docs(await env.handle(up))
+    assert doc.preview
+    assert await env.stores.hashes.get("tenant:ten", doc.url) is None
+    task = await env.stores.tasks.get("t3")
+    assert task is not None
+    assert task.preview_urls == (doc.url,)
+
+
+async def test_missing_blob_is_rejected(env: Env) -> None:
+    with pytest.raises(Reject, match="does not exist"):
+        await env.feed(None, body_ref="nope/missing")
+
+
+async def test_nothing_is_recorded_before_the_outputs_are_durable(env: Env) -> None:
+    """A crash between the handler and the publish: the redelivery produces the documents again."""
+    body = turbo_feed(item(1, guid="g1"), item(2, turbo="false"))
+    lost = await env.feed(body, commit=False)
+    assert len(docs(lost)) == 1
+    assert len(deletions(lost)) == 1
+    assert await env.stores.hashes.get("feed:f1", "https://news.test/1") is None
+    again = await env.feed(body)
+    assert [d.url for d in docs(again)] == ["https://news.test/1"]
+    assert docs(again)[0].version > docs(lost)[0].version
+    assert [d.url for d in deletions(again)] == ["https://news.test/2"]
+    stored = await env.stores.hashes.get("feed:f1", "https://news.test/1")
+    assert stored is not None
+    assert stored.version == docs(again)[0].version  # the version published is the version stored
+    assert await env.stores.hashes.url_for_guid("feed:f1", "g1") == "https://news.test/1"
+    assert await env.feed(body) == []
+
+
+async def test_not_modified_is_ignored(env: Env) -> None:
+    res = env.result(None).model_copy(update={"status": FetchStatus.not_modified})
+    assert await env.handle(res) == []
+
+
+def _sample(name: str, source: str) -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value(name, {"source": source}) or 0.0
+
+
+async def test_counters_and_same_body_shortcut(env: Env) -> None:
+    before = {n: _sample(f"turbocubes_parser_{n}_total", "turbo") for n in ("parsed", "changed", "unchanged", "deleted",
+                                                                            "rejected")}
+    await env.feed(turbo_feed(item(1), item(2), item(3, link="https://evil.test/3")))
+    await env.feed(turbo_feed(item(1), item(2, "edited"), item(4, turbo="false")))
+    same_before = _sample("turbocubes_parser_same_body_total", "turbo")
+    assert await env.feed(turbo_feed(item(1), item(2, "edited"), item(4, turbo="false"))) == []
+    assert _sample("turbocubes_parser_same_body_total", "turbo") == same_before + 1
+    after = {n: _sample(f"turbocubes_parser_{n}_total", "turbo") - before[n] for n in before}
+    assert after == {"parsed": 6, "changed": 3, "unchanged": 1, "deleted": 1, "rejected": 1}

@@ -1,0 +1,71 @@
+"""Hostile XML is refused in bounded time and memory, with a reason that names the attack (xmlsafe)."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from cubes.parser.feed import parse_feed
+from cubes.parser.xmlsafe import HostileXml
+from cubes.parser.yml import iter_yml
+
+LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+ <!ENTITY lol9 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+]>
+<rss><channel><item><title>&lol9;</title><link>https://a.test/1</link></item></channel></rss>"""
+
+
+def _xxe(target: str) -> bytes:
+    return (f'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "{target}">]>'
+            '<rss><channel><item><title>&x;</title><link>https://a.test/1</link></item></channel></rss>').encode()
+
+
+HOSTILE = {
+    "billion laughs": (LAUGHS, "entity expansion"),
+    "xxe file": (_xxe("file:///etc/passwd"), "XXE"),
+    "xxe http": (_xxe("http://127.0.0.1:9/evil.dtd"), "XXE"),
+    "parameter entity": (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x">%p;]>'
+                         b"<rss/>", "XXE"),
+    "deep nesting": (b"<rss><channel><item><title>t</title><description>" + b"<a>" * 100_000 + b"</a>" * 100_000
+                     + b"</description></item></channel></rss>", "depth"),
+    "deep and broken": (b"<rss><channel><item><description>" + b"<a>" * 100_000, "depth"),
+    "huge attribute": (b'<rss><channel><item a="' + b"x" * (11 * 1024 * 1024)
+                       + b'"><title>t</title></item></channel></rss>', "limit"),
+    "huge text": (b"<rss><channel><item><title>" + b"x" * (11 * 1024 * 1024)
+                  + b"</title></item></channel></rss>", "limit"),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_feed_is_refused_fast(name: str) -> None:
+    body, word = HOSTILE[name]
+    start = time.perf_counter()
+    result = parse_feed(body, url="https://a.test/feed")
+    elapsed = time.perf_counter() - start
+    assert result.fatal
+    assert result.items == []
+    [err] = result.errors
+    assert word.lower() in err.reason.lower()
+    assert err.line is not None
+    assert elapsed < 2.0
+    assert "root:" not in repr(result)  # nothing of /etc/passwd anywhere
+
+
+def test_hostile_yml_is_refused() -> None:
+    with pytest.raises(HostileXml, match="XXE"):
+        list(iter_yml(io.BytesIO(_xxe("file:///etc/passwd").replace(b"rss", b"yml_catalog"))))
+
+
+def test_undeclared_entities_are_recovered_not_expanded() -> None:
+    body = b"<rss><channel><item><title>A&nbsp;B &foo;</title><link>https://a.test/x</link></item></channel></rss>"
+    result = parse_feed(body)
+    assert not result.fatal
+    assert result.items[0].link == "https://a.test/x"
+    assert result.errors
+    assert "not defined" in result.errors[0].reason
