@@ -103,6 +103,9 @@ class RunStats:
     published: int = 0
     batches: int = 0
     breaker_trips: int = 0
+    #: time.monotonic() when the first batch arrived and when the last one was committed
+    first_batch_at: float | None = None
+    last_commit_at: float | None = None
 
 
 def _h(headers: Sequence[tuple[str, bytes]], name: str) -> bytes | None:
@@ -149,7 +152,6 @@ class Runner:
         self._half_open = False
         self._resume_tasks: set[asyncio.Task[None]] = set()
         self._m_breaker = BREAKER_OPEN.labels(cube.name)
-        self._m_latency = HANDLER_SECONDS.labels(cube.name)
         self._running: dict[asyncio.Task[None], float] = {}
         self._timed_out: set[asyncio.Task[None]] = set()
         self._pending_counts: dict[tuple[Counter, str], int] = {}
@@ -308,6 +310,8 @@ class Runner:
     async def _batch(self, records: Sequence[Consumed]) -> None:
         assert self.consumer is not None
         self.stats.batches += 1
+        if self.stats.first_batch_at is None:
+            self.stats.first_batch_at = time.monotonic()
         now = time.time()
         held: dict[tuple[str, int], int] = {}
         todo: list[tuple[int, Consumed]] = []
@@ -400,6 +404,7 @@ class Runner:
         if to_commit:
             await self.consumer.commit(to_commit)
             self._committed.update(to_commit)
+            self.stats.last_commit_at = time.monotonic()
         for (t, p), off in stopped.items():
             await self.consumer.seek(TopicPartition(t, p), off)
             self._sought[(t, p)] = off
@@ -537,9 +542,9 @@ class Runner:
             for topic, n in counts.items():
                 metric.labels(name, topic).inc(n)
             counts.clear()
-        for x in self._latencies:
-            self._m_latency.observe(x)
-        self._latencies.clear()
+        if self._latencies:
+            HANDLER_SECONDS.observe_many(name, self._latencies)
+            self._latencies.clear()
 
     # ------------------------------------------------------------------ retries and dead letters
 
