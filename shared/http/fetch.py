@@ -136,6 +136,10 @@ class Fetcher:
         self._limit = connection_limit
         self._session: aiohttp.ClientSession | None = None
 
+    @property
+    def total_timeout_s(self) -> float:
+        return self.settings.http.total_timeout_s
+
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
             h = self.settings.http
@@ -164,25 +168,30 @@ class Fetcher:
 
     async def fetch(
         self,
-        url: str,
+        url: str | URL,
         *,
         kind: CrawlKind = CrawlKind.page,
         etag: str | None = None,
         last_modified: str | None = None,
         max_bytes: int | None = None,
         headers: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
     ) -> FetchResult:
-        """GET ``url`` within every limit; never raises (except ``CancelledError``)."""
+        """GET ``url`` within every limit; never raises (except ``CancelledError``).
+
+        ``timeout_s`` shortens ``http.total_timeout_s`` for this call (a caller's own deadline).
+        """
         start = time.monotonic()
         limit = max_bytes if max_bytes is not None else max_bytes_for(kind, self.settings)
-        result = FetchResult(url=url, status=FetchStatus.connect_error)
+        result = FetchResult(url=str(url), status=FetchStatus.connect_error)
         req_headers = dict(headers or {})
         if etag:
             req_headers["If-None-Match"] = etag
         if last_modified:
             req_headers["If-Modified-Since"] = last_modified
         try:
-            async with asyncio.timeout(self.settings.http.total_timeout_s):
+            total = self.settings.http.total_timeout_s
+            async with asyncio.timeout(total if timeout_s is None else max(0.0, min(total, timeout_s))):
                 await self._follow(url, req_headers, limit, result)
         except BlockedAddressError as exc:
             result.status, result.error = FetchStatus.blocked_address, exc.message
@@ -203,7 +212,7 @@ class Fetcher:
         result.elapsed_s = time.monotonic() - start
         return result
 
-    async def _follow(self, url: str, headers: dict[str, str], limit: int, result: FetchResult) -> None:
+    async def _follow(self, url: str | URL, headers: dict[str, str], limit: int, result: FetchResult) -> None:
         session = self._open()
         current = self.guard.check_url(url)
         seen = {str(current)}

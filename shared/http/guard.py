@@ -78,6 +78,8 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
 
 
 def _parse_ip(host: str) -> IPAddress | None:
+    if ":" not in host and host[-1:].isalpha():
+        return None  # a name (IPv4 never ends in a letter, IPv6 has colons): skip the costly attempt
     try:
         return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:

@@ -1,0 +1,37 @@
+"""The crawler cube: crawl.requests -> crawl.feeds / crawl.images / crawl.pages (DESIGN.md sections 3, 6).
+
+``crawl.requests`` is keyed by host, so one host's lane lives in exactly one
+crawler instance and scaling out needs no lock. The runtime runs
+``crawler.parallel_hosts`` key-lanes at once: a handler waiting for its
+host's next token holds only its own key-lane, while the other hosts proceed.
+"""
+
+from __future__ import annotations
+
+from cubes.crawler.handler import CrawlHandler
+from shared.config import Settings
+from shared.http import Fetcher
+from shared.runtime.cube import Cube
+from shared.runtime.deps import Deps
+
+__all__ = ["BUDGET_SHARE", "build"]
+
+#: share of ``runtime.handler_timeout_s`` one crawl request may spend waiting and fetching
+BUDGET_SHARE = 0.8
+
+
+async def build(settings: Settings, deps: Deps) -> Cube:
+    fetcher = Fetcher(settings, resolver=deps.resolver, clock=deps.clock)
+    # a request ends as a result (timeout / throttled) before the runtime's handler timeout
+    # would cut it off and retry it; the rest is left for the blob upload
+    budget = BUDGET_SHARE * settings.runtime.handler_timeout_s
+    handler = CrawlHandler(settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget)
+    return Cube(
+        name="crawler",
+        inputs=("crawl.requests",),
+        outputs=("crawl.feeds", "crawl.images", "crawl.pages"),
+        handler=handler.handle,
+        concurrency=settings.crawler.parallel_hosts,
+        on_stop=fetcher.close,
+        status=handler.lanes.status,
+    )

@@ -1,0 +1,112 @@
+"""Fetch once, distribute to all."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from cubes.crawler.coalesce import Coalescer
+from shared.clock import ManualClock
+from shared.messages import CrawlKind, CrawlResult, FetchStatus
+
+
+def result(status=FetchStatus.ok):
+    return CrawlResult(kind=CrawlKind.feed, url="http://a.test/f", host="a.test", status=status,
+                       fetched_at=datetime.now(UTC))
+
+
+async def test_in_flight_requests_share_one_fetch():
+    clock = ManualClock()
+    co = Coalescer(clock, 60.0)
+    gate = asyncio.Event()
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        await gate.wait()
+        return result()
+
+    key = ("feed", "http://a.test/f", "", "")
+    tasks = [asyncio.create_task(co.run(key, [f"r{i}"], fetch)) for i in range(3)]
+    for _ in range(3):
+        await asyncio.sleep(0)
+    gate.set()
+    shares = await asyncio.gather(*tasks)
+    assert calls == 1
+    leaders = [s for s in shares if s.leader]
+    assert len(leaders) == 1
+    assert leaders[0].result.requesters == ["r0", "r1", "r2"]
+    assert [s.result for s in shares if not s.leader] == [None, None]
+
+
+async def test_fresh_result_serves_new_requesters_only_once():
+    clock = ManualClock()
+    co = Coalescer(clock, 60.0)
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        return result()
+
+    key = ("feed", "u", "", "")
+    first = await co.run(key, ["feed:1"], fetch)
+    assert first.result.requesters == ["feed:1"]
+    again = await co.run(key, ["feed:1"], fetch)
+    assert again.result is None  # the same asker: the result already landed
+    other = await co.run(key, ["media:x", "feed:1"], fetch)
+    assert other.result.requesters == ["media:x"]
+    assert calls == 1
+    clock.advance(60.0)
+    await co.run(key, ["feed:1"], fetch)
+    assert calls == 2  # the freshness window is over
+
+
+async def test_throttled_results_are_not_remembered():
+    co = Coalescer(ManualClock(), 60.0)
+
+    async def fetch():
+        return result(FetchStatus.throttled)
+
+    await co.run(("k",), ["a"], fetch)
+    assert len(co) == 0
+
+
+async def test_a_cancelled_leader_hands_over_to_a_joiner():
+    co = Coalescer(ManualClock(), 60.0)
+    gate = asyncio.Event()
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await gate.wait()  # the leader hangs until cancelled
+        return result()
+
+    key = ("k",)
+    leader = asyncio.create_task(co.run(key, ["a"], fetch))
+    await asyncio.sleep(0)
+    joiner = asyncio.create_task(co.run(key, ["b"], fetch))
+    await asyncio.sleep(0)
+    leader.cancel()
+    share = await asyncio.wait_for(joiner, 5)
+    assert share.leader
+    assert share.result.requesters == ["b"]
+    assert calls == 2
+
+
+async def test_a_failing_fetch_fails_every_joiner():
+    co = Coalescer(ManualClock(), 60.0)
+    gate = asyncio.Event()
+
+    async def fetch():
+        await gate.wait()
+        raise RuntimeError("blob store down")
+
+    tasks = [asyncio.create_task(co.run(("k",), [str(i)], fetch)) for i in range(2)]
+    await asyncio.sleep(0)
+    gate.set()
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    assert [type(o) for o in outcomes] == [RuntimeError, RuntimeError]

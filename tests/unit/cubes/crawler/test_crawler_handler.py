@@ -1,0 +1,222 @@
+"""The crawler handler against the partner server: topics by kind, blobs, coalescing, robots, SSRF."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+
+from cubes.crawler.commands import fetch_command
+from shared.blobs import open_blobs
+from shared.messages import CrawlKind, FetchStatus
+from tests.unit.cubes.crawler.crawlkit import CTX, fast_settings, make_handler, request
+
+A, B = "a.partner.test", "b.partner.test"
+
+
+@pytest.fixture
+async def handler(partner_resolver, tmp_path):
+    blobs = await open_blobs(f"file://{tmp_path}/blobs")
+
+    async def get_blobs():
+        return blobs
+
+    h = make_handler(fast_settings(inline_body_max=1000), partner_resolver, blobs=get_blobs)
+    h.blob_store = blobs  # for the assertions
+    yield h
+    await h.fetcher.close()
+    await blobs.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "topic"),
+    [
+        (CrawlKind.feed, "/feed.xml", "crawl.feeds"),
+        (CrawlKind.image, "/img/a.jpg", "crawl.images"),
+        (CrawlKind.video, "/img/v.png", "crawl.images"),
+        (CrawlKind.page, "/page/1", "crawl.pages"),
+    ],
+)
+async def test_result_topic_by_kind(partner, handler, kind, path, topic):
+    url = partner.url(A, path)
+    [out] = await handler.handle(request(url, A, kind, requesters=["x"], feed_id="f1"), CTX)
+    assert out.topic == topic
+    r = out.message
+    assert (r.status, r.http_status, r.kind, r.url, r.host, r.feed_id) == (FetchStatus.ok, 200, kind, url, A, "f1")
+    assert r.requesters == ["x"]
+    assert r.size > 0
+    assert (r.body is None) == (r.body_ref is not None)
+
+
+async def test_large_body_goes_to_the_blob_store(partner, handler):
+    body = b"<rss>" + b"x" * 5000 + b"</rss>"
+    partner.set(A, "/big.xml", body, headers={"Content-Type": "application/rss+xml"})
+    [out] = await handler.handle(request(partner.url(A, "/big.xml"), A), CTX)
+    r = out.message
+    assert r.body is None
+    assert r.size == len(body)
+    assert await handler.blob_store.get(r.body_ref) == body
+    small = await handler.handle(request(partner.url(A, "/ok"), A, requesters=["y"]), CTX)
+    assert small[0].message.body == b"ok"
+
+
+async def test_three_requesters_one_server_hit(partner, handler):
+    url = partner.url(A, "/feed.xml")
+    reqs = [request(url, A, requesters=[f"feed:{i}"]) for i in range(3)]
+    outs = await asyncio.gather(*(handler.handle(r, CTX) for r in reqs))
+    assert len(partner.hits(A, "/feed.xml")) == 1
+    results = [o.message for out in outs for o in out]
+    assert sorted(x for r in results for x in r.requesters) == ["feed:0", "feed:1", "feed:2"]
+    assert len(results) == 1  # one result carries them all
+    # within the freshness window: the same asker gets nothing new, a new one is served without a hit
+    assert await handler.handle(request(url, A, requesters=["feed:1"]), CTX) == []
+    [late] = await handler.handle(request(url, A, requesters=["media:doc"]), CTX)
+    assert late.message.requesters == ["media:doc"]
+    assert len(partner.hits(A, "/feed.xml")) == 1
+
+
+async def test_etag_304(partner, handler):
+    url = partner.url(A, "/etag")
+    [first] = await handler.handle(request(url, A), CTX)
+    etag = first.message.headers["etag"]
+    [again] = await handler.handle(request(url, A, requesters=["feed:1"], etag=etag), CTX)
+    assert again.message.status is FetchStatus.not_modified
+    assert again.message.body is None
+    assert partner.hits(A, "/etag")[-1].headers["If-None-Match"] == etag
+
+
+async def test_robots_disallow_means_no_request(partner, handler):
+    partner.set_robots(A, "User-agent: *\nDisallow: /private\n")
+    [out] = await handler.handle(request(partner.url(A, "/private/feed.xml"), A), CTX)
+    assert out.message.status is FetchStatus.robots_denied
+    assert partner.hits(A, "/private/feed.xml") == []
+    [ok] = await handler.handle(request(partner.url(A, "/feed.xml"), A), CTX)
+    assert ok.message.status is FetchStatus.ok
+    assert len(partner.hits(A, "/robots.txt")) == 1  # cached per host
+
+
+async def test_robots_for_our_agent(partner, handler):
+    partner.set_robots(A, "User-agent: TurbocubesBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
+    [out] = await handler.handle(request(partner.url(A, "/feed.xml"), A), CTX)
+    assert out.message.status is FetchStatus.robots_denied
+
+
+@pytest.mark.parametrize(("code", "status"), [(404, FetchStatus.ok), (403, FetchStatus.ok),
+                                              (503, FetchStatus.robots_denied), (500, FetchStatus.robots_denied)])
+async def test_robots_status_codes(partner, handler, code, status):
+    partner.set_robots(A, "User-agent: *\nDisallow: /\n", status=code)  # the body must not matter
+    [out] = await handler.handle(request(partner.url(A, "/feed.xml"), A), CTX)
+    assert out.message.status is status
+    assert len(partner.hits(A, "/feed.xml")) == (1 if status is FetchStatus.ok else 0)
+
+
+async def test_robots_crawl_delay_reaches_the_lane(partner, handler):
+    partner.set_robots(B, "User-agent: *\nCrawl-delay: 0.05\n")
+    await handler.handle(request(partner.url(B, "/ok"), B), CTX)
+    assert handler.lanes.get(B).crawl_delay == 0.05
+
+
+async def test_ssrf_and_bad_urls_become_results(partner, partner_resolver):
+    from shared.config import Settings
+    from tests.unit.cubes.crawler.crawlkit import make_handler as mk
+
+    h = mk(Settings(), partner_resolver)  # no allowlist
+    try:
+        for url in ("http://127.0.0.1/", "http://169.254.169.254/", "gopher://x/", partner.url(A, "/ok")):
+            [out] = await h.handle(request(url, "x"), CTX)
+            assert out.message.status is FetchStatus.blocked_address, url
+            assert out.message.error
+        [bad] = await h.handle(request("http:///nohost", "x"), CTX)
+        assert bad.message.status is FetchStatus.bad_url
+    finally:
+        await h.fetcher.close()
+    assert partner.hits(A) == []
+
+
+async def test_paused_lane_answers_throttled_at_once(partner, partner_resolver):
+    h = make_handler(fast_settings(max_lane_wait_s=0.5), partner_resolver)
+    try:
+        partner.set(A, "/busy", "no", status=429, headers={"Retry-After": "3600"})
+        [first] = await h.handle(request(partner.url(A, "/busy"), A), CTX)
+        assert first.message.status is FetchStatus.throttled
+        [second] = await h.handle(request(partner.url(A, "/feed.xml"), A), CTX)
+        assert second.message.status is FetchStatus.throttled
+        assert "lane busy" in second.message.error
+        assert partner.hits(A, "/feed.xml") == []
+    finally:
+        await h.fetcher.close()
+
+
+async def test_fetch_command(partner, partner_resolver):
+    from shared.config import Settings
+
+    out, err = io.StringIO(), io.StringIO()
+    code = await fetch_command(Settings(), partner.url(A, "/etag"), kind=CrawlKind.feed, allow=["127.0.0.1/32"],
+                               resolver=partner_resolver, out=out, err=err)
+    assert code == 0
+    text = out.getvalue()
+    assert "status:      ok" in text
+    assert 'etag: "v1"' in text
+
+    out, err = io.StringIO(), io.StringIO()
+    code = await fetch_command(Settings(), partner.url(A, "/etag"), resolver=partner_resolver, out=out, err=err)
+    assert code == 1
+    assert "blocked_address" in err.getvalue()
+    assert "loopback" in err.getvalue()
+
+    partner.set_robots(A, "User-agent: *\nDisallow: /\n")
+    out, err = io.StringIO(), io.StringIO()
+    code = await fetch_command(Settings(), partner.url(A, "/feed.xml"), allow=["127.0.0.1/32"],
+                               resolver=partner_resolver, out=out, err=err)
+    assert code == 1
+    assert "robots_denied" in err.getvalue()
+
+
+def test_fetch_is_a_turbocubes_command(capsys):
+    from cubes.cli import main
+
+    # refused before any network I/O: the scheme, then a loopback literal without --allow
+    assert main(["fetch", "gopher://example.com/"]) == 1
+    assert "scheme 'gopher' is not allowed" in capsys.readouterr().err
+    assert main(["fetch", "--kind", "feed", "http://[::ffff:127.0.0.1]:1/feed.xml"]) == 1
+    assert "loopback" in capsys.readouterr().err
+
+
+async def test_budget_ends_a_slow_fetch_as_a_result(partner, partner_resolver):
+    import time
+
+    from cubes.crawler.handler import CrawlHandler
+    from shared.clock import SystemClock
+    from shared.http import Fetcher
+
+    settings = fast_settings()  # http.total_timeout_s = 2.0
+    clock = SystemClock()
+    h = CrawlHandler(settings, Fetcher(settings, resolver=partner_resolver, clock=clock), clock, budget_s=0.4)
+    try:
+        start = time.monotonic()
+        [out] = await h.handle(request(partner.url(A, "/slow-drip?interval=0.05"), A), CTX)
+        assert out.message.status is FetchStatus.timeout
+        assert time.monotonic() - start < 1.5  # the budget, not the 2 s total timeout
+        # a robots.txt cut short by the budget is reported but not remembered as "unreachable"
+        partner.set_handler(B, "/robots.txt", partner_slow_robots)
+        [slow] = await h.handle(request(partner.url(B, "/ok"), B), CTX)
+        assert slow.message.status is FetchStatus.timeout
+        assert "deadline" in slow.message.error
+        assert len(h.robots._entries) == 1  # only A's
+    finally:
+        await h.fetcher.close()
+
+
+async def partner_slow_robots(request):
+    from aiohttp import web
+
+    resp = web.StreamResponse()
+    await resp.prepare(request)
+    try:
+        for _ in range(40):
+            await resp.write(b"#")
+            await asyncio.sleep(0.05)  # the partner misbehaving, not the test synchronising
+    except ConnectionError:
+        pass  # the crawler hung up, as it should
+    return resp

@@ -1,0 +1,169 @@
+"""Crawl lanes on a ManualClock: spacing, bursts, the concurrency cap, pauses and Crawl-delay, exactly."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from cubes.crawler.lanes import Lanes
+from cubes.crawler.policy import Signal, SignalKind
+from shared.clock import ManualClock
+from shared.config import CrawlerConfig
+
+
+def lanes(clock, **kw):
+    return Lanes(CrawlerConfig(**kw), clock, seed=1)
+
+
+async def settle():
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_spacing_is_exact():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=2.0, burst=1, concurrency=4).get("a.test")
+    starts = []
+
+    async def one():
+        assert await lane.acquire()
+        starts.append(clock.monotonic())
+        lane.release()  # answered at once
+
+    tasks = [asyncio.create_task(one()) for _ in range(4)]
+    for _ in range(8):
+        await settle()
+        clock.advance(0.25)
+    await asyncio.gather(*tasks)
+    assert starts == [0.0, 0.5, 1.0, 1.5]
+
+
+async def test_spacing_counts_from_the_answer():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=1.0, burst=1, concurrency=1).get("a.test")
+    assert await lane.acquire()
+    clock.advance(0.7)  # the response took 0.7 s: the request may have arrived at 0.7
+    lane.release()
+    assert lane.next_allowed_at() == pytest.approx(1.7)
+
+
+async def test_burst_then_rate():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=1.0, burst=3, concurrency=10).get("a.test")
+    for _ in range(3):
+        assert await lane.acquire(max_wait=0)
+    assert lane.next_allowed_at() == float("inf")  # the window (3 per second) is full of requests in flight
+    for _ in range(3):
+        lane.release()
+    assert not await lane.acquire(max_wait=0.5)  # the bucket is empty for another second
+    assert lane.next_allowed_at() == 1.0
+    assert lane.in_flight == 0
+
+
+async def test_window_counts_from_answers():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=4.0, burst=1, concurrency=10).get("a.test")
+    for i in range(4):  # starts 0.25 s apart; every answer comes 0.125 s after its start
+        assert await lane.acquire(max_wait=0)
+        clock.advance(0.125)
+        lane.release()
+        if i < 3:  # the bucket decides while the window has room
+            assert lane.next_allowed_at() == clock.monotonic() + 0.125
+        clock.advance(0.125)
+    # four answers at 0.125 .. 0.875: the fifth may start 1 s after the first *answer*, not at 1.0
+    assert clock.monotonic() == 1.0
+    assert lane.next_allowed_at() == 1.125
+
+
+async def test_concurrency_cap():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=100.0, burst=10, concurrency=2).get("a.test")
+    assert await lane.acquire()
+    assert await lane.acquire()
+    third = asyncio.create_task(lane.acquire())
+    await settle()
+    assert not third.done()
+    lane.release()
+    await settle()
+    assert third.done()
+    assert third.result() is True
+    assert lane.in_flight == 2
+
+
+async def test_pause_from_retry_after_blocks_the_whole_lane():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=10.0, burst=1, concurrency=2).get("a.test")
+    assert await lane.acquire()
+    lane.release(Signal(SignalKind.throttled, retry_after_s=3.0))
+    assert lane.next_allowed_at() == 3.0
+    assert not await lane.acquire(max_wait=2.9)  # refuses at once rather than waiting in vain
+    waiter = asyncio.create_task(lane.acquire())
+    clock.advance(2.99)
+    await settle()
+    assert not waiter.done()
+    clock.advance(0.01)
+    await settle()
+    assert waiter.done()
+    assert clock.monotonic() == 3.0
+
+
+async def test_crawl_delay_spaces_requests_and_disables_bursts():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=10.0, burst=5, concurrency=5).get("a.test")
+    lane.set_crawl_delay(2.0)  # robots.txt just answered: the delay counts from now
+    assert lane.rate == 0.5
+    assert lane.next_allowed_at() == 2.0
+    clock.advance(2.0)
+    assert await lane.acquire(max_wait=0)
+    lane.release()
+    assert not await lane.acquire(max_wait=1.9)  # no burst on top of a Crawl-delay
+    assert lane.next_allowed_at() == 4.0
+
+
+async def test_backoff_slows_the_lane_at_once():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=4.0, burst=1, concurrency=1).get("a.test")
+    assert await lane.acquire(max_wait=0)
+    assert lane.next_allowed_at() == 0.25
+    lane.release(Signal(SignalKind.unavailable))
+    assert lane.next_allowed_at() == 0.5  # the slot booked at 4/s is re-booked at 2/s
+    for _ in range(2):
+        lane.observe(Signal(SignalKind.unavailable))
+    assert lane.rate == 0.5
+    assert lane.interval == 2.0
+    assert lane.next_allowed_at() == 2.0
+
+
+def test_host_overrides_and_defaults():
+    clock = ManualClock()
+    ls = lanes(
+        clock,
+        rate=1.0,
+        burst=2,
+        concurrency=2,
+        host_overrides={"big.test": {"rate": 5.0, "burst": 5, "concurrency": 4}, "*.cdn.test": {"rate": 3.0}},
+    )
+    big, other, cdn = ls.get("BIG.test"), ls.get("small.test"), ls.get("img.cdn.test")
+    assert (big.limits.configured_rate, big.burst, big.concurrency) == (5.0, 5, 4)
+    assert (other.limits.configured_rate, other.burst, other.concurrency) == (1.0, 2, 2)
+    assert cdn.limits.configured_rate == 3.0
+    assert ls.get("big.test") is big
+    assert len(ls) == 3
+
+
+async def test_status_and_idle_lane_eviction(monkeypatch):
+    import cubes.crawler.lanes as lanes_mod
+
+    monkeypatch.setattr(lanes_mod, "MAX_IDLE_LANES", 3)
+    clock = ManualClock(start=0.0)
+    ls = lanes(clock, rate=1.0, burst=1, concurrency=1)
+    busy = ls.get("busy.test")
+    assert await busy.acquire(max_wait=0)
+    for i in range(5):
+        ls.get(f"h{i}.test")
+    assert len(ls) == 3
+    assert ls.get("busy.test") is busy  # a lane with a request in flight is never forgotten
+    status = ls.status()
+    assert [s["host"] for s in status["busy"]] == ["busy.test"]
+    assert status["busy"][0]["in_flight"] == 1

@@ -1,0 +1,213 @@
+"""The guarded fetch against the misbehaving partner server: every failure has its own status."""
+
+from __future__ import annotations
+
+import socket
+from email.utils import formatdate
+
+import orjson
+import pytest
+from aiohttp.abc import ResolveResult
+
+from shared.config import Settings
+from shared.http import Fetcher, parse_retry_after
+from shared.messages import CrawlKind, FetchStatus
+from tests.partners.fixtures import PartnerResolver
+
+A = "a.partner.test"
+
+
+@pytest.fixture
+async def fetcher(partner_settings, partner_resolver):
+    settings = partner_settings.replace(http={"allowlist": ["127.0.0.1/32"], "total_timeout_s": 1.0})
+    f = Fetcher(settings, resolver=partner_resolver)
+    yield f
+    await f.close()
+
+
+async def test_ok_and_user_agent(partner, fetcher):
+    r = await fetcher.fetch(partner.url(A, "/echo"))
+    assert r.status is FetchStatus.ok
+    assert r.http_status == 200
+    sent = orjson.loads(r.body)
+    assert sent["User-Agent"] == Settings().http.user_agent
+    assert "TurbocubesBot" in sent["User-Agent"]
+    assert r.size == len(r.body)
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "code"),
+    [
+        ("/status/404", FetchStatus.http_4xx, 404),
+        ("/status/410", FetchStatus.http_4xx, 410),
+        ("/status/500", FetchStatus.http_5xx, 500),
+        ("/status/503", FetchStatus.http_5xx, 503),
+        ("/retry-after/7", FetchStatus.throttled, 429),
+        ("/retry-after/7?code=503", FetchStatus.throttled, 503),
+    ],
+)
+async def test_http_errors(partner, fetcher, path, status, code):
+    r = await fetcher.fetch(partner.url(A, path))
+    assert (r.status, r.http_status) == (status, code)
+    assert str(code) in (r.error or "")
+    if "retry-after" in path:
+        assert r.retry_after_s == 7.0
+
+
+async def test_conditional_get(partner, fetcher):
+    first = await fetcher.fetch(partner.url(A, "/etag"))
+    assert first.status is FetchStatus.ok
+    etag, lm = first.headers["etag"], first.headers["last-modified"]
+    again = await fetcher.fetch(partner.url(A, "/etag"), etag=etag)
+    assert again.status is FetchStatus.not_modified
+    assert again.body is None
+    by_date = await fetcher.fetch(partner.url(A, "/etag"), last_modified=lm)
+    assert by_date.status is FetchStatus.not_modified
+    sent = partner.hits(A, "/etag")
+    assert sent[1].headers["If-None-Match"] == etag
+    assert sent[2].headers["If-Modified-Since"] == lm
+
+
+async def test_slow_drip_is_cut_off(partner, fetcher):
+    r = await fetcher.fetch(partner.url(A, "/slow-drip?interval=0.05"))
+    assert r.status is FetchStatus.timeout
+    assert 0.9 < r.elapsed_s < 3.0  # total_timeout_s = 1.0
+
+
+async def test_endless_body_is_cut_off(partner, fetcher):
+    r = await fetcher.fetch(partner.url(A, "/huge"), max_bytes=300_000)
+    assert r.status is FetchStatus.too_large
+    assert r.body is None
+    assert 300_000 < r.size <= 300_000 + 65536
+
+
+async def test_declared_length_over_limit_is_refused_before_reading(partner, fetcher):
+    r = await fetcher.fetch(partner.url(A, "/huge?size=10000000&declare=1"), max_bytes=1000)
+    assert r.status is FetchStatus.too_large
+    assert "Content-Length" in r.error
+    assert r.size == 0
+
+
+async def test_gzip_bomb_is_bounded_after_decompression(partner, fetcher):
+    r = await fetcher.fetch(partner.url(A, "/gzip-bomb?mb=16"), max_bytes=1_000_000)
+    assert r.status is FetchStatus.too_large
+    assert "after decompression" in r.error
+    assert r.size < 2_000_000
+
+
+def test_limits_by_kind():
+    from shared.http import max_bytes_for
+
+    s = Settings()
+    assert max_bytes_for(CrawlKind.feed, s) == 50 * 1024 * 1024
+    assert max_bytes_for(CrawlKind.image, s) == 20 * 1024 * 1024
+    assert max_bytes_for(CrawlKind.page, s) == 5 * 1024 * 1024
+
+
+async def test_redirects(partner, fetcher):
+    ok = await fetcher.fetch(partner.url(A, "/redirect/5"))
+    assert ok.status is FetchStatus.ok
+    assert ok.final_url.endswith("/redirect/0")
+    assert len(ok.redirects) == 5
+    over = await fetcher.fetch(partner.url(A, "/redirect/6"))
+    assert over.status is FetchStatus.too_many_redirects
+    loop = await fetcher.fetch(partner.url(A, "/redirect-loop"))
+    assert loop.status is FetchStatus.redirect_loop
+    assert len(partner.hits(A, "/redirect-loop")) == 1  # a Location already seen is not requested again
+
+
+async def test_redirect_to_a_blocked_address_is_refused(partner, partner_resolver):
+    # only the partner's *name* is allowlisted: its redirect to a raw loopback / internal address is not
+    settings = Settings().replace(http={"allowlist": [A]})
+    f = Fetcher(settings, resolver=PartnerResolver({"internal.test": "10.1.2.3"}))
+    try:
+        for target in (
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.0.0.1/",
+            f"http://127.0.0.1:{partner.port}/ok",
+            "http://internal.test/",
+            "file:///etc/passwd",
+        ):
+            r = await f.fetch(partner.url(A, f"/redirect-to?url={target}"))
+            assert r.status is FetchStatus.blocked_address, target
+        assert partner.hits("127.0.0.1") == []  # the loopback target was never contacted
+    finally:
+        await f.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/",
+        "http://10.0.0.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "file:///etc/passwd",
+        "gopher://127.0.0.1:70/_x",
+        "http://a.partner.test/",  # a name resolving to loopback, without the allowlist
+    ],
+)
+async def test_ssrf_refused_without_allowlist(url, partner_resolver):
+    f = Fetcher(Settings(), resolver=partner_resolver)
+    try:
+        r = await f.fetch(url)
+    finally:
+        await f.close()
+    assert r.status is FetchStatus.blocked_address, r.error
+    assert r.error
+
+
+async def test_dns_error_and_bad_url(fetcher):
+    assert (await fetcher.fetch("http://nowhere.invalid/")).status is FetchStatus.dns_error
+    assert (await fetcher.fetch("http:///nohost")).status is FetchStatus.bad_url
+    assert (await fetcher.fetch("http://exa mple.com/")).status in (FetchStatus.bad_url, FetchStatus.dns_error)
+
+
+class _Rebinding(PartnerResolver):
+    """Answers differently each time: the attack the guard's pinning defeats."""
+
+    def __init__(self, answers):
+        super().__init__()
+        self.answers = list(answers)
+
+    async def resolve(self, host, port=0, family=socket.AF_INET):
+        self.calls[host] = self.calls.get(host, 0) + 1
+        address = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return [ResolveResult(hostname=host, host=address, port=port, family=socket.AF_INET, proto=0, flags=0)]
+
+
+async def test_dns_rebinding_connects_to_the_checked_address(partner):
+    settings = Settings().replace(http={"allowlist": ["127.0.0.1/32"]})
+    # first answer allowed, every later one not: a second lookup at connect time would be refused
+    resolver = _Rebinding(["127.0.0.1", "127.0.0.2"])
+    f = Fetcher(settings, resolver=resolver)
+    try:
+        r = await f.fetch(partner.url("rebind.test", "/ok"))
+    finally:
+        await f.close()
+    assert r.status is FetchStatus.ok
+    assert resolver.calls == {"rebind.test": 1}
+    assert len(partner.hits("rebind.test")) == 1
+
+
+async def test_dns_rebinding_blocked_answer_is_never_connected(partner):
+    settings = Settings().replace(http={"allowlist": ["127.0.0.1/32"]})
+    resolver = _Rebinding(["127.0.0.2", "127.0.0.1"])  # checked answer is blocked, a later one would pass
+    f = Fetcher(settings, resolver=resolver)
+    try:
+        r = await f.fetch(partner.url("rebind.test", "/ok"))
+    finally:
+        await f.close()
+    assert r.status is FetchStatus.blocked_address
+    assert partner.hits("rebind.test") == []
+
+
+def test_parse_retry_after():
+    now = 1_800_000_000.0
+    assert parse_retry_after("120", now) == 120.0
+    assert parse_retry_after(formatdate(now + 30, usegmt=True), now) == pytest.approx(30.0)
+    assert parse_retry_after(formatdate(now - 30, usegmt=True), now) == 0.0
+    assert parse_retry_after("10000000", now) == 86_400.0
+    assert parse_retry_after("soon", now) is None
+    assert parse_retry_after(None, now) is None
