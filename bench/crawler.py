@@ -3,10 +3,12 @@
 200 virtual hosts x 25 URLs on one local aiohttp server (Host-based routing,
 ``tests.partners.PartnerServer``, in a child process so the partner's CPU is
 not the crawler's), each host limited to 5 requests/s (burst 1).
-The crawler's own path is driven directly — ``CrawlHandler.crawl``: coalescer,
-robots.txt (a 404 here, fetched through the lane like any request), the
-host's lane, the guarded fetch — with one worker per host, as the runtime's
-key-lanes would run them. Printed:
+By default the real crawler cube runs on the runtime (embedded SQLite bus):
+the requests are published to ``crawl.requests`` first, then the cube drains
+them (coalescer, robots.txt — a 404 here, fetched through the lane like any
+request — the host's lane, the guarded fetch); the time is the drain's.
+``--direct`` drives ``CrawlHandler.crawl`` without the bus instead, one worker
+per host. Printed:
 
 * total fetches/s of the crawler path;
 * the highest per-host rate observed *server-side* (most requests in any
@@ -17,12 +19,10 @@ key-lanes would run them. Printed:
 * the baseline: a raw aiohttp client (no politeness, 200 connections) against
   the same server in the same run, its CPU per request, and the ratio.
 
-``--via-runtime`` runs the real crawler cube instead (``shared.runtime`` on the
-embedded SQLite bus): the requests are published to ``crawl.requests`` first,
-then the cube drains them; the time is the drain's. ``--batch-size`` and
-``--parallel-hosts`` set ``runtime.batch_size`` / ``crawler.parallel_hosts``.
+``--batch-size`` and ``--parallel-hosts`` set ``runtime.batch_size`` /
+``crawler.parallel_hosts`` for the runtime run.
 
-    .venv/bin/python bench/crawler.py [--hosts 200] [--urls 25] [--rate 5] [--via-runtime]
+    .venv/bin/python bench/crawler.py [--hosts 200] [--urls 25] [--rate 5] [--direct]
 """
 
 from __future__ import annotations
@@ -201,16 +201,17 @@ async def main() -> None:
     ap.add_argument("--hosts", type=int, default=200)
     ap.add_argument("--urls", type=int, default=25)
     ap.add_argument("--rate", type=float, default=5.0)
-    ap.add_argument("--via-runtime", action="store_true", help="run the crawler cube on the SQLite bus")
-    ap.add_argument("--batch-size", type=int, default=500, help="runtime.batch_size (--via-runtime)")
-    ap.add_argument("--parallel-hosts", type=int, default=256, help="crawler.parallel_hosts (--via-runtime)")
+    ap.add_argument("--direct", action="store_true",
+                    help="drive the crawler path without the bus (default: the crawler cube on the runtime)")
+    ap.add_argument("--batch-size", type=int, default=500, help="runtime.batch_size")
+    ap.add_argument("--parallel-hosts", type=int, default=4096, help="crawler.parallel_hosts")
     args = ap.parse_args()
     hosts = [f"h{i}.partner.test" for i in range(args.hosts)]
     server = RemotePartner()
     try:
         print(f"crawler: {args.hosts} hosts x {args.urls} URLs, {args.rate:g} requests/s per host", flush=True)
         cpu0 = time.process_time()
-        if args.via_runtime:
+        if not args.direct:
             elapsed, done, failed = await runtime_run(
                 server, hosts, args.urls, args.rate, args.batch_size, args.parallel_hosts
             )

@@ -56,11 +56,11 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
 
         def health_doc() -> dict[str, Any]:
             return {
-                "ok": all(not r._breaker_open for r in runners),
+                "ok": all(not r.breaker_open for r in runners),
                 "bus": settings.bus.url,
                 "cubes": {
                     r.cube.name: {"processed": r.stats.processed, "dead_lettered": r.stats.dead_lettered,
-                                  "retried": r.stats.retried, "breaker_open": r._breaker_open}
+                                  "retried": r.stats.retried, "breaker_open": r.breaker_open}
                     for r in runners
                 },
             }

@@ -140,7 +140,7 @@ class CrawlerConfig:
     #: backing off) is answered `throttled` at once instead of holding a worker (below handler_timeout_s)
     max_lane_wait_s: float = 20.0
     #: hosts crawled at the same time by one crawler process (the cube's concurrent key-lanes)
-    parallel_hosts: int = 256
+    parallel_hosts: int = 4096
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,10 @@ class ParserConfig:
     max_items: int = 1000
     #: Turbo's documented limit on one item's content
     max_item_bytes: int = 1024 * 1024
+    #: replaces runtime.handler_timeout_s for the parser: a YML catalog's first load is one handler call
+    #: publishing every offer (~7,000 offers/s on a busy 2-CPU machine, bench/parser.py (d)); past the
+    #: limit the catalog would be retried, dead-lettered, never loaded. 180 s: ~1,000,000 offers
+    handler_timeout_s: float = 180.0
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         outputs=("crawl.feeds", "crawl.images", "crawl.pages"),
         handler=handler.handle,
         concurrency=settings.crawler.parallel_hosts,
+        lanes="per_key",  # one lane per host: a host waiting for its politeness never holds up another
         on_stop=fetcher.close,
         status=handler.lanes.status,
     )

@@ -28,12 +28,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 from shared.messages import Message
-
-if TYPE_CHECKING:
-    from shared.bus.base import Headers
 
 __all__ = ["Context", "Cube", "Handler", "Output", "Service", "Timer"]
 
@@ -104,9 +101,17 @@ class Cube:
     handler: Handler | None = None
     #: concurrent key-lanes; None = settings.runtime.concurrency
     concurrency: int | None = None
+    #: "hashed": a key's lane is hash(key) % concurrency — cheapest per message, but keys that share
+    #: a lane wait for each other; "per_key": every distinct key gets its own lane (at most
+    #: `concurrency` handlers run at once) — for handlers that wait per key, like the crawler's
+    #: per-host politeness, where a host sharing a lane with another would run at half its rate
+    lanes: Literal["hashed", "per_key"] = "hashed"
     timers: tuple[Timer, ...] = ()
     services: tuple[Service, ...] = ()
     on_start: Callable[[], Awaitable[None]] | None = None
     on_stop: Callable[[], Awaitable[None]] | None = None
     #: free-form facts for the status page (e.g. the crawler's lanes)
     status: Callable[[], dict[str, Any]] | None = field(default=None)
+    #: this cube's handler timeout; None = settings.runtime.handler_timeout_s (for handlers whose
+    #: time grows with the message, like the parser's first load of a big catalog)
+    handler_timeout_s: float | None = None

@@ -1,35 +1,44 @@
 """The cube runner: consume, validate, handle, publish, acknowledge, commit (DESIGN.md section 4, runtime).
 
-Commit order, per polled batch (STYLE.md rule 9) — do not reorder:
+Records stream through without batch barriers:
 
-1. each record's value is decoded and validated against its topic's schema;
-   an invalid one becomes a dead letter (``<topic>.dlq``) at once;
-2. handlers run in *key lanes*: records are split by ``hash(key) % concurrency``
-   and each lane handles its records in order, so per-key order is kept while
-   different keys run concurrently;
-3. a handler's outputs are validated (``encode``) and sent; failures become a
-   delayed retry (``retry.<cube>`` with attempt / not-before headers) or a dead
-   letter — never an in-place sleep, so one bad message cannot stall its
-   partition (delivery order *per key* is given up for the message being
-   retried; stores keep the newest version, so that is harmless);
-4. every delivery future (outputs, retries, dead letters) is awaited: the
-   broker has acknowledged everything this batch produced;
-5. per partition, the offset after the last *contiguously* finished record is
-   committed; an offset that would move backwards raises ``CommitOrderError``;
-6. metrics.
+* **Intake** polls the bus while fewer than ``runtime.batch_size`` records are
+  in flight, and hands each record to the worker of its *lane* —
+  ``hash(key) % concurrency``, or the key itself for cubes declared with
+  ``lanes="per_key"`` — which handles the lane's records in order, so per-key
+  order is kept while lanes run side by side.
+* **A worker** validates the record against its topic's schema (invalid → a
+  dead letter at once), runs the handler, validates and sends its outputs;
+  a failure becomes a delayed retry (``retry.<cube>`` with attempt and
+  not-before headers) or a dead letter (``<topic>.dlq``) — never an in-place
+  sleep, so one bad message cannot stall the records behind it (per-key order
+  is given up for the message being retried; stores keep the newest version,
+  so that is harmless).
+* **The committer** (commit order, STYLE.md rule 9 — do not reorder):
+  1. per partition, take the finished records at the head, in offset order,
+     up to the first unfinished one (offsets are committed *contiguously*);
+  2. await the acknowledgement of everything they produced (outputs,
+     retries, dead letters);
+  3. commit, per partition, the offset after the last of them — an offset
+     that would move backwards raises ``CommitOrderError``;
+  4. run their ``after_commit`` hooks; update metrics.
 
-A record that is not finished (a retry that is not due yet, the DLQ breaker
-tripping, shutdown cutting a batch short) is sought back to and read again.
+A delayed retry that is not due yet holds back its (retry-topic) partition
+only: intake pauses that partition and dispatches it again when due.
 
-DLQ storm breaker: when more than ``dlq_breaker_ratio`` of the last
-``dlq_breaker_window`` outcomes were dead letters, the cube stops dead-lettering,
-pauses its inputs and sets ``turbocubes_dlq_breaker_open`` — that is a bug or an
-outage, not bad data. After ``dlq_breaker_cooldown_s`` it lets one record through
-(half-open); a success closes the breaker, another dead letter re-opens it.
+When the bus fails (the broker gone, deliveries not acknowledged) nothing
+unacknowledged is committed: the runner drops everything in flight, seeks each
+partition back to its last commit, backs off (1 s doubling to 30 s) and reads
+again. Outputs that did get out are produced again then — at-least-once; the
+stores' versioning makes that harmless.
 
-Shutdown (SIGTERM / SIGINT via ``stop()``): no new poll; the batch in flight
-finishes (bounded by ``shutdown_timeout_s``); finished records are committed;
-the consumer leaves the group.
+DLQ storm breaker: see ``breaker.py``; while it is open the inputs are paused
+and the message that would have been dead-lettered waits to run again.
+
+Shutdown (SIGTERM / SIGINT via ``stop()``): intake stops; in-flight work gets
+``shutdown_timeout_s`` to finish; what finished is committed; the consumer
+leaves the group. A rebalance that takes partitions away waits for their
+in-flight records the same way and commits them before they go.
 """
 
 from __future__ import annotations
@@ -60,11 +69,12 @@ from shared.metrics import (
     PUBLISHED,
     RETRIED,
 )
+from shared.runtime.breaker import Breaker
 from shared.runtime.cube import Context, Cube, Output
 from shared.runtime.deps import Deps
 from shared.runtime.retry import Decision, decide
 
-__all__ = ["HEADERS", "RunStats", "Runner"]
+__all__ = ["HEADERS", "RunStats", "Runner", "publish_outputs"]
 
 log = logging.getLogger("turbocubes.runtime")
 
@@ -92,6 +102,9 @@ class HEADERS:
 LAG_EVERY_S = 5.0
 #: an error text in a header is cut to this many bytes (Kafka headers are not for essays)
 MAX_ERROR_BYTES = 2000
+#: finished records are committed in groups at most this often: a commit per record would cost a
+#: broker round trip each; 20 ms keeps the added latency far below a person's notice
+COMMIT_EVERY_S = 0.02
 
 
 @dataclass
@@ -101,11 +114,30 @@ class RunStats:
     retried: int = 0
     dead_lettered: int = 0
     published: int = 0
-    batches: int = 0
+    commits: int = 0
     breaker_trips: int = 0
-    #: time.monotonic() when the first batch arrived and when the last one was committed
+    bus_failures: int = 0
+    #: time.monotonic() when the first record arrived and when the last commit was made
     first_batch_at: float | None = None
     last_commit_at: float | None = None
+
+
+class _Slot:
+    """One record in flight: its place in its partition's commit order, and what it produced."""
+
+    __slots__ = ("cancelled", "deliveries", "done", "hooks", "record", "started")
+
+    def __init__(self, record: Consumed) -> None:
+        self.record = record
+        self.done = False
+        self.started = False
+        self.cancelled = False
+        self.deliveries: list[asyncio.Future[Any]] = []
+        self.hooks: list[Callable[[], Awaitable[None]]] | None = None
+
+
+class _Rerun(Exception):
+    """The breaker held this message back; run it again once the breaker lets it through."""
 
 
 def _h(headers: Sequence[tuple[str, bytes]], name: str) -> bytes | None:
@@ -113,10 +145,6 @@ def _h(headers: Sequence[tuple[str, bytes]], name: str) -> bytes | None:
         if k == name:
             return v
     return None
-
-
-class _BreakerOpen(Exception):
-    pass
 
 
 class Runner:
@@ -135,22 +163,36 @@ class Runner:
         self.cube = cube
         self.deps = deps
         self.cfg = deps.settings.runtime
+        #: the cube's own limit (a parser loading a 100,000-offer catalog) or the runtime's default
+        self.handler_timeout_s = cube.handler_timeout_s or self.cfg.handler_timeout_s
         self.group = group or cube.name
         self.retry_topic = contracts.retry_topic(self.group)
         self.max_messages = max_messages
         self.idle_timeout = idle_timeout
         self.rng = rng or random.Random()
         self.concurrency = max(1, cube.concurrency or self.cfg.concurrency)
+        self.max_in_flight = max(self.concurrency, self.cfg.batch_size)
         self.stats = RunStats()
         self.consumer: Consumer | None = None
+        self.breaker = Breaker(self.cfg.dlq_breaker_window, self.cfg.dlq_breaker_ratio,
+                               self.cfg.dlq_breaker_cooldown_s)
         self._stop = asyncio.Event()
         self._started = asyncio.Event()
-        self._batch_lock = asyncio.Lock()
         self._committed: dict[TopicPartition, int] = {}
-        self._outcomes: deque[bool] = deque(maxlen=self.cfg.dlq_breaker_window)
-        self._breaker_open = False
-        self._half_open = False
-        self._resume_tasks: set[asyncio.Task[None]] = set()
+        self._tracks: dict[tuple[str, int], deque[_Slot]] = {}
+        self._queues: dict[Any, deque[_Slot]] = {}
+        self._per_key = cube.lanes == "per_key"
+        #: per-key lanes are unbounded in number; this bounds the handlers running at once
+        self._sem = asyncio.Semaphore(self.concurrency) if self._per_key else None
+        self._workers: set[asyncio.Task[None]] = set()
+        self._held: dict[tuple[str, int], deque[_Slot]] = {}
+        self._in_flight = 0
+        self._room = asyncio.Event()
+        self._finished = asyncio.Event()
+        self._commit_lock = asyncio.Lock()
+        self._closing = False
+        self._bus_failure: BaseException | None = None
+        self._side_tasks: set[asyncio.Task[None]] = set()
         self._m_breaker = BREAKER_OPEN.labels(cube.name)
         self._running: dict[asyncio.Task[None], float] = {}
         self._timed_out: set[asyncio.Task[None]] = set()
@@ -160,8 +202,6 @@ class Runner:
         self._encoders: dict[str, tuple[type, str, Callable[[Any], bytes]]] = {}
         self._processed: dict[str, int] = {}
         self._published: dict[str, int] = {}
-        #: partitions this batch sought back to an unfinished record (prefetched records of them are stale)
-        self._sought: dict[tuple[str, int], int] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -172,6 +212,10 @@ class Runner:
     @property
     def started(self) -> asyncio.Event:
         return self._started
+
+    @property
+    def breaker_open(self) -> bool:
+        return not self.breaker.passable.is_set()
 
     async def run(self) -> RunStats:
         cube = self.cube
@@ -192,17 +236,16 @@ class Runner:
                 self.consumer = await self.deps.bus.consumer(self.group, topics, on_revoke=self._on_revoke)
                 self._send = self.deps.bus.producer().send
                 tasks.append(asyncio.create_task(self._lag_loop()))
+                tasks.append(asyncio.create_task(self._watchdog()))
                 self._started.set()
                 await self._consume()
             else:
                 self._started.set()
                 await self._stop.wait()
         finally:
-            for t in tasks:
+            for t in [*tasks, *self._side_tasks]:
                 t.cancel()
-            for t in list(self._resume_tasks):
-                t.cancel()
-            for t in tasks:
+            for t in [*tasks, *self._side_tasks]:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await t
             if self.consumer is not None:
@@ -214,149 +257,251 @@ class Runner:
                 await cube.on_stop()
         return self.stats
 
-    async def _consume(self) -> None:
-        """Poll, process, commit — with the next poll already running while a batch is processed.
+    # ------------------------------------------------------------------ intake
 
-        When the bus fails (broker gone, deliveries not acknowledged), the batch is not
-        committed: its partitions are sought back to the batch's first records, the loop
-        backs off (1 s doubling to 30 s) and reads them again. Outputs that did get out are
-        produced again then — at-least-once; the stores' versioning makes that harmless.
-        """
+    def _enough(self) -> bool:
+        if self.max_messages is None:
+            return False
+        return self.stats.processed + self.stats.dead_lettered + self._in_flight >= self.max_messages
+
+    async def _consume(self) -> None:
         assert self.consumer is not None
         consumer = self.consumer
+        committer = asyncio.create_task(self._commit_loop())
         idle_since = time.monotonic()
-        prefetch: asyncio.Future[Sequence[Consumed]] | None = None
         backoff = 0.0
         try:
             while not self._stop.is_set():
-                handled = self.stats.processed + self.stats.dead_lettered
-                if self.max_messages is not None and handled >= self.max_messages:
-                    return
-                if prefetch is None:
-                    prefetch = asyncio.ensure_future(consumer.getmany(0.2, self.cfg.batch_size))
-                try:
-                    records = await prefetch
-                except Exception as exc:  # the bus is unreachable: wait and poll again
-                    prefetch = None
-                    backoff = await self._bus_trouble("poll", exc, backoff)
+                if committer.done():
+                    committer.result()  # a CommitOrderError is a bug: let it out, loudly
+                if self._bus_failure is not None:
+                    backoff = await self._recover(backoff)
                     continue
-                prefetch = None
+                if self._enough():
+                    if self._in_flight == 0:
+                        return
+                    await self._wait_any(self._finished)
+                    continue
+                room = self.max_in_flight - self._in_flight
+                if room <= 0:
+                    await self._wait_any(self._room)
+                    continue
+                try:
+                    records = await consumer.getmany(0.05 if self._in_flight else 0.2, room)
+                except Exception as exc:  # the bus is unreachable: wait and poll again
+                    self.stats.bus_failures += 1
+                    backoff = await self._backoff("poll", exc, backoff)
+                    continue
                 if not records:
-                    if self.idle_timeout is not None and time.monotonic() - idle_since >= self.idle_timeout:
+                    quiet = self._in_flight == 0 and not self._held
+                    if quiet and self.idle_timeout is not None and time.monotonic() - idle_since >= self.idle_timeout:
                         return
                     continue
                 idle_since = time.monotonic()
-                self._sought.clear()
-                batch = asyncio.ensure_future(self._locked_batch(records))
-                # overlap: fetch the next records while this batch is handled
-                prefetch = asyncio.ensure_future(consumer.getmany(0.05, self.cfg.batch_size))
-                stop_wait = asyncio.ensure_future(self._stop.wait())
-                await asyncio.wait({batch, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
-                if not batch.done():
-                    # SIGTERM mid-batch: give in-flight work its grace period, then cut it short
-                    done, _ = await asyncio.wait({batch}, timeout=self.cfg.shutdown_timeout_s)
-                    if not done:
-                        batch.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await batch
-                stop_wait.cancel()
-                failure = batch.exception() if batch.done() and not batch.cancelled() else None
-                if failure is not None:
-                    if isinstance(failure, CommitOrderError):
-                        raise failure
-                    for r in records:  # nothing of this batch is committed: read it all again
-                        self._sought.setdefault((r.topic, r.partition), r.offset)
-                    backoff = await self._bus_trouble("batch", failure, backoff)
-                else:
-                    backoff = 0.0
-                if self._sought:
-                    # some partitions were sought back: what the prefetch read of them is stale
-                    try:
-                        got = await prefetch
-                    except Exception:
-                        got = []
-                    stale = dict(self._sought)
-                    keep = [r for r in got if (r.topic, r.partition) not in stale]
-                    for (t, p), off in stale.items():
-                        await consumer.seek(TopicPartition(t, p), off)
-                    prefetch = asyncio.get_running_loop().create_future()
-                    prefetch.set_result(keep)
+                backoff = 0.0
+                if self.stats.first_batch_at is None:
+                    self.stats.first_batch_at = idle_since
+                for r in records:
+                    self._admit(r)
         finally:
-            if prefetch is not None and not prefetch.done():
-                prefetch.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await prefetch
+            await self._drain()
+            # let a commit in progress end (cancelling it could cut its after-commit hooks short)
+            self._closing = True
+            with contextlib.suppress(Exception):
+                await committer
+            with contextlib.suppress(Exception):
+                await self._commit_finished()
 
-    async def _bus_trouble(self, what: str, exc: BaseException, backoff: float) -> float:
-        backoff = min(30.0, max(1.0, backoff * 2))
-        log.error("%s: %s failed (%s: %s); trying again in %.0fs", self.cube.name, what, type(exc).__name__,
-                  exc, backoff)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stop.wait(), backoff)
-        return backoff
+    async def _wait_any(self, event: asyncio.Event) -> bool:
+        """Wait for ``event`` or a stop (at most a second); True when ``event`` was set."""
+        stop = asyncio.ensure_future(self._stop.wait())
+        waiter = asyncio.ensure_future(event.wait())
+        await asyncio.wait({stop, waiter}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        waiter.cancel()
+        fired = event.is_set()
+        event.clear()
+        return fired
 
-    async def _on_revoke(self, tps: set[TopicPartition]) -> None:
-        # a rebalance takes partitions away: let the batch in flight finish and commit first
-        async with self._batch_lock:
-            for tp in tps:
-                self._committed.pop(tp, None)
+    def _admit(self, r: Consumed) -> None:
+        tpk = (r.topic, r.partition)
+        slot = _Slot(r)
+        track = self._tracks.get(tpk)
+        if track is None:
+            track = self._tracks[tpk] = deque()
+        track.append(slot)
+        self._in_flight += 1
+        held = self._held.get(tpk)
+        if held is not None:
+            held.append(slot)  # behind a retry that is not due yet
+            return
+        if r.topic == self.retry_topic:
+            nb = _h(r.headers, HEADERS.not_before)
+            if nb is not None and float(nb) > time.time():
+                self._hold(tpk, slot, float(nb))
+                return
+        self._dispatch(slot)
 
-    async def _locked_batch(self, records: Sequence[Consumed]) -> None:
-        async with self._batch_lock:
-            await self._batch(records)
+    def _dispatch(self, slot: _Slot) -> None:
+        # a key always maps to the same lane, so its records are handled in order; `concurrency`
+        # lanes run side by side (a cube whose keys wait a lot, like the crawler's hosts, sets it
+        # high so that few keys share a lane). A lane worker lives while its lane has records.
+        key = self._lane_of(slot.record.key)
+        q = self._queues.get(key)
+        if q is None:
+            q = self._queues[key] = deque([slot])
+            worker = asyncio.ensure_future(self._worker(key, q))
+            self._workers.add(worker)
+            worker.add_done_callback(self._workers.discard)
+        else:
+            q.append(slot)
 
-    # ------------------------------------------------------------------ one batch
+    def _lane_of(self, key: bytes | None) -> Any:
+        return key if self._per_key else hash(key) % self.concurrency
 
-    async def _batch(self, records: Sequence[Consumed]) -> None:
-        assert self.consumer is not None
-        self.stats.batches += 1
-        if self.stats.first_batch_at is None:
-            self.stats.first_batch_at = time.monotonic()
-        now = time.time()
-        held: dict[tuple[str, int], int] = {}
-        todo: list[tuple[int, Consumed]] = []
-        for i, r in enumerate(records):
-            tpk = (r.topic, r.partition)
-            if tpk in held:
-                continue
-            if r.topic == self.retry_topic:
-                nb = _h(r.headers, HEADERS.not_before)
-                if nb is not None and float(nb) > now:
-                    # a delayed retry that is not due: hold its partition (only the retry topic's)
-                    held[tpk] = r.offset
-                    self._sought[tpk] = r.offset
-                    tp = TopicPartition(r.topic, r.partition)
-                    await self.consumer.seek(tp, r.offset)
-                    self.consumer.pause([tp])
-                    self._resume_later([tp], float(nb) - now)
-                    continue
-            todo.append((i, r))
-
-        n = self.concurrency
-        lanes: dict[int, list[tuple[int, Consumed]]] = {}
-        for item in todo:
-            lanes.setdefault(hash(item[1].key) % n if n > 1 else 0, []).append(item)
-        deliveries: list[asyncio.Future[Any]] = []
-        done = bytearray(len(records))
-        received_at = datetime.now(UTC)
-        hooks: list[Callable[[], Awaitable[None]]] = []
-        tasks = [asyncio.ensure_future(self._lane(lane, deliveries, done, received_at, hooks))
-                 for lane in lanes.values()]
-        watchdog = asyncio.ensure_future(self._watchdog())
+    async def _worker(self, key: Any, q: deque[_Slot]) -> None:
+        """Handle one lane's records in order; ends when the lane has nothing left in flight."""
+        task = asyncio.current_task()
+        assert task is not None
         try:
-            await asyncio.gather(*tasks)
-        except asyncio.CancelledError:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            # shutdown cut the batch short: commit what finished, then stop
-            await self._ack_and_commit(records, deliveries, done)
-            await self._run_hooks(hooks)
-            raise
+            while q:
+                slot = q[0]
+                if not slot.cancelled:
+                    slot.started = True
+                    if self._sem is None:
+                        finished = await self._run_slot(slot, task)
+                    else:
+                        async with self._sem:
+                            finished = await self._run_slot(slot, task)
+                    if not finished:
+                        return  # not done: it is read again (after recovery, or by the next run)
+                    slot.done = True
+                q.popleft()
+                self._in_flight -= 1
+                self._room.set()
+                self._finished.set()
         finally:
-            watchdog.cancel()
-        await self._ack_and_commit(records, deliveries, done)
-        await self._run_hooks(hooks)
+            if self._queues.get(key) is q:
+                del self._queues[key]
+
+    async def _run_slot(self, slot: _Slot, task: asyncio.Task[None]) -> bool:
+        """Handle one record; False when it could not be finished (the bus failed, or we stop)."""
+        while True:
+            try:
+                await self._one(slot, task)
+                return True
+            except _Rerun:
+                # the breaker is open: wait for half-open, unless we are told to stop
+                while not await self._wait_any(self.breaker.passable):
+                    if self._stop.is_set():
+                        return False
+            except CommitOrderError:
+                raise
+            except Exception as exc:
+                # sending failed (handler errors are dealt with inside _one): the bus is in
+                # trouble; the intake loop drops what is in flight and reads it again
+                self.stats.bus_failures += 1
+                self._bus_failure = exc
+                return False
+
+    def _hold(self, tpk: tuple[str, int], slot: _Slot, not_before: float) -> None:
+        """Park a retry that is not due yet — and what follows it on its partition — until it is due."""
+        assert self.consumer is not None
+        held = self._held[tpk] = deque([slot])
+        tp = TopicPartition(*tpk)
+        self.consumer.pause([tp])
+
+        async def release() -> None:
+            await asyncio.sleep(max(0.0, not_before - time.time()))
+            if self._held.get(tpk) is not held:
+                return  # the partition was revoked or the runner recovered meanwhile
+            del self._held[tpk]
+            while held:
+                nxt = held.popleft()
+                if nxt.cancelled:
+                    continue
+                nb = _h(nxt.record.headers, HEADERS.not_before)
+                if nb is not None and float(nb) > time.time():
+                    self._hold(tpk, nxt, float(nb))
+                    self._held[tpk].extend(held)
+                    return
+                self._dispatch(nxt)
+            if self.consumer is not None and not self.breaker_open:
+                self.consumer.resume([tp])
+
+        self._spawn(release())
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        t = asyncio.ensure_future(coro)
+        self._side_tasks.add(t)
+        t.add_done_callback(self._side_tasks.discard)
+
+    async def _drain(self) -> None:
+        """Stop: let in-flight work finish within the grace period, then cancel the rest."""
+        deadline = time.monotonic() + self.cfg.shutdown_timeout_s
+        while self._workers and time.monotonic() < deadline:
+            await asyncio.wait(set(self._workers), timeout=max(0.0, deadline - time.monotonic()))
+        for w in list(self._workers):
+            w.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+
+    # ------------------------------------------------------------------ commits
+
+    async def _commit_loop(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(COMMIT_EVERY_S)
+            if self._bus_failure is not None:
+                continue
+            try:
+                await self._commit_finished()
+            except CommitOrderError:
+                raise
+            except Exception as exc:
+                self.stats.bus_failures += 1
+                self._bus_failure = exc
+
+    async def _commit_finished(self) -> None:
+        """Steps 1-4 of the commit order (module docstring)."""
+        assert self.consumer is not None
+        async with self._commit_lock:
+            ready: list[_Slot] = []
+            commits: dict[TopicPartition, int] = {}
+            for (topic, partition), track in self._tracks.items():
+                last = -1
+                while track and track[0].done:
+                    slot = track.popleft()
+                    ready.append(slot)
+                    last = slot.record.offset
+                if last >= 0:
+                    commits[TopicPartition(topic, partition)] = last + 1
+            if not commits:
+                self._flush_metrics()
+                return
+            deliveries = [f for s in ready for f in s.deliveries]
+            if deliveries:
+                await self.deps.bus.producer().flush()
+                try:
+                    for f in deliveries:
+                        if not f.done():
+                            await f
+                        elif (exc := f.exception()) is not None:
+                            raise exc
+                except TurbocubesError:
+                    raise
+                except Exception as exc:  # an engine's own delivery error: the broker did not take it
+                    raise BusUnavailable(f"delivery failed: {type(exc).__name__}: {exc}") from exc
+            for tp, off in commits.items():
+                previous = self._committed.get(tp)
+                if previous is not None and off < previous:
+                    raise CommitOrderError(f"{self.cube.name}: commit of {tp} would go back from {previous} to {off}")
+            await self.consumer.commit(commits)
+            self._committed.update(commits)
+            self.stats.commits += 1
+            self.stats.last_commit_at = time.monotonic()
+            for slot in ready:
+                if slot.hooks:
+                    await self._run_hooks(slot.hooks)
+            self._flush_metrics()
 
     async def _run_hooks(self, hooks: list[Callable[[], Awaitable[None]]]) -> None:
         for hook in hooks:
@@ -366,84 +511,69 @@ class Runner:
                 log.exception("%s: an after-commit hook failed (the work it confirms is safe; "
                               "the state it would clean up is cleaned up later)", self.cube.name)
 
-    async def _ack_and_commit(
-        self,
-        records: Sequence[Consumed],
-        deliveries: list[asyncio.Future[Any]],
-        done: bytearray,
-    ) -> None:
+    async def _recover(self, backoff: float) -> float:
+        """The bus failed under work in flight: drop it all and read again from the last commits."""
         assert self.consumer is not None
-        if deliveries:
-            # step 4: every output, retry and dead letter acknowledged before any commit
-            await self.deps.bus.producer().flush()
-            try:
-                for f in deliveries:
-                    if not f.done():
-                        await f
-                    elif (exc := f.exception()) is not None:
-                        raise exc
-            except TurbocubesError:
-                raise
-            except Exception as exc:  # an engine's own delivery error: the broker did not take it
-                raise BusUnavailable(f"delivery failed: {type(exc).__name__}: {exc}") from exc
-        commits: dict[tuple[str, int], int] = {}
-        stopped: dict[tuple[str, int], int] = {}
-        for i, r in enumerate(records):  # records are in offset order per partition
-            tpk = (r.topic, r.partition)
-            if tpk in stopped:
-                continue
-            if done[i]:
-                commits[tpk] = r.offset + 1
-            else:
-                stopped[tpk] = r.offset
-        to_commit = {TopicPartition(t, p): off for (t, p), off in commits.items()}
-        for tp, off in to_commit.items():
-            last = self._committed.get(tp)
-            if last is not None and off < last:
-                raise CommitOrderError(f"{self.cube.name}: commit of {tp} would go back from {last} to {off}")
-        if to_commit:
-            await self.consumer.commit(to_commit)
-            self._committed.update(to_commit)
-            self.stats.last_commit_at = time.monotonic()
-        for (t, p), off in stopped.items():
-            await self.consumer.seek(TopicPartition(t, p), off)
-            self._sought[(t, p)] = off
-        self._flush_metrics()
+        exc, self._bus_failure = self._bus_failure, None
+        assert exc is not None
+        for w in list(self._workers):
+            w.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        positions: dict[TopicPartition, int | None] = dict.fromkeys(self.consumer.assignment())
+        for tpk, track in self._tracks.items():
+            if track:
+                positions[TopicPartition(*tpk)] = track[0].record.offset
+        self._tracks.clear()
+        self._queues.clear()
+        self._held.clear()
+        self._in_flight = 0
+        for tp, first_unfinished in positions.items():
+            committed = self._committed.get(tp)
+            if committed is None:
+                with contextlib.suppress(Exception):
+                    committed = await self.consumer.committed(tp)
+            target = committed if committed is not None else first_unfinished
+            if target is not None:
+                await self.consumer.seek(tp, target)
+            self.consumer.resume([tp])
+        return await self._backoff("delivery", exc, backoff)
 
-    async def _lane(
-        self,
-        records: list[tuple[int, Consumed]],
-        deliveries: list[asyncio.Future[Any]],
-        done: bytearray,
-        received_at: datetime,
-        hooks: list[Callable[[], Awaitable[None]]],
-    ) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        for i, r in records:
-            if self._breaker_open:
-                return  # the rest of this lane is read again after the cooldown
-            try:
-                await self._one(r, deliveries, received_at, task, hooks)
-            except _BreakerOpen:
-                return
-            done[i] = 1
+    async def _backoff(self, what: str, exc: BaseException, backoff: float) -> float:
+        backoff = min(30.0, max(1.0, backoff * 2))
+        log.error("%s: %s failed (%s: %s); trying again in %.0fs", self.cube.name, what, type(exc).__name__,
+                  exc, backoff)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), backoff)
+        return backoff
 
-    async def _watchdog(self) -> None:
-        """Cut off handlers that run past ``handler_timeout_s`` (cheaper than a timeout per message)."""
-        limit = self.cfg.handler_timeout_s
-        while True:
-            await asyncio.sleep(min(1.0, limit / 4))
-            now = time.monotonic()
-            for task, started in list(self._running.items()):
-                if now - started > limit and task not in self._timed_out:
-                    self._timed_out.add(task)
-                    task.cancel()
+    async def _on_revoke(self, tps: set[TopicPartition]) -> None:
+        """A rebalance takes partitions away: finish and commit their in-flight records first."""
+        gone = {(tp.topic, tp.partition) for tp in tps}
+        for tpk in gone:
+            for slot in self._tracks.get(tpk, ()):
+                if not slot.started:
+                    slot.cancelled = True  # not begun: the new owner reads it
+            for slot in self._held.pop(tpk, ()):
+                slot.cancelled = True
+                self._in_flight -= 1
+        deadline = time.monotonic() + self.cfg.shutdown_timeout_s
+        while time.monotonic() < deadline and any(
+            s.started and not s.done for tpk in gone for s in self._tracks.get(tpk, ())
+        ):
+            await self._wait_any(self._finished)
+        with contextlib.suppress(Exception):
+            await self._commit_finished()
+        for tpk in gone:
+            self._tracks.pop(tpk, None)
+            self._committed.pop(TopicPartition(*tpk), None)
 
-    async def _one(self, r: Consumed, deliveries: list[asyncio.Future[Any]], received_at: datetime,
-                   task: asyncio.Task[None], hooks: list[Callable[[], Awaitable[None]]]) -> None:
+    # ------------------------------------------------------------------ one message
+
+    async def _one(self, slot: _Slot, task: asyncio.Task[None]) -> None:
         # the hot path of every message: kept flat on purpose (each call and lookup here is
         # paid once per message; see bench/bus.py)
+        r = slot.record
+        deliveries = slot.deliveries
         origin = r.topic
         attempt = 1
         if origin == self.retry_topic:
@@ -459,7 +589,7 @@ class Runner:
             return
         key = r.key
         ctx = Context(origin, r.partition, r.offset, key.decode("utf-8", "replace") if key is not None else None,
-                      attempt, received_at, r.headers)
+                      attempt, datetime.now(UTC), r.headers)
         handler = self.cube.handler
         assert handler is not None
         running = self._running
@@ -474,7 +604,7 @@ class Runner:
                     raise
                 self._timed_out.discard(task)
                 task.uncancel()
-                raise TimeoutError(f"handler took longer than {self.cfg.handler_timeout_s}s") from None
+                raise TimeoutError(f"handler took longer than {self.handler_timeout_s}s") from None
             finally:
                 running.pop(task, None)
             encoders = self._encoders
@@ -509,21 +639,34 @@ class Runner:
             deliveries.append(await send(topic, value, key=out_key_b, headers=headers))
             published[topic] = published.get(topic, 0) + 1
         if ctx.committed_hooks:
-            hooks.extend(ctx.committed_hooks)
+            slot.hooks = ctx.committed_hooks
         processed = self._processed
         processed[origin] = processed.get(origin, 0) + 1
         self.stats.published += len(sends)
         self.stats.processed += 1
-        if self._half_open:
-            self._record_outcome(dead=False)
-        else:
-            self._outcomes.append(False)
+        self.breaker.success()
+        if self._m_breaker_set:
+            self._m_breaker.set(0)
+            self._m_breaker_set = False
+
+    _m_breaker_set = False
 
     def _encoder(self, topic: str) -> tuple[type, str, Callable[[Any], bytes]]:
         if topic not in self.cube.outputs:
             raise PublishContractError(f"cube {self.cube.name} does not declare output {topic}")
         t = contracts.topic(topic)
         return t.model, t.key, t.model.__pydantic_serializer__.to_json
+
+    async def _watchdog(self) -> None:
+        """Cut off handlers that run past ``handler_timeout_s`` (cheaper than a timeout per message)."""
+        limit = self.handler_timeout_s
+        while True:
+            await asyncio.sleep(min(1.0, limit / 4))
+            now = time.perf_counter()
+            for task, started in list(self._running.items()):
+                if now - started > limit and task not in self._timed_out:
+                    self._timed_out.add(task)
+                    task.cancel()
 
     # ------------------------------------------------------------------ metrics, batched
 
@@ -532,8 +675,8 @@ class Runner:
         self._pending_counts[key] = self._pending_counts.get(key, 0) + 1
 
     def _flush_metrics(self) -> None:
-        # counters and the latency histogram are updated once per batch: prometheus_client
-        # takes a lock per call, which would be most of a pass-through message's cost
+        # counters and the latency histogram are updated in groups: prometheus_client takes a
+        # lock per call, which would be most of a pass-through message's cost
         name = self.cube.name
         for (metric, topic), n in self._pending_counts.items():
             metric.labels(name, topic).inc(n)
@@ -573,8 +716,7 @@ class Runner:
         headers = [(k, v) for k, v in self._failure_headers(r, origin, attempt, exc) if k != HEADERS.attempt]
         headers += [(HEADERS.attempt, str(attempt + 1).encode()),
                     (HEADERS.not_before, repr(time.time() + delay).encode())]
-        deliveries.append(await self._send(self.retry_topic, r.value, key=r.key,
-                                                              headers=tuple(headers)))
+        deliveries.append(await self._send(self.retry_topic, r.value, key=r.key, headers=tuple(headers)))
         self.stats.retried += 1
         self._count(RETRIED, origin)
         log.warning("%s: %s@%s attempt %d failed (%s: %s); retry in %.1fs", self.cube.name, origin, r.offset,
@@ -582,67 +724,36 @@ class Runner:
 
     async def _dead_letter(self, r: Consumed, origin: str, attempt: int, exc: BaseException,
                            deliveries: list[asyncio.Future[Any]]) -> None:
-        if self._would_trip():
+        if not self.breaker.dead_letter_allowed():
             self._trip()
-            raise _BreakerOpen
+            raise _Rerun
         headers = tuple(self._failure_headers(r, origin, attempt, exc))
-        deliveries.append(await self._send(contracts.dlq_topic(origin), r.value, key=r.key,
-                                                              headers=headers))
+        deliveries.append(await self._send(contracts.dlq_topic(origin), r.value, key=r.key, headers=headers))
         self.stats.dead_lettered += 1
         self._count(DEAD_LETTERED, origin)
-        self._record_outcome(dead=True)
+        self.breaker.dead_lettered()
         log.error("%s: dead-lettered %s@%d:%d after %d attempt(s): %s: %s", self.cube.name, origin, r.partition,
                   r.offset, attempt, type(exc).__name__, exc)
 
-    # ------------------------------------------------------------------ DLQ storm breaker
-
-    def _record_outcome(self, *, dead: bool) -> None:
-        self._outcomes.append(dead)
-        if self._half_open and not dead:
-            self._half_open = False
-            self._m_breaker.set(0)
-            log.warning("%s: DLQ breaker closed", self.cube.name)
-
-    def _would_trip(self) -> bool:
-        if self._half_open:
-            return True
-        window = self.cfg.dlq_breaker_window
-        return sum(self._outcomes) + 1 > self.cfg.dlq_breaker_ratio * window
-
     def _trip(self) -> None:
-        if self._breaker_open:
+        if not self.breaker.trip():
             return
         assert self.consumer is not None
-        self._breaker_open = True
-        self._half_open = False
         self.stats.breaker_trips += 1
         self._m_breaker.set(1)
-        tps = sorted(self.consumer.assignment())
-        self.consumer.pause(tps)
+        self._m_breaker_set = True
+        self.consumer.pause(sorted(self.consumer.assignment()))
         log.error("%s: most recent messages are being dead-lettered: input paused for %.0fs (breaker open)",
                   self.cube.name, self.cfg.dlq_breaker_cooldown_s)
 
         async def half_open() -> None:
             await asyncio.sleep(self.cfg.dlq_breaker_cooldown_s)
-            self._breaker_open = False
-            self._half_open = True
-            self._outcomes.clear()
-            assert self.consumer is not None
-            self.consumer.resume(sorted(self.consumer.assignment()))
+            self.breaker.half_open()
+            if self.consumer is not None:
+                held = {TopicPartition(*tpk) for tpk in self._held}
+                self.consumer.resume([tp for tp in sorted(self.consumer.assignment()) if tp not in held])
 
-        t = asyncio.ensure_future(half_open())
-        self._resume_tasks.add(t)
-        t.add_done_callback(self._resume_tasks.discard)
-
-    def _resume_later(self, tps: Sequence[TopicPartition], delay: float) -> None:
-        async def resume() -> None:
-            await asyncio.sleep(max(0.0, delay))
-            if self.consumer is not None and not self._breaker_open:
-                self.consumer.resume(tps)
-
-        t = asyncio.ensure_future(resume())
-        self._resume_tasks.add(t)
-        t.add_done_callback(self._resume_tasks.discard)
+        self._spawn(half_open())
 
     # ------------------------------------------------------------------ timers and lag
 
