@@ -1,0 +1,273 @@
+"""The search frontend: Turbo pages, their JSON form, search, status and the file CDN (DESIGN.md section 3).
+
+``create_app(settings, stores, cdn)`` builds the aiohttp application; the
+cube (``cube.py``) serves it. Routes:
+
+* ``GET /`` home: search box, counts, latest pages
+* ``GET /turbo?url=<original URL>`` the Turbo page (ETag / 304, ``Cache-Control: public, max-age=60``)
+* ``GET /preview?task=<id>&url=<URL>`` a debug upload's preview page (never cached, never indexed)
+* ``GET /api/v1/pages?url=`` the page's JSON form
+* ``GET /search?q=&page=`` full-text results, each with its rocket badge
+* ``GET /status`` feeds and parked documents per host
+* ``GET /cdn/{key}`` the embedded file CDN (only when ``cdn.url`` is ``file://``)
+* ``GET /healthz``, ``/favicon.svg``
+
+Every HTML response carries a strict Content-Security-Policy: pages load
+nothing but their own styles, images from the CDN and players of the
+allowlisted video hosts. Unknown paths get a friendly 404 page.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+import orjson
+from aiohttp import web
+
+from cubes.frontend import templates
+from cubes.frontend.assets import FAVICON_SVG
+from cubes.frontend.cdn import CdnFiles
+from shared.blobs.base import BlobStore
+from shared.config import Settings
+from shared.errors import StoreUnavailable
+from shared.stores import Page, Stores
+from shared.urls import canonical_url
+
+__all__ = ["create_app", "preview_key", "turbo_csp"]
+
+log = logging.getLogger(__name__)
+
+#: Turbo pages change rarely and a stale minute is harmless; a CDN in front absorbs the load.
+_TURBO_MAX_AGE = 60
+#: Results per search page; one extra row is fetched to know whether there is a next page.
+_PER_PAGE = 20
+_MAX_SEARCH_PAGE = 50
+_MAX_QUERY = 200
+_RECENT = 12
+
+#: Raw URL -> canonical URL memo: popular pages are asked for again and again, and normalizing
+#: (IDNA, percent-encoding) costs a third of serving a page. Only URLs up to 512 characters are
+#: kept, so 16 Ki entries stay under ~16 MB whatever clients send.
+_MEMO_URL_MAX = 512
+_canonical_memo = lru_cache(maxsize=16384)(canonical_url)
+
+
+def _canonical(raw: str) -> str:
+    return _canonical_memo(raw) if len(raw) <= _MEMO_URL_MAX else canonical_url(raw)
+
+
+_SITE_CSP = (
+    "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+_COMMON = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "strict-origin-when-cross-origin"}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def preview_key(task_id: str, url: str) -> str:
+    """The KV key of a preview page. The same formula as ``cubes.kvwriter.render.preview_key``
+    (a cube never imports another; a test keeps the two equal)."""
+    return f"preview:{task_id}:{url}"
+
+
+def _origin(url: str) -> str | None:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def turbo_csp(settings: Settings) -> str:
+    """The Turbo page's policy: images and media from here (or the CDN's origin), players of video hosts."""
+    media = "'self'"
+    cdn_origin = _origin(settings.cdn.public_base_url)
+    if cdn_origin:
+        media += " " + cdn_origin
+    hosts = " ".join(f"https://{h}" for h in settings.kvwriter.video_hosts) or "'none'"
+    return (
+        f"default-src 'none'; img-src {media}; style-src 'unsafe-inline'; media-src {media}; "
+        f"frame-src {hosts}; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+    )
+
+
+def _etag_matches(header: str | None, etag: str) -> bool:
+    """``If-None-Match`` against ``etag`` with the weak comparison RFC 9110 asks for."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    bare = etag.removeprefix("W/")
+    return any(tag.strip().removeprefix("W/") == bare for tag in header.split(","))
+
+
+def _html(body: str, status: int = 200, *, csp: str = _SITE_CSP, cache: str = "no-cache") -> web.Response:
+    headers = {**_COMMON, "Content-Security-Policy": csp, "Cache-Control": cache}
+    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=headers)
+
+
+def _json(data: object, status: int = 200) -> web.Response:
+    headers = {**_COMMON, "Cache-Control": "no-cache", "Access-Control-Allow-Origin": "*"}
+    return web.Response(body=orjson.dumps(data), status=status, content_type="application/json", headers=headers)
+
+
+class _Frontend:
+    def __init__(self, settings: Settings, stores: Stores, cdn: BlobStore | None) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.cdn = CdnFiles(cdn) if cdn is not None and settings.cdn.url.startswith("file://") else None
+        self.turbo_csp = turbo_csp(settings)
+
+    # ------------------------------------------------------------------ pages
+
+    async def home(self, request: web.Request) -> web.Response:
+        recent = [h for h in await self.stores.pages.recent(_RECENT) if not h.url.startswith("preview:")]
+        feeds = await self.stores.feeds.list()
+        page = templates.home_page(
+            pages=await self.stores.pages.count(),
+            feeds=len(feeds),
+            parked=await self.stores.delay.count(),
+            recent=recent,
+        )
+        return _html(page)
+
+    def _url_param(self, request: web.Request) -> str | web.Response:
+        raw = request.query.get("url", "").strip()
+        if not raw:
+            return self._error(request, 400, "Which page?", "Add the original address: /turbo?url=https://…")
+        try:
+            return _canonical(raw)
+        except ValueError as exc:
+            return self._error(request, 400, "That address does not work", f"{exc}.")
+
+    def _page_response(self, request: web.Request, page: Page, *, cache: str) -> web.Response:
+        headers = {
+            **_COMMON,
+            "Content-Security-Policy": self.turbo_csp,
+            "Cache-Control": cache,
+            "ETag": page.etag,
+        }
+        if _etag_matches(request.headers.get("If-None-Match"), page.etag):
+            return web.Response(status=304, headers=headers)
+        return web.Response(text=page.html, content_type="text/html", charset="utf-8", headers=headers)
+
+    async def turbo(self, request: web.Request) -> web.Response:
+        url = self._url_param(request)
+        if isinstance(url, web.Response):
+            return url
+        page = await self.stores.pages.get(url)
+        if page is None:
+            return self._error(
+                request,
+                404,
+                "No Turbo page for this address",
+                "We have not made a Turbo page of it (yet).",
+                url=url,
+            )
+        return self._page_response(request, page, cache=f"public, max-age={_TURBO_MAX_AGE}")
+
+    async def preview(self, request: web.Request) -> web.Response:
+        task = request.query.get("task", "").strip()
+        url = self._url_param(request)
+        if isinstance(url, web.Response):
+            return url
+        page = await self.stores.pages.get(preview_key(task, url)) if task else None
+        if page is None:
+            return self._error(request, 404, "No preview here", "The task has no preview of this address.")
+        response = self._page_response(request, page, cache="no-store")
+        response.headers["X-Robots-Tag"] = "noindex"
+        return response
+
+    async def api_page(self, request: web.Request) -> web.Response:
+        raw = request.query.get("url", "").strip()
+        try:
+            url = _canonical(raw)
+        except ValueError as exc:
+            return _json({"error": "bad_url", "message": str(exc) if raw else "the url parameter is required"}, 400)
+        page = await self.stores.pages.get(url)
+        if page is None:
+            return _json({"error": "not_found", "url": url}, 404)
+        headers = {
+            **_COMMON,
+            "ETag": page.etag,
+            "Cache-Control": f"public, max-age={_TURBO_MAX_AGE}",
+            "Access-Control-Allow-Origin": "*",
+        }
+        if _etag_matches(request.headers.get("If-None-Match"), page.etag):
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=page.doc_json, content_type="application/json", headers=headers)
+
+    async def search(self, request: web.Request) -> web.Response:
+        query = " ".join(request.query.get("q", "").split())[:_MAX_QUERY]
+        try:
+            page = min(max(int(request.query.get("page", "1")), 1), _MAX_SEARCH_PAGE)
+        except ValueError:
+            page = 1
+        hits = []
+        if query:
+            hits = await self.stores.pages.search(query, limit=_PER_PAGE + 1, offset=(page - 1) * _PER_PAGE)
+        body = templates.search_page(query, hits[:_PER_PAGE], page=page, has_more=len(hits) > _PER_PAGE)
+        return _html(body)
+
+    async def status(self, request: web.Request) -> web.Response:
+        page = templates.status_page(
+            pages=await self.stores.pages.count(),
+            feeds=await self.stores.feeds.list(),
+            waiting=await self.stores.delay.waiting_by_host(),
+        )
+        return _html(page)
+
+    async def cdn_file(self, request: web.Request) -> web.Response:
+        if self.cdn is None:
+            return self._error(request, 404, "Not here", "This frontend does not serve the CDN.")
+        return await self.cdn.serve(request.match_info["key"]) or self._error(
+            request, 404, "No such file", "The CDN has no file under this name."
+        )
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        return _json({"status": "ok"})
+
+    async def favicon(self, request: web.Request) -> web.Response:
+        headers = {**_COMMON, "Cache-Control": "public, max-age=86400"}
+        return web.Response(text=FAVICON_SVG, content_type="image/svg+xml", headers=headers)
+
+    # ------------------------------------------------------------------ errors
+
+    def _error(
+        self, request: web.Request, status: int, title: str, message: str, *, url: str | None = None
+    ) -> web.Response:
+        if request.path.startswith("/api/"):
+            return _json({"error": title, "message": message}, status)
+        return _html(templates.error_page(status, title, message, url=url), status)
+
+    @web.middleware
+    async def errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Friendly pages for unknown paths and failures; a store outage is a 503 with Retry-After."""
+        try:
+            return await handler(request)
+        except web.HTTPNotFound:
+            return self._error(request, 404, "Page not found", "There is nothing at this address. Try a search.")
+        except web.HTTPMethodNotAllowed:
+            return self._error(request, 405, "Method not allowed", "This address only answers GET.")
+        except StoreUnavailable:
+            response = self._error(request, 503, "Back in a moment", "The page store is unavailable.")
+            response.headers["Retry-After"] = "5"
+            return response
+
+
+def create_app(settings: Settings, stores: Stores, cdn: BlobStore | None = None) -> web.Application:
+    """The frontend application over ``stores`` (and the file ``cdn``, served under ``/cdn/``)."""
+    fe = _Frontend(settings, stores, cdn)
+    app = web.Application(middlewares=[fe.errors])
+    app.router.add_get("/", fe.home)
+    app.router.add_get("/turbo", fe.turbo)
+    app.router.add_get("/preview", fe.preview)
+    app.router.add_get("/api/v1/pages", fe.api_page)
+    app.router.add_get("/search", fe.search)
+    app.router.add_get("/status", fe.status)
+    app.router.add_get("/cdn/{key:.+}", fe.cdn_file)
+    app.router.add_get("/healthz", fe.healthz)
+    app.router.add_get("/favicon.svg", fe.favicon)
+    app.router.add_get("/favicon.ico", fe.favicon)
+    return app

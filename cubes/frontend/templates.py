@@ -1,0 +1,177 @@
+"""The frontend's own pages as small Python string templates (DESIGN.md section 3, "frontend").
+
+Every value that comes from data is escaped here with ``html.escape``; the
+only raw HTML these functions insert is their own markup and the inline SVG.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from html import escape
+from urllib.parse import urlencode
+
+from cubes.frontend.assets import ROCKET_SVG, SITE_CSS
+from shared.stores import Feed, SearchHit
+
+__all__ = ["error_page", "home_page", "search_page", "status_page", "turbo_link"]
+
+BADGE = f'<span class="badge" title="Turbo page">{ROCKET_SVG}Turbo</span>'
+
+
+def turbo_link(url: str) -> str:
+    """The frontend path of the Turbo page of ``url`` (already escaped for an attribute)."""
+    return escape("/turbo?" + urlencode({"url": url}))
+
+
+def _when(ts: datetime | None) -> str:
+    if ts is None:
+        return ""
+    return f'<time datetime="{ts.isoformat()}">{ts.strftime("%d %b %Y, %H:%M")} UTC</time>'
+
+
+def _search_form(query: str, *, autofocus: bool = False, extra_class: str = "") -> str:
+    focus = " autofocus" if autofocus else ""
+    return (
+        f'<form class="search{extra_class}" action="/search" method="get" role="search">'
+        f'<input type="search" name="q" value="{escape(query)}" placeholder="Search Turbo pages"'
+        f' aria-label="Search Turbo pages"{focus}><button type="submit">Search</button></form>'
+    )
+
+
+def layout(title: str, body: str, *, query: str = "", header_search: bool = True) -> str:
+    search = _search_form(query) if header_search else ""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{escape(title)}</title>"
+        '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
+        f"<style>{SITE_CSS}</style></head><body>"
+        '<header class="top"><div class="wrap">'
+        f'<a class="brand" href="/"><span class="logo">{ROCKET_SVG}</span>turbocubes</a>{search}'
+        '<nav><a href="/search">Search</a><a href="/status">Status</a></nav></div></header>'
+        f'<main><div class="wrap">{body}</div></main>'
+        '<footer class="site"><div class="wrap">turbocubes: light, fast Turbo pages from partner feeds.'
+        "</div></footer></body></html>"
+    )
+
+
+def _highlight(snippet: str, query: str) -> str:
+    """``snippet`` escaped, with the query's words in ``<mark>`` (matched on the raw text, then escaped)."""
+    words = [w for w in re.findall(r"\w+", query) if len(w) > 1]
+    if not words:
+        return escape(snippet)
+    pattern = re.compile("(" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
+    parts = pattern.split(snippet)
+    return "".join(f"<mark>{escape(p)}</mark>" if i % 2 else escape(p) for i, p in enumerate(parts))
+
+
+def _shorten(text: str, limit: int = 220) -> str:
+    """``text`` cut at a word boundary near ``limit`` characters, with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(None, 1)[0].rstrip(",;:.-")
+    return cut + "…"
+
+
+def _hits(hits: Sequence[SearchHit], query: str = "") -> str:
+    items = []
+    for h in hits:
+        items.append(
+            '<li class="hit">'
+            f'<div class="meta">{BADGE}<span>{escape(h.host)}</span>{_when(h.written_at)}</div>'
+            f'<h3><a href="{turbo_link(h.url)}">{escape(h.title or h.url)}</a></h3>'
+            f"<p>{_highlight(_shorten(h.snippet), query)}</p></li>"
+        )
+    return f'<ul class="hits">{"".join(items)}</ul>'
+
+
+def home_page(*, pages: int, feeds: int, parked: int, recent: Sequence[SearchHit]) -> str:
+    latest = (
+        _hits(recent)
+        if recent
+        else '<p class="empty">No Turbo pages yet. Register a feed or push documents through the API,'
+        " and they appear here within seconds.</p>"
+    )
+    body = (
+        '<section class="hero"><h1>Fast pages, <span>instantly.</span></h1>'
+        "<p>turbocubes turns partner feeds and documents into light Turbo pages: "
+        "no scripts, no trackers, every image from our CDN.</p>"
+        f"{_search_form('', autofocus=True)}</section>"
+        '<section class="stats">'
+        f'<div class="stat"><b>{pages:,}</b><span>Turbo pages</span></div>'
+        f'<div class="stat"><b>{feeds:,}</b><span>registered feeds</span></div>'
+        f'<div class="stat"><b>{parked:,}</b><span>waiting for media</span></div></section>'
+        f"<section><h2>Latest pages</h2>{latest}</section>"
+    )
+    return layout("turbocubes: Turbo pages", body, header_search=False)
+
+
+def search_page(query: str, hits: Sequence[SearchHit], *, page: int, has_more: bool) -> str:
+    if not query:
+        body = '<section class="hero"><h1>Search <span>Turbo pages</span></h1>' + _search_form("", autofocus=True)
+        return layout("Search · turbocubes", body + "</section>", header_search=False)
+    if hits:
+        found = _hits(hits, query)
+    else:
+        found = f'<p class="empty">Nothing matches <b>{escape(query)}</b> yet. Try fewer or different words.</p>'
+    pager = []
+    if page > 1:
+        pager.append(f'<a href="/search?{escape(urlencode({"q": query, "page": page - 1}))}">← Newer</a>')
+    if has_more:
+        pager.append(f'<a href="/search?{escape(urlencode({"q": query, "page": page + 1}))}">More results →</a>')
+    nav = f'<nav class="pager">{"".join(pager)}</nav>' if pager else ""
+    # phones have no room for the header's search box: the results page repeats it
+    body = f"{_search_form(query, extra_class=' phone')}<h2>Results for “{escape(query)}”</h2>{found}{nav}"
+    return layout(f"{query} · turbocubes search", body, query=query)
+
+
+def error_page(status: int, title: str, message: str, *, url: str | None = None) -> str:
+    original = ""
+    if url and url.startswith(("http://", "https://")):
+        link = f'<a class="url" href="{escape(url)}" rel="noopener">{escape(url)}</a>'
+        original = f"<p>The original is still there: {link}</p>"
+    body = (
+        f'<section class="hero err"><p class="big">{status}</p><h1>{escape(title)}</h1>'
+        f"<p>{escape(message)}</p>{original}{_search_form('')}"
+        '<p><a href="/">← Back to the home page</a></p></section>'
+    )
+    return layout(f"{title} · turbocubes", body, header_search=False)
+
+
+def status_page(*, pages: int, feeds: Sequence[Feed], waiting: dict[str, int]) -> str:
+    """Per-host feeds and parked documents; the crawler's lanes come with the end-to-end issue."""
+    by_host: dict[str, list[Feed]] = {}
+    for f in feeds:
+        by_host.setdefault(f.host, []).append(f)
+    rows = []
+    for host in sorted(set(by_host) | set(waiting)):
+        fs = by_host.get(host, [])
+        failing = sum(1 for f in fs if f.status.consecutive_failures)
+        last = max((f.status.last_fetch_at for f in fs if f.status.last_fetch_at), default=None)
+        results = ", ".join(sorted({f.status.last_result for f in fs if f.status.last_result})) or "—"
+        cls = "bad" if failing else "ok"
+        rows.append(
+            f"<tr><td>{escape(host)}</td><td class=num>{len(fs)}</td>"
+            f'<td class="num {cls}">{failing}</td><td>{escape(results)}</td><td>{_when(last) or "—"}</td>'
+            f"<td class=num>{waiting.get(host, 0)}</td></tr>"
+        )
+    table = (
+        '<div class="scroll"><table><thead><tr><th>Host</th><th class=num>Feeds</th>'
+        "<th class=num>Failing</th><th>Last result</th><th>Last fetch</th>"
+        "<th class=num>Parked</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        if rows
+        else '<p class="empty">No feeds registered yet.</p>'
+    )
+    body = (
+        "<h2>Pipeline status</h2>"
+        '<section class="stats">'
+        f'<div class="stat"><b>{pages:,}</b><span>Turbo pages</span></div>'
+        f'<div class="stat"><b>{len(feeds):,}</b><span>feeds</span></div>'
+        f'<div class="stat"><b>{sum(waiting.values()):,}</b><span>waiting for media</span></div></section>'
+        f"<h2>Hosts</h2>{table}"
+        '<p class="empty">Crawler lanes and per-host rates appear here once the cubes run together.</p>'
+    )
+    return layout("Status · turbocubes", body)

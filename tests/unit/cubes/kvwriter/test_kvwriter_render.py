@@ -1,0 +1,131 @@
+"""The Turbo page (cubes/kvwriter/render.py): light, self-contained, media from the CDN only."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import orjson
+
+from cubes.kvwriter.render import etag_for, preview_key, render
+from cubes.kvwriter.sanitize import Sanitizer
+from shared.messages import DocKind, Document, Media, Product, ProductParam, SourceKind, SourceRef
+
+T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+SAN = Sanitizer(cdn_base="/cdn", video_hosts=["www.youtube.com"])
+
+
+def make_doc(**kw: object) -> Document:
+    base: dict[str, object] = {
+        "url": "https://news.example/a/story",
+        "host": "news.example",
+        "source": SourceRef(kind=SourceKind.rss, id="feed-1"),
+        "title": "Rockets & <Cats>",
+        "author": "Ann Author",
+        "published_at": T0,
+        "content_html": "<p>Hello <b>world</b></p>",
+        "content_hash": "h1",
+        "version": 1,
+        "seen_at": T0,
+        "parsed_at": T0,
+    }
+    base.update(kw)
+    return Document.model_validate(base)
+
+
+def _srcs(page: str) -> list[str]:
+    return re.findall(r'<(?:img|source|video)\b[^>]*?\s(?:src|poster)="([^"]*)"', page)
+
+
+def test_page_has_the_expected_parts() -> None:
+    out = render(make_doc(), SAN, written_at=T0)
+    page = out.html
+    assert page.startswith("<!doctype html>")
+    assert '<meta name="viewport" content="width=device-width,initial-scale=1">' in page
+    assert "<h1>Rockets &amp; &lt;Cats&gt;</h1>" in page
+    assert "Ann Author" in page
+    assert "30 Nov 2026" in page
+    assert "&#128640; Turbo" in page  # the rocket, as an entity: the page stays 1 byte per character
+    assert "news.example" in page
+    assert '<footer>Original: <a href="https://news.example/a/story"' in page
+    assert "<p>Hello <b>world</b></p>" in page
+    assert "<script" not in page.lower()
+    assert "@media(prefers-color-scheme:dark)" in page
+    # nothing is loaded from anywhere: no external stylesheet, font or script
+    assert not re.search(r'(?:src|href)="https?://(?!news\.example/a/story")', page)
+
+
+def test_non_cdn_images_never_reach_the_page() -> None:
+    doc = make_doc(
+        content_html='<p>x<img src="https://news.example/hot.jpg"><img src="https://news.example/ok.jpg"></p>',
+        media=[
+            Media(url="https://news.example/hot.jpg"),  # not cached: must disappear
+            Media(url="https://news.example/ok.jpg", cdn_url="/cdn/img/ok.jpg"),
+            Media(url="https://news.example/cover.jpg", role="cover"),  # not cached cover
+        ],
+    )
+    out = render(doc, SAN, written_at=T0)
+    assert _srcs(out.html) == ["/cdn/img/ok.jpg"]
+    assert "hot.jpg" not in out.html
+    assert "cover.jpg" not in out.html
+    assert out.dropped_media == 2
+    form = orjson.loads(out.doc_json)
+    assert [m["url"] for m in form["media"]] == ["/cdn/img/ok.jpg"]
+    assert "hot.jpg" not in out.doc_json.decode()
+
+
+def test_cover_from_the_cdn_leads_the_page() -> None:
+    doc = make_doc(media=[Media(url="https://news.example/c.jpg", role="cover", cdn_url="/cdn/img/c.jpg")])
+    out = render(doc, SAN, written_at=T0)
+    assert '<figure class="lead"><img src="/cdn/img/c.jpg"' in out.html
+    assert out.shown_media == 1
+
+
+def test_product_block() -> None:
+    doc = make_doc(
+        kind=DocKind.product,
+        content_html="",
+        summary="A good kettle",
+        product=Product(
+            offer_id="42",
+            price="1990",
+            old_price="2490",
+            currency="RUR",
+            available=False,
+            vendor="Kettly",
+            params=[ProductParam(name="Volume", value="1.7", unit="l")],
+        ),
+    )
+    out = render(doc, SAN, written_at=T0)
+    assert '<p class="price">1990&nbsp;₽<s class="old">2490&nbsp;₽</s></p>' in out.html
+    assert "Out of stock" in out.html
+    assert "<dt>Volume</dt><dd>1.7 l</dd>" in out.html
+    assert "<p>A good kettle</p>" in out.html
+    assert "Kettly" in out.text
+    assert "Volume 1.7" in out.text
+
+
+def test_text_and_json_forms() -> None:
+    doc = make_doc(content_html="<p>Alpha <script>bad()</script>beta</p><p>gamma</p>", summary="Sum")
+    out = render(doc, SAN, written_at=T0)
+    assert out.text == "Sum Alpha beta gamma"
+    form = orjson.loads(out.doc_json)
+    assert form["url"] == doc.url
+    assert form["version"] == 1
+    assert form["content_html"] == "<p>Alpha beta</p><p>gamma</p>"
+    assert form["written_at"] == T0.isoformat()
+    assert form["etag"] == out.etag == etag_for("h1", 1)
+
+
+def test_etag_changes_with_version_and_hash_and_is_header_safe() -> None:
+    assert etag_for("abc", 1) != etag_for("abc", 2) != etag_for("abd", 2)
+    assert re.fullmatch(r'"[A-Za-z0-9]*-\d+-r\d+"', etag_for('x"y\r\nz:sha', 7))
+
+
+def test_preview_page_is_marked_and_keyed_apart() -> None:
+    out = render(make_doc(preview=True), SAN, written_at=T0)
+    assert "Preview: this page is not published" in out.html
+    assert '<meta name="robots" content="noindex">' in out.html
+    key = preview_key("task-1", "https://news.example/a/story")
+    assert key == "preview:task-1:https://news.example/a/story"
+    assert not key.startswith(("http://", "https://"))
