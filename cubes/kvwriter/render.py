@@ -154,10 +154,25 @@ def _media_json(media: list[Media], sanitizer: Sanitizer) -> list[dict[str, Any]
     return out
 
 
+#: a leading <h1> of the body (Turbo's <header><h1> repeats the title), after sanitizing
+_LEADING_H1 = re.compile(r"^\s*(<header>\s*)?<h1>(.*?)</h1>", re.S)
+
+
+def _without_repeated_title(body: str, title: str) -> str:
+    """Drop the body's leading <h1> when it only repeats the page title (shown once, above)."""
+    m = _LEADING_H1.match(body)
+    if m is None:
+        return body
+    if " ".join(plain_text(m.group(2)).split()).casefold() != " ".join(title.split()).casefold():
+        return body
+    return body[: m.start(2) - len("<h1>")] + body[m.end():]
+
+
 def render(doc: Document, sanitizer: Sanitizer, *, written_at: datetime) -> Rendered:
     """Render ``doc`` (a ``documents.ready`` message) into its Turbo page."""
     media_map = {m.url: m.cdn_url for m in doc.media if m.cdn_url}
     body = sanitizer.clean(doc.content_html, base_url=doc.url, media_map=media_map) if doc.content_html else ""
+    body = _without_repeated_title(body, doc.title)
     if not body and doc.summary:
         body = f"<p>{escape(doc.summary)}</p>"
     lead, lead_count = _lead_media(doc, sanitizer, body)

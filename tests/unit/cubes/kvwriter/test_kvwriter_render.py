@@ -129,3 +129,12 @@ def test_preview_page_is_marked_and_keyed_apart() -> None:
     key = preview_key("task-1", "https://news.example/a/story")
     assert key == "preview:task-1:https://news.example/a/story"
     assert not key.startswith(("http://", "https://"))
+
+
+def test_a_turbo_header_h1_that_repeats_the_title_is_shown_once() -> None:
+    from cubes.kvwriter.render import _without_repeated_title
+
+    body = "<header><h1>Big  News</h1><p>lead</p></header><p>text</p>"
+    assert _without_repeated_title(body, "big news") == "<header><p>lead</p></header><p>text</p>"
+    other = "<h1>Something else</h1><p>text</p>"
+    assert _without_repeated_title(other, "Big news") == other
