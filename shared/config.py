@@ -104,6 +104,14 @@ class RuntimeConfig:
     #: /healthz and /metrics; port 0 picks a free one (each cube process gets its own)
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 9300
+    #: how often each process publishes its cubes' stats, lag and DLQ counts (the crawler: its lanes)
+    status_interval_s: float = 5.0
+    #: lag (records, summed over overload_groups) past which low-value work yields; 0 = never
+    overload_lag: int = 5000
+    #: lag under which low-value work resumes (hysteresis: no flapping around one threshold)
+    overload_resume_lag: int = 1000
+    #: consumer groups whose lag measures load (not the crawler: politeness paces its backlog)
+    overload_groups: list[str] = field(default_factory=lambda: ["parser", "autoparser", "media", "cdn", "kvwriter"])
 
 
 @dataclass(frozen=True)
@@ -170,9 +178,9 @@ class ParserConfig:
     #: Turbo's documented limit on one item's content
     max_item_bytes: int = 1024 * 1024
     #: replaces runtime.handler_timeout_s for the parser: a YML catalog's first load is one handler call
-    #: publishing every offer (~7,000 offers/s on a busy 2-CPU machine, bench/parser.py (d)); past the
-    #: limit the catalog would be retried, dead-lettered, never loaded. 180 s: ~1,000,000 offers
-    handler_timeout_s: float = 180.0
+    #: publishing every offer (~11,000 offers/s on a busy 2-CPU machine, bench/parser.py (d)); past the
+    #: limit the catalog would be retried, dead-lettered, never loaded. 120 s: ~1,000,000 offers
+    handler_timeout_s: float = 120.0
 
 
 @dataclass(frozen=True)

@@ -23,4 +23,6 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         inputs=("crawl.feeds", "partner.uploads"),
         outputs=("documents.parsed", "documents.deleted"),
         handler=handler.handle,
+        # a big catalog's first load is one long handler call (see handler.py, "Big catalogs")
+        handler_timeout_s=settings.parser.handler_timeout_s,
     )

@@ -23,7 +23,7 @@ from cubes.parser.model import ItemError, MediaRef, ParsedItem
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import sanitize_html
 from cubes.parser.xmltext import plain
-from shared.messages import DocKind, Document, Media, MediaKind, Product, ProductParam, SourceRef
+from shared.messages import DocKind, Document, MediaKind, SourceRef
 
 __all__ = ["Candidate", "Removal", "describe", "prepare_deletions", "prepare_items", "prepare_one", "to_document"]
 
@@ -132,12 +132,16 @@ def prepare_one(item: ParsedItem, feed_host: str | None) -> Candidate:
 
 
 def prepare_items(
-    items: Iterable[ParsedItem], *, feed_host: str | None
+    items: Iterable[ParsedItem], *, feed_host: str | None, first: dict[str, int] | None = None
 ) -> tuple[list[Candidate], list[ItemError]]:
-    """Candidates of every usable item, and an error for every other one."""
+    """Candidates of every usable item, and an error for every other one.
+
+    ``first`` (URL -> index of the item that has it) carries the duplicate check across the
+    batches of one streamed catalog.
+    """
     out: list[Candidate] = []
     errors: list[ItemError] = []
-    first: dict[str, int] = {}
+    first = {} if first is None else first
     for item in items:
         try:
             cand = prepare_one(item, feed_host)
@@ -180,12 +184,12 @@ def prepare_deletions(
     return out, errors
 
 
-def _product(data: dict[str, Any] | None) -> Product | None:
+def _product(data: dict[str, Any] | None) -> dict[str, Any] | None:
     if not data or not data.get("offer_id"):
         return None
-    params = [ProductParam(name=p["name"], value=p.get("value") or "", unit=p.get("unit"))
+    params = [{"name": p["name"], "value": p.get("value") or "", "unit": p.get("unit")}
               for p in data.get("params") or ()]
-    return Product(**{k: v for k, v in data.items() if k != "params"}, params=params)
+    return {**{k: v for k, v in data.items() if k != "params"}, "params": params}
 
 
 def to_document(
@@ -197,28 +201,32 @@ def to_document(
     parsed_at: datetime,
     preview: bool = False,
 ) -> Document:
+    # one validation of the whole tree from plain dicts: about 3x cheaper than building the nested
+    # models one by one (6 model __init__ calls per offer), which was the largest cost of a big
+    # catalog's first load; the message is validated all the same
     media = [
-        Media(url=m.url, kind=MediaKind(m.kind), role=m.role, mime=m.mime, width=m.width, height=m.height)
+        {"url": m.url, "kind": MediaKind(m.kind), "role": m.role, "mime": m.mime, "width": m.width,
+         "height": m.height}
         for m in cand.media
     ]
-    return Document(
-        url=cand.url,
-        host=cand.host,
-        source=source,
-        kind=DocKind(cand.kind),
-        title=cand.title,
-        author=cand.author,
-        published_at=cand.published,
-        updated_at=cand.updated,
-        content_html=cand.content_html,
-        summary=cand.summary,
-        media=media,
-        product=_product(cand.product),
-        extra=cand.extra,
-        guid=cand.guid,
-        content_hash=cand.content_hash,
-        version=version,
-        preview=preview,
-        seen_at=seen_at,
-        parsed_at=parsed_at,
-    )
+    return Document.model_validate({
+        "url": cand.url,
+        "host": cand.host,
+        "source": source,
+        "kind": DocKind(cand.kind),
+        "title": cand.title,
+        "author": cand.author,
+        "published_at": cand.published,
+        "updated_at": cand.updated,
+        "content_html": cand.content_html,
+        "summary": cand.summary,
+        "media": media,
+        "product": _product(cand.product),
+        "extra": cand.extra,
+        "guid": cand.guid,
+        "content_hash": cand.content_hash,
+        "version": version,
+        "preview": preview,
+        "seen_at": seen_at,
+        "parsed_at": parsed_at,
+    })

@@ -38,7 +38,7 @@ from cubes.parser.xmlsafe import HostileXml, XmlError, parse_xml
 from cubes.parser.xmltext import ATOM03, ATOM10, RDF, TURBO
 from cubes.parser.yml import iter_yml
 
-__all__ = ["Limits", "parse_feed", "parse_yml"]
+__all__ = ["Limits", "parse_feed", "parse_yml", "yml_source"]
 
 _ATOM_ROOTS = (f"{{{ATOM10}}}feed", f"{{{ATOM03}}}feed")
 
@@ -73,6 +73,20 @@ def parse_feed(
         apply_turbo(result)
         apply_limits(result, limits)
     return result
+
+
+def yml_source(
+    body: bytes, *, content_type: str | None = None, declared_format: str | None = None
+) -> tuple[bytes, str] | None:
+    """When ``body`` is a YML catalog: the bytes ``iter_yml`` should read and their encoding; else None.
+
+    ``parse_feed`` decides the same way; the handler uses this to stream a big catalog in batches
+    instead of holding all its offers at once.
+    """
+    if not body or not body.strip() or detect_format(body, declared_format) is not DetectedFormat.yml:
+        return None
+    prepared = prepare_xml(body, content_type)
+    return prepared.body, prepared.encoding
 
 
 def _decl_first(body: bytes) -> bytes:

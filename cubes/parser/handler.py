@@ -6,7 +6,8 @@ For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
    byte-identical to the last one processed for the feed is skipped at once
    (its xxh3 is kept in the hash store under ``<feed url>#body``);
 2. parse it (``feed.parse_feed``; pure, in a worker thread when large) and
-   prepare the items (``documents``: identity, sanitizing, media, hash);
+   prepare the items (``documents``: identity, sanitizing, media, hash); a
+   large YML catalog is streamed instead (``_load_catalog``), see below;
 3. per item (``items.py``), in this order (ORDER MATTERS):
    a. ownership: a URL belongs to one source; a source of higher priority
       (``SOURCE_PRIORITY``: partner API > Turbo > YML / RSS > autoparser)
@@ -16,23 +17,36 @@ For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
       the old URL gets a tombstone, the new one a document;
    c. dedupe: the hash this source stored for the URL -> unchanged: nothing
       (one read, before a.); changed or new: a ``Document`` with the next version.
-   Items run 32 at a time: their URLs are unique within a body, so their
-   store round trips may overlap; results are merged back in feed order;
+   Items go ``items.BATCH`` (1,000) at a time, each step one batch call to the
+   hash store (``get_many``, ``owners``, ``claim_many``, ``urls_for_guids``);
 4. ``turbo="false"`` items and JSON ``"action": "delete"`` become
    ``DocumentDeleted`` tombstones, once (a tombstone hash is stored);
 5. the result goes to the feed's status (errors with line and column) or to
    the upload task (one result per item), see ``status.py``.
 
-Limit: a body is parsed into one ``ParseResult`` (in a worker thread when
-large), so a first load of a huge catalog holds all its items and documents
-in memory and costs a few store round trips per new offer. Measured on SQLite
-here: 5,000 new offers = 3.4 s in the handler + 2 s of after-commit writes, so
-100,000 new offers exceed ``runtime.handler_timeout_s`` (30 s). Later fetches
-are cheap: a byte-identical body is one read; a changed catalog is one read
-per offer (0.14 ms). Bounded-memory, batched first loads need a batch
-``HashStore`` call (``check_and_set_many`` / ``get_many``) that
-``stores/base.py`` lacks; ``iter_yml`` already streams (``turbocubes parse``
-and the benchmark use it).
+Big catalogs: a YML catalog of 100,000+ offers travels as a blob reference
+and its first load publishes every offer. One store round trip per offer and
+step made that 5,000 offers = 3.4 s in the handler on SQLite, so 100,000 ran
+past ``runtime.handler_timeout_s`` (30 s) and were dead-lettered after the
+retries: a catalog that could never be loaded. Now (``bench/parser.py`` (d)):
+
+* the store's share is a few hundred batch calls per 100,000 offers;
+* the catalog is streamed ``BATCH`` offers at a time (``iter_yml`` and
+  ``prepare_items`` in one worker thread, then the batch through the store
+  and into documents), so parsed offers and candidates never pile up;
+* the garbage collector is paused for the load (``collector.py``): its full
+  passes over the growing heap of documents were half of the time;
+* the cube declares its own, longer timeout (``parser.handler_timeout_s``),
+  because this one handler call grows with the catalog while the runtime's
+  default is sized for ordinary messages.
+
+100,000 offers: ~9 s in the handler on a busy 2-CPU machine (~14 s with the
+batch calls alone; about 60 s one by one, extrapolated from 20,000). Later
+fetches are cheap: a byte-identical body is one read; a changed catalog is one
+batch read per 1,000 offers. Limit: the handler returns every document at
+once, so memory grows with the catalog -- a peak of ~1 GB for 100,000 offers
+(documents, their outputs, the catalog's bytes). Publishing a catalog in parts
+would need a runtime that takes outputs incrementally.
 
 Crash safety: the store writes that make an item "seen" (its hash, its GUID,
 a released old URL, the body hash, the upload task's "done") run in a
@@ -40,24 +54,32 @@ a released old URL, the body hash, the upload task's "done") run in a
 acknowledged and the input committed. A crash or a failed publish before that
 leaves them unwritten, so the redelivered message produces the same documents
 again (with a fresh version; downstream keeps the newest): at least once,
-never lost. Versions are computed here exactly as ``check_and_set`` will store
-them: max(now in microseconds, every earlier version of the URL + 1).
+never lost. They are batched as well (``items.record``: releases, guids,
+then ``check_and_set_many`` per 1,000 URLs; the body hash or the task last).
+Versions are computed here exactly as ``check_and_set`` will store them:
+max(now in microseconds, every earlier version of the URL + 1).
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
+import itertools
 import logging
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from cubes.parser import metrics
+from cubes.parser.collector import collector_paused
 from cubes.parser.dedupe import body_hash as hash_body
-from cubes.parser.documents import prepare_deletions, prepare_items
-from cubes.parser.feed import Limits, parse_feed
-from cubes.parser.items import ItemRecorder, Source
-from cubes.parser.model import DetectedFormat, ItemError, ParseResult
+from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
+from cubes.parser.feed import Limits, parse_feed, yml_source
+from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
+from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, ParseResult
 from cubes.parser.status import Outcome, write_feed_status, write_task
+from cubes.parser.xmlsafe import HostileXml
+from cubes.parser.yml import iter_yml
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
@@ -81,9 +103,6 @@ log = logging.getLogger(__name__)
 
 #: bodies larger than this are parsed in a worker thread so the event loop keeps serving other lanes
 _THREAD_BYTES = 256 * 1024
-#: items whose store round trips run at once; enough to keep a PostgreSQL pool busy, small enough
-#: that one big catalog does not starve the other lanes of the cube
-_CONCURRENT_ITEMS = 32
 #: feeds with more items than this are prepared (sanitized, hashed) in a worker thread
 _THREAD_ITEMS = 200
 
@@ -117,7 +136,7 @@ class ParserHandler:
         self._blobs = blobs
         self.clock = clock or SystemClock()
         self.limits = Limits(max_items=settings.max_items, max_item_bytes=settings.max_item_bytes)
-        self.items = ItemRecorder(stores, self.clock)
+        self.items = ItemRecorder(stores)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)
@@ -151,11 +170,9 @@ class ParserHandler:
         writes = list(run.writes)
 
         async def commit() -> None:
-            # items' writes are independent; the last one (body hash / task) waits for all of them
-            *items, last = writes
-            for start in range(0, len(items), _CONCURRENT_ITEMS):
-                await asyncio.gather(*(w() for w in items[start : start + _CONCURRENT_ITEMS]))
-            await last()
+            # in order: the items' batched writes, then the body hash / task, which says "all of it is done"
+            for write in writes:
+                await write()
 
         ctx.after_commit(commit)
 
@@ -179,9 +196,16 @@ class ParserHandler:
             if entry is not None and entry.content_hash == body_hash:
                 metrics.SAME_BODY.labels((feed.format if feed else None) or "auto").inc()
                 return []
-        result = await self._parse(
-            body, url=url, content_type=msg.content_type, declared_format=feed.format if feed else None
-        )
+        declared = feed.format if feed else None
+        catalog = None
+        if len(body) > _THREAD_BYTES:
+            catalog = yml_source(body, content_type=msg.content_type, declared_format=declared)
+        count: int | None = None
+        if catalog is not None:
+            result = ParseResult(DetectedFormat.yml, meta=FeedMeta(parser="iterparse", version="yml"),
+                                 encoding=catalog[1])
+        else:
+            result = await self._parse(body, url=url, content_type=msg.content_type, declared_format=declared)
         kind = source_kind(result.format)
         src = Source(
             kind=kind,
@@ -191,12 +215,15 @@ class ParserHandler:
             seen_at=msg.fetched_at,
         )
         run = Outcome(errors=list(result.errors))
-        if not result.fatal:
+        if catalog is not None:
+            with collector_paused():  # see collector.py: half the time of a big first load otherwise
+                count = await self._load_catalog(catalog[0], url, result, src, run)
+        elif not result.fatal:
             await self._apply(result, src, run)
-        else:
+        if result.fatal:
             metrics.FEED_ERRORS.labels(kind.value).inc()
         if msg.feed_id:
-            await write_feed_status(self.stores.feeds, msg.feed_id, result, run)
+            await write_feed_status(self.stores.feeds, msg.feed_id, result, run, count)
         if body_key is not None:
             hashes, now = self.stores.hashes, self._now()
 
@@ -242,6 +269,18 @@ class ParserHandler:
 
     # ------------------------------------------------------------------ items
 
+    def _rejects(self, errs: list[ItemError], parse_errors: list[ItemError], src: Source, run: Outcome) -> None:
+        """Items refused while preparing (``errs``) or parsing: into the errors and the per-item results."""
+        for err in errs:
+            run.errors.append(err)
+            run.results.append((err.link or f"#{(err.index or 0) + 1}", "rejected", err.reason))
+        in_parse = 0
+        for e in parse_errors:
+            if e.index is not None:  # an item the parser could not read (None: the body as a whole)
+                in_parse += 1
+                run.results.append((e.link or f"#{e.index + 1}", "rejected", e.reason))
+        metrics.REJECTED.labels(src.kind.value).inc(len(errs) + in_parse)
+
     async def _apply(self, result: ParseResult, src: Source, run: Outcome) -> None:
         metrics.PARSED.labels(src.kind.value).inc(len(result.items) + len(result.deletions))
         if len(result.items) > _THREAD_ITEMS:
@@ -249,23 +288,59 @@ class ParserHandler:
         else:
             cands, errs = prepare_items(result.items, feed_host=src.host)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.host)
-        for err in (*errs, *derrs):
-            run.errors.append(err)
-            run.results.append((err.link or f"#{(err.index or 0) + 1}", "rejected", err.reason))
-        rejected_in_parse = sum(1 for e in result.errors if e.index is not None)
-        metrics.REJECTED.labels(src.kind.value).inc(len(errs) + len(derrs) + rejected_in_parse)
-        for e in result.errors:
-            if e.index is not None:
-                run.results.append((e.link or f"#{e.index + 1}", "rejected", e.reason))
+        self._rejects([*errs, *derrs], result.errors, src, run)
         parsed_at = self._now()
-        # items are independent (their URLs are unique within a body), so their store round trips
-        # overlap; each item writes into its own Outcome, merged in feed order so results stay stable
-        for start in range(0, len(cands), _CONCURRENT_ITEMS):
-            chunk = cands[start : start + _CONCURRENT_ITEMS]
-            parts = [Outcome() for _ in chunk]
-            pairs = zip(chunk, parts, strict=True)
-            await asyncio.gather(*(self.items.one(c, src, part, parsed_at) for c, part in pairs))
-            for part in parts:
-                run.merge(part)
-        for rem in removals:
-            await self.items.remove(rem, src, run, parsed_at, reason="removed by the source")
+        seen = Seen()
+        await self.items.apply(cands, src, run, seen, parsed_at)
+        await self.items.remove_many(removals, src, run, seen, parsed_at,
+                                     reasons=["removed by the source"] * len(removals))
+        run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))  # previews add nothing to it
+
+    async def _load_catalog(self, body: bytes, url: str, result: ParseResult, src: Source, run: Outcome) -> int:
+        """A YML catalog streamed ``BATCH`` offers at a time; how many offers it held.
+
+        Parsing and preparing a batch run in a worker thread, then the batch goes through the store
+        and becomes documents: only the documents accumulate, not the parsed offers and candidates
+        (a third of the objects; fewer objects also make the garbage collector's passes cheaper).
+        One thread for the whole catalog, because lxml's iterparse should stay on the thread it
+        started on.
+        """
+        entries = iter_yml(io.BytesIO(body), base=url)
+        first: dict[str, int] = {}
+        host = src.host
+
+        def next_batch() -> tuple[int, list[Candidate], list[ItemError], list[ItemError]]:
+            items: list[ParsedItem] = []
+            broken: list[ItemError] = []
+            for entry in itertools.islice(entries, BATCH):
+                (broken if isinstance(entry, ItemError) else items).append(entry)  # type: ignore[arg-type]
+            cands, errs = prepare_items(items, feed_host=host, first=first)
+            return len(items), cands, errs, broken
+
+        count = 0
+        parsed_at = self._now()
+        seen = Seen()
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parser-yml")
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                try:
+                    offers, cands, errs, broken = await loop.run_in_executor(thread, next_batch)
+                except HostileXml as exc:
+                    result.errors.append(ItemError(exc.reason, exc.line, exc.column))
+                    run.errors.append(result.errors[-1])
+                    break
+                if not offers and not broken:
+                    break
+                count += offers
+                result.errors.extend(broken)
+                run.errors.extend(broken)
+                self._rejects(errs, broken, src, run)
+                await self.items.apply(cands, src, run, seen, parsed_at)
+        finally:
+            thread.shutdown(wait=False)  # not waiting on the event loop, should the handler be cut off
+        metrics.PARSED.labels(src.kind.value).inc(count)
+        result.fatal = not count and bool(result.errors)  # as parse_yml: nothing readable at all
+        if not result.fatal:
+            run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))
+        return count

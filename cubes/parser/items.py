@@ -1,29 +1,37 @@
-"""Per item: ownership, GUID moves, versions, and what to record once published (DESIGN.md section 3).
+"""Items in batches: ownership, GUID moves, versions, what to record once published (DESIGN.md section 3).
 
-``ItemRecorder.one`` turns a prepared ``Candidate`` into a ``Document`` output
-(or nothing: unchanged, or owned by a source of higher priority) and queues
-the store writes that mark it seen; ``remove`` does the same for a deletion.
-The handler runs those writes after commit (see ``handler.py``).
+``ItemRecorder.apply`` turns prepared ``Candidate``s into ``Document``
+outputs (or nothing: unchanged, or owned by a source of higher priority),
+``BATCH`` items at a time: each step is one batch call to the hash store
+(``get_many``, ``owners``, ``claim_many``, ``urls_for_guids``) instead of a
+round trip per item, which is what lets a first load of a 100,000-offer YML
+catalog fit in the handler's time (see ``handler.py``). ``remove_many`` does
+the same for deletions. The store writes that mark items seen are collected
+in a ``Seen`` and written, batched too, by ``record`` -- which the handler
+runs after commit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from cubes.parser import metrics
 from cubes.parser.documents import Candidate, Removal, to_document
 from cubes.parser.model import ItemError
 from cubes.parser.status import Outcome, note_conflict
-from shared.clock import Clock
 from shared.messages import SOURCE_PRIORITY, DocumentDeleted, SourceKind, SourceRef
 from shared.runtime.cube import Output
-from shared.stores.base import ClaimOutcome, Stores
+from shared.stores.base import ClaimOutcome, HashStore, Stores
 
-__all__ = ["TOMBSTONE_HASH", "ItemRecorder", "Source"]
+__all__ = ["BATCH", "TOMBSTONE_HASH", "ItemRecorder", "Seen", "Source", "record"]
 
 #: stored as the content hash of a deleted URL, so a repeated deletion is "unchanged"
 TOMBSTONE_HASH = "tombstone"
+#: items per batch call to the hash store: 100,000 offers take 100 calls of each kind; on PostgreSQL
+#: a batch write holds one advisory lock per URL, and 1,000 stays far below the lock table's size
+BATCH = 1000
 
 
 @dataclass
@@ -39,105 +47,160 @@ class Source:
     preview: bool = False
 
 
-def _now(clock: Clock) -> datetime:
-    return datetime.fromtimestamp(clock.time(), UTC)
+@dataclass
+class Seen:
+    """The store writes that make this run's items "seen", in the order ``record`` makes them."""
+
+    #: old URLs of moved items: ownership given up
+    releases: list[str] = field(default_factory=list)
+    #: (guid, url) of published items
+    guids: list[tuple[str, str]] = field(default_factory=list)
+    #: (url, content hash or TOMBSTONE_HASH): the last write, the one that makes an item unchanged next time
+    hashes: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _version(now: datetime, *floors: int) -> int:
+    """What ``HashStore.check_and_set`` will store: max(now in microseconds, every earlier version + 1)."""
+    return max((int(now.timestamp() * 1_000_000), *(f + 1 for f in floors)))
+
+
+def record(hashes: HashStore, store_id: str, seen: Seen, now: datetime) -> Callable[[], Awaitable[None]]:
+    """The after-commit write of ``seen``: releases, then guids, then hashes (the item counts as seen last)."""
+
+    async def write() -> None:
+        for url in seen.releases:  # moved items: rare, one by one
+            await hashes.release(url, store_id)
+        for start in range(0, len(seen.guids), BATCH):
+            await hashes.remember_guids(store_id, seen.guids[start : start + BATCH])
+        for start in range(0, len(seen.hashes), BATCH):
+            await hashes.check_and_set_many(store_id, seen.hashes[start : start + BATCH], now=now)
+
+    return write
 
 
 class ItemRecorder:
-    def __init__(self, stores: Stores, clock: Clock) -> None:
+    def __init__(self, stores: Stores) -> None:
         self.stores = stores
-        self.clock = clock
 
-    async def _own(self, url: str, src: Source) -> tuple[str | None, int]:
-        """Claim ``url`` for ``src``: (the reason it may not have it, or None; the previous owner's version)."""
+    async def apply(self, cands: Sequence[Candidate], src: Source, run: Outcome, seen: Seen,
+                    parsed_at: datetime) -> None:
+        """Every candidate, in feed order, ``BATCH`` at a time (their URLs are unique within a body)."""
+        if src.preview:
+            for cand in cands:
+                run.outputs.append(self._doc(cand, src, _version(parsed_at), parsed_at))
+                run.results.append((cand.url, "preview", None))
+            return
+        losers: dict[str, str] = {}  # previous owner -> first URL it lost in this run
+        for start in range(0, len(cands), BATCH):
+            await self._batch(cands[start : start + BATCH], src, run, seen, parsed_at, losers)
+        for loser, url in losers.items():
+            await note_conflict(self.stores.feeds, loser, url, f"{src.kind.value} source {src.store_id}")
+
+    async def _batch(self, chunk: Sequence[Candidate], src: Source, run: Outcome, seen: Seen,
+                     parsed_at: datetime, losers: dict[str, str]) -> None:
+        hashes = self.stores.hashes
+        label = src.kind.value
+        entries = await hashes.get_many(src.store_id, [c.url for c in chunk])
+        todo = [c for c in chunk if (e := entries.get(c.url)) is None or e.content_hash != c.content_hash]
+        unchanged = len(chunk) - len(todo)
+        if unchanged:
+            metrics.UNCHANGED.labels(label).inc(unchanged)
+        problems, floors = await self._own([c.url for c in todo], src, losers)
+        # GUID following: an item new to this source whose guid it published under another URL has moved
+        fresh = [c for c in todo if c.guid and c.url not in entries and c.url not in problems]
+        known = await hashes.urls_for_guids(src.store_id, [c.guid for c in fresh if c.guid]) if fresh else {}
+        moves = [(Removal(old, c.host, c.guid, c.index), f"moved to {c.url}") for c in fresh
+                 if c.guid and (old := known.get(c.guid)) is not None and old != c.url]
+        if moves:  # rare: the old URLs' tombstones go first, as the one-by-one handling did
+            await self.remove_many([m for m, _ in moves], src, run, seen, parsed_at, reasons=[r for _, r in moves])
+            seen.releases.extend(m.url for m, _ in moves)
+        results: dict[str, tuple[str, str | None]] = {c.url: ("unchanged", None) for c in chunk}
+        for cand in todo:
+            problem = problems.get(cand.url)
+            if problem is not None:
+                run.errors.append(ItemError(problem, cand.line, None, cand.index, cand.url))
+                results[cand.url] = ("conflict", problem)
+                continue
+            entry = entries.get(cand.url)
+            version = _version(parsed_at, entry.version if entry else 0, floors.get(cand.url, 0))
+            run.outputs.append(self._doc(cand, src, version, parsed_at))
+            results[cand.url] = ("ok", None)
+            if cand.guid:
+                seen.guids.append((cand.guid, cand.url))
+            seen.hashes.append((cand.url, cand.content_hash))
+        run.results.extend((url, status, why) for url, (status, why) in results.items())  # feed order
+        if problems:
+            metrics.REJECTED.labels(label).inc(len(problems))
+        if changed := len(todo) - len(problems):
+            metrics.CHANGED.labels(label).inc(changed)
+
+    async def _own(self, urls: list[str], src: Source,
+                   losers: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
+        """Claim ``urls`` for ``src``: (url -> why it may not have it; url -> the previous owner's version)."""
+        if not urls:
+            return {}, {}
         hashes = self.stores.hashes
         prio = SOURCE_PRIORITY[src.kind]
-        owner = await hashes.owner(url)
-        if owner is not None and owner.source_id == src.store_id:
-            return None, 0
-        if owner is not None and owner.priority >= prio:
-            return f"conflict: {url} belongs to source {owner.source_id} (priority {owner.priority} >= {prio})", 0
-        outcome = await hashes.claim(url, src.store_id, prio, now=_now(self.clock))
-        if outcome is ClaimOutcome.outranked:  # somebody claimed it between owner() and claim()
-            return f"conflict: {url} belongs to a source of equal or higher priority", 0
-        floor = 0
-        if owner is not None:
+        owners = await hashes.owners(urls)
+        problems: dict[str, str] = {}
+        to_claim: list[str] = []
+        for url in urls:
+            owner = owners.get(url)
+            if owner is not None and owner.source_id == src.store_id:
+                continue
+            if owner is not None and owner.priority >= prio:
+                problems[url] = (f"conflict: {url} belongs to source {owner.source_id} "
+                                 f"(priority {owner.priority} >= {prio})")
+            else:
+                to_claim.append(url)
+        if not to_claim:
+            return problems, {}
+        outcomes = await hashes.claim_many(to_claim, src.store_id, prio)
+        taken: dict[str, list[str]] = {}  # previous owner -> the URLs taken from it
+        for url, outcome in zip(to_claim, outcomes, strict=True):
+            if outcome is ClaimOutcome.outranked:  # somebody claimed it between owners() and claim_many()
+                problems[url] = f"conflict: {url} belongs to a source of equal or higher priority"
+            elif (owner := owners.get(url)) is not None:
+                taken.setdefault(owner.source_id, []).append(url)
+        floors: dict[str, int] = {}
+        for loser, lost in taken.items():
             # our version must beat what the previous owner published
-            previous = await hashes.get(owner.source_id, url)
-            floor = previous.version if previous is not None else 0
-            await note_conflict(self.stores.feeds, owner.source_id, url, f"{src.kind.value} source {src.store_id}")
-        return None, floor
-
-    def _version(self, now: datetime, *floors: int) -> int:
-        """What ``HashStore.check_and_set`` will store: max(now in microseconds, every earlier version + 1)."""
-        return max((int(now.timestamp() * 1_000_000), *(f + 1 for f in floors)))
-
-    async def one(self, cand: Candidate, src: Source, run: Outcome, parsed_at: datetime) -> None:
-        hashes = self.stores.hashes
-        if src.preview:
-            run.outputs.append(self._doc(cand, src, self._version(parsed_at), parsed_at))
-            run.results.append((cand.url, "preview", None))
-            return
-        entry = await hashes.get(src.store_id, cand.url)
-        if entry is not None and entry.content_hash == cand.content_hash:
-            metrics.UNCHANGED.labels(src.kind.value).inc()
-            run.results.append((cand.url, "unchanged", None))
-            return
-        problem, floor = await self._own(cand.url, src)
-        if problem is not None:
-            metrics.REJECTED.labels(src.kind.value).inc()
-            run.errors.append(ItemError(problem, cand.line, None, cand.index, cand.url))
-            run.results.append((cand.url, "conflict", problem))
-            return
-        moved_from = None
-        if cand.guid and entry is None:  # a URL this source knows already has not moved here
-            old = await hashes.url_for_guid(src.store_id, cand.guid)
-            if old is not None and old != cand.url:
-                moved_from = old
-                await self.remove(Removal(old, cand.host, cand.guid, cand.index), src, run, parsed_at,
-                                   reason=f"moved to {cand.url}")
-        version = self._version(parsed_at, entry.version if entry else 0, floor)
-        metrics.CHANGED.labels(src.kind.value).inc()
-        run.outputs.append(self._doc(cand, src, version, parsed_at))
-        run.results.append((cand.url, "ok", None))
-        store_id, url, digest, guid = src.store_id, cand.url, cand.content_hash, cand.guid
-
-        async def record() -> None:
-            # after the document is durable (see the module docstring): then, and only then, it counts as seen
-            if moved_from is not None:
-                await hashes.release(moved_from, store_id)
-            if guid:
-                await hashes.remember_guid(store_id, guid, url)
-            await hashes.check_and_set(store_id, url, digest, now=parsed_at)
-
-        run.writes.append(record)
+            previous = await hashes.get_many(loser, lost)
+            floors.update({url: e.version for url, e in previous.items()})
+            losers.setdefault(loser, lost[0])
+        return problems, floors
 
     def _doc(self, cand: Candidate, src: Source, version: int, parsed_at: datetime) -> Output:
         doc = to_document(cand, source=src.ref, version=version, seen_at=src.seen_at, parsed_at=parsed_at,
                           preview=src.preview)
         return Output("documents.parsed", doc, key=cand.url)
 
-    async def remove(self, rem: Removal, src: Source, run: Outcome, now: datetime, *, reason: str) -> None:
+    async def remove_many(self, rems: Sequence[Removal], src: Source, run: Outcome, seen: Seen, now: datetime,
+                          *, reasons: Sequence[str]) -> None:
+        """Tombstones for ``rems`` (one reason each), unless already deleted or owned by a higher source."""
         hashes = self.stores.hashes
-        entry = await hashes.get(src.store_id, rem.url)
-        if entry is not None and entry.content_hash == TOMBSTONE_HASH:
-            run.results.append((rem.url, "unchanged", None))
-            return
-        owner = await hashes.owner(rem.url)
-        if owner is not None and owner.source_id != src.store_id and owner.priority > SOURCE_PRIORITY[src.kind]:
-            problem = f"deletion refused: {rem.url} belongs to source {owner.source_id} (higher priority)"
-            run.errors.append(ItemError(problem, None, None, rem.index, rem.url))
-            run.results.append((rem.url, "conflict", problem))
-            metrics.REJECTED.labels(src.kind.value).inc()
-            return
-        metrics.DELETED.labels(src.kind.value).inc()
-        msg = DocumentDeleted(url=rem.url, host=rem.host, source=src.ref,
-                              version=self._version(now, entry.version if entry else 0), reason=reason, deleted_at=now)
-        run.outputs.append(Output("documents.deleted", msg, key=rem.url))
-        run.results.append((rem.url, "deleted", None))
-        store_id, url = src.store_id, rem.url
-
-        async def record() -> None:
-            await hashes.check_and_set(store_id, url, TOMBSTONE_HASH, now=now)
-
-        run.writes.append(record)
+        label = src.kind.value
+        for start in range(0, len(rems), BATCH):
+            chunk = rems[start : start + BATCH]
+            entries = await hashes.get_many(src.store_id, [r.url for r in chunk])
+            owners = await hashes.owners([r.url for r in chunk])
+            for rem, reason in zip(chunk, reasons[start : start + BATCH], strict=True):
+                entry = entries.get(rem.url)
+                if entry is not None and entry.content_hash == TOMBSTONE_HASH:
+                    run.results.append((rem.url, "unchanged", None))
+                    continue
+                owner = owners.get(rem.url)
+                if (owner is not None and owner.source_id != src.store_id
+                        and owner.priority > SOURCE_PRIORITY[src.kind]):
+                    problem = f"deletion refused: {rem.url} belongs to source {owner.source_id} (higher priority)"
+                    run.errors.append(ItemError(problem, None, None, rem.index, rem.url))
+                    run.results.append((rem.url, "conflict", problem))
+                    metrics.REJECTED.labels(label).inc()
+                    continue
+                metrics.DELETED.labels(label).inc()
+                msg = DocumentDeleted(url=rem.url, host=rem.host, source=src.ref,
+                                      version=_version(now, entry.version if entry else 0), reason=reason,
+                                      deleted_at=now)
+                run.outputs.append(Output("documents.deleted", msg, key=rem.url))
+                run.results.append((rem.url, "deleted", None))
+                seen.hashes.append((rem.url, TOMBSTONE_HASH))

@@ -49,13 +49,16 @@ class Outcome:
         self.writes.extend(other.writes)
 
 
-async def write_feed_status(feeds: FeedStore, feed_id: str, result: ParseResult, run: Outcome) -> None:
+async def write_feed_status(
+    feeds: FeedStore, feed_id: str, result: ParseResult, run: Outcome, items: int | None = None
+) -> None:
+    """``items``: how many the body held, when they were streamed rather than kept in ``result``."""
     feed_err = result.feed_error
     first = feed_err or next((e for e in run.errors if e.index is not None), None)
     rejected = sum(1 for e in run.errors if e.index is not None)
     fields: dict[str, object] = {
         "last_result": "parse_error" if result.fatal else ("partial" if rejected or feed_err else "parsed"),
-        "items": len(result.items) + len(result.deletions),
+        "items": items if items is not None else len(result.items) + len(result.deletions),
         # cleared when this run went well: the status shows the feed as it is now
         "last_error": None,
         "error_line": None,

@@ -5,7 +5,9 @@ transaction: the stored version is read and the guarded write done under
 the same lock, so concurrent writers (tasks or processes) always leave the
 highest version. ``upsert_many`` puts a batch in one transaction, which is
 what lets the kvwriter write thousands of pages per second (one commit per
-batch instead of one per page).
+batch instead of one per page). The hash store's batch forms do the same for
+the parser's first load of a big catalog: per chunk of 500 URLs, two reads,
+the decisions in Python (``hashes.plan_*``), one ``executemany``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from shared.stores.codec import (
     tombstone_params,
     upsert_outcome,
 )
-from shared.stores.hashes import SqlHashStore
+from shared.stores.hashes import SqlHashStore, chunks, plan_claims, plan_hashes
 from shared.stores.rows import (
     ClaimOutcome,
     DeleteOutcome,
@@ -47,6 +49,20 @@ _WRITE_PAGE = (
     f"INSERT INTO pages ({PAGE_COLUMNS}) VALUES ({_PLACEHOLDERS}) ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL}"
 )
 _PREV = "SELECT version, deleted FROM pages WHERE url = ?"
+_WRITE_HASH = (
+    "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (source_id, url) DO UPDATE SET content_hash = excluded.content_hash,"
+    " version = excluded.version, updated_at = excluded.updated_at"
+)
+_WRITE_OWNER = (
+    "INSERT INTO url_owners (url, source_id, priority, claimed_at) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (url) DO UPDATE SET source_id = excluded.source_id,"
+    " priority = excluded.priority, claimed_at = excluded.claimed_at"
+)
+_WRITE_GUID = (
+    "INSERT INTO guids (source_id, guid, url) VALUES (?, ?, ?)"
+    " ON CONFLICT (source_id, guid) DO UPDATE SET url = excluded.url"
+)
 #: title matches weigh more than body matches (bm25 column weights: title, text)
 _BM25 = "bm25(pages_fts, 5.0, 1.0)"
 #: words of context around a match in a search snippet
@@ -165,14 +181,39 @@ class SqliteHashStore(SqlHashStore):
                 return HashCheck(False, row[1])
             highest = conn.execute("SELECT max(version) FROM doc_hashes WHERE url = ?", (url,)).fetchone()[0]
             version = next_version(highest, now)
-            conn.execute(
-                "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT (source_id, url) DO UPDATE SET content_hash = excluded.content_hash,"
-                " version = excluded.version, updated_at = excluded.updated_at",
-                (source_id, url, content_hash, version, stamp),
-            )
+            conn.execute(_WRITE_HASH, (source_id, url, content_hash, version, stamp))
             return HashCheck(True, version)
+
+        return await self._db.write(run)
+
+    async def check_and_set_many(
+        self, source_id: str, items: Sequence[tuple[str, str]], *, now: datetime | None = None
+    ) -> list[HashCheck]:
+        if not items:
+            return []
+        stamp = now_us(now)
+
+        def run(conn: sqlite3.Connection) -> list[HashCheck]:
+            # chunk by chunk: read the chunk's rows in two statements, decide, write with executemany;
+            # a URL repeated in a later chunk is read after the earlier chunk's writes, as one-by-one
+            results: list[HashCheck] = []
+            for chunk in chunks(items):
+                urls = list(dict.fromkeys(url for url, _ in chunk))
+                marks = ", ".join("?" * len(urls))
+                mine = {
+                    r[0]: (r[1], r[2])
+                    for r in conn.execute(
+                        f"SELECT url, content_hash, version FROM doc_hashes WHERE source_id = ? AND url IN ({marks})",
+                        (source_id, *urls),
+                    )
+                }
+                highest = dict(
+                    conn.execute(f"SELECT url, max(version) FROM doc_hashes WHERE url IN ({marks}) GROUP BY url", urls)
+                )
+                plan = plan_hashes(source_id, chunk, mine, highest, now, stamp)
+                conn.executemany(_WRITE_HASH, plan.rows.values())
+                results.extend(plan.results)
+            return results
 
         return await self._db.write(run)
 
@@ -183,12 +224,42 @@ class SqliteHashStore(SqlHashStore):
             row = conn.execute("SELECT source_id, priority FROM url_owners WHERE url = ?", (url,)).fetchone()
             outcome = claim_outcome(None if row is None else (row[0], row[1]), source_id, priority)
             if outcome is not ClaimOutcome.outranked:
-                conn.execute(
-                    "INSERT INTO url_owners (url, source_id, priority, claimed_at) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (url) DO UPDATE SET source_id = excluded.source_id,"
-                    " priority = excluded.priority, claimed_at = excluded.claimed_at",
-                    (url, source_id, priority, stamp),
-                )
+                conn.execute(_WRITE_OWNER, (url, source_id, priority, stamp))
             return outcome
 
         return await self._db.write(run)
+
+    async def claim_many(
+        self, urls: Sequence[str], source_id: str, priority: int, *, now: datetime | None = None
+    ) -> list[ClaimOutcome]:
+        if not urls:
+            return []
+        stamp = now_us(now)
+
+        def run(conn: sqlite3.Connection) -> list[ClaimOutcome]:
+            results: list[ClaimOutcome] = []
+            for chunk in chunks(urls):
+                distinct = list(dict.fromkeys(chunk))
+                marks = ", ".join("?" * len(distinct))
+                owners = {
+                    r[0]: (r[1], r[2])
+                    for r in conn.execute(
+                        f"SELECT url, source_id, priority FROM url_owners WHERE url IN ({marks})", distinct
+                    )
+                }
+                plan = plan_claims(chunk, source_id, priority, owners, stamp)
+                conn.executemany(_WRITE_OWNER, plan.rows.values())
+                results.extend(plan.results)
+            return results
+
+        return await self._db.write(run)
+
+    async def remember_guids(self, source_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        if not pairs:
+            return
+        rows = [(source_id, guid, url) for guid, url in pairs]
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.executemany(_WRITE_GUID, rows)  # in order: the last mapping of a guid wins
+
+        await self._db.write(run)

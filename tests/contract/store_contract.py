@@ -252,6 +252,114 @@ class StoreContract:
         await stores.hashes.remember_guid("feed1", "g1", "https://a.example/moved")
         assert await stores.hashes.url_for_guid("feed1", "g1") == "https://a.example/moved"
 
+    # --------------------------------------------------------- hashes, batches
+
+    @staticmethod
+    async def _hash_scenario(stores: Stores, prefix: str, batch: bool) -> list[tuple[bool, int]]:
+        """One history of check_and_set calls on URLs under ``prefix``, one-by-one or as batches."""
+        hashes = stores.hashes
+
+        def u(n: int) -> str:
+            return f"https://{prefix}.example/{n}"
+
+        async def apply(source: str, items: list[tuple[str, str]], now: datetime) -> list[tuple[bool, int]]:
+            if batch:
+                return [tuple(r) for r in await hashes.check_and_set_many(source, items, now=now)]  # type: ignore[misc]
+            return [tuple(await hashes.check_and_set(source, url, h, now=now)) for url, h in items]  # type: ignore[misc]
+
+        seed = await apply("feed1", [(u(2), "same"), (u(3), "old")], T0)
+        # another source wrote u(4) later (a higher version): feed1's next version must beat it
+        seed += await apply("other", [(u(4), "theirs")], T0 + timedelta(days=1))
+        # 1,200 items cross the engines' chunks; u(1) and u(5) come twice, u(7) again in a later chunk
+        items = [(u(1), "h1"), (u(2), "same"), (u(3), "new"), (u(4), "mine"), (u(1), "h1"), (u(5), "a"),
+                 (u(5), "b"), (u(7), "x")]
+        items += [(u(100 + n), f"f{n}") for n in range(1180)] + [(u(7), "y"), (u(1), "h1")]
+        return seed + await apply("feed1", items, T0)
+
+    async def test_check_and_set_many_equals_one_by_one(self, stores: Stores) -> None:
+        one = await self._hash_scenario(stores, "one", batch=False)
+        many = await self._hash_scenario(stores, "many", batch=True)
+        assert many == one
+        seed, rest = many[:3], many[3:]
+        assert rest[:8] == [(True, rest[0][1]), (False, seed[0][1]), (True, rest[2][1]), (True, rest[3][1]),
+                            (False, rest[0][1]), (True, rest[5][1]), (True, rest[6][1]), (True, rest[7][1])]
+        assert rest[3][1] > seed[2][1]  # above the other source's later version of the URL
+        assert rest[6][1] > rest[5][1]  # a URL twice: strictly increasing
+        assert rest[-2][1] > rest[7][1]  # again in a later chunk: the earlier chunk's write is seen
+        assert rest[-1] == (False, rest[0][1])
+        entries = await stores.hashes.get_many("feed1", [f"https://many.example/{n}" for n in (1, 5, 7, 99)])
+        assert {url: (e.content_hash, e.version) for url, e in entries.items()} == {
+            "https://many.example/1": ("h1", rest[0][1]),
+            "https://many.example/5": ("b", rest[6][1]),
+            "https://many.example/7": ("y", rest[-2][1]),
+        }
+        for url, entry in entries.items():
+            assert await stores.hashes.get("feed1", url) == entry
+
+    async def test_check_and_set_many_is_idempotent_and_versions_increase(self, stores: Stores) -> None:
+        items = [(f"https://a.example/{n}", f"h{n}") for n in range(30)]
+        first = await stores.hashes.check_and_set_many("feed1", items, now=T0)
+        assert all(r.changed for r in first)
+        again = await stores.hashes.check_and_set_many("feed1", items, now=T0 + timedelta(hours=1))
+        assert again == [(False, r.version) for r in first]
+        assert await stores.hashes.check_and_set_many("feed1", []) == []
+        assert await stores.hashes.get_many("feed1", []) == {}
+        # other sources, the clock going backwards: every URL's versions still strictly increase
+        second = await stores.hashes.check_and_set_many("feed2", items, now=T0 - timedelta(days=1))
+        third = await stores.hashes.check_and_set_many("feed3", items, now=T0 - timedelta(days=2))
+        for a, b, c in zip(first, second, third, strict=True):
+            assert a.version < b.version < c.version
+
+    async def test_concurrent_batches_never_deadlock_and_versions_stay_distinct(self, stores: Stores) -> None:
+        urls = [f"https://a.example/{n}" for n in range(200)]
+        # overlapping batches from four sources, in opposite orders: each URL's lock taken by all of them
+        batches = [
+            stores.hashes.check_and_set_many(f"src{i}", [(u, f"h{i}") for u in (urls if i % 2 else urls[::-1])],
+                                             now=T0)
+            for i in range(4)
+        ]
+        results = await asyncio.wait_for(asyncio.gather(*batches), timeout=60)
+        for n in range(200):
+            versions = {results[i][n if i % 2 else 199 - n].version for i in range(4)}
+            assert len(versions) == 4
+
+    async def test_owners_and_claim_many_equal_one_by_one(self, stores: Stores) -> None:
+        async def scenario(prefix: str, batch: bool) -> list[ClaimOutcome]:
+            urls = [f"https://{prefix}.example/{n}" for n in range(6)]
+            await stores.hashes.claim(urls[0], "rss:1", 20)
+            await stores.hashes.claim(urls[1], "upload:t", 40)
+            await stores.hashes.claim(urls[2], "auto:a", 10)
+            wanted = [urls[0], urls[1], urls[2], urls[3], urls[3], urls[4]]
+            if batch:
+                return await stores.hashes.claim_many(wanted, "yml:2", 20, now=T0)
+            return [await stores.hashes.claim(url, "yml:2", 20, now=T0) for url in wanted]
+
+        one, many = await scenario("one", False), await scenario("many", True)
+        assert many == one == [ClaimOutcome.outranked, ClaimOutcome.outranked, ClaimOutcome.taken_over,
+                               ClaimOutcome.claimed, ClaimOutcome.owned, ClaimOutcome.claimed]
+        urls = [f"https://many.example/{n}" for n in range(6)]
+        owners = await stores.hashes.owners(urls)
+        assert set(owners) == set(urls[:5])
+        for url, owner in owners.items():
+            assert await stores.hashes.owner(url) == owner
+        assert owners[urls[2]].source_id == "yml:2"
+        assert owners[urls[1]].source_id == "upload:t"
+        assert await stores.hashes.claim_many([], "yml:2", 20) == []
+        assert await stores.hashes.owners([]) == {}
+
+    async def test_guid_batches(self, stores: Stores) -> None:
+        await stores.hashes.remember_guid("feed1", "g0", URL)
+        pairs = [(f"g{n}", f"https://a.example/{n}") for n in range(1, 700)] + [("g1", "https://a.example/last")]
+        await stores.hashes.remember_guids("feed1", pairs)
+        await stores.hashes.remember_guids("feed1", pairs)  # idempotent
+        await stores.hashes.remember_guids("feed1", [])
+        found = await stores.hashes.urls_for_guids("feed1", ["g0", "g1", "g2", "g699", "nope"])
+        assert found == {"g0": URL, "g1": "https://a.example/last", "g2": "https://a.example/2",
+                         "g699": "https://a.example/699"}
+        for guid, url in found.items():
+            assert await stores.hashes.url_for_guid("feed1", guid) == url
+        assert await stores.hashes.urls_for_guids("feed2", ["g1"]) == {}
+
     # ------------------------------------------------------------------- images
 
     async def test_image_ordered_once(self, stores: Stores, store_url: str) -> None:

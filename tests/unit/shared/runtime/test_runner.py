@@ -71,6 +71,41 @@ async def test_a_hanging_handler_is_cut_off_and_retried(bus: Bus, uid: str) -> N
     assert runner.stats.failed == 1
 
 
+async def test_a_cube_declares_its_own_handler_timeout(bus: Bus, uid: str) -> None:
+    """``Cube.handler_timeout_s`` replaces ``runtime.handler_timeout_s``, longer or shorter."""
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    await produce(bus, t_in, [("a", contracts.encode(t_in, Item(id="a", n=1)))])
+    attempts: list[int] = []
+
+    async def slow(msg: Item, ctx: Any) -> list[Output]:
+        attempts.append(ctx.attempt)
+        await asyncio.sleep(1.0)  # the work itself takes a second: over the runtime's limit, under the cube's
+        return [Output(t_out, msg)]
+
+    deps = make_deps(bus, handler_timeout_s=0.3)
+    runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), slow, handler_timeout_s=30.0), deps)
+    assert runner.handler_timeout_s == 30.0
+    await run_until(runner, lambda: runner.stats.processed >= 1)
+    assert attempts == [1]
+    assert runner.stats.failed == 0
+
+    t_in2 = register(f"in2-{uid}")
+    await produce(bus, t_in2, [("h", contracts.encode(t_in2, Item(id="h", n=1)))])
+    hung: list[int] = []
+
+    async def hang(msg: Item, ctx: Any) -> list[Output]:
+        hung.append(ctx.attempt)
+        if ctx.attempt == 1:
+            await asyncio.Event().wait()  # hangs forever: the cube's 0.4 s cuts it off, not the runtime's 60 s
+        return [Output(t_out, msg)]
+
+    runner = Runner(Cube(f"c2-{uid}", (t_in2,), (t_out,), hang, handler_timeout_s=0.4),
+                    make_deps(bus, handler_timeout_s=60.0))
+    await run_until(runner, lambda: runner.stats.processed >= 1)
+    assert hung == [1, 2]
+    assert runner.stats.failed == 1
+
+
 async def test_a_delayed_retry_does_not_stall_other_keys(bus: Bus, uid: str) -> None:
     """A message waiting 60 s for its retry must not hold up the messages behind it."""
     t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")

@@ -1,0 +1,169 @@
+"""A big YML catalog through the handler: streamed in batches, batched store calls, the collector paused."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from cubes.parser.collector import collector_paused
+from cubes.parser.documents import prepare_items
+from cubes.parser.feed import parse_feed
+from cubes.parser.handler import ParserHandler
+from cubes.parser.items import BATCH
+from shared.blobs import open_blobs
+from shared.blobs.base import BlobStore
+from shared.clock import ManualClock
+from shared.messages import CrawlKind, CrawlResult, Document, FetchStatus
+from shared.runtime.cube import Context, Output
+from shared.stores import Feed, Stores, open_stores
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+#: more than one batch, and over the 256 KB from which a catalog is streamed
+OFFERS = 2 * BATCH + 500
+
+
+def offer(i: int, *, url: str | None = None, price: int | None = None) -> str:
+    link = f"<url>{url}</url>" if url != "" else ""
+    link = link if url is not None else f"<url>https://shop.test/p/{i}</url>"
+    return (f'<offer id="o{i}">{link}<price>{price if price is not None else i}</price><currencyId>RUR</currencyId>'
+            f"<categoryId>{i % 3}</categoryId><picture>https://shop.test/i/{i}.jpg</picture>"
+            f"<name>Product {i}</name><description><![CDATA[<p>About product {i}, a fine thing.</p>]]></description>"
+            f'<param name="Colour">red</param></offer>\n')
+
+
+def catalog(offers: list[str], *, date: str = "2026-01-01 10:00", prolog: str = "", tail: bool = True) -> bytes:
+    cats = "".join(f'<category id="{c}">Category {c}</category>' for c in range(3))
+    end = "</offers></shop></yml_catalog>" if tail else ""
+    return (f'<?xml version="1.0" encoding="UTF-8"?>{prolog}\n<yml_catalog date="{date}"><shop><categories>{cats}'
+            f"</categories><offers>\n{''.join(offers)}{end}").encode()
+
+
+class Env:
+    def __init__(self, stores: Stores, blobs: BlobStore) -> None:
+        self.stores = stores
+        self.blobs = blobs
+        self.clock = ManualClock(start=T0.timestamp())
+
+        async def get_blobs() -> BlobStore:
+            return blobs
+
+        self.handler = ParserHandler(stores, get_blobs, clock=self.clock)
+
+    async def load(self, body: bytes, *, commit: bool = True) -> list[Output]:
+        self.clock.advance(60)
+        await self.blobs.put("feeds/shop", body)
+        msg = CrawlResult(kind=CrawlKind.feed, url="https://shop.test/yml.xml", host="shop.test",
+                          status=FetchStatus.ok, body_ref="feeds/shop", feed_id="shop",
+                          fetched_at=datetime.fromtimestamp(self.clock.time(), UTC))
+        ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0)
+        out = list(await self.handler.handle(msg, ctx))
+        if commit:
+            for hook in ctx.committed_hooks or ():
+                await hook()
+        return out
+
+    async def status(self) -> tuple[str | None, int | None, str | None]:
+        feed = await self.stores.feeds.get("shop")
+        assert feed is not None
+        return feed.status.last_result, feed.status.items, feed.status.last_error
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    blobs = await open_blobs(f"file://{tmp_path}/blobs")
+    await stores.feeds.upsert_feed(Feed(feed_id="shop", url="https://shop.test/yml.xml", host="shop.test",
+                                        format="yml"))
+    try:
+        yield Env(stores, blobs)
+    finally:
+        await stores.close()
+        await blobs.close()
+
+
+def docs(outputs: list[Output]) -> list[Document]:
+    return [o.message for o in outputs if o.topic == "documents.parsed"]  # type: ignore[misc]
+
+
+async def test_streamed_catalog_publishes_what_parse_feed_reads(env: Env) -> None:
+    body = catalog([offer(i) for i in range(OFFERS)])
+    assert len(body) > 256 * 1024  # the streamed path
+    out = docs(await env.load(body))
+    expected, errors = prepare_items(parse_feed(body, url="https://shop.test/yml.xml").items, feed_host="shop.test")
+    assert errors == []
+    assert [(d.url, d.title, d.content_hash) for d in out] == [(c.url, c.title, c.content_hash) for c in expected]
+    assert out[5].product is not None
+    assert out[5].product.category == "Category 2"
+    assert len({d.version for d in out}) == 1  # one run, one version for new URLs
+    assert await env.status() == ("parsed", OFFERS, None)
+    assert gc.isenabled()
+    stored = await env.stores.hashes.get_many("feed:shop", [d.url for d in out])
+    assert {url: e.version for url, e in stored.items()} == {d.url: d.version for d in out}
+    assert await env.stores.hashes.url_for_guid("feed:shop", f"offer:o{OFFERS - 1}") == out[-1].url
+
+
+async def test_nothing_is_seen_before_commit_then_only_changes_are_published(env: Env) -> None:
+    offers = [offer(i) for i in range(OFFERS)]
+    lost = docs(await env.load(catalog(offers), commit=False))
+    assert len(lost) == OFFERS
+    assert await env.stores.hashes.get_many("feed:shop", [d.url for d in lost]) == {}
+    first = docs(await env.load(catalog(offers)))
+    assert len(first) == OFFERS  # redelivered after a crash: produced again, nothing lost
+    assert first[0].version > lost[0].version
+    assert await env.load(catalog(offers)) == []  # byte-identical: the body shortcut
+    assert await env.load(catalog(offers, date="2026-01-02 10:00")) == []  # every offer read back unchanged
+    offers[BATCH + 7] = offer(BATCH + 7, price=1)
+    [edited] = docs(await env.load(catalog(offers, date="2026-01-03 10:00")))
+    assert edited.url == f"https://shop.test/p/{BATCH + 7}"
+    assert edited.version > first[BATCH + 7].version
+
+
+async def test_bad_offers_are_refused_the_rest_published(env: Env) -> None:
+    offers = [offer(i) for i in range(OFFERS)]
+    offers[BATCH + 3] = offer(BATCH + 3, url="https://shop.test/p/10")  # a duplicate, in a later batch
+    offers[20] = offer(20, url="")  # no link
+    offers[30] = offer(30, url="https://elsewhere.test/p/30")  # another site
+    out = docs(await env.load(catalog(offers, tail=False)))  # and the file is cut short
+    assert len(out) == OFFERS - 3
+    assert "https://shop.test/p/10" in {d.url for d in out}
+    result, items, error = await env.status()
+    assert (result, items) == ("partial", OFFERS)
+    assert error is not None
+    assert "not well-formed" in error
+
+
+async def test_hostile_catalog_is_a_parse_error(env: Env) -> None:
+    body = catalog([offer(i) for i in range(OFFERS)], prolog='<!DOCTYPE yml_catalog [<!ENTITY x "boom">]>')
+    assert await env.load(body) == []
+    result, items, error = await env.status()
+    assert (result, items) == ("parse_error", 0)
+    assert error is not None
+    assert "entit" in error
+    assert gc.isenabled()
+
+
+def test_collector_pause_is_counted_and_restores_what_it_found() -> None:
+    assert gc.isenabled()
+    outer = collector_paused()
+    inner = collector_paused()
+    outer.__enter__()
+    inner.__enter__()
+    assert not gc.isenabled()
+    outer.__exit__(None, None, None)  # another load still runs: still paused
+    assert not gc.isenabled()
+    inner.__exit__(None, None, None)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a failed load")
+    assert gc.isenabled()
