@@ -2,7 +2,9 @@
 
 Composition only: open the engines once, create the topics, build each cube
 through the registry, run them side by side with a ``/healthz`` + ``/metrics``
-server, and turn SIGTERM / SIGINT into a graceful stop of every runner
+server and a status writer (each runner's stats, lag and DLQ counts into the
+status store every ``runtime.status_interval_s``; ``shared/status.py``), and
+turn SIGTERM / SIGINT into a graceful stop of every runner
 (in-flight work finishes and is committed; the process exits within
 ``runtime.shutdown_timeout_s``).
 """
@@ -20,6 +22,7 @@ from cubes import registry
 from shared.config import Settings
 from shared.runtime import Runner, ensure_topics, open_deps
 from shared.runtime.health import HealthServer
+from shared.status import StatusWriter
 
 __all__ = ["run_up"]
 
@@ -48,6 +51,7 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
         raise
     runners: list[Runner] = []
     health: HealthServer | None = None
+    status_task: asyncio.Task[None] | None = None
     try:
         await ensure_topics(deps, names)
         for name in names:
@@ -76,6 +80,9 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
         tasks = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
+        # the status page's and the overload gate's view of this process (shared/status.py); kept out of
+        # `tasks`, whose first ending means "stop"
+        status_task = asyncio.create_task(StatusWriter(deps, runners).run(), name="status")
         if demo_site is not None:
             tasks.append(asyncio.create_task(demo_site.run(deps, stop), name="demo"))
         stopper = asyncio.create_task(stop.wait())
@@ -94,6 +101,9 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
         print("turbocubes: stopped", flush=True)
         return 1 if failed else 0
     finally:
+        if status_task is not None:
+            status_task.cancel()
+            await asyncio.gather(status_task, return_exceptions=True)
         if health is not None:
             await health.stop()
         await deps.close()

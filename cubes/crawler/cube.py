@@ -4,15 +4,19 @@
 crawler instance and scaling out needs no lock. The runtime runs
 ``crawler.parallel_hosts`` key-lanes at once: a handler waiting for its
 host's next token holds only its own key-lane, while the other hosts proceed.
+A ``status`` timer publishes the lanes for the status page and refreshes the
+overload watcher, under which page requests are deferred (``report.py``).
 """
 
 from __future__ import annotations
 
 from cubes.crawler.handler import CrawlHandler
+from cubes.crawler.report import LaneReport
 from shared.config import Settings
 from shared.http import Fetcher
-from shared.runtime.cube import Cube
+from shared.runtime.cube import Cube, Timer
 from shared.runtime.deps import Deps
+from shared.runtime.overload import PAGE_CRAWLS, Overload
 
 __all__ = ["BUDGET_SHARE", "build"]
 
@@ -25,7 +29,11 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     # a request ends as a result (timeout / throttled) before the runtime's handler timeout
     # would cut it off and retry it; the rest is left for the blob upload
     budget = BUDGET_SHARE * settings.runtime.handler_timeout_s
-    handler = CrawlHandler(settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget)
+    statuses = (await deps.stores()).status
+    overload = Overload(settings, statuses, deps.clock, cube="crawler", holds=(PAGE_CRAWLS,))
+    handler = CrawlHandler(settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget, overload=overload)
+    # publishes the lanes for the status page and refreshes the overload watcher
+    report = LaneReport(handler.lanes, statuses, deps.clock, overload=overload)
     return Cube(
         name="crawler",
         inputs=("crawl.requests",),
@@ -33,6 +41,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         handler=handler.handle,
         concurrency=settings.crawler.parallel_hosts,
         lanes="per_key",  # one lane per host: a host waiting for its politeness never holds up another
+        timers=(Timer("status", settings.runtime.status_interval_s, report.tick),),
         on_stop=fetcher.close,
         status=handler.lanes.status,
     )

@@ -2,6 +2,9 @@
 
 For each request, in this order:
 
+0. while the pipeline is overloaded, a ``page`` request (low-value work) is
+   deferred: ``Deferred`` makes the runtime re-queue it with a delay
+   (``shared/runtime/overload.py``);
 1. the URL is checked (scheme, literal address) — ``bad_url`` / ``blocked_address``;
 2. identical requests are coalesced (``coalesce.py``): only the first fetches;
 3. robots.txt of the origin is consulted (``robots.py``) — ``robots_denied``
@@ -38,6 +41,7 @@ from shared.errors import BlockedAddressError
 from shared.http import Fetcher, FetchResult
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.runtime.cube import Context, Output
+from shared.runtime.overload import Overload
 
 __all__ = ["TOPIC_FOR_KIND", "CrawlHandler"]
 
@@ -61,8 +65,11 @@ class CrawlHandler:
         blobs: BlobsFactory | None = None,
         lanes: Lanes | None = None,
         budget_s: float | None = None,
+        overload: Overload | None = None,
     ) -> None:
         self.settings = settings
+        #: under overload, low-value requests (autoparser pages) are deferred (shared/runtime/overload.py)
+        self.overload = overload
         #: time one request may take, waits and robots.txt included (None: unbounded, the CLI);
         #: the cube sets it under the runtime's handler timeout so a slow fetch ends as a result
         self.budget_s = budget_s
@@ -81,6 +88,8 @@ class CrawlHandler:
         self._blobs = blobs
 
     async def handle(self, msg: CrawlRequest, ctx: Context) -> list[Output]:
+        if self.overload is not None:
+            self.overload.check(msg, ctx.attempt)  # raises Deferred: the runtime re-queues it with a delay
         result = await self.crawl(msg)
         if result is None:
             return []  # another request's result already carries these requesters

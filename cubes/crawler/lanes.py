@@ -78,6 +78,8 @@ class Lane:
     answers: deque[float] = field(default_factory=deque)
     in_flight: int = 0
     started: int = 0
+    #: why the lane was last paused, for the status page: the partner's Retry-After or our back-off
+    pause_reason: str = ""
     rng: random.Random = field(default_factory=random.Random)
     _waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
@@ -218,7 +220,14 @@ class Lane:
     def observe(self, signal: Signal, now: float | None = None) -> None:
         now = self.clock.monotonic() if now is None else now
         before = self.policy.rate
+        paused_before = self.policy.paused_until
         self.policy = adapt(self.policy, signal, now, self.limits, jitter=self.rng.random())
+        if self.policy.paused_until > paused_before:
+            self.pause_reason = (
+                f"Retry-After {signal.retry_after_s:.0f} s ({signal.kind.value})"
+                if signal.retry_after_s is not None
+                else f"back-off after 429 (incident {self.policy.incidents})"
+            )
         if self.policy.rate < before and self.last_start is not None:
             # a slow-down takes effect now: the next slot was booked at the old, faster pace
             self.tat = max(self.tat, self.last_start + self.interval)

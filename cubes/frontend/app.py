@@ -8,7 +8,8 @@ cube (``cube.py``) serves it. Routes:
 * ``GET /preview?task=<id>&url=<URL>`` a debug upload's preview page (never cached, never indexed)
 * ``GET /api/v1/pages?url=`` the page's JSON form
 * ``GET /search?q=&page=`` full-text results, each with its rocket badge
-* ``GET /status`` feeds and parked documents per host
+* ``GET /status?host=`` hosts, feeds, crawl lanes, cubes, freshness, overload (``status.py``)
+* ``GET /api/v1/status?host=`` the same as JSON
 * ``GET /cdn/{key}`` the embedded file CDN (only when ``cdn.url`` is ``file://``)
 * ``GET /healthz``, ``/favicon.svg``
 
@@ -30,7 +31,9 @@ from aiohttp import web
 from cubes.frontend import templates
 from cubes.frontend.assets import FAVICON_SVG
 from cubes.frontend.cdn import CdnFiles
+from cubes.frontend.status import gather_status, render_status, status_json
 from shared.blobs.base import BlobStore
+from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.stores import Page, Stores
@@ -92,6 +95,11 @@ def turbo_csp(settings: Settings) -> str:
     )
 
 
+def _host_param(request: web.Request) -> str:
+    """The ``host`` filter of the status page (a host name is at most 253 characters)."""
+    return request.query.get("host", "").strip()[:253]
+
+
 def _etag_matches(header: str | None, etag: str) -> bool:
     """``If-None-Match`` against ``etag`` with the weak comparison RFC 9110 asks for."""
     if not header:
@@ -113,8 +121,9 @@ def _json(data: object, status: int = 200) -> web.Response:
 
 
 class _Frontend:
-    def __init__(self, settings: Settings, stores: Stores, cdn: BlobStore | None) -> None:
+    def __init__(self, settings: Settings, stores: Stores, cdn: BlobStore | None, clock: Clock) -> None:
         self.settings = settings
+        self.clock = clock
         self.stores = stores
         self.cdn = CdnFiles(cdn) if cdn is not None and settings.cdn.url.startswith("file://") else None
         self.turbo_csp = turbo_csp(settings)
@@ -211,12 +220,12 @@ class _Frontend:
         return _html(body)
 
     async def status(self, request: web.Request) -> web.Response:
-        page = templates.status_page(
-            pages=await self.stores.pages.count(),
-            feeds=await self.stores.feeds.list(),
-            waiting=await self.stores.delay.waiting_by_host(),
-        )
-        return _html(page)
+        view = await gather_status(self.stores, self.settings, self.clock.time(), host=_host_param(request))
+        return _html(render_status(view))
+
+    async def api_status(self, request: web.Request) -> web.Response:
+        view = await gather_status(self.stores, self.settings, self.clock.time(), host=_host_param(request))
+        return _json(status_json(view))
 
     async def cdn_file(self, request: web.Request) -> web.Response:
         if self.cdn is None:
@@ -256,9 +265,11 @@ class _Frontend:
             return response
 
 
-def create_app(settings: Settings, stores: Stores, cdn: BlobStore | None = None) -> web.Application:
+def create_app(
+    settings: Settings, stores: Stores, cdn: BlobStore | None = None, *, clock: Clock | None = None
+) -> web.Application:
     """The frontend application over ``stores`` (and the file ``cdn``, served under ``/cdn/``)."""
-    fe = _Frontend(settings, stores, cdn)
+    fe = _Frontend(settings, stores, cdn, clock or SystemClock())
     app = web.Application(middlewares=[fe.errors])
     app.router.add_get("/", fe.home)
     app.router.add_get("/turbo", fe.turbo)
@@ -266,6 +277,7 @@ def create_app(settings: Settings, stores: Stores, cdn: BlobStore | None = None)
     app.router.add_get("/api/v1/pages", fe.api_page)
     app.router.add_get("/search", fe.search)
     app.router.add_get("/status", fe.status)
+    app.router.add_get("/api/v1/status", fe.api_status)
     app.router.add_get("/cdn/{key:.+}", fe.cdn_file)
     app.router.add_get("/healthz", fe.healthz)
     app.router.add_get("/favicon.svg", fe.favicon)

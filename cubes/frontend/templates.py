@@ -13,9 +13,9 @@ from html import escape
 from urllib.parse import urlencode
 
 from cubes.frontend.assets import ROCKET_SVG, SITE_CSS
-from shared.stores import Feed, SearchHit
+from shared.stores import SearchHit
 
-__all__ = ["error_page", "home_page", "search_page", "status_page", "turbo_link"]
+__all__ = ["error_page", "home_page", "layout", "search_page", "turbo_link"]
 
 BADGE = f'<span class="badge" title="Turbo page">{ROCKET_SVG}Turbo</span>'
 
@@ -40,14 +40,14 @@ def _search_form(query: str, *, autofocus: bool = False, extra_class: str = "") 
     )
 
 
-def layout(title: str, body: str, *, query: str = "", header_search: bool = True) -> str:
+def layout(title: str, body: str, *, query: str = "", header_search: bool = True, extra_css: str = "") -> str:
     search = _search_form(query) if header_search else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{escape(title)}</title>"
         '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
-        f"<style>{SITE_CSS}</style></head><body>"
+        f"<style>{SITE_CSS}{extra_css}</style></head><body>"
         '<header class="top"><div class="wrap">'
         f'<a class="brand" href="/"><span class="logo">{ROCKET_SVG}</span>turbocubes</a>{search}'
         '<nav><a href="/search">Search</a><a href="/status">Status</a></nav></div></header>'
@@ -138,40 +138,3 @@ def error_page(status: int, title: str, message: str, *, url: str | None = None)
         '<p><a href="/">← Back to the home page</a></p></section>'
     )
     return layout(f"{title} · turbocubes", body, header_search=False)
-
-
-def status_page(*, pages: int, feeds: Sequence[Feed], waiting: dict[str, int]) -> str:
-    """Per-host feeds and parked documents; the crawler's lanes come with the end-to-end issue."""
-    by_host: dict[str, list[Feed]] = {}
-    for f in feeds:
-        by_host.setdefault(f.host, []).append(f)
-    rows = []
-    for host in sorted(set(by_host) | set(waiting)):
-        fs = by_host.get(host, [])
-        failing = sum(1 for f in fs if f.status.consecutive_failures)
-        last = max((f.status.last_fetch_at for f in fs if f.status.last_fetch_at), default=None)
-        results = ", ".join(sorted({f.status.last_result for f in fs if f.status.last_result})) or "—"
-        cls = "bad" if failing else "ok"
-        rows.append(
-            f"<tr><td>{escape(host)}</td><td class=num>{len(fs)}</td>"
-            f'<td class="num {cls}">{failing}</td><td>{escape(results)}</td><td>{_when(last) or "—"}</td>'
-            f"<td class=num>{waiting.get(host, 0)}</td></tr>"
-        )
-    table = (
-        '<div class="scroll"><table><thead><tr><th>Host</th><th class=num>Feeds</th>'
-        "<th class=num>Failing</th><th>Last result</th><th>Last fetch</th>"
-        "<th class=num>Parked</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-        if rows
-        else '<p class="empty">No feeds registered yet.</p>'
-    )
-    body = (
-        "<h2>Pipeline status</h2>"
-        '<section class="stats">'
-        f'<div class="stat"><b>{pages:,}</b><span>Turbo pages</span></div>'
-        f'<div class="stat"><b>{len(feeds):,}</b><span>feeds</span></div>'
-        f'<div class="stat"><b>{sum(waiting.values()):,}</b><span>waiting for media</span></div></section>'
-        f"<h2>Hosts</h2>{table}"
-        '<p class="empty">Crawler lanes and per-host rates appear here once the cubes run together.</p>'
-    )
-    return layout("Status · turbocubes", body)

@@ -2,8 +2,10 @@
 
 Consumes ``feeds.registry`` (what to fetch) and ``crawl.feeds`` (how the
 last fetch went), ticks every ``scheduler.tick_s`` to emit due feeds to
-``crawl.requests``, and, when ``scheduler.websub_callback_base`` is set, serves
-the WebSub callback on ``scheduler.websub_host:websub_port``.
+``crawl.requests`` (holding YML re-fetches back while the pipeline is
+overloaded; an ``overload`` timer re-reads the lag), and, when
+``scheduler.websub_callback_base`` is set, serves the WebSub callback on
+``scheduler.websub_host:websub_port``.
 """
 
 from __future__ import annotations
@@ -15,15 +17,20 @@ from cubes.scheduler.websub import Subscriptions
 from shared.config import Settings
 from shared.runtime.cube import Cube, Service, Timer
 from shared.runtime.deps import Deps
+from shared.runtime.overload import YML_REFETCHES, Overload
 
 __all__ = ["build"]
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
-    feeds = (await deps.stores()).feeds
+    stores = await deps.stores()
+    feeds = stores.feeds
     book = Subscriptions(feeds)
     subscriber = Subscriber(settings, book, resolver=deps.resolver)
-    handler = SchedulerHandler(settings, feeds, deps.publish, deps.clock, subscriber=subscriber, blobs=deps.blobs)
+    # YML re-fetches yield while the pipeline lags (shared/runtime/overload.py); a timer refreshes it
+    overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES,))
+    handler = SchedulerHandler(settings, feeds, deps.publish, deps.clock, subscriber=subscriber, blobs=deps.blobs,
+                               overload=overload)
     services: tuple[Service, ...] = ()
     if subscriber.enabled:
         server = CallbackServer(
@@ -37,7 +44,10 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         inputs=("feeds.registry", "crawl.feeds"),
         outputs=("crawl.requests",),
         handler=handler.handle,
-        timers=(Timer("tick", settings.scheduler.tick_s, handler.tick),),
+        timers=(
+            Timer("tick", settings.scheduler.tick_s, handler.tick),
+            Timer("overload", settings.runtime.status_interval_s, overload.tick),
+        ),
         services=services,
         on_start=book.load_quietly,
         on_stop=handler.close,

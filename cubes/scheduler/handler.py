@@ -10,10 +10,12 @@
   clears ``last_error`` only when the error there is a fetch error of its own.
   A result older than the last one learned is ignored (redelivery, reordering).
 * ``tick`` (a ``Timer``) -> the feeds the store says are due become
-  ``crawl.requests``. Order matters: each emitted feed's ``next_fetch_at`` is
-  pushed one interval ahead *before* publishing, so no instance or later tick
-  emits it twice and a result racing the tick is never overwritten; if the
-  publish fails the old values are put back, so nothing is lost either.
+  ``crawl.requests`` — except, while the pipeline is overloaded, YML
+  re-fetches, whose next fetch is pushed ``overload.DEFER_S`` ahead instead.
+  Order matters: each emitted feed's ``next_fetch_at`` is pushed one
+  interval ahead *before* publishing, so no instance or later tick emits it
+  twice and a result racing the tick is never overwritten; if the publish
+  fails the old values are put back, so nothing is lost either.
   All state is in the store, so a restarted scheduler carries on.
 """
 
@@ -39,6 +41,7 @@ from shared.errors import NotFound, Reject
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedRegistration, FetchStatus
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
+from shared.runtime.overload import DEFER_S, Overload
 from shared.stores.base import Feed, FeedStore
 from shared.urls import canonical_url, host_of
 
@@ -87,8 +90,11 @@ class SchedulerHandler:
         subscriber: Subscriber | None = None,
         blobs: Callable[[], Awaitable[BlobStore]] | None = None,
         rng: random.Random | None = None,
+        overload: Overload | None = None,
     ) -> None:
         self._cfg = settings.scheduler
+        #: under overload, YML re-fetches yield (shared/runtime/overload.py)
+        self._overload = overload
         self._feeds = feeds
         self._publish = publish
         self._clock = clock
@@ -244,6 +250,11 @@ class SchedulerHandler:
         now = self._clock.time()
         now_dt = _dt(now)
         due = await self._feeds.due(now_dt, limit=self._cfg.tick_batch)
+        if self._overload is not None and due:
+            due, held = self._overload.split_feeds(due)
+            for feed in held:
+                # not emitted, not lost: due again after the deferral, fetched once the lag falls
+                await self._feeds.update_status(feed.feed_id, next_fetch_at=_dt(now + DEFER_S))
         if not due:
             return []
         outputs = [self._request(feed, now_dt) for feed in due]

@@ -41,6 +41,7 @@ from shared.stores.rows import (
     ParkedDoc,
     ParkOutcome,
     SearchHit,
+    StatusSnapshot,
     Task,
     TaskItem,
     TaskStatus,
@@ -69,6 +70,8 @@ __all__ = [
     "ParkOutcome",
     "ParkedDoc",
     "SearchHit",
+    "StatusSnapshot",
+    "StatusStore",
     "Stores",
     "Task",
     "TaskItem",
@@ -156,6 +159,43 @@ class HashStore(Protocol):
         ...
 
     async def url_for_guid(self, source_id: str, guid: str) -> str | None: ...
+
+    # Batch forms, for a catalog of 100,000 offers: one round trip (or transaction) per call instead of
+    # one per item. Each is equivalent to calling its one-by-one method for every item in order. Keep a
+    # call to a few thousand items: PostgreSQL takes one advisory lock per URL for the transaction, and
+    # its lock table holds ``max_locks_per_transaction`` x connections entries (6,400 by default).
+
+    async def get_many(self, source_id: str, urls: Iterable[str]) -> dict[str, HashEntry]:
+        """``get`` for many URLs: the entries that exist, by URL (missing URLs are absent)."""
+        ...
+
+    async def check_and_set_many(
+        self, source_id: str, items: Sequence[tuple[str, str]], *, now: datetime | None = None
+    ) -> list[HashCheck]:
+        """``check_and_set`` of every ``(url, content_hash)`` in order, in one transaction; results in order.
+
+        The same version rule: a changed URL gets ``max(highest version over all sources + 1, now)``,
+        so versions stay strictly increasing per URL (a URL twice in ``items`` gets two versions).
+        """
+        ...
+
+    async def owners(self, urls: Iterable[str]) -> dict[str, Owner]:
+        """``owner`` for many URLs: the owned ones, by URL."""
+        ...
+
+    async def claim_many(
+        self, urls: Sequence[str], source_id: str, priority: int, *, now: datetime | None = None
+    ) -> list[ClaimOutcome]:
+        """``claim`` of every URL in order, in one transaction; outcomes in order."""
+        ...
+
+    async def remember_guids(self, source_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        """``remember_guid`` of every ``(guid, url)`` in order (the last mapping of a guid wins)."""
+        ...
+
+    async def urls_for_guids(self, source_id: str, guids: Iterable[str]) -> dict[str, str]:
+        """``url_for_guid`` for many guids: the known ones, guid -> URL."""
+        ...
 
 
 class ImageRegistry(Protocol):
@@ -367,6 +407,36 @@ class TaskStore(Protocol):
     async def find_by_idempotency_key(self, tenant_id: str, key: str) -> Task | None: ...
 
 
+class StatusStore(Protocol):
+    """Status snapshots published by cubes (``shared/status.py``), and page figures for the status page.
+
+    A snapshot is a small JSON object under a name; every process overwrites its own
+    names every few seconds, so a reader sees each process's latest state whatever the
+    deployment (one process or a cluster). ``page_counts`` and ``freshness`` read the
+    page store's table (the same database) for the status page.
+    """
+
+    async def put_status(self, name: str, data: dict[str, Any], *, now: datetime | None = None) -> None:
+        """Store ``data`` (JSON-serializable) under ``name``; an older ``now`` never overwrites a newer one."""
+        ...
+
+    async def get_status(self, prefix: str = "") -> builtins.list[StatusSnapshot]:
+        """The snapshots whose name starts with ``prefix``, ordered by name."""
+        ...
+
+    async def prune_status(self, before: datetime) -> int:
+        """Drop snapshots last written before ``before`` (processes long gone); how many."""
+        ...
+
+    async def page_counts(self) -> dict[str, int]:
+        """Live Turbo pages per host (preview pages left out)."""
+        ...
+
+    async def freshness(self, limit: int = 1000) -> builtins.list[float]:
+        """Seconds from ``seen_at`` to ``written_at`` of the ``limit`` most recently written live pages."""
+        ...
+
+
 class Stores:
     """Every store of one engine, opened together by ``open_stores(url)``."""
 
@@ -381,6 +451,7 @@ class Stores:
         feeds: FeedStore,
         tenants: TenantStore,
         tasks: TaskStore,
+        status: StatusStore,
         close: Callable[[], Awaitable[None]],
     ) -> None:
         self.url = url
@@ -391,6 +462,7 @@ class Stores:
         self.feeds = feeds
         self.tenants = tenants
         self.tasks = tasks
+        self.status = status
         self._close = close
         self._closed = False
 

@@ -138,3 +138,13 @@ _DELAY_LEASE = (
 )
 SQLITE.append((3, "delay release lease", _DELAY_LEASE))
 POSTGRES.append((3, "delay release lease", _DELAY_LEASE))
+
+# Small JSON snapshots that cubes publish every few seconds and the frontend (status page) and the
+# overload gate read, in any deployment: one row per name (``cube:<name>:<instance>``, ...), the
+# newest write wins. Read by name prefix, so the primary key's index serves every query.
+_STATUS_SNAPSHOTS = (
+    """CREATE TABLE IF NOT EXISTS status_snapshots (
+        name TEXT PRIMARY KEY, body TEXT NOT NULL, updated_at BIGINT NOT NULL)""",
+)
+SQLITE.append((4, "status snapshots", _STATUS_SNAPSHOTS))
+POSTGRES.append((4, "status snapshots", _STATUS_SNAPSHOTS))

@@ -131,6 +131,7 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
     from shared.stores.postgres_media import PgDelayStore
     from shared.stores.postgres_pages import PgHashStore, PgPageStore
     from shared.stores.registry import SqlFeedStore, SqlTaskStore, SqlTenantStore
+    from shared.stores.status import SqlStatusStore
 
     dsn, schema = split_schema(url)
     settings = {"search_path": schema} if schema else {}
@@ -155,5 +156,6 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         feeds=SqlFeedStore(db),
         tenants=SqlTenantStore(db),
         tasks=SqlTaskStore(db),
+        status=SqlStatusStore(db),
         close=db.close,
     )

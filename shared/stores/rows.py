@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "ClaimOutcome",
@@ -29,6 +29,7 @@ __all__ = [
     "ParkOutcome",
     "ParkedDoc",
     "SearchHit",
+    "StatusSnapshot",
     "Task",
     "TaskItem",
     "TaskStatus",
@@ -267,3 +268,15 @@ class Task:
     errors: tuple[str, ...] = ()
     preview_urls: tuple[str, ...] = ()
     idempotency_key: str | None = None  # unique per tenant
+
+
+# --------------------------------------------------------------------------- status snapshots
+
+
+@dataclass(frozen=True, slots=True)
+class StatusSnapshot:
+    """A small JSON document a cube publishes every few seconds (``shared/status.py``); the latest wins."""
+
+    name: str  # "<kind>:<cube>:<instance>", e.g. "cube:parser:host-1:4242"
+    data: dict[str, Any]
+    updated_at: datetime

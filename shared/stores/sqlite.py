@@ -184,6 +184,7 @@ async def open_sqlite(url: str) -> Stores:
     from shared.stores.images import SqlImageRegistry
     from shared.stores.sqlite_media import SqliteDelayStore
     from shared.stores.sqlite_pages import SqliteHashStore, SqlitePageStore
+    from shared.stores.status import SqlStatusStore
 
     path = sqlite_path(url)
     if path != ":memory:":
@@ -206,5 +207,6 @@ async def open_sqlite(url: str) -> Stores:
         feeds=SqlFeedStore(db),
         tenants=SqlTenantStore(db),
         tasks=SqlTaskStore(db),
+        status=SqlStatusStore(db),
         close=db.close,
     )

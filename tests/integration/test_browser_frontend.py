@@ -403,7 +403,9 @@ async def test_turbo_and_search_pages_in_a_real_browser(frontend: str, browser: 
     await _shot(browser, session, "turbo-product-phone")
 
     session = await _open(browser, f"{frontend}/status", width=1280, height=900, mobile=False)
-    assert await _eval(browser, session, "document.querySelectorAll('tbody tr').length") == 2
+    # hosts: news and shop (feeds), blog (pages only); feeds: three
+    assert await _eval(browser, session, "document.querySelectorAll('#hosts tbody tr').length") == 3
+    assert await _eval(browser, session, "document.querySelectorAll('#feeds tbody tr').length") == 3
     await _shot(browser, session, "status")
 
     session = await _open(browser, f"{frontend}/", width=1280, height=900, mobile=False)

@@ -1,0 +1,82 @@
+"""The crawler's lanes reach the status page through the store (cubes/crawler/report.py -> cubes/frontend/status.py).
+
+The lanes live in the crawler process, the page in the frontend's: the crawler's
+``status`` timer writes a snapshot, the frontend reads it. Both run here on one
+ManualClock over one SQLite store, as two processes would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cubes.crawler.lanes import Lanes
+from cubes.crawler.policy import Signal, SignalKind
+from cubes.crawler.report import LaneReport
+from cubes.frontend.status import gather_status, render_status
+from shared.clock import ManualClock
+from shared.config import CrawlerConfig, Settings
+from shared.runtime.overload import PAGE_CRAWLS, Overload
+from shared.status import LANES_PREFIX, OVERLOAD_PREFIX
+from shared.stores import open_stores
+
+T0 = 1_800_000_000.0
+
+
+async def test_lane_pauses_and_rates_reach_the_status_page(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    settings = Settings()
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    try:
+        lanes = Lanes(CrawlerConfig(rate=2.0, burst=1, concurrency=2), clock, seed=1)
+        slow = lanes.get("slow.example")
+        assert await slow.acquire(max_wait=0)
+        slow.release(Signal(SignalKind.unavailable, latency_s=0.1, retry_after_s=120.0))  # 503, Retry-After: 120
+        rude = lanes.get("rude.example")
+        assert await rude.acquire(max_wait=0)
+        rude.release(Signal(SignalKind.throttled, latency_s=0.1))  # 429 without Retry-After: our own back-off
+        fine = lanes.get("fine.example")
+        assert await fine.acquire(max_wait=0)  # one request in flight
+
+        overload = Overload(settings, stores.status, clock, cube="crawler", holds=(PAGE_CRAWLS,), instance="c1")
+        report = LaneReport(lanes, stores.status, clock, overload=overload, instance="c1")
+        assert await report.tick() == []
+
+        (snap,) = await stores.status.get_status(LANES_PREFIX)
+        assert snap.name == "lanes:c1"
+        assert snap.data["total"] == 3
+        assert snap.data["paused"] == 2
+        rows = {r["host"]: r for r in snap.data["lanes"]}
+        assert [r["host"] for r in snap.data["lanes"]][2] == "fine.example"  # paused lanes first
+        assert rows["slow.example"]["paused_until"] == T0 + 120.0  # wall clock: readable by another process
+        assert rows["slow.example"]["pause_reason"] == "Retry-After 120 s (unavailable)"
+        assert rows["slow.example"]["rate"] == 1.0  # halved after the 503
+        assert rows["rude.example"]["pause_reason"] == "back-off after 429 (incident 1)"
+        assert rows["rude.example"]["backoff_incidents"] == 1
+        assert rows["fine.example"]["in_flight"] == 1
+        assert rows["fine.example"]["paused_until"] is None
+        # the same timer refreshed the overload watcher (nothing reported: all work flows)
+        (state,) = await stores.status.get_status(OVERLOAD_PREFIX)
+        assert state.data["overloaded"] is False
+        assert state.data["holds"] == [PAGE_CRAWLS]
+
+        body = render_status(await gather_status(stores, settings, clock.time()))
+        assert "<small>Retry-After 120 s (unavailable)</small>" in body
+        assert "<small>back-off after 429 (incident 1)</small>" in body
+        assert "429 back-offs in a row: 1" in body
+        assert "1/s<small>of 2/s</small>" in body
+        assert '<span class="ok">fetching</span> 1/2' in body
+
+        # the pause ends: the next snapshot says so
+        clock.advance(121.0)
+        await report.tick()
+        (snap,) = await stores.status.get_status(LANES_PREFIX)
+        rows = {r["host"]: r for r in snap.data["lanes"]}
+        assert rows["slow.example"]["paused_until"] is None
+        assert rows["slow.example"]["pause_reason"] == ""
+        # a crawler that stopped writing: its lanes leave the page after three intervals
+        clock.advance(3 * settings.runtime.status_interval_s + 1)
+        view = await gather_status(stores, settings, clock.time())
+        assert view.hosts == []
+        assert view.lanes_total == 0
+    finally:
+        await stores.close()
