@@ -1,0 +1,37 @@
+"""The autoparser cube: crawl.pages -> CatBoost block classifier -> documents.parsed (DESIGN.md s.3).
+
+It also reads ``media.cached`` to learn which hosts forbid their images in robots.txt
+and marks those hosts *autoparser unavailable* (see ``hosts.py``). The model is loaded
+at build time, so a missing or corrupt model file fails the start with a
+``ConfigError`` naming ``autoparser.model_path``.
+"""
+
+from __future__ import annotations
+
+from cubes.autoparser.extract import Extractor
+from cubes.autoparser.handler import AutoparserHandler
+from cubes.autoparser.hosts import HostMarker
+from shared.config import Settings
+from shared.runtime.cube import Cube
+from shared.runtime.deps import Deps
+
+__all__ = ["build"]
+
+
+async def build(settings: Settings, deps: Deps) -> Cube:
+    extractor = Extractor(settings.autoparser.model_path)  # fails fast on a bad model file
+    stores = await deps.stores()
+    handler = AutoparserHandler(
+        settings.autoparser,
+        extractor,
+        deps.blobs,
+        hashes=stores.hashes,
+        hosts=HostMarker(stores.feeds, deps.clock),
+        clock=deps.clock,
+    )
+    return Cube(
+        name="autoparser",
+        inputs=("crawl.pages", "media.cached"),
+        outputs=("documents.parsed",),
+        handler=handler.handle,
+    )

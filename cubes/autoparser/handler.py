@@ -1,0 +1,204 @@
+"""The autoparser cube's handler: crawled HTML page -> article ``Document`` (DESIGN.md sections 2-3).
+
+For each ``crawl.pages`` result:
+
+1. Only fetched HTML pages go on; everything else is skipped with a counted reason
+   (``turbocubes_autoparser_skipped_total{reason}``): fetch failures, non-HTML bodies,
+   hosts marked *autoparser unavailable*.
+2. The body comes inline or from the blob store (``body_ref``); a missing blob is a
+   ``Reject`` (the message can never succeed), an unreachable store is transient.
+3. ``Extractor.extract`` reads the page. Not an article (a listing, empty text) ->
+   skipped. Completeness below ``autoparser.min_completeness`` -> refused: a Turbo page
+   that drops real content gets the site banned, so losing the page is the lesser harm.
+4. The document's URL is the page's ``<link rel=canonical>`` when it is on the same
+   host (a page must not be able to publish itself under another site's URL), else
+   the fetched URL, canonicalized. The URL is claimed in the hash store with the
+   autoparser's (lowest) source priority, so a feed's version of the same article
+   always wins; unchanged content (xxh3-128 of title + text) is not republished.
+
+For ``media.cached`` failures with reason ``robots_denied`` the image's host is
+marked *autoparser unavailable* in the feed registry (``HostMarker``), as Turbo does:
+its pages would render without their images.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+
+import xxhash
+from prometheus_client import Counter
+
+from cubes.autoparser.extract import Extraction, Extractor
+from cubes.autoparser.hosts import HostMarker
+from shared.blobs.base import BlobStore
+from shared.clock import Clock, SystemClock
+from shared.config import AutoparserConfig
+from shared.errors import NotFound, Reject
+from shared.messages import (
+    SOURCE_PRIORITY,
+    CrawlKind,
+    CrawlResult,
+    Document,
+    FetchStatus,
+    Media,
+    MediaCached,
+    MediaStatus,
+    SourceKind,
+    SourceRef,
+)
+from shared.runtime.cube import Context, Output
+from shared.stores.base import ClaimOutcome, HashStore
+from shared.urls import host_of, try_canonical_url
+
+__all__ = ["SKIPPED", "AutoparserHandler", "content_hash"]
+
+log = logging.getLogger(__name__)
+
+SKIPPED = Counter("turbocubes_autoparser_skipped_total", "Crawled pages not turned into documents", ["reason"])
+PUBLISHED_DOCS = Counter("turbocubes_autoparser_documents_total", "Autoparsed documents published")
+#: pages above this many bytes are read in a worker thread so the event loop keeps serving
+#: /healthz; a typical page (~100 KB) takes ~8 ms, not worth a thread hop
+_OFFLOAD_BYTES = 512 * 1024
+_TITLE_MAX = 2000
+
+
+def content_hash(title: str, text: str) -> str:
+    """xxh3-128 of title and text: what decides whether a page changed."""
+    return xxhash.xxh3_128_hexdigest(title.encode("utf-8") + b"\x00" + text.encode("utf-8"))
+
+
+def _charset(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    for part in content_type.split(";")[1:]:
+        k, _, v = part.strip().partition("=")
+        if k.lower() == "charset" and v:
+            return v.strip().strip("\"'") or None
+    return None
+
+
+def _is_html(result: CrawlResult) -> bool:
+    ct = (result.content_type or result.headers.get("content-type") or "").split(";")[0].strip().lower()
+    return ct in ("", "text/html", "application/xhtml+xml")
+
+
+class AutoparserHandler:
+    def __init__(
+        self,
+        config: AutoparserConfig,
+        extractor: Extractor,
+        blobs: Callable[[], Awaitable[BlobStore]],
+        hashes: HashStore | None = None,
+        hosts: HostMarker | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = config
+        self.extractor = extractor
+        self._blobs = blobs
+        self.hashes = hashes
+        self.hosts = hosts
+        self.clock = clock or SystemClock()
+
+    async def handle(self, msg: CrawlResult | MediaCached, ctx: Context) -> Sequence[Output]:
+        if isinstance(msg, MediaCached):
+            await self._on_media(msg)
+            return []
+        return await self._on_page(msg)
+
+    async def _on_media(self, msg: MediaCached) -> None:
+        if msg.status == MediaStatus.failed and msg.reason == FetchStatus.robots_denied.value and self.hosts:
+            try:
+                host = host_of(msg.url)
+            except ValueError:
+                return
+            await self.hosts.mark_unavailable(host, "robots.txt forbids fetching the host's images")
+
+    def _skip(self, reason: str, msg: CrawlResult) -> Sequence[Output]:
+        SKIPPED.labels(reason=reason).inc()
+        log.debug("autoparser skipped %s: %s", msg.url, reason)
+        return []
+
+    async def _on_page(self, msg: CrawlResult) -> Sequence[Output]:
+        if msg.kind != CrawlKind.page:
+            return self._skip("not_a_page", msg)
+        if msg.status != FetchStatus.ok:
+            return self._skip(f"fetch_{msg.status.value}", msg)
+        if not _is_html(msg):
+            return self._skip("not_html", msg)
+        if self.hosts is not None and await self.hosts.unavailable_reason(msg.host):
+            return self._skip("host_unavailable", msg)
+        body = await self._body(msg)
+        page_url = msg.final_url or msg.url
+        encoding = _charset(msg.content_type or msg.headers.get("content-type"))
+        if len(body) > _OFFLOAD_BYTES:
+            ex = await asyncio.to_thread(self.extractor.extract, body, page_url, encoding)
+        else:
+            ex = self.extractor.extract(body, page_url, encoding)
+        if not ex.text.strip():
+            return self._skip("empty", msg)
+        if not ex.is_article:
+            return self._skip("not_article", msg)
+        if ex.completeness < self.config.min_completeness:
+            log.warning("autoparser refused %s: completeness %.2f < %.2f", page_url, ex.completeness,
+                        self.config.min_completeness)
+            return self._skip("incomplete", msg)
+        title = ex.title.strip()[:_TITLE_MAX]
+        if not title:
+            return self._skip("no_title", msg)
+        url = _document_url(ex, page_url)
+        if url is None:
+            return self._skip("bad_url", msg)
+        return await self._publish(msg, ex, url, title)
+
+    async def _body(self, msg: CrawlResult) -> bytes:
+        if msg.body is not None:
+            return msg.body
+        if not msg.body_ref:
+            raise Reject(f"crawl.pages result for {msg.url} has neither body nor body_ref")
+        blobs = await self._blobs()
+        try:
+            return await blobs.get(msg.body_ref)
+        except NotFound:
+            raise Reject(f"body blob {msg.body_ref!r} of {msg.url} is gone") from None
+
+    async def _publish(self, msg: CrawlResult, ex: Extraction, url: str, title: str) -> Sequence[Output]:
+        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        digest = content_hash(title, ex.text)
+        version = int(self.clock.time() * 1_000_000)
+        if self.hashes is not None:
+            source_id = f"autoparser:{msg.host}"
+            claim = await self.hashes.claim(url, source_id, SOURCE_PRIORITY[SourceKind.autoparser], now=now)
+            if claim == ClaimOutcome.outranked:
+                return self._skip("outranked", msg)  # a feed or an upload owns this URL
+            check = await self.hashes.check_and_set(source_id, url, digest, now=now)
+            if not check.changed:
+                return self._skip("unchanged", msg)
+            version = check.version
+        doc = Document(
+            url=url,
+            host=msg.host,
+            source=SourceRef(kind=SourceKind.autoparser, id=msg.host),
+            title=title,
+            published_at=ex.published_at,
+            content_html=ex.body_html,
+            media=[Media(url=src, role="content") for src in ex.images if len(src) <= 4096],
+            content_hash=digest,
+            version=version,
+            seen_at=msg.fetched_at,
+            parsed_at=now,
+        )
+        PUBLISHED_DOCS.inc()
+        return [Output(topic="documents.parsed", message=doc, key=url)]
+
+
+def _document_url(ex: Extraction, page_url: str) -> str | None:
+    page = try_canonical_url(page_url)
+    if page is None:
+        return None
+    declared = try_canonical_url(ex.canonical_url) if ex.canonical_url else None
+    if declared is not None and host_of(declared) == host_of(page):
+        return declared
+    return page
