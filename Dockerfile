@@ -17,11 +17,8 @@ RUN pip install $(python -c "import tomllib; print(' '.join(tomllib.load(open('p
 COPY shared ./shared
 COPY cubes ./cubes
 COPY schemas ./schemas
-# shared/contracts.py reads the topic catalog from <site-packages>/../schemas relative to the
-# installed `shared` package, i.e. <site-packages>/schemas: schemas/ is not package data yet,
-# so it is copied there next to the installed code.
+# schemas/ (the topic catalog and its JSON Schemas) is package data: the check proves it got in
 RUN pip install --no-deps . \
- && cp -r schemas "$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/schemas" \
  && cd / && python -c "from shared.contracts import catalog; assert catalog()" \
  && rm -rf /src
 

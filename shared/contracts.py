@@ -26,6 +26,7 @@ import orjson
 import yaml
 from pydantic import BaseModel, ValidationError
 
+import schemas as _schemas_package  # the catalog ships as package data
 from shared import messages
 from shared.errors import ContractError, PublishContractError
 
@@ -48,7 +49,8 @@ __all__ = [
     "write_contract_files",
 ]
 
-SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+#: schemas/ of the checkout (editable install) or of the installed package: the same files
+SCHEMAS_DIR = Path(_schemas_package.__file__).resolve().parent
 DLQ_SUFFIX = ".dlq"
 RETRY_PREFIX = "retry."
 _DURATION_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}

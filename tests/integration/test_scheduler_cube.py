@@ -49,7 +49,8 @@ class Probe:
     def wrap_cube(self, cube: Cube) -> Cube:
         handle = cube.handler
         assert handle is not None
-        [timer] = cube.timers
+        [timer] = [t for t in cube.timers if t.name == "tick"]
+        others = tuple(t for t in cube.timers if t.name != "tick")
 
         async def handled(msg: Any, ctx: Any) -> Any:
             out = await handle(msg, ctx)
@@ -61,7 +62,8 @@ class Probe:
             self.ticks.put_nowait(None)
             return out
 
-        return dataclasses.replace(cube, handler=handled, timers=(Timer(timer.name, timer.interval_s, ticked),))
+        return dataclasses.replace(cube, handler=handled,
+                                   timers=(Timer(timer.name, timer.interval_s, ticked), *others))
 
 
 async def _start(settings: Settings, clock: ManualClock) -> tuple[Deps, Runner, asyncio.Task[Any], Probe]:
