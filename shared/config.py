@@ -169,6 +169,10 @@ class SchedulerConfig:
     host_gap_s: float = 10.0
     #: due feeds taken from the store per tick (the rest wait for the next tick, most overdue first)
     tick_batch: int = 500
+    #: hosts of autoparser feeds: how often their sitemap.xml and home page are read for new articles
+    discovery_interval_s: float = 3600.0
+    #: new article pages ordered per host per discovery round (the rest come in later rounds)
+    discovery_batch: int = 200
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 For each ``crawl.pages`` result:
 
 1. Only fetched HTML pages go on; everything else is skipped with a counted reason
-   (``turbocubes_autoparser_skipped_total{reason}``): fetch failures, non-HTML bodies,
-   hosts marked *autoparser unavailable*.
+   (``turbocubes_autoparser_skipped_total{reason}``): the scheduler's discovery fetches
+   (sitemaps and home pages asked for by ``discover:<host>`` alone, reason ``discovery``),
+   fetch failures, non-HTML bodies, hosts marked *autoparser unavailable*.
 2. The body comes inline or from the blob store (``body_ref``); a missing blob is a
    ``Reject`` (the message can never succeed), an unreachable store is transient.
 3. ``Extractor.extract`` reads the page. Not an article (a listing, empty text) ->
@@ -63,6 +64,8 @@ PUBLISHED_DOCS = Counter("turbocubes_autoparser_documents_total", "Autoparsed do
 #: /healthz; a typical page (~100 KB) takes ~8 ms, not worth a thread hop
 _OFFLOAD_BYTES = 512 * 1024
 _TITLE_MAX = 2000
+#: the scheduler's requester for the pages it reads to find articles (cubes/scheduler/discovery.py)
+_DISCOVERY = "discover:"
 
 
 def content_hash(title: str, text: str) -> str:
@@ -124,6 +127,8 @@ class AutoparserHandler:
     async def _on_page(self, msg: CrawlResult) -> Sequence[Output]:
         if msg.kind != CrawlKind.page:
             return self._skip("not_a_page", msg)
+        if msg.requesters and all(r.startswith(_DISCOVERY) for r in msg.requesters):
+            return self._skip("discovery", msg)  # a sitemap or home page the scheduler reads for links
         if msg.status != FetchStatus.ok:
             return self._skip(f"fetch_{msg.status.value}", msg)
         if not _is_html(msg):

@@ -19,8 +19,8 @@ import logging
 
 from protego import Protego
 
-from cubes.autoparser.discover import hosts_related
 from shared.clock import Clock, SystemClock
+from shared.sitemaps import hosts_related
 from shared.stores.base import FeedStore
 
 __all__ = ["REFRESH_S", "HostMarker", "denied_images", "hosts_related"]

@@ -11,6 +11,7 @@ overload watcher, under which page requests are deferred (``report.py``).
 from __future__ import annotations
 
 from cubes.crawler.handler import CrawlHandler
+from cubes.crawler.metrics import CrawlMetrics
 from cubes.crawler.report import LaneReport
 from shared.config import Settings
 from shared.http import Fetcher
@@ -31,9 +32,11 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     budget = BUDGET_SHARE * settings.runtime.handler_timeout_s
     statuses = (await deps.stores()).status
     overload = Overload(settings, statuses, deps.clock, cube="crawler", holds=(PAGE_CRAWLS,))
-    handler = CrawlHandler(settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget, overload=overload)
-    # publishes the lanes for the status page and refreshes the overload watcher
-    report = LaneReport(handler.lanes, statuses, deps.clock, overload=overload)
+    metrics = CrawlMetrics(deps.clock)
+    handler = CrawlHandler(settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget, overload=overload,
+                           metrics=metrics)
+    # publishes the lanes for the status page, refreshes the overload watcher and the per-host lane gauges
+    report = LaneReport(handler.lanes, statuses, deps.clock, overload=overload, metrics=metrics)
     return Cube(
         name="crawler",
         inputs=("crawl.requests",),

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 
 from cubes.crawler.coalesce import Coalescer
 from cubes.crawler.lanes import Lanes
+from cubes.crawler.metrics import CrawlMetrics
 from cubes.crawler.robots import RobotsCache
 from cubes.crawler.signals import signal_for
 from shared.blobs.base import BlobStore
@@ -66,8 +67,11 @@ class CrawlHandler:
         lanes: Lanes | None = None,
         budget_s: float | None = None,
         overload: Overload | None = None,
+        metrics: CrawlMetrics | None = None,
     ) -> None:
         self.settings = settings
+        #: per-host fetch counts (turbocubes_crawl_fetches_total); bounded labels, see metrics.py
+        self.metrics = metrics or CrawlMetrics(clock)
         #: under overload, low-value requests (autoparser pages) are deferred (shared/runtime/overload.py)
         self.overload = overload
         #: time one request may take, waits and robots.txt included (None: unbounded, the CLI);
@@ -102,6 +106,11 @@ class CrawlHandler:
         return share.result
 
     async def _crawl(self, req: CrawlRequest) -> CrawlResult:
+        result = await self._crawl_once(req)
+        self.metrics.fetched(req.host, result.status)  # once per crawl: coalesced askers share this one
+        return result
+
+    async def _crawl_once(self, req: CrawlRequest) -> CrawlResult:
         started = self.clock.monotonic()
         try:
             url = self.fetcher.guard.check_url(req.url)

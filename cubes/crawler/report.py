@@ -5,7 +5,7 @@ frontend's: every ``runtime.status_interval_s`` this report writes the lanes
 worth showing to ``lanes:<instance>`` in the status store
 (``shared/status.py``), which every process can read in any deployment. The
 same timer refreshes the crawler's overload watcher
-(``shared/runtime/overload.py``).
+(``shared/runtime/overload.py``) and the per-host lane gauges (``metrics.py``).
 
 Lane times are monotonic; the snapshot turns them into wall-clock times
 (epoch seconds) so that another process can show them.
@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from cubes.crawler.lanes import Lane, Lanes
+from cubes.crawler.metrics import CrawlMetrics, lane_interest
 from shared.clock import Clock
 from shared.runtime.cube import Output
 from shared.runtime.overload import Overload
@@ -50,22 +51,13 @@ def lane_row(lane: Lane, clock: Clock) -> dict[str, Any]:
     }
 
 
-def _interest(lane: Lane, now: float) -> tuple[int, int, int, float]:
-    # smaller sorts first: paused, then busy, then slowed below the ceiling, then recently used
-    return (
-        0 if lane.policy.paused_until > now else 1,
-        0 if lane.in_flight else 1,
-        0 if lane.rate < lane.limits.ceiling else 1,
-        -(lane.last_start if lane.last_start is not None else float("-inf")),
-    )
-
-
 class LaneReport:
-    """A ``Timer`` of the crawler cube: publish the lanes, refresh the overload watcher."""
+    """A ``Timer`` of the crawler cube: publish the lanes, refresh the overload watcher and the lane gauges."""
 
     def __init__(self, lanes: Lanes, store: StatusStore, clock: Clock, *, overload: Overload | None = None,
-                 instance: str | None = None, limit: int = MAX_LANES) -> None:
+                 instance: str | None = None, limit: int = MAX_LANES, metrics: CrawlMetrics | None = None) -> None:
         self.lanes = lanes
+        self.metrics = metrics
         self.store = store
         self.clock = clock
         self.overload = overload
@@ -74,7 +66,7 @@ class LaneReport:
 
     def snapshot(self) -> dict[str, Any]:
         now = self.clock.monotonic()
-        chosen = sorted(self.lanes, key=lambda ln: _interest(ln, now))[: self.limit]
+        chosen = sorted(self.lanes, key=lambda ln: lane_interest(ln, now))[: self.limit]
         return {
             "instance": self.instance,
             "total": len(self.lanes),
@@ -85,5 +77,7 @@ class LaneReport:
     async def tick(self) -> list[Output]:
         if self.overload is not None:
             await self.overload.refresh()
+        if self.metrics is not None:
+            self.metrics.refresh(self.lanes)
         await self.store.put_status(f"{LANES_PREFIX}{self.instance}", self.snapshot(), now=stamp(self.clock))
         return []

@@ -4,7 +4,7 @@
 * ``pictures.py`` — images drawn with Pillow; ``feeds.py``, ``pages.py`` — RSS, Turbo RSS, YML,
   sitemap and HTML; ``content.py`` — everything the site serves, and its four sources;
 * ``server.py`` — the aiohttp server on 127.0.0.1;
-* ``registration.py`` — feeds registered as ``turbocubes feeds add`` does, blog pages ordered;
+* ``registration.py`` — feeds registered as ``turbocubes feeds add`` does (the host autoparsed);
 * ``tracker.py`` + ``progress.py`` — progress read from the stores and shown in the terminal;
 * ``site.py`` — ``DemoSite``, what the launcher calls.
 """

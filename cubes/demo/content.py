@@ -102,12 +102,15 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
 
     res: dict[str, Resource] = dict(pictures)
     res["/robots.txt"] = Resource(
-        f"User-agent: *\nAllow: /\n\nSitemap: {base}/blog/sitemap.xml\n".encode(), "text/plain; charset=utf-8"
+        f"User-agent: *\nAllow: /\n\nSitemap: {base}/sitemap.xml\nSitemap: {base}/blog/sitemap.xml\n".encode(),
+        "text/plain; charset=utf-8",
     )
     res["/"] = Resource(pages.home_page(base), _HTML)
     res["/news/rss.xml"] = Resource(feeds.rss_feed(base, pic), _RSS)
     res["/news/turbo.xml"] = Resource(feeds.turbo_feed(base, pic), _RSS)
     res["/shop/catalog.yml"] = Resource(feeds.yml_catalog(base, pic), _XML)
+    # the scheduler reads <origin>/sitemap.xml of an autoparser host: an index leading to the blog's
+    res["/sitemap.xml"] = Resource(feeds.sitemap_index(base), _XML)
     res["/blog/sitemap.xml"] = Resource(feeds.sitemap(base), _XML)
     res["/blog/"] = Resource(pages.blog_index(), _HTML)
 

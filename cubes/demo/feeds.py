@@ -1,4 +1,4 @@
-"""The demo site's feeds: RSS 2.0, Yandex Turbo RSS, YML and a sitemap (DESIGN.md section 8, ``up --demo``).
+"""The demo site's feeds: RSS 2.0, Yandex Turbo RSS, YML and sitemaps (DESIGN.md section 8, ``up --demo``).
 
 Built with lxml, so every document is well-formed and every text is escaped;
 dates are fixed (never "now"), so the same base URL always gives the same bytes
@@ -27,6 +27,7 @@ __all__ = [
     "news_date",
     "rss_feed",
     "sitemap",
+    "sitemap_index",
     "story_html",
     "turbo_feed",
     "yml_catalog",
@@ -159,6 +160,14 @@ def yml_catalog(base: str, picture_url: PictureUrl) -> bytes:
         for name, value, unit in p.params:
             attrs = {"name": name, **({"unit": unit} if unit else {})}
             _text(offer, "param", value, **attrs)
+    return _serialize(root)
+
+
+def sitemap_index(base: str) -> bytes:
+    """The site's ``/sitemap.xml``: an index of one sitemap, the blog's (where the scheduler looks first)."""
+    root = etree.Element("sitemapindex", nsmap={None: SITEMAP_NS})
+    entry = etree.SubElement(root, f"{{{SITEMAP_NS}}}sitemap")
+    _text(entry, f"{{{SITEMAP_NS}}}loc", f"{base}/blog/sitemap.xml")
     return _serialize(root)
 
 

@@ -24,7 +24,7 @@ from urllib.parse import quote, urlsplit
 
 from cubes.demo.content import Site, draw_pictures
 from cubes.demo.progress import SETTLE_S, TIMEOUT_S, Display, FirstPass, SourceProgress
-from cubes.demo.registration import DEMO_FEED_PATHS, order_blog_pages, register_feeds, remove_stale_feeds
+from cubes.demo.registration import DEMO_FEED_PATHS, register_feeds, remove_stale_feeds
 from cubes.demo.server import DemoServer
 from cubes.demo.tracker import Tracker
 from shared.config import Settings
@@ -105,9 +105,8 @@ class DemoSite:
         for feed_id in await remove_stale_feeds(site, stores.feeds, deps.publish):
             self._print(f"demo: removed feed {feed_id} of an earlier run on another port")
         feed_ids = await register_feeds(deps.settings, site, stores.feeds, deps.publish)
-        await order_blog_pages(site, deps.publish)
-        self._print(f"demo: registered {len(feed_ids)} feeds and ordered the blog's pages; "
-                    "fetching, parsing, caching images, writing Turbo pages...")
+        self._print(f"demo: registered {len(feed_ids)} feeds (the host with the autoparser, for the blog); "
+                    "fetching, parsing, discovering, caching images, writing Turbo pages...")
         tracker = Tracker(site, stores, feed_ids)
         display = Display(self.out)
         started = time.monotonic()

@@ -1,9 +1,11 @@
 """The scheduler cube's wiring (DESIGN.md section 3; STYLE.md rule 1).
 
-Consumes ``feeds.registry`` (what to fetch) and ``crawl.feeds`` (how the
-last fetch went), ticks every ``scheduler.tick_s`` to emit due feeds to
-``crawl.requests`` (holding YML re-fetches back while the pipeline is
-overloaded; an ``overload`` timer re-reads the lag), and, when
+Consumes ``feeds.registry`` (what to fetch), ``crawl.feeds`` (how the
+last fetch went) and ``crawl.pages`` (sitemaps and home pages of autoparser
+hosts, ``discovery.py``), ticks every ``scheduler.tick_s`` to emit due feeds
+and discovery rounds to ``crawl.requests`` (holding YML re-fetches and page
+crawls back while the pipeline is overloaded; an ``overload`` timer re-reads
+the lag), and, when
 ``scheduler.websub_callback_base`` is set, serves the WebSub callback on
 ``scheduler.websub_host:websub_port``.
 """
@@ -11,13 +13,14 @@ overloaded; an ``overload`` timer re-reads the lag), and, when
 from __future__ import annotations
 
 from cubes.scheduler.callback import CallbackServer, create_app
+from cubes.scheduler.discovery import Discovery
 from cubes.scheduler.handler import SchedulerHandler
 from cubes.scheduler.subscriber import Subscriber
 from cubes.scheduler.websub import Subscriptions
 from shared.config import Settings
 from shared.runtime.cube import Cube, Service, Timer
 from shared.runtime.deps import Deps
-from shared.runtime.overload import YML_REFETCHES, Overload
+from shared.runtime.overload import PAGE_CRAWLS, YML_REFETCHES, Overload
 
 __all__ = ["build"]
 
@@ -27,10 +30,13 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     feeds = stores.feeds
     book = Subscriptions(feeds)
     subscriber = Subscriber(settings, book, resolver=deps.resolver)
-    # YML re-fetches yield while the pipeline lags (shared/runtime/overload.py); a timer refreshes it
-    overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES,))
+    # YML re-fetches and discovery rounds yield while the pipeline lags (shared/runtime/overload.py);
+    # a timer refreshes it
+    overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES, PAGE_CRAWLS))
+    discovery = Discovery(settings.scheduler, feeds, deps.publish, deps.clock, hashes=stores.hashes,
+                          blobs=deps.blobs, overload=overload)
     handler = SchedulerHandler(settings, feeds, deps.publish, deps.clock, subscriber=subscriber, blobs=deps.blobs,
-                               overload=overload)
+                               overload=overload, discovery=discovery)
     services: tuple[Service, ...] = ()
     if subscriber.enabled:
         server = CallbackServer(
@@ -41,7 +47,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         services = (Service("websub-callback", server.start, server.stop),)
     return Cube(
         name="scheduler",
-        inputs=("feeds.registry", "crawl.feeds"),
+        inputs=("feeds.registry", "crawl.feeds", "crawl.pages"),
         outputs=("crawl.requests",),
         handler=handler.handle,
         timers=(

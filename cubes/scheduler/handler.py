@@ -17,6 +17,8 @@
   twice and a result racing the tick is never overwritten; if the publish
   fails the old values are put back, so nothing is lost either.
   All state is in the store, so a restarted scheduler carries on.
+* ``crawl.pages`` and the same tick -> article discovery for the hosts of
+  feeds registered with ``autoparser=True`` (``discovery.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 import xxhash
 
+from cubes.scheduler.discovery import Discovery
 from cubes.scheduler.policy import Outcome, backoff, classify, next_delay, next_interval
 from cubes.scheduler.spread import HostIndex, effective_gap, spread
 from cubes.scheduler.subscriber import Subscriber
@@ -91,10 +94,13 @@ class SchedulerHandler:
         blobs: Callable[[], Awaitable[BlobStore]] | None = None,
         rng: random.Random | None = None,
         overload: Overload | None = None,
+        discovery: Discovery | None = None,
     ) -> None:
         self._cfg = settings.scheduler
         #: under overload, YML re-fetches yield (shared/runtime/overload.py)
         self._overload = overload
+        #: article discovery for autoparser hosts (None: off)
+        self._discovery = discovery
         self._feeds = feeds
         self._publish = publish
         self._clock = clock
@@ -109,6 +115,8 @@ class SchedulerHandler:
     async def handle(self, msg: Any, ctx: Context) -> list[Output]:
         if isinstance(msg, FeedRegistration):
             await self._register(msg)
+        elif isinstance(msg, CrawlResult) and msg.kind is CrawlKind.page:
+            return await self._discovery.on_page(msg) if self._discovery is not None else []
         elif isinstance(msg, CrawlResult):
             await self._learn(msg)
         else:
@@ -122,6 +130,8 @@ class SchedulerHandler:
             before = await self._feeds.get(reg.feed_id)
             await self._feeds.delete_feed(reg.feed_id)
             self.index.discard(reg.feed_id)
+            if self._discovery is not None:
+                self._discovery.remove(reg.feed_id)
             if before is not None and self._subscriber is not None:
                 error = await self._subscriber.unsubscribe(reg.feed_id, before.url)
                 if error:
@@ -132,17 +142,18 @@ class SchedulerHandler:
         except ValueError as exc:
             raise Reject(f"feed {reg.feed_id}: bad url {reg.url!r}: {exc}") from None
         before = await self._feeds.get(reg.feed_id)
-        await self._feeds.upsert_feed(
-            Feed(
-                feed_id=reg.feed_id,
-                url=url,
-                host=host_of(url),
-                format=reg.format.value,
-                tenant_id=reg.tenant_id,
-                services=tuple(reg.services),
-                autoparser=reg.autoparser,
-            )
+        feed = Feed(
+            feed_id=reg.feed_id,
+            url=url,
+            host=host_of(url),
+            format=reg.format.value,
+            tenant_id=reg.tenant_id,
+            services=tuple(reg.services),
+            autoparser=reg.autoparser,
         )
+        await self._feeds.upsert_feed(feed)
+        if self._discovery is not None:
+            await self._discovery.update(feed)
         if before is not None and (before.deleted or before.url != url):
             # another URL is another feed: old validators would lie, and it is due at once like a new one
             await self._feeds.update_status(
@@ -246,7 +257,13 @@ class SchedulerHandler:
     # ------------------------------------------------------------------ tick
 
     async def tick(self) -> list[Output]:
-        """Emit every due feed once (published here; see the module docstring for the order)."""
+        """Emit every due feed once, then the due discovery rounds (both published here)."""
+        await self._tick_feeds()
+        if self._discovery is not None:
+            await self._discovery.tick()
+        return []
+
+    async def _tick_feeds(self) -> None:
         now = self._clock.time()
         now_dt = _dt(now)
         due = await self._feeds.due(now_dt, limit=self._cfg.tick_batch)
@@ -256,7 +273,7 @@ class SchedulerHandler:
                 # not emitted, not lost: due again after the deferral, fetched once the lag falls
                 await self._feeds.update_status(feed.feed_id, next_fetch_at=_dt(now + DEFER_S))
         if not due:
-            return []
+            return
         outputs = [self._request(feed, now_dt) for feed in due]
         for feed in due:
             # a lease: if the result never comes back (lost, or the crawler is down), the feed is due
@@ -272,7 +289,6 @@ class SchedulerHandler:
             for feed in due:
                 await self._feeds.update_status(feed.feed_id, next_fetch_at=feed.status.next_fetch_at)
             raise
-        return []
 
     @staticmethod
     def _request(feed: Feed, now: datetime) -> Output:

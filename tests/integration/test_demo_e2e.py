@@ -82,10 +82,9 @@ async def _versions(stores: Stores, site: Site) -> dict[str, int]:
     return out
 
 
-def _autoparser_unchanged() -> float:
-    """Pages the autoparser (in this process) skipped as unchanged, from its Prometheus counter."""
-    value = REGISTRY.get_sample_value("turbocubes_autoparser_skipped_total", {"reason": "unchanged"})
-    return value or 0.0
+def _counter(name: str, labels: dict[str, str] | None = None) -> float:
+    """A Prometheus counter of this process (every cube runs in it)."""
+    return REGISTRY.get_sample_value(name, labels or {}) or 0.0
 
 
 async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
@@ -146,7 +145,8 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
         assert await asyncio.wait_for(task, 30) == 0
 
         # a second start: same port, same feeds, nothing re-processed
-        unchanged_before = _autoparser_unchanged()
+        sitemaps_read_before = _counter("turbocubes_discovery_reads_total", {"kind": "sitemap"})
+        ordered_before = _counter("turbocubes_discovery_pages_total")
         stop = asyncio.Event()
         task = asyncio.create_task(run_up(settings, demo=True, stop_event=stop))
         out_so_far.clear()
@@ -159,11 +159,13 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
         assert site.base in "".join(out_so_far)  # the same port again
         assert len(await stores.feeds.list()) == 3
 
-        async def blog_seen_again() -> bool:
-            # the blog's pages are ordered on every start; the autoparser finds them unchanged
-            return _autoparser_unchanged() - unchanged_before >= len(site.sources[3].pages)
+        async def blog_discovered_again() -> bool:
+            # the scheduler reads the host's sitemap index and the blog's sitemap again on every start ...
+            return _counter("turbocubes_discovery_reads_total", {"kind": "sitemap"}) - sitemaps_read_before >= 2
 
-        await _eventually("the autoparser to find the blog unchanged", blog_seen_again, task)
+        await _eventually("the scheduler to read the blog's sitemaps again", blog_discovered_again, task)
+        # ... and orders none of the pages the autoparser already published
+        assert _counter("turbocubes_discovery_pages_total") == ordered_before
         stop.set()
         assert await asyncio.wait_for(task, 30) == 0
         assert await _versions(stores, site) == first_versions

@@ -174,3 +174,18 @@ async def test_big_page_is_read_in_a_worker_thread(extractor: Extractor, tmp_pat
     assert len(body) > 512 * 1024
     out = await handler.handle(crawled(body), CTX)
     assert out[0].message.title == TITLE  # type: ignore[attr-defined]
+
+
+async def test_discovery_fetches_are_skipped_but_shared_fetches_are_read(extractor: Extractor, tmp_path: Path) -> None:
+    handler = make_handler(extractor, tmp_path)
+    page = article_page().encode()
+    before = skipped("discovery")
+    # the scheduler's own fetch of a home page / sitemap: not a page for the autoparser
+    alone = crawled(page).model_copy(update={"requesters": ["discover:news.example.com"]})
+    assert await handler.handle(alone, CTX) == []
+    assert skipped("discovery") == before + 1
+    # the same URL also asked for by the autoparser (coalesced in the crawler): read as usual
+    both = crawled(page).model_copy(update={"requesters": ["discover:news.example.com", "autoparser:news.example.com"]})
+    out = await handler.handle(both, CTX)
+    assert [o.topic for o in out] == ["documents.parsed"]
+    assert skipped("discovery") == before + 1

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from cubes.demo.content import Site, build_site
-from cubes.demo.registration import RegistrationError, order_blog_pages, register_feeds, remove_stale_feeds
+from cubes.demo.registration import RegistrationError, register_feeds, remove_stale_feeds
 from cubes.demo.site import demo_settings, previous_port
 from cubes.demo.tracker import Tracker
 from cubes.scheduler.commands import feed_id_for
 from shared.config import Settings
-from shared.messages import CrawlKind, CrawlRequest, FeedRegistration
+from shared.messages import FeedRegistration
 from shared.runtime.cube import Output
+from shared.sitemaps import discover_article_urls, page_links, sitemap_children
 from shared.stores import Page, Stores, open_stores
 
 
@@ -77,14 +78,22 @@ async def test_feeds_of_an_earlier_port_are_removed(stores: Stores, tmp_path: Pa
     assert all(":18766/" in f.url for f in live)
 
 
-async def test_blog_pages_are_ordered_from_the_sitemap() -> None:
-    site, pub = _site(18765), Collector()
-    urls = await order_blog_pages(site, pub)
+async def test_the_host_is_registered_for_the_autoparser_and_its_sitemap_leads_to_the_blog(
+    stores: Stores,
+) -> None:
+    site = _site(18765)
+    await register_feeds(SETTINGS, site, stores.feeds, Collector())
+    feeds = await stores.feeds.list()
+    assert feeds
+    assert all(f.autoparser for f in feeds)  # the blog has no feed: its host's feeds carry the flag
+    # what the scheduler does with it: <origin>/sitemap.xml is an index of the blog's sitemap ...
+    index = site.resources["/sitemap.xml"].body
+    assert sitemap_children(index) == [f"{site.base}/blog/sitemap.xml"]
+    # ... whose articles are exactly the blog's pages, and the home page links no article
+    urls = discover_article_urls(site.resources["/blog/sitemap.xml"].body, [], host="127.0.0.1")
     blog = next(s for s in site.sources if s.key == "blog")
     assert sorted(urls) == sorted(blog.pages)
-    reqs = [o.message for o in pub.outputs]
-    assert len(reqs) == 8
-    assert all(isinstance(r, CrawlRequest) and r.kind is CrawlKind.page and r.host == "127.0.0.1" for r in reqs)
+    assert discover_article_urls(None, page_links(site.resources["/"].body, site.base + "/"), host="127.0.0.1") == []
 
 
 def test_demo_settings_allow_loopback_and_a_fast_lane() -> None:

@@ -1,11 +1,17 @@
-"""Article-URL discovery from sitemap.xml and page links."""
+"""Article-URL discovery from sitemap.xml and page links (shared/sitemaps.py)."""
 
 from __future__ import annotations
 
 import gzip
 
-from cubes.autoparser.discover import discover_article_urls, hosts_related, looks_like_article, sitemap_children
-from cubes.autoparser.hosts import denied_images
+from shared.sitemaps import (
+    discover_article_urls,
+    hosts_related,
+    is_sitemap,
+    looks_like_article,
+    page_links,
+    sitemap_children,
+)
 
 SITEMAP = b"""<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -54,7 +60,20 @@ def test_article_heuristics_and_hosts() -> None:
     assert not hosts_related("example.org", "example.com")
 
 
-def test_denied_images_with_protego() -> None:
-    robots = b"User-agent: *\nDisallow: /images/\n"
-    urls = ["https://example.com/images/a.jpg", "https://example.com/static/b.jpg"]
-    assert denied_images(robots, urls, "TurbocubesBot") == ["https://example.com/images/a.jpg"]
+def test_is_sitemap() -> None:
+    assert is_sitemap(SITEMAP)
+    assert is_sitemap(gzip.compress(b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>'))
+    assert not is_sitemap(b"<html><body><a href='/x'>x</a></body></html>")
+    assert not is_sitemap(b"")
+
+
+def test_page_links_resolved_canonical_in_order() -> None:
+    html = (b"<html><body><a href='/2024/05/03/newer-story'>a</a><a href='javascript:alert(1)'>j</a>"
+            b"<a href='mailto:x@example.com'>m</a><a href='https://other.org/p'>o</a>"
+            b"<a href='/2024/05/03/newer-story#c'>again</a><a>no href</a><a href='http://[bad'>bad</a></body></html>")
+    assert page_links(html, "https://example.com/") == [
+        "https://example.com/2024/05/03/newer-story",
+        "https://other.org/p",
+    ]
+    assert page_links(b"", "https://example.com/") == []
+    assert len(page_links(b"".join(b"<a href='/p%d'>x</a>" % i for i in range(50)), "https://e.com/", limit=10)) == 10

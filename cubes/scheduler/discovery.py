@@ -1,0 +1,259 @@
+"""Article discovery for autoparser hosts, the scheduler's side (DESIGN.md sections 2-3; issue 8 item 4).
+
+A feed registered with ``autoparser=True`` means "the pages of this host are
+also read by the autoparser". The autoparser only reads pages it is given, so
+the scheduler finds them:
+
+* **Rounds** (``tick``): every ``scheduler.discovery_interval_s`` per host
+  (at once for a host new to this process), ``kind=page`` fetches of
+  ``<origin>/sitemap.xml`` and the home page ``<origin>/`` go to
+  ``crawl.requests`` with the requester ``discover:<host>``, through the
+  polite crawler like any other fetch. While the pipeline is overloaded a
+  round yields (page crawls are low-value work, ``shared/runtime/overload.py``):
+  it is pushed ``DEFER_S`` ahead, never skipped.
+* **Results** (``on_page``, ``crawl.pages`` results whose requesters include
+  ``discover:<host>``): a sitemap index orders its child sitemaps the same way
+  (same or related host only, each once per round, so an index cannot loop or
+  send us to other sites); a sitemap or a home page gives article URLs
+  (``shared.sitemaps``). Each URL not seen before becomes a
+  ``CrawlRequest(kind=page, requesters=["autoparser:<host>"], priority=9)``,
+  at most ``scheduler.discovery_batch`` per host per round. "Seen" is the
+  autoparser's own record (``HashStore.get("autoparser:<host>", url)``: a page
+  it has published) or an order of this process in the last ``REORDER_S``
+  (pages still on their way, and pages that turned out not to be articles).
+  The autoparser cube skips the discovery fetches themselves.
+
+State is in memory (the hosts come from the feed store, loaded once, then
+kept current by ``feeds.registry``): a restarted scheduler runs a round at
+once, and the HashStore check keeps that from ordering known pages again.
+Several scheduler instances each run rounds; the crawler coalesces their
+fetches and the HashStore filters their orders.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from prometheus_client import Counter
+
+from shared.blobs.base import BlobStore
+from shared.clock import Clock
+from shared.config import SchedulerConfig
+from shared.errors import NotFound
+from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
+from shared.runtime.cube import Output
+from shared.runtime.deps import Publish
+from shared.runtime.overload import DEFER_S, Overload
+from shared.sitemaps import discover_article_urls, hosts_related, is_sitemap, page_links, sitemap_children
+from shared.stores.base import Feed, FeedStore, HashStore
+from shared.urls import host_of
+
+__all__ = ["ARTICLE_PRIORITY", "AUTOPARSER_PREFIX", "DISCOVER_PREFIX", "REORDER_S", "Discovery"]
+
+log = logging.getLogger(__name__)
+
+DISCOVER_PREFIX = "discover:"
+AUTOPARSER_PREFIX = "autoparser:"
+#: article pages are bulk work: behind feeds, first fetches and images in a host's lane
+ARTICLE_PRIORITY = 9
+#: the sitemap and home page: ahead of the articles they lead to, behind routine feed polls
+_ROUND_PRIORITY = 8
+#: an order of this process counts as "seen" this long: a page that failed or was no article is tried
+#: again a day later, not every round
+REORDER_S = 86_400.0
+#: bound of the in-memory "ordered" record (~100 bytes a URL); past it the oldest half is dropped
+_ORDERED_MAX = 200_000
+#: child sitemaps of one index fetched per round (sitemaps.org allows 50,000; news sites use a few dozen)
+_CHILDREN_MAX = 50
+
+ORDERED = Counter("turbocubes_discovery_pages_total", "Article pages ordered for autoparser hosts")
+READ = Counter("turbocubes_discovery_reads_total", "Sitemaps and home pages read for article links", ["kind"])
+ROUNDS = Counter("turbocubes_discovery_rounds_total", "Discovery rounds of autoparser hosts", ["outcome"])
+
+
+@dataclass
+class _Host:
+    #: feed id -> the origin (scheme://authority) of its URL; one host, usually one origin
+    origins: dict[str, str] = field(default_factory=dict)
+    due: float = 0.0
+    #: child sitemaps ordered in the current round, and article pages ordered in it
+    sitemaps: set[str] = field(default_factory=set)
+    ordered_in_round: int = 0
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class Discovery:
+    def __init__(
+        self,
+        cfg: SchedulerConfig,
+        feeds: FeedStore,
+        publish: Publish,
+        clock: Clock,
+        *,
+        hashes: HashStore | None = None,
+        blobs: Callable[[], Awaitable[BlobStore]] | None = None,
+        overload: Overload | None = None,
+    ) -> None:
+        self._cfg = cfg
+        self._feeds = feeds
+        self._publish = publish
+        self._clock = clock
+        self._hashes = hashes
+        self._blobs = blobs
+        self._overload = overload
+        self.hosts: dict[str, _Host] = {}
+        self._ordered: dict[str, float] = {}
+        self._loaded = False
+
+    # ------------------------------------------------------------------ registry
+
+    async def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for feed in await self._feeds.list():
+            if feed.autoparser and not feed.deleted:
+                self._add(feed)
+
+    def _add(self, feed: Feed) -> None:
+        host = self.hosts.get(feed.host)
+        if host is None:
+            host = self.hosts[feed.host] = _Host(due=0.0)  # new to us: a round at once
+        elif _origin(feed.url) not in host.origins.values():
+            host.due = 0.0  # a new origin of a known host is read at once too
+        host.origins[feed.feed_id] = _origin(feed.url)
+
+    async def update(self, feed: Feed) -> None:
+        """A feed was registered or changed: follow its autoparser flag."""
+        await self._load()
+        self.remove(feed.feed_id)
+        if feed.autoparser and not feed.deleted:
+            self._add(feed)
+
+    def remove(self, feed_id: str) -> None:
+        for name, host in list(self.hosts.items()):
+            if host.origins.pop(feed_id, None) is not None and not host.origins:
+                del self.hosts[name]
+
+    # ------------------------------------------------------------------ rounds
+
+    async def tick(self) -> int:
+        """Start the rounds that are due (published here); returns how many fetches were ordered."""
+        await self._load()
+        now = self._clock.time()
+        due = [(name, h) for name, h in self.hosts.items() if h.due <= now]
+        if not due:
+            return 0
+        if self._overload is not None and (work := self._overload.yields(CrawlKind.page)) is not None:
+            for _, h in due:
+                h.due = now + DEFER_S  # not skipped: read once the lag falls
+            self._overload.count(work, len(due))
+            ROUNDS.labels("deferred").inc(len(due))
+            return 0
+        requested_at = datetime.fromtimestamp(now, UTC)
+        outputs = [
+            self._request(url, name, DISCOVER_PREFIX + name, _ROUND_PRIORITY, requested_at)
+            for name, h in due
+            for origin in sorted(set(h.origins.values()))
+            for url in (origin + "/sitemap.xml", origin + "/")
+        ]
+        before = {name: h.due for name, h in due}
+        for _, h in due:
+            h.due = now + self._cfg.discovery_interval_s
+            h.sitemaps.clear()
+            h.ordered_in_round = 0
+        try:
+            await self._publish(outputs)
+        except Exception:
+            for name, h in due:
+                h.due = before[name]
+            raise
+        ROUNDS.labels("started").inc(len(due))
+        return len(outputs)
+
+    @staticmethod
+    def _request(url: str, host: str, requester: str, priority: int, now: datetime) -> Output:
+        return Output(
+            "crawl.requests",
+            CrawlRequest(kind=CrawlKind.page, url=url, host=host, requesters=[requester], requested_at=now,
+                         priority=priority),
+        )
+
+    # ------------------------------------------------------------------ results
+
+    async def on_page(self, res: CrawlResult) -> list[Output]:
+        """A ``crawl.pages`` result: if it is one of our discovery fetches, order what it leads to."""
+        names = [r.removeprefix(DISCOVER_PREFIX) for r in res.requesters if r.startswith(DISCOVER_PREFIX)]
+        if not names or res.status is not FetchStatus.ok:
+            return []
+        await self._load()
+        names = [n for n in dict.fromkeys(names) if n in self.hosts]
+        if not names:
+            return []  # the host's feeds were removed (or lost the flag) since the round began
+        body = await self._body(res)
+        if body is None:
+            return []
+        page_url = res.final_url or res.url
+        sitemap = is_sitemap(body)
+        READ.labels("sitemap" if sitemap else "page").inc()
+        now = self._clock.time()
+        requested_at = datetime.fromtimestamp(now, UTC)
+        outputs: list[Output] = []
+        for name in names:
+            host = self.hosts[name]
+            if sitemap:
+                for child in sitemap_children(body):
+                    if len(host.sitemaps) >= _CHILDREN_MAX:
+                        break
+                    if child not in host.sitemaps and hosts_related(host_of(child), name):
+                        host.sitemaps.add(child)
+                        outputs.append(self._request(child, host_of(child), DISCOVER_PREFIX + name, _ROUND_PRIORITY,
+                                                     requested_at))
+                urls = discover_article_urls(body, [], host=name)
+            else:
+                urls = discover_article_urls(None, page_links(body, page_url), host=name)
+            outputs += await self._articles(host, urls, now, requested_at)
+        return outputs
+
+    async def _articles(self, host: _Host, urls: list[str], now: float, requested_at: datetime) -> list[Output]:
+        out: list[Output] = []
+        for url in urls:
+            if host.ordered_in_round >= self._cfg.discovery_batch:
+                break
+            ordered_at = self._ordered.get(url)
+            if ordered_at is not None and now - ordered_at < REORDER_S:
+                continue
+            page_host = host_of(url)
+            source_id = AUTOPARSER_PREFIX + page_host  # the autoparser's source id (its handler's claim)
+            if self._hashes is not None and await self._hashes.get(source_id, url) is not None:
+                continue
+            self._remember(url, now)
+            host.ordered_in_round += 1
+            out.append(self._request(url, page_host, source_id, ARTICLE_PRIORITY, requested_at))
+        ORDERED.inc(len(out))
+        return out
+
+    def _remember(self, url: str, now: float) -> None:
+        if len(self._ordered) >= _ORDERED_MAX:
+            for old in list(self._ordered)[: _ORDERED_MAX // 2]:  # insertion order: the oldest first
+                del self._ordered[old]
+        self._ordered.pop(url, None)
+        self._ordered[url] = now
+
+    async def _body(self, res: CrawlResult) -> bytes | None:
+        if res.body is not None:
+            return res.body
+        if res.body_ref and self._blobs is not None:
+            try:
+                return await (await self._blobs()).get(res.body_ref)
+            except NotFound:
+                log.warning("discovery page %s: body %s is gone from the blob store", res.url, res.body_ref)
+        return None
