@@ -17,7 +17,6 @@ A feed id of another tenant answers ``404`` like an unknown one (see ``auth``).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
@@ -30,6 +29,7 @@ from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_respon
 from cubes.api.shedding import RETRY_AFTER_S
 from shared.clock import utcnow
 from shared.errors import BlockedAddressError, TurbocubesError
+from shared.feeds import feed_id_for, registration
 from shared.http import GuardedResolver
 from shared.messages import FeedFormat, FeedRegistration
 from shared.runtime.cube import Output
@@ -37,6 +37,7 @@ from shared.stores import Feed, UpsertOutcome
 from shared.urls import canonical_url, host_of
 
 __all__ = ["FEED_FORMATS", "add_routes", "feed_id_for", "feed_json"]
+
 
 #: what a webmaster may register ("auto" is for the operator's CLI, which knows less)
 FEED_FORMATS = (FeedFormat.rss.value, FeedFormat.turbo.value, FeedFormat.yml.value)
@@ -46,8 +47,6 @@ _SERVICE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 _SERVICES_MAX = 16
 
 
-def feed_id_for(tenant_id: str, url: str) -> str:
-    return hashlib.sha256(f"{tenant_id}\n{url}".encode()).hexdigest()[:24]
 
 
 def feed_json(feed: Feed) -> dict[str, Any]:
@@ -147,18 +146,7 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
     )
     outcome = await ctx.stores.feeds.upsert_feed(feed)
     stored = await ctx.stores.feeds.get(feed.feed_id) or feed
-    await _publish(
-        ctx,
-        FeedRegistration(
-            feed_id=feed.feed_id,
-            url=url,
-            host=host,
-            format=FeedFormat(fmt),
-            services=services,
-            tenant_id=tenant_id,
-            registered_at=stored.created_at or utcnow(),
-        ),
-    )
+    await _publish(ctx, registration(stored))
     status = 201 if outcome is UpsertOutcome.inserted else 200
     return json_response(feed_json(stored), status=status, headers={"Location": f"/api/v1/feeds/{feed.feed_id}"})
 
@@ -184,19 +172,7 @@ async def delete_feed(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     feed = await _own_feed(request)
     # announce first: if the bus is down the feed stays registered and a retry finds it again
-    await _publish(
-        ctx,
-        FeedRegistration(
-            action="delete",
-            feed_id=feed.feed_id,
-            url=feed.url,
-            host=feed.host,
-            format=FeedFormat(feed.format),
-            services=list(feed.services),
-            tenant_id=feed.tenant_id,
-            registered_at=utcnow(),
-        ),
-    )
+    await _publish(ctx, registration(feed, action="delete", registered_at=utcnow()))
     await ctx.stores.feeds.delete_feed(feed.feed_id)
     return web.Response(status=204)
 

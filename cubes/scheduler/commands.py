@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import re
 import sys
 from datetime import datetime
@@ -30,8 +29,9 @@ from typing import Any, TextIO
 from shared.clock import utcnow
 from shared.config import Settings, load_settings
 from shared.errors import BlockedAddressError
+from shared.feeds import feed_id_for, registration
 from shared.http.guard import AddressGuard, GuardedResolver
-from shared.messages import FeedFormat, FeedRegistration
+from shared.messages import FeedFormat
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.stores import Feed, FeedStore, UpsertOutcome, open_stores
@@ -43,8 +43,6 @@ __all__ = ["add_feed", "feed_id_for", "list_feeds", "register", "remove_feed"]
 _SERVICE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
-def feed_id_for(tenant_id: str | None, url: str) -> str:
-    return hashlib.sha256(f"{tenant_id or ''}\n{url}".encode()).hexdigest()[:24]
 
 
 def register(subparsers: Any) -> None:
@@ -202,26 +200,9 @@ async def add_feed(
         autoparser=autoparser,
     )
     outcome = await feeds.upsert_feed(feed)
-    stored = await feeds.get(feed.feed_id)
-    registered_at = (stored.created_at if stored else None) or now or utcnow()
-    await publish(
-        [
-            Output(
-                "feeds.registry",
-                FeedRegistration(
-                    feed_id=feed.feed_id,
-                    url=url,
-                    host=host,
-                    format=feed_format,
-                    services=names,
-                    tenant_id=tenant_id,
-                    autoparser=autoparser,
-                    registered_at=registered_at,
-                ),
-                key=feed.feed_id,
-            )
-        ]
-    )
+    stored = await feeds.get(feed.feed_id) or feed
+    await publish([Output("feeds.registry", registration(stored, registered_at=stored.created_at or now),
+                          key=feed.feed_id)])
     verb = {UpsertOutcome.inserted: "added", UpsertOutcome.updated: "updated"}.get(outcome, "unchanged")
     print(f"{verb} feed {feed.feed_id} {url} ({feed_format.value})", file=out)
     return 0
@@ -242,17 +223,7 @@ async def remove_feed(
         [
             Output(
                 "feeds.registry",
-                FeedRegistration(
-                    action="delete",
-                    feed_id=feed.feed_id,
-                    url=feed.url,
-                    host=feed.host,
-                    format=FeedFormat(feed.format),
-                    services=list(feed.services),
-                    tenant_id=feed.tenant_id,
-                    autoparser=feed.autoparser,
-                    registered_at=utcnow(),
-                ),
+                registration(feed, action="delete", registered_at=utcnow()),
                 key=feed.feed_id,
             )
         ]
