@@ -10,9 +10,14 @@ and the dead-letter queue; nothing else inspects exception types.
     │   └── PublishContractError         no   *we* built an invalid message: a bug, raised loudly
     ├── Reject                           no   a handler refuses a message (bad data) -> DLQ at once
     ├── TransientError                   yes  try again later (may carry retry_after seconds)
-    │   ├── BusUnavailable               yes  the broker / embedded log cannot be reached
-    │   ├── StoreUnavailable             yes  the database cannot be reached
-    │   └── BlobUnavailable              yes  S3 / the file CDN cannot be reached
+    │   ├── BusUnavailable               yes* the broker / embedded log cannot be reached
+    │   ├── StoreUnavailable             yes* the database cannot be reached
+    │   └── BlobUnavailable              yes* S3 / the file CDN cannot be reached
+
+    * an *outage* (``outage = True``): our own infrastructure is down, the message is fine.
+      The runtime retries it in place for as long as the outage lasts, never spending its
+      attempts and never dead-lettering it: an outage longer than the retry budget must not
+      send healthy messages to the DLQ.
     ├── CommitOrderError                 no   a committed offset would move backwards: a runtime bug
     ├── BlockedAddressError              no   SSRF guard refused an address or scheme
     └── NotFound                         no   a thing that was asked for does not exist
@@ -38,6 +43,7 @@ __all__ = [
     "StoreUnavailable",
     "TransientError",
     "TurbocubesError",
+    "is_outage",
     "is_retriable",
 ]
 
@@ -88,18 +94,26 @@ class TransientError(TurbocubesError):
     """Something outside us failed for now; the same work may succeed later."""
 
     retriable = True
+    #: our own infrastructure is down (not this message's fault): wait it out, never dead-letter
+    outage = False
 
 
 class BusUnavailable(TransientError):
     """The message bus cannot be reached."""
 
+    outage = True
+
 
 class StoreUnavailable(TransientError):
     """A store (SQLite / PostgreSQL) cannot be reached."""
 
+    outage = True
+
 
 class BlobUnavailable(TransientError):
     """The blob store / CDN cannot be reached."""
+
+    outage = True
 
 
 class CommitOrderError(TurbocubesError):
@@ -112,6 +126,11 @@ class BlockedAddressError(TurbocubesError):
 
 class NotFound(TurbocubesError):
     """The thing asked for does not exist."""
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says our own infrastructure is down (see the module docstring)."""
+    return isinstance(exc, TransientError) and exc.outage
 
 
 def is_retriable(exc: BaseException) -> bool:

@@ -28,8 +28,15 @@ __all__ = ["Coalescer", "Share"]
 
 #: bytes of remembered result bodies kept for the freshness window
 MEMORY_BUDGET = 64 * 1024 * 1024
-#: results not worth remembering: nothing was asked of the partner, ask again next time
-_NOT_REMEMBERED = frozenset({FetchStatus.throttled})
+#: outcomes that say "not now" rather than "this is the answer": a requester asking again (a cdn
+#: re-order after a 503, say) must reach the partner again, not get the remembered failure
+_NOT_REMEMBERED = frozenset({
+    FetchStatus.throttled,
+    FetchStatus.http_5xx,
+    FetchStatus.timeout,
+    FetchStatus.connect_error,
+    FetchStatus.dns_error,
+})
 
 Key = tuple[str, ...]
 

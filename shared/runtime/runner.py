@@ -58,7 +58,14 @@ from prometheus_client import Counter
 
 from shared import contracts
 from shared.bus.base import Consumed, Consumer, Headers, TopicPartition
-from shared.errors import BusUnavailable, CommitOrderError, ContractError, PublishContractError, TurbocubesError
+from shared.errors import (
+    BusUnavailable,
+    CommitOrderError,
+    ContractError,
+    PublishContractError,
+    TurbocubesError,
+    is_outage,
+)
 from shared.metrics import (
     BREAKER_OPEN,
     CONSUMER_LAG,
@@ -117,6 +124,8 @@ class RunStats:
     commits: int = 0
     breaker_trips: int = 0
     bus_failures: int = 0
+    #: waits because a store, blob store or the bus was down (the message ran again after each)
+    outage_waits: int = 0
     #: time.monotonic() when the first record arrived and when the last commit was made
     first_batch_at: float | None = None
     last_commit_at: float | None = None
@@ -138,6 +147,19 @@ class _Slot:
 
 class _Rerun(Exception):
     """The breaker held this message back; run it again once the breaker lets it through."""
+
+
+class _Outage(Exception):
+    """Our own infrastructure is down (``shared.errors.is_outage``): wait, then run this message again."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+#: an outage is waited out in place: first wait, and the cap of the doubling waits (seconds)
+OUTAGE_FIRST_S = 0.5
+OUTAGE_CAP_S = 30.0
 
 
 def _h(headers: Sequence[tuple[str, bytes]], name: str) -> bytes | None:
@@ -386,10 +408,23 @@ class Runner:
 
     async def _run_slot(self, slot: _Slot, task: asyncio.Task[None]) -> bool:
         """Handle one record; False when it could not be finished (the bus failed, or we stop)."""
+        outage_wait = 0.0
         while True:
             try:
                 await self._one(slot, task)
                 return True
+            except _Outage as outage:
+                # a store / blob store / bus is down: the message is fine, so it is neither retried
+                # through the retry topic nor dead-lettered; this lane waits and runs it again
+                # (every lane meets the same outage, so the cube as a whole pauses until it ends)
+                outage_wait = min(OUTAGE_CAP_S, max(OUTAGE_FIRST_S, outage_wait * 2))
+                self.stats.outage_waits += 1
+                log.warning("%s: %s (%s); waiting %.1fs, then trying the same message again", self.cube.name,
+                            type(outage.cause).__name__, outage.cause, outage_wait)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), outage_wait * self.rng.uniform(0.8, 1.2))
+                if self._stop.is_set():
+                    return False
             except _Rerun:
                 # the breaker is open: wait for half-open, unless we are told to stop
                 while not await self._wait_any(self.breaker.passable):
@@ -623,6 +658,8 @@ class Runner:
             self._latencies.append(time.perf_counter() - t0)
             self.stats.failed += 1
             self._count(FAILED, origin)
+            if is_outage(exc):
+                raise _Outage(exc) from exc
             if isinstance(exc, PublishContractError):
                 log.error("%s: handler built an invalid message: %s", self.cube.name, exc)
             d = decide(attempt, exc, max_attempts=self.cfg.max_attempts, base_s=self.cfg.backoff_base_s,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+
+import pytest
 from datetime import UTC, datetime
 
 from cubes.crawler.coalesce import Coalescer
@@ -63,14 +65,34 @@ async def test_fresh_result_serves_new_requesters_only_once():
     assert calls == 2  # the freshness window is over
 
 
-async def test_throttled_results_are_not_remembered():
+@pytest.mark.parametrize(
+    "status",
+    [FetchStatus.throttled, FetchStatus.http_5xx, FetchStatus.timeout, FetchStatus.connect_error,
+     FetchStatus.dns_error],
+)
+async def test_passing_failures_are_not_remembered_so_a_retry_reaches_the_partner(status):
+    co = Coalescer(ManualClock(), 60.0)
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        return result(status)
+
+    await co.run(("k",), ["media:a"], fetch)
+    assert len(co) == 0
+    await co.run(("k",), ["cdn:retry:1", "media:a"], fetch)
+    assert calls == 2  # the re-order after a 503 asked the partner again
+
+
+async def test_a_404_is_remembered():
     co = Coalescer(ManualClock(), 60.0)
 
     async def fetch():
-        return result(FetchStatus.throttled)
+        return result(FetchStatus.http_4xx)
 
     await co.run(("k",), ["a"], fetch)
-    assert len(co) == 0
+    assert len(co) == 1
 
 
 async def test_a_cancelled_leader_hands_over_to_a_joiner():

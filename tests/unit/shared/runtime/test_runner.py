@@ -172,3 +172,27 @@ async def test_after_commit_hooks_run_once_outputs_are_durable_and_not_for_faile
     runner = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus))
     await run_until(runner, lambda: bool(seen_at_hook) and runner.stats.dead_lettered == 1)
     assert seen_at_hook == [("a", 1)]  # a's output was already in the log; b's hook never ran
+
+
+async def test_an_outage_is_waited_out_in_place_and_never_dead_lettered(bus: Bus, uid: str) -> None:
+    """S3 / the database / the bus down for longer than the retry budget: no message reaches the DLQ."""
+    from shared.errors import BlobUnavailable
+
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    await produce(bus, t_in, [(f"k{i}", contracts.encode(t_in, Item(id=f"k{i}", n=i))) for i in range(3)])
+    down_for = 4  # calls; more than max_attempts, so the old behaviour would dead-letter
+    calls = 0
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        nonlocal calls
+        calls += 1
+        if calls <= down_for:
+            raise BlobUnavailable("S3 is down")
+        assert ctx.attempt == 1  # waited out in place: the attempt was not spent
+        return [Output(t_out, msg)]
+
+    runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle, concurrency=1), make_deps(bus, max_attempts=2))
+    await run_until(runner, lambda: runner.stats.processed >= 3, timeout=30)
+    assert runner.stats.dead_lettered == 0
+    assert runner.stats.retried == 0
+    assert runner.stats.outage_waits == down_for
