@@ -90,10 +90,12 @@ class Coalescer:
         fresh = self._lookup(key)
         if fresh is not None:
             new = [r for r in dict.fromkeys(requesters) if r not in fresh.served]
-            if not new:
-                return Share(None)
-            fresh.served.update(new)
-            return Share(fresh.result.model_copy(update={"requesters": new}))
+            if new:
+                fresh.served.update(new)
+                return Share(fresh.result.model_copy(update={"requesters": new}))
+            # everyone asking was served already: they ask again on purpose (a WebSub push, an
+            # operator's nudge, a scheduler re-run): the remembered result is not what they want
+            self._forget(key)
         flight = _Flight(asyncio.get_running_loop().create_future(), list(dict.fromkeys(requesters)))
         self._flights[key] = flight
         try:

@@ -334,15 +334,21 @@ class Runner:
             with contextlib.suppress(Exception):
                 await self._commit_finished()
 
-    async def _wait_any(self, event: asyncio.Event) -> bool:
-        """Wait for ``event`` or a stop (at most a second); True when ``event`` was set."""
+    async def _wait_any(self, event: asyncio.Event, *, consume: bool = True) -> bool:
+        """Wait for ``event`` or a stop (at most a second); True when ``event`` was set.
+
+        ``consume`` clears the event afterwards: right for the runner's own wake-up signals,
+        wrong for a state someone else owns (the breaker's ``passable``: clearing it would leave
+        every other waiting lane asleep for good).
+        """
         stop = asyncio.ensure_future(self._stop.wait())
         waiter = asyncio.ensure_future(event.wait())
         await asyncio.wait({stop, waiter}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
         stop.cancel()
         waiter.cancel()
         fired = event.is_set()
-        event.clear()
+        if consume:
+            event.clear()
         return fired
 
     def _admit(self, r: Consumed) -> None:
@@ -427,7 +433,7 @@ class Runner:
                     return False
             except _Rerun:
                 # the breaker is open: wait for half-open, unless we are told to stop
-                while not await self._wait_any(self.breaker.passable):
+                while not await self._wait_any(self.breaker.passable, consume=False):
                     if self._stop.is_set():
                         return False
             except CommitOrderError:

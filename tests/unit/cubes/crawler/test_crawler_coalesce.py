@@ -55,14 +55,29 @@ async def test_fresh_result_serves_new_requesters_only_once():
     key = ("feed", "u", "", "")
     first = await co.run(key, ["feed:1"], fetch)
     assert first.result.requesters == ["feed:1"]
-    again = await co.run(key, ["feed:1"], fetch)
-    assert again.result is None  # the same asker: the result already landed
     other = await co.run(key, ["media:x", "feed:1"], fetch)
-    assert other.result.requesters == ["media:x"]
+    assert other.result.requesters == ["media:x"]  # a new asker shares the fresh result
     assert calls == 1
     clock.advance(60.0)
     await co.run(key, ["feed:1"], fetch)
     assert calls == 2  # the freshness window is over
+
+
+async def test_an_asker_already_served_who_asks_again_gets_a_new_fetch():
+    """A WebSub push or an operator's nudge re-asks on purpose: a remembered result would drop it."""
+    co = Coalescer(ManualClock(), 60.0)
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        return result()
+
+    await co.run(("k",), ["feed:1"], fetch)
+    again = await co.run(("k",), ["feed:1"], fetch)
+    assert again.result is not None
+    assert again.result.requesters == ["feed:1"]
+    assert calls == 2
 
 
 @pytest.mark.parametrize(

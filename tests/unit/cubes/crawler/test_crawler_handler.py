@@ -69,11 +69,14 @@ async def test_three_requesters_one_server_hit(partner, handler):
     results = [o.message for out in outs for o in out]
     assert sorted(x for r in results for x in r.requesters) == ["feed:0", "feed:1", "feed:2"]
     assert len(results) == 1  # one result carries them all
-    # within the freshness window: the same asker gets nothing new, a new one is served without a hit
-    assert await handler.handle(request(url, A, requesters=["feed:1"]), CTX) == []
+    # within the freshness window a new asker is served without a hit
     [late] = await handler.handle(request(url, A, requesters=["media:doc"]), CTX)
     assert late.message.requesters == ["media:doc"]
     assert len(partner.hits(A, "/feed.xml")) == 1
+    # ... while an asker already served who asks again (a push, a nudge) gets a fresh fetch
+    [again] = await handler.handle(request(url, A, requesters=["feed:1"]), CTX)
+    assert again.message.requesters == ["feed:1"]
+    assert len(partner.hits(A, "/feed.xml")) == 2
 
 
 async def test_etag_304(partner, handler):

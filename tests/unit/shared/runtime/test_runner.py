@@ -196,3 +196,24 @@ async def test_an_outage_is_waited_out_in_place_and_never_dead_lettered(bus: Bus
     assert runner.stats.dead_lettered == 0
     assert runner.stats.retried == 0
     assert runner.stats.outage_waits == down_for
+
+
+async def test_after_the_breaker_half_opens_every_waiting_lane_runs_again(bus: Bus, uid: str) -> None:
+    """A bug fixed by this test: the first lane to wake cleared the breaker's state for all others."""
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    n = 40
+    await produce(bus, t_in, [(f"k{i}", contracts.encode(t_in, Item(id=f"k{i}", n=i))) for i in range(n)])
+    runner: Runner
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        if runner.stats.breaker_trips == 0:
+            raise Reject("a bug, until it is fixed")
+        return [Output(t_out, msg)]
+
+    deps = make_deps(bus, dlq_breaker_window=10, dlq_breaker_ratio=0.5, dlq_breaker_cooldown_s=0.3)
+    runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle, concurrency=4), deps)
+    await run_until(runner, lambda: runner.stats.processed + runner.stats.dead_lettered >= n, timeout=20)
+    assert runner.stats.breaker_trips == 1
+    assert runner.stats.dead_lettered == 5
+    assert runner.stats.processed == n - 5
+    assert not runner.breaker_open

@@ -1,0 +1,651 @@
+"""End-to-end benchmark (issue 9, item 7; DESIGN.md sections 2 and 9): feeds in, Turbo pages out.
+
+``--docs`` documents with two images each, spread over ``--hosts`` partner
+hosts (``bench/e2e_site.py``: RSS feeds + JPEGs, a child process), go through
+the whole pipeline in this process: feeds registered (``add_feed``, the
+operator's ``turbocubes feeds add``) -> scheduler -> crawler -> parser ->
+media -> crawler (images) -> cdn -> delay -> kvwriter -> KV store.
+
+Per engine set (embedded: SQLite bus + store, file CDN; real: Kafka +
+PostgreSQL + SeaweedFS, when ``TURBOCUBES_TEST_KAFKA`` / ``_POSTGRES`` / ``_S3``
+are set) three passes:
+
+* COLD -- every image is new: documents park in Delay until the crawler and
+  the cdn cube have their images.
+* WARM -- the same documents edited (new text, same images): the partner's
+  next edition, the feeds nudged due; the media cube finds every image cached.
+* TRICKLE (``--trickle``) -- WARM again, but the feeds are nudged one by one
+  over some seconds: a steady load below capacity. A burst of 10,000 documents
+  queues, so the burst passes' freshness is mostly ``docs / (2 * rate)``; this
+  pass shows the freshness of a document that does not wait behind 9,999 others.
+
+Printed per pass: documents/s (first feed fetch at the partner -> last KV
+write of the pass) and freshness p50 / p99 (``seen_at`` = feed response ->
+``written_at``, from the page store), split into stages, and the images' own
+fetch time as the partner saw it (first image request of a document -> last
+image response). Lanes are generous (``*.partner.test`` override): politeness
+is the crawler benchmark's business.
+
+    python bench/e2e.py [--docs 10000] [--hosts 100] [--engines embedded,real] [--trickle 30]
+    python bench/e2e.py --docs 1000 --engines embedded --profile /tmp/e2e   # + CPU profile per pass
+    python bench/e2e.py --docs 1000 --probe --set runtime.concurrency=64   # + handler/store wall times
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import inspect
+import io
+import os
+import shutil
+import signal
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.e2e_site import PARTNER_SUFFIX, PartnerProcess, PartnerResolver
+from cubes import registry
+from cubes.scheduler.commands import add_feed, feed_id_for
+from shared.config import Settings
+from shared.runtime import Runner, ensure_topics, open_deps
+from shared.urls import canonical_url
+
+__all__ = ["main"]
+
+CUBES = ("scheduler", "crawler", "parser", "media", "cdn", "delay", "kvwriter")
+#: targets of issue 9 on the 2-core machine, embedded engines
+TARGET_WARM_DPS = 1_000.0
+TARGET_COLD_DPS = 300.0
+TARGET_P50_S = 1.0
+TARGET_P99_S = 5.0
+#: a lane far above what the pipeline can use, so politeness never paces this benchmark
+GENEROUS_LANE = {"rate": 5_000.0, "burst": 5_000, "concurrency": 64, "max_rate": 5_000.0}
+PROGRESS_EVERY_S = 2.0
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f} on {os.cpu_count()} cpus"
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+class LoopLag:
+    """How late the event loop runs a 50 ms timer: every cube shares this one loop, so this is how long
+    any ready callback (a fetched image, a bus poll) waits for the CPU on this process's thread."""
+
+    TICK_S = 0.05
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            t = loop.time()
+            await asyncio.sleep(self.TICK_S)
+            self.samples.append(loop.time() - t - self.TICK_S)
+
+    def take(self) -> list[float]:
+        out, self.samples = self.samples, []
+        return out
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+class Probe:
+    """Wall time of every cube handler call and store call (``--probe``): where a message waits."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+
+    def wrap(self, name: str, fn: Any) -> Any:
+        times = self.times.setdefault(name, [])
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                times.append(time.perf_counter() - t)
+
+        return timed
+
+    def wrap_stores(self, stores: Any) -> None:
+        for attr in ("pages", "hashes", "images", "delay", "feeds"):
+            obj = getattr(stores, attr, None)
+            for meth in dir(obj):
+                fn = getattr(obj, meth, None)
+                if not meth.startswith("_") and inspect.iscoroutinefunction(fn):
+                    setattr(obj, meth, self.wrap(f"store {attr}.{meth}", fn))
+
+    def report(self) -> list[str]:
+        out = []
+        for name, ts in sorted(self.times.items(), key=lambda kv: -sum(kv[1]))[:20]:
+            if ts:
+                out.append(f"   probe {name:36} {len(ts):>7} calls  sum {sum(ts):8.1f} s"
+                           f"  mean {statistics.fmean(ts) * 1000:7.1f} ms  p99 {pct(ts, .99) * 1000:7.1f} ms")
+            ts.clear()
+        return out
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process (all threads: SQLite and file I/O run in executor threads)."""
+    t = os.times()
+    return t.user + t.system
+
+
+# --------------------------------------------------------------------------- reading the page store
+
+
+class PageTimes:
+    """The stage timestamps (microseconds) of pages written since a moment, straight from the KV store."""
+
+    def __init__(self, store_url: str) -> None:
+        self.url = store_url
+        self._pg: Any = None
+
+    async def open(self) -> None:
+        if self.url.startswith("postgres"):
+            import asyncpg
+
+            from shared.stores.postgres import split_schema
+
+            dsn, schema = split_schema(self.url)
+            self._pg = await asyncpg.connect(dsn.replace("postgresql://", "postgres://", 1))
+            if schema:
+                await self._pg.execute(f"SET search_path TO {schema}")
+
+    async def close(self) -> None:
+        if self._pg is not None:
+            await self._pg.close()
+
+    async def _query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        if self._pg is not None:
+            pg_sql = sql
+            for i in range(len(args)):
+                pg_sql = pg_sql.replace("?", f"${i + 1}", 1)
+            return [tuple(r) for r in await self._pg.fetch(pg_sql, *args)]
+        path = self.url.split("sqlite://", 1)[1]
+
+        def run() -> list[tuple[Any, ...]]:
+            conn = sqlite3.connect(path, timeout=30)
+            try:
+                return list(conn.execute(sql, args).fetchall())
+            finally:
+                conn.close()
+
+        return await asyncio.to_thread(run)
+
+    async def count_since(self, since_us: int) -> int:
+        rows = await self._query("SELECT count(*) FROM pages WHERE written_at >= ? AND NOT deleted", since_us)
+        return int(rows[0][0])
+
+    async def rows_since(self, since_us: int) -> list[tuple[str, int, int, int, int]]:
+        return await self._query(
+            "SELECT url, seen_at, parsed_at, media_ready_at, written_at FROM pages"
+            " WHERE written_at >= ? AND NOT deleted",
+            since_us,
+        )
+
+
+# --------------------------------------------------------------------------- one pass
+
+
+@dataclass
+class PassResult:
+    engines: str
+    name: str
+    docs: int
+    written: int
+    elapsed_s: float
+    dps: float
+    fresh: list[float]
+    stages: dict[str, list[float]]
+    img_span: list[float]
+    beyond: list[float]
+    loads: list[str] = field(default_factory=list)
+    lag: list[float] = field(default_factory=list)
+    cpu: float = 0.0
+    wall: float = 1.0
+
+    def report(self) -> list[str]:
+        offered = "  (offered load: the feeds were nudged one by one)" if self.name == "TRICKLE" else ""
+        lines = [f"== {self.engines} {self.name}: {self.written}/{self.docs} documents in {self.elapsed_s:.2f} s"
+                 f" = {self.dps:,.0f} documents/s{offered}  ({self.loads[-1] if self.loads else load()})"]
+        lines.append(f"   freshness feed response -> KV write: p50 {pct(self.fresh, .5):.3f} s"
+                     f"  p99 {pct(self.fresh, .99):.3f} s  max {max(self.fresh, default=float('nan')):.3f} s")
+        for name, vals in self.stages.items():
+            lines.append(f"   stage {name:28} p50 {pct(vals, .5):7.3f} s  p99 {pct(vals, .99):7.3f} s"
+                         f"  share of freshness {sum(vals) / max(sum(self.fresh), 1e-9):5.1%}")
+        if self.img_span:
+            share = sum(self.img_span) / max(sum(self.fresh), 1e-9)
+            lines.append(f"   images' own fetch (partner: 1st request -> last response)"
+                         f" p50 {pct(self.img_span, .5):.3f} s  p99 {pct(self.img_span, .99):.3f} s  share {share:.1%}")
+        lines.append(f"   freshness beyond the images' own fetch: p50 {pct(self.beyond, .5):.3f} s"
+                     f"  p99 {pct(self.beyond, .99):.3f} s")
+        lines.append(f"   this process: {self.cpu:.1f} CPU s over the pass ({self.cpu / self.wall:.0%} of one core);"
+                     f" event-loop lag p50 {pct(self.lag, .5) * 1000:.0f} ms  p99 {pct(self.lag, .99) * 1000:.0f} ms"
+                     f"  max {max(self.lag, default=0) * 1000:.0f} ms")
+        return lines
+
+    def verdicts(self, embedded: bool) -> list[str]:
+        target = TARGET_WARM_DPS if self.name == "WARM" else TARGET_COLD_DPS
+        checks = [] if self.name == "TRICKLE" else [  # TRICKLE's rate is the offered one, not a capacity
+            (f"{self.name} documents/s >= {target:,.0f}", self.dps >= target, f"{self.dps:,.0f}"),
+        ]
+        checks += [
+            (f"{self.name} freshness p50 <= {TARGET_P50_S} s beyond images", pct(self.beyond, .5) <= TARGET_P50_S,
+             f"{pct(self.beyond, .5):.3f} s"),
+            (f"{self.name} freshness p99 <= {TARGET_P99_S} s beyond images", pct(self.beyond, .99) <= TARGET_P99_S,
+             f"{pct(self.beyond, .99):.3f} s"),
+            (f"{self.name} every document written", self.written >= self.docs, f"{self.written}/{self.docs}"),
+        ]
+        tag = "" if embedded else " (targets are for embedded engines; informative here)"
+        return [f"   {'PASS' if ok else 'MISS'}  {what}: {got}{tag}" for what, ok, got in checks]
+
+
+def stall_report(runners: list[Runner]) -> list[str]:
+    """What each runner holds when a pass does not finish (private fields: a diagnostic, not an API)."""
+    out = []
+    for r in runners:
+        consumer: Any = r.consumer
+        paused = consumer.paused() if consumer is not None and hasattr(consumer, "paused") else "?"
+        out.append(f"   stall? cube {r.cube.name:10} processed {r.stats.processed}  in flight {r._in_flight}"
+                   f"  held partitions {len(r._held)}  lanes {len(r._queues)}  breaker open {r.breaker_open}"
+                   f"  bus failures {r.stats.bus_failures}  paused {paused}")
+    return out
+
+
+async def run_pass(
+    engines: str,
+    name: str,
+    site: PartnerProcess,
+    pages: PageTimes,
+    start: Callable[[], Awaitable[None]],
+    timeout_s: float,
+    lag: LoopLag,
+    runners: list[Runner],
+) -> PassResult:
+    docs = sum(site.counts)
+    lag.take()
+    cpu0 = cpu_s()
+    t_start = time.time()
+    since = int(t_start * 1_000_000)
+    await start()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    written = 0
+    loads: list[str] = []
+    lags: list[float] = []
+    last = (t_start, 0)
+    while written < docs and loop.time() < deadline:
+        await asyncio.sleep(PROGRESS_EVERY_S)  # a progress interval, not a synchronization
+        written = await pages.count_since(since)
+        counts = await site.call("/_bench/counts")
+        now = time.time()
+        rate = (written - last[1]) / max(now - last[0], 1e-9)
+        last = (now, written)
+        loads.append(load())
+        lags += (recent := lag.take())
+        print(f"   [{engines} {name} {now - t_start:6.1f} s] written {written:>6}/{docs}  ({rate:,.0f}/s now)"
+              f"  partner: {counts['feeds']} feed / {counts['images']} image requests so far"
+              f"  loop lag max {max(recent, default=0) * 1000:.0f} ms  {loads[-1]}", flush=True)
+    cpu = cpu_s() - cpu0
+    wall = time.time() - t_start
+    if written < docs:
+        print(f"   [{engines} {name}] TIMEOUT after {timeout_s:.0f} s: {written}/{docs} written", flush=True)
+        for line in stall_report(runners):
+            print(line, flush=True)
+    rows = await pages.rows_since(since)
+    stats = await site.call("/_bench/stats")
+    feed_times = [t for _h, t, status in stats["feed_hits"] if t >= t_start and status == 200]
+    t0 = min(feed_times) if feed_times else t_start
+    t1 = max((r[4] for r in rows), default=since) / 1e6
+    elapsed = max(t1 - t0, 1e-9)
+    spans: dict[tuple[str, str], tuple[float, float]] = {}
+    for host, path, arrived, sent in stats["image_hits"]:
+        if arrived < t_start:
+            continue
+        story = path.rsplit("/", 1)[1].split("-", 1)[0]
+        key = (host, story)
+        lo, hi = spans.get(key, (arrived, sent))
+        spans[key] = (min(lo, arrived), max(hi, sent))
+    fresh: list[float] = []
+    stages: dict[str, list[float]] = {"feed -> parsed": [], "parsed -> media ready": [],
+                                      "media ready -> written": []}
+    img_span: list[float] = []
+    beyond: list[float] = []
+    for url, seen, parsed, ready, wrote in rows:
+        if seen is None or wrote is None:
+            continue
+        f = (wrote - seen) / 1e6
+        fresh.append(f)
+        if parsed is not None:
+            stages["feed -> parsed"].append((parsed - seen) / 1e6)
+            if ready is not None:
+                stages["parsed -> media ready"].append((ready - parsed) / 1e6)
+        if ready is not None:
+            stages["media ready -> written"].append((wrote - ready) / 1e6)
+        parts = urlsplit(url)
+        span = spans.get(((parts.hostname or "").lower(), parts.path.rsplit("/", 1)[1]))
+        own = (span[1] - span[0]) if span is not None else 0.0
+        if span is not None:
+            img_span.append(own)
+        beyond.append(f - own)
+    return PassResult(engines, name, docs, len(rows), elapsed, len(rows) / elapsed, fresh, stages, img_span,
+                      beyond, loads, lags, cpu, wall)
+
+
+# --------------------------------------------------------------------------- one engine set
+
+
+async def run_engine_set(
+    engines: str, settings: Settings, site: PartnerProcess, timeout_s: float, profile: str = "",
+    probe: Probe | None = None, trickle_s: float = 0.0,
+) -> list[PassResult]:
+    resolver = PartnerResolver()
+    lag = LoopLag()
+    profiler: Any = None
+    side: list[asyncio.Task[None]] = []
+    deps = await open_deps(settings, resolver=resolver)
+    pages = PageTimes(settings.store.url)
+    runners: list[Runner] = []
+    tasks: list[asyncio.Task[Any]] = []
+    results: list[PassResult] = []
+    try:
+        await ensure_topics(deps, CUBES)
+        if probe is not None:
+            probe.wrap_stores(await deps.stores())
+        for name in CUBES:
+            cube = await registry.cube_module(name).build(settings, deps)
+            if probe is not None and cube.handler is not None:
+                cube = dataclasses.replace(cube, handler=probe.wrap(f"handler {name}", cube.handler))
+            runners.append(Runner(cube, deps))
+        tasks = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
+        stores = await deps.stores()
+        await pages.open()
+        urls = site.feed_urls()
+
+        async def register() -> None:
+            for url in urls:
+                err = io.StringIO()
+                code = await add_feed(settings, stores.feeds, deps.publish, url, fmt="rss", services=["news"],
+                                      resolver=resolver, out=io.StringIO(), err=err)
+                if code != 0:
+                    raise RuntimeError(f"feed {url} refused: {err.getvalue().strip()}")
+
+        def edition(n: int, spread_s: float = 0.0) -> Callable[[], Awaitable[None]]:
+            async def start() -> None:
+                await site.call(f"/_bench/edition?n={n}", "POST")
+
+                async def nudge() -> None:
+                    for url in urls:
+                        # an operator's nudge: due now (the scheduler's own re-poll is an hour away here)
+                        await stores.feeds.update_status(feed_id_for(None, canonical_url(url)), next_fetch_at=None)
+                        if spread_s:
+                            await asyncio.sleep(spread_s / len(urls))  # pacing the offered load, not a sync
+
+                if spread_s:
+                    side.append(asyncio.create_task(nudge()))
+                else:
+                    await nudge()
+
+            return start
+
+        passes: list[tuple[str, Callable[[], Awaitable[None]]]] = [("COLD", register), ("WARM", edition(2))]
+        if trickle_s > 0:
+            passes.append(("TRICKLE", edition(3, trickle_s)))
+        print(f"-- {engines}: {sum(site.counts)} documents x 2 images on {site.hosts} hosts; {load()}", flush=True)
+        lag.start()
+        for name, start in passes:
+            if profile:
+                from pyinstrument import Profiler
+
+                # CPU of this thread only (async_mode disabled: time awaiting shows as the selector, idle)
+                profiler = Profiler(interval=0.002, async_mode="disabled")
+                profiler.start()
+            res = await run_pass(engines, name, site, pages, start, timeout_s, lag, runners)
+            if profiler is not None:
+                _save_profile(profiler, f"{profile}-{engines}-{name.lower()}.txt")
+                profiler = None
+            results.append(res)
+            for line in res.report() + (probe.report() if probe is not None else []):
+                print(line, flush=True)
+            dead = [t for t in tasks if t.done()]
+            for t in dead:
+                print(f"   cube task {t.get_name()} ended: {t.exception() if not t.cancelled() else 'cancelled'}")
+        for r in runners:
+            print(f"   cube {r.cube.name:10} processed {r.stats.processed:>7}  retried {r.stats.retried:>4}"
+                  f"  dead-lettered {r.stats.dead_lettered:>4}", flush=True)
+    finally:
+        lag.stop()
+        for t in side:
+            t.cancel()
+        if profiler is not None:
+            profiler.stop()
+        for r in runners:
+            r.stop()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=settings.runtime.shutdown_timeout_s)
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        await pages.close()
+        await deps.close()
+    return results
+
+
+def _save_profile(profiler: Any, path: str) -> None:
+    profiler.stop()
+    Path(path).write_text(profiler.output_text(unicode=False, color=False), encoding="utf-8")
+    print(f"   profile written to {path}", flush=True)
+
+
+#: ``--set`` experiments: section -> {key: value}, applied over the bench's settings
+OVERRIDES: dict[str, dict[str, Any]] = {}
+
+
+def base_settings() -> Settings:
+    return _base_settings().replace(**OVERRIDES)
+
+
+def _base_settings() -> Settings:
+    return Settings().replace(
+        http={"allowlist": ["127.0.0.1/32"]},
+        runtime={"metrics_port": 0, "shutdown_timeout_s": 10.0},
+        # the passes start by nudging feeds due; the scheduler's own re-polls (every few minutes on
+        # the default interval) would fetch the next edition early for some hosts and blur the passes
+        scheduler={"websub_port": 0, "min_interval_s": 3_600.0},
+        # the crawler answers a feed asked again within this window from its last fetch, and a requester
+        # it already served gets *nothing* (cubes/crawler/coalesce.py): the WARM pass's nudge of a feed
+        # fetched < 60 s earlier (the scheduler re-polls during a slow COLD pass) would be dropped until
+        # the scheduler's lease ran out. Every image here is distinct, so a short window costs nothing.
+        crawler={"host_overrides": {"*" + PARTNER_SUFFIX: dict(GENEROUS_LANE)}, "coalesce_window_s": 1.0},
+    )
+
+
+async def embedded(site: PartnerProcess, timeout_s: float, profile: str = "",
+                   probe: Probe | None = None, trickle_s: float = 0.0) -> list[PassResult]:
+    tmp = Path(tempfile.mkdtemp(prefix="tc-e2e-"))
+    try:
+        settings = base_settings().replace(
+            bus={"url": f"sqlite:///{tmp}/bus.db"},
+            store={"url": f"sqlite:///{tmp}/store.db"},
+            cdn={"url": f"file://{tmp}/cdn"},
+            blobs={"url": f"file://{tmp}/blobs"},
+        )
+        return await run_engine_set("embedded", settings, site, timeout_s, profile, probe, trickle_s)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def real(site: PartnerProcess, timeout_s: float, profile: str = "",
+               probe: Probe | None = None, trickle_s: float = 0.0) -> list[PassResult]:
+    uid = uuid.uuid4().hex[:12]
+    kafka = os.environ["TURBOCUBES_TEST_KAFKA"]
+    postgres = os.environ["TURBOCUBES_TEST_POSTGRES"]
+    s3 = urlsplit(os.environ["TURBOCUBES_TEST_S3"])
+    endpoint = parse_qs(s3.query)["endpoint"][0]
+    bucket = f"e2e-{uid}"
+    prefix = f"e2e-{uid}."
+    schema = f"e2e_{uid}"
+    tmp = Path(tempfile.mkdtemp(prefix="tc-e2e-"))
+    settings = base_settings().replace(
+        bus={"url": f"{kafka}{'&' if '?' in kafka else '?'}prefix={prefix}"},
+        store={"url": f"{postgres}{'&' if '?' in postgres else '?'}schema={schema}"},
+        cdn={"url": f"s3://{bucket}?endpoint={endpoint}", "public_base_url": f"{endpoint}/{bucket}"},
+        blobs={"url": f"file://{tmp}/blobs"},
+    )
+    try:
+        return await run_engine_set("kafka+postgres+s3", settings, site, timeout_s, profile, probe,
+                                    trickle_s)
+    finally:
+        await cleanup_real(settings, kafka, postgres, schema, prefix)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def cleanup_real(settings: Settings, kafka: str, postgres: str, schema: str, prefix: str) -> None:
+    """Drop what the run made: the S3 bucket, the PostgreSQL schema, the Kafka topics under the prefix."""
+    from shared.blobs import open_blobs
+
+    with contextlib.suppress(Exception):
+        cdn = await open_blobs(settings.cdn.url, public_base_url=settings.cdn.public_base_url)
+        try:
+            destroy = getattr(cdn, "destroy", None)
+            if destroy is not None:
+                await destroy()
+        finally:
+            await cdn.close()
+        print(f"   cleanup: S3 bucket {settings.cdn.url.split('?')[0]} removed", flush=True)
+    with contextlib.suppress(Exception):
+        import asyncpg
+
+        from shared.stores.postgres import split_schema
+
+        dsn, _ = split_schema(postgres)
+        conn = await asyncpg.connect(dsn.replace("postgresql://", "postgres://", 1))
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()
+        print(f"   cleanup: PostgreSQL schema {schema} dropped", flush=True)
+    with contextlib.suppress(Exception):
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        admin = AIOKafkaAdminClient(bootstrap_servers=urlsplit(kafka).netloc)
+        await admin.start()
+        try:
+            mine = [t for t in await admin.list_topics() if t.startswith(prefix)]
+            if mine:
+                await admin.delete_topics(mine)
+        finally:
+            await admin.close()
+        print(f"   cleanup: {len(mine)} Kafka topics under {prefix} deleted", flush=True)
+
+
+# --------------------------------------------------------------------------- main
+
+
+async def amain(args: argparse.Namespace) -> int:
+    # SIGTERM (timeout, kill) ends like Ctrl-C: the run is cancelled and every `finally` cleans up
+    # (the temp dir, the S3 bucket, the PostgreSQL schema, the Kafka topics)
+    me = asyncio.current_task()
+    assert me is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, me.cancel)
+    wanted = [e.strip() for e in args.engines.split(",") if e.strip()]
+    site = PartnerProcess(args.hosts, args.docs)
+    print(f"e2e bench: {args.docs} documents x 2 images, {args.hosts} hosts; starting the partner site "
+          f"(making {2 * args.docs} JPEGs); {load()}", flush=True)
+    site.start()
+    timeout_s = args.timeout or max(120.0, args.docs / 20)
+    probe = Probe() if args.probe else None
+    results: list[tuple[bool, PassResult]] = []
+    try:
+        if "embedded" in wanted:
+            results += [(True, r) for r in await embedded(site, timeout_s, args.profile, probe, args.trickle)]
+        if "real" in wanted:
+            env = ("TURBOCUBES_TEST_KAFKA", "TURBOCUBES_TEST_POSTGRES", "TURBOCUBES_TEST_S3")
+            if all(os.environ.get(v) for v in env):
+                # a fresh partner: the real-engine run starts cold again (its image registry is empty, but
+                # the partner's edition must be back at 1 and its hit logs clean)
+                await site.stop()
+                site = PartnerProcess(args.hosts, args.docs)
+                site.start()
+                results += [(False, r) for r in await real(site, timeout_s, args.profile, probe, args.trickle)]
+            else:
+                print(f"-- real engines skipped: set {', '.join(env)}", flush=True)
+    finally:
+        await site.stop()
+    print(f"\n== summary ({load()})", flush=True)
+    missed = 0
+    for is_embedded, r in results:
+        print(f"{r.engines:18} {r.name}: {r.dps:7,.0f} documents/s  freshness p50 {pct(r.fresh, .5):.3f} s"
+              f"  p99 {pct(r.fresh, .99):.3f} s  (beyond images p50 {pct(r.beyond, .5):.3f} s"
+              f"  p99 {pct(r.beyond, .99):.3f} s)")
+        for line in r.verdicts(is_embedded):
+            print(line)
+            missed += is_embedded and line.lstrip().startswith("MISS")
+    return 1 if missed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--docs", type=int, default=10_000, help="documents in all (default 10,000)")
+    p.add_argument("--hosts", type=int, default=100, help="partner hosts (default 100)")
+    p.add_argument("--engines", default="embedded,real", help="embedded, real, or both (default)")
+    p.add_argument("--timeout", type=float, default=0.0, help="seconds per pass (default max(120, docs/20))")
+    p.add_argument("--profile", default="", metavar="PREFIX",
+                   help="write a pyinstrument CPU profile of each pass to PREFIX-<engines>-<pass>.txt")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON", dest="overrides",
+                   help="change a setting for an experiment, e.g. --set runtime.concurrency=64 (repeatable)")
+    p.add_argument("--trickle", type=float, default=30.0, metavar="SECONDS",
+                   help="a third pass, TRICKLE: the next edition with the feeds nudged one by one over SECONDS"
+                        " (steady offered load below capacity: freshness without a 10,000-document queue;"
+                        " 0 = no such pass; default 30)")
+    p.add_argument("--probe", action="store_true",
+                   help="time every cube handler call and store call (wall clock) and print the heaviest")
+    args = p.parse_args(argv)
+    if args.docs < 1 or args.hosts < 1:
+        p.error("--docs and --hosts must be at least 1")
+    for item in args.overrides:
+        key, _, raw = item.partition("=")
+        section, _, name = key.partition(".")
+        if not name or not raw or not hasattr(Settings(), section):
+            p.error(f"--set {item!r}: expected SECTION.KEY=JSON, e.g. runtime.concurrency=64")
+        OVERRIDES.setdefault(section, {})[name] = orjson.loads(raw)
+    try:
+        return asyncio.run(amain(args))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("e2e bench: interrupted (cleaned up)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
