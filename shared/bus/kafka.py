@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine, Sequence
+import time
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -37,6 +38,8 @@ from shared.errors import BusUnavailable, ConfigError
 
 __all__ = ["KafkaBus"]
 
+#: several cubes of one process may fail at once: one producer reset serves them all
+RESET_EVERY_S = 5.0
 #: up to 1 MiB batches: a handler's outputs for one input batch usually fit one request
 MAX_BATCH_BYTES = 1024 * 1024
 #: largest record: bodies above 256 KB travel as blob references, so 4 MiB is ample headroom
@@ -72,9 +75,8 @@ class KafkaBus:
         self._producer: KafkaProducer | None = None
         self._consumers: list[KafkaConsumer] = []
 
-    async def start(self) -> None:
-        if self._producer is None:
-            raw = AIOKafkaProducer(
+    def _new_raw_producer(self) -> AIOKafkaProducer:
+        return AIOKafkaProducer(
                 bootstrap_servers=self.servers,
                 client_id=self.client_id,
                 enable_idempotence=True,
@@ -85,13 +87,11 @@ class KafkaBus:
                 max_request_size=MAX_REQUEST_BYTES,
                 request_timeout_ms=30_000,
             )
-            try:
-                await raw.start()
-            except KafkaError as exc:
-                with contextlib.suppress(Exception):
-                    await raw.stop()
-                raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
-            self._producer = KafkaProducer(raw, self.prefix)
+
+    async def start(self) -> None:
+        if self._producer is None:
+            raw = await _started(self._new_raw_producer(), self.servers)
+            self._producer = KafkaProducer(raw, self.prefix, self._new_raw_producer)
 
     async def close(self) -> None:
         for c in list(self._consumers):
@@ -215,6 +215,16 @@ class KafkaBus:
             await c.stop()
 
 
+async def _started(raw: AIOKafkaProducer, servers: str) -> AIOKafkaProducer:
+    try:
+        await raw.start()
+    except KafkaError as exc:
+        with contextlib.suppress(Exception):
+            await raw.stop()
+        raise BusUnavailable(f"Kafka at {servers}: {exc}") from exc
+    return raw
+
+
 def _record(m: Any, prefix: str = "") -> Record:
     return Record(
         m.topic[len(prefix):], m.partition, m.offset, m.key, m.value,
@@ -223,9 +233,32 @@ def _record(m: Any, prefix: str = "") -> Record:
 
 
 class KafkaProducer:
-    def __init__(self, raw: AIOKafkaProducer, prefix: str = "") -> None:
+    def __init__(self, raw: AIOKafkaProducer, prefix: str = "",
+                 factory: Callable[[], AIOKafkaProducer] | None = None) -> None:
         self.raw = raw
         self.prefix = prefix
+        self._factory = factory
+        self._reset_lock = asyncio.Lock()
+        self._reset_at = 0.0
+
+    async def reset(self) -> None:
+        """Replace the underlying producer after a delivery failure.
+
+        After a broker restart an idempotent producer can be left with sequence numbers the
+        broker no longer accepts (``OutOfOrderSequenceNumber`` on every send, for good): a new
+        producer gets a new producer id. Everyone holding this object keeps using it, so every
+        cube of a process recovers at once; resets within a few seconds of each other are one.
+        """
+        if self._factory is None:
+            return
+        async with self._reset_lock:
+            if time.monotonic() - self._reset_at < RESET_EVERY_S:
+                return
+            old = self.raw
+            self.raw = await _started(self._factory(), "the broker")
+            self._reset_at = time.monotonic()
+            with contextlib.suppress(Exception):
+                await old.stop()
 
     def send(
         self, topic: str, value: bytes, *, key: bytes | None = None, headers: Headers = ()

@@ -557,6 +557,12 @@ class Runner:
         assert self.consumer is not None
         exc, self._bus_failure = self._bus_failure, None
         assert exc is not None
+        reset = getattr(self.deps.bus.producer(), "reset", None)
+        if reset is not None:
+            # a producer left broken by a broker restart (Kafka: out-of-order sequence numbers
+            # forever) would fail every retry; the engine replaces it
+            with contextlib.suppress(Exception):
+                await reset()
         for w in list(self._workers):
             w.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
@@ -836,5 +842,14 @@ async def publish_outputs(deps: Deps, cube_name: str, outputs: Sequence[Output],
                                         headers=out.headers))
         PUBLISHED.labels(cube_name, out.topic).inc()
     if futs:
-        await producer.flush()
-        await asyncio.gather(*futs)
+        try:
+            await producer.flush()
+            await asyncio.gather(*futs)
+        except Exception as exc:
+            reset = getattr(producer, "reset", None)
+            if reset is not None:  # see Runner._recover: a producer broken for good is replaced
+                with contextlib.suppress(Exception):
+                    await reset()
+            if isinstance(exc, TurbocubesError):
+                raise
+            raise BusUnavailable(f"delivery failed: {type(exc).__name__}: {exc}") from exc
