@@ -213,6 +213,7 @@ class Runner:
         self._finished = asyncio.Event()
         self._commit_lock = asyncio.Lock()
         self._closing = False
+        self._received_at = datetime.now(UTC)
         self._bus_failure: BaseException | None = None
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._m_breaker = BREAKER_OPEN.labels(cube.name)
@@ -323,6 +324,8 @@ class Runner:
                 backoff = 0.0
                 if self.stats.first_batch_at is None:
                     self.stats.first_batch_at = idle_since
+                # one timestamp per poll, not per record: "received" means when the poll returned
+                self._received_at = datetime.now(UTC)
                 for r in records:
                     self._admit(r)
         finally:
@@ -636,7 +639,7 @@ class Runner:
             return
         key = r.key
         ctx = Context(origin, r.partition, r.offset, key.decode("utf-8", "replace") if key is not None else None,
-                      attempt, datetime.now(UTC), r.headers)
+                      attempt, self._received_at, r.headers)
         handler = self.cube.handler
         assert handler is not None
         running = self._running
