@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci import missing
+
 pytest_plugins = ["tests.partners.fixtures"]
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -29,9 +31,7 @@ def _engine(var: str, what: str) -> str:
     url = os.environ.get(var)
     if url:
         return url
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{what} is required in CI: {var} is not set (did ops/ start it?)")
-    pytest.skip(f"{what} not running; set {var} (scripts/test starts it)")
+    missing(f"{what} is not running: {var} is not set (scripts/test starts it through ops/)")
 
 
 @pytest.fixture(scope="session")
