@@ -10,9 +10,12 @@ A small Kafka on one SQLite file, for laptops, the demo and unit tests:
   live members by lease (``members`` table, heartbeat every second,
   a member silent for ``SESSION_TIMEOUT_S`` is dropped).
 
-All SQLite calls of one process run on one worker thread (sqlite3 objects are
-not thread-safe and SQLite serializes writers anyway); each call does a whole
-batch, so the thread hop costs little per record. A producer collects sends
+Each call does a whole batch (an append, a fetch, a commit). It runs inline on
+the event loop thread, on a connection that never waits for a lock, and moves
+to this process's one worker thread (whose connection waits) when the lock is
+taken (by another process, or by a call on that thread), and for the retention
+sweep; ``shared/sqlite_inline.py`` explains why (the hop to a thread
+cost more than the work at the embedded pipeline's rates). A producer collects sends
 for ``linger_ms`` and writes them in one transaction; the future of each send
 resolves after that transaction commits (durable: WAL + synchronous=NORMAL
 survives a process crash; ``?sync=full`` survives power loss).
@@ -23,8 +26,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import os
 import sqlite3
+import threading
 import time
 import uuid
 import zlib
@@ -38,10 +43,13 @@ import orjson
 
 from shared.bus.base import Consumed, Delivered, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
 from shared.errors import BusUnavailable, ConfigError
+from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, is_busy
 
 __all__ = ["SqliteBus"]
 
 T = TypeVar("T")
+
+log = logging.getLogger("turbocubes.sqlite")
 
 #: a member that has not heartbeated for this long loses its partitions
 SESSION_TIMEOUT_S = 10.0
@@ -51,6 +59,9 @@ POLL_S = 0.02
 #: how often old records are dropped (retention)
 RETENTION_SWEEP_S = 60.0
 DEFAULT_RETENTION_MS = 7 * 86_400_000
+#: the log's page size and the WAL size (pages) at which a checkpoint is asked for
+PAGE_BYTES = 16384
+WAL_CHECKPOINT_PAGES = 4000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (name TEXT PRIMARY KEY, partitions INTEGER NOT NULL,
@@ -91,6 +102,14 @@ class SqliteBus:
         self.linger_s = linger_ms / 1000
         self._exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-bus")
         self._db: sqlite3.Connection | None = None
+        #: the event loop thread's own connection (see the module docstring), and that thread
+        self._inline: sqlite3.Connection | None = None
+        self._loop_thread = 0
+        self._checkpoints: WalCheckpoints | None = None
+        self._checkpoint_task: asyncio.Future[Any] | None = None
+        #: how many calls ran inline and how many on the thread (tests and benchmarks read these)
+        self.inline_calls = 0
+        self.thread_calls = 0
         self._partitions: dict[str, int] = {}
         self._producer: SqliteProducer | None = None
         self._consumers: list[SqliteConsumer] = []
@@ -101,24 +120,74 @@ class SqliteBus:
     # ------------------------------------------------------------------ plumbing
 
     async def _call(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` inline when it need not wait, else on the worker thread (module docstring).
+
+        ``fn`` reaches the database through ``self.db`` and must begin any write with ``BEGIN
+        IMMEDIATE``: when that finds the lock taken, nothing has changed and ``fn`` runs again on
+        the thread."""
         if self._closed:
             raise BusUnavailable(f"{self.url} is closed")
-        loop = asyncio.get_running_loop()
+        if self._inline is not None:
+            try:
+                result = fn(*args)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise BusUnavailable(f"embedded log {self.path}: {exc}") from exc
+            else:
+                self.inline_calls += 1
+                if self._inline.in_transaction:  # never: every write here ends its transaction
+                    self._inline.execute("ROLLBACK")
+                return result
+        return await self._on_thread(fn, *args)
+
+    async def _on_thread(self, fn: Any, *args: Any) -> Any:
+        if self._closed:
+            raise BusUnavailable(f"{self.url} is closed")
+        self.thread_calls += 1
         try:
-            return await loop.run_in_executor(self._exec, fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(self._exec, fn, *args)
         except sqlite3.OperationalError as exc:
             raise BusUnavailable(f"embedded log {self.path}: {exc}") from exc
+
+    def _committed_inline(self) -> None:
+        if self._checkpoints is not None and threading.get_ident() == self._loop_thread:
+            self._checkpoints.committed()
+
+    def _checkpoint(self) -> None:
+        """A PASSIVE checkpoint on the worker thread (``WalCheckpoints`` asks for it)."""
+        checkpoints = self._checkpoints
+        assert checkpoints is not None
+
+        async def run() -> None:
+            try:
+                await self._on_thread(lambda: self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall())
+            except Exception as exc:  # the next commits ask again; a checkpoint is housekeeping
+                log.debug("checkpoint of %s put off: %s", self.path, exc)
+            finally:
+                checkpoints.done()
+
+        self._checkpoint_task = asyncio.ensure_future(run())
+
+    def _open_inline(self) -> None:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
+        db.execute("PRAGMA cache_size=-16384")
+        db.execute(f"PRAGMA synchronous={self.sync}")
+        for pragma in INLINE_PRAGMAS:
+            db.execute(pragma)
+        self._inline = db
+        self._loop_thread = threading.get_ident()
+        self._checkpoints = WalCheckpoints(str(self.path), WAL_CHECKPOINT_PAGES * PAGE_BYTES, self._checkpoint)
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
         # 16 KiB pages and a 64 MiB cache: records are ~1 KB, and with the default 4 KiB pages
         # appends ran at ~1/2 the speed (measured here); page_size only applies to a new file
-        db.execute("PRAGMA page_size=16384")
+        db.execute(f"PRAGMA page_size={PAGE_BYTES}")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA cache_size=-65536")
         # checkpoint every ~64 MiB of WAL instead of every 4 MiB: fewer fsyncs under load
-        db.execute("PRAGMA wal_autocheckpoint=4000")
+        db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         db.execute(f"PRAGMA synchronous={self.sync}")
         db.execute("PRAGMA busy_timeout=30000")
         db.executescript(_SCHEMA)
@@ -126,12 +195,16 @@ class SqliteBus:
 
     @property
     def db(self) -> sqlite3.Connection:
+        """The connection of the calling thread: the inline one on the event loop thread."""
+        if self._inline is not None and threading.get_ident() == self._loop_thread:
+            return self._inline
         assert self._db is not None, "bus not started"
         return self._db
 
     async def start(self) -> None:
         if self._db is None:
-            await self._call(self._open)
+            await self._on_thread(self._open)
+            self._open_inline()
 
     async def close(self) -> None:
         if self._closed:
@@ -141,6 +214,9 @@ class SqliteBus:
         if self._producer is not None:
             await self._producer.flush()
         self._closed = True
+        if self._inline is not None:
+            self._inline.close()
+            self._inline = None
         if self._db is not None:
             await asyncio.get_running_loop().run_in_executor(self._exec, self._db.close)
         self._exec.shutdown(wait=True)
@@ -231,6 +307,7 @@ class SqliteBus:
                 [(n, t, p) for (t, p), n in nexts.items()],
             )
             db.execute("COMMIT")
+            self._committed_inline()
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -347,7 +424,7 @@ class SqliteProducer:
         if time.monotonic() - self._last_sweep > RETENTION_SWEEP_S:
             self._last_sweep = time.monotonic()
             with contextlib.suppress(BusUnavailable):
-                await self.bus._call(self.bus._retention_sweep)
+                await self.bus._on_thread(self.bus._retention_sweep)
 
     async def flush(self) -> None:
         if self._flusher is not None and not self._flusher.done():
@@ -385,6 +462,7 @@ class SqliteConsumer:
             members = [r[0] for r in db.execute(
                 "SELECT member FROM members WHERE grp=? ORDER BY member", (self.group,)).fetchall()]
             db.execute("COMMIT")
+            self.bus._committed_inline()
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -485,6 +563,7 @@ class SqliteConsumer:
                 [(self.group, tp.topic, tp.partition, off) for tp, off in offsets.items()],
             )
             db.execute("COMMIT")
+            self.bus._committed_inline()
         except BaseException:
             db.execute("ROLLBACK")
             raise

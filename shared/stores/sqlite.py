@@ -10,14 +10,14 @@ Why it looks like this:
   costs no fsync (WAL is synced at checkpoints); a power loss may drop the
   last commits but never corrupts the file, and every write here is an
   idempotent replay of a bus message anyway.
-* **One writer thread, one reader thread** per process, each with its own
-  connection: sqlite3 calls block, so they run off the event loop, and a
-  single thread per connection serializes them without a lock. Reads
-  (``get``, ``search``) never queue behind a batch of writes.
-* **Point reads inline**: ``get(url)`` is one indexed lookup (tens of µs), cheaper
-  than the hop to a thread (~100-200 µs), and a WAL reader never waits for a
-  writer; so it runs on the event loop thread with a third connection whose
-  busy timeout is short, falling back to the reader thread if it ever is busy.
+* **Short calls inline, long ones on threads**: a point read or a one-row write
+  costs tens of µs, far less than the hop to a thread and the GIL traffic it
+  brings; so writes and short reads run on the event loop thread with a third
+  connection whose busy timeout is zero, and move to the writer thread (one
+  per process, it waits for locks) when the lock is taken or when the caller
+  says the call is long (a big batch); full-text search and scans use the reader thread.
+  ``shared/sqlite_inline.py`` has the rules, and why checkpoints stay on the
+  thread.
 * **Several processes on one machine** may share the file: ``busy_timeout``
   makes a writer wait for another process's transaction, and every
   read-modify-write runs under ``BEGIN IMMEDIATE`` (the write lock is taken
@@ -27,6 +27,8 @@ Why it looks like this:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,19 +36,24 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.errors import ConfigError, StoreUnavailable
+from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, is_busy
 from shared.stores.base import Stores
 from shared.stores.migrations import SQLITE
 from shared.stores.registry import SqlFeedStore, SqlTaskStore, SqlTenantStore
 
-__all__ = ["SqliteDb", "open_sqlite", "sqlite_path"]
+__all__ = ["LONG_BATCH", "SqliteDb", "open_sqlite", "sqlite_path"]
 
 T = TypeVar("T")
 
+log = logging.getLogger("turbocubes.sqlite")
+
 #: how long a writer waits for another process's transaction before giving up (ms)
 BUSY_TIMEOUT_MS = 15_000
-#: the inline reader's busy timeout (ms): WAL readers wait only in rare cases (recovery after a
-#: crash), and the event loop must not stall for long; past it the read moves to the reader thread
-INLINE_BUSY_TIMEOUT_MS = 50
+#: a batch of more rows than this is written on the writer thread, not inline (a catalog's
+#: 10,000 hashes would hold up the event loop for tens of milliseconds)
+LONG_BATCH = 64
+#: SQLite's default page size: the WAL size at which the inline connection asks for a checkpoint
+INLINE_PAGE_BYTES = 4096
 #: WAL pages before an automatic checkpoint; the default (1000 pages) checkpoints too often
 #: under the kvwriter's bursts, 4000 pages (~16 MB) halves checkpoint stalls
 WAL_AUTOCHECKPOINT = 4000
@@ -75,24 +82,80 @@ def _connect(path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Conne
     return conn
 
 
+def _retrieved(fut: asyncio.Future[None]) -> None:
+    """Mark a group's failure as seen: each of its writers gets it, but a cancelled one does not look."""
+    if not fut.cancelled():
+        fut.exception()
+
+
 class SqliteDb:
-    """Two connections (writer, reader), each driven by its own thread."""
+    """Four connections: writer and reader, each driven by its own thread, and an inline writer and
+    an inline reader used on the event loop thread for short calls (``shared/sqlite_inline.py``)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._writer = _connect(path)
         # an in-memory database is private to its connection: read through the writer
         self._reader = self._writer if path == ":memory:" else _connect(path)
-        self._inline = None if path == ":memory:" else _connect(path, INLINE_BUSY_TIMEOUT_MS)
+        self._inline = None if path == ":memory:" else _connect(path, 0)
+        self._inline_r = None if path == ":memory:" else _connect(path, 0)
+        for conn in (self._inline, self._inline_r):
+            for pragma in INLINE_PRAGMAS if conn is not None else ():
+                conn.execute(pragma)
+        #: the open group transaction of the inline writer: its commit, which every write in it awaits
+        self._group: asyncio.Future[None] | None = None
         self._write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-w")
         self._read_pool = (
             self._write_pool
             if self._reader is self._writer
             else ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-r")
         )
+        self._checkpoints = WalCheckpoints(path, WAL_AUTOCHECKPOINT * INLINE_PAGE_BYTES, self._checkpoint)
+        #: the last background checkpoint (kept so that it is not collected mid-flight)
+        self._checkpoint_task: asyncio.Future[Any] | None = None
+        #: how many calls ran inline and how many went to a thread (tests and benchmarks read these)
+        self.inline_calls = 0
+        self.thread_calls = 0
 
-    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` on the writer thread inside ``BEGIN IMMEDIATE`` … ``COMMIT``."""
+    async def write(self, fn: Callable[[sqlite3.Connection], T], *, long: bool = False) -> T:
+        """Run ``fn(conn)`` in a transaction and return once it is committed.
+
+        Inline when the write lock is free: the writes made in one turn of the event loop share one
+        transaction (*group commit*: one ``BEGIN IMMEDIATE`` … ``COMMIT`` for all of them, each in a
+        savepoint of its own, so one that raises is rolled back alone), committed at the end of the
+        turn; each returns after that commit. Else, and with ``long=True`` (a large batch must not
+        hold up the event loop), on the writer thread in a transaction of its own. ``fn`` must only
+        touch ``conn``: when the inline ``BEGIN`` finds the lock taken, ``fn`` has not run and runs
+        on the thread instead."""
+        conn = self._inline
+        if conn is not None and not long:
+            group = self._group
+            if group is None:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as exc:
+                    if not is_busy(exc):
+                        raise StoreUnavailable(f"sqlite {self.path}: {exc}") from exc
+                else:
+                    loop = asyncio.get_running_loop()
+                    group = self._group = loop.create_future()
+                    group.add_done_callback(_retrieved)
+                    loop.call_soon(self._commit_group)
+            if group is not None:
+                self.inline_calls += 1
+                try:
+                    conn.execute("SAVEPOINT w")
+                    result = fn(conn)
+                    conn.execute("RELEASE w")
+                except BaseException as exc:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK TO w")
+                        conn.execute("RELEASE w")
+                    if isinstance(exc, sqlite3.OperationalError):
+                        raise StoreUnavailable(f"sqlite {self.path}: {exc}") from exc
+                    raise
+                await asyncio.shield(group)  # done when the group is committed (or failed to)
+                return result
 
         def run() -> T:
             conn = self._writer
@@ -105,26 +168,66 @@ class SqliteDb:
             conn.execute("COMMIT")
             return result
 
-        return await self._call(self._write_pool, run)
+        return await self._on_writer(run)
+
+    def _commit_group(self) -> None:
+        """End the group transaction: the writes made in one turn of the event loop commit together."""
+        group, self._group = self._group, None
+        if group is None or self._inline is None:  # already ended by close()
+            return
+        try:
+            self._inline.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._inline.execute("ROLLBACK")
+            group.set_exception(StoreUnavailable(f"sqlite {self.path}: commit failed: {exc}"))
+            return
+        group.set_result(None)
+        self._checkpoints.committed()
+
+    async def _on_writer(self, fn: Callable[[], T]) -> T:
+        return await self._call(self._write_pool, fn)
+
+    def _checkpoint(self) -> None:
+        """A PASSIVE checkpoint on the writer thread (``WalCheckpoints`` asks for it)."""
+
+        async def run() -> None:
+            try:
+                await self._on_writer(lambda: self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall())
+            except Exception as exc:  # the next commits ask again; a checkpoint is housekeeping
+                log.debug("checkpoint of %s put off: %s", self.path, exc)
+            finally:
+                self._checkpoints.done()
+
+        self._checkpoint_task = asyncio.ensure_future(run())
 
     async def write_raw(self, fn: Callable[[], T]) -> T:
         """Run ``fn()`` on the writer thread with no transaction around it (migrations)."""
-        return await self._call(self._write_pool, fn)
+        return await self._on_writer(fn)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` on the reader thread (autocommit: each statement sees the latest commit)."""
+        """Run ``fn(conn)`` on the reader thread (autocommit: each statement sees the latest commit).
+        For reads that may take long (full-text search, scans); short ones use ``read_inline``."""
         return await self._call(self._read_pool, lambda: fn(self._reader))
 
     async def read_inline(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run a short read on the event loop thread (see the module docstring); the thread if busy."""
-        if self._inline is not None:
+        """Run a short read on the event loop thread (see the module docstring); the thread if busy.
+
+        A WAL reader does not wait for writers, so this is inline even while the writer thread works;
+        it sees every commit made before the call."""
+        if self._inline_r is not None:
             try:
-                return fn(self._inline)
-            except sqlite3.OperationalError:
-                pass  # busy (or the file vanished): the reader thread waits or raises StoreUnavailable
+                result = fn(self._inline_r)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise StoreUnavailable(f"sqlite {self.path}: {exc}") from exc
+            else:
+                self.inline_calls += 1
+                return result
         return await self.read(fn)
 
     async def _call(self, pool: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
+        self.thread_calls += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, fn)
         except sqlite3.OperationalError as exc:
@@ -134,10 +237,10 @@ class SqliteDb:
     # --- the SqlRunner protocol of registry.py (simple statements, `?` placeholders)
 
     async def fetch(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        return await self.read(lambda conn: conn.execute(sql, args).fetchall())
+        return await self.read_inline(lambda conn: conn.execute(sql, args).fetchall())
 
     async def fetchone(self, sql: str, *args: Any) -> tuple[Any, ...] | None:
-        row: tuple[Any, ...] | None = await self.read(lambda conn: conn.execute(sql, args).fetchone())
+        row: tuple[Any, ...] | None = await self.read_inline(lambda conn: conn.execute(sql, args).fetchone())
         return row
 
     async def execute(self, sql: str, *args: Any) -> int:
@@ -167,8 +270,11 @@ class SqliteDb:
             conn.execute("COMMIT")
 
     async def close(self) -> None:
-        if self._inline is not None:
-            self._inline.close()
+        if self._group is not None:  # a group still open (closing mid-turn): it ends now
+            self._commit_group()
+        for conn in (self._inline, self._inline_r):
+            if conn is not None:
+                conn.close()
 
         def shutdown() -> None:
             if self._reader is not self._writer:

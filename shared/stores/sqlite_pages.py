@@ -38,7 +38,7 @@ from shared.stores.rows import (
     SearchHit,
     UpsertOutcome,
 )
-from shared.stores.sqlite import SqliteDb
+from shared.stores.sqlite import LONG_BATCH, SqliteDb
 from shared.urls import host_of
 
 __all__ = ["SqliteHashStore", "SqlitePageStore"]
@@ -93,7 +93,9 @@ class SqlitePageStore:
     async def upsert_many(self, pages: Sequence[Page]) -> list[UpsertOutcome]:
         if not pages:
             return []
-        return await self._db.write(lambda conn: [_upsert_one(conn, page) for page in pages])
+        return await self._db.write(
+            lambda conn: [_upsert_one(conn, page) for page in pages], long=len(pages) > LONG_BATCH
+        )
 
     async def delete(self, url: str, version: int, *, now: datetime | None = None) -> DeleteOutcome:
         host = host_of(url)
@@ -215,7 +217,7 @@ class SqliteHashStore(SqlHashStore):
                 results.extend(plan.results)
             return results
 
-        return await self._db.write(run)
+        return await self._db.write(run, long=len(items) > LONG_BATCH)
 
     async def claim(self, url: str, source_id: str, priority: int, *, now: datetime | None = None) -> ClaimOutcome:
         stamp = now_us(now)
@@ -252,7 +254,7 @@ class SqliteHashStore(SqlHashStore):
                 results.extend(plan.results)
             return results
 
-        return await self._db.write(run)
+        return await self._db.write(run, long=len(urls) > LONG_BATCH)
 
     async def remember_guids(self, source_id: str, pairs: Sequence[tuple[str, str]]) -> None:
         if not pairs:
@@ -262,4 +264,4 @@ class SqliteHashStore(SqlHashStore):
         def run(conn: sqlite3.Connection) -> None:
             conn.executemany(_WRITE_GUID, rows)  # in order: the last mapping of a guid wins
 
-        await self._db.write(run)
+        await self._db.write(run, long=len(rows) > LONG_BATCH)
