@@ -200,7 +200,7 @@ class MediaConfig:
     transient_retry_s: float = 1800.0
     #: crawl.requests priority of media orders (0 urgent .. 9 bulk): parked documents wait on them
     order_priority: int = 3
-    #: image-registry "ok" records the media cube remembers (LRU, ~200 bytes each; 0 = off)
+    #: image-registry "ok" records the media and delay cubes each remember (LRU, ~200 bytes each; 0 = off)
     lookup_cache_size: int = 50_000
 
 

@@ -13,8 +13,10 @@ The media cube and the delay cube both need this, so it lives in ``shared``.
   its CDN URL; a reference without one is REMOVED (an ``img`` / ``source`` /
   ``video`` element, a ``srcset`` candidate, a ``poster``, a ``Document.media``
   entry): a page never hotlinks the partner.
-* ``release(doc_json, images, now)`` — a parked document made ready: look up
-  everything, rewrite, stamp ``media_ready_at``.
+* ``MediaDoc.template(placeholder)`` — what ``rewrite`` would make of the HTML if
+  every reference had a CDN URL, each one standing as a placeholder token: a
+  parked document stores it (``shared/parked.py``) so that its release is a
+  string substitution instead of a second parse and rewrite.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ from shared.messages import Document, Media, MediaKind
 from shared.urls import canonical_url, resolve_url
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from shared.stores.base import ImageRecord
 
-__all__ = ["Lookup", "MediaDoc", "Records", "look_up", "parse_srcset", "release"]
+__all__ = ["Lookup", "MediaDoc", "Records", "look_up", "parse_srcset"]
 
 
 class Records(Protocol):
@@ -47,8 +49,13 @@ class Records(Protocol):
 # mime types with which Document.media marks a video
 _VIDEO_MIME_PREFIX = "video/"
 _ABSOLUTE = ("http://", "https://")
-#: compiled once: compiling an XPath per document costs more than running it
-_HAS_MEDIA = etree.XPath(".//img|.//video|.//picture|.//iframe|.//svg|.//table")
+#: what keeps a figure: any of these below it (looked for with ``iter``, which stops at the first
+#: one: ~2 us a figure less than an XPath that collects them all)
+_FIGURE_CONTENT = ("img", "video", "picture", "iframe", "svg", "table")
+#: every element ``MediaDoc`` reads or changes starts with one of these tags; HTML without any
+#: of them (libxml2 makes none of these elements up) is only parsed and serialized again
+_MEDIA_TAG = re.compile(r"<(?:img|source|video|picture|figure)", re.IGNORECASE)
+_WALKED = ("img", "source", "video", "picture", "figure")
 _BODY_CLOSE = "</body>"
 #: the plain lxml.etree HTML parser: lxml.html's element-class lookup costs a third of a parse,
 #: and nothing here needs its helpers. No network, comments kept (the kvwriter sanitizes them).
@@ -134,7 +141,7 @@ def _is_video(media: Media) -> bool:
 
 
 class MediaDoc:
-    """One document's media, parsed once. ``rewrite`` changes the parsed tree: call it once."""
+    """One document's media, parsed once. ``rewrite`` / ``template`` change the parsed tree: call one, once."""
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
@@ -143,16 +150,24 @@ class MediaDoc:
         #: raw reference -> canonical URL (or None): each spelling is resolved once per document
         self._resolved: dict[str, str | None] = {}
         self._root: etree._Element | None = None
+        #: img / source / video, then video / picture, then figure elements, in document order: found
+        #: in one walk of the tree, as ``rewrite`` needs them (elements it detaches on the way stay
+        #: in these lists, and what it does to them afterwards changes nothing in the tree)
+        self._media: list[etree._Element] = []
+        self._containers: list[etree._Element] = []
+        self._figures: list[etree._Element] = []
         if doc.content_html.strip():
             fragment = _STRAY_END.sub("", doc.content_html)
             tree = etree.fromstring(f"<html><body>{fragment}</body></html>", _PARSER)
             self._root = tree.find("body") if tree is not None else None
-            if self._root is not None:
-                self._collect_html(self._root)
+            if self._root is not None and _MEDIA_TAG.search(fragment) is not None:
+                self._walk(self._root)
+                self._collect_html()
         for media in doc.media:
             self._add(media.url, MediaKind.video if _is_video(media) else MediaKind.image)
 
-    def _resolve(self, raw: str) -> str | None:
+    def canonical(self, raw: str) -> str | None:
+        """The canonical URL a reference in this document stands for; None when it is unusable."""
         if raw in self._resolved:
             return self._resolved[raw]
         url = raw.strip()
@@ -167,13 +182,32 @@ class MediaDoc:
         return resolved
 
     def _add(self, raw: str, kind: MediaKind) -> None:
-        url = self._resolve(raw)
+        url = self.canonical(raw)
         if url is not None and self.refs.get(url) != MediaKind.video:
             self.refs[url] = kind
 
-    def _collect_html(self, root: etree._Element) -> None:
-        for el in root.iter("img", "source", "video"):
+    def _walk(self, root: etree._Element) -> None:
+        for el in root.iter(*_WALKED):
             tag = el.tag
+            if tag == "figure":
+                self._figures.append(el)
+                continue
+            if tag != "picture":
+                self._media.append(el)
+            if tag == "video" or tag == "picture":
+                self._containers.append(el)
+
+    def _collect_html(self) -> None:
+        for el in self._media:
+            tag = el.tag
+            if tag == "video":
+                src = el.get("src")
+                if src:
+                    self._add(src, MediaKind.video)
+                poster = el.get("poster")
+                if poster:
+                    self._add(poster, MediaKind.image)
+                continue
             kind = MediaKind.image
             if tag == "source":
                 parent = el.getparent()
@@ -182,30 +216,24 @@ class MediaDoc:
                 typ = (el.get("type") or "").lower()
                 if parent is not None and parent.tag == "video" and not typ.startswith("image/"):
                     kind = MediaKind.video
-            if tag == "video":
-                if el.get("src"):
-                    self._add(el.get("src", ""), MediaKind.video)
-                if el.get("poster"):
-                    self._add(el.get("poster", ""), MediaKind.image)
-                continue
-            if el.get("src"):
-                self._add(el.get("src", ""), kind)
-            for url, _ in parse_srcset(el.get("srcset") or ""):
-                self._add(url, MediaKind.image)
+            src = el.get("src")
+            if src:
+                self._add(src, kind)
+            srcset = el.get("srcset")
+            if srcset:
+                for url, _ in parse_srcset(srcset):
+                    self._add(url, MediaKind.image)
 
     # ------------------------------------------------------------------ rewrite
 
     def _cdn(self, raw: str | None, cdn_urls: Mapping[str, str]) -> str | None:
         if not raw:
             return None
-        url = self._resolve(raw)
+        url = self.canonical(raw)
         return cdn_urls.get(url) if url is not None else None
 
-    def _rewrite_srcset(self, el: etree._Element, cdn_urls: Mapping[str, str]) -> list[str]:
+    def _rewrite_srcset(self, el: etree._Element, srcset: str, cdn_urls: Mapping[str, str]) -> list[str]:
         """Rewrite ``el``'s srcset in place; returns the CDN URLs that survived."""
-        srcset = el.get("srcset")
-        if srcset is None:
-            return []
         kept = [(cdn, d) for url, d in parse_srcset(srcset) if (cdn := self._cdn(url, cdn_urls))]
         if kept:
             el.set("srcset", ", ".join(f"{u} {d}".rstrip() for u, d in kept))
@@ -213,39 +241,48 @@ class MediaDoc:
             del el.attrib["srcset"]
         return [u for u, _ in kept]
 
-    def _rewrite_html(self, root: etree._Element, cdn_urls: Mapping[str, str]) -> str:
+    def _rewrite_media(self, cdn_urls: Mapping[str, str]) -> None:
         drop: list[etree._Element] = []
-        for el in list(root.iter("img", "source", "video")):
+        for el in self._media:
             if el.tag == "video":
                 for attr in ("src", "poster"):
-                    if el.get(attr) is not None:
-                        cdn = self._cdn(el.get(attr), cdn_urls)
+                    value = el.get(attr)
+                    if value is not None:
+                        cdn = self._cdn(value, cdn_urls)
                         if cdn:
                             el.set(attr, cdn)
                         else:
                             del el.attrib[attr]
                 continue
-            had_src = el.get("src") is not None
-            cdn = self._cdn(el.get("src"), cdn_urls)
+            src = el.get("src")
+            cdn = self._cdn(src, cdn_urls)
             if cdn:
                 el.set("src", cdn)
-            elif had_src:
+            elif src is not None:
                 del el.attrib["src"]
-            survivors = self._rewrite_srcset(el, cdn_urls)
-            if el.tag == "img" and el.get("src") is None and survivors:
-                el.set("src", survivors[0])  # an img whose src failed still shows its best cached size
-            if el.get("src") is None and el.get("srcset") is None:
-                drop.append(el)
+            srcset = el.get("srcset")
+            survivors = [] if srcset is None else self._rewrite_srcset(el, srcset, cdn_urls)
+            if not cdn:
+                if el.tag == "img" and survivors:
+                    el.set("src", survivors[0])  # an img whose src failed still shows its best cached size
+                elif not survivors:
+                    drop.append(el)
         for el in drop:
             _drop(el)
         # containers left without media go too (a video of failed sources, a figure of only a caption)
-        for el in list(root.iter("video", "picture")):
-            empty_video = el.tag == "video" and el.get("src") is None and not el.findall(".//source")
-            if empty_video or (el.tag == "picture" and not el.findall(".//img")):
+        for el in self._containers:
+            if el.tag == "video":
+                empty = el.get("src") is None and next(el.iter("source"), None) is None
+            else:
+                empty = next(el.iter("img"), None) is None
+            if empty:
                 _drop(el)
-        for el in list(root.iter("figure")):
-            if not _HAS_MEDIA(el):
+        for el in self._figures:
+            if next(el.iter(*_FIGURE_CONTENT), None) is None:
                 _drop(el)
+
+    def _rewrite_html(self, root: etree._Element, cdn_urls: Mapping[str, str]) -> str:
+        self._rewrite_media(cdn_urls)
         # one serialization of the body, its tags cut off; what a stray </body> in the
         # partner's HTML pushed out of the body is dropped, as a browser would not show it either
         out: str = etree.tostring(root, encoding="unicode", method="html", with_tail=False)
@@ -269,6 +306,18 @@ class MediaDoc:
         if media_ready_at is not None:
             update["media_ready_at"] = media_ready_at
         return self.doc.model_copy(update=update)
+
+    def template(self, placeholder: Callable[[int], str]) -> str | None:
+        """``rewrite(cdn_urls).content_html`` for ``cdn_urls`` holding all of ``refs``, with
+        ``placeholder(i)`` in place of the CDN URL of the i-th ref (in ``refs`` order).
+
+        None when ``rewrite`` keeps ``content_html`` as it is (nothing was parsed).
+        """
+        if self._root is None:
+            return None
+        html = self._rewrite_html(self._root, {url: placeholder(i) for i, url in enumerate(self.refs)})
+        self._root = None
+        return html
 
 
 @dataclass
@@ -303,10 +352,3 @@ async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime)
         else:
             out.missing[url] = kind
     return out
-
-
-async def release(doc_json: bytes, images: Records, now: datetime) -> Document:
-    """A parked document, rewritten with what is cached now; everything else removed."""
-    media_doc = MediaDoc(Document.model_validate_json(doc_json))
-    found = await look_up(images, media_doc.refs, now)
-    return media_doc.rewrite(found.cdn, media_ready_at=now)

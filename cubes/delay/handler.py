@@ -3,8 +3,12 @@ are cached or the deadline passes").
 
 * ``handle(media.cached)``: the media URL is struck from every parked document's
   pending set (atomically, in the store); each document left with nothing pending
-  is rewritten with the CDN URLs from the registry and published. A failed image
-  resolves too: the document goes on without it.
+  is rewritten with the CDN URLs from the registry (``shared/parked.py``: mostly
+  a substitution into the template the media cube stored) and published. A failed
+  image resolves too: the document goes on without it. The registry is read
+  through ``shared/lookups.py``, which also remembers the CDN URL each ``ok``
+  message announces (the cdn cube records it before it announces it), so the
+  release that the last image of a document triggers usually needs no query.
 * ``sweep()`` (a ``Timer``): documents past their deadline are published with
   whatever is cached; the rest of their media is REMOVED, never hotlinked.
 
@@ -27,8 +31,9 @@ from pydantic import ValidationError
 
 from shared.clock import Clock
 from shared.config import Settings
-from shared.media import release
-from shared.messages import MediaCached
+from shared.lookups import LookupBatcher
+from shared.messages import MediaCached, MediaStatus
+from shared.parked import ParkedPayloadError, release
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
 from shared.stores.base import DelayStore, ImageRegistry, ParkedDoc
@@ -48,6 +53,7 @@ class DelayHandler:
         self.sweep_batch = settings.delay.sweep_batch
         self.lease_s = settings.delay.release_lease_s
         self.images = images
+        self.lookups = LookupBatcher(images, cache_size=settings.media.lookup_cache_size)
         self.delay = delay
         self.clock = clock
         self.publish = publish
@@ -60,8 +66,8 @@ class DelayHandler:
         released: Released = []
         for d in docs:
             try:
-                ready = await release(d.doc_json, self.images, now)
-            except ValidationError as exc:
+                ready = await release(d.doc_json, self.lookups, now)
+            except (ValidationError, ParkedPayloadError) as exc:
                 # Cannot happen for what the media cube parked (it was a valid Document), but if a
                 # model change ever breaks one, it stays in the store (unconfirmed, retried every
                 # lease and logged) rather than failing its neighbours or being dropped.
@@ -74,6 +80,8 @@ class DelayHandler:
     async def handle(self, msg: MediaCached, ctx: Context) -> list[Output]:
         url = try_canonical_url(msg.url) or msg.url
         now = self._now()
+        if msg.status == MediaStatus.ok and msg.cdn_url:
+            self.lookups.remember(url, msg.cdn_url)
         outputs, released = await self._ready(await self.delay.resolve(url, now=now), now)
         if released:
 

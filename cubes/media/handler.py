@@ -4,7 +4,7 @@ For each parsed document:
 
 1. Find its media (``shared.media.MediaDoc``) and look them all up in the image
    registry in one round trip (shared with the other documents in flight, and
-   answered from memory for images known to be cached: ``batcher.py``).
+   answered from memory for images known to be cached: ``shared/lookups.py``).
 2. Everything cached (or failed for good): rewrite the references to CDN URLs,
    drop the failed ones, publish to ``documents.ready`` with ``media_ready_at``.
 3. Otherwise order each missing image or video ONCE: ``ImageRegistry.mark_ordered``
@@ -16,6 +16,8 @@ For each parsed document:
    a duplicate order costs nothing (the crawler coalesces identical requests).
    Then park the document in the delay store with its pending set and its
    deadline; a newer version replaces an older parked one, an older one is ignored.
+   It is parked with the template of its rewrite (``shared/parked.py``), so that
+   the delay cube releases it without parsing its HTML again.
 4. Order matters here: an image may be cached between the registry look-up and
    the park, and its ``media.cached`` would then find nothing parked. So after
    parking we look the pending set up again and resolve what arrived meanwhile;
@@ -28,12 +30,13 @@ from datetime import UTC, datetime, timedelta
 
 from lxml import etree
 
-from cubes.media.batcher import LookupBatcher
 from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import Reject
-from shared.media import MediaDoc, look_up, release
+from shared.lookups import LookupBatcher
+from shared.media import MediaDoc, look_up
 from shared.messages import CrawlKind, CrawlRequest, Document, MediaKind
+from shared.parked import park_payload, release
 from shared.runtime.cube import Context, Output
 from shared.stores.base import DelayStore, ImageRegistry, ParkOutcome
 from shared.urls import host_of
@@ -89,7 +92,7 @@ class MediaHandler:
         outcome = await self.delay.park(
             doc.url,
             doc.version,
-            doc.model_dump_json().encode(),
+            park_payload(media_doc),  # the document and the template of its rewrite: a cheap release
             found.missing.keys(),
             now + timedelta(seconds=self.media.deadline_s),
             host=doc.host,
@@ -97,11 +100,11 @@ class MediaHandler:
         )
         if outcome in (ParkOutcome.parked, ParkOutcome.replaced):
             # see step 4 of the module docstring
-            again = await look_up(self.images, found.missing, now)
+            again = await look_up(self.lookups, found.missing, now)  # a fresh query: pending is never cached
             released: list[tuple[str, int]] = []
             for url in found.missing.keys() - again.missing.keys():
                 for done in await self.delay.resolve(url, now=now):
-                    ready = await release(done.doc_json, self.images, now)
+                    ready = await release(done.doc_json, self.lookups, now)
                     outputs.append(Output("documents.ready", ready, key=done.url))
                     released.append((done.url, done.version))
             if released:

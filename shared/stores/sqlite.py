@@ -100,8 +100,9 @@ class SqliteDb:
         self._inline = None if path == ":memory:" else _connect(path, 0)
         self._inline_r = None if path == ":memory:" else _connect(path, 0)
         for conn in (self._inline, self._inline_r):
-            for pragma in INLINE_PRAGMAS if conn is not None else ():
-                conn.execute(pragma)
+            if conn is not None:
+                for pragma in INLINE_PRAGMAS:
+                    conn.execute(pragma)
         #: the open group transaction of the inline writer: its commit, which every write in it awaits
         self._group: asyncio.Future[None] | None = None
         self._write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-w")

@@ -193,3 +193,18 @@ def test_audio_is_neither_ordered_nor_hotlinked() -> None:
     m = MediaDoc(doc('<audio controls><source src="https://news.test/a.mp3"></audio><p>x</p>'))
     assert m.refs == {}
     assert "a.mp3" not in m.rewrite({}).content_html
+
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        ("<p>a<br>b</p><!-- <img src=x.jpg> -->", "<p>a<br>b</p><!-- <img src=x.jpg> -->"),
+        # tag names are case-insensitive: these are media elements, and go when left empty
+        ("<FIGURE><figcaption>c</figcaption></FIGURE><p>x</p>", "<p>x</p>"),
+        ('<Picture><SOURCE srcset="a.jpg"></Picture><p>y</p>', "<p>y</p>"),
+    ],
+)
+def test_html_with_and_without_media_elements(html: str, expected: str) -> None:
+    m = MediaDoc(doc(html))
+    assert m.refs == ({"https://news.test/a/b/a.jpg": MediaKind.image} if "SOURCE" in html else {})
+    assert m.rewrite({}).content_html == expected

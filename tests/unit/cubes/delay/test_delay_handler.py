@@ -7,8 +7,8 @@ after-commit hooks never run, and the sweep publishes the document again later.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Iterable, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,8 +19,9 @@ from shared.clock import ManualClock
 from shared.config import Settings
 from shared.errors import BusUnavailable
 from shared.messages import Document, Media, MediaCached, MediaStatus, SourceKind, SourceRef
+from shared.parked import MAGIC
 from shared.runtime.cube import Context, Output
-from shared.stores import Stores, open_stores
+from shared.stores import ImageRecord, ImageRegistry, Stores, open_stores
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 A, B, C = "https://img.test/a.jpg", "https://img.test/b.jpg", "https://img.test/c.jpg"
@@ -252,3 +253,44 @@ async def test_a_newer_version_parked_during_the_publish_survives_the_confirm(en
     [v2] = ready_docs(await env.cached(B))
     assert (v2.url, v2.version) == (url, 2)
     assert await env.stores.delay.get(url) is None
+
+
+class CountingImages:
+    """The real registry, counting the look-ups that reach it."""
+
+    def __init__(self, images: ImageRegistry) -> None:
+        self.images = images
+        self.queries: list[set[str]] = []
+
+    async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]:
+        self.queries.append(set(urls))
+        return await self.images.get_many(urls)
+
+
+async def test_the_last_announced_image_releases_without_a_registry_query(env: Env) -> None:
+    await env.park(document("https://news.test/q", [A, B]))
+    counting = CountingImages(env.stores.images)
+    env.delay = DelayHandler(env.settings, counting, env.stores.delay, env.clock, env.publish)  # type: ignore[arg-type]
+    assert await env.cached(A) == []
+    [doc] = ready_docs(await env.cached(B))
+    assert counting.queries == []  # both CDN URLs came with their media.cached messages
+    assert 'src="/cdn/img/a.jpg"' in doc.content_html
+    assert 'src="/cdn/img/b.jpg"' in doc.content_html
+    await env.park(document("https://news.test/q2", [A, C]))  # A is cached already: only C is pending
+    [doc2] = ready_docs(await env.failed(C))
+    assert counting.queries == [{C}]  # a failure is read from the registry; A was remembered
+    assert 'src="/cdn/img/a.jpg"' in doc2.content_html
+    assert "c.jpg" not in doc2.content_html
+
+
+async def test_a_parked_payload_that_does_not_decode_is_kept_and_its_neighbours_released(
+    env: Env, caplog: pytest.LogCaptureFixture
+) -> None:
+    bad = "https://news.test/corrupt"
+    await env.stores.delay.park(bad, 1, MAGIC + b"{not json\n{}", [A], env.now() + timedelta(hours=1), host="news.test")
+    await env.park(document("https://news.test/fine", [A]))
+    [doc] = ready_docs(await env.cached(A))
+    assert doc.url == "https://news.test/fine"
+    held = await env.stores.delay.get(bad)
+    assert held is not None  # not dropped: released again after the lease, and logged each time
+    assert "no longer decodes" in caplog.text

@@ -1,10 +1,11 @@
-"""The media cube's registry look-ups: batched across documents, cached once ok (DESIGN.md section 2, media).
+"""Image-registry look-ups batched across documents, cached once ok (DESIGN.md section 2, media and delay).
 
-Every parsed document needs one ``ImageRegistry.get_many``, and a store round
-trip costs far more than the query itself (a thread hop for SQLite, a network
-round trip for PostgreSQL). Two things make the common case cheap:
+The media cube needs one ``ImageRegistry.get_many`` per parsed document, the
+delay cube one per released document, and a store round trip costs far more
+than the query itself (a thread hop for SQLite, a network round trip for
+PostgreSQL). Two things make the common case cheap:
 
-* **Batching.** The media cube runs several key-lanes at once. Look-ups asked for
+* **Batching.** A cube runs several key-lanes at once. Look-ups asked for
   within one turn of the event loop are merged into one query and each caller
   gets its share (the DataLoader pattern: no timer, so no added latency; a lone
   document gets its own query at once).
@@ -13,7 +14,9 @@ round trip for PostgreSQL). Two things make the common case cheap:
   it) and CDN objects are immutable and never deleted, so a remembered CDN URL
   is always valid. Only ``ok`` records are cached; pending and failed ones are
   always read fresh. Bounded LRU (``media.lookup_cache_size`` entries, ~200 bytes
-  each; 0 turns it off).
+  each; 0 turns it off). ``remember`` adds what a caller learnt elsewhere (the
+  delay cube: the CDN URL a ``media.cached`` message announces, recorded in the
+  registry before it was sent).
 """
 
 from __future__ import annotations
@@ -67,8 +70,14 @@ class LookupBatcher:
                     self._remember(url, rec)
         return found
 
+    def remember(self, url: str, cdn_url: str) -> None:
+        """``url`` is in the CDN at ``cdn_url``: later look-ups of it need no query."""
+        if self._cache_size > 0:
+            self._remember(url, ImageRecord(url=url, status=ImageStatus.ok, cdn_url=cdn_url))
+
     def _remember(self, url: str, rec: ImageRecord) -> None:
         self._cache[url] = rec
+        self._cache.move_to_end(url)
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 

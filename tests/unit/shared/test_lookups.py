@@ -1,4 +1,4 @@
-"""cubes.media.batcher: concurrent look-ups share one store query; only ok records are remembered."""
+"""shared.lookups: concurrent look-ups share one store query; only ok records are remembered."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cubes.media.batcher import LookupBatcher
+from shared.lookups import LookupBatcher
 from shared.stores import ImageRecord, ImageRegistry, ImageStatus, Stores, open_stores
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -100,3 +100,18 @@ async def test_cache_is_bounded(stores: Stores) -> None:
     assert len(counting.queries) == 5
     await batcher.get_many(["https://i.test/0.jpg"])  # evicted long ago
     assert len(counting.queries) == 6
+
+
+async def test_a_remembered_cdn_url_answers_without_a_query(stores: Stores) -> None:
+    url = "https://i.test/announced.jpg"
+    await stores.images.record_ok(url, cdn_url="/cdn/announced", now=T0)
+    counting = Counting(stores.images)
+    batcher = LookupBatcher(counting, cache_size=10)  # type: ignore[arg-type]
+    batcher.remember(url, "/cdn/announced")
+    got = await batcher.get_many([url, "https://i.test/other.jpg"])
+    assert counting.queries == [{"https://i.test/other.jpg"}]  # only what was not remembered
+    assert (got[url].status, got[url].cdn_url) == (ImageStatus.ok, "/cdn/announced")
+    off = LookupBatcher(counting, cache_size=0)  # type: ignore[arg-type]
+    off.remember(url, "/cdn/announced")
+    assert (await off.get_many([url]))[url].cdn_url == "/cdn/announced"
+    assert counting.queries[-1] == {url}  # cache off: remembering is a no-op, the store answers
