@@ -40,8 +40,9 @@ __all__ = [
 Headers = tuple[tuple[str, bytes], ...]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class TopicPartition:
+class TopicPartition(NamedTuple):
+    """A tuple, not a dataclass: it is hashed on every poll and commit, and a tuple hashes in C."""
+
     topic: str
     partition: int
 
