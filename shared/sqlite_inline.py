@@ -29,16 +29,25 @@ A commit in WAL mode with ``synchronous=NORMAL`` costs no fsync, but a
 checkpoint does, and an automatic checkpoint runs inside the commit that
 crosses the threshold. The inline connection therefore never checkpoints by
 itself (``wal_autocheckpoint=0``): ``WalCheckpoints`` watches the WAL file's
-size and hands a PASSIVE checkpoint to the thread when it has grown.
+size and runs a RESTART checkpoint on the thread when it has grown. RESTART
+takes the write lock for its duration (inline writers meanwhile find the lock
+taken and wait on their thread, the event loop does not), so it always
+completes and the next writer starts the WAL from its beginning; a PASSIVE
+one never caught up with a steady stream of writes (measured: a 89 MB WAL for
+60 MB of data, against 18 MB with RESTART).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 __all__ = ["INLINE_PRAGMAS", "WalCheckpoints", "is_busy"]
+
+log = logging.getLogger("turbocubes.sqlite")
 
 #: SQLITE_BUSY, SQLITE_LOCKED (primary codes; extended codes keep them in the low byte)
 _BUSY_CODES = frozenset({5, 6})
@@ -56,35 +65,46 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 
 class WalCheckpoints:
-    """Asks for a PASSIVE checkpoint on the worker thread once the WAL passes ``max_bytes``.
+    """Runs a RESTART checkpoint on the worker thread once the WAL passes ``max_bytes``.
 
     ``committed()`` is called after each inline commit; it looks at the WAL file
     only every ``check_every`` commits (a ``stat`` is cheap, but not free).
-    ``submit`` schedules the checkpoint on the thread; it is not called again
-    while the previous one is running (``done()`` ends it).
+    ``run_on_thread(fn)`` is the owner's way to run ``fn`` on its worker thread;
+    no second checkpoint starts while one is running.
     """
 
-    def __init__(self, db_path: str, max_bytes: int, submit: Callable[[], None], *, check_every: int = 200) -> None:
+    def __init__(
+        self,
+        db_path: str,
+        max_bytes: int,
+        run_on_thread: Callable[[Callable[[sqlite3.Connection], object]], Awaitable[object]],
+        *,
+        check_every: int = 200,
+    ) -> None:
+        self.db_path = db_path
         self.wal_path = f"{db_path}-wal"
         self.max_bytes = max_bytes
-        self.submit = submit
+        self.run_on_thread = run_on_thread
         self.check_every = check_every
         self.requested = 0
         self._commits = 0
-        self._running = False
+        #: the running checkpoint (kept so that it is not collected mid-flight)
+        self._task: asyncio.Future[None] | None = None
 
     def committed(self) -> None:
         self._commits += 1
-        if self._running or self._commits % self.check_every:
+        if (self._task is not None and not self._task.done()) or self._commits % self.check_every:
             return
         try:
             size = os.stat(self.wal_path).st_size
         except OSError:
             return
         if size >= self.max_bytes:
-            self._running = True
             self.requested += 1
-            self.submit()
+            self._task = asyncio.ensure_future(self._checkpoint())
 
-    def done(self) -> None:
-        self._running = False
+    async def _checkpoint(self) -> None:
+        try:
+            await self.run_on_thread(lambda conn: conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall())
+        except Exception as exc:  # the next commits ask again; a checkpoint is housekeeping
+            log.debug("checkpoint of %s put off: %s", self.db_path, exc)

@@ -106,7 +106,6 @@ class SqliteBus:
         self._inline: sqlite3.Connection | None = None
         self._loop_thread = 0
         self._checkpoints: WalCheckpoints | None = None
-        self._checkpoint_task: asyncio.Future[Any] | None = None
         #: how many calls ran inline and how many on the thread (tests and benchmarks read these)
         self.inline_calls = 0
         self.thread_calls = 0
@@ -153,21 +152,6 @@ class SqliteBus:
         if self._checkpoints is not None and threading.get_ident() == self._loop_thread:
             self._checkpoints.committed()
 
-    def _checkpoint(self) -> None:
-        """A PASSIVE checkpoint on the worker thread (``WalCheckpoints`` asks for it)."""
-        checkpoints = self._checkpoints
-        assert checkpoints is not None
-
-        async def run() -> None:
-            try:
-                await self._on_thread(lambda: self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall())
-            except Exception as exc:  # the next commits ask again; a checkpoint is housekeeping
-                log.debug("checkpoint of %s put off: %s", self.path, exc)
-            finally:
-                checkpoints.done()
-
-        self._checkpoint_task = asyncio.ensure_future(run())
-
     def _open_inline(self) -> None:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
         db.execute("PRAGMA cache_size=-16384")
@@ -176,7 +160,9 @@ class SqliteBus:
             db.execute(pragma)
         self._inline = db
         self._loop_thread = threading.get_ident()
-        self._checkpoints = WalCheckpoints(str(self.path), WAL_CHECKPOINT_PAGES * PAGE_BYTES, self._checkpoint)
+        self._checkpoints = WalCheckpoints(
+            str(self.path), WAL_CHECKPOINT_PAGES * PAGE_BYTES, lambda fn: self._on_thread(lambda: fn(self.db))
+        )
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

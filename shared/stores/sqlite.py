@@ -111,9 +111,9 @@ class SqliteDb:
             if self._reader is self._writer
             else ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-r")
         )
-        self._checkpoints = WalCheckpoints(path, WAL_AUTOCHECKPOINT * INLINE_PAGE_BYTES, self._checkpoint)
-        #: the last background checkpoint (kept so that it is not collected mid-flight)
-        self._checkpoint_task: asyncio.Future[Any] | None = None
+        self._checkpoints = WalCheckpoints(
+            path, WAL_AUTOCHECKPOINT * INLINE_PAGE_BYTES, lambda fn: self._on_writer(lambda: fn(self._writer))
+        )
         #: how many calls ran inline and how many went to a thread (tests and benchmarks read these)
         self.inline_calls = 0
         self.thread_calls = 0
@@ -188,19 +188,6 @@ class SqliteDb:
 
     async def _on_writer(self, fn: Callable[[], T]) -> T:
         return await self._call(self._write_pool, fn)
-
-    def _checkpoint(self) -> None:
-        """A PASSIVE checkpoint on the writer thread (``WalCheckpoints`` asks for it)."""
-
-        async def run() -> None:
-            try:
-                await self._on_writer(lambda: self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall())
-            except Exception as exc:  # the next commits ask again; a checkpoint is housekeeping
-                log.debug("checkpoint of %s put off: %s", self.path, exc)
-            finally:
-                self._checkpoints.done()
-
-        self._checkpoint_task = asyncio.ensure_future(run())
 
     async def write_raw(self, fn: Callable[[], T]) -> T:
         """Run ``fn()`` on the writer thread with no transaction around it (migrations)."""

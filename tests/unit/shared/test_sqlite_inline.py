@@ -155,26 +155,43 @@ async def test_the_bus_appends_on_its_thread_while_another_connection_holds_the_
         await bus.close()
 
 
-def test_checkpoints_are_asked_for_once_the_wal_is_big_and_not_again_while_one_runs(tmp_path: Path) -> None:
+async def test_checkpoints_run_once_the_wal_is_big_and_not_again_while_one_runs(tmp_path: Path) -> None:
     wal = tmp_path / "x.db-wal"
-    asked: list[int] = []
-    cp = WalCheckpoints(str(tmp_path / "x.db"), 1000, lambda: asked.append(1), check_every=2)
+    ran: list[str] = []
+    gate = asyncio.Event()
+
+    class Conn:
+        def execute(self, sql: str) -> Any:
+            ran.append(sql)
+            return self
+
+        def fetchall(self) -> list[Any]:
+            return []
+
+    async def on_thread(fn: Any) -> object:
+        await gate.wait()  # the checkpoint "runs" until the test lets it end
+        return fn(Conn())
+
+    cp = WalCheckpoints(str(tmp_path / "x.db"), 1000, on_thread, check_every=2)
     wal.write_bytes(b"\0" * 10)
     for _ in range(4):
         cp.committed()
-    assert asked == []  # small WAL
+    assert cp.requested == 0  # small WAL
     wal.write_bytes(b"\0" * 2000)
     cp.committed()
-    assert asked == []  # looked at only every 2nd commit
+    assert cp.requested == 0  # looked at only every 2nd commit
     cp.committed()
-    assert asked == [1]
+    assert cp.requested == 1
     for _ in range(4):
         cp.committed()
-    assert asked == [1]  # one is running
-    cp.done()
+    assert cp.requested == 1  # one is running
+    gate.set()
+    assert cp._task is not None
+    await cp._task
+    assert ran == ["PRAGMA wal_checkpoint(RESTART)"]
     cp.committed()
     cp.committed()
-    assert asked == [1, 1]
+    assert cp.requested == 2
 
 
 def test_busy_means_locked(tmp_path: Path) -> None:
