@@ -111,7 +111,8 @@ class Coalescer:
             # order matters: no await between the fetch's end and reading the requesters,
             # so nobody can join a flight whose result is already built
             del self._flights[key]
-        result = result.model_copy(update={"requesters": flight.requesters})
+        if flight.requesters != result.requesters:  # someone joined: the one result carries them all
+            result = result.model_copy(update={"requesters": flight.requesters})
         flight.future.set_result(result)
         self._remember(key, result, set(flight.requesters))
         return Share(result, leader=True)

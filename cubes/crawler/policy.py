@@ -21,7 +21,6 @@ Nothing here reads a clock or a random generator: callers pass ``now`` and
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -131,8 +130,8 @@ def adapt(
             last_incident_at = now
 
     rate = min(max(rate, MIN_RATE), ceiling)
-    return dataclasses.replace(
-        state,
+    # a new state, built directly: dataclasses.replace() introspects the fields on every call
+    return PolicyState(
         rate=rate,
         paused_until=paused_until,
         incidents=incidents,

@@ -57,6 +57,9 @@ class RobotsVerdict:
     reason: str = ""
 
 
+_ALLOWED = RobotsVerdict(True)
+
+
 @dataclass(slots=True)
 class _Entry:
     parser: Protego | None  # None: allow all / disallow all per ``allow_all``
@@ -85,10 +88,10 @@ class RobotsCache:
         entry = await self._entry(origin, lane, deadline)
         if entry.parser is None:
             if entry.allow_all:
-                return RobotsVerdict(True)
+                return _ALLOWED
             return RobotsVerdict(False, entry.status, entry.reason)
         if entry.parser.can_fetch(str(url), self.agent):
-            return RobotsVerdict(True)
+            return _ALLOWED
         return RobotsVerdict(False, FetchStatus.robots_denied, f"disallowed by {origin}/robots.txt")
 
     async def _entry(self, origin: str, lane: Lane, deadline: float | None) -> _Entry:

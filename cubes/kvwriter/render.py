@@ -127,13 +127,15 @@ def _product_text(p: Product) -> str:
     return " ".join(w for w in words if w)
 
 
-def _lead_media(doc: Document, sanitizer: Sanitizer, body: str) -> tuple[str, int]:
-    """Cover / product pictures not already in the body, from the CDN only; (html, how many)."""
+def _lead_media(doc: Document, shown: list[str | None], body: str) -> tuple[str, int]:
+    """Cover / product pictures not already in the body, from the CDN only; (html, how many).
+
+    ``shown``: the CDN URL to show for each of ``doc.media`` (None: not in the CDN).
+    """
     urls: list[str] = []
-    for m in doc.media:
+    for m, cdn in zip(doc.media, shown, strict=True):
         if m.role not in _LEAD_ROLES or m.kind.value != "image":
             continue
-        cdn = sanitizer.media_url(m.cdn_url or m.url)
         if cdn and cdn not in urls and f'src="{escape(cdn)}"' not in body:
             urls.append(cdn)
     urls = urls[: _MAX_PICTURES if doc.kind is DocKind.product else 1]
@@ -145,10 +147,9 @@ def _lead_media(doc: Document, sanitizer: Sanitizer, body: str) -> tuple[str, in
     return f'<figure class="lead">{first}{f"<div class=strip>{strip}</div>" if strip else ""}</figure>', len(urls)
 
 
-def _media_json(media: list[Media], sanitizer: Sanitizer) -> list[dict[str, Any]]:
+def _media_json(media: list[Media], shown: list[str | None]) -> list[dict[str, Any]]:
     out = []
-    for m in media:
-        cdn = sanitizer.media_url(m.cdn_url or m.url)
+    for m, cdn in zip(media, shown, strict=True):
         if cdn:
             out.append({"url": cdn, "kind": m.kind.value, "role": m.role, "width": m.width, "height": m.height})
     return out
@@ -175,9 +176,11 @@ def render(doc: Document, sanitizer: Sanitizer, *, written_at: datetime) -> Rend
     body = _without_repeated_title(body, doc.title)
     if not body and doc.summary:
         body = f"<p>{escape(doc.summary)}</p>"
-    lead, lead_count = _lead_media(doc, sanitizer, body)
+    # each medium's CDN URL, decided once for the lead pictures, the JSON form and the count
+    media_urls = [sanitizer.media_url(m.cdn_url or m.url) for m in doc.media]
+    lead, lead_count = _lead_media(doc, media_urls, body)
     shown = body.count("<img ") + body.count("<video ") + lead_count
-    dropped = sum(1 for m in doc.media if not sanitizer.media_url(m.cdn_url or m.url))
+    dropped = media_urls.count(None)
 
     title = escape(doc.title)
     host = escape(doc.host)
@@ -210,18 +213,19 @@ def render(doc: Document, sanitizer: Sanitizer, *, written_at: datetime) -> Rend
         text_parts.append(_product_text(doc.product))
     text = " ".join(t for t in text_parts if t)
 
+    etag = etag_for(doc.content_hash, doc.version)
     form = doc.model_dump(mode="json", exclude={"content_html", "media", "trace_id", "schema_version"})
     form.update(
         content_html=body,
-        media=_media_json(doc.media, sanitizer),
+        media=_media_json(doc.media, media_urls),
         written_at=written_at.isoformat(),
-        etag=etag_for(doc.content_hash, doc.version),
+        etag=etag,
     )
     return Rendered(
         html=page,
         text=text,
         doc_json=orjson.dumps(form),
-        etag=etag_for(doc.content_hash, doc.version),
+        etag=etag,
         shown_media=shown,
         dropped_media=dropped,
     )

@@ -74,3 +74,13 @@ def test_host_labels_are_bounded():
     assert metrics.host_label("four.test") == OTHER_HOST
     assert fetches(OTHER_HOST, "ok") == before + 1  # three.test
     assert sample("turbocubes_crawl_fetches_total", host="three.test", status="ok") is None
+
+
+def test_repeated_fetches_of_a_host_count_every_time_into_its_one_series():
+    metrics = CrawlMetrics(ManualClock(), max_hosts=3)
+    ok_before, e404_before = fetches("rep.test", "ok"), fetches("rep.test", "http_4xx")
+    for host in ("rep.test", "REP.test", "rep.test", "rep.test"):
+        metrics.fetched(host, FetchStatus.ok)  # the labelled child is kept after the first call
+    metrics.fetched("rep.test", FetchStatus.http_4xx)
+    assert fetches("rep.test", "ok") == ok_before + 4
+    assert fetches("rep.test", "http_4xx") == e404_before + 1
