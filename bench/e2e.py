@@ -2,9 +2,13 @@
 
 ``--docs`` documents with two images each, spread over ``--hosts`` partner
 hosts (``bench/e2e_site.py``: RSS feeds + JPEGs, a child process), go through
-the whole pipeline in this process: feeds registered (``add_feed``, the
-operator's ``turbocubes feeds add``) -> scheduler -> crawler -> parser ->
-media -> crawler (images) -> cdn -> delay -> kvwriter -> KV store.
+the whole pipeline: feeds registered (``add_feed``, the operator's
+``turbocubes feeds add``) -> scheduler -> crawler -> parser -> media ->
+crawler (images) -> cdn -> delay -> kvwriter -> KV store. Every cube runs in
+this process; with ``--workers N`` (default: one per CPU core) N-1 more
+processes run the replicable cubes beside it, as ``turbocubes up --workers N``
+does (``cubes/workers.py``; here through this script's hidden ``--worker``
+mode, so that they resolve ``*.partner.test`` with the bench's resolver too).
 
 Per engine set (embedded: SQLite bus + store, file CDN; real: Kafka +
 PostgreSQL + SeaweedFS, when ``TURBOCUBES_TEST_KAFKA`` / ``_POSTGRES`` / ``_S3``
@@ -26,7 +30,7 @@ fetch time as the partner saw it (first image request of a document -> last
 image response). Lanes are generous (``*.partner.test`` override): politeness
 is the crawler benchmark's business.
 
-    python bench/e2e.py [--docs 10000] [--hosts 100] [--engines embedded,real] [--trickle 30]
+    python bench/e2e.py [--docs 10000] [--hosts 100] [--engines embedded,real] [--trickle 30] [--workers 2]
     python bench/e2e.py --docs 1000 --engines embedded --profile /tmp/e2e   # + CPU profile per pass
     python bench/e2e.py --docs 1000 --probe --set runtime.concurrency=64   # + handler/store wall times
 """
@@ -39,6 +43,7 @@ import contextlib
 import dataclasses
 import inspect
 import io
+import math
 import os
 import shutil
 import signal
@@ -61,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.e2e_site import PARTNER_SUFFIX, PartnerProcess, PartnerResolver
 from cubes import registry
 from cubes.scheduler.commands import add_feed, feed_id_for
+from cubes.workers import WorkerPool, replicable, worker_main
 from shared.config import Settings
 from shared.runtime import Runner, ensure_topics, open_deps
 from shared.urls import canonical_url
@@ -76,6 +82,11 @@ TARGET_P99_S = 5.0
 #: a lane far above what the pipeline can use, so politeness never paces this benchmark
 GENEROUS_LANE = {"rate": 5_000.0, "burst": 5_000, "concurrency": 64, "max_rate": 5_000.0}
 PROGRESS_EVERY_S = 2.0
+#: how long the worker processes get to join every consumer group before the first pass starts anyway
+JOIN_TIMEOUT_S = 60.0
+#: the hidden first argument that makes this script a worker process (``WorkerPool`` passes it)
+WORKER_FLAG = "--worker"
+SCRIPT = str(Path(__file__).resolve())
 
 
 def load() -> str:
@@ -161,6 +172,42 @@ def cpu_s() -> float:
     return t.user + t.system
 
 
+class Processes:
+    """The bench process and its worker processes (``--workers``): their CPU seconds, together and apart."""
+
+    def __init__(self, pool: WorkerPool | None) -> None:
+        self.pool = pool
+
+    def cpu(self) -> tuple[float, float]:
+        """(this process, the workers) CPU seconds so far; the workers' read from /proc."""
+        return cpu_s(), self.pool.cpu_s() if self.pool is not None else 0.0
+
+    def describe(self) -> str:
+        n = self.pool.count if self.pool is not None else 0
+        return "bench process" if n == 0 else f"bench + {n} worker process{'es' if n > 1 else ''}"
+
+
+async def wait_for_workers(runners: list[Runner], deps: Any, processes: int) -> None:
+    """Until every replicable cube here holds no more than its share of its partitions: the workers have
+    joined each group, and the first pass does not start with one process doing it all (polled)."""
+    shared = [r for r in runners if r.cube.name in replicable(CUBES)]
+    shares: dict[str, int] = {}
+    for r in shared:
+        topics = [*r.cube.inputs, r.retry_topic]
+        shares[r.cube.name] = sum([math.ceil(len(await deps.bus.end_offsets(t)) / processes) for t in topics])
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + JOIN_TIMEOUT_S
+    over: list[str] = []
+    while loop.time() < deadline:
+        over = [r.cube.name for r in shared
+                if r.consumer is None or len(r.consumer.assignment()) > shares[r.cube.name]]
+        if not over:
+            return
+        await asyncio.sleep(0.1)  # a poll interval
+    print(f"   workers: {', '.join(over)} still hold(s) more than a share after {JOIN_TIMEOUT_S:.0f} s;"
+          " starting anyway", flush=True)
+
+
 # --------------------------------------------------------------------------- reading the page store
 
 
@@ -234,6 +281,9 @@ class PassResult:
     lag: list[float] = field(default_factory=list)
     cpu: float = 0.0
     wall: float = 1.0
+    #: of ``cpu``: the worker processes' share; and what the processes were
+    cpu_workers: float = 0.0
+    processes: str = "bench process"
 
     def report(self) -> list[str]:
         offered = "  (offered load: the feeds were nudged one by one)" if self.name == "TRICKLE" else ""
@@ -250,9 +300,13 @@ class PassResult:
                          f" p50 {pct(self.img_span, .5):.3f} s  p99 {pct(self.img_span, .99):.3f} s  share {share:.1%}")
         lines.append(f"   freshness beyond the images' own fetch: p50 {pct(self.beyond, .5):.3f} s"
                      f"  p99 {pct(self.beyond, .99):.3f} s")
-        lines.append(f"   this process: {self.cpu:.1f} CPU s over the pass ({self.cpu / self.wall:.0%} of one core);"
-                     f" event-loop lag p50 {pct(self.lag, .5) * 1000:.0f} ms  p99 {pct(self.lag, .99) * 1000:.0f} ms"
-                     f"  max {max(self.lag, default=0) * 1000:.0f} ms")
+        split = (f" = bench {self.cpu - self.cpu_workers:.1f} + workers {self.cpu_workers:.1f}"
+                 if self.cpu_workers else "")
+        lines.append(f"   processes ({self.processes}): {self.cpu:.1f} CPU s over the pass{split}"
+                     f" ({self.cpu / self.wall:.0%} of one core); {self.cpu / max(self.written, 1) * 1000:.2f} ms"
+                     f" CPU per document")
+        lines.append(f"   bench process event-loop lag p50 {pct(self.lag, .5) * 1000:.0f} ms"
+                     f"  p99 {pct(self.lag, .99) * 1000:.0f} ms  max {max(self.lag, default=0) * 1000:.0f} ms")
         return lines
 
     def verdicts(self, embedded: bool) -> list[str]:
@@ -292,10 +346,12 @@ async def run_pass(
     timeout_s: float,
     lag: LoopLag,
     runners: list[Runner],
+    processes: Processes | None = None,
 ) -> PassResult:
+    processes = processes or Processes(None)
     docs = sum(site.counts)
     lag.take()
-    cpu0 = cpu_s()
+    cpu0, workers0 = processes.cpu()
     t_start = time.time()
     since = int(t_start * 1_000_000)
     await start()
@@ -317,7 +373,9 @@ async def run_pass(
         print(f"   [{engines} {name} {now - t_start:6.1f} s] written {written:>6}/{docs}  ({rate:,.0f}/s now)"
               f"  partner: {counts['feeds']} feed / {counts['images']} image requests so far"
               f"  loop lag max {max(recent, default=0) * 1000:.0f} ms  {loads[-1]}", flush=True)
-    cpu = cpu_s() - cpu0
+    here, workers = processes.cpu()
+    cpu_workers = workers - workers0
+    cpu = here - cpu0 + cpu_workers
     wall = time.time() - t_start
     if written < docs:
         print(f"   [{engines} {name}] TIMEOUT after {timeout_s:.0f} s: {written}/{docs} written", flush=True)
@@ -360,7 +418,7 @@ async def run_pass(
             img_span.append(own)
         beyond.append(f - own)
     return PassResult(engines, name, docs, len(rows), elapsed, len(rows) / elapsed, fresh, stages, img_span,
-                      beyond, loads, lags, cpu, wall)
+                      beyond, loads, lags, cpu, wall, cpu_workers, processes.describe())
 
 
 # --------------------------------------------------------------------------- one engine set
@@ -368,9 +426,10 @@ async def run_pass(
 
 async def run_engine_set(
     engines: str, settings: Settings, site: PartnerProcess, timeout_s: float, profile: str = "",
-    probe: Probe | None = None, trickle_s: float = 0.0,
+    probe: Probe | None = None, trickle_s: float = 0.0, workers: int = 1,
 ) -> list[PassResult]:
     resolver = PartnerResolver()
+    pool: WorkerPool | None = None
     lag = LoopLag()
     profiler: Any = None
     side: list[asyncio.Task[None]] = []
@@ -389,6 +448,14 @@ async def run_engine_set(
                 cube = dataclasses.replace(cube, handler=probe.wrap(f"handler {name}", cube.handler))
             runners.append(Runner(cube, deps))
         tasks = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
+        if workers > 1:
+            # the same settings (overrides included); the hidden --worker mode adds the PartnerResolver
+            pool = WorkerPool(settings, replicable(CUBES), workers - 1,
+                              command=(sys.executable, SCRIPT, WORKER_FLAG))
+            await pool.start()
+            await wait_for_workers(runners, deps, workers)
+            print(f"   workers: pids {', '.join(map(str, pool.pids))} run {', '.join(pool.cubes)}", flush=True)
+        processes = Processes(pool)
         stores = await deps.stores()
         await pages.open()
         urls = site.feed_urls()
@@ -422,7 +489,8 @@ async def run_engine_set(
         passes: list[tuple[str, Callable[[], Awaitable[None]]]] = [("COLD", register), ("WARM", edition(2))]
         if trickle_s > 0:
             passes.append(("TRICKLE", edition(3, trickle_s)))
-        print(f"-- {engines}: {sum(site.counts)} documents x 2 images on {site.hosts} hosts; {load()}", flush=True)
+        print(f"-- {engines}: {sum(site.counts)} documents x 2 images on {site.hosts} hosts;"
+              f" {processes.describe()}; {load()}", flush=True)
         lag.start()
         for name, start in passes:
             if profile:
@@ -431,7 +499,7 @@ async def run_engine_set(
                 # CPU of this thread only (async_mode disabled: time awaiting shows as the selector, idle)
                 profiler = Profiler(interval=0.002, async_mode="disabled")
                 profiler.start()
-            res = await run_pass(engines, name, site, pages, start, timeout_s, lag, runners)
+            res = await run_pass(engines, name, site, pages, start, timeout_s, lag, runners, processes)
             if profiler is not None:
                 _save_profile(profiler, f"{profile}-{engines}-{name.lower()}.txt")
                 profiler = None
@@ -441,9 +509,12 @@ async def run_engine_set(
             dead = [t for t in tasks if t.done()]
             for t in dead:
                 print(f"   cube task {t.get_name()} ended: {t.exception() if not t.cancelled() else 'cancelled'}")
+            if pool is not None and (gone := [d for d in pool.describe() if not d["running"]]):
+                print(f"   worker process(es) ended: {gone}", flush=True)
+        where = " (in the bench process; the workers' share is not counted)" if pool is not None else ""
         for r in runners:
             print(f"   cube {r.cube.name:10} processed {r.stats.processed:>7}  retried {r.stats.retried:>4}"
-                  f"  dead-lettered {r.stats.dead_lettered:>4}", flush=True)
+                  f"  dead-lettered {r.stats.dead_lettered:>4}{where}", flush=True)
     finally:
         lag.stop()
         for t in side:
@@ -452,11 +523,15 @@ async def run_engine_set(
             profiler.stop()
         for r in runners:
             r.stop()
+        stopping = asyncio.create_task(pool.stop()) if pool is not None else None
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=settings.runtime.shutdown_timeout_s)
             for t in pending:
                 t.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if stopping is not None:
+            for problem in await stopping:
+                print(f"   {problem}", flush=True)
         await pages.close()
         await deps.close()
     return results
@@ -492,7 +567,7 @@ def _base_settings() -> Settings:
 
 
 async def embedded(site: PartnerProcess, timeout_s: float, profile: str = "",
-                   probe: Probe | None = None, trickle_s: float = 0.0) -> list[PassResult]:
+                   probe: Probe | None = None, trickle_s: float = 0.0, workers: int = 1) -> list[PassResult]:
     tmp = Path(tempfile.mkdtemp(prefix="tc-e2e-"))
     try:
         settings = base_settings().replace(
@@ -501,13 +576,13 @@ async def embedded(site: PartnerProcess, timeout_s: float, profile: str = "",
             cdn={"url": f"file://{tmp}/cdn"},
             blobs={"url": f"file://{tmp}/blobs"},
         )
-        return await run_engine_set("embedded", settings, site, timeout_s, profile, probe, trickle_s)
+        return await run_engine_set("embedded", settings, site, timeout_s, profile, probe, trickle_s, workers)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 async def real(site: PartnerProcess, timeout_s: float, profile: str = "",
-               probe: Probe | None = None, trickle_s: float = 0.0) -> list[PassResult]:
+               probe: Probe | None = None, trickle_s: float = 0.0, workers: int = 1) -> list[PassResult]:
     uid = uuid.uuid4().hex[:12]
     kafka = os.environ["TURBOCUBES_TEST_KAFKA"]
     postgres = os.environ["TURBOCUBES_TEST_POSTGRES"]
@@ -525,7 +600,7 @@ async def real(site: PartnerProcess, timeout_s: float, profile: str = "",
     )
     try:
         return await run_engine_set("kafka+postgres+s3", settings, site, timeout_s, profile, probe,
-                                    trickle_s)
+                                    trickle_s, workers)
     finally:
         await cleanup_real(settings, kafka, postgres, schema, prefix)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -589,7 +664,8 @@ async def amain(args: argparse.Namespace) -> int:
     results: list[tuple[bool, PassResult]] = []
     try:
         if "embedded" in wanted:
-            results += [(True, r) for r in await embedded(site, timeout_s, args.profile, probe, args.trickle)]
+            results += [(True, r) for r in await embedded(site, timeout_s, args.profile, probe, args.trickle,
+                                                          args.workers)]
         if "real" in wanted:
             env = ("TURBOCUBES_TEST_KAFKA", "TURBOCUBES_TEST_POSTGRES", "TURBOCUBES_TEST_S3")
             if all(os.environ.get(v) for v in env):
@@ -598,7 +674,8 @@ async def amain(args: argparse.Namespace) -> int:
                 await site.stop()
                 site = PartnerProcess(args.hosts, args.docs)
                 site.start()
-                results += [(False, r) for r in await real(site, timeout_s, args.profile, probe, args.trickle)]
+                results += [(False, r) for r in await real(site, timeout_s, args.profile, probe, args.trickle,
+                                                           args.workers)]
             else:
                 print(f"-- real engines skipped: set {', '.join(env)}", flush=True)
     finally:
@@ -616,13 +693,18 @@ async def amain(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [WORKER_FLAG]:
+        # a worker process of run_engine_set: settings and cubes come on stdin (cubes/workers.py)
+        return worker_main(argv[1:], resolver=PartnerResolver())
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--docs", type=int, default=10_000, help="documents in all (default 10,000)")
     p.add_argument("--hosts", type=int, default=100, help="partner hosts (default 100)")
     p.add_argument("--engines", default="embedded,real", help="embedded, real, or both (default)")
     p.add_argument("--timeout", type=float, default=0.0, help="seconds per pass (default max(120, docs/20))")
     p.add_argument("--profile", default="", metavar="PREFIX",
-                   help="write a pyinstrument CPU profile of each pass to PREFIX-<engines>-<pass>.txt")
+                   help="write a pyinstrument CPU profile of each pass to PREFIX-<engines>-<pass>.txt"
+                        " (the bench process only)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON", dest="overrides",
                    help="change a setting for an experiment, e.g. --set runtime.concurrency=64 (repeatable)")
     p.add_argument("--trickle", type=float, default=30.0, metavar="SECONDS",
@@ -630,10 +712,16 @@ def main(argv: list[str] | None = None) -> int:
                         " (steady offered load below capacity: freshness without a 10,000-document queue;"
                         " 0 = no such pass; default 30)")
     p.add_argument("--probe", action="store_true",
-                   help="time every cube handler call and store call (wall clock) and print the heaviest")
+                   help="time every cube handler call and store call (wall clock) and print the heaviest"
+                        " (the bench process only)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="processes running the pipeline: this one + N-1 running the replicable cubes, as"
+                        " `turbocubes up --workers N` (default: the CPU cores, %(default)s; 1 = one process)")
     args = p.parse_args(argv)
     if args.docs < 1 or args.hosts < 1:
         p.error("--docs and --hosts must be at least 1")
+    if args.workers < 1:
+        p.error(f"--workers must be at least 1, not {args.workers}")
     for item in args.overrides:
         key, _, raw = item.partition("=")
         section, _, name = key.partition(".")

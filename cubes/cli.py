@@ -1,6 +1,6 @@
 """The ``turbocubes`` command (DESIGN.md section 8).
 
-    turbocubes up [--demo]            every cube in one process
+    turbocubes up [--demo] [--workers N]  every cube in one process (+ N-1 processes of the replicable ones)
     turbocubes cube NAME              one cube, in its own process / container
     turbocubes topics create          the catalog's topics (+ DLQs, retry topics) on the bus
     turbocubes dlq list TOPIC         dead letters with their reasons
@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--demo", action="store_true",
                     help="also start a bundled demo partner site on 127.0.0.1 and register its feeds")
     up.add_argument("--only", action="append", default=[], metavar="CUBE", help="run only these cubes")
+    up.add_argument("--workers", type=_process_count, default=1, metavar="N",
+                    help="processes in all (default 1): N-1 more run the replicable cubes (crawler, parser, "
+                         "autoparser, media, cdn, delay, kvwriter), e.g. one per CPU core")
     up.set_defaults(func=_cmd_up)
 
     cube = sub.add_parser("cube", help="run one cube in this process")
@@ -84,7 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_up(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
 
-    return asyncio.run(run_up(load_settings(args.config), only=args.only, demo=args.demo))
+    return asyncio.run(run_up(load_settings(args.config), only=args.only, demo=args.demo, workers=args.workers,
+                              log_level=args.log_level))
+
+
+def _process_count(text: str) -> int:
+    """``--workers``: a whole number >= 1 (argparse turns the ValueError into a usage error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, at least 1; got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes, at least 1; got {n}")
+    return n
 
 
 def _cmd_cube(args: argparse.Namespace) -> int:

@@ -7,6 +7,11 @@ status store every ``runtime.status_interval_s``; ``shared/status.py``), and
 turn SIGTERM / SIGINT into a graceful stop of every runner
 (in-flight work finishes and is committed; the process exits within
 ``runtime.shutdown_timeout_s``).
+
+``up --workers N`` also starts N-1 child processes running the replicable
+cubes (``cubes/workers.py``); each child runs ``run_cubes`` as this process
+does. They stop with this process, and one that ends on its own stops
+everything with exit code 1, like a failed cube task here.
 """
 
 from __future__ import annotations
@@ -15,28 +20,40 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from cubes import registry
+from cubes.workers import WorkerCrashed, WorkerPool, replicable
 from shared.config import Settings
+from shared.errors import ConfigError
 from shared.runtime import Runner, ensure_topics, open_deps
+from shared.runtime.deps import Deps
 from shared.runtime.health import HealthServer
 from shared.status import StatusWriter
 
-__all__ = ["run_up"]
+__all__ = ["run_cubes", "run_up"]
 
 log = logging.getLogger("turbocubes.up")
 
+#: something else to run beside the cubes until the stop event (the demo site)
+SideTask = Callable[[Deps, asyncio.Event], Coroutine[Any, Any, None]]
+
 
 async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = False,
-                 stop_event: asyncio.Event | None = None) -> int:
+                 stop_event: asyncio.Event | None = None, workers: int = 1, log_level: str | None = None) -> int:
+    if workers < 1:
+        raise ConfigError("--workers", workers, "a whole number of processes, at least 1")
     names = list(only) or registry.available_cubes()
     unknown = [n for n in names if n not in registry.available_cubes()]
     if unknown:
         print(f"turbocubes: no such cube in this checkout: {', '.join(unknown)}; "
               f"available: {', '.join(registry.available_cubes())}")
         return 2
+    shared_cubes = replicable(names)
+    if workers > 1 and not shared_cubes:
+        print(f"turbocubes: --workers {workers} ignored: none of {', '.join(names)} can run in several processes")
+        workers = 1
     demo_site: Any = None
     if demo:
         from cubes.demo import DemoSite
@@ -44,14 +61,28 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
         demo_site = DemoSite(settings)
         settings = await demo_site.start()
     try:
-        deps = await open_deps(settings)
-    except BaseException:
+        # the pool gets the settings as adjusted for the demo (its crawler fetches the demo site)
+        pool = WorkerPool(settings, shared_cubes, workers - 1, log_level=log_level) if workers > 1 else None
+        side = demo_site.run if demo_site is not None else None
+        return await run_cubes(settings, names, stop_event=stop_event, pool=pool, side=side)
+    finally:
         if demo_site is not None:
             await demo_site.stop()
-        raise
+
+
+async def run_cubes(settings: Settings, names: Sequence[str], *, stop_event: asyncio.Event | None = None,
+                    resolver: Any = None, pool: WorkerPool | None = None, side: SideTask | None = None,
+                    label: str = "turbocubes") -> int:
+    """Run ``names`` in this process until SIGTERM / SIGINT / ``stop_event`` (or a cube task fails: 1).
+
+    ``pool`` (worker processes) is started once the topics exist and stopped
+    beside this process's runners; ``side`` runs until the stop (the demo site).
+    """
+    deps = await open_deps(settings, resolver=resolver)
     runners: list[Runner] = []
     health: HealthServer | None = None
     status_task: asyncio.Task[None] | None = None
+    watch: asyncio.Task[None] | None = None
     try:
         await ensure_topics(deps, names)
         for name in names:
@@ -59,7 +90,7 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
             runners.append(Runner(cube, deps))
 
         def health_doc() -> dict[str, Any]:
-            return {
+            doc = {
                 "ok": all(not r.breaker_open for r in runners),
                 "bus": settings.bus.url,
                 "cubes": {
@@ -68,44 +99,66 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
                     for r in runners
                 },
             }
+            if pool is not None:
+                doc["workers"] = pool.describe()
+            return doc
 
         health = HealthServer(settings.runtime.metrics_host, settings.runtime.metrics_port, health_doc)
         port = await health.start()
-        print(f"turbocubes: running {', '.join(names)} on {settings.bus.url}; "
+        print(f"{label}: running {', '.join(names)} on {settings.bus.url}; "
               f"metrics at http://{settings.runtime.metrics_host}:{port}/metrics", flush=True)
+
+        if pool is not None:
+            await pool.start()  # before the runners' tasks: a failure here leaves nothing running
+            print(f"{label}: {pool.count} worker process(es) {', '.join(map(str, pool.pids))} running "
+                  f"{', '.join(pool.cubes)}", flush=True)
 
         stop = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
-        tasks = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
+        tasks: list[asyncio.Task[Any]] = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
         # the status page's and the overload gate's view of this process (shared/status.py); kept out of
         # `tasks`, whose first ending means "stop"
         status_task = asyncio.create_task(StatusWriter(deps, runners).run(), name="status")
-        if demo_site is not None:
-            tasks.append(asyncio.create_task(demo_site.run(deps, stop), name="demo"))
+        if side is not None:
+            tasks.append(asyncio.create_task(side(deps, stop), name="side"))
+        if pool is not None:
+            watch = asyncio.create_task(pool.watch(), name="workers")
         stopper = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({*tasks, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({*tasks, stopper, *([watch] if watch else [])},
+                                     return_when=asyncio.FIRST_COMPLETED)
         failed = [t for t in done if t is not stopper and not t.cancelled() and t.exception() is not None]
         for t in failed:
-            log.error("cube task %s failed", t.get_name(), exc_info=t.exception())
-        print("turbocubes: stopping (finishing in-flight work)...", flush=True)
+            if isinstance(t.exception(), WorkerCrashed):
+                print(f"{label}: {t.exception()}; stopping everything", flush=True)
+            else:
+                log.error("cube task %s failed", t.get_name(), exc_info=t.exception())
+        print(f"{label}: stopping (finishing in-flight work)...", flush=True)
         for r in runners:
             r.stop()
+        problems: list[str] = []
+        stopping = asyncio.create_task(pool.stop()) if pool is not None else None
+        # the children drain and commit at the same time as this process's runners
         _, pending = await asyncio.wait(tasks, timeout=settings.runtime.shutdown_timeout_s)
         for t in pending:
             t.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        if stopping is not None:
+            problems = await stopping
+            for problem in problems:
+                print(f"{label}: {problem}", flush=True)
         stopper.cancel()
-        print("turbocubes: stopped", flush=True)
-        return 1 if failed else 0
+        print(f"{label}: stopped", flush=True)
+        return 1 if failed or problems else 0
     finally:
-        if status_task is not None:
-            status_task.cancel()
-            await asyncio.gather(status_task, return_exceptions=True)
+        if pool is not None and any(c.proc.returncode is None for c in pool.children):
+            await pool.stop()  # an error before the normal stop: never leave children behind
+        for side_task in (watch, status_task):
+            if side_task is not None:
+                side_task.cancel()
+                await asyncio.gather(side_task, return_exceptions=True)
         if health is not None:
             await health.stop()
         await deps.close()
-        if demo_site is not None:
-            await demo_site.stop()

@@ -1,0 +1,296 @@
+"""``turbocubes up --workers N``: the replicable cubes in N-1 more processes (both cores, one machine).
+
+One Python process runs every cube on one core (one GIL). ``up --workers N``
+keeps the parent as it was -- every cube, the HTTP services, the demo site --
+and starts N-1 children that run only the *replicable* cubes: members of a
+consumer group, which the bus splits among the group's members by partition
+(the embedded log by lease, ``shared/bus/sqlite.py``; Kafka by rebalancing),
+so a child takes a share of every topic and the parent keeps the rest.
+
+Not replicable, so parent-only:
+
+* ``api``, ``frontend`` -- they bind a port (and the api enforces its tenant
+  limits per instance, ``api.instances``);
+* ``scheduler`` -- a singleton: its tick takes due feeds with ``due()``, a read
+  and not an atomic claim, so two schedulers would order every feed twice
+  (and it binds the WebSub port);
+* the demo site (``--demo``) -- it registers the feeds and draws the progress.
+
+A child is ``python -m cubes.workers`` (or a program's own worker mode, e.g.
+``bench/e2e.py``'s): it reads one JSON line from stdin -- its index, its cubes
+and the parent's *effective* settings (after ``--demo`` adjusted them, which
+re-reading the config file and environment would lose) -- and then runs
+``cubes.launcher.run_cubes`` as the parent does: its own status writer
+(``cube:<cube>:<host>:<pid>`` snapshots, so the status page and the overload
+gate count each process once), its own ``/metrics`` (``runtime.metrics_port``
++ index; 0 stays 0), graceful stop on SIGTERM. Its stdin stays open as a
+lifeline: when the parent goes away, even by SIGKILL, the pipe closes and the
+child stops gracefully. Children run in their own session, so Ctrl-C reaches
+the parent only, which then stops them (each drains and commits) and waits.
+
+A child that exits while the parent is not stopping is reported and the
+parent stops everything and exits non-zero, as ``up`` does when one of its own
+cube tasks fails: a supervisor (systemd, compose, a shell loop) restarts the
+whole, and nothing is lost meanwhile -- what a crashed member had not committed
+is read again from its group's committed offsets by whoever holds the
+partitions next (on the embedded log, the survivors once its lease ends).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import signal
+import sys
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from shared.config import Settings
+
+__all__ = [
+    "REPLICABLE",
+    "WorkerCrashed",
+    "WorkerPool",
+    "replicable",
+    "settings_from_dict",
+    "settings_to_dict",
+    "worker_main",
+    "worker_settings",
+]
+
+log = logging.getLogger("turbocubes.workers")
+
+#: consumer-group cubes whose only shared state is the bus and the stores (see the module docstring)
+REPLICABLE: tuple[str, ...] = ("crawler", "parser", "autoparser", "media", "cdn", "delay", "kvwriter")
+#: the command of a child: ``worker_main`` below
+DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cubes.workers")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+#: a child gets this long past ``runtime.shutdown_timeout_s`` to close its engines before SIGKILL
+EXIT_GRACE_S = 5.0
+
+
+def replicable(names: Sequence[str]) -> list[str]:
+    """The cubes of ``names`` that may run in several processes at once, in the given order."""
+    return [n for n in names if n in REPLICABLE]
+
+
+# --------------------------------------------------------------------------- settings over a pipe
+
+
+def settings_to_dict(settings: Settings) -> dict[str, Any]:
+    return dataclasses.asdict(settings)
+
+
+def settings_from_dict(data: dict[str, Any]) -> Settings:
+    """The inverse of ``settings_to_dict`` (the parent validated these settings already)."""
+    hints = typing.get_type_hints(Settings)
+    return Settings(**{name: hints[name](**values) for name, values in data.items()})
+
+
+def worker_settings(settings: Settings, index: int) -> Settings:
+    """A child's settings: the parent's, with its own ``/metrics`` port (``metrics_port + index``; 0 stays 0)."""
+    port = settings.runtime.metrics_port
+    return settings.replace(runtime={"metrics_port": port + index if port else 0})
+
+
+# --------------------------------------------------------------------------- the parent's side
+
+
+class WorkerCrashed(RuntimeError):
+    """A child process ended while the parent was not stopping."""
+
+
+@dataclass
+class _Child:
+    index: int
+    proc: asyncio.subprocess.Process
+    cpu_s: float = 0.0  # last CPU time read from /proc (kept once the process is gone)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _proc_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of ``pid`` from ``/proc/<pid>/stat`` (Linux); None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: count fields after the last ')'
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class WorkerPool:
+    """``count`` child processes running ``cubes`` with ``settings`` (see the module docstring).
+
+    ``start`` spawns them; ``watch`` raises ``WorkerCrashed`` when one ends on its
+    own; ``stop`` sends SIGTERM, waits for each to drain and commit, and SIGKILLs
+    what is still there after ``runtime.shutdown_timeout_s`` + ``EXIT_GRACE_S``.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        cubes: Sequence[str],
+        count: int,
+        *,
+        command: Sequence[str] = DEFAULT_COMMAND,
+        log_level: str | None = None,
+    ) -> None:
+        if count < 0:
+            raise ValueError(f"worker count must be >= 0, not {count}")
+        self.settings = settings
+        self.cubes = list(cubes)
+        self.count = count
+        self.command = list(command)
+        level = log_level or logging.getLevelName(logging.getLogger().getEffectiveLevel())
+        self.log_level = level if level in LOG_LEVELS else "INFO"
+        self.children: list[_Child] = []
+        self._stopping = False
+
+    @property
+    def pids(self) -> list[int]:
+        return [c.proc.pid for c in self.children]
+
+    async def start(self) -> None:
+        for index in range(1, self.count + 1):
+            proc = await asyncio.create_subprocess_exec(
+                *self.command, "--log-level", self.log_level, stdin=asyncio.subprocess.PIPE, start_new_session=True
+            )
+            self.children.append(_Child(index, proc))
+            spec = {
+                "index": index,
+                "cubes": self.cubes,
+                "settings": settings_to_dict(worker_settings(self.settings, index)),
+            }
+            assert proc.stdin is not None
+            proc.stdin.write(orjson.dumps(spec) + b"\n")
+            with contextlib.suppress(ConnectionError):  # it died already: `watch` reports it
+                await proc.stdin.drain()
+
+    async def watch(self) -> None:
+        """Return only when stopping; raise ``WorkerCrashed`` if a child ends before that."""
+        if not self.children:
+            await asyncio.Event().wait()
+        waits = {asyncio.ensure_future(c.proc.wait()): c for c in self.children}
+        try:
+            done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if self._stopping:
+            return
+        child = waits[next(iter(done))]
+        code = child.proc.returncode
+        assert code is not None
+        raise WorkerCrashed(f"worker {child.index} (pid {child.proc.pid}) ended: {_describe_exit(code)}")
+
+    async def stop(self, timeout_s: float | None = None) -> list[str]:
+        """Stop every child gracefully; what went wrong (a child still running that exited non-zero)."""
+        self._stopping = True
+        if timeout_s is None:
+            timeout_s = self.settings.runtime.shutdown_timeout_s + EXIT_GRACE_S
+        self.cpu_s()  # the last reading, while /proc still has them
+        running = [c for c in self.children if c.proc.returncode is None]
+        for c in running:
+            with contextlib.suppress(ProcessLookupError):
+                c.proc.send_signal(signal.SIGTERM)
+        if running:
+            await asyncio.wait([asyncio.ensure_future(c.proc.wait()) for c in running], timeout=timeout_s)
+        killed = [c for c in running if c.proc.returncode is None]
+        for c in killed:
+            # like the parent's own runners, which are cancelled after the timeout: logged, not a failure
+            log.warning("worker %d (pid %d) did not stop within %.0f s: killed", c.index, c.proc.pid, timeout_s)
+            with contextlib.suppress(ProcessLookupError):
+                c.proc.kill()
+        problems = []
+        for c in self.children:
+            code = await c.proc.wait()
+            if c.proc.stdin is not None:
+                c.proc.stdin.close()
+            if c in running and c not in killed and code != 0:
+                problems.append(f"worker {c.index} (pid {c.proc.pid}) stopped with {_describe_exit(code)}")
+        return problems
+
+    def cpu_s(self) -> float:
+        """CPU seconds the children used so far (live ones read from /proc; gone ones as last read)."""
+        for c in self.children:
+            if c.proc.returncode is None and (now := _proc_cpu_s(c.proc.pid)) is not None:
+                c.cpu_s = now
+        return sum(c.cpu_s for c in self.children)
+
+    def describe(self) -> list[dict[str, Any]]:
+        """For ``/healthz``: each child's index, pid and whether it runs."""
+        return [{"index": c.index, "pid": c.proc.pid, "running": c.proc.returncode is None} for c in self.children]
+
+
+# --------------------------------------------------------------------------- the child's side
+
+
+async def _read_spec_and_watch_stdin(stop: asyncio.Event) -> tuple[dict[str, Any], asyncio.Task[None]]:
+    """Read the spec line from stdin, then keep reading until EOF (the parent gone) and set ``stop``."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    line = await reader.readline()
+    if not line.endswith(b"\n"):
+        raise SystemExit("turbocubes worker: no spec on stdin (started by `turbocubes up --workers N`, not by hand)")
+    spec: dict[str, Any] = orjson.loads(line)
+
+    async def lifeline() -> None:
+        while await reader.read(65536):
+            pass
+        stop.set()
+
+    return spec, asyncio.create_task(lifeline(), name="lifeline")
+
+
+async def serve_worker(resolver: Any = None) -> int:
+    """Run the cubes the parent named on stdin until SIGTERM / SIGINT or the parent's end."""
+    from cubes.launcher import run_cubes
+
+    stop = asyncio.Event()
+    spec, lifeline = await _read_spec_and_watch_stdin(stop)
+    try:
+        return await run_cubes(
+            settings_from_dict(spec["settings"]),
+            list(spec["cubes"]),
+            stop_event=stop,
+            resolver=resolver,
+            label=f"turbocubes worker {spec['index']} (pid {os.getpid()})",
+        )
+    finally:
+        lifeline.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lifeline
+
+
+def worker_main(argv: Sequence[str] | None = None, *, resolver: Any = None) -> int:
+    """A child's ``main``: ``python -m cubes.workers`` (``resolver``: an aiohttp resolver, for the bench)."""
+    p = argparse.ArgumentParser(prog="turbocubes-worker", description="a child of `turbocubes up --workers N`")
+    p.add_argument("--log-level", default="INFO", choices=LOG_LEVELS)
+    args = p.parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(serve_worker(resolver))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main())
