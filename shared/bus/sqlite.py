@@ -429,6 +429,7 @@ class SqliteConsumer:
         self._paused: set[TopicPartition] = set()
         self._position: dict[TopicPartition, int] = {}
         self._last_heartbeat = 0.0
+        self._lease: asyncio.Future[None] | None = None
         self._stopped = False
 
     # membership ---------------------------------------------------------------
@@ -487,6 +488,27 @@ class SqliteConsumer:
 
     async def join(self) -> None:
         await self._rebalance()
+        self._lease = asyncio.ensure_future(self._keep_lease())
+
+    def _refresh_lease(self) -> None:
+        self.bus.db.execute(
+            "UPDATE members SET heartbeat=? WHERE grp=? AND member=?", (time.time(), self.group, self.member)
+        )
+
+    async def _keep_lease(self) -> None:
+        """Refresh the membership lease every heartbeat, polling or not.
+
+        A runner stops polling while it holds as many records as it may (a crawler waiting on slow
+        hosts); were the lease refreshed only by polls, such a member would be dropped after
+        ``SESSION_TIMEOUT_S`` and a second member would take the same partitions (the same hosts)
+        while the first still works on them. The partitions are re-divided at the next poll.
+        """
+        while not self._stopped:
+            await asyncio.sleep(HEARTBEAT_S)  # a period, not a synchronization
+            try:
+                await self.bus._call(self._refresh_lease)
+            except BusUnavailable as exc:  # the next beat tries again; the lease lasts SESSION_TIMEOUT_S
+                log.warning("consumer %s of %s: lease not refreshed: %s", self.member, self.group, exc)
 
     # the Consumer protocol -----------------------------------------------------------
 
@@ -584,6 +606,10 @@ class SqliteConsumer:
         if self._stopped:
             return
         self._stopped = True
+        if self._lease is not None:
+            self._lease.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._lease
         if self in self.bus._consumers:
             self.bus._consumers.remove(self)
 

@@ -90,3 +90,34 @@ async def test_group_members_split_partitions(tmp_path: Path) -> None:
     await c1.stop()
     await c2.stop()
     await b.close()
+
+
+async def test_a_member_that_does_not_poll_keeps_its_lease(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner full of slow work stops polling; its partitions must not go to another member meanwhile."""
+    import time
+
+    from shared.bus import sqlite as engine
+
+    monkeypatch.setattr(engine, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(engine, "SESSION_TIMEOUT_S", 0.3)
+    bus = SqliteBus(f"sqlite:///{tmp_path}/bus.db")
+    await bus.start()
+    try:
+        await bus.create_topics([TopicSpec("t", 4)])
+        busy = await bus.consumer("g", ["t"])  # joins, then never polls again
+        joined = time.time()
+        assert len(busy.assignment()) == 4
+
+        def last_beat() -> float:
+            row = bus.db.execute("SELECT heartbeat FROM members WHERE member=?", (busy.member,)).fetchone()
+            return float(row[0]) if row else 0.0
+
+        async with asyncio.timeout(5):
+            while last_beat() < joined + 2 * engine.SESSION_TIMEOUT_S:  # noqa: ASYNC110 (no event to wait on)
+                await asyncio.sleep(0.01)
+        newcomer = await bus.consumer("g", ["t"])  # its join drops members silent for SESSION_TIMEOUT_S
+        assert len(newcomer.assignment()) == 2  # the busy member is still there: the partitions are split
+        await newcomer.stop()
+        await busy.stop()
+    finally:
+        await bus.close()
