@@ -6,11 +6,17 @@ Two fast paths cover nearly every real feed: RFC 822 (``pubDate``) through
 date handlers (Korean, Greek, Hungarian, Perforce, asctime ...) so we read
 the same dates feedparser does. A date without a zone is taken as UTC, like
 feedparser does.
+
+Parsed dates are remembered by their text (``functools.lru_cache``): a feed
+fetched again repeats nearly every item's date verbatim, and reading an RFC
+822 date through ``email.utils`` is ~5 us, a sixth of reading a whole RSS
+item. ``datetime`` is immutable, so sharing one between items is safe.
 """
 
 from __future__ import annotations
 
 import calendar
+import functools
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -18,6 +24,8 @@ __all__ = ["parse_date"]
 
 #: a date string longer than this is not a date; cheap guard for the fallback's regexes
 _MAX_LEN = 128
+#: distinct date texts remembered: about the items of a few hundred feeds (~200 bytes each)
+_CACHED = 16_384
 
 
 def _aware(dt: datetime) -> datetime:
@@ -29,6 +37,11 @@ def _aware(dt: datetime) -> datetime:
 def parse_date(text: str | None) -> datetime | None:
     if not text:
         return None
+    # a long text (a date padded with whitespace, or junk) is read but not kept: the cache holds its key
+    return _parse_cached(text) if len(text) <= 2 * _MAX_LEN else _parse(text)
+
+
+def _parse(text: str) -> datetime | None:
     s = text.strip()
     if not s or len(s) > _MAX_LEN:
         return None
@@ -42,6 +55,9 @@ def parse_date(text: str | None) -> datetime | None:
     except (ValueError, TypeError, IndexError, OverflowError):
         pass
     return _fallback(s)
+
+
+_parse_cached = functools.lru_cache(maxsize=_CACHED)(_parse)
 
 
 def _fallback(s: str) -> datetime | None:

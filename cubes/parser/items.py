@@ -59,9 +59,13 @@ class Seen:
     hashes: list[tuple[str, str]] = field(default_factory=list)
 
 
+def _micros(now: datetime) -> int:
+    return int(now.timestamp() * 1_000_000)
+
+
 def _version(now: datetime, *floors: int) -> int:
     """What ``HashStore.check_and_set`` will store: max(now in microseconds, every earlier version + 1)."""
-    return max((int(now.timestamp() * 1_000_000), *(f + 1 for f in floors)))
+    return max((_micros(now), *(f + 1 for f in floors)))
 
 
 def record(hashes: HashStore, store_id: str, seen: Seen, now: datetime) -> Callable[[], Awaitable[None]]:
@@ -115,6 +119,7 @@ class ItemRecorder:
             await self.remove_many([m for m, _ in moves], src, run, seen, parsed_at, reasons=[r for _, r in moves])
             seen.releases.extend(m.url for m, _ in moves)
         results: dict[str, tuple[str, str | None]] = {c.url: ("unchanged", None) for c in chunk}
+        now_us = _micros(parsed_at)  # _version's first term, once per batch
         for cand in todo:
             problem = problems.get(cand.url)
             if problem is not None:
@@ -122,7 +127,7 @@ class ItemRecorder:
                 results[cand.url] = ("conflict", problem)
                 continue
             entry = entries.get(cand.url)
-            version = _version(parsed_at, entry.version if entry else 0, floors.get(cand.url, 0))
+            version = max(now_us, (entry.version if entry else 0) + 1, floors.get(cand.url, 0) + 1)  # = _version
             run.outputs.append(self._doc(cand, src, version, parsed_at))
             results[cand.url] = ("ok", None)
             if cand.guid:

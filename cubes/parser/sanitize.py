@@ -63,6 +63,10 @@ _CLEANER = nh3.Cleaner(
 #: a quoted URL attribute in nh3's output (html5ever always writes double quotes)
 _URL_ATTR = re.compile(r'\s(href|src|poster)="([^"]*)"')
 _ABSOLUTE = ("http://", "https://", "mailto:", "tel:", "#")
+#: a value ``_absolutize`` would rewrite: an href / src / poster value that is not empty and does not start
+#: with one of ``_ABSOLUTE``. It starts with the literal ``="``, which the regex engine finds with a fast
+#: substring search; ``_URL_ATTR`` (leading ``\s``) is tried at every blank, ~10 us for 1 KB of text
+_RELATIVE = re.compile(r'="(?:(?<=\shref=")|(?<=\ssrc=")|(?<=\sposter="))(?!https?://|mailto:|tel:|#|")')
 
 
 def _absolutize(html: str, base: str) -> str:
@@ -85,20 +89,29 @@ def _absolutize(html: str, base: str) -> str:
 
 
 #: text with only bare (attribute-less) tags from this set and plain entities cannot carry anything
-#: unsafe; nh3 is skipped for it (most YML descriptions and many RSS teasers look like this)
-_PLAIN = re.compile(
-    r"(?:[^<&]|&(?:[a-zA-Z]{2,8}|#[0-9]{1,6}|#x[0-9a-fA-F]{1,6});"
-    r"|</?(?:p|b|i|em|strong|br|ul|ol|li|h[1-6]|blockquote|sub|sup|s|u|small)\s*/?>)*"
-)
+#: unsafe; nh3 is skipped for it (most YML descriptions and many RSS teasers look like this). Plain means:
+#: no "<" that does not open such a tag and no "&" that does not open such an entity. Neither token can
+#: hold a "<" or "&", so this is the same as matching the text as a sequence of characters, entities and
+#: bare tags -- but each search jumps from one "<" (or "&") to the next with a substring search: ~2 us
+#: for 1 KB of text instead of ~35 us for the one regex that stepped through every character
+_NOT_PLAIN_TAG = re.compile(r"<(?!/?(?:p|b|i|em|strong|br|ul|ol|li|h[1-6]|blockquote|sub|sup|s|u|small)\s*/?>)")
+_NOT_PLAIN_ENTITY = re.compile(r"&(?!(?:[a-zA-Z]{2,8}|#[0-9]{1,6}|#x[0-9a-fA-F]{1,6});)")
+#: plain text longer than this still goes through nh3
+_PLAIN_MAX = 4096
+
+
+def _plain(html: str) -> bool:
+    return (len(html) < _PLAIN_MAX and ("<" not in html or not _NOT_PLAIN_TAG.search(html))
+            and ("&" not in html or not _NOT_PLAIN_ENTITY.search(html)))
 
 
 def sanitize_html(html: str, base: str | None = None) -> str:
     """Safe HTML of ``html``; relative URLs resolved against ``base``."""
     if not html:
         return ""
-    if len(html) < 4096 and _PLAIN.fullmatch(html):
+    if _plain(html):
         return html.strip()
     out: str = _CLEANER.clean(html)
-    if base and (' href="' in out or ' src="' in out or ' poster="' in out):
+    if base and _RELATIVE.search(out):  # most feeds write absolute URLs: then there is nothing to resolve
         out = _absolutize(out, base)
     return out.strip()

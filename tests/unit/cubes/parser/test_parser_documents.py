@@ -134,7 +134,11 @@ def test_canonical_fast_path_agrees_with_shared_urls(shared_data) -> None:  # ty
             for it in result.items:
                 urls.update(u for u in (it.link, *(m.url for m in it.media)) if u)
     urls.update({"https://A.test/x", "https://a.test", "https://a.test/./x", "http://1.2.3.4/x", "https://a.test:443/",
-                 "https://a.test/x#f", "https://a.test/%7e", "https://xn--80ak6aa92e.com/", "https://a.test./x"})
+                 "https://a.test/x#f", "https://a.test/%7e", "https://xn--80ak6aa92e.com/", "https://a.test./x",
+                 # ports: kept when plain, dropped when the scheme's default, refused past 65535
+                 "http://a.test:8080/x", "http://a.test:8080", "https://a.test:8443/?q=1", "http://a.test:80/x",
+                 "https://a.test:443", "http://a.test:443/x", "https://a.test:80/", "http://a.test:65535/",
+                 "http://a.test:65536/", "http://a.test:99999/", "http://a.test:0/", "http://a.test:08080/"})
     assert len(urls) > 1000
     for url in urls:
         try:

@@ -1,0 +1,212 @@
+"""The parser's shortcuts give exactly what the long way gives (sanitize, canonical URLs, dates, threads)."""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from cubes.parser import dates, documents, handler, identity
+from cubes.parser.model import MediaRef
+from cubes.parser.sanitize import _CLEANER, _absolutize, _plain, sanitize_html
+from shared.blobs import open_blobs
+from shared.blobs.base import BlobStore
+from shared.messages import CrawlKind, CrawlResult, DocKind, Document, FetchStatus, MediaKind, SourceKind, SourceRef
+from shared.runtime.cube import Context
+from shared.stores import Feed, open_stores
+from shared.urls import canonical_url
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+#: the one-regex definition of "plain" text that ``sanitize._plain`` replaced: the oracle
+_PLAIN = re.compile(
+    r"(?:[^<&]|&(?:[a-zA-Z]{2,8}|#[0-9]{1,6}|#x[0-9a-fA-F]{1,6});"
+    r"|</?(?:p|b|i|em|strong|br|ul|ol|li|h[1-6]|blockquote|sub|sup|s|u|small)\s*/?>)*"
+)
+
+_PIECES = [
+    "text ", "Совет ", "\n", "  ", "<", ">", "&", ";", "/", "=", '"', "#", "x", "<p>", "</p>", "<br/>", "<br >",
+    "<h1>", "</h6>", "<h7>", "<P>", "<p class=x>", "<img src=x>", "<sub>", "<span>", "<b/>", "< p>", "&amp;",
+    "&nbsp;", "&a;", "&abcdefghi;", "&#1234;", "&#1234567;", "&#x1F;", "&#xZ;", "&#;", "&amp", "<!-- c -->",
+    "<script>x</script>", "<\n>", "<small\t/>",
+]
+
+
+def _samples(n: int, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    return ["".join(rnd.choice(_PIECES) for _ in range(rnd.randint(0, 12))) for _ in range(n)]
+
+
+def test_plain_agrees_with_the_one_regex() -> None:
+    samples = _samples(20_000, 7)
+    plain = [s for s in samples if _plain(s)]
+    assert len(plain) > 1000  # both answers are well represented
+    assert len(samples) - len(plain) > 1000
+    for s in samples:
+        assert _plain(s) == bool(_PLAIN.fullmatch(s)), s
+    long_plain = "<p>" + "a" * 5000 + "</p>"
+    assert _PLAIN.fullmatch(long_plain)
+    assert not _plain(long_plain)  # plain but too long: nh3 reads it, as before
+
+
+def _sanitize_the_long_way(html: str, base: str) -> str:
+    if len(html) < 4096 and _PLAIN.fullmatch(html):
+        return html.strip()
+    out = _CLEANER.clean(html)
+    if ' href="' in out or ' src="' in out or ' poster="' in out:
+        out = _absolutize(out, base)
+    return out.strip()
+
+
+@pytest.mark.parametrize("value", [
+    "https://s.test/a.jpg", "http://s.test/a.jpg", "/root.jpg", "rel/a.jpg", "../up.jpg", "//cdn.test/a.jpg",
+    "#frag", "", "mailto:a@s.test", "tel:+1", "?q=1&amp;b=2", "HTTP://S.TEST/x", "a.jpg?x=1&y=2", "http:x",
+])
+@pytest.mark.parametrize("attr", ["src", "href", "poster"])
+def test_sanitize_resolves_relative_urls_as_before(attr: str, value: str) -> None:
+    tag = {"src": "img", "href": "a", "poster": "video"}[attr]
+    html = f'<p>x="y" said <b>z</b></p><{tag} {attr}="{value}" title="t">v</{tag}><img src="https://s.test/b.jpg">'
+    base = "https://s.test/feed/"
+    assert sanitize_html(html, base) == _sanitize_the_long_way(html, base)
+
+
+def test_sanitize_leaves_absolute_urls_alone() -> None:
+    html = '<figure><img src="https://s.test/a.jpg" alt="a"></figure><p>"quoted" text</p><a href="#top">t</a>'
+    assert sanitize_html(html, "https://s.test/feed/") == _CLEANER.clean(html).strip()
+    relative = html.replace("https://s.test/a.jpg", "/a.jpg")
+    assert '<img src="https://s.test/a.jpg"' in sanitize_html(relative, "https://s.test/feed/")
+
+
+@pytest.mark.parametrize("url", [
+    "http://a.test:8080/x", "http://a.test:8080", "https://a.test:8443/?q=1", "http://a.test:65535/",
+    "https://www.a.test/x/y?z=1", "http://a.test:443/x",
+])
+def test_canonical_fast_path_takes_plain_ports(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = canonical_url(url)
+
+    def no_slow_path(u: str) -> str:
+        raise AssertionError(f"slow path for {u}")
+
+    monkeypatch.setattr(identity, "canonical_url", no_slow_path)
+    assert identity._canonical(url) == expected
+
+
+@pytest.mark.parametrize("url", ["http://a.test:80/x", "https://a.test:443/", "http://a.test:65536/",
+                                 "http://a.test:08080/", "http://A.test:8080/"])
+def test_canonical_slow_path_for_ports_it_rewrites(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def slow(u: str) -> str:
+        seen.append(u)
+        return canonical_url(u)
+
+    monkeypatch.setattr(identity, "canonical_url", slow)
+    try:
+        result: str | None = identity._canonical(url)
+    except ValueError:
+        result = None
+    assert seen == [url]
+    assert result == (None if url.endswith(":65536/") else canonical_url(url))
+
+
+def test_canonical_caches_short_urls_only() -> None:
+    identity._canonical_cached.cache_clear()
+    url = "https://s.test/story/1"
+    assert identity.canonical(url) == identity.canonical(url) == url
+    assert identity._canonical_cached.cache_info().hits == 1
+    long_url = "https://s.test/" + "a" * 3000
+    assert identity.canonical(long_url) == long_url
+    assert identity._canonical_cached.cache_info().currsize == 1
+    with pytest.raises(ValueError, match="scheme"):
+        identity.canonical("ftp://s.test/x")  # errors are raised every time, never cached
+    with pytest.raises(ValueError, match="scheme"):
+        identity.canonical("ftp://s.test/x")
+
+
+def test_dates_cached_by_text_and_long_text_not_kept() -> None:
+    dates._parse_cached.cache_clear()
+    first = dates.parse_date("Mon, 30 Nov 2026 05:05:00 GMT")
+    assert first is not None
+    assert first.isoformat() == "2026-11-30T05:05:00+00:00"
+    assert dates.parse_date("Mon, 30 Nov 2026 05:05:00 GMT") is first
+    assert dates._parse_cached.cache_info().hits == 1
+    padded = " " * 500 + "2026-11-30T05:05:00Z" + " " * 500
+    assert dates.parse_date(padded) == first  # still read
+    assert dates._parse_cached.cache_info().currsize == 1  # but not kept
+    assert dates.parse_date("not a date") is None
+    assert dates.parse_date("not a date") is None
+
+
+def test_document_kinds_from_their_values() -> None:
+    cand = documents.Candidate(url="https://s.test/p", host="s.test", title="P", content_hash="xxh3:0", index=0,
+                               kind="product", media=[MediaRef("https://s.test/v.mp4", "video")])
+    ref = SourceRef(kind=SourceKind.yml, id="f1")
+    doc = documents.to_document(cand, source=ref, version=1, seen_at=T0, parsed_at=T0)
+    assert doc.kind is DocKind.product
+    assert doc.media[0].kind is MediaKind.video
+    cand.media[0].kind = "audio"
+    with pytest.raises(ValueError, match="audio"):
+        documents.to_document(cand, source=ref, version=1, seen_at=T0, parsed_at=T0)
+
+
+# --------------------------------------------------------------------------- where the handler prepares items
+
+
+@pytest.fixture
+async def parser(tmp_path: Path) -> AsyncIterator[handler.ParserHandler]:
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    blobs = await open_blobs(f"file://{tmp_path}/blobs")
+    await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://news.test/f1.xml", host="news.test",
+                                        format="rss"))
+
+    async def get_blobs() -> BlobStore:
+        return blobs
+
+    try:
+        yield handler.ParserHandler(stores, get_blobs)
+    finally:
+        await stores.close()
+        await blobs.close()
+
+
+def _rss(count: int, paragraph_bytes: int) -> bytes:
+    text = "<p>" + "word " * (paragraph_bytes // 5) + "</p>"
+    items = "".join(
+        f"<item><title>Story {n}</title><link>https://news.test/story/{n}</link>"
+        f"<description><![CDATA[{text}<img src=\"/img/{n}.jpg\">]]></description></item>"
+        for n in range(count)
+    )
+    return f'<rss version="2.0"><channel><title>News</title>{items}</channel></rss>'.encode()
+
+
+@pytest.mark.parametrize(("count", "paragraph_bytes", "off_loop"), [
+    (100, 1000, False),  # an ordinary news feed: on the loop
+    (300, 100, True),  # many items
+    (5, 80_000, True),  # few items, but a big body: sanitizing costs by the byte
+])
+async def test_where_items_are_prepared(parser: handler.ParserHandler, monkeypatch: pytest.MonkeyPatch, count: int,
+                                        paragraph_bytes: int, off_loop: bool) -> None:
+    threads: list[int] = []
+    real = handler.prepare_items
+
+    def spy(*args, **kw):  # type: ignore[no-untyped-def]
+        threads.append(threading.get_ident())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(handler, "prepare_items", spy)
+    body = _rss(count, paragraph_bytes)
+    assert (len(body) > handler._THREAD_BYTES) == (paragraph_bytes > 1000)
+    msg = CrawlResult(kind=CrawlKind.feed, url="https://news.test/f1.xml", host="news.test", status=FetchStatus.ok,
+                      body=body, feed_id="f1", content_type="application/rss+xml", fetched_at=T0)
+    out = await parser.handle(msg, Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1,
+                                           received_at=T0))
+    assert len(threads) == 1
+    assert (threads[0] != threading.get_ident()) is off_loop
+    docs = [o.message for o in out if isinstance(o.message, Document)]
+    assert len(docs) == count
+    assert [m.url for m in docs[-1].media] == [f"https://news.test/img/{count - 1}.jpg"]
