@@ -18,12 +18,13 @@ when that would wait:
 * the caller marks the call as long (a catalog-sized batch, a full-text
   search, a retention sweep): it runs on the thread, the loop stays free.
 
-The store's writes go further (``SqliteDb.write``): those made in one turn of
-the event loop share one transaction and one commit (*group commit*), since
-``BEGIN IMMEDIATE`` and ``COMMIT`` take file locks, syscalls that cost more
-than a small write itself; each caller still returns only after the commit.
-Reads use a second inline connection, so they never see a group's writes
-before they are committed.
+The store's writes go further (``SqliteDb.write``): those asked for in one
+turn of the event loop run together at its end, in one transaction with one
+commit (*group commit*), since ``BEGIN IMMEDIATE`` and ``COMMIT`` take file
+locks, syscalls that cost more than a small write itself; each caller returns
+after the commit. The lock is held only while the group's statements run, not
+across a turn of the loop: another process sharing the file waits microseconds,
+not milliseconds. Reads use a second inline connection.
 
 A commit in WAL mode with ``synchronous=NORMAL`` costs no fsync, but a
 checkpoint does, and an automatic checkpoint runs inside the commit that

@@ -32,10 +32,11 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from shared.errors import ConfigError, StoreUnavailable
+from shared.errors import ConfigError, StoreUnavailable, TurbocubesError
 from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, is_busy
 from shared.stores.base import Stores
 from shared.stores.migrations import SQLITE
@@ -82,10 +83,71 @@ def _connect(path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Conne
     return conn
 
 
-def _retrieved(fut: asyncio.Future[None]) -> None:
-    """Mark a group's failure as seen: each of its writers gets it, but a cancelled one does not look."""
-    if not fut.cancelled():
-        fut.exception()
+class _Busy(Exception):
+    """The inline ``BEGIN IMMEDIATE`` found the write lock taken: nothing ran."""
+
+
+@dataclass(slots=True)
+class _Failed:
+    exc: BaseException
+
+
+#: one write of a group: the function and the future of its caller (None: a caller on the thread path)
+_Write = tuple[Callable[[sqlite3.Connection], Any], "asyncio.Future[Any] | None"]
+
+
+def _run_group(conn: sqlite3.Connection, batch: list[_Write]) -> list[Any]:
+    """Run ``batch`` in one transaction on ``conn``, each write in a savepoint; its outcomes in order.
+
+    Raises ``_Busy`` when the lock is taken and the connection does not wait (nothing ran), and the
+    ``COMMIT``'s error when that fails (then nothing of the group is written)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if is_busy(exc):
+            raise _Busy from exc
+        raise
+    outcomes: list[Any] = []
+    try:
+        for fn, _ in batch:
+            conn.execute("SAVEPOINT w")
+            try:
+                outcomes.append(fn(conn))
+            except Exception as exc:
+                conn.execute("ROLLBACK TO w")
+                outcomes.append(_Failed(exc))
+            conn.execute("RELEASE w")
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return outcomes
+
+
+def _settle(batch: list[_Write], outcomes: list[Any] | None = None, *, exc: BaseException | None = None) -> None:
+    """Hand each caller its outcome (or the group's failure)."""
+    for i, (_, fut) in enumerate(batch):
+        if fut is None or fut.done():
+            continue
+        if exc is not None:
+            fut.set_exception(exc)
+            continue
+        assert outcomes is not None
+        outcome = outcomes[i]
+        if isinstance(outcome, _Failed):
+            fut.set_exception(_error(outcome.exc))
+        else:
+            fut.set_result(outcome)
+
+
+def _error(exc: BaseException) -> BaseException:
+    """A write's own error as its caller sees it: SQLite's operational errors are outages."""
+    if isinstance(exc, sqlite3.OperationalError):
+        out = StoreUnavailable(f"sqlite: {exc}")
+        out.__cause__ = exc
+        return out
+    return exc
 
 
 class SqliteDb:
@@ -103,8 +165,10 @@ class SqliteDb:
             if conn is not None:
                 for pragma in INLINE_PRAGMAS:
                     conn.execute(pragma)
-        #: the open group transaction of the inline writer: its commit, which every write in it awaits
-        self._group: asyncio.Future[None] | None = None
+        #: writes asked for in this turn of the event loop, run together at its end (``write``)
+        self._pending: list[_Write] = []
+        #: groups that found the lock taken and run on the writer thread (kept from being collected)
+        self._thread_groups: set[asyncio.Future[None]] = set()
         self._write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-w")
         self._read_pool = (
             self._write_pool
@@ -121,70 +185,59 @@ class SqliteDb:
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, long: bool = False) -> T:
         """Run ``fn(conn)`` in a transaction and return once it is committed.
 
-        Inline when the write lock is free: the writes made in one turn of the event loop share one
-        transaction (*group commit*: one ``BEGIN IMMEDIATE`` … ``COMMIT`` for all of them, each in a
-        savepoint of its own, so one that raises is rolled back alone), committed at the end of the
-        turn; each returns after that commit. Else, and with ``long=True`` (a large batch must not
-        hold up the event loop), on the writer thread in a transaction of its own. ``fn`` must only
-        touch ``conn``: when the inline ``BEGIN`` finds the lock taken, ``fn`` has not run and runs
-        on the thread instead."""
+        The writes asked for in one turn of the event loop run together at the end of that turn, in
+        one transaction (*group commit*: one ``BEGIN IMMEDIATE`` … ``COMMIT``, each write in a
+        savepoint of its own, so one that raises is rolled back alone): inline when the write lock
+        is free, else as one call on the writer thread, which waits for the lock. The lock is held
+        only while the group's statements run, never across a turn of the loop (another process
+        sharing the file would wait for it). ``long=True`` (a large batch must not hold up the event
+        loop): on the writer thread, alone. ``fn`` must only touch ``conn``."""
+        if self._inline is None or long:
+            batch: list[_Write] = [(fn, None)]
+            outcome = (await self._on_writer(lambda: _run_group(self._writer, batch)))[0]
+            if isinstance(outcome, _Failed):
+                raise _error(outcome.exc)
+            return outcome  # type: ignore[no-any-return]
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._pending.append((fn, fut))
+        if len(self._pending) == 1:
+            loop.call_soon(self._flush)
+        result: T = await fut
+        return result
+
+    def _flush(self) -> None:
+        """Run the writes of this turn as one group: inline if the lock is free, else on the thread."""
+        batch, self._pending = self._pending, []
+        batch = [(fn, fut) for fn, fut in batch if fut is None or not fut.cancelled()]
+        if not batch:
+            return
         conn = self._inline
-        if conn is not None and not long:
-            group = self._group
-            if group is None:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                except sqlite3.OperationalError as exc:
-                    if not is_busy(exc):
-                        raise StoreUnavailable(f"sqlite {self.path}: {exc}") from exc
-                else:
-                    loop = asyncio.get_running_loop()
-                    group = self._group = loop.create_future()
-                    group.add_done_callback(_retrieved)
-                    loop.call_soon(self._commit_group)
-            if group is not None:
-                self.inline_calls += 1
-                try:
-                    conn.execute("SAVEPOINT w")
-                    result = fn(conn)
-                    conn.execute("RELEASE w")
-                except BaseException as exc:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK TO w")
-                        conn.execute("RELEASE w")
-                    if isinstance(exc, sqlite3.OperationalError):
-                        raise StoreUnavailable(f"sqlite {self.path}: {exc}") from exc
-                    raise
-                await asyncio.shield(group)  # done when the group is committed (or failed to)
-                return result
-
-        def run() -> T:
-            conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
-
-        return await self._on_writer(run)
-
-    def _commit_group(self) -> None:
-        """End the group transaction: the writes made in one turn of the event loop commit together."""
-        group, self._group = self._group, None
-        if group is None or self._inline is None:  # already ended by close()
-            return
+        assert conn is not None
         try:
-            self._inline.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                self._inline.execute("ROLLBACK")
-            group.set_exception(StoreUnavailable(f"sqlite {self.path}: commit failed: {exc}"))
+            outcomes = _run_group(conn, batch)
+        except _Busy:
+            task = asyncio.ensure_future(self._flush_on_thread(batch))
+            self._thread_groups.add(task)
+            task.add_done_callback(self._thread_groups.discard)
             return
-        group.set_result(None)
+        except sqlite3.Error as exc:
+            _settle(batch, exc=StoreUnavailable(f"sqlite {self.path}: {exc}"))
+            return
+        self.inline_calls += len(batch)
         self._checkpoints.committed()
+        _settle(batch, outcomes)
+
+    async def _flush_on_thread(self, batch: list[_Write]) -> None:
+        try:
+            outcomes = await self._on_writer(lambda: _run_group(self._writer, batch))
+        except BaseException as exc:
+            failure = exc if isinstance(exc, TurbocubesError) else StoreUnavailable(f"sqlite {self.path}: {exc}")
+            _settle(batch, exc=failure)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
+        _settle(batch, outcomes)
 
     async def _on_writer(self, fn: Callable[[], T]) -> T:
         return await self._call(self._write_pool, fn)
@@ -258,8 +311,10 @@ class SqliteDb:
             conn.execute("COMMIT")
 
     async def close(self) -> None:
-        if self._group is not None:  # a group still open (closing mid-turn): it ends now
-            self._commit_group()
+        if self._pending:  # writes asked for in this very turn: they run now
+            self._flush()
+        if self._thread_groups:
+            await asyncio.gather(*self._thread_groups, return_exceptions=True)
         for conn in (self._inline, self._inline_r):
             if conn is not None:
                 conn.close()

@@ -78,10 +78,10 @@ async def test_a_failing_write_is_rolled_back_alone(db: SqliteDb) -> None:
     assert await _rows(db) == {"dup": 1, "a": 1, "b": 2}  # no "half": its savepoint was rolled back
 
 
-async def test_a_read_does_not_see_a_group_before_its_commit(db: SqliteDb) -> None:
+async def test_a_write_is_seen_once_its_group_has_committed(db: SqliteDb) -> None:
     task = asyncio.create_task(db.write(_insert("x", 1)))
-    await asyncio.sleep(0)  # the task runs its write; the group's commit is queued behind this step
-    assert db._group is not None
+    await asyncio.sleep(0)  # the task asks for its write; the group runs at the end of the turn
+    assert db._pending
     assert not task.done()
     assert await _rows(db) == {}
     assert await task == 1
