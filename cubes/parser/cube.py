@@ -25,4 +25,5 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         handler=handler.handle,
         # a big catalog's first load is one long handler call (see handler.py, "Big catalogs")
         handler_timeout_s=settings.parser.handler_timeout_s,
+        concurrency=settings.parser.concurrency,
     )

@@ -37,6 +37,7 @@ def test_file_then_environment_override(tmp_path: Path) -> None:
         ('[nonsense]\nx = 1\n', {}, "nonsense"),
         ("", {"TURBOCUBES_RUNTIME_MAX_ATTEMPTS": "many"}, "TURBOCUBES_RUNTIME_MAX_ATTEMPTS"),
         ("", {"TURBOCUBES_CRAWLER_RATE": "0"}, "crawler.rate"),
+        ("[parser]\nconcurrency = 0\n", {}, "parser.concurrency"),
         ("", {"TURBOCUBES_SCHEDULER_MAX_INTERVAL_S": "1"}, "scheduler.max_interval_s"),
         ("", {"TURBOCUBES_API_TENANT_BURST": "true"}, "TURBOCUBES_API_TENANT_BURST"),
     ],
