@@ -18,10 +18,12 @@ are set) three passes:
   the cdn cube have their images.
 * WARM -- the same documents edited (new text, same images): the partner's
   next edition, the feeds nudged due; the media cube finds every image cached.
-* TRICKLE (``--trickle``) -- WARM again, but the feeds are nudged one by one
-  over some seconds: a steady load below capacity. A burst of 10,000 documents
-  queues, so the burst passes' freshness is mostly ``docs / (2 * rate)``; this
-  pass shows the freshness of a document that does not wait behind 9,999 others.
+* TRICKLE (``--trickle``) -- the next edition with NEW images (new URLs, new
+  bytes: every document parks in Delay again until its images are fetched and
+  cached), the feeds nudged one by one over some seconds: a steady load below
+  capacity. A burst of 10,000 documents queues, so the burst passes' freshness
+  is mostly ``docs / (2 * rate)``; this pass shows the freshness of a document
+  that does not wait behind 9,999 others.
 
 Printed per pass: documents/s (first feed fetch at the partner -> last KV
 write of the pass) and freshness p50 / p99 (``seen_at`` = feed response ->
@@ -322,7 +324,13 @@ class PassResult:
             (f"{self.name} every document written", self.written >= self.docs, f"{self.written}/{self.docs}"),
         ]
         tag = "" if embedded else " (targets are for embedded engines; informative here)"
-        return [f"   {'PASS' if ok else 'MISS'}  {what}: {got}{tag}" for what, ok, got in checks]
+        out = [f"   {'PASS' if ok else 'MISS'}  {what}: {got}{tag}" for what, ok, got in checks]
+        if self.name != "TRICKLE" and self.dps > 0:
+            # a burst's freshness is its queue: the k-th of n documents waits about k / rate
+            out.append(f"         (a burst of {self.docs:,} documents drained at {self.dps:,.0f}/s: a document waits"
+                       f" ~{self.docs / (2 * self.dps):.1f} s for its turn on average; TRICKLE shows freshness"
+                       f" without that queue)")
+        return out
 
 
 def stall_report(runners: list[Runner]) -> list[str]:
@@ -468,9 +476,9 @@ async def run_engine_set(
                 if code != 0:
                     raise RuntimeError(f"feed {url} refused: {err.getvalue().strip()}")
 
-        def edition(n: int, spread_s: float = 0.0) -> Callable[[], Awaitable[None]]:
+        def edition(n: int, spread_s: float = 0.0, new_images: bool = False) -> Callable[[], Awaitable[None]]:
             async def start() -> None:
-                await site.call(f"/_bench/edition?n={n}", "POST")
+                await site.call(f"/_bench/edition?n={n}{'&images=new' if new_images else ''}", "POST")
 
                 async def nudge() -> None:
                     for url in urls:
@@ -488,7 +496,7 @@ async def run_engine_set(
 
         passes: list[tuple[str, Callable[[], Awaitable[None]]]] = [("COLD", register), ("WARM", edition(2))]
         if trickle_s > 0:
-            passes.append(("TRICKLE", edition(3, trickle_s)))
+            passes.append(("TRICKLE", edition(3, trickle_s, new_images=True)))
         print(f"-- {engines}: {sum(site.counts)} documents x 2 images on {site.hosts} hosts;"
               f" {processes.describe()}; {load()}", flush=True)
         lag.start()
@@ -708,7 +716,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON", dest="overrides",
                    help="change a setting for an experiment, e.g. --set runtime.concurrency=64 (repeatable)")
     p.add_argument("--trickle", type=float, default=30.0, metavar="SECONDS",
-                   help="a third pass, TRICKLE: the next edition with the feeds nudged one by one over SECONDS"
+                   help="a third pass, TRICKLE: the next edition, with new images, the feeds nudged one by one"
+                        " over SECONDS"
                         " (steady offered load below capacity: freshness without a 10,000-document queue;"
                         " 0 = no such pass; default 30)")
     p.add_argument("--probe", action="store_true",

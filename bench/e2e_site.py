@@ -13,6 +13,8 @@ a real co-located partner would). The parent controls it over plain HTTP on
 ``Host: 127.0.0.1``:
 
     POST /_bench/edition?n=2    the next edition: every item's text changes, the images stay
+    POST /_bench/edition?n=3&images=new   ... and every item gets two new images (new URLs, new
+                                bytes, made before the answer): the pipeline fetches and caches again
     GET  /_bench/counts         {"feeds": n, "images": n}
     GET  /_bench/stats          every feed hit and image hit (wall-clock seconds)
 """
@@ -85,7 +87,11 @@ def _jpeg(seed: str) -> bytes:
     return out.getvalue()
 
 
-def _feed(host: str, port: int, count: int, edition: int) -> bytes:
+def _image_path(n: int, side: str, image_edition: int) -> str:
+    return f"/img/{n}-{side}.jpg" if image_edition <= 1 else f"/img/{n}-{side}-e{image_edition}.jpg"
+
+
+def _feed(host: str, port: int, count: int, edition: int, image_edition: int = 1) -> bytes:
     base = f"http://{host}:{port}"
     items = []
     for n in range(count):
@@ -94,8 +100,9 @@ def _feed(host: str, port: int, count: int, edition: int) -> bytes:
             f" Edition {edition}, paragraph {k}.</p>"
             for k in range(4)
         )
-        body = (f'<figure><img src="{base}/img/{n}-a.jpg" alt="a"/><figcaption>Photo {n}</figcaption></figure>'
-                f"{text}<figure><img src=\"{base}/img/{n}-b.jpg\" alt=\"b\"/></figure>")
+        a, b = (_image_path(n, side, image_edition) for side in ("a", "b"))
+        body = (f'<figure><img src="{base}{a}" alt="a"/><figcaption>Photo {n}</figcaption></figure>'
+                f"{text}<figure><img src=\"{base}{b}\" alt=\"b\"/></figure>")
         items.append(
             f"<item><title>Story {n} of {host}, edition {edition}</title>"
             f"<link>{base}/story/{n}</link><guid>{base}/story/{n}</guid>"
@@ -117,6 +124,8 @@ class _State:
     counts: dict[str, int]
     images: dict[tuple[str, str], bytes]
     edition: int = 1
+    #: the edition whose images the feeds show (1: the first images)
+    image_edition: int = 1
     feeds: dict[str, bytes] | None = None
     feed_hits: list[tuple[str, float, int]] | None = None  # (host, arrival, status)
     image_hits: list[tuple[str, str, float, float]] | None = None  # (host, path, arrival, sent)
@@ -167,7 +176,14 @@ async def _main(counts: dict[str, int], images: dict[tuple[str, str], bytes], co
         assert st.image_hits is not None
         if path == "/_bench/edition":
             st.edition = int(request.query.get("n", st.edition + 1))
-            st.feeds = {h: _feed(h, st.port, c, st.edition) for h, c in st.counts.items()}
+            if request.query.get("images") == "new":
+                st.image_edition = st.edition
+                for host, count in st.counts.items():
+                    for n in range(count):
+                        for side in ("a", "b"):
+                            path = _image_path(n, side, st.edition)
+                            st.images[(host, path)] = _jpeg(f"{host}/{n}/{side}/e{st.edition}")
+            st.feeds = {h: _feed(h, st.port, c, st.edition, st.image_edition) for h, c in st.counts.items()}
             return web.json_response({"edition": st.edition})
         if path == "/_bench/counts":
             return web.json_response({"feeds": len(st.feed_hits), "images": len(st.image_hits)})
