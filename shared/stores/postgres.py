@@ -126,6 +126,14 @@ class PgDb:
         await self.pool.close()
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """The pool's reset on release: nothing beyond what asyncpg always does (roll back a transaction
+    left open). Its default also sends ``SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
+    RESET ALL`` -- a round trip on every release, one per store call -- for session state these
+    stores never make: their advisory locks are transaction-scoped, they open no cursor outside a
+    transaction, never LISTEN, and set search_path as a startup parameter, not with SET."""
+
+
 async def open_postgres(url: str, pool_size: int = 10) -> Stores:
     from shared.stores.images import SqlImageRegistry
     from shared.stores.postgres_media import PgDelayStore
@@ -137,7 +145,12 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
     settings = {"search_path": schema} if schema else {}
     try:
         pool = await asyncpg.create_pool(
-            dsn, min_size=1, max_size=max(pool_size, 1), server_settings=settings, command_timeout=60
+            dsn,
+            min_size=1,
+            max_size=max(pool_size, 1),
+            server_settings=settings,
+            command_timeout=60,
+            reset=_keep_session,
         )
     except _TRANSIENT as exc:
         raise StoreUnavailable(f"postgresql: cannot connect: {type(exc).__name__}: {exc}") from exc

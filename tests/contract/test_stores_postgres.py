@@ -49,3 +49,25 @@ async def test_schema_name_is_validated() -> None:
         "postgresql://u:p@h:1/db?sslmode=disable",
         "abc",
     )
+
+
+async def test_a_released_connection_costs_no_reset_round_trip_and_never_keeps_a_transaction(
+    postgres_url: str,
+) -> None:
+    from shared.stores.postgres import open_postgres
+
+    stores = await open_postgres(postgres_url, pool_size=1)
+    try:
+        pool = stores.pages._db.pool  # type: ignore[attr-defined]
+        conn = await pool.acquire()
+        await conn.execute("BEGIN")  # a transaction left open, as a cancelled caller could
+        await pool.release(conn)
+        conn = await pool.acquire()  # the pool's one connection again
+        assert not conn.is_in_transaction()
+        queries = conn._protocol.queries_count
+        await pool.release(conn)
+        conn = await pool.acquire()
+        assert conn._protocol.queries_count == queries  # released without asyncpg's reset query
+        await pool.release(conn)
+    finally:
+        await stores.close()
