@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import io
 import socket
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
@@ -26,11 +25,11 @@ from cubes.demo.registration import DEMO_FEED_PATHS
 from cubes.launcher import run_up
 from shared.config import Settings
 from shared.stores import Stores, open_stores
+from tests.polling import eventually
 
 pytestmark = pytest.mark.slow
 
 #: the first pass takes ~3 s here; generous for a loaded CI machine
-DEADLINE_S = 60.0
 
 
 def _free_port() -> int:
@@ -50,18 +49,6 @@ def _settings(tmp_path: Path) -> Settings:
         api={"port": 0},
         frontend={"port": port, "public_url": f"http://127.0.0.1:{port}"},
     )
-
-
-async def _eventually(what: str, check: Callable[[], Awaitable[bool]], task: asyncio.Task[int]) -> None:
-    """Poll ``check`` until true; fail after DEADLINE_S, or at once if ``run_up`` ended."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE_S
-    while not await check():
-        if task.done():
-            pytest.fail(f"run_up ended (rc={task.result()}) before {what}")
-        if loop.time() > deadline:
-            pytest.fail(f"timed out after {DEADLINE_S:.0f} s waiting for {what}")
-        await asyncio.sleep(0.2)  # a poll interval, not a synchronization
 
 
 async def _demo_site(stores: Stores) -> Site | None:
@@ -104,14 +91,14 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
                 found.append(site)
             return site is not None
 
-        await _eventually("the demo feeds to be registered", registered, task)
+        await eventually("the demo feeds to be registered", registered, task)
         site = found[-1]
         expected = sum(len(s.pages) for s in site.sources)
 
         async def all_written() -> bool:
             return len(await _versions(stores, site)) == expected
 
-        await _eventually(f"all {expected} pages of the 4 sources to be written", all_written, task)
+        await eventually(f"all {expected} pages of the 4 sources to be written", all_written, task)
         first_versions = await _versions(stores, site)
 
         async with aiohttp.ClientSession() as http:
@@ -139,7 +126,7 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
             out_so_far.append(capsys.readouterr().out)
             return "first pass done" in "".join(out_so_far)
 
-        await _eventually("the 'first pass done' message", done_printed, task)
+        await eventually("the 'first pass done' message", done_printed, task)
         assert f"{front}/turbo?url=" in "".join(out_so_far)
         stop.set()
         assert await asyncio.wait_for(task, 30) == 0
@@ -155,7 +142,7 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
             out_so_far.append(capsys.readouterr().out)
             return "from an earlier run" in "".join(out_so_far)
 
-        await _eventually("the rerun's report", rerun_reported, task)
+        await eventually("the rerun's report", rerun_reported, task)
         assert site.base in "".join(out_so_far)  # the same port again
         assert len(await stores.feeds.list()) == 3
 
@@ -163,7 +150,7 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
             # the scheduler reads the host's sitemap index and the blog's sitemap again on every start ...
             return _counter("turbocubes_discovery_reads_total", {"kind": "sitemap"}) - sitemaps_read_before >= 2
 
-        await _eventually("the scheduler to read the blog's sitemaps again", blog_discovered_again, task)
+        await eventually("the scheduler to read the blog's sitemaps again", blog_discovered_again, task)
         # ... and orders none of the pages the autoparser already published
         assert _counter("turbocubes_discovery_pages_total") == ordered_before
         stop.set()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,10 +17,10 @@ from cubes.launcher import run_up
 from cubes.workers import REPLICABLE
 from shared.config import Settings
 from shared.stores import Stores, open_stores
+from tests.polling import eventually
 
 pytestmark = pytest.mark.slow
 
-DEADLINE_S = 60.0
 ME = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -29,17 +28,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-async def _eventually(what: str, check: Callable[[], Awaitable[bool]], task: asyncio.Task[int]) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DEADLINE_S
-    while not await check():
-        if task.done():
-            pytest.fail(f"run_up ended (rc={task.result()}) before {what}")
-        if loop.time() > deadline:
-            pytest.fail(f"timed out after {DEADLINE_S:.0f} s waiting for {what}")
-        await asyncio.sleep(0.2)  # a poll interval, not a synchronization
 
 
 async def _missing_pages(stores: Stores) -> int | None:
@@ -73,14 +61,14 @@ async def test_up_demo_with_a_worker_writes_every_page_and_stops_cleanly(tmp_pat
         async def all_written() -> bool:
             return await _missing_pages(stores) == 0
 
-        await _eventually("every demo page to be written", all_written, task)
+        await eventually("every demo page to be written", all_written, task)
 
         async def worker_runs_its_cubes() -> bool:
             snaps = await stores.status.get_status("cube:")
             theirs = {s.data["cube"] for s in snaps if s.data["instance"] != ME}
             return theirs == set(REPLICABLE)
 
-        await _eventually("the worker to report the replicable cubes (and only those)", worker_runs_its_cubes, task)
+        await eventually("the worker to report the replicable cubes (and only those)", worker_runs_its_cubes, task)
         snaps = await stores.status.get_status("cube:")
         mine = {s.data["cube"] for s in snaps if s.data["instance"] == ME}
         assert {"api", "scheduler", "frontend"} <= mine  # the singletons run here only
