@@ -44,9 +44,10 @@ import asyncio
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 
-__all__ = ["INLINE_PRAGMAS", "WalCheckpoints", "is_busy"]
+__all__ = ["INLINE_PRAGMAS", "WalCheckpoints", "enable_wal", "is_busy"]
 
 log = logging.getLogger("turbocubes.sqlite")
 
@@ -63,6 +64,22 @@ def is_busy(exc: sqlite3.Error) -> bool:
         return (code & 0xFF) in _BUSY_CODES
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+def enable_wal(conn: sqlite3.Connection, *, attempts: int = 100, pause_s: float = 0.05) -> None:
+    """Switch the file to WAL, waiting out other processes that open it at the same moment.
+
+    Changing the journal mode needs a lock SQLite does not always wait for (it answers "database
+    is locked" at once rather than risk a deadlock, whatever the busy timeout), so several
+    processes opening a new file together must retry (blocking: this runs while opening)."""
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(pause_s)
 
 
 class WalCheckpoints:

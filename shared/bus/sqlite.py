@@ -43,7 +43,7 @@ import orjson
 
 from shared.bus.base import Consumed, Delivered, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
 from shared.errors import BusUnavailable, ConfigError
-from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, is_busy
+from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, enable_wal, is_busy
 
 __all__ = ["SqliteBus"]
 
@@ -170,7 +170,7 @@ class SqliteBus:
         # 16 KiB pages and a 64 MiB cache: records are ~1 KB, and with the default 4 KiB pages
         # appends ran at ~1/2 the speed (measured here); page_size only applies to a new file
         db.execute(f"PRAGMA page_size={PAGE_BYTES}")
-        db.execute("PRAGMA journal_mode=WAL")
+        enable_wal(db)
         db.execute("PRAGMA cache_size=-65536")
         # checkpoint every ~64 MiB of WAL instead of every 4 MiB: fewer fsyncs under load
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.errors import ConfigError, StoreUnavailable, TurbocubesError
-from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, is_busy
+from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, enable_wal, is_busy
 from shared.stores.base import Stores
 from shared.stores.migrations import SQLITE
 from shared.stores.registry import SqlFeedStore, SqlTaskStore, SqlTenantStore
@@ -70,12 +70,13 @@ def sqlite_path(url: str) -> str:
     return path
 
 
-def _connect(path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+def _connect(path: str, busy_timeout_ms: int = BUSY_TIMEOUT_MS, *, wal: bool = True) -> sqlite3.Connection:
+    """A connection; ``wal`` switches the file to WAL (persistent: the first connection is enough)."""
     # isolation_level=None: autocommit; transactions are explicit (BEGIN IMMEDIATE) where needed
     conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
-    if path != ":memory:":
-        conn.execute("PRAGMA journal_mode = WAL")
+    if path != ":memory:" and wal:
+        enable_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT}")
     # temp b-trees (sorting search results) in memory
@@ -159,8 +160,8 @@ class SqliteDb:
         self._writer = _connect(path)
         # an in-memory database is private to its connection: read through the writer
         self._reader = self._writer if path == ":memory:" else _connect(path)
-        self._inline = None if path == ":memory:" else _connect(path, 0)
-        self._inline_r = None if path == ":memory:" else _connect(path, 0)
+        self._inline = None if path == ":memory:" else _connect(path, 0, wal=False)
+        self._inline_r = None if path == ":memory:" else _connect(path, 0, wal=False)
         for conn in (self._inline, self._inline_r):
             if conn is not None:
                 for pragma in INLINE_PRAGMAS:

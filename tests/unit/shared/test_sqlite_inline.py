@@ -17,7 +17,7 @@ import pytest
 
 from shared.bus.sqlite import SqliteBus
 from shared.errors import StoreUnavailable
-from shared.sqlite_inline import WalCheckpoints, is_busy
+from shared.sqlite_inline import WalCheckpoints, enable_wal, is_busy
 from shared.stores.sqlite import SqliteDb
 
 
@@ -206,3 +206,30 @@ def test_busy_means_locked(tmp_path: Path) -> None:
     assert not is_busy(missing.value)
     a.close()
     b.close()
+
+
+def test_wal_is_enabled_once_another_opener_lets_go(tmp_path: Path) -> None:
+    """Several processes opening a new file at once: the journal-mode switch waits, it does not fail."""
+    import threading
+
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")  # another opener, mid-way
+    mine = sqlite3.connect(path, isolation_level=None, timeout=0)
+    with pytest.raises(sqlite3.OperationalError) as gave_up:
+        enable_wal(mine, attempts=2, pause_s=0.001)
+    assert is_busy(gave_up.value)
+    released = threading.Event()
+
+    def let_go() -> None:
+        released.wait(5)
+        other.execute("COMMIT")
+
+    t = threading.Thread(target=let_go)
+    t.start()
+    released.set()  # the other opener commits while we retry
+    enable_wal(mine, attempts=200, pause_s=0.01)
+    t.join()
+    assert mine.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    mine.close()
+    other.close()
