@@ -104,23 +104,24 @@ class PgDb:
         return await self.fetch(sql, *args)
 
     async def migrate(self, schema: str | None) -> None:
-        async with self.guard(), self.pool.acquire() as conn:
+        async with self.guard(), self.pool.acquire() as conn, conn.transaction():
+            # the lock first: CREATE SCHEMA IF NOT EXISTS is not atomic against itself, and a dozen
+            # processes starting at once (ops/topology) made one of them fail with a unique violation
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
             if schema is not None:
                 await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-            async with conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-                await conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
-                    " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-                )
-                for version, name, statements in POSTGRES:
-                    done = await conn.fetchval("SELECT 1 FROM schema_migrations WHERE version = $1", version)
-                    if done is None:
-                        for statement in statements:
-                            await conn.execute(statement)
-                        await conn.execute(
-                            "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", version, name
-                        )
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
+            for version, name, statements in POSTGRES:
+                done = await conn.fetchval("SELECT 1 FROM schema_migrations WHERE version = $1", version)
+                if done is None:
+                    for statement in statements:
+                        await conn.execute(statement)
+                    await conn.execute(
+                        "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", version, name
+                    )
 
     async def close(self) -> None:
         await self.pool.close()

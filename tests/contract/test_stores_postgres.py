@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -71,3 +72,26 @@ async def test_a_released_connection_costs_no_reset_round_trip_and_never_keeps_a
         await pool.release(conn)
     finally:
         await stores.close()
+
+
+async def test_processes_opening_a_new_schema_at_once_all_succeed(postgres_url: str) -> None:
+    """A dozen cubes starting together (ops/topology) migrate one new schema: none may fail."""
+    from shared.stores.postgres import PgDb
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    pools = [
+        await asyncpg.create_pool(postgres_url, min_size=1, max_size=1, server_settings={"search_path": schema})
+        for _ in range(12)
+    ]
+    try:
+        # every migration starts in the same instant, as the processes' first store calls did
+        got = await asyncio.gather(*(PgDb(p, postgres_url).migrate(schema) for p in pools), return_exceptions=True)
+        assert [g for g in got if isinstance(g, BaseException)] == []
+    finally:
+        for p in pools:
+            await p.close()
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()
