@@ -179,13 +179,49 @@ def canonical_url(url: str) -> str:
     """The canonical form of an absolute http(s) URL (see the module docstring); ``ValueError`` if not."""
     if not isinstance(url, str):
         raise ValueError(f"URL must be a string, not {type(url).__name__}")
-    return _canonical_url_cached(url)
+    # a long URL is normalized but not remembered: 65,536 of them at 4 KB would hold 256 MB
+    return _canonical_url_cached(url) if len(url) < _CACHED_MAX_LEN else _canonical(url)
+
+
+#: A URL the normalization below returns unchanged (but for the "/" of an empty path): http(s) in
+#: lower case, a lower-case ASCII host that is not punycode and whose last label starts with a letter
+#: (so not an IP address), a port written plainly (checked in ``_plain``), a path and a query of
+#: characters that are never re-encoded, no escapes, no fragment. Most feed links and image URLs look
+#: like this, and matching it costs ~1 us against ~20 us for the full normalization (a catalog's first
+#: load meets 100,000 new URLs). Tests hold it equal to the full normalization.
+_PLAIN = re.compile(
+    r"(https?)://(?!xn--)(?:[a-z0-9_-]+\.)*[a-z][a-z0-9-]*(?::([1-9][0-9]{0,4}))?"
+    r"(/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]+)?"
+)
+
+
+def _plain(url: str) -> str | None:
+    """The canonical form of ``url`` when it is canonical already (but for an empty path); else None."""
+    m = _PLAIN.fullmatch(url)
+    if m is None or len(url) >= MAX_URL_LENGTH or "/." in url or ".xn--" in url:
+        return None
+    scheme, port, path, query = m.groups()
+    if port is not None and (int(port) > 65535 or int(port) == _DEFAULT_PORTS[scheme]):
+        return None
+    if path is None:  # "http://a.test" and "http://a.test?q=1": the empty path is "/"
+        return url[: m.start(4)] + "/" + query if query else url + "/"
+    return url
+
+
+def _canonical(url: str) -> str:
+    plain = _plain(url)
+    return plain if plain is not None else _normalize(url)
 
 
 #: the same URLs come back again and again (every image of every edition of a document, in the
 #: parser, the media cube and the kvwriter): normalizing was ~10 % of a warm pipeline's CPU
-@functools.lru_cache(maxsize=65_536)
-def _canonical_url_cached(url: str) -> str:
+_canonical_url_cached = functools.lru_cache(maxsize=65_536)(_canonical)
+#: URLs at least this long are not remembered
+_CACHED_MAX_LEN = 2048
+
+
+def _normalize(url: str) -> str:
+    """The full normalization (the module docstring); ``_plain`` is its shortcut."""
     text = url.strip(_C0_AND_SPACE).translate(_TAB_NEWLINE)
     if not text:
         raise ValueError("URL is empty")

@@ -18,12 +18,13 @@ from datetime import datetime
 from typing import Any
 
 from cubes.parser.dedupe import content_hash
-from cubes.parser.identity import IdentityError, canonical, identify
+from cubes.parser.identity import IdentityError, identify
 from cubes.parser.model import ItemError, MediaRef, ParsedItem
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import sanitize_html
 from cubes.parser.xmltext import plain
 from shared.messages import DocKind, Document, MediaKind, SourceRef
+from shared.urls import canonical_url
 
 __all__ = ["Candidate", "Removal", "describe", "prepare_deletions", "prepare_items", "prepare_one", "to_document"]
 
@@ -39,7 +40,7 @@ _DOC_KINDS = {k.value: k for k in DocKind}
 
 def _canonical(url: str) -> str | None:
     try:
-        return canonical(url)
+        return canonical_url(url)
     except ValueError:
         return None
 

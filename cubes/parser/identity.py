@@ -9,24 +9,11 @@ The URL is canonical (``shared.urls.canonical_url``) everywhere after this.
 
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import dataclass
 
 from shared.urls import canonical_url
 
-__all__ = ["Identity", "IdentityError", "canonical", "identify", "same_site"]
-
-#: a URL that ``canonical_url`` returns unchanged: lower-case ASCII host whose last label starts with
-#: a letter (so not an IP address), no port or a port written plainly (checked below: in range, not the
-#: scheme's default), no escapes, no dot segments, no fragment, only characters that are never
-#: re-encoded. Most feed links are like this; for them the full normalization (about 20 us, the largest
-#: cost of a YML offer) is skipped. A test checks the two agree on the corpus.
-_SIMPLE = re.compile(
-    r"(https?)://(?!xn--)(?:[a-z0-9_-]+\.)*[a-z][a-z0-9-]*(?::([1-9][0-9]{0,4}))?"
-    r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?(?:\?[A-Za-z0-9._~!$&'()*+,;=:@/?-]+)?"
-)
-_DEFAULT_PORT = {"http": "80", "https": "443"}
+__all__ = ["Identity", "IdentityError", "identify", "same_site"]
 
 
 class IdentityError(ValueError):
@@ -41,28 +28,6 @@ class Identity:
 
 def _bare(host: str) -> str:
     return host[4:] if host.startswith("www.") else host
-
-
-#: URLs remembered: a feed fetched again repeats its links and image URLs, and a cache hit (~0.1 us) is
-#: cheaper than even the fast path's regex (~1 us); as many as ``shared.urls`` keeps
-_CACHED = 65_536
-
-
-def canonical(url: str) -> str:
-    """``shared.urls.canonical_url`` with a fast path for URLs that are canonical already."""
-    # a long text is not kept: the cache would hold it
-    return _canonical_cached(url) if len(url) < 2048 else canonical_url(url)
-
-
-def _canonical(url: str) -> str:
-    if (m := _SIMPLE.fullmatch(url)) and "/." not in url and ".xn--" not in url:
-        port = m.group(2)
-        if port is None or (int(port) <= 65535 and port != _DEFAULT_PORT[m.group(1)]):
-            return url if url.count("/") > 2 else url + "/"
-    return canonical_url(url)
-
-
-_canonical_cached = functools.lru_cache(maxsize=_CACHED)(_canonical)
 
 
 def _host(canonical: str) -> str:
@@ -83,7 +48,7 @@ def identify(link: str | None, feed_host: str | None) -> Identity:
     if not link:
         raise IdentityError("item has no link: a Turbo page needs the URL of the page it stands for")
     try:
-        url = canonical(link)
+        url = canonical_url(link)
     except ValueError as exc:
         raise IdentityError(f"item link {link[:200]!r} is not a usable URL: {exc}") from None
     host = _host(url)

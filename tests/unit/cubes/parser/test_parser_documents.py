@@ -123,9 +123,10 @@ def test_unparseable_date_is_none() -> None:
 
 
 def test_canonical_fast_path_agrees_with_shared_urls(shared_data) -> None:  # type: ignore[no-untyped-def]
-    """The fast path of identity.canonical must return exactly what shared.urls.canonical_url returns."""
-    from cubes.parser.identity import canonical
-    from shared.urls import canonical_url
+    """canonical_url's shortcut for plainly canonical URLs must return exactly what the full normalization
+    returns, on every link and media URL of the corpus."""
+    from shared.urls import _normalize as canonical_url
+    from shared.urls import canonical_url as canonical
 
     urls = set()
     for path in (shared_data / "feeds").rglob("*.*"):
@@ -138,7 +139,9 @@ def test_canonical_fast_path_agrees_with_shared_urls(shared_data) -> None:  # ty
                  # ports: kept when plain, dropped when the scheme's default, refused past 65535
                  "http://a.test:8080/x", "http://a.test:8080", "https://a.test:8443/?q=1", "http://a.test:80/x",
                  "https://a.test:443", "http://a.test:443/x", "https://a.test:80/", "http://a.test:65535/",
-                 "http://a.test:65536/", "http://a.test:99999/", "http://a.test:0/", "http://a.test:08080/"})
+                 "http://a.test:65536/", "http://a.test:99999/", "http://a.test:0/", "http://a.test:08080/",
+                 # no path: the empty path is "/", before a query too
+                 "https://a.test?q=1", "http://a.test:8080?q=1"})
     assert len(urls) > 1000
     for url in urls:
         try:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from cubes.parser import dates, documents, handler, identity
+from cubes.parser import dates, documents, handler
 from cubes.parser.model import MediaRef
 from cubes.parser.sanitize import _CLEANER, _absolutize, _plain, sanitize_html
+from shared import urls
 from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
 from shared.messages import CrawlKind, CrawlResult, DocKind, Document, FetchStatus, MediaKind, SourceKind, SourceRef
@@ -92,40 +93,43 @@ def test_canonical_fast_path_takes_plain_ports(url: str, monkeypatch: pytest.Mon
     def no_slow_path(u: str) -> str:
         raise AssertionError(f"slow path for {u}")
 
-    monkeypatch.setattr(identity, "canonical_url", no_slow_path)
-    assert identity._canonical(url) == expected
+    monkeypatch.setattr(urls, "_normalize", no_slow_path)
+    urls._canonical_url_cached.cache_clear()
+    assert canonical_url(url) == expected
 
 
 @pytest.mark.parametrize("url", ["http://a.test:80/x", "https://a.test:443/", "http://a.test:65536/",
                                  "http://a.test:08080/", "http://A.test:8080/"])
 def test_canonical_slow_path_for_ports_it_rewrites(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
+    normalize = urls._normalize
 
     def slow(u: str) -> str:
         seen.append(u)
-        return canonical_url(u)
+        return normalize(u)
 
-    monkeypatch.setattr(identity, "canonical_url", slow)
+    monkeypatch.setattr(urls, "_normalize", slow)
+    urls._canonical_url_cached.cache_clear()
     try:
-        result: str | None = identity._canonical(url)
+        result: str | None = canonical_url(url)
     except ValueError:
         result = None
     assert seen == [url]
-    assert result == (None if url.endswith(":65536/") else canonical_url(url))
+    assert result == (None if url.endswith(":65536/") else normalize(url))
 
 
 def test_canonical_caches_short_urls_only() -> None:
-    identity._canonical_cached.cache_clear()
+    urls._canonical_url_cached.cache_clear()
     url = "https://s.test/story/1"
-    assert identity.canonical(url) == identity.canonical(url) == url
-    assert identity._canonical_cached.cache_info().hits == 1
+    assert canonical_url(url) == canonical_url(url) == url
+    assert urls._canonical_url_cached.cache_info().hits == 1
     long_url = "https://s.test/" + "a" * 3000
-    assert identity.canonical(long_url) == long_url
-    assert identity._canonical_cached.cache_info().currsize == 1
+    assert canonical_url(long_url) == long_url
+    assert urls._canonical_url_cached.cache_info().currsize == 1
     with pytest.raises(ValueError, match="scheme"):
-        identity.canonical("ftp://s.test/x")  # errors are raised every time, never cached
+        canonical_url("ftp://s.test/x")  # errors are raised every time, never cached
     with pytest.raises(ValueError, match="scheme"):
-        identity.canonical("ftp://s.test/x")
+        canonical_url("ftp://s.test/x")
 
 
 def test_dates_cached_by_text_and_long_text_not_kept() -> None:
