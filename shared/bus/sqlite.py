@@ -134,8 +134,6 @@ class SqliteBus:
                     raise BusUnavailable(f"embedded log {self.path}: {exc}") from exc
             else:
                 self.inline_calls += 1
-                if self._inline.in_transaction:  # never: every write here ends its transaction
-                    self._inline.execute("ROLLBACK")
                 return result
         return await self._on_thread(fn, *args)
 
