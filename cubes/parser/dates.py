@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import calendar
 import functools
+import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-__all__ = ["parse_date"]
+__all__ = ["from_struct_time", "parse_date"]
 
 #: a date string longer than this is not a date; cheap guard for the fallback's regexes
 _MAX_LEN = 128
@@ -67,6 +68,11 @@ def _fallback(s: str) -> datetime | None:
         st = _parse_date(s)
     except (ValueError, TypeError, OverflowError, IndexError):
         return None
+    return from_struct_time(st)
+
+
+def from_struct_time(st: time.struct_time | None) -> datetime | None:
+    """A UTC ``struct_time`` (feedparser's dates) as an aware datetime; None when out of range."""
     if st is None:
         return None
     try:

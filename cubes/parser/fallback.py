@@ -11,28 +11,17 @@ feed URL passed as ``content-location``.
 
 from __future__ import annotations
 
-import calendar
 import html
 import io
-import time
-from datetime import UTC, datetime
 from typing import Any
 
 import feedparser
 
+from cubes.parser.dates import from_struct_time
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, MediaRef, ParsedItem, ParseResult, Severity
 from cubes.parser.xmltext import plain
 
 __all__ = ["parse_with_feedparser"]
-
-
-def _dt(st: time.struct_time | None) -> datetime | None:
-    if st is None:
-        return None
-    try:
-        return datetime.fromtimestamp(calendar.timegm(st), UTC)
-    except (ValueError, OverflowError, OSError):
-        return None
 
 
 def _media(e: dict[str, Any]) -> list[MediaRef]:
@@ -67,8 +56,8 @@ def _item(e: dict[str, Any], index: int, base: str | None) -> ParsedItem:
     title = e.get("title")
     it.title = plain(title) if title else None
     it.author = e.get("author") or None
-    it.published = _dt(e.get("published_parsed"))
-    it.updated = _dt(e.get("updated_parsed"))
+    it.published = from_struct_time(e.get("published_parsed"))
+    it.updated = from_struct_time(e.get("updated_parsed"))
     summary = e.get("summary")
     if e.get("turbo_content"):
         it.content_html = _turbo_content(e["turbo_content"])

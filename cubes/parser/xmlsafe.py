@@ -19,7 +19,7 @@ import re
 
 from lxml import etree
 
-__all__ = ["HostileXml", "XmlError", "check_doctype", "parse_xml", "xml_error"]
+__all__ = ["SAFE_XML", "HostileXml", "XmlError", "check_doctype", "parse_xml", "xml_error"]
 
 #: the DOCTYPE, when there is one, sits before the root element; 64 KB is generous for any prolog
 _PROLOG_BYTES = 64 * 1024
@@ -86,18 +86,21 @@ def check_doctype(body: bytes) -> None:
     )
 
 
+#: what every XML parse here runs with, whole documents and streamed catalogs alike: no entity
+#: expansion, no network, no DTD, libxml2's size guards on, comments and processing instructions dropped
+SAFE_XML = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "huge_tree": False,
+    "remove_comments": True,
+    "remove_pis": True,
+}
+
+
 def _parser(recover: bool) -> etree.XMLParser:
     return etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        recover=recover,
-        remove_blank_text=False,
-        remove_comments=True,
-        remove_pis=True,
-        strip_cdata=True,
+        **SAFE_XML, dtd_validation=False, recover=recover, remove_blank_text=False, strip_cdata=True
     )
 
 

@@ -24,7 +24,7 @@ from typing import IO
 from lxml import etree
 
 from cubes.parser.model import ItemError, MediaRef, ParsedItem
-from cubes.parser.xmlsafe import XmlError, check_doctype, xml_error
+from cubes.parser.xmlsafe import SAFE_XML, XmlError, check_doctype, xml_error
 from cubes.parser.xmltext import absolute, inner_html
 
 __all__ = ["iter_yml"]
@@ -98,12 +98,7 @@ def iter_yml(source: IO[bytes], *, base: str | None = None) -> Iterator[ParsedIt
         source,
         events=("end",),
         tag=("category", "offer"),
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
+        **SAFE_XML,
     )
     try:
         for _event, el in context:
