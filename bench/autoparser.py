@@ -53,9 +53,11 @@ def _cpu_rate(samples: Sequence[Sample], fn: Callable[[bytes, str], object], rep
 
 def _line(name: str, r: EvalReport, cpu: float, wall: float) -> str:
     t, s = r.token, r.snippet
-    return (f"{name:12s} token F1 {t.f1:.4f} (P {t.precision:.4f} R {t.recall:.4f}, {r.token_pages} pages)  "
-            f"snippet F1 {s.f1:.4f} (P {s.precision:.4f} R {s.recall:.4f}, {r.snippet_pages} pages)  "
-            f"{cpu:6.1f} pages/s CPU, {wall:6.1f} wall")
+    return (
+        f"{name:12s} token F1 {t.f1:.4f} (P {t.precision:.4f} R {t.recall:.4f}, {r.token_pages} pages)  "
+        f"snippet F1 {s.f1:.4f} (P {s.precision:.4f} R {s.recall:.4f}, {r.snippet_pages} pages)  "
+        f"{cpu:6.1f} pages/s CPU, {wall:6.1f} wall"
+    )
 
 
 def main() -> int:
@@ -72,8 +74,10 @@ def main() -> int:
     digest = corpus_digest(val)
     print(f"validation split: {len(val)} pages, digest {digest[:16]}")
     if digest != FLOOR_DIGEST:
-        print(f"the validation data changed (digest {digest}, floor measured on {FLOOR_DIGEST[:16]}): "
-              "re-measure and re-pin FLOOR_TOKEN_F1 / FLOOR_DIGEST")
+        print(
+            f"the validation data changed (digest {digest}, floor measured on {FLOOR_DIGEST[:16]}): "
+            "re-measure and re-pin FLOOR_TOKEN_F1 / FLOOR_DIGEST"
+        )
         return 2
     extractor = Extractor(args.model)
 
@@ -91,13 +95,17 @@ def main() -> int:
     cpu_t, wall_t = _cpu_rate(val, theirs, args.repeat)
     print(_line("autoparser", r_ours, cpu_o, wall_o))
     print(_line("trafilatura", r_theirs, cpu_t, wall_t))
-    print(f"ratio        token F1 {r_ours.token.f1 / max(r_theirs.token.f1, 1e-9):.3f}  "
-          f"snippet F1 {r_ours.snippet.f1 / max(r_theirs.snippet.f1, 1e-9):.3f}  "
-          f"speed {cpu_o / max(cpu_t, 1e-9):.2f}x (CPU)")
+    print(
+        f"ratio        token F1 {r_ours.token.f1 / max(r_theirs.token.f1, 1e-9):.3f}  "
+        f"snippet F1 {r_ours.snippet.f1 / max(r_theirs.snippet.f1, 1e-9):.3f}  "
+        f"speed {cpu_o / max(cpu_t, 1e-9):.2f}x (CPU)"
+    )
     ok_f1 = r_ours.token.f1 >= r_theirs.token.f1
     ok_speed = cpu_o >= 100.0
-    print(f"targets      token F1 >= trafilatura: {'yes' if ok_f1 else 'NO'};  >= 100 pages/s: "
-          f"{'yes' if ok_speed else 'NO'}")
+    print(
+        f"targets      token F1 >= trafilatura: {'yes' if ok_f1 else 'NO'};  >= 100 pages/s: "
+        f"{'yes' if ok_speed else 'NO'}"
+    )
     if r_ours.token.f1 < FLOOR_TOKEN_F1:
         if args.lower_floor:
             print(f"floor {FLOOR_TOKEN_F1} not met; accepted because: {args.lower_floor}")

@@ -40,8 +40,10 @@ class BenchDoc(Message):
 
 
 def make_value(topic: str, i: int) -> bytes:
-    return contracts.encode(topic, BenchDoc(id=f"doc-{i}", host=f"h{i % 50}.example", title=f"Title {i}",
-                                            body="lorem ipsum dolor sit amet " * 33))
+    return contracts.encode(
+        topic,
+        BenchDoc(id=f"doc-{i}", host=f"h{i % 50}.example", title=f"Title {i}", body="lorem ipsum dolor sit amet " * 33),
+    )
 
 
 async def prefill(bus: Bus, topic: str, n: int) -> None:
@@ -78,8 +80,12 @@ async def run_cube_bench(url: str, n: int) -> float:
     async def publish(outputs: Any) -> None:
         raise AssertionError
 
-    runner = Runner(Cube(f"pass-{uid}", (t_in,), (t_out,), passthrough), Deps(settings, bus, publish),
-                    max_messages=n, idle_timeout=30)
+    runner = Runner(
+        Cube(f"pass-{uid}", (t_in,), (t_out,), passthrough),
+        Deps(settings, bus, publish),
+        max_messages=n,
+        idle_timeout=30,
+    )
     t0 = time.perf_counter()
     task = asyncio.create_task(runner.run())
     while not task.done():
@@ -88,7 +94,8 @@ async def run_cube_bench(url: str, n: int) -> float:
     stats = await task
     dt = time.perf_counter() - t0
     assert stats.processed == n, stats
-    assert stats.first_batch_at is not None and stats.last_commit_at is not None
+    assert stats.first_batch_at is not None
+    assert stats.last_commit_at is not None
     # steady state: from the first batch to the last commit (joining the group is a fixed cost)
     steady = stats.last_commit_at - stats.first_batch_at
     print(f"  cube: {n / dt:,.0f} msgs/s including start and group join, {n / steady:,.0f} steady", flush=True)
@@ -110,10 +117,17 @@ async def run_raw_aiokafka(url: str, n: int) -> float:
     contracts.register_topic(Topic(t_in, "id", PARTITIONS, BenchDoc, "bench", "benchmark"))
     await prefill(bus, t_in, n)
     await bus.close()
-    producer = AIOKafkaProducer(bootstrap_servers=servers, enable_idempotence=True, acks="all",
-                                compression_type="zstd", linger_ms=5, max_batch_size=1024 * 1024)
-    consumer = AIOKafkaConsumer(t_in, bootstrap_servers=servers, group_id=f"raw-{uid}",
-                                enable_auto_commit=False, auto_offset_reset="earliest")
+    producer = AIOKafkaProducer(
+        bootstrap_servers=servers,
+        enable_idempotence=True,
+        acks="all",
+        compression_type="zstd",
+        linger_ms=5,
+        max_batch_size=1024 * 1024,
+    )
+    consumer = AIOKafkaConsumer(
+        t_in, bootstrap_servers=servers, group_id=f"raw-{uid}", enable_auto_commit=False, auto_offset_reset="earliest"
+    )
     await producer.start()
     await consumer.start()
     done = 0
@@ -148,9 +162,13 @@ async def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--kafka", default=os.environ.get("TURBOCUBES_TEST_KAFKA"))
     ap.add_argument("--skip-sqlite", action="store_true")
-    ap.add_argument("--rounds", type=int, default=2,
-                    help="Kafka: alternate raw and cube runs this many times and keep each one's best "
-                         "(the machine's other load shifts between runs; alternating keeps the ratio fair)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="Kafka: alternate raw and cube runs this many times and keep each one's best "
+        "(the machine's other load shifts between runs; alternating keeps the ratio fair)",
+    )
     args = ap.parse_args()
     print(f"bus benchmark: {args.n} messages of ~1 KB, pass-through cube (validate, handle, publish, ack, commit)")
     print("rates are steady-state: from the first batch to the last commit (joining a group is a fixed cost)")

@@ -72,8 +72,7 @@ async def crawl_run(server: RemotePartner, hosts: list[str], urls: int, rate: fl
     async def worker(host: str) -> None:
         for j in range(urls):
             url = server.url(host, f"/page/{j}")
-            req = CrawlRequest(kind=CrawlKind.page, url=url, host=host, requesters=["bench"],
-                               requested_at=utcnow())
+            req = CrawlRequest(kind=CrawlKind.page, url=url, host=host, requesters=["bench"], requested_at=utcnow())
             result = await handler.crawl(req)
             if result is None or result.status is not FetchStatus.ok:
                 failed[0] += 1
@@ -112,9 +111,11 @@ async def runtime_run(
             await ensure_topics(deps, ["crawler"])
             now = utcnow()
             reqs = [
-                CrawlRequest(kind=CrawlKind.page, url=server.url(h, f"/page/{j}"), host=h,
-                             requesters=["bench"], requested_at=now)
-                for j in range(urls) for h in hosts
+                CrawlRequest(
+                    kind=CrawlKind.page, url=server.url(h, f"/page/{j}"), host=h, requesters=["bench"], requested_at=now
+                )
+                for j in range(urls)
+                for h in hosts
             ]
             for i in range(0, len(reqs), 1000):
                 await deps.publish([Output("crawl.requests", r) for r in reqs[i : i + 1000]])
@@ -201,8 +202,11 @@ async def main() -> None:
     ap.add_argument("--hosts", type=int, default=200)
     ap.add_argument("--urls", type=int, default=25)
     ap.add_argument("--rate", type=float, default=5.0)
-    ap.add_argument("--direct", action="store_true",
-                    help="drive the crawler path without the bus (default: the crawler cube on the runtime)")
+    ap.add_argument(
+        "--direct",
+        action="store_true",
+        help="drive the crawler path without the bus (default: the crawler cube on the runtime)",
+    )
     ap.add_argument("--batch-size", type=int, default=500, help="runtime.batch_size")
     ap.add_argument("--parallel-hosts", type=int, default=4096, help="crawler.parallel_hosts")
     args = ap.parse_args()

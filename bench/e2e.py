@@ -162,8 +162,10 @@ class Probe:
         out = []
         for name, ts in sorted(self.times.items(), key=lambda kv: -sum(kv[1]))[:20]:
             if ts:
-                out.append(f"   probe {name:36} {len(ts):>7} calls  sum {sum(ts):8.1f} s"
-                           f"  mean {statistics.fmean(ts) * 1000:7.1f} ms  p99 {pct(ts, .99) * 1000:7.1f} ms")
+                out.append(
+                    f"   probe {name:36} {len(ts):>7} calls  sum {sum(ts):8.1f} s"
+                    f"  mean {statistics.fmean(ts) * 1000:7.1f} ms  p99 {pct(ts, 0.99) * 1000:7.1f} ms"
+                )
             ts.clear()
         return out
 
@@ -201,13 +203,14 @@ async def wait_for_workers(runners: list[Runner], deps: Any, processes: int) -> 
     deadline = loop.time() + JOIN_TIMEOUT_S
     over: list[str] = []
     while loop.time() < deadline:
-        over = [r.cube.name for r in shared
-                if r.consumer is None or len(r.consumer.assignment()) > shares[r.cube.name]]
+        over = [r.cube.name for r in shared if r.consumer is None or len(r.consumer.assignment()) > shares[r.cube.name]]
         if not over:
             return
         await asyncio.sleep(0.1)  # a poll interval
-    print(f"   workers: {', '.join(over)} still hold(s) more than a share after {JOIN_TIMEOUT_S:.0f} s;"
-          " starting anyway", flush=True)
+    print(
+        f"   workers: {', '.join(over)} still hold(s) more than a share after {JOIN_TIMEOUT_S:.0f} s; starting anyway",
+        flush=True,
+    )
 
 
 # --------------------------------------------------------------------------- reading the page store
@@ -289,47 +292,74 @@ class PassResult:
 
     def report(self) -> list[str]:
         offered = "  (offered load: the feeds were nudged one by one)" if self.name == "TRICKLE" else ""
-        lines = [f"== {self.engines} {self.name}: {self.written}/{self.docs} documents in {self.elapsed_s:.2f} s"
-                 f" = {self.dps:,.0f} documents/s{offered}  ({self.loads[-1] if self.loads else load()})"]
-        lines.append(f"   freshness feed response -> KV write: p50 {pct(self.fresh, .5):.3f} s"
-                     f"  p99 {pct(self.fresh, .99):.3f} s  max {max(self.fresh, default=float('nan')):.3f} s")
+        lines = [
+            f"== {self.engines} {self.name}: {self.written}/{self.docs} documents in {self.elapsed_s:.2f} s"
+            f" = {self.dps:,.0f} documents/s{offered}  ({self.loads[-1] if self.loads else load()})"
+        ]
+        lines.append(
+            f"   freshness feed response -> KV write: p50 {pct(self.fresh, 0.5):.3f} s"
+            f"  p99 {pct(self.fresh, 0.99):.3f} s  max {max(self.fresh, default=float('nan')):.3f} s"
+        )
         for name, vals in self.stages.items():
-            lines.append(f"   stage {name:28} p50 {pct(vals, .5):7.3f} s  p99 {pct(vals, .99):7.3f} s"
-                         f"  share of freshness {sum(vals) / max(sum(self.fresh), 1e-9):5.1%}")
+            lines.append(
+                f"   stage {name:28} p50 {pct(vals, 0.5):7.3f} s  p99 {pct(vals, 0.99):7.3f} s"
+                f"  share of freshness {sum(vals) / max(sum(self.fresh), 1e-9):5.1%}"
+            )
         if self.img_span:
             share = sum(self.img_span) / max(sum(self.fresh), 1e-9)
-            lines.append(f"   images' own fetch (partner: 1st request -> last response)"
-                         f" p50 {pct(self.img_span, .5):.3f} s  p99 {pct(self.img_span, .99):.3f} s  share {share:.1%}")
-        lines.append(f"   freshness beyond the images' own fetch: p50 {pct(self.beyond, .5):.3f} s"
-                     f"  p99 {pct(self.beyond, .99):.3f} s")
-        split = (f" = bench {self.cpu - self.cpu_workers:.1f} + workers {self.cpu_workers:.1f}"
-                 if self.cpu_workers else "")
-        lines.append(f"   processes ({self.processes}): {self.cpu:.1f} CPU s over the pass{split}"
-                     f" ({self.cpu / self.wall:.0%} of one core); {self.cpu / max(self.written, 1) * 1000:.2f} ms"
-                     f" CPU per document")
-        lines.append(f"   bench process event-loop lag p50 {pct(self.lag, .5) * 1000:.0f} ms"
-                     f"  p99 {pct(self.lag, .99) * 1000:.0f} ms  max {max(self.lag, default=0) * 1000:.0f} ms")
+            lines.append(
+                f"   images' own fetch (partner: 1st request -> last response)"
+                f" p50 {pct(self.img_span, 0.5):.3f} s  p99 {pct(self.img_span, 0.99):.3f} s  share {share:.1%}"
+            )
+        lines.append(
+            f"   freshness beyond the images' own fetch: p50 {pct(self.beyond, 0.5):.3f} s"
+            f"  p99 {pct(self.beyond, 0.99):.3f} s"
+        )
+        split = (
+            f" = bench {self.cpu - self.cpu_workers:.1f} + workers {self.cpu_workers:.1f}" if self.cpu_workers else ""
+        )
+        lines.append(
+            f"   processes ({self.processes}): {self.cpu:.1f} CPU s over the pass{split}"
+            f" ({self.cpu / self.wall:.0%} of one core); {self.cpu / max(self.written, 1) * 1000:.2f} ms"
+            f" CPU per document"
+        )
+        lines.append(
+            f"   bench process event-loop lag p50 {pct(self.lag, 0.5) * 1000:.0f} ms"
+            f"  p99 {pct(self.lag, 0.99) * 1000:.0f} ms  max {max(self.lag, default=0) * 1000:.0f} ms"
+        )
         return lines
 
     def verdicts(self, embedded: bool) -> list[str]:
         target = TARGET_WARM_DPS if self.name == "WARM" else TARGET_COLD_DPS
-        checks = [] if self.name == "TRICKLE" else [  # TRICKLE's rate is the offered one, not a capacity
-            (f"{self.name} documents/s >= {target:,.0f}", self.dps >= target, f"{self.dps:,.0f}"),
-        ]
+        checks = (
+            []
+            if self.name == "TRICKLE"
+            else [  # TRICKLE's rate is the offered one, not a capacity
+                (f"{self.name} documents/s >= {target:,.0f}", self.dps >= target, f"{self.dps:,.0f}"),
+            ]
+        )
         checks += [
-            (f"{self.name} freshness p50 <= {TARGET_P50_S} s beyond images", pct(self.beyond, .5) <= TARGET_P50_S,
-             f"{pct(self.beyond, .5):.3f} s"),
-            (f"{self.name} freshness p99 <= {TARGET_P99_S} s beyond images", pct(self.beyond, .99) <= TARGET_P99_S,
-             f"{pct(self.beyond, .99):.3f} s"),
+            (
+                f"{self.name} freshness p50 <= {TARGET_P50_S} s beyond images",
+                pct(self.beyond, 0.5) <= TARGET_P50_S,
+                f"{pct(self.beyond, 0.5):.3f} s",
+            ),
+            (
+                f"{self.name} freshness p99 <= {TARGET_P99_S} s beyond images",
+                pct(self.beyond, 0.99) <= TARGET_P99_S,
+                f"{pct(self.beyond, 0.99):.3f} s",
+            ),
             (f"{self.name} every document written", self.written >= self.docs, f"{self.written}/{self.docs}"),
         ]
         tag = "" if embedded else " (targets are for embedded engines; informative here)"
         out = [f"   {'PASS' if ok else 'MISS'}  {what}: {got}{tag}" for what, ok, got in checks]
         if self.name != "TRICKLE" and self.dps > 0:
             # a burst's freshness is its queue: the k-th of n documents waits about k / rate
-            out.append(f"         (a burst of {self.docs:,} documents drained at {self.dps:,.0f}/s: a document waits"
-                       f" ~{self.docs / (2 * self.dps):.1f} s for its turn on average; TRICKLE shows freshness"
-                       f" without that queue)")
+            out.append(
+                f"         (a burst of {self.docs:,} documents drained at {self.dps:,.0f}/s: a document waits"
+                f" ~{self.docs / (2 * self.dps):.1f} s for its turn on average; TRICKLE shows freshness"
+                f" without that queue)"
+            )
         return out
 
 
@@ -339,9 +369,11 @@ def stall_report(runners: list[Runner]) -> list[str]:
     for r in runners:
         consumer: Any = r.consumer
         paused = consumer.paused() if consumer is not None and hasattr(consumer, "paused") else "?"
-        out.append(f"   stall? cube {r.cube.name:10} processed {r.stats.processed}  in flight {r._in_flight}"
-                   f"  held partitions {len(r._held)}  lanes {len(r._queues)}  breaker open {r.breaker_open}"
-                   f"  bus failures {r.stats.bus_failures}  paused {paused}")
+        out.append(
+            f"   stall? cube {r.cube.name:10} processed {r.stats.processed}  in flight {r._in_flight}"
+            f"  held partitions {len(r._held)}  lanes {len(r._queues)}  breaker open {r.breaker_open}"
+            f"  bus failures {r.stats.bus_failures}  paused {paused}"
+        )
     return out
 
 
@@ -378,9 +410,12 @@ async def run_pass(
         last = (now, written)
         loads.append(load())
         lags += (recent := lag.take())
-        print(f"   [{engines} {name} {now - t_start:6.1f} s] written {written:>6}/{docs}  ({rate:,.0f}/s now)"
-              f"  partner: {counts['feeds']} feed / {counts['images']} image requests so far"
-              f"  loop lag max {max(recent, default=0) * 1000:.0f} ms  {loads[-1]}", flush=True)
+        print(
+            f"   [{engines} {name} {now - t_start:6.1f} s] written {written:>6}/{docs}  ({rate:,.0f}/s now)"
+            f"  partner: {counts['feeds']} feed / {counts['images']} image requests so far"
+            f"  loop lag max {max(recent, default=0) * 1000:.0f} ms  {loads[-1]}",
+            flush=True,
+        )
     here, workers = processes.cpu()
     cpu_workers = workers - workers0
     cpu = here - cpu0 + cpu_workers
@@ -404,8 +439,7 @@ async def run_pass(
         lo, hi = spans.get(key, (arrived, sent))
         spans[key] = (min(lo, arrived), max(hi, sent))
     fresh: list[float] = []
-    stages: dict[str, list[float]] = {"feed -> parsed": [], "parsed -> media ready": [],
-                                      "media ready -> written": []}
+    stages: dict[str, list[float]] = {"feed -> parsed": [], "parsed -> media ready": [], "media ready -> written": []}
     img_span: list[float] = []
     beyond: list[float] = []
     for url, seen, parsed, ready, wrote in rows:
@@ -425,16 +459,38 @@ async def run_pass(
         if span is not None:
             img_span.append(own)
         beyond.append(f - own)
-    return PassResult(engines, name, docs, len(rows), elapsed, len(rows) / elapsed, fresh, stages, img_span,
-                      beyond, loads, lags, cpu, wall, cpu_workers, processes.describe())
+    return PassResult(
+        engines,
+        name,
+        docs,
+        len(rows),
+        elapsed,
+        len(rows) / elapsed,
+        fresh,
+        stages,
+        img_span,
+        beyond,
+        loads,
+        lags,
+        cpu,
+        wall,
+        cpu_workers,
+        processes.describe(),
+    )
 
 
 # --------------------------------------------------------------------------- one engine set
 
 
 async def run_engine_set(
-    engines: str, settings: Settings, site: PartnerProcess, timeout_s: float, profile: str = "",
-    probe: Probe | None = None, trickle_s: float = 0.0, workers: int = 1,
+    engines: str,
+    settings: Settings,
+    site: PartnerProcess,
+    timeout_s: float,
+    profile: str = "",
+    probe: Probe | None = None,
+    trickle_s: float = 0.0,
+    workers: int = 1,
 ) -> list[PassResult]:
     resolver = PartnerResolver()
     pool: WorkerPool | None = None
@@ -458,8 +514,7 @@ async def run_engine_set(
         tasks = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
         if workers > 1:
             # the same settings (overrides included); the hidden --worker mode adds the PartnerResolver
-            pool = WorkerPool(settings, replicable(CUBES), workers - 1,
-                              command=(sys.executable, SCRIPT, WORKER_FLAG))
+            pool = WorkerPool(settings, replicable(CUBES), workers - 1, command=(sys.executable, SCRIPT, WORKER_FLAG))
             await pool.start()
             await wait_for_workers(runners, deps, workers)
             print(f"   workers: pids {', '.join(map(str, pool.pids))} run {', '.join(pool.cubes)}", flush=True)
@@ -471,8 +526,17 @@ async def run_engine_set(
         async def register() -> None:
             for url in urls:
                 err = io.StringIO()
-                code = await add_feed(settings, stores.feeds, deps.publish, url, fmt="rss", services=["news"],
-                                      resolver=resolver, out=io.StringIO(), err=err)
+                code = await add_feed(
+                    settings,
+                    stores.feeds,
+                    deps.publish,
+                    url,
+                    fmt="rss",
+                    services=["news"],
+                    resolver=resolver,
+                    out=io.StringIO(),
+                    err=err,
+                )
                 if code != 0:
                     raise RuntimeError(f"feed {url} refused: {err.getvalue().strip()}")
 
@@ -497,8 +561,11 @@ async def run_engine_set(
         passes: list[tuple[str, Callable[[], Awaitable[None]]]] = [("COLD", register), ("WARM", edition(2))]
         if trickle_s > 0:
             passes.append(("TRICKLE", edition(3, trickle_s, new_images=True)))
-        print(f"-- {engines}: {sum(site.counts)} documents x 2 images on {site.hosts} hosts;"
-              f" {processes.describe()}; {load()}", flush=True)
+        print(
+            f"-- {engines}: {sum(site.counts)} documents x 2 images on {site.hosts} hosts;"
+            f" {processes.describe()}; {load()}",
+            flush=True,
+        )
         lag.start()
         for name, start in passes:
             if profile:
@@ -521,8 +588,11 @@ async def run_engine_set(
                 print(f"   worker process(es) ended: {gone}", flush=True)
         where = " (in the bench process; the workers' share is not counted)" if pool is not None else ""
         for r in runners:
-            print(f"   cube {r.cube.name:10} processed {r.stats.processed:>7}  retried {r.stats.retried:>4}"
-                  f"  dead-lettered {r.stats.dead_lettered:>4}{where}", flush=True)
+            print(
+                f"   cube {r.cube.name:10} processed {r.stats.processed:>7}  retried {r.stats.retried:>4}"
+                f"  dead-lettered {r.stats.dead_lettered:>4}{where}",
+                flush=True,
+            )
     finally:
         lag.stop()
         for t in side:
@@ -574,8 +644,14 @@ def _base_settings() -> Settings:
     )
 
 
-async def embedded(site: PartnerProcess, timeout_s: float, profile: str = "",
-                   probe: Probe | None = None, trickle_s: float = 0.0, workers: int = 1) -> list[PassResult]:
+async def embedded(
+    site: PartnerProcess,
+    timeout_s: float,
+    profile: str = "",
+    probe: Probe | None = None,
+    trickle_s: float = 0.0,
+    workers: int = 1,
+) -> list[PassResult]:
     tmp = Path(tempfile.mkdtemp(prefix="tc-e2e-"))
     try:
         settings = base_settings().replace(
@@ -589,8 +665,14 @@ async def embedded(site: PartnerProcess, timeout_s: float, profile: str = "",
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-async def real(site: PartnerProcess, timeout_s: float, profile: str = "",
-               probe: Probe | None = None, trickle_s: float = 0.0, workers: int = 1) -> list[PassResult]:
+async def real(
+    site: PartnerProcess,
+    timeout_s: float,
+    profile: str = "",
+    probe: Probe | None = None,
+    trickle_s: float = 0.0,
+    workers: int = 1,
+) -> list[PassResult]:
     uid = uuid.uuid4().hex[:12]
     kafka = os.environ["TURBOCUBES_TEST_KAFKA"]
     postgres = os.environ["TURBOCUBES_TEST_POSTGRES"]
@@ -607,8 +689,7 @@ async def real(site: PartnerProcess, timeout_s: float, profile: str = "",
         blobs={"url": f"file://{tmp}/blobs"},
     )
     try:
-        return await run_engine_set("kafka+postgres+s3", settings, site, timeout_s, profile, probe,
-                                    trickle_s, workers)
+        return await run_engine_set("kafka+postgres+s3", settings, site, timeout_s, profile, probe, trickle_s, workers)
     finally:
         await cleanup_real(settings, kafka, postgres, schema, prefix)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -664,16 +745,20 @@ async def amain(args: argparse.Namespace) -> int:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, me.cancel)
     wanted = [e.strip() for e in args.engines.split(",") if e.strip()]
     site = PartnerProcess(args.hosts, args.docs)
-    print(f"e2e bench: {args.docs} documents x 2 images, {args.hosts} hosts; starting the partner site "
-          f"(making {2 * args.docs} JPEGs); {load()}", flush=True)
+    print(
+        f"e2e bench: {args.docs} documents x 2 images, {args.hosts} hosts; starting the partner site "
+        f"(making {2 * args.docs} JPEGs); {load()}",
+        flush=True,
+    )
     site.start()
     timeout_s = args.timeout or max(120.0, args.docs / 20)
     probe = Probe() if args.probe else None
     results: list[tuple[bool, PassResult]] = []
     try:
         if "embedded" in wanted:
-            results += [(True, r) for r in await embedded(site, timeout_s, args.profile, probe, args.trickle,
-                                                          args.workers)]
+            results += [
+                (True, r) for r in await embedded(site, timeout_s, args.profile, probe, args.trickle, args.workers)
+            ]
         if "real" in wanted:
             env = ("TURBOCUBES_TEST_KAFKA", "TURBOCUBES_TEST_POSTGRES", "TURBOCUBES_TEST_S3")
             if all(os.environ.get(v) for v in env):
@@ -682,8 +767,9 @@ async def amain(args: argparse.Namespace) -> int:
                 await site.stop()
                 site = PartnerProcess(args.hosts, args.docs)
                 site.start()
-                results += [(False, r) for r in await real(site, timeout_s, args.profile, probe, args.trickle,
-                                                           args.workers)]
+                results += [
+                    (False, r) for r in await real(site, timeout_s, args.profile, probe, args.trickle, args.workers)
+                ]
             else:
                 print(f"-- real engines skipped: set {', '.join(env)}", flush=True)
     finally:
@@ -691,9 +777,11 @@ async def amain(args: argparse.Namespace) -> int:
     print(f"\n== summary ({load()})", flush=True)
     missed = 0
     for is_embedded, r in results:
-        print(f"{r.engines:18} {r.name}: {r.dps:7,.0f} documents/s  freshness p50 {pct(r.fresh, .5):.3f} s"
-              f"  p99 {pct(r.fresh, .99):.3f} s  (beyond images p50 {pct(r.beyond, .5):.3f} s"
-              f"  p99 {pct(r.beyond, .99):.3f} s)")
+        print(
+            f"{r.engines:18} {r.name}: {r.dps:7,.0f} documents/s  freshness p50 {pct(r.fresh, 0.5):.3f} s"
+            f"  p99 {pct(r.fresh, 0.99):.3f} s  (beyond images p50 {pct(r.beyond, 0.5):.3f} s"
+            f"  p99 {pct(r.beyond, 0.99):.3f} s)"
+        )
         for line in r.verdicts(is_embedded):
             print(line)
             missed += is_embedded and line.lstrip().startswith("MISS")
@@ -710,22 +798,43 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hosts", type=int, default=100, help="partner hosts (default 100)")
     p.add_argument("--engines", default="embedded,real", help="embedded, real, or both (default)")
     p.add_argument("--timeout", type=float, default=0.0, help="seconds per pass (default max(120, docs/20))")
-    p.add_argument("--profile", default="", metavar="PREFIX",
-                   help="write a pyinstrument CPU profile of each pass to PREFIX-<engines>-<pass>.txt"
-                        " (the bench process only)")
-    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=JSON", dest="overrides",
-                   help="change a setting for an experiment, e.g. --set runtime.concurrency=64 (repeatable)")
-    p.add_argument("--trickle", type=float, default=30.0, metavar="SECONDS",
-                   help="a third pass, TRICKLE: the next edition, with new images, the feeds nudged one by one"
-                        " over SECONDS"
-                        " (steady offered load below capacity: freshness without a 10,000-document queue;"
-                        " 0 = no such pass; default 30)")
-    p.add_argument("--probe", action="store_true",
-                   help="time every cube handler call and store call (wall clock) and print the heaviest"
-                        " (the bench process only)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
-                   help="processes running the pipeline: this one + N-1 running the replicable cubes, as"
-                        " `turbocubes up --workers N` (default: the CPU cores, %(default)s; 1 = one process)")
+    p.add_argument(
+        "--profile",
+        default="",
+        metavar="PREFIX",
+        help="write a pyinstrument CPU profile of each pass to PREFIX-<engines>-<pass>.txt (the bench process only)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=JSON",
+        dest="overrides",
+        help="change a setting for an experiment, e.g. --set runtime.concurrency=64 (repeatable)",
+    )
+    p.add_argument(
+        "--trickle",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="a third pass, TRICKLE: the next edition, with new images, the feeds nudged one by one"
+        " over SECONDS"
+        " (steady offered load below capacity: freshness without a 10,000-document queue;"
+        " 0 = no such pass; default 30)",
+    )
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        help="time every cube handler call and store call (wall clock) and print the heaviest (the bench process only)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="processes running the pipeline: this one + N-1 running the replicable cubes, as"
+        " `turbocubes up --workers N` (default: the CPU cores, %(default)s; 1 = one process)",
+    )
     args = p.parse_args(argv)
     if args.docs < 1 or args.hosts < 1:
         p.error("--docs and --hosts must be at least 1")

@@ -65,8 +65,11 @@ class PartnerResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         if not host.lower().rstrip(".").endswith(PARTNER_SUFFIX):
             raise OSError(socket.EAI_NONAME, f"bench resolver: unknown host {host}")
-        return [ResolveResult(hostname=host, host="127.0.0.1", port=port, family=socket.AF_INET, proto=0,
-                              flags=socket.AI_NUMERICHOST)]
+        return [
+            ResolveResult(
+                hostname=host, host="127.0.0.1", port=port, family=socket.AF_INET, proto=0, flags=socket.AI_NUMERICHOST
+            )
+        ]
 
     async def close(self) -> None:
         return None
@@ -101,8 +104,10 @@ def _feed(host: str, port: int, count: int, edition: int, image_edition: int = 1
             for k in range(4)
         )
         a, b = (_image_path(n, side, image_edition) for side in ("a", "b"))
-        body = (f'<figure><img src="{base}{a}" alt="a"/><figcaption>Photo {n}</figcaption></figure>'
-                f"{text}<figure><img src=\"{base}{b}\" alt=\"b\"/></figure>")
+        body = (
+            f'<figure><img src="{base}{a}" alt="a"/><figcaption>Photo {n}</figcaption></figure>'
+            f'{text}<figure><img src="{base}{b}" alt="b"/></figure>'
+        )
         items.append(
             f"<item><title>Story {n} of {host}, edition {edition}</title>"
             f"<link>{base}/story/{n}</link><guid>{base}/story/{n}</guid>"
@@ -114,7 +119,8 @@ def _feed(host: str, port: int, count: int, edition: int, image_edition: int = 1
         '<?xml version="1.0" encoding="utf-8"?>'
         '<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>'
         f"<title>{host}</title><link>{base}/</link><description>News of {host}</description>"
-        + "".join(items) + "</channel></rss>"
+        + "".join(items)
+        + "</channel></rss>"
     ).encode()
 
 
@@ -239,9 +245,7 @@ class PartnerProcess:
     async def call(self, path: str, method: str = "GET") -> Any:
         import aiohttp
 
-        async with aiohttp.ClientSession() as http, http.request(
-            method, f"http://127.0.0.1:{self.port}{path}"
-        ) as resp:
+        async with aiohttp.ClientSession() as http, http.request(method, f"http://127.0.0.1:{self.port}{path}") as resp:
             resp.raise_for_status()
             return orjson.loads(await resp.read())
 

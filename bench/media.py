@@ -111,9 +111,7 @@ async def bench_media(docs: int) -> None:
             t0 = time.perf_counter()
             for k, url in enumerate(distinct + shared):
                 await stores.images.record_ok(url, cdn_url=f"/cdn/img/{k % 256:02x}/{k}.jpg", now=T0)
-            say(
-                f"   {len(distinct) + len(shared)} images recorded in the registry ({time.perf_counter() - t0:.1f} s)"
-            )
+            say(f"   {len(distinct) + len(shared)} images recorded in the registry ({time.perf_counter() - t0:.1f} s)")
             rnd = random.Random(6)
             cold = [make_doc(i, distinct[i * IMAGES_PER_DOC : (i + 1) * IMAGES_PER_DOC]) for i in range(docs)]
             warm = [make_doc(i, rnd.sample(shared, IMAGES_PER_DOC)) for i in range(docs)]
@@ -248,9 +246,7 @@ async def bench_cdn(s3_url: str, n: int) -> None:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=4000)
     parser.add_argument("--images", type=int, default=300)
     parser.add_argument("--s3", default=os.environ.get("TURBOCUBES_TEST_S3", ""))

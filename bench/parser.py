@@ -67,8 +67,11 @@ FLOOR_COUNTS = 0.99
 FLOOR_FIRST_LOAD_S = 15.0
 FLOOR_DATES = 0.99
 
-UNSAFE = re.compile(r"<script|<style|<iframe|<form|<input|<object|<embed|<svg|\son\w+\s*=|javascript:|"
-                    r"(src|href|poster)=\"data:", re.I)
+UNSAFE = re.compile(
+    r"<script|<style|<iframe|<form|<input|<object|<embed|<svg|\son\w+\s*=|javascript:|"
+    r"(src|href|poster)=\"data:",
+    re.I,
+)
 
 
 def log(msg: str) -> None:
@@ -97,9 +100,11 @@ def digest(paths: list[Path]) -> str:
 
 def rss_feed(n: int) -> bytes:
     """A realistic news feed: HTML bodies with links and images, enclosures, categories."""
-    para = ("<p>Lorem ipsum dolor sit amet, <a href=\"https://news.test/tag/{i}\">consectetur</a> adipiscing elit, "
-            "sed do eiusmod tempor incididunt ut labore et <b>dolore magna</b> aliqua. Ut enim ad minim veniam, "
-            "quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat.</p>")
+    para = (
+        '<p>Lorem ipsum dolor sit amet, <a href="https://news.test/tag/{i}">consectetur</a> adipiscing elit, '
+        "sed do eiusmod tempor incididunt ut labore et <b>dolore magna</b> aliqua. Ut enim ad minim veniam, "
+        "quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat.</p>"
+    )
     items = []
     for i in range(n):
         body = "".join(para.format(i=i) for _ in range(4)) + f'<img src="/img/{i}.jpg" alt="pic {i}">'
@@ -117,14 +122,17 @@ def rss_feed(n: int) -> bytes:
         '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0" '
         'xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:dc="http://purl.org/dc/elements/1.1/">'
         "<channel><title>News</title><link>https://news.test/</link><description>d</description>"
-        + "".join(items) + "</channel></rss>"
+        + "".join(items)
+        + "</channel></rss>"
     ).encode()
 
 
 def yml_catalog(path: Path, n: int) -> None:
     with path.open("w", encoding="utf-8") as f:
-        f.write('<?xml version="1.0" encoding="UTF-8"?><yml_catalog date="2024-01-01 10:00"><shop><name>S</name>'
-                "<url>https://shop.test</url><currencies><currency id=\"RUR\" rate=\"1\"/></currencies><categories>")
+        f.write(
+            '<?xml version="1.0" encoding="UTF-8"?><yml_catalog date="2024-01-01 10:00"><shop><name>S</name>'
+            '<url>https://shop.test</url><currencies><currency id="RUR" rate="1"/></currencies><categories>'
+        )
         for c in range(50):
             f.write(f'<category id="{c}">Category {c}</category>')
         f.write("</categories><offers>")
@@ -186,8 +194,10 @@ def speed(label: str, bodies: list[bytes], repeat: int) -> bool:
         t_fp = min(t_fp, t)
     ratio = (n_ours / t_ours) / (n_fp / t_fp)
     ok = ratio >= FLOOR_RATIO
-    log(f"  {label:<22} ours {n_ours / t_ours:>9,.0f} items/s   feedparser {n_fp / t_fp:>7,.0f} items/s   "
-        f"ratio {ratio:5.1f}x  (floor {FLOOR_RATIO}x)  {'PASS' if ok else 'FAIL'}")
+    log(
+        f"  {label:<22} ours {n_ours / t_ours:>9,.0f} items/s   feedparser {n_fp / t_fp:>7,.0f} items/s   "
+        f"ratio {ratio:5.1f}x  (floor {FLOOR_RATIO}x)  {'PASS' if ok else 'FAIL'}"
+    )
     return ok
 
 
@@ -214,14 +224,17 @@ def yml_bench(offers: int) -> bool:
         yml_catalog(path, offers)
         size_mb = path.stat().st_size / 1e6
         log(f"  catalog: {offers:,} offers, {size_mb:.1f} MB on disk")
-        out = subprocess.run([sys.executable, __file__, "--yml-child", str(path)], capture_output=True, text=True,
-                             check=True, cwd=REPO)
+        out = subprocess.run(
+            [sys.executable, __file__, "--yml-child", str(path)], capture_output=True, text=True, check=True, cwd=REPO
+        )
         n, cpu, wall, peak = out.stdout.split()
     rate = int(n) / float(cpu)
     ok_rate = rate >= FLOOR_OFFERS_PER_S and int(n) == offers
     ok_mem = float(peak) <= FLOOR_PEAK_MB
-    log(f"  {int(n):,} offers in {float(cpu):.2f} s CPU = {rate:,.0f} offers/s (floor {FLOOR_OFFERS_PER_S:,.0f})  "
-        f"{'PASS' if ok_rate else 'FAIL'}   [wall clock: {float(wall):.2f} s = {int(n) / float(wall):,.0f} offers/s]")
+    log(
+        f"  {int(n):,} offers in {float(cpu):.2f} s CPU = {rate:,.0f} offers/s (floor {FLOOR_OFFERS_PER_S:,.0f})  "
+        f"{'PASS' if ok_rate else 'FAIL'}   [wall clock: {float(wall):.2f} s = {int(n) / float(wall):,.0f} offers/s]"
+    )
     log(f"  peak RSS of the child: {float(peak):.1f} MB (floor {FLOOR_PEAK_MB:.0f} MB)  {'PASS' if ok_mem else 'FAIL'}")
     return ok_rate and ok_mem
 
@@ -247,8 +260,7 @@ async def _handler_run(path: Path) -> None:
     body = path.read_bytes()  # noqa: ASYNC240 - a benchmark's setup, before anything is timed
     await blobs.put("feeds/big", body)
     await blobs.put("feeds/big2", body.replace(b'date="2024-01-01 10:00"', b'date="2024-01-01 11:00"'))
-    await stores.feeds.upsert_feed(Feed(feed_id="big", url="https://shop.test/big.xml", host="shop.test",
-                                        format="yml"))
+    await stores.feeds.upsert_feed(Feed(feed_id="big", url="https://shop.test/big.xml", host="shop.test", format="yml"))
 
     async def get_blobs() -> object:
         return blobs
@@ -256,8 +268,15 @@ async def _handler_run(path: Path) -> None:
     handler = ParserHandler(stores, get_blobs)  # type: ignore[arg-type]
     figures = []
     for ref in ("feeds/big", "feeds/big2"):
-        msg = CrawlResult(kind=CrawlKind.feed, url="https://shop.test/big.xml", host="shop.test",
-                          status=FetchStatus.ok, feed_id="big", body_ref=ref, fetched_at=datetime.now(UTC))
+        msg = CrawlResult(
+            kind=CrawlKind.feed,
+            url="https://shop.test/big.xml",
+            host="shop.test",
+            status=FetchStatus.ok,
+            feed_id="big",
+            body_ref=ref,
+            fetched_at=datetime.now(UTC),
+        )
         ctx = Context("crawl.feeds", 0, 0, None, 1, datetime.now(UTC))
         wall, cpu = time.perf_counter(), time.process_time()
         outputs = await handler.handle(msg, ctx)
@@ -277,17 +296,26 @@ def handler_bench(offers: int) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "catalog.xml"
         yml_catalog(path, offers)
-        out = subprocess.run([sys.executable, __file__, "--handler-child", str(path)], capture_output=True,
-                             text=True, check=True, cwd=REPO)
+        out = subprocess.run(
+            [sys.executable, __file__, "--handler-child", str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
     n1, wall1, cpu1, hooks1, n2, wall2, cpu2, _hooks2, peak = (float(x) for x in out.stdout.split())
     ok_first = int(n1) == offers and cpu1 <= FLOOR_FIRST_LOAD_S
     ok_again = int(n2) == 0
-    log(f"  first load: {int(n1):,} documents in {cpu1:.2f} s CPU = {offers / cpu1:,.0f} offers/s through the "
+    log(
+        f"  first load: {int(n1):,} documents in {cpu1:.2f} s CPU = {offers / cpu1:,.0f} offers/s through the "
         f"handler (floor {FLOOR_FIRST_LOAD_S:.0f} s)  {'PASS' if ok_first else 'FAIL'}   [wall clock: {wall1:.2f} s = "
-        f"{offers / wall1:,.0f} offers/s]; after-commit writes {hooks1:.2f} s wall")
+        f"{offers / wall1:,.0f} offers/s]; after-commit writes {hooks1:.2f} s wall"
+    )
     log(f"  peak RSS of the child: {peak:,.0f} MB (the catalog's bytes, and every document of the first load)")
-    log(f"  re-check, one byte changed: {int(n2):,} documents in {wall2:.2f} s = {offers / wall2:,.0f} offers/s "
-        f"[CPU {cpu2:.2f} s]  {'PASS' if ok_again else 'FAIL'}")
+    log(
+        f"  re-check, one byte changed: {int(n2):,} documents in {wall2:.2f} s = {offers / wall2:,.0f} offers/s "
+        f"[CPU {cpu2:.2f} s]  {'PASS' if ok_again else 'FAIL'}"
+    )
     return ok_first and ok_again
 
 
@@ -324,14 +352,18 @@ def gates(paths: list[Path]) -> dict[str, bool]:
         if b'xmlns="http://purl.org/atom/ns#"' in body and oracle.entries:
             atom03_files += 1
             atom03_ok += mine.meta.version == "atom03" and len(mine.items) == len(oracle.entries)
-    hostile = ('<p onmouseover="x()">a</p><script>alert(1)</script><a href="javascript:alert(1)">b</a>'
-               '<img src="data:image/png;base64,AA"><iframe src="https://evil.test"></iframe><style>p{}</style>'
-               '<form><input></form><svg onload="x()"></svg>')
+    hostile = (
+        '<p onmouseover="x()">a</p><script>alert(1)</script><a href="javascript:alert(1)">b</a>'
+        '<img src="data:image/png;base64,AA"><iframe src="https://evil.test"></iframe><style>p{}</style>'
+        '<form><input></form><svg onload="x()"></svg>'
+    )
     unsafe_left += bool(UNSAFE.search(sanitize_html(hostile)))
 
-    russian = ("<rss version=\"2.0\"><channel><title>Новости</title><item><title>Мэрия объявила о ремонте дорог"
-               "</title><link>https://news.test/1</link><description>Ремонт начнётся в понедельник и продлится "
-               "две недели.</description></item></channel></rss>")
+    russian = (
+        '<rss version="2.0"><channel><title>Новости</title><item><title>Мэрия объявила о ремонте дорог'
+        "</title><link>https://news.test/1</link><description>Ремонт начнётся в понедельник и продлится "
+        "две недели.</description></item></channel></rss>"
+    )
     cyr = all(
         parse_feed(russian.encode(enc)).items[0].title == "Мэрия объявила о ремонте дорог"
         for enc in ("windows-1251", "koi8-r")
@@ -372,8 +404,10 @@ def main() -> int:
         log(f"(d) first load of a YML catalog through the parser's handler, SQLite store ({os.cpu_count()} CPUs)")
         return 0 if handler_bench(args.offers) else 1
     paths = corpus(args.data)
-    log(f"parser benchmark: {len(paths)} corpus files (digest {digest(paths)}), python {sys.version.split()[0]}, "
-        f"{os.cpu_count()} CPUs")
+    log(
+        f"parser benchmark: {len(paths)} corpus files (digest {digest(paths)}), python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs"
+    )
     results: dict[str, bool] = {}
     # (b) runs first: a child's getrusage() peak includes its parent's RSS at spawn time (Linux keeps the
     # high-water mark across exec), so the child is started while this process is still small
@@ -385,8 +419,7 @@ def main() -> int:
     bodies = [p.read_bytes() for p in paths]
     results["speed: corpus"] = speed("corpus", bodies, args.repeat)
     for n in (100, 1000):
-        results[f"speed: rss {n}"] = speed(f"generated rss {n} items", [rss_feed(n)] * max(1, 2000 // n),
-                                           args.repeat)
+        results[f"speed: rss {n}"] = speed(f"generated rss {n} items", [rss_feed(n)] * max(1, 2000 // n), args.repeat)
     log("(c) correctness gates, feedparser as the oracle")
     for name, ok in gates(paths).items():
         results[f"gate: {name}"] = ok

@@ -36,12 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     up = sub.add_parser("up", help="run every cube in one process (embedded engines by default)")
-    up.add_argument("--demo", action="store_true",
-                    help="also start a bundled demo partner site on 127.0.0.1 and register its feeds")
+    up.add_argument(
+        "--demo", action="store_true", help="also start a bundled demo partner site on 127.0.0.1 and register its feeds"
+    )
     up.add_argument("--only", action="append", default=[], metavar="CUBE", help="run only these cubes")
-    up.add_argument("--workers", type=_process_count, default=1, metavar="N",
-                    help="processes in all (default 1): N-1 more run the replicable cubes (crawler, parser, "
-                         "autoparser, media, cdn, delay, kvwriter), e.g. one per CPU core")
+    up.add_argument(
+        "--workers",
+        type=_process_count,
+        default=1,
+        metavar="N",
+        help="processes in all (default 1): N-1 more run the replicable cubes (crawler, parser, "
+        "autoparser, media, cdn, delay, kvwriter), e.g. one per CPU core",
+    )
     up.set_defaults(func=_cmd_up)
 
     cube = sub.add_parser("cube", help="run one cube in this process")
@@ -69,15 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("schemas", help="the JSON Schema files and AsyncAPI document generated from the models")
     ssub = sc.add_subparsers(dest="schemas_command", required=True)
     ssub.add_parser("write", help="regenerate schemas/").set_defaults(func=_cmd_schemas_write)
-    ssub.add_parser("check", help="exit 1 if schemas/ differs from the models").set_defaults(
-        func=_cmd_schemas_check)
+    ssub.add_parser("check", help="exit 1 if schemas/ differs from the models").set_defaults(func=_cmd_schemas_check)
 
     cfg = sub.add_parser("config", help="configuration helpers")
     csub = cfg.add_subparsers(dest="config_command", required=True)
     csub.add_parser("example", help="print every key with its default (turbocubes.example.toml)").set_defaults(
-        func=_cmd_config_example)
+        func=_cmd_config_example
+    )
     csub.add_parser("show", help="print the effective configuration (file + environment)").set_defaults(
-        func=_cmd_config_show)
+        func=_cmd_config_show
+    )
 
     for mod in registry.command_modules():
         mod.register(sub)
@@ -87,8 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_up(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
 
-    return asyncio.run(run_up(load_settings(args.config), only=args.only, demo=args.demo, workers=args.workers,
-                              log_level=args.log_level))
+    return asyncio.run(
+        run_up(
+            load_settings(args.config), only=args.only, demo=args.demo, workers=args.workers, log_level=args.log_level
+        )
+    )
 
 
 def _process_count(text: str) -> int:

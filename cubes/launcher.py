@@ -40,15 +40,24 @@ log = logging.getLogger("turbocubes.up")
 SideTask = Callable[[Deps, asyncio.Event], Coroutine[Any, Any, None]]
 
 
-async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = False,
-                 stop_event: asyncio.Event | None = None, workers: int = 1, log_level: str | None = None) -> int:
+async def run_up(
+    settings: Settings,
+    *,
+    only: Sequence[str] = (),
+    demo: bool = False,
+    stop_event: asyncio.Event | None = None,
+    workers: int = 1,
+    log_level: str | None = None,
+) -> int:
     if workers < 1:
         raise ConfigError("--workers", workers, "a whole number of processes, at least 1")
     names = list(only) or registry.available_cubes()
     unknown = [n for n in names if n not in registry.available_cubes()]
     if unknown:
-        print(f"turbocubes: no such cube in this checkout: {', '.join(unknown)}; "
-              f"available: {', '.join(registry.available_cubes())}")
+        print(
+            f"turbocubes: no such cube in this checkout: {', '.join(unknown)}; "
+            f"available: {', '.join(registry.available_cubes())}"
+        )
         return 2
     shared_cubes = replicable(names)
     if workers > 1 and not shared_cubes:
@@ -70,9 +79,16 @@ async def run_up(settings: Settings, *, only: Sequence[str] = (), demo: bool = F
             await demo_site.stop()
 
 
-async def run_cubes(settings: Settings, names: Sequence[str], *, stop_event: asyncio.Event | None = None,
-                    resolver: Any = None, pool: WorkerPool | None = None, side: SideTask | None = None,
-                    label: str = "turbocubes") -> int:
+async def run_cubes(
+    settings: Settings,
+    names: Sequence[str],
+    *,
+    stop_event: asyncio.Event | None = None,
+    resolver: Any = None,
+    pool: WorkerPool | None = None,
+    side: SideTask | None = None,
+    label: str = "turbocubes",
+) -> int:
     """Run ``names`` in this process until SIGTERM / SIGINT / ``stop_event`` (or a cube task fails: 1).
 
     ``pool`` (worker processes) is started once the topics exist and stopped
@@ -94,8 +110,12 @@ async def run_cubes(settings: Settings, names: Sequence[str], *, stop_event: asy
                 "ok": all(not r.breaker_open for r in runners),
                 "bus": settings.bus.url,
                 "cubes": {
-                    r.cube.name: {"processed": r.stats.processed, "dead_lettered": r.stats.dead_lettered,
-                                  "retried": r.stats.retried, "breaker_open": r.breaker_open}
+                    r.cube.name: {
+                        "processed": r.stats.processed,
+                        "dead_lettered": r.stats.dead_lettered,
+                        "retried": r.stats.retried,
+                        "breaker_open": r.breaker_open,
+                    }
                     for r in runners
                 },
             }
@@ -105,13 +125,19 @@ async def run_cubes(settings: Settings, names: Sequence[str], *, stop_event: asy
 
         health = HealthServer(settings.runtime.metrics_host, settings.runtime.metrics_port, health_doc)
         port = await health.start()
-        print(f"{label}: running {', '.join(names)} on {settings.bus.url}; "
-              f"metrics at http://{settings.runtime.metrics_host}:{port}/metrics", flush=True)
+        print(
+            f"{label}: running {', '.join(names)} on {settings.bus.url}; "
+            f"metrics at http://{settings.runtime.metrics_host}:{port}/metrics",
+            flush=True,
+        )
 
         if pool is not None:
             await pool.start()  # before the runners' tasks: a failure here leaves nothing running
-            print(f"{label}: {pool.count} worker process(es) {', '.join(map(str, pool.pids))} running "
-                  f"{', '.join(pool.cubes)}", flush=True)
+            print(
+                f"{label}: {pool.count} worker process(es) {', '.join(map(str, pool.pids))} running "
+                f"{', '.join(pool.cubes)}",
+                flush=True,
+            )
 
         stop = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -127,8 +153,9 @@ async def run_cubes(settings: Settings, names: Sequence[str], *, stop_event: asy
         if pool is not None:
             watch = asyncio.create_task(pool.watch(), name="workers")
         stopper = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({*tasks, stopper, *([watch] if watch else [])},
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {*tasks, stopper, *([watch] if watch else [])}, return_when=asyncio.FIRST_COMPLETED
+        )
         failed = [t for t in done if t is not stopper and not t.cancelled() and t.exception() is not None]
         for t in failed:
             if isinstance(t.exception(), WorkerCrashed):

@@ -128,9 +128,7 @@ def encode(topic_name: str, msg: BaseModel) -> bytes:
     """Serialize ``msg`` for ``topic_name``; a message of the wrong type is a bug."""
     expected = topic(topic_name).model
     if type(msg) is not expected:
-        raise PublishContractError(
-            f"{topic_name} carries {expected.__name__}, not {type(msg).__name__}"
-        )
+        raise PublishContractError(f"{topic_name} carries {expected.__name__}, not {type(msg).__name__}")
     return msg.__pydantic_serializer__.to_json(msg)
 
 

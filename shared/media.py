@@ -320,9 +320,7 @@ async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime)
         if rec is not None and rec.status == ImageStatus.ok and rec.cdn_url:
             out.cdn[url] = rec.cdn_url
         elif (
-            rec is not None
-            and rec.status == ImageStatus.failed
-            and (rec.retry_after is None or rec.retry_after > now)
+            rec is not None and rec.status == ImageStatus.failed and (rec.retry_after is None or rec.retry_after > now)
         ):
             out.failed.add(url)
         else:

@@ -31,6 +31,8 @@ FAILED = Counter("turbocubes_failed_total", "Handler failures (each attempt)", [
 RETRIED = Counter("turbocubes_retried_total", "Messages scheduled for a delayed retry", ["cube", "topic"])
 DEAD_LETTERED = Counter("turbocubes_dead_lettered_total", "Messages sent to a DLQ", ["cube", "topic"])
 PUBLISHED = Counter("turbocubes_published_total", "Messages published", ["cube", "topic"])
+
+
 class BatchHistogram(Collector):
     """A histogram fed in batches, for per-message latencies on the hot path.
 
@@ -76,8 +78,9 @@ HANDLER_SECONDS = BatchHistogram(
     # from 0.1 ms (a pass-through) to 30 s (a slow crawl): the range handlers live in
     (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30),
 )
-CONSUMER_LAG = Gauge("turbocubes_consumer_lag", "Records behind the end, per partition",
-                     ["cube", "topic", "partition"])
-BREAKER_OPEN = Gauge("turbocubes_dlq_breaker_open",
-                     "1 while a cube has paused its input because most messages were being dead-lettered",
-                     ["cube"])
+CONSUMER_LAG = Gauge("turbocubes_consumer_lag", "Records behind the end, per partition", ["cube", "topic", "partition"])
+BREAKER_OPEN = Gauge(
+    "turbocubes_dlq_breaker_open",
+    "1 while a cube has paused its input because most messages were being dead-lettered",
+    ["cube"],
+)

@@ -151,7 +151,11 @@ def sitemap_children(sitemap_xml: bytes) -> list[str]:
 
 
 def discover_article_urls(
-    sitemap_xml: bytes | None, html_links: Iterable[str], *, host: str | None = None, limit: int = 1000,
+    sitemap_xml: bytes | None,
+    html_links: Iterable[str],
+    *,
+    host: str | None = None,
+    limit: int = 1000,
 ) -> list[str]:
     """Canonical article URLs of ``host`` from a sitemap and a page's links, best first, no repeats."""
     entries: list[tuple[float, int, str]] = []

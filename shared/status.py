@@ -189,6 +189,7 @@ class StatusWriter:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("status snapshot not written (%s: %s); next try in %.0fs",
-                            type(exc).__name__, exc, self.interval_s)
+                log.warning(
+                    "status snapshot not written (%s: %s); next try in %.0fs", type(exc).__name__, exc, self.interval_s
+                )
             await self.deps.clock.sleep(self.interval_s)

@@ -47,8 +47,6 @@ _SERVICE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 _SERVICES_MAX = 16
 
 
-
-
 def feed_json(feed: Feed) -> dict[str, Any]:
     s = feed.status
     return {

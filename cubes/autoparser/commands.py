@@ -33,8 +33,13 @@ def register(subparsers: Any) -> None:
     t = sub.add_parser("train", help="self-label the corpus, train the block classifier, print its figures")
     t.add_argument("--out", type=Path, default=None, help="model file to write (default: the shipped model)")
     t.add_argument("--corpus", type=Path, default=None, help="corpus root (default: ../shared/data/autoparser-train)")
-    t.add_argument("--pairs", type=Path, action="append", default=[],
-                   help="a directory of NAME.html + NAME.txt (+ NAME.json) pairs from the pipeline")
+    t.add_argument(
+        "--pairs",
+        type=Path,
+        action="append",
+        default=[],
+        help="a directory of NAME.html + NAME.txt (+ NAME.json) pairs from the pipeline",
+    )
     t.add_argument("--iterations", type=int, default=None, help="boosting iterations (default 300)")
     t.set_defaults(func=cmd_train)
 
@@ -105,8 +110,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
     print(f"title: {ex.title}")
     print(f"canonical: {ex.canonical_url or '-'}")
     print(f"published: {ex.published_at.isoformat() if ex.published_at else '-'}")
-    print(f"article: {'yes' if ex.is_article else 'no'}  completeness: {ex.completeness:.2f}  "
-          f"blocks: {ex.body_blocks}/{ex.blocks}")
+    print(
+        f"article: {'yes' if ex.is_article else 'no'}  completeness: {ex.completeness:.2f}  "
+        f"blocks: {ex.body_blocks}/{ex.blocks}"
+    )
     print(f"images ({len(ex.images)}):")
     for src in ex.images:
         print(f"  {src}")
@@ -127,8 +134,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 1
     report = evaluate(samples, lambda html, url: extractor.extract(html, url).text)
     t, s = report.token, report.snippet
-    print(f"pages: {report.pages}  ({report.pages_per_s:.1f} pages/s on one core, CPU time; "
-          f"{report.pages_per_wall_s:.1f} by the wall clock)")
+    print(
+        f"pages: {report.pages}  ({report.pages_per_s:.1f} pages/s on one core, CPU time; "
+        f"{report.pages_per_wall_s:.1f} by the wall clock)"
+    )
     if report.token_pages:
         print(f"token-level  P {t.precision:.4f}  R {t.recall:.4f}  F1 {t.f1:.4f}  ({report.token_pages} pages)")
     if report.snippet_pages:

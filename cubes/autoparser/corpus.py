@@ -149,8 +149,14 @@ def corpus_digest(samples: Iterable[Sample]) -> str:
     """sha256 over names, pages and labels: says exactly which data a model or a figure came from."""
     h = hashlib.sha256()
     for s in samples:
-        for part in (s.name.encode(), s.html, s.reference_html or b"", (s.reference_text or "").encode(),
-                     s.title.encode(), orjson.dumps([s.with_, s.without, s.comments])):
+        for part in (
+            s.name.encode(),
+            s.html,
+            s.reference_html or b"",
+            (s.reference_text or "").encode(),
+            s.title.encode(),
+            orjson.dumps([s.with_, s.without, s.comments]),
+        ):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
     return h.hexdigest()

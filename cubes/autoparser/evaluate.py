@@ -95,8 +95,15 @@ def _test_pages(directory: Path) -> list[Sample]:
         if src.is_file() and exp.is_file():
             meta_path = d / "expected-metadata.json"
             meta = orjson.loads(meta_path.read_bytes()) if meta_path.is_file() else {}
-            out.append(Sample(name=d.name, html=src.read_bytes(), reference_html=exp.read_bytes(),
-                              title=meta.get("title") or "", url=f"http://fakehost/test/{d.name}/"))
+            out.append(
+                Sample(
+                    name=d.name,
+                    html=src.read_bytes(),
+                    reference_html=exp.read_bytes(),
+                    title=meta.get("title") or "",
+                    url=f"http://fakehost/test/{d.name}/",
+                )
+            )
     return out
 
 

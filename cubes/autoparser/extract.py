@@ -56,7 +56,21 @@ _MIN_IMAGE_PX = 50
 _PARAGRAPH_CHARS = 80
 _INLINE_KEEP = frozenset(
     [
-        "strong", "b", "em", "i", "u", "s", "code", "sub", "sup", "mark", "q", "cite", "abbr", "small", "kbd",
+        "strong",
+        "b",
+        "em",
+        "i",
+        "u",
+        "s",
+        "code",
+        "sub",
+        "sup",
+        "mark",
+        "q",
+        "cite",
+        "abbr",
+        "small",
+        "kbd",
         "var",
     ]
 )
@@ -91,9 +105,15 @@ class Extractor:
         meta = read_meta(root, url)
         base = meta.base_url or url
         if page.n == 0:
-            return Extraction(title=meta.og_title or page.html_title, text="", body_html="",
-                              published_at=meta.published_at, canonical_url=meta.canonical or url,
-                              is_article=False, completeness=0.0)
+            return Extraction(
+                title=meta.og_title or page.html_title,
+                text="",
+                body_html="",
+                published_at=meta.published_at,
+                canonical_url=meta.canonical or url,
+                is_article=False,
+                completeness=0.0,
+            )
         x = page_features(page, meta.og_title, meta.article_body)
         proba = self.model.proba(x)  # the one batched call per page
         labels = proba.argmax(axis=1)
@@ -132,8 +152,9 @@ class Extractor:
 
 
 _BOILER_CTX = sum(1 << CONTEXT_TAGS.index(t) for t in ("header", "footer", "nav", "aside", "form"))
-_BOILER_GROUPS = [list(CLASS_GROUPS).index(g)
-                  for g in ("nav", "footer", "comment", "share", "related", "sidebar", "ad", "hidden")]
+_BOILER_GROUPS = [
+    list(CLASS_GROUPS).index(g) for g in ("nav", "footer", "comment", "share", "related", "sidebar", "ad", "hidden")
+]
 
 
 def _completeness(page: Page, kept: np.ndarray[Any, Any]) -> float:
@@ -167,9 +188,7 @@ def _completeness(page: Page, kept: np.ndarray[Any, Any]) -> float:
     return best
 
 
-def _images(
-    page: Page, body: np.ndarray[Any, Any], base: str, title_pre: int | None
-) -> list[tuple[int, str]]:
+def _images(page: Page, body: np.ndarray[Any, Any], base: str, title_pre: int | None) -> list[tuple[int, str]]:
     """(preorder id, absolute URL) of the article's images, in document order, without repeats.
 
     The span runs from the title (the lead image sits between headline and text) or the

@@ -24,8 +24,22 @@ __all__ = ["FEATURE_NAMES", "page_features", "readability_scores"]
 
 _TAG_GROUPS: dict[str, int] = {}
 for _i, _tags in enumerate(
-    ("p", "div", "li", "td th", "h1", "h2", "h3 h4 h5 h6", "pre", "blockquote", "figcaption caption",
-     "dt dd", "section article main", "header footer nav aside", "span a strong em b i")
+    (
+        "p",
+        "div",
+        "li",
+        "td th",
+        "h1",
+        "h2",
+        "h3 h4 h5 h6",
+        "pre",
+        "blockquote",
+        "figcaption caption",
+        "dt dd",
+        "section article main",
+        "header footer nav aside",
+        "span a strong em b i",
+    )
 ):
     for _t in _tags.split():
         _TAG_GROUPS[_t] = _i
@@ -56,18 +70,55 @@ _N_GROUPS = len(_GROUP_NAMES)
 
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"tag_{i}" for i in range(_N_TAG)),
-    "depth", "rel_depth", "pos", "text_pos", "log_chars", "log_words", "avg_word_len",
-    "digit_ratio", "punct_ratio", "upper_ratio", "sentences", "commas", "ends_with_stop",
-    "link_density", "n_links", "has_image", "log_chars_rel_max",
-    *(f"ctx_{t}" for t in CONTEXT_TAGS), "ctx_article_body",
-    *(f"own_{g}" for g in _GROUP_NAMES), *(f"anc_{g}" for g in _GROUP_NAMES),
-    "par_log_chars", "par_blocks", "par_link_density", "par_long_share",
-    "gp_log_chars", "gp_blocks", "gp_link_density", "gp_long_share",
-    "h1_dist", "after_h1", "in_top", "in_top_parent", "top_score_share", "par_score_rel",
-    "prev_log_chars", "next_log_chars", "prev_link", "next_link", "prev2_log_chars", "next2_log_chars",
-    "win_long_share", "title_sim", "same_tag_run", "boiler_words", "top_rel_pos",
+    "depth",
+    "rel_depth",
+    "pos",
+    "text_pos",
+    "log_chars",
+    "log_words",
+    "avg_word_len",
+    "digit_ratio",
+    "punct_ratio",
+    "upper_ratio",
+    "sentences",
+    "commas",
+    "ends_with_stop",
+    "link_density",
+    "n_links",
+    "has_image",
+    "log_chars_rel_max",
+    *(f"ctx_{t}" for t in CONTEXT_TAGS),
+    "ctx_article_body",
+    *(f"own_{g}" for g in _GROUP_NAMES),
+    *(f"anc_{g}" for g in _GROUP_NAMES),
+    "par_log_chars",
+    "par_blocks",
+    "par_link_density",
+    "par_long_share",
+    "gp_log_chars",
+    "gp_blocks",
+    "gp_link_density",
+    "gp_long_share",
+    "h1_dist",
+    "after_h1",
+    "in_top",
+    "in_top_parent",
+    "top_score_share",
+    "par_score_rel",
+    "prev_log_chars",
+    "next_log_chars",
+    "prev_link",
+    "next_link",
+    "prev2_log_chars",
+    "next2_log_chars",
+    "win_long_share",
+    "title_sim",
+    "same_tag_run",
+    "boiler_words",
+    "top_rel_pos",
     "jsonld_body_overlap",
-    "page_log_blocks", "page_log_chars",
+    "page_log_blocks",
+    "page_log_chars",
 )
 
 #: a block counts as "long text" (a paragraph, not a label) from this many characters on:
@@ -90,7 +141,9 @@ def _char_stats(texts: list[str]) -> tuple[npt.NDArray[np.float64], ...]:
 
 
 def _interval_sums(
-    pre: npt.NDArray[np.int64], lo: npt.NDArray[np.int64], hi: npt.NDArray[np.int64],
+    pre: npt.NDArray[np.int64],
+    lo: npt.NDArray[np.int64],
+    hi: npt.NDArray[np.int64],
     values: list[npt.NDArray[np.float64]],
 ) -> tuple[npt.NDArray[np.int64], list[npt.NDArray[np.float64]]]:
     """For each interval [lo, hi) of preorder ids: how many blocks fall in it and the sum of each value."""
@@ -104,7 +157,9 @@ def _interval_sums(
 
 
 def readability_scores(
-    page: Page, chars: npt.NDArray[np.float64], commas: npt.NDArray[np.float64],
+    page: Page,
+    chars: npt.NDArray[np.float64],
+    commas: npt.NDArray[np.float64],
     link: npt.NDArray[np.float64],
 ) -> tuple[npt.NDArray[np.float64], int]:
     """readability.js-like candidate scores per element (preorder id) and the top candidate's id.
@@ -158,12 +213,50 @@ def _title_similarity(texts: list[str], title: str) -> npt.NDArray[np.float64]:
 
 
 _BOILER_LIST = (
-    "©", "(c)", "copyright", "all rights reserved", "cookie", "privacy", "newsletter", "subscribe", "sign up",
-    "signing up", "login", "log in", "follow us", "share", "tweet", "comment", "read more", "read also",
-    "related", "advertis", "sponsored", "click here", "datenschutz", "impressum", "anmelden", "abonn",
-    "teilen", "kommentar", "mehr zum thema", "lesen sie auch", "anzeige", "e-mail-adresse", "weiterlesen",
-    "mentions légales", "partager", "publicité", "lire aussi", "compartir", "suscr", "publicidad",
-    "подпис", "реклама", "комментар", "читайте также",
+    "©",
+    "(c)",
+    "copyright",
+    "all rights reserved",
+    "cookie",
+    "privacy",
+    "newsletter",
+    "subscribe",
+    "sign up",
+    "signing up",
+    "login",
+    "log in",
+    "follow us",
+    "share",
+    "tweet",
+    "comment",
+    "read more",
+    "read also",
+    "related",
+    "advertis",
+    "sponsored",
+    "click here",
+    "datenschutz",
+    "impressum",
+    "anmelden",
+    "abonn",
+    "teilen",
+    "kommentar",
+    "mehr zum thema",
+    "lesen sie auch",
+    "anzeige",
+    "e-mail-adresse",
+    "weiterlesen",
+    "mentions légales",
+    "partager",
+    "publicité",
+    "lire aussi",
+    "compartir",
+    "suscr",
+    "publicidad",
+    "подпис",
+    "реклама",
+    "комментар",
+    "читайте также",
 )
 
 
@@ -191,7 +284,8 @@ def _boiler_words(texts: list[str]) -> npt.NDArray[np.float64]:
     find = _BOILER_WORDS.findall
     return np.fromiter(
         (len(find(t.lower())) if len(t) <= _BOILER_SCAN_CHARS else 0 for t in texts),
-        dtype=np.float64, count=len(texts),
+        dtype=np.float64,
+        count=len(texts),
     )
 
 
@@ -251,8 +345,12 @@ def page_features(page: Page, title_hint: str = "", article_body: str = "") -> n
     last = np.fromiter((t[-1] in ".!?\u2026\u3002\"'\u201d)" for t in page.texts), dtype=np.float64, count=n)
     cols.append(last)
     ld = np.minimum(link / chars, 1.0)
-    cols += [ld, np.asarray(page.n_links, dtype=np.float64),
-             (np.asarray(page.n_images) > 0).astype(np.float64), log_chars - log_chars.max()]
+    cols += [
+        ld,
+        np.asarray(page.n_links, dtype=np.float64),
+        (np.asarray(page.n_images) > 0).astype(np.float64),
+        log_chars - log_chars.max(),
+    ]
 
     ctx = np.asarray(page.ctx, dtype=np.int64)
     for b in range(len(CONTEXT_TAGS) + 1):
@@ -273,8 +371,12 @@ def page_features(page: Page, title_hint: str = "", article_body: str = "") -> n
         hi = np.where(valid, end_of[lo], 0)
         cnt, (c_chars, c_link, c_long) = _interval_sums(pre, lo, hi, [chars, link, longb])
         cntf = np.maximum(cnt.astype(np.float64), 1.0)
-        cols += [np.log1p(c_chars), np.log1p(cnt.astype(np.float64)),
-                 np.divide(c_link, c_chars, out=np.zeros(n), where=c_chars > 0), c_long / cntf]
+        cols += [
+            np.log1p(c_chars),
+            np.log1p(cnt.astype(np.float64)),
+            np.divide(c_link, c_chars, out=np.zeros(n), where=c_chars > 0),
+            c_long / cntf,
+        ]
 
     # distance to the first h1 (or the first heading when there is no h1), in blocks
     tags = page.tags
@@ -311,13 +413,12 @@ def page_features(page: Page, title_hint: str = "", article_body: str = "") -> n
         top_rel = np.full(n, -4.0)  # no candidate at all: "before" everything
 
     prev_ld, next_ld = _shift(ld, 1), _shift(ld, -1)
-    cols += [_shift(log_chars, 1), _shift(log_chars, -1), prev_ld, next_ld,
-             _shift(log_chars, 2), _shift(log_chars, -2)]
+    cols += [_shift(log_chars, 1), _shift(log_chars, -1), prev_ld, next_ld, _shift(log_chars, 2), _shift(log_chars, -2)]
     # share of long blocks in a window of +-3 blocks: paragraphs come in runs
     k = 3
     padded = np.concatenate((np.zeros(k), longb, np.zeros(k)))
     cs = np.concatenate(([0.0], np.cumsum(padded)))
-    cols.append((cs[2 * k + 1:] - cs[:-2 * k - 1]) / (2 * k + 1))
+    cols.append((cs[2 * k + 1 :] - cs[: -2 * k - 1]) / (2 * k + 1))
     cols.append(_title_similarity(page.texts, title_hint or page.html_title))
     same = np.fromiter((i > 0 and tags[i] == tags[i - 1] for i in range(n)), dtype=np.float64, count=n)
     cols.append(same)

@@ -147,8 +147,12 @@ class AutoparserHandler:
         if not ex.is_article:
             return self._skip("not_article", msg)
         if ex.completeness < self.config.min_completeness:
-            log.warning("autoparser refused %s: completeness %.2f < %.2f", page_url, ex.completeness,
-                        self.config.min_completeness)
+            log.warning(
+                "autoparser refused %s: completeness %.2f < %.2f",
+                page_url,
+                ex.completeness,
+                self.config.min_completeness,
+            )
             return self._skip("incomplete", msg)
         title = ex.title.strip()[:_TITLE_MAX]
         if not title:

@@ -100,7 +100,10 @@ def _norm(text: str) -> str:
 
 
 def label_by_snippets(
-    texts: Sequence[str], with_: Sequence[str], without: Sequence[str], title: str = "",
+    texts: Sequence[str],
+    with_: Sequence[str],
+    without: Sequence[str],
+    title: str = "",
     ignore: Sequence[str] = (),
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Partial labels from snippets: (labels, weights); weight 0 marks an unknown block.

@@ -20,12 +20,31 @@ import orjson
 __all__ = ["PageMeta", "parse_date", "read_meta"]
 
 _DATE_KEYS = (
-    "article:published_time", "og:published_time", "datepublished", "date", "dc.date", "dc.date.issued",
-    "dcterms.created", "pubdate", "publishdate", "sailthru.date", "parsely-pub-date",
+    "article:published_time",
+    "og:published_time",
+    "datepublished",
+    "date",
+    "dc.date",
+    "dc.date.issued",
+    "dcterms.created",
+    "pubdate",
+    "publishdate",
+    "sailthru.date",
+    "parsely-pub-date",
 )
 _TAG = re.compile(r"<[^>]*>")
-_ARTICLE_TYPES = {"article", "newsarticle", "blogposting", "reportagenewsarticle", "techarticle",
-                  "scholarlyarticle", "analysisnewsarticle", "opinionnewsarticle", "report", "liveblogposting"}
+_ARTICLE_TYPES = {
+    "article",
+    "newsarticle",
+    "blogposting",
+    "reportagenewsarticle",
+    "techarticle",
+    "scholarlyarticle",
+    "analysisnewsarticle",
+    "opinionnewsarticle",
+    "report",
+    "liveblogposting",
+}
 
 
 @dataclass
@@ -62,7 +81,7 @@ def _load_jsonld(text: str) -> Any:
     t = text.strip()
     for opening, closing in (("<![CDATA[", "]]>"), ("<!--", "-->")):
         if t.startswith(opening):
-            t = t[len(opening):]
+            t = t[len(opening) :]
             t = t[: -len(closing)] if t.rstrip().endswith(closing) else t
             t = t.strip().removesuffix(closing).strip()
     try:

@@ -50,8 +50,7 @@ def mean_prf(scores: Iterable[PRF]) -> PRF:
     if not items:
         return PRF(0.0, 0.0, 0.0)
     k = len(items)
-    return PRF(sum(s.precision for s in items) / k, sum(s.recall for s in items) / k,
-               sum(s.f1 for s in items) / k)
+    return PRF(sum(s.precision for s in items) / k, sum(s.recall for s in items) / k, sum(s.f1 for s in items) / k)
 
 
 def _norm(text: str) -> str:

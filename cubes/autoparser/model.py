@@ -57,13 +57,16 @@ def load_model(path: str | Path | None = None) -> BlockModel:
     version = dict(model.get_metadata()).get("autoparser_model_version")
     if version != str(MODEL_VERSION):
         raise ConfigError(
-            _KEY, str(p), f"an autoparser model of version {MODEL_VERSION} (it has {version!r}); "
+            _KEY,
+            str(p),
+            f"an autoparser model of version {MODEL_VERSION} (it has {version!r}); "
             "retrain with: turbocubes autoparser train",
         )
     names = tuple(model.feature_names_ or ())
     if names != FEATURE_NAMES:
         raise ConfigError(
-            _KEY, str(p),
+            _KEY,
+            str(p),
             f"a model trained on this version's {len(FEATURE_NAMES)} features (it has {len(names)}); "
             "retrain with: turbocubes autoparser train",
         )

@@ -40,23 +40,99 @@ __all__ = [
 #: elements whose text forms its own block (everything else is inline and joins its block)
 BLOCK_TAGS = frozenset(
     [
-        "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "td", "th", "pre", "blockquote", "figcaption", "figure",
-        "div", "section", "article", "main", "header", "footer", "nav", "aside", "ul", "ol", "dl", "dt", "dd",
-        "table", "tbody", "thead", "tfoot", "tr", "caption", "form", "fieldset", "legend", "address", "center",
-        "details", "summary", "body", "html", "hgroup", "menu", "dialog",
+        "p",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "li",
+        "td",
+        "th",
+        "pre",
+        "blockquote",
+        "figcaption",
+        "figure",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "table",
+        "tbody",
+        "thead",
+        "tfoot",
+        "tr",
+        "caption",
+        "form",
+        "fieldset",
+        "legend",
+        "address",
+        "center",
+        "details",
+        "summary",
+        "body",
+        "html",
+        "hgroup",
+        "menu",
+        "dialog",
     ]
 )
 #: never visible as text
 SKIP_TAGS = frozenset(
     [
-        "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
-        "select", "textarea", "button", "input", "head", "link", "meta", "option", "datalist", "audio", "video",
-        "source", "track", "map", "area",
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "embed",
+        "canvas",
+        "select",
+        "textarea",
+        "button",
+        "input",
+        "head",
+        "link",
+        "meta",
+        "option",
+        "datalist",
+        "audio",
+        "video",
+        "source",
+        "track",
+        "map",
+        "area",
     ]
 )
 #: ancestor tags reported as features (index = bit in the "context" mask)
-CONTEXT_TAGS = ("article", "main", "header", "footer", "nav", "aside", "form", "li", "table",
-                "figure", "blockquote", "a", "h")
+CONTEXT_TAGS = (
+    "article",
+    "main",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "form",
+    "li",
+    "table",
+    "figure",
+    "blockquote",
+    "a",
+    "h",
+)
 _CTX_BIT = {t: 1 << i for i, t in enumerate(CONTEXT_TAGS)}
 for _h in ("h1", "h2", "h3", "h4", "h5", "h6"):
     _CTX_BIT[_h] = _CTX_BIT["h"]
@@ -67,9 +143,37 @@ _ARTICLE_BODY_BIT = 1 << len(CONTEXT_TAGS)
 #: inline elements the walk reads without recursing into when they have no children
 _LEAF_FAST = frozenset(
     [
-        "a", "span", "b", "strong", "i", "em", "u", "s", "small", "big", "font", "code", "kbd", "var",
-        "samp", "tt", "sub", "sup", "mark", "abbr", "cite", "q", "time", "label", "dfn", "ins", "del",
-        "bdi", "bdo", "wbr", "data",
+        "a",
+        "span",
+        "b",
+        "strong",
+        "i",
+        "em",
+        "u",
+        "s",
+        "small",
+        "big",
+        "font",
+        "code",
+        "kbd",
+        "var",
+        "samp",
+        "tt",
+        "sub",
+        "sup",
+        "mark",
+        "abbr",
+        "cite",
+        "q",
+        "time",
+        "label",
+        "dfn",
+        "ins",
+        "del",
+        "bdi",
+        "bdo",
+        "wbr",
+        "data",
     ]
 )
 
@@ -92,9 +196,7 @@ _GROUP_NAMES = tuple(CLASS_GROUPS)
 _GROUP_RE = re.compile("|".join(f"(?P<{k}>{v})" for k, v in CLASS_GROUPS.items()))
 _GROUP_BIT = {k: 1 << i for i, k in enumerate(_GROUP_NAMES)}
 #: mask -> per-group 0/1 vector, to add a mask to the ancestor counts in one step
-_MASK_VECTORS = [
-    tuple((m >> b) & 1 for b in range(len(_GROUP_NAMES))) for m in range(1 << len(_GROUP_NAMES))
-]
+_MASK_VECTORS = [tuple((m >> b) & 1 for b in range(len(_GROUP_NAMES))) for m in range(1 << len(_GROUP_NAMES))]
 _class_cache: dict[str, int] = {}
 #: bounded so a crawl over millions of pages cannot grow it forever; class names repeat
 #: heavily across pages of one host, so a few thousand entries already hit most of the time
@@ -240,8 +342,16 @@ class _Walker:
         elif tag == "img":
             src = el.get("src") or el.get("data-src") or el.get("data-lazy-src") or ""
             if src:
-                p.images.append(ImageRef(pre, src.strip(), el.get("alt") or "",
-                                         _int_attr(el.get("width")), _int_attr(el.get("height")), -1))
+                p.images.append(
+                    ImageRef(
+                        pre,
+                        src.strip(),
+                        el.get("alt") or "",
+                        _int_attr(el.get("width")),
+                        _int_attr(el.get("height")),
+                        -1,
+                    )
+                )
                 self.cur_imgs += 1
         elif tag == "br":
             self.cur_pieces.append(" ")
@@ -351,8 +461,20 @@ def _to_document_order(page: Page) -> None:
         return
     order = sorted(range(len(pre)), key=pre.__getitem__)
     new_index = {old: new for new, old in enumerate(order)}
-    for name in ("texts", "tags", "elements", "depth", "pre", "anc", "link_chars", "n_links",
-                 "n_images", "ctx", "own_class", "anc_class"):
+    for name in (
+        "texts",
+        "tags",
+        "elements",
+        "depth",
+        "pre",
+        "anc",
+        "link_chars",
+        "n_links",
+        "n_images",
+        "ctx",
+        "own_class",
+        "anc_class",
+    ):
         col = getattr(page, name)
         setattr(page, name, [col[i] for i in order])
     for img in page.images:

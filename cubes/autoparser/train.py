@@ -106,17 +106,20 @@ def train(
     train_d = [build_page_data(s) for s in train_s]
     val_d = [build_page_data(s) for s in val_s]
 
-    labelling = mean_prf(
-        token_prf(_body_text(d, d.y), d.reference) for d in train_d + val_d if d.reference is not None
+    labelling = mean_prf(token_prf(_body_text(d, d.y), d.reference) for d in train_d + val_d if d.reference is not None)
+    log(
+        f"self-labelling token F1 vs reference: {labelling.f1:.4f} (P {labelling.precision:.4f} "
+        f"R {labelling.recall:.4f})"
     )
-    log(f"self-labelling token F1 vs reference: {labelling.f1:.4f} (P {labelling.precision:.4f} "
-        f"R {labelling.recall:.4f})")
     snippet_labelling = snippet_prf(
         snippet_counts(_body_text(d, np.where(d.w > 0, d.y, -1)), d.sample.with_, d.sample.without)
-        for d in train_d + val_d if d.reference is None
+        for d in train_d + val_d
+        if d.reference is None
     )
-    log(f"self-labelling snippet F1 (snippets inside body-labelled blocks): {snippet_labelling.f1:.4f} "
-        f"(P {snippet_labelling.precision:.4f} R {snippet_labelling.recall:.4f})")
+    log(
+        f"self-labelling snippet F1 (snippets inside body-labelled blocks): {snippet_labelling.f1:.4f} "
+        f"(P {snippet_labelling.precision:.4f} R {snippet_labelling.recall:.4f})"
+    )
 
     x = np.vstack([d.x for d in train_d])
     y = np.concatenate([d.y for d in train_d])
@@ -165,11 +168,9 @@ def train(
     metrics_path = out.with_suffix(".metrics.json")
     metrics_path.write_bytes(orjson.dumps(metrics, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     for name, m in val["classes"].items():
-        log(f"validation {name:12s} P {m['precision']:.4f} R {m['recall']:.4f} F1 {m['f1']:.4f} "
-            f"(n={m['support']})")
+        log(f"validation {name:12s} P {m['precision']:.4f} R {m['recall']:.4f} F1 {m['f1']:.4f} (n={m['support']})")
     t, s = val["token"], val["snippet"]
-    log(f"validation main-text token F1 {t['f1']:.4f} (P {t['precision']:.4f} R {t['recall']:.4f}, "
-        f"{t['pages']} pages)")
+    log(f"validation main-text token F1 {t['f1']:.4f} (P {t['precision']:.4f} R {t['recall']:.4f}, {t['pages']} pages)")
     log(f"validation snippet F1 {s['f1']:.4f} (P {s['precision']:.4f} R {s['recall']:.4f}, {s['pages']} pages)")
     log(f"saved {out} ({out.stat().st_size // 1024} KB) and {metrics_path.name}")
     return metrics

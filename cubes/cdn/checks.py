@@ -86,9 +86,7 @@ def _image(body: bytes, max_pixels: int) -> Checked:
                 if fmt not in _IMAGE_FORMATS:
                     return Checked(Refusal.unsupported_format, detail=f"format {fmt or 'unknown'}")
                 if width * height > max_pixels:
-                    return Checked(
-                        Refusal.too_many_pixels, detail=f"{width}x{height} over {max_pixels} pixels"
-                    )
+                    return Checked(Refusal.too_many_pixels, detail=f"{width}x{height} over {max_pixels} pixels")
                 im.verify()  # structure and checksums, without decoding pixels
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         return Checked(Refusal.too_many_pixels, detail=str(exc)[:200])

@@ -11,9 +11,7 @@ __all__ = ["build"]
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
-    handler = CdnHandler(
-        settings, (await deps.stores()).images, await deps.cdn(), await deps.blobs(), deps.clock
-    )
+    handler = CdnHandler(settings, (await deps.stores()).images, await deps.cdn(), await deps.blobs(), deps.clock)
     return Cube(
         name="cdn",
         inputs=("crawl.images",),

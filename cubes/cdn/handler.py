@@ -173,16 +173,12 @@ class CdnHandler:
         )
         return verdict, hashlib.sha256(data).hexdigest() if verdict.ok else ""
 
-    async def _failed(
-        self, url: str, kind: MediaKind, reason: str, now: datetime, retry_s: float
-    ) -> list[Output]:
+    async def _failed(self, url: str, kind: MediaKind, reason: str, now: datetime, retry_s: float) -> list[Output]:
         await self.images.record_failed(url, reason, retry_at=now + timedelta(seconds=retry_s), now=now)
         cached = MediaCached(url=url, kind=kind, status=MediaStatus.failed, reason=reason, cached_at=now)
         return [Output("media.cached", cached, key=url)]
 
-    async def _fetch_failed_for_now(
-        self, msg: CrawlResult, url: str, kind: MediaKind, now: datetime
-    ) -> list[Output]:
+    async def _fetch_failed_for_now(self, msg: CrawlResult, url: str, kind: MediaKind, now: datetime) -> list[Output]:
         done = _retries_done(msg.requesters)
         if done >= self.media.fetch_retries:
             return await self._failed(url, kind, _reason(msg), now, self.media.transient_retry_s)

@@ -30,13 +30,15 @@ __all__ = ["Coalescer", "Share"]
 MEMORY_BUDGET = 64 * 1024 * 1024
 #: outcomes that say "not now" rather than "this is the answer": a requester asking again (a cdn
 #: re-order after a 503, say) must reach the partner again, not get the remembered failure
-_NOT_REMEMBERED = frozenset({
-    FetchStatus.throttled,
-    FetchStatus.http_5xx,
-    FetchStatus.timeout,
-    FetchStatus.connect_error,
-    FetchStatus.dns_error,
-})
+_NOT_REMEMBERED = frozenset(
+    {
+        FetchStatus.throttled,
+        FetchStatus.http_5xx,
+        FetchStatus.timeout,
+        FetchStatus.connect_error,
+        FetchStatus.dns_error,
+    }
+)
 
 Key = tuple[str, ...]
 
@@ -74,9 +76,7 @@ class Coalescer:
         self._fresh: OrderedDict[Key, _Fresh] = OrderedDict()
         self._used = 0
 
-    async def run(
-        self, key: Key, requesters: Sequence[str], fetch: Callable[[], Awaitable[CrawlResult]]
-    ) -> Share:
+    async def run(self, key: Key, requesters: Sequence[str], fetch: Callable[[], Awaitable[CrawlResult]]) -> Share:
         """``fetch()`` unless an identical fetch is in flight or fresh; see the module docstring."""
         flight = self._flights.get(key)
         while flight is not None:

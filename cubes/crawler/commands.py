@@ -29,14 +29,21 @@ _GOOD = frozenset({FetchStatus.ok, FetchStatus.not_modified})
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "fetch", help="fetch one URL through the crawler's SSRF guard, robots.txt and limits"
-    )
+    p = subparsers.add_parser("fetch", help="fetch one URL through the crawler's SSRF guard, robots.txt and limits")
     p.add_argument("url")
-    p.add_argument("--kind", choices=[k.value for k in CrawlKind], default=CrawlKind.page.value,
-                   help="which size limit applies (default: page)")
-    p.add_argument("--allow", action="append", default=[], metavar="CIDR|HOST",
-                   help="let this address range / host through the SSRF guard (repeatable)")
+    p.add_argument(
+        "--kind",
+        choices=[k.value for k in CrawlKind],
+        default=CrawlKind.page.value,
+        help="which size limit applies (default: page)",
+    )
+    p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="CIDR|HOST",
+        help="let this address range / host through the SSRF guard (repeatable)",
+    )
     p.add_argument("--etag", help="send If-None-Match (conditional GET)")
     p.add_argument("--last-modified", help="send If-Modified-Since (conditional GET)")
     p.set_defaults(func=_cmd_fetch)
@@ -81,8 +88,16 @@ async def fetch_command(
     try:
         handler = CrawlHandler(settings, fetcher, clock)
         host = _host_of(url)
-        req = CrawlRequest(kind=kind, url=url, host=host, requesters=["cli"], etag=etag,
-                           last_modified=last_modified, requested_at=utcnow(), priority=0)
+        req = CrawlRequest(
+            kind=kind,
+            url=url,
+            host=host,
+            requesters=["cli"],
+            etag=etag,
+            last_modified=last_modified,
+            requested_at=utcnow(),
+            priority=0,
+        )
         result = await handler.crawl(req)
     finally:
         await fetcher.close()

@@ -33,8 +33,9 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     statuses = (await deps.stores()).status
     overload = Overload(settings, statuses, deps.clock, cube="crawler", holds=(PAGE_CRAWLS,))
     metrics = CrawlMetrics(deps.clock)
-    handler = CrawlHandler(settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget, overload=overload,
-                           metrics=metrics)
+    handler = CrawlHandler(
+        settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget, overload=overload, metrics=metrics
+    )
     # publishes the lanes for the status page, refreshes the overload watcher and the per-host lane gauges
     report = LaneReport(handler.lanes, statuses, deps.clock, overload=overload, metrics=metrics)
     return Cube(

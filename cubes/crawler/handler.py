@@ -188,5 +188,3 @@ class CrawlHandler:
             trace_id=req.trace_id,
             **fields,  # type: ignore[arg-type]
         )
-
-

@@ -311,5 +311,3 @@ class Lanes:
 
     def status(self) -> dict[str, Any]:
         return {"lanes": len(self._lanes), "busy": [ln.snapshot() for ln in self if ln.in_flight]}
-
-

@@ -98,9 +98,7 @@ class PolicyState:
     latency_avg_s: float | None = None
 
 
-def adapt(
-    state: PolicyState, signal: Signal, now: float, limits: PolicyLimits, *, jitter: float = 0.5
-) -> PolicyState:
+def adapt(state: PolicyState, signal: Signal, now: float, limits: PolicyLimits, *, jitter: float = 0.5) -> PolicyState:
     """The lane's policy after ``signal`` at ``now``. ``jitter`` in [0, 1); 0.5 means no jitter."""
     ceiling = max(limits.ceiling, MIN_RATE)
     incidents = state.incidents
@@ -113,9 +111,7 @@ def adapt(
     avg = state.latency_avg_s
 
     if signal.kind is SignalKind.ok:
-        slow = (
-            avg is not None and signal.latency_s > LATENCY_FLOOR_S and signal.latency_s > LATENCY_FACTOR * avg
-        )
+        slow = avg is not None and signal.latency_s > LATENCY_FLOOR_S and signal.latency_s > LATENCY_FACTOR * avg
         rate = rate * LATENCY_DECREASE if slow else rate + INCREASE_SHARE * ceiling
         avg = signal.latency_s if avg is None else avg + LATENCY_ALPHA * (signal.latency_s - avg)
     else:

@@ -54,8 +54,17 @@ def lane_row(lane: Lane, clock: Clock) -> dict[str, Any]:
 class LaneReport:
     """A ``Timer`` of the crawler cube: publish the lanes, refresh the overload watcher and the lane gauges."""
 
-    def __init__(self, lanes: Lanes, store: StatusStore, clock: Clock, *, overload: Overload | None = None,
-                 instance: str | None = None, limit: int = MAX_LANES, metrics: CrawlMetrics | None = None) -> None:
+    def __init__(
+        self,
+        lanes: Lanes,
+        store: StatusStore,
+        clock: Clock,
+        *,
+        overload: Overload | None = None,
+        instance: str | None = None,
+        limit: int = MAX_LANES,
+        metrics: CrawlMetrics | None = None,
+    ) -> None:
         self.lanes = lanes
         self.metrics = metrics
         self.store = store

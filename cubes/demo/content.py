@@ -136,12 +136,26 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
         res[path] = Resource(pages.blog_post(post, base + path, pics), _HTML)
         blog_urls.append(canonical_url(base + path))
 
-    res["/news/"] = Resource(pages.listing_page("Latest news", "Harbourview Gazette", [
-        (s.title, f"/news/2026/11/{s.slug}.html", s.lead) for s in NEWS]), _HTML)
-    res["/news/features/"] = Resource(pages.listing_page("Features", "Harbourview Gazette", [
-        (s.title, f"/news/features/{s.slug}.html", s.lead) for s in FEATURES]), _HTML)
-    res["/shop/"] = Resource(pages.listing_page("Linn & Loom: everything in the shop", "Linn & Loom", [
-        (p.name, f"/shop/p/{p.offer_id}-{p.slug}.html", f"£{p.price}. {p.description}") for p in PRODUCTS]), _HTML)
+    res["/news/"] = Resource(
+        pages.listing_page(
+            "Latest news", "Harbourview Gazette", [(s.title, f"/news/2026/11/{s.slug}.html", s.lead) for s in NEWS]
+        ),
+        _HTML,
+    )
+    res["/news/features/"] = Resource(
+        pages.listing_page(
+            "Features", "Harbourview Gazette", [(s.title, f"/news/features/{s.slug}.html", s.lead) for s in FEATURES]
+        ),
+        _HTML,
+    )
+    res["/shop/"] = Resource(
+        pages.listing_page(
+            "Linn & Loom: everything in the shop",
+            "Linn & Loom",
+            [(p.name, f"/shop/p/{p.offer_id}-{p.slug}.html", f"£{p.price}. {p.description}") for p in PRODUCTS],
+        ),
+        _HTML,
+    )
 
     sources = (
         Source("news-rss", "news RSS", "/news/rss.xml", "rss", ("news",), tuple(news_urls)),

@@ -22,8 +22,8 @@ FEATURES: tuple[Story, ...] = (
             "lighthouse, and a slow look along the horizon. The light has been automatic since 2006, but the "
             "trust that owns it pays her to keep the building alive.",
             "She repaints the railings, logs the weather, and shows school groups the brass lens that once "
-            "threw a beam thirty kilometres out to sea. \"Machines keep the light on,\" she says. \"People keep "
-            "the lighthouse.\"",
+            'threw a beam thirty kilometres out to sea. "Machines keep the light on," she says. "People keep '
+            'the lighthouse."',
             "Her contract runs for another five years. She has no plans to retire before it does.",
         ),
         ("The Skerry lighthouse", "The brass lens"),

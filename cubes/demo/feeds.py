@@ -54,16 +54,19 @@ def feature_date(index: int) -> datetime:
 
 
 def _figure(src: str, caption: str) -> str:
-    return (f'<figure><img src="{escape(src)}" alt="{escape(caption)}"/>'
-            f"<figcaption>{escape(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img src="{escape(src)}" alt="{escape(caption)}"/><figcaption>{escape(caption)}</figcaption></figure>'
+    )
 
 
 def story_html(story: Story, pictures: list[str], *, turbo: bool) -> str:
     """The story's body as HTML: the Turbo form has a ``<header>`` with h1 and the cover figure."""
     parts: list[str] = []
     if turbo:
-        parts.append(f"<header><h1>{escape(story.title)}</h1><h2>{escape(story.lead)}</h2>"
-                     f"{_figure(pictures[0], story.pictures[0])}</header>")
+        parts.append(
+            f"<header><h1>{escape(story.title)}</h1><h2>{escape(story.lead)}</h2>"
+            f"{_figure(pictures[0], story.pictures[0])}</header>"
+        )
     else:
         # no lead paragraph here: the item's <description> carries it, and readers show both
         parts.append(_figure(pictures[0], story.pictures[0]))
@@ -96,8 +99,12 @@ def _channel(root: etree._Element, title: str, link: str, description: str) -> e
 def rss_feed(base: str, picture_url: PictureUrl) -> bytes:
     """RSS 2.0 with the full text in ``content:encoded`` and the cover as an enclosure."""
     root = etree.Element("rss", version="2.0", nsmap={"content": CONTENT_NS, "media": MEDIA_NS})
-    channel = _channel(root, "Harbourview Gazette", f"{base}/news/",
-                       "News from Harbourview, a small (and entirely invented) coastal town.")
+    channel = _channel(
+        root,
+        "Harbourview Gazette",
+        f"{base}/news/",
+        "News from Harbourview, a small (and entirely invented) coastal town.",
+    )
     for i, story in enumerate(NEWS):
         pictures = [picture_url("news", story.slug, n) for n in range(len(story.pictures))]
         item = etree.SubElement(channel, "item")
@@ -117,8 +124,12 @@ def rss_feed(base: str, picture_url: PictureUrl) -> bytes:
 def turbo_feed(base: str, picture_url: PictureUrl) -> bytes:
     """Yandex Turbo RSS: each item's page in ``turbo:content`` (header with h1 and a cover figure)."""
     root = etree.Element("rss", version="2.0", nsmap={"yandex": YANDEX_NS, "media": MEDIA_NS, "turbo": TURBO_NS})
-    channel = _channel(root, "Harbourview Gazette: features", f"{base}/news/features/",
-                       "Longer reads about the people and places of Harbourview.")
+    channel = _channel(
+        root,
+        "Harbourview Gazette: features",
+        f"{base}/news/features/",
+        "Longer reads about the people and places of Harbourview.",
+    )
     for i, story in enumerate(FEATURES):
         pictures = [picture_url("feature", story.slug, n) for n in range(len(story.pictures))]
         item = etree.SubElement(channel, "item", turbo="true")

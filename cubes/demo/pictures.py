@@ -72,8 +72,13 @@ def draw_picture(name: str, caption: str, *, ext: str = "jpg", size: tuple[int, 
     band_draw = ImageDraw.Draw(band)
     band_top = height - height // 6
     band_draw.rectangle((0, band_top, width, height), fill=(0, 0, 0, 110))
-    band_draw.text((14, band_top + (height - band_top) // 2), caption, fill=(255, 255, 255, 235),
-                   font=_font(max(12, height // 16)), anchor="lm")
+    band_draw.text(
+        (14, band_top + (height - band_top) // 2),
+        caption,
+        fill=(255, 255, 255, 235),
+        font=_font(max(12, height // 16)),
+        anchor="lm",
+    )
     picture = Image.alpha_composite(base, band).convert("RGB")
 
     out = io.BytesIO()

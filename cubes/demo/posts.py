@@ -24,7 +24,9 @@ class Post:
 
 POSTS: tuple[Post, ...] = (
     Post(
-        "sharpening-a-chisel-by-hand", "Sharpening a chisel by hand, without a jig", "2026-11-26",
+        "sharpening-a-chisel-by-hand",
+        "Sharpening a chisel by hand, without a jig",
+        "2026-11-26",
         (
             "For years I used a honing guide for every chisel in the shop. It works, but it is slow, and it "
             "never comes with you to a job. This autumn I finally learned to sharpen freehand, and I wish I "
@@ -43,7 +45,9 @@ POSTS: tuple[Post, ...] = (
         ("Chisel on the stone", "End grain after a clean cut"),
     ),
     Post(
-        "a-bench-from-one-board", "A garden bench from a single oak board", "2026-11-19",
+        "a-bench-from-one-board",
+        "A garden bench from a single oak board",
+        "2026-11-19",
         (
             "A neighbour gave me a single oak board, two metres long and a little over thirty centimetres "
             "wide, left over from a barn repair. The challenge I set myself was to make a bench from it "
@@ -60,7 +64,9 @@ POSTS: tuple[Post, ...] = (
         ("The finished oak bench",),
     ),
     Post(
-        "why-i-stopped-buying-sandpaper-in-bulk", "Why I stopped buying sandpaper in bulk", "2026-11-12",
+        "why-i-stopped-buying-sandpaper-in-bulk",
+        "Why I stopped buying sandpaper in bulk",
+        "2026-11-12",
         (
             "Sandpaper seems like the one thing worth buying in huge boxes. I had a drawer full of it, in "
             "every grit, some of it ten years old. Most of it was useless.",
@@ -76,7 +82,9 @@ POSTS: tuple[Post, ...] = (
         ("A tin of sandpaper", "A card scraper at work"),
     ),
     Post(
-        "restoring-a-1950s-plane", "Restoring a 1950s smoothing plane from a car-boot sale", "2026-11-05",
+        "restoring-a-1950s-plane",
+        "Restoring a 1950s smoothing plane from a car-boot sale",
+        "2026-11-05",
         (
             "It cost three pounds and was orange with rust. The tote was cracked and the blade had clearly "
             "been used to open paint tins. I bought it anyway, because the casting was sound.",
@@ -93,7 +101,9 @@ POSTS: tuple[Post, ...] = (
         ("The plane before restoration", "The first shaving"),
     ),
     Post(
-        "workshop-lighting-on-a-budget", "Workshop lighting on a budget", "2026-10-29",
+        "workshop-lighting-on-a-budget",
+        "Workshop lighting on a budget",
+        "2026-10-29",
         (
             "My workshop is a single garage with one window facing north. For years I worked under a single "
             "fluorescent tube and wondered why every finish looked different the next morning.",
@@ -109,7 +119,9 @@ POSTS: tuple[Post, ...] = (
         ("The bench under the new lights",),
     ),
     Post(
-        "making-a-cutting-board-that-lasts", "Making a cutting board that lasts", "2026-10-22",
+        "making-a-cutting-board-that-lasts",
+        "Making a cutting board that lasts",
+        "2026-10-22",
         (
             "Cutting boards are the classic first project, and most of them crack within a year. After "
             "making a dozen, here is what I have learned about making one that survives the kitchen.",
@@ -124,7 +136,9 @@ POSTS: tuple[Post, ...] = (
         ("A maple and cherry board", "Oiling the board"),
     ),
     Post(
-        "hand-cut-dovetails-first-attempt", "My first hand-cut dovetails, honestly reviewed", "2026-10-15",
+        "hand-cut-dovetails-first-attempt",
+        "My first hand-cut dovetails, honestly reviewed",
+        "2026-10-15",
         (
             "Everyone says their first dovetails were ugly. Mine were ugly in new and creative ways, so I "
             "thought they deserved a write-up.",
@@ -134,13 +148,14 @@ POSTS: tuple[Post, ...] = (
             "a coin. I filled them with glue and sawdust, and from two metres away it looks fine.",
             "The second joint was much better, mostly because I practised sawing to a line on scrap for half "
             "an hour first. Sawing straight is the whole skill; the rest is marking accurately.",
-            "The box now holds my marking gauges. Every time I open it I see the gaps, and I am oddly proud "
-            "of them.",
+            "The box now holds my marking gauges. Every time I open it I see the gaps, and I am oddly proud of them.",
         ),
         ("The first dovetail joint",),
     ),
     Post(
-        "choosing-a-first-hand-saw", "Choosing a first hand saw", "2026-10-08",
+        "choosing-a-first-hand-saw",
+        "Choosing a first hand saw",
+        "2026-10-08",
         (
             "A good saw does most of the work for you. A poor one fights you on every stroke, and it is easy "
             "to conclude that you are the problem.",

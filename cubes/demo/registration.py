@@ -48,8 +48,17 @@ async def register_feeds(settings: Settings, site: Site, feeds: FeedStore, publi
             continue
         url = site.feed_url(source)
         out, err = io.StringIO(), io.StringIO()
-        code = await add_feed(settings, feeds, publish, url, fmt=source.format, services=list(source.services),
-                              autoparser=autoparser, out=out, err=err)
+        code = await add_feed(
+            settings,
+            feeds,
+            publish,
+            url,
+            fmt=source.format,
+            services=list(source.services),
+            autoparser=autoparser,
+            out=out,
+            err=err,
+        )
         if code != 0:
             raise RegistrationError(err.getvalue().strip() or f"feed {url} was refused")
         ids[source.key] = feed_id_for(None, url)
@@ -66,4 +75,3 @@ async def remove_stale_feeds(site: Site, feeds: FeedStore, publish: Publish) -> 
             await remove_feed(feeds, publish, feed.feed_id, out=io.StringIO(), err=io.StringIO())
             stale.append(feed.feed_id)
     return stale
-

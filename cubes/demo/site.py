@@ -75,8 +75,15 @@ async def previous_port(settings: Settings) -> int | None:
 
 
 class DemoSite:
-    def __init__(self, settings: Settings, *, out: TextIO | None = None, port: int | None = None,
-                 settle_s: float = SETTLE_S, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        out: TextIO | None = None,
+        port: int | None = None,
+        settle_s: float = SETTLE_S,
+        timeout_s: float = TIMEOUT_S,
+    ) -> None:
         self.settings = settings
         self.out = out or sys.stdout
         self._port = port
@@ -105,8 +112,10 @@ class DemoSite:
         for feed_id in await remove_stale_feeds(site, stores.feeds, deps.publish):
             self._print(f"demo: removed feed {feed_id} of an earlier run on another port")
         feed_ids = await register_feeds(deps.settings, site, stores.feeds, deps.publish)
-        self._print(f"demo: registered {len(feed_ids)} feeds (the host with the autoparser, for the blog); "
-                    "fetching, parsing, discovering, caching images, writing Turbo pages...")
+        self._print(
+            f"demo: registered {len(feed_ids)} feeds (the host with the autoparser, for the blog); "
+            "fetching, parsing, discovering, caching images, writing Turbo pages..."
+        )
         tracker = Tracker(site, stores, feed_ids)
         display = Display(self.out)
         started = time.monotonic()
@@ -136,21 +145,27 @@ class DemoSite:
         front = self.settings.frontend.public_url.rstrip("/")
         example = self.site.sources[0].pages[0]
         if timed_out:
-            head = (f"demo: first pass stopped waiting after {elapsed_s:.0f} s with {written}/{expected} Turbo pages "
-                    "written; the rest may still come (see the errors above and `turbocubes feeds list`).")
+            head = (
+                f"demo: first pass stopped waiting after {elapsed_s:.0f} s with {written}/{expected} Turbo pages "
+                "written; the rest may still come (see the errors above and `turbocubes feeds list`)."
+            )
         elif earlier:
-            head = (f"demo: all {expected} Turbo pages are in the store from an earlier run "
-                    "(unchanged pages are not processed again).")
+            head = (
+                f"demo: all {expected} Turbo pages are in the store from an earlier run "
+                "(unchanged pages are not processed again)."
+            )
         else:
             head = f"demo: first pass done in {elapsed_s:.1f} s: {written}/{expected} Turbo pages written."
-        return "\n".join([
-            head,
-            f"  open the frontend: {front}/",
-            f"  search:            {front}/search?q=lighthouse",
-            f"  a Turbo page:      {front}/turbo?url={quote(example, safe='')}",
-            f"  the original site: {self.site.base}/",
-            "  (Ctrl-C stops everything; the next `up --demo` resumes without re-processing unchanged pages)",
-        ])
+        return "\n".join(
+            [
+                head,
+                f"  open the frontend: {front}/",
+                f"  search:            {front}/search?q=lighthouse",
+                f"  a Turbo page:      {front}/turbo?url={quote(example, safe='')}",
+                f"  the original site: {self.site.base}/",
+                "  (Ctrl-C stops everything; the next `up --demo` resumes without re-processing unchanged pages)",
+            ]
+        )
 
     def _print(self, text: str) -> None:
         self.out.write(text + "\n")

@@ -54,7 +54,7 @@ NEWS: tuple[Story, ...] = (
             "The island ferry will run two extra crossings on Friday and Saturday nights from next week, "
             "leaving the harbour at 23:15 and 00:40. The operator says demand after concerts at the Corn "
             "Exchange has doubled since the hall reopened.",
-            "Island residents have asked for later sailings for years. \"Until now a night out meant booking a "
+            'Island residents have asked for later sailings for years. "Until now a night out meant booking a '
             "room in town or leaving before the encore,\" said Mairi Olsen, who chairs the island's community "
             "council.",
             "Fares stay the same. The late boats will carry foot passengers and bicycles only, because the car "
@@ -74,7 +74,7 @@ NEWS: tuple[Story, ...] = (
             "The judges praised its crust and its even, moist crumb. Wren credits a starter he keeps at a "
             "steady sixteen degrees in the cellar, and flour milled twenty kilometres inland.",
             "The queue outside the shop on Monday morning reached the corner of Kiln Lane. Wren says he will "
-            "not expand: \"If we baked more, we would bake worse.\"",
+            'not expand: "If we baked more, we would bake worse."',
         ),
         ("The prize-winning rye loaf", "Morning queue on Kiln Lane"),
     ),
@@ -104,8 +104,7 @@ NEWS: tuple[Story, ...] = (
             "minus two degrees in the valley and just above zero along the seafront.",
             "Gardeners are advised to bring tender plants indoors and to cover late vegetables. The council's "
             "gritting lorries will be on standby for the hill roads above Westgate.",
-            "The cold spell should be short. Milder, wetter air is forecast to return from the south-west by "
-            "Tuesday.",
+            "The cold spell should be short. Milder, wetter air is forecast to return from the south-west by Tuesday.",
         ),
         ("Frosted leaves in the valley",),
     ),

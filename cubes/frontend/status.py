@@ -126,8 +126,9 @@ async def gather_status(stores: Stores, settings: Settings, now: float, *, host:
     waiting = await stores.delay.waiting_by_host()
     counts = await stores.status.page_counts()
     snaps = await stores.status.get_status()
-    lanes, lanes_total = _lanes_by_host([s for s in snaps if s.name.startswith(LANES_PREFIX)], now,
-                                        settings.runtime.status_interval_s)
+    lanes, lanes_total = _lanes_by_host(
+        [s for s in snaps if s.name.startswith(LANES_PREFIX)], now, settings.runtime.status_interval_s
+    )
     by_host: dict[str, HostRow] = {}
 
     def row(h: str) -> HostRow:
@@ -204,9 +205,7 @@ def status_json(view: StatusView) -> dict[str, Any]:
             for r in view.hosts
         ],
         "more_hosts": view.more_hosts,
-        "cubes": [
-            {**s.data, "updated_at": s.updated_at.isoformat(), "fresh": view.fresh(s)} for s in view.cubes
-        ],
+        "cubes": [{**s.data, "updated_at": s.updated_at.isoformat(), "fresh": view.fresh(s)} for s in view.cubes],
         "dlq": view.dlq,
     }
 
@@ -313,8 +312,10 @@ def _banner(view: StatusView) -> str:
     elif lag is None:
         text = "All work flows. No lag measured yet (no running pipeline cube has reported)."
     else:
-        text = (f"All work flows. Pipeline lag {lag:,} records; autoparser page crawling and YML re-fetches "
-                f"would pause at {rt.overload_lag:,}.")
+        text = (
+            f"All work flows. Pipeline lag {lag:,} records; autoparser page crawling and YML re-fetches "
+            f"would pause at {rt.overload_lag:,}."
+        )
     return f'<section class="banner"><p>{text}</p>{detail}</section>'
 
 
@@ -353,8 +354,7 @@ def _feeds(view: StatusView) -> str:
                 where = f"line {st.error_line}" + (f", column {st.error_column}" if st.error_column is not None else "")
                 where = f"<b>{where}</b>: "
             error = f'<span class="bad">{where}{escape(st.last_error)}</span>'
-        result = (f'<span class="{_cls(st.last_result)}">{escape(st.last_result)}</span>' if st.last_result
-                  else "—")
+        result = f'<span class="{_cls(st.last_result)}">{escape(st.last_result)}</span>' if st.last_result else "—"
         if st.consecutive_failures:
             result += f"<small>{st.consecutive_failures} failures in a row</small>"
         nxt = _dt(st.next_fetch_at, view.now, none="due now")
@@ -399,7 +399,9 @@ def _cubes(view: StatusView) -> str:
     )
     dlq_table = (
         '<div class="scroll"><table id="dlq"><thead><tr><th>Dead-letter queue</th><th class=num>Records</th>'
-        f"</tr></thead><tbody>{dlq_rows}</tbody></table></div>" if dlq else ""
+        f"</tr></thead><tbody>{dlq_rows}</tbody></table></div>"
+        if dlq
+        else ""
     )
     return (
         '<div class="scroll"><table id="cubes"><thead><tr><th>Cube</th><th>State</th><th class=num>Processed</th>'

@@ -166,7 +166,7 @@ def _without_repeated_title(body: str, title: str) -> str:
         return body
     if " ".join(plain_text(m.group(2)).split()).casefold() != " ".join(title.split()).casefold():
         return body
-    return body[: m.start(2) - len("<h1>")] + body[m.end():]
+    return body[: m.start(2) - len("<h1>")] + body[m.end() :]
 
 
 def render(doc: Document, sanitizer: Sanitizer, *, written_at: datetime) -> Rendered:

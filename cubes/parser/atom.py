@@ -26,18 +26,20 @@ ENTRY_TAGS = (f"{{{ATOM10}}}entry", f"{{{ATOM03}}}entry")
 _TITLE, _LINK, _ID, _CONTENT, _SUMMARY, _PUB, _UPD, _AUTHOR, _MEDIA = range(9)
 _FIELDS: dict[str, int] = {}
 for _ns in (ATOM10, ATOM03):
-    _FIELDS.update({
-        f"{{{_ns}}}title": _TITLE,
-        f"{{{_ns}}}link": _LINK,
-        f"{{{_ns}}}id": _ID,
-        f"{{{_ns}}}content": _CONTENT,
-        f"{{{_ns}}}summary": _SUMMARY,
-        f"{{{_ns}}}published": _PUB,
-        f"{{{_ns}}}issued": _PUB,
-        f"{{{_ns}}}updated": _UPD,
-        f"{{{_ns}}}modified": _UPD,
-        f"{{{_ns}}}author": _AUTHOR,
-    })
+    _FIELDS.update(
+        {
+            f"{{{_ns}}}title": _TITLE,
+            f"{{{_ns}}}link": _LINK,
+            f"{{{_ns}}}id": _ID,
+            f"{{{_ns}}}content": _CONTENT,
+            f"{{{_ns}}}summary": _SUMMARY,
+            f"{{{_ns}}}published": _PUB,
+            f"{{{_ns}}}issued": _PUB,
+            f"{{{_ns}}}updated": _UPD,
+            f"{{{_ns}}}modified": _UPD,
+            f"{{{_ns}}}author": _AUTHOR,
+        }
+    )
 for _m in MEDIA_NS:
     for _local in ("content", "thumbnail", "group"):
         _FIELDS[f"{{{_m}}}{_local}"] = _MEDIA

@@ -47,10 +47,18 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("parse", help="parse a feed file or URL and print its documents as JSON lines")
     p.add_argument("source", metavar="FILE|URL")
     p.add_argument("--format", choices=_FORMATS, default="auto", help="the feed's format (default: detect)")
-    p.add_argument("--host", help="the site the feed belongs to; items on other hosts are refused "
-                                  "(default: the URL's host; no check for a file)")
-    p.add_argument("--allow", action="append", default=[], metavar="CIDR|HOST",
-                   help="let this address range / host through the SSRF guard (repeatable)")
+    p.add_argument(
+        "--host",
+        help="the site the feed belongs to; items on other hosts are refused "
+        "(default: the URL's host; no check for a file)",
+    )
+    p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="CIDR|HOST",
+        help="let this address range / host through the SSRF guard (repeatable)",
+    )
     p.set_defaults(func=_cmd_parse)
 
 
@@ -125,8 +133,9 @@ async def parse_command(
         _err(source, e, err)
     now = utcnow()
     for r in removals:
-        msg = DocumentDeleted(url=r.url, host=r.host, source=ref, version=0, reason="removed by the source",
-                              deleted_at=now)
+        msg = DocumentDeleted(
+            url=r.url, host=r.host, source=ref, version=0, reason="removed by the source", deleted_at=now
+        )
         print(msg.model_dump_json(), file=out)
     return 0
 
@@ -138,8 +147,9 @@ def _head(path: Path) -> bytes | None:
         return f.read(8192)
 
 
-def _emit(items: Iterable[ParsedItem | ItemError], host: str | None, ref: SourceRef, where: str,
-          out: TextIO, err: TextIO) -> int:
+def _emit(
+    items: Iterable[ParsedItem | ItemError], host: str | None, ref: SourceRef, where: str, out: TextIO, err: TextIO
+) -> int:
     """Print each item's document (or its error); the number of feed-level errors seen."""
     seen: set[str] = set()
     fatal = 0
@@ -154,8 +164,11 @@ def _emit(items: Iterable[ParsedItem | ItemError], host: str | None, ref: Source
             _err(where, ItemError(str(exc), item.line, None, item.index, item.link), err)
             continue
         if cand.url in seen:
-            _err(where, ItemError("duplicate link: an earlier item has the same URL", item.line, None,
-                                  item.index, item.link), err)
+            _err(
+                where,
+                ItemError("duplicate link: an earlier item has the same URL", item.line, None, item.index, item.link),
+                err,
+            )
             continue
         seen.add(cand.url)
         now = utcnow()

@@ -153,8 +153,13 @@ def prepare_items(
             continue
         if cand.url in first:
             errors.append(
-                ItemError(f"duplicate link: item {first[cand.url]} of this feed has the same URL; kept that one",
-                          item.line, None, item.index, item.link)
+                ItemError(
+                    f"duplicate link: item {first[cand.url]} of this feed has the same URL; kept that one",
+                    item.line,
+                    None,
+                    item.index,
+                    item.link,
+                )
             )
             continue
         first[cand.url] = item.index
@@ -172,9 +177,7 @@ def describe(err: ItemError) -> str:
     return f"{' '.join(where)}: {err.reason}" if where else err.reason
 
 
-def prepare_deletions(
-    items: Iterable[ParsedItem], *, feed_host: str | None
-) -> tuple[list[Removal], list[ItemError]]:
+def prepare_deletions(items: Iterable[ParsedItem], *, feed_host: str | None) -> tuple[list[Removal], list[ItemError]]:
     out: list[Removal] = []
     errors: list[ItemError] = []
     for item in items:
@@ -190,8 +193,9 @@ def prepare_deletions(
 def _product(data: dict[str, Any] | None) -> dict[str, Any] | None:
     if not data or not data.get("offer_id"):
         return None
-    params = [{"name": p["name"], "value": p.get("value") or "", "unit": p.get("unit")}
-              for p in data.get("params") or ()]
+    params = [
+        {"name": p["name"], "value": p.get("value") or "", "unit": p.get("unit")} for p in data.get("params") or ()
+    ]
     return {**{k: v for k, v in data.items() if k != "params"}, "params": params}
 
 
@@ -208,28 +212,36 @@ def to_document(
     # models one by one (6 model __init__ calls per offer), which was the largest cost of a big
     # catalog's first load; the message is validated all the same
     media = [
-        {"url": m.url, "kind": _MEDIA_KINDS.get(m.kind) or MediaKind(m.kind), "role": m.role, "mime": m.mime,
-         "width": m.width, "height": m.height}
+        {
+            "url": m.url,
+            "kind": _MEDIA_KINDS.get(m.kind) or MediaKind(m.kind),
+            "role": m.role,
+            "mime": m.mime,
+            "width": m.width,
+            "height": m.height,
+        }
         for m in cand.media
     ]
-    return Document.model_validate({
-        "url": cand.url,
-        "host": cand.host,
-        "source": source,
-        "kind": _DOC_KINDS.get(cand.kind) or DocKind(cand.kind),
-        "title": cand.title,
-        "author": cand.author,
-        "published_at": cand.published,
-        "updated_at": cand.updated,
-        "content_html": cand.content_html,
-        "summary": cand.summary,
-        "media": media,
-        "product": _product(cand.product),
-        "extra": cand.extra,
-        "guid": cand.guid,
-        "content_hash": cand.content_hash,
-        "version": version,
-        "preview": preview,
-        "seen_at": seen_at,
-        "parsed_at": parsed_at,
-    })
+    return Document.model_validate(
+        {
+            "url": cand.url,
+            "host": cand.host,
+            "source": source,
+            "kind": _DOC_KINDS.get(cand.kind) or DocKind(cand.kind),
+            "title": cand.title,
+            "author": cand.author,
+            "published_at": cand.published,
+            "updated_at": cand.updated,
+            "content_html": cand.content_html,
+            "summary": cand.summary,
+            "media": media,
+            "product": _product(cand.product),
+            "extra": cand.extra,
+            "guid": cand.guid,
+            "content_hash": cand.content_hash,
+            "version": version,
+            "preview": preview,
+            "seen_at": seen_at,
+            "parsed_at": parsed_at,
+        }
+    )

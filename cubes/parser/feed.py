@@ -119,8 +119,9 @@ def _parse_xml_feed(body: bytes, url: str | None, content_type: str | None, fmt:
     except HostileXml as exc:
         return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column))
     except XmlError as strict:
-        warning = ItemError(f"not well-formed XML: {strict.reason}", strict.line, strict.column,
-                            severity=Severity.warning)
+        warning = ItemError(
+            f"not well-formed XML: {strict.reason}", strict.line, strict.column, severity=Severity.warning
+        )
         try:
             root, logged = parse_xml(body, recover=True, base_url=url)
         except HostileXml as exc:
@@ -176,16 +177,19 @@ def _read_tree(
         if not result.items:
             return _fatal(
                 fmt,
-                ItemError(f"not a feed: the root element is <{tag.rsplit('}', 1)[-1] or '?'}>, "
-                          "expected <rss>, <rdf:RDF>, <feed> or <yml_catalog>", root.sourceline, 1),
+                ItemError(
+                    f"not a feed: the root element is <{tag.rsplit('}', 1)[-1] or '?'}>, "
+                    "expected <rss>, <rdf:RDF>, <feed> or <yml_catalog>",
+                    root.sourceline,
+                    1,
+                ),
             )
         return result
     if warning is not None:
         result.meta.parser = "lxml-recover"
         result.errors.append(warning)
         result.errors.extend(
-            ItemError(f"recovered: {e.reason}", e.line, e.column, severity=Severity.warning)
-            for e in logged[1:5]
+            ItemError(f"recovered: {e.reason}", e.line, e.column, severity=Severity.warning) for e in logged[1:5]
         )
     return result
 

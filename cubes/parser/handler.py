@@ -205,8 +205,9 @@ class ParserHandler:
             catalog = yml_source(body, content_type=msg.content_type, declared_format=declared)
         count: int | None = None
         if catalog is not None:
-            result = ParseResult(DetectedFormat.yml, meta=FeedMeta(parser="iterparse", version="yml"),
-                                 encoding=catalog[1])
+            result = ParseResult(
+                DetectedFormat.yml, meta=FeedMeta(parser="iterparse", version="yml"), encoding=catalog[1]
+            )
         else:
             result = await self._parse(body, url=url, content_type=msg.content_type, declared_format=declared)
         kind = source_kind(result.format)
@@ -243,8 +244,11 @@ class ParserHandler:
         body = await self._body(msg.body, msg.body_ref)
         declared = None if msg.format is UploadFormat.json else msg.format.value
         if msg.format is UploadFormat.json and body.lstrip()[:1] not in (b"{", b"["):
-            result = ParseResult(DetectedFormat.json, fatal=True,
-                                 errors=[ItemError("format=json but the body is not a JSON document", 1, 1)])
+            result = ParseResult(
+                DetectedFormat.json,
+                fatal=True,
+                errors=[ItemError("format=json but the body is not a JSON document", 1, 1)],
+            )
         else:
             result = await self._parse(body, url=f"https://{msg.host}/", declared_format=declared)
         src = Source(
@@ -296,8 +300,9 @@ class ParserHandler:
         parsed_at = self._now()
         seen = Seen()
         await self.items.apply(cands, src, run, seen, parsed_at)
-        await self.items.remove_many(removals, src, run, seen, parsed_at,
-                                     reasons=["removed by the source"] * len(removals))
+        await self.items.remove_many(
+            removals, src, run, seen, parsed_at, reasons=["removed by the source"] * len(removals)
+        )
         run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))  # previews add nothing to it
 
     async def _load_catalog(self, body: bytes, url: str, result: ParseResult, src: Source, run: Outcome) -> int:

@@ -86,8 +86,9 @@ class ItemRecorder:
     def __init__(self, stores: Stores) -> None:
         self.stores = stores
 
-    async def apply(self, cands: Sequence[Candidate], src: Source, run: Outcome, seen: Seen,
-                    parsed_at: datetime) -> None:
+    async def apply(
+        self, cands: Sequence[Candidate], src: Source, run: Outcome, seen: Seen, parsed_at: datetime
+    ) -> None:
         """Every candidate, in feed order, ``BATCH`` at a time (their URLs are unique within a body)."""
         if src.preview:
             for cand in cands:
@@ -100,8 +101,15 @@ class ItemRecorder:
         for loser, url in losers.items():
             await note_conflict(self.stores.feeds, loser, url, f"{src.kind.value} source {src.store_id}")
 
-    async def _batch(self, chunk: Sequence[Candidate], src: Source, run: Outcome, seen: Seen,
-                     parsed_at: datetime, losers: dict[str, str]) -> None:
+    async def _batch(
+        self,
+        chunk: Sequence[Candidate],
+        src: Source,
+        run: Outcome,
+        seen: Seen,
+        parsed_at: datetime,
+        losers: dict[str, str],
+    ) -> None:
         hashes = self.stores.hashes
         label = src.kind.value
         entries = await hashes.get_many(src.store_id, [c.url for c in chunk])
@@ -113,8 +121,11 @@ class ItemRecorder:
         # GUID following: an item new to this source whose guid it published under another URL has moved
         fresh = [c for c in todo if c.guid and c.url not in entries and c.url not in problems]
         known = await hashes.urls_for_guids(src.store_id, [c.guid for c in fresh if c.guid]) if fresh else {}
-        moves = [(Removal(old, c.host, c.guid, c.index), f"moved to {c.url}") for c in fresh
-                 if c.guid and (old := known.get(c.guid)) is not None and old != c.url]
+        moves = [
+            (Removal(old, c.host, c.guid, c.index), f"moved to {c.url}")
+            for c in fresh
+            if c.guid and (old := known.get(c.guid)) is not None and old != c.url
+        ]
         if moves:  # rare: the old URLs' tombstones go first, as the one-by-one handling did
             await self.remove_many([m for m, _ in moves], src, run, seen, parsed_at, reasons=[r for _, r in moves])
             seen.releases.extend(m.url for m, _ in moves)
@@ -139,8 +150,7 @@ class ItemRecorder:
         if changed := len(todo) - len(problems):
             metrics.CHANGED.labels(label).inc(changed)
 
-    async def _own(self, urls: list[str], src: Source,
-                   losers: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
+    async def _own(self, urls: list[str], src: Source, losers: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
         """Claim ``urls`` for ``src``: (url -> why it may not have it; url -> the previous owner's version)."""
         if not urls:
             return {}, {}
@@ -154,8 +164,9 @@ class ItemRecorder:
             if owner is not None and owner.source_id == src.store_id:
                 continue
             if owner is not None and owner.priority >= prio:
-                problems[url] = (f"conflict: {url} belongs to source {owner.source_id} "
-                                 f"(priority {owner.priority} >= {prio})")
+                problems[url] = (
+                    f"conflict: {url} belongs to source {owner.source_id} (priority {owner.priority} >= {prio})"
+                )
             else:
                 to_claim.append(url)
         if not to_claim:
@@ -176,12 +187,14 @@ class ItemRecorder:
         return problems, floors
 
     def _doc(self, cand: Candidate, src: Source, version: int, parsed_at: datetime) -> Output:
-        doc = to_document(cand, source=src.ref, version=version, seen_at=src.seen_at, parsed_at=parsed_at,
-                          preview=src.preview)
+        doc = to_document(
+            cand, source=src.ref, version=version, seen_at=src.seen_at, parsed_at=parsed_at, preview=src.preview
+        )
         return Output("documents.parsed", doc, key=cand.url)
 
-    async def remove_many(self, rems: Sequence[Removal], src: Source, run: Outcome, seen: Seen, now: datetime,
-                          *, reasons: Sequence[str]) -> None:
+    async def remove_many(
+        self, rems: Sequence[Removal], src: Source, run: Outcome, seen: Seen, now: datetime, *, reasons: Sequence[str]
+    ) -> None:
         """Tombstones for ``rems`` (one reason each), unless already deleted or owned by a higher source."""
         hashes = self.stores.hashes
         label = src.kind.value
@@ -195,17 +208,21 @@ class ItemRecorder:
                     run.results.append((rem.url, "unchanged", None))
                     continue
                 owner = owners.get(rem.url)
-                if (owner is not None and owner.source_id != src.store_id
-                        and owner.priority > SOURCE_PRIORITY[src.kind]):
+                if owner is not None and owner.source_id != src.store_id and owner.priority > SOURCE_PRIORITY[src.kind]:
                     problem = f"deletion refused: {rem.url} belongs to source {owner.source_id} (higher priority)"
                     run.errors.append(ItemError(problem, None, None, rem.index, rem.url))
                     run.results.append((rem.url, "conflict", problem))
                     metrics.REJECTED.labels(label).inc()
                     continue
                 metrics.DELETED.labels(label).inc()
-                msg = DocumentDeleted(url=rem.url, host=rem.host, source=src.ref,
-                                      version=_version(now, entry.version if entry else 0), reason=reason,
-                                      deleted_at=now)
+                msg = DocumentDeleted(
+                    url=rem.url,
+                    host=rem.host,
+                    source=src.ref,
+                    version=_version(now, entry.version if entry else 0),
+                    reason=reason,
+                    deleted_at=now,
+                )
                 run.outputs.append(Output("documents.deleted", msg, key=rem.url))
                 run.results.append((rem.url, "deleted", None))
                 seen.hashes.append((rem.url, TOMBSTONE_HASH))

@@ -39,8 +39,13 @@ from cubes.parser.xmltext import (
 __all__ = ["ITEM_TAGS", "read_rss_items", "rss_meta"]
 
 #: namespaces the core RSS elements are found in: none (0.9x/2.0), RSS 1.0, RSS 0.90, Userland's
-_RSS_NS = ("", "http://purl.org/rss/1.0/", "http://my.netscape.com/rdf/simple/0.9/",
-           "http://backend.userland.com/rss2", "http://backend.userland.com/rss")
+_RSS_NS = (
+    "",
+    "http://purl.org/rss/1.0/",
+    "http://my.netscape.com/rdf/simple/0.9/",
+    "http://backend.userland.com/rss2",
+    "http://backend.userland.com/rss",
+)
 
 
 def _q(ns: str, local: str) -> str:
@@ -50,42 +55,63 @@ def _q(ns: str, local: str) -> str:
 ITEM_TAGS = tuple(_q(ns, "item") for ns in _RSS_NS)
 
 # field codes; ints compare faster than strings in the hot loop
-(_TITLE, _LINK, _GUID, _DESC, _ENCODED, _PUB, _UPD, _AUTHOR, _MEDIA, _ATOMLINK, _TURBO_CONTENT,
- _TURBO_SOURCE, _TURBO_TOPIC, _RELATED, _CATEGORY, _ENCLOSURE, _DCTITLE) = range(17)
+(
+    _TITLE,
+    _LINK,
+    _GUID,
+    _DESC,
+    _ENCODED,
+    _PUB,
+    _UPD,
+    _AUTHOR,
+    _MEDIA,
+    _ATOMLINK,
+    _TURBO_CONTENT,
+    _TURBO_SOURCE,
+    _TURBO_TOPIC,
+    _RELATED,
+    _CATEGORY,
+    _ENCLOSURE,
+    _DCTITLE,
+) = range(17)
 
 _FIELDS: dict[str, int] = {}
 for _ns in _RSS_NS:
-    _FIELDS.update({
-        _q(_ns, "title"): _TITLE,
-        _q(_ns, "link"): _LINK,
-        _q(_ns, "guid"): _GUID,
-        _q(_ns, "description"): _DESC,
-        _q(_ns, "pubDate"): _PUB,
-        _q(_ns, "author"): _AUTHOR,
-        _q(_ns, "category"): _CATEGORY,
-        _q(_ns, "enclosure"): _ENCLOSURE,
-        # Atom-style dates without a namespace; feedparser reads them too
-        _q(_ns, "published"): _PUB,
-        _q(_ns, "issued"): _PUB,
-        _q(_ns, "updated"): _UPD,
-        _q(_ns, "modified"): _UPD,
-    })
-_FIELDS.update({
-    _q(CONTENT, "encoded"): _ENCODED,
-    _q(DC, "date"): _UPD,
-    _q(DC, "creator"): _AUTHOR,
-    _q(DC, "title"): _DCTITLE,
-    _q(DCTERMS, "issued"): _PUB,
-    _q(DCTERMS, "modified"): _UPD,
-    _q(ITUNES, "author"): _AUTHOR,
-    _q(ATOM10, "link"): _ATOMLINK,
-    _q(ATOM10, "updated"): _UPD,
-    _q(ATOM10, "published"): _PUB,
-    _q(TURBO, "content"): _TURBO_CONTENT,
-    _q(TURBO, "source"): _TURBO_SOURCE,
-    _q(TURBO, "topic"): _TURBO_TOPIC,
-    _q(YANDEX, "related"): _RELATED,
-})
+    _FIELDS.update(
+        {
+            _q(_ns, "title"): _TITLE,
+            _q(_ns, "link"): _LINK,
+            _q(_ns, "guid"): _GUID,
+            _q(_ns, "description"): _DESC,
+            _q(_ns, "pubDate"): _PUB,
+            _q(_ns, "author"): _AUTHOR,
+            _q(_ns, "category"): _CATEGORY,
+            _q(_ns, "enclosure"): _ENCLOSURE,
+            # Atom-style dates without a namespace; feedparser reads them too
+            _q(_ns, "published"): _PUB,
+            _q(_ns, "issued"): _PUB,
+            _q(_ns, "updated"): _UPD,
+            _q(_ns, "modified"): _UPD,
+        }
+    )
+_FIELDS.update(
+    {
+        _q(CONTENT, "encoded"): _ENCODED,
+        _q(DC, "date"): _UPD,
+        _q(DC, "creator"): _AUTHOR,
+        _q(DC, "title"): _DCTITLE,
+        _q(DCTERMS, "issued"): _PUB,
+        _q(DCTERMS, "modified"): _UPD,
+        _q(ITUNES, "author"): _AUTHOR,
+        _q(ATOM10, "link"): _ATOMLINK,
+        _q(ATOM10, "updated"): _UPD,
+        _q(ATOM10, "published"): _PUB,
+        _q(TURBO, "content"): _TURBO_CONTENT,
+        _q(TURBO, "source"): _TURBO_SOURCE,
+        _q(TURBO, "topic"): _TURBO_TOPIC,
+        _q(YANDEX, "related"): _RELATED,
+    }
+)
 for _m in MEDIA_NS:
     for _local in ("content", "thumbnail", "group"):
         _FIELDS[_q(_m, _local)] = _MEDIA

@@ -23,14 +23,78 @@ import nh3
 
 __all__ = ["ALLOWED_ATTRIBUTES", "ALLOWED_TAGS", "sanitize_html"]
 
-ALLOWED_TAGS = frozenset({
-    "a", "abbr", "article", "aside", "b", "blockquote", "br", "caption", "cite", "code", "col",
-    "colgroup", "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure",
-    "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "i", "img", "ins", "kbd", "li",
-    "main", "mark", "nav", "ol", "p", "picture", "pre", "q", "s", "samp", "section", "small",
-    "source", "span", "strike", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot",
-    "th", "thead", "time", "tr", "u", "ul", "var", "video", "wbr",
-})
+ALLOWED_TAGS = frozenset(
+    {
+        "a",
+        "abbr",
+        "article",
+        "aside",
+        "b",
+        "blockquote",
+        "br",
+        "caption",
+        "cite",
+        "code",
+        "col",
+        "colgroup",
+        "dd",
+        "del",
+        "details",
+        "dfn",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "figcaption",
+        "figure",
+        "footer",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "i",
+        "img",
+        "ins",
+        "kbd",
+        "li",
+        "main",
+        "mark",
+        "nav",
+        "ol",
+        "p",
+        "picture",
+        "pre",
+        "q",
+        "s",
+        "samp",
+        "section",
+        "small",
+        "source",
+        "span",
+        "strike",
+        "strong",
+        "sub",
+        "summary",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "time",
+        "tr",
+        "u",
+        "ul",
+        "var",
+        "video",
+        "wbr",
+    }
+)
 
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "*": {"class", "id", "lang", "dir", "title"},
@@ -51,8 +115,19 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
 
 _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
-    clean_content_tags={"script", "style", "iframe", "object", "embed", "template", "noscript",
-                        "textarea", "select", "svg", "math"},
+    clean_content_tags={
+        "script",
+        "style",
+        "iframe",
+        "object",
+        "embed",
+        "template",
+        "noscript",
+        "textarea",
+        "select",
+        "svg",
+        "math",
+    },
     attributes=ALLOWED_ATTRIBUTES,
     generic_attribute_prefixes={"data-"},
     url_schemes={"http", "https", "mailto", "tel"},
@@ -101,8 +176,11 @@ _PLAIN_MAX = 4096
 
 
 def _plain(html: str) -> bool:
-    return (len(html) < _PLAIN_MAX and ("<" not in html or not _NOT_PLAIN_TAG.search(html))
-            and ("&" not in html or not _NOT_PLAIN_ENTITY.search(html)))
+    return (
+        len(html) < _PLAIN_MAX
+        and ("<" not in html or not _NOT_PLAIN_TAG.search(html))
+        and ("&" not in html or not _NOT_PLAIN_ENTITY.search(html))
+    )
 
 
 def sanitize_html(html: str, base: str | None = None) -> str:

@@ -56,7 +56,11 @@ def apply_turbo(result: ParseResult) -> None:
             result.errors.append(
                 ItemError(
                     "turbo item has no <turbo:content>; nothing to build the page from",
-                    it.line, None, it.index, it.link, Severity.error,
+                    it.line,
+                    None,
+                    it.index,
+                    it.link,
+                    Severity.error,
                 )
             )
             continue
@@ -72,7 +76,10 @@ def apply_limits(result: ParseResult, limits: Limits) -> None:
             result.errors.append(
                 ItemError(
                     f"item {n + 1} is past the limit of {limits.max_items} items per feed; split the feed",
-                    it.line, None, it.index, it.link,
+                    it.line,
+                    None,
+                    it.index,
+                    it.link,
                 )
             )
             continue
@@ -84,7 +91,10 @@ def apply_limits(result: ParseResult, limits: Limits) -> None:
             result.errors.append(
                 ItemError(
                     f"content is {size} bytes, over the limit of {limits.max_item_bytes} bytes per item",
-                    it.line, None, it.index, it.link,
+                    it.line,
+                    None,
+                    it.index,
+                    it.link,
                 )
             )
             continue

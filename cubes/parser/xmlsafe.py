@@ -99,9 +99,7 @@ SAFE_XML = {
 
 
 def _parser(recover: bool) -> etree.XMLParser:
-    return etree.XMLParser(
-        **SAFE_XML, dtd_validation=False, recover=recover, remove_blank_text=False, strip_cdata=True
-    )
+    return etree.XMLParser(**SAFE_XML, dtd_validation=False, recover=recover, remove_blank_text=False, strip_cdata=True)
 
 
 def _clean(message: str) -> str:

@@ -38,11 +38,17 @@ def _text(el: etree._Element) -> str:
 
 
 #: offer children read as plain text (the last one wins); picture / description / param are special
-_TEXT_FIELDS = frozenset({"url", "price", "oldprice", "currencyId", "categoryId", "name", "vendor", "model",
-                          "typePrefix", "title", "artist"})
+_TEXT_FIELDS = frozenset(
+    {"url", "price", "oldprice", "currencyId", "categoryId", "name", "vendor", "model", "typePrefix", "title", "artist"}
+)
 #: YML name -> Product field
-_PRODUCT_FIELDS = (("price", "price"), ("oldprice", "old_price"), ("currencyId", "currency"),
-                   ("vendor", "vendor"), ("model", "model"))
+_PRODUCT_FIELDS = (
+    ("price", "price"),
+    ("oldprice", "old_price"),
+    ("currencyId", "currency"),
+    ("vendor", "vendor"),
+    ("model", "model"),
+)
 
 
 def _offer(el: etree._Element, index: int, categories: dict[str, str], base: str | None) -> ParsedItem:

@@ -43,8 +43,6 @@ __all__ = ["add_feed", "feed_id_for", "list_feeds", "register", "remove_feed"]
 _SERVICE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
-
-
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("feeds", help="register, list and remove feeds (the operator's registry)")
     sub = p.add_subparsers(dest="feeds_command", required=True)
@@ -201,8 +199,9 @@ async def add_feed(
     )
     outcome = await feeds.upsert_feed(feed)
     stored = await feeds.get(feed.feed_id) or feed
-    await publish([Output("feeds.registry", registration(stored, registered_at=stored.created_at or now),
-                          key=feed.feed_id)])
+    await publish(
+        [Output("feeds.registry", registration(stored, registered_at=stored.created_at or now), key=feed.feed_id)]
+    )
     verb = {UpsertOutcome.inserted: "added", UpsertOutcome.updated: "updated"}.get(outcome, "unchanged")
     print(f"{verb} feed {feed.feed_id} {url} ({feed_format.value})", file=out)
     return 0

@@ -33,10 +33,19 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     # YML re-fetches and discovery rounds yield while the pipeline lags (shared/runtime/overload.py);
     # a timer refreshes it
     overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES, PAGE_CRAWLS))
-    discovery = Discovery(settings.scheduler, feeds, deps.publish, deps.clock, hashes=stores.hashes,
-                          blobs=deps.blobs, overload=overload)
-    handler = SchedulerHandler(settings, feeds, deps.publish, deps.clock, subscriber=subscriber, blobs=deps.blobs,
-                               overload=overload, discovery=discovery)
+    discovery = Discovery(
+        settings.scheduler, feeds, deps.publish, deps.clock, hashes=stores.hashes, blobs=deps.blobs, overload=overload
+    )
+    handler = SchedulerHandler(
+        settings,
+        feeds,
+        deps.publish,
+        deps.clock,
+        subscriber=subscriber,
+        blobs=deps.blobs,
+        overload=overload,
+        discovery=discovery,
+    )
     services: tuple[Service, ...] = ()
     if subscriber.enabled:
         server = CallbackServer(

@@ -183,8 +183,9 @@ class Discovery:
     def _request(url: str, host: str, requester: str, priority: int, now: datetime) -> Output:
         return Output(
             "crawl.requests",
-            CrawlRequest(kind=CrawlKind.page, url=url, host=host, requesters=[requester], requested_at=now,
-                         priority=priority),
+            CrawlRequest(
+                kind=CrawlKind.page, url=url, host=host, requesters=[requester], requested_at=now, priority=priority
+            ),
         )
 
     # ------------------------------------------------------------------ results
@@ -215,8 +216,9 @@ class Discovery:
                         break
                     if child not in host.sitemaps and hosts_related(host_of(child), name):
                         host.sitemaps.add(child)
-                        outputs.append(self._request(child, host_of(child), DISCOVER_PREFIX + name, _ROUND_PRIORITY,
-                                                     requested_at))
+                        outputs.append(
+                            self._request(child, host_of(child), DISCOVER_PREFIX + name, _ROUND_PRIORITY, requested_at)
+                        )
                 urls = discover_article_urls(body, [], host=name)
             else:
                 urls = discover_article_urls(None, page_links(body, page_url), host=name)

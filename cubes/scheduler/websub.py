@@ -192,8 +192,9 @@ class Subscriptions:
             if st.websub_hub and st.websub_topic and st.websub_secret:
                 expires = st.websub_expires_at.timestamp() if st.websub_expires_at else None
                 state = SubState.active if expires is not None else SubState.pending
-                self._subs[feed.feed_id] = Subscription(feed.feed_id, st.websub_hub, st.websub_topic,
-                                                        st.websub_secret, state, 0.0, expires)
+                self._subs[feed.feed_id] = Subscription(
+                    feed.feed_id, st.websub_hub, st.websub_topic, st.websub_secret, state, 0.0, expires
+                )
                 n += 1
         return n
 

@@ -223,8 +223,14 @@ def _metrics_url(inst: Instance, host: str) -> str:
 def _create_topics(exe: str, env: dict[str, str], log: Path) -> None:
     say("creating topics: turbocubes topics create")
     with log.open("ab") as out:
-        done = subprocess.run([exe, "topics", "create"], env=env, stdout=out, stderr=subprocess.STDOUT,  # noqa: S603
-                              timeout=120, check=False)
+        done = subprocess.run(  # noqa: S603 - our own console script, no shell
+            [exe, "topics", "create"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=120,
+            check=False,
+        )
     summary = [line for line in _tail(log, 200).splitlines() if "topic(s) created" in line]
     if done.returncode != 0:
         sys.exit(f"[ops/topology] turbocubes topics create failed ({done.returncode}):\n{_tail(log)}")
@@ -281,13 +287,16 @@ def start(instances: list[Instance], extra_env: dict[str, str], wait_s: float) -
             inst.metrics_url = inst.metrics_url or _metrics_url(inst, host)
             if inst.metrics_url and _healthy(inst.metrics_url, inst.cube):
                 pending.remove(inst)
-                say(f"{inst.name}: healthy at {inst.metrics_url}/healthz after {time.monotonic() - t0:.1f}s "
-                    f"({len(instances) - len(pending)}/{len(instances)})")
+                say(
+                    f"{inst.name}: healthy at {inst.metrics_url}/healthz after {time.monotonic() - t0:.1f}s "
+                    f"({len(instances) - len(pending)}/{len(instances)})"
+                )
         if pending and not failure:
             if time.monotonic() > deadline:
                 names = ", ".join(i.name for i in pending)
-                failure = f"not healthy after {wait_s:.0f}s: {names}; last log lines of {pending[0].name}:\n" + \
-                    _tail(Path(pending[0].log))
+                failure = f"not healthy after {wait_s:.0f}s: {names}; last log lines of {pending[0].name}:\n" + _tail(
+                    Path(pending[0].log)
+                )
             else:
                 time.sleep(POLL_S)
     _write_state(instances)
@@ -346,7 +355,10 @@ def _available_cubes(exe: str) -> list[str]:
     py = str(Path(exe).parent / "python")
     out = subprocess.run(  # noqa: S603
         [py, "-c", "from cubes import registry; print(' '.join(registry.available_cubes()))"],
-        capture_output=True, text=True, cwd=str(REPO), check=False,
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        check=False,
     )
     if out.returncode != 0:
         sys.exit(f"[ops/topology] cannot list the cubes:\n{out.stderr[-2000:]}")
@@ -357,8 +369,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="ops/topology", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("start", help="start the engines and every cube as its own process")
-    s.add_argument("--no-engines", action="store_true",
-                   help="do not run ops/*/start: TURBOCUBES_BUS_URL, _STORE_URL and _CDN_URL must be set")
+    s.add_argument(
+        "--no-engines",
+        action="store_true",
+        help="do not run ops/*/start: TURBOCUBES_BUS_URL, _STORE_URL and _CDN_URL must be set",
+    )
     s.add_argument("--parsers", type=int, default=2, help="parser processes (default 2)")
     s.add_argument("--crawlers", type=int, default=2, help="crawler processes (default 2)")
     s.add_argument("--only", action="append", default=[], metavar="CUBE", help="run only these cubes")

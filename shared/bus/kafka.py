@@ -58,7 +58,7 @@ def _ktp(tp: TopicPartition, prefix: str = "") -> KTP:
 
 
 def _tp(k: Any, prefix: str = "") -> TopicPartition:
-    return TopicPartition(k.topic[len(prefix):], k.partition)
+    return TopicPartition(k.topic[len(prefix) :], k.partition)
 
 
 class KafkaBus:
@@ -77,16 +77,16 @@ class KafkaBus:
 
     def _new_raw_producer(self) -> AIOKafkaProducer:
         return AIOKafkaProducer(
-                bootstrap_servers=self.servers,
-                client_id=self.client_id,
-                enable_idempotence=True,
-                acks="all",
-                compression_type="zstd",
-                linger_ms=self.linger_ms,
-                max_batch_size=MAX_BATCH_BYTES,
-                max_request_size=MAX_REQUEST_BYTES,
-                request_timeout_ms=30_000,
-            )
+            bootstrap_servers=self.servers,
+            client_id=self.client_id,
+            enable_idempotence=True,
+            acks="all",
+            compression_type="zstd",
+            linger_ms=self.linger_ms,
+            max_batch_size=MAX_BATCH_BYTES,
+            max_request_size=MAX_REQUEST_BYTES,
+            request_timeout_ms=30_000,
+        )
 
     async def start(self) -> None:
         if self._producer is None:
@@ -159,7 +159,7 @@ class KafkaBus:
             for nt in todo:
                 try:
                     await admin.create_topics([nt])
-                    created.append(nt.name[len(self.prefix):])
+                    created.append(nt.name[len(self.prefix) :])
                 except TopicAlreadyExistsError:
                     pass
             return created
@@ -227,14 +227,20 @@ async def _started(raw: AIOKafkaProducer, servers: str) -> AIOKafkaProducer:
 
 def _record(m: Any, prefix: str = "") -> Record:
     return Record(
-        m.topic[len(prefix):], m.partition, m.offset, m.key, m.value,
-        tuple((k, bytes(v)) for k, v in (m.headers or ())), m.timestamp or 0,
+        m.topic[len(prefix) :],
+        m.partition,
+        m.offset,
+        m.key,
+        m.value,
+        tuple((k, bytes(v)) for k, v in (m.headers or ())),
+        m.timestamp or 0,
     )
 
 
 class KafkaProducer:
-    def __init__(self, raw: AIOKafkaProducer, prefix: str = "",
-                 factory: Callable[[], AIOKafkaProducer] | None = None) -> None:
+    def __init__(
+        self, raw: AIOKafkaProducer, prefix: str = "", factory: Callable[[], AIOKafkaProducer] | None = None
+    ) -> None:
         self.raw = raw
         self.prefix = prefix
         self._factory = factory
@@ -267,8 +273,7 @@ class KafkaProducer:
         # .partition and .offset): a wrapper frame and a second future cost ~10 % of a
         # pass-through message. Its KafkaErrors are mapped to BusUnavailable by the runtime.
         coro: Coroutine[Any, Any, asyncio.Future[Any]] = self.raw.send(
-            self.prefix + topic if self.prefix else topic, value, key=key,
-            headers=list(headers) if headers else None
+            self.prefix + topic if self.prefix else topic, value, key=key, headers=list(headers) if headers else None
         )
         return coro
 
@@ -290,8 +295,7 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 
 
 class KafkaConsumer:
-    def __init__(self, raw: AIOKafkaConsumer, group: str, on_revoke: RevokeCallback | None,
-                 prefix: str = "") -> None:
+    def __init__(self, raw: AIOKafkaConsumer, group: str, on_revoke: RevokeCallback | None, prefix: str = "") -> None:
         self.raw = raw
         self.prefix = prefix
         self.group = group

@@ -207,8 +207,9 @@ class SqliteBus:
 
     # ------------------------------------------------------------------ topics
 
-    def _ensure_topic(self, name: str, partitions: int | None = None, compact: bool = False,
-                      retention_ms: int | None = None) -> int:
+    def _ensure_topic(
+        self, name: str, partitions: int | None = None, compact: bool = False, retention_ms: int | None = None
+    ) -> int:
         """Create ``name`` if needed (inside the caller's transaction or alone); returns its partitions."""
         n = self._partitions.get(name)
         if n is not None:
@@ -261,8 +262,9 @@ class SqliteBus:
 
     # ------------------------------------------------------------------ produce
 
-    def _append(self, batch: list[tuple[str, bytes | None, bytes, Headers]], rr: itertools.count[int]
-                ) -> list[Delivered]:
+    def _append(
+        self, batch: list[tuple[str, bytes | None, bytes, Headers]], rr: itertools.count[int]
+    ) -> list[Delivered]:
         """Write a batch in one transaction; returns (partition, offset) per record."""
         db = self.db
         now_ms = int(time.time() * 1000)
@@ -276,12 +278,19 @@ class SqliteBus:
                 tp = (topic, p)
                 off = nexts.get(tp)
                 if off is None:
-                    off = db.execute(
-                        "SELECT next_offset FROM ends WHERE topic=? AND partition=?", tp
-                    ).fetchone()[0]
+                    off = db.execute("SELECT next_offset FROM ends WHERE topic=? AND partition=?", tp).fetchone()[0]
                 nexts[tp] = off + 1
-                rows.append((topic, p, off, key, value, orjson.dumps([[k, v.hex()] for k, v in headers])
-                             if headers else None, now_ms))
+                rows.append(
+                    (
+                        topic,
+                        p,
+                        off,
+                        key,
+                        value,
+                        orjson.dumps([[k, v.hex()] for k, v in headers]) if headers else None,
+                        now_ms,
+                    )
+                )
                 placed.append(Delivered(p, off))
             db.executemany(
                 "INSERT INTO log(topic, partition, offset, key, value, headers, ts) VALUES (?,?,?,?,?,?,?)", rows
@@ -326,8 +335,15 @@ class SqliteBus:
             (topic, partition, offset, limit),
         ).fetchall()
         return [
-            Record(topic, partition, off, key, value,
-                   tuple((k, bytes.fromhex(v)) for k, v in orjson.loads(h)) if h else (), ts)
+            Record(
+                topic,
+                partition,
+                off,
+                key,
+                value,
+                tuple((k, bytes.fromhex(v)) for k, v in orjson.loads(h)) if h else (),
+                ts,
+            )
             for off, key, value, h, ts in rows
         ]
 
@@ -444,8 +460,10 @@ class SqliteConsumer:
                 (self.group, self.member, ",".join(self.topics), now),
             )
             db.execute("DELETE FROM members WHERE grp=? AND heartbeat<?", (self.group, now - SESSION_TIMEOUT_S))
-            members = [r[0] for r in db.execute(
-                "SELECT member FROM members WHERE grp=? ORDER BY member", (self.group,)).fetchall()]
+            members = [
+                r[0]
+                for r in db.execute("SELECT member FROM members WHERE grp=? ORDER BY member", (self.group,)).fetchall()
+            ]
             db.execute("COMMIT")
             self.bus._committed_inline()
         except BaseException:
@@ -527,9 +545,7 @@ class SqliteConsumer:
         out: list[Record] = []
         ends: dict[tuple[str, int], int] = {}
         for t in {tp.topic for tp in positions}:
-            for p, n in self.bus.db.execute(
-                "SELECT partition, next_offset FROM ends WHERE topic=?", (t,)
-            ).fetchall():
+            for p, n in self.bus.db.execute("SELECT partition, next_offset FROM ends WHERE topic=?", (t,)).fetchall():
                 ends[(t, p)] = n
         ready = [(tp, pos) for tp, pos in positions.items() if ends.get((tp.topic, tp.partition), 0) > pos]
         if not ready:

@@ -152,9 +152,7 @@ class Fetcher:
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 headers={"User-Agent": h.user_agent},
-                timeout=aiohttp.ClientTimeout(
-                    total=None, sock_connect=h.connect_timeout_s, sock_read=h.read_timeout_s
-                ),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=h.connect_timeout_s, sock_read=h.read_timeout_s),
                 auto_decompress=True,
                 trust_env=False,  # a proxy from the environment would bypass the guard
                 cookie_jar=aiohttp.DummyCookieJar(),  # partners must not track us across hosts

@@ -1,9 +1,9 @@
 """The cube runtime (DESIGN.md section 4): declare a cube, open its engines, run it.
 
-    deps = await open_deps(settings)
-    cube = await build(settings, deps)
-    stats = await run_cube(cube, deps, max_messages=10, idle_timeout=2.0)   # bounded, for tests
-    await deps.close()
+deps = await open_deps(settings)
+cube = await build(settings, deps)
+stats = await run_cube(cube, deps, max_messages=10, idle_timeout=2.0)   # bounded, for tests
+await deps.close()
 """
 
 from __future__ import annotations

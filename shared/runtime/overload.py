@@ -76,8 +76,7 @@ PAGE_CRAWLS = "autoparser page crawling"
 YML_REFETCHES = "YML feed re-fetches"
 
 OVERLOADED = Gauge("turbocubes_overloaded", "1 while low-value work yields to a lagging pipeline", ["cube"])
-DEFERRED = Counter("turbocubes_overload_deferred_total", "Low-value work held back under overload",
-                   ["cube", "work"])
+DEFERRED = Counter("turbocubes_overload_deferred_total", "Low-value work held back under overload", ["cube", "work"])
 
 
 class Deferred(TransientError):
@@ -123,12 +122,23 @@ class Hysteresis:
 class Overload:
     """One cube's overload watcher: refreshed by a timer, asked by the cube's hook."""
 
-    def __init__(self, settings: Settings, store: StatusStore, clock: Clock, *, cube: str,
-                 holds: Sequence[str] = (PAGE_CRAWLS, YML_REFETCHES), instance: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: StatusStore,
+        clock: Clock,
+        *,
+        cube: str,
+        holds: Sequence[str] = (PAGE_CRAWLS, YML_REFETCHES),
+        instance: str | None = None,
+    ) -> None:
         rt = settings.runtime
         if rt.overload_lag > 0 and not 0 <= rt.overload_resume_lag <= rt.overload_lag:
-            raise ConfigError("runtime.overload_resume_lag", rt.overload_resume_lag,
-                              f"a lag between 0 and runtime.overload_lag ({rt.overload_lag})")
+            raise ConfigError(
+                "runtime.overload_resume_lag",
+                rt.overload_resume_lag,
+                f"a lag between 0 and runtime.overload_lag ({rt.overload_lag})",
+            )
         if rt.status_interval_s <= 0:
             raise ConfigError("runtime.status_interval_s", rt.status_interval_s, "a value greater than 0")
         self.store = store
@@ -207,8 +217,9 @@ class Overload:
                 log.warning("%s: load back to normal (pipeline lag %s): all work flows", self.cube, self.lag)
         self._gauge.set(1 if on else 0)
         try:
-            await self.store.put_status(f"{OVERLOAD_PREFIX}{self.cube}:{self.instance}", self.snapshot(),
-                                        now=stamp(self.clock))
+            await self.store.put_status(
+                f"{OVERLOAD_PREFIX}{self.cube}:{self.instance}", self.snapshot(), now=stamp(self.clock)
+            )
         except StoreUnavailable as exc:
             log.warning("%s: overload state not published: %s", self.cube, exc)
         return on

@@ -100,8 +100,7 @@ class HEADERS:
     group = "tc-group"
 
     ALL = frozenset(
-        {attempt, first_failure, not_before, origin_topic, origin_partition, origin_offset, error_class,
-         error, group}
+        {attempt, first_failure, not_before, origin_topic, origin_partition, origin_offset, error_class, error, group}
     )
 
 
@@ -196,8 +195,7 @@ class Runner:
         self.max_in_flight = max(self.concurrency, self.cfg.batch_size)
         self.stats = RunStats()
         self.consumer: Consumer | None = None
-        self.breaker = Breaker(self.cfg.dlq_breaker_window, self.cfg.dlq_breaker_ratio,
-                               self.cfg.dlq_breaker_cooldown_s)
+        self.breaker = Breaker(self.cfg.dlq_breaker_window, self.cfg.dlq_breaker_ratio, self.cfg.dlq_breaker_cooldown_s)
         self._stop = asyncio.Event()
         self._started = asyncio.Event()
         self._committed: dict[TopicPartition, int] = {}
@@ -428,8 +426,13 @@ class Runner:
                 # (every lane meets the same outage, so the cube as a whole pauses until it ends)
                 outage_wait = min(OUTAGE_CAP_S, max(OUTAGE_FIRST_S, outage_wait * 2))
                 self.stats.outage_waits += 1
-                log.warning("%s: %s (%s); waiting %.1fs, then trying the same message again", self.cube.name,
-                            type(outage.cause).__name__, outage.cause, outage_wait)
+                log.warning(
+                    "%s: %s (%s); waiting %.1fs, then trying the same message again",
+                    self.cube.name,
+                    type(outage.cause).__name__,
+                    outage.cause,
+                    outage_wait,
+                )
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), outage_wait * self.rng.uniform(0.8, 1.2))
                 if self._stop.is_set():
@@ -552,8 +555,11 @@ class Runner:
             try:
                 await hook()
             except Exception:
-                log.exception("%s: an after-commit hook failed (the work it confirms is safe; "
-                              "the state it would clean up is cleaned up later)", self.cube.name)
+                log.exception(
+                    "%s: an after-commit hook failed (the work it confirms is safe; "
+                    "the state it would clean up is cleaned up later)",
+                    self.cube.name,
+                )
 
     async def _recover(self, backoff: float) -> float:
         """The bus failed under work in flight: drop it all and read again from the last commits."""
@@ -590,8 +596,9 @@ class Runner:
 
     async def _backoff(self, what: str, exc: BaseException, backoff: float) -> float:
         backoff = min(30.0, max(1.0, backoff * 2))
-        log.error("%s: %s failed (%s: %s); trying again in %.0fs", self.cube.name, what, type(exc).__name__,
-                  exc, backoff)
+        log.error(
+            "%s: %s failed (%s: %s); trying again in %.0fs", self.cube.name, what, type(exc).__name__, exc, backoff
+        )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stop.wait(), backoff)
         return backoff
@@ -638,8 +645,15 @@ class Runner:
             await self._dead_letter(r, origin, attempt, exc, deliveries)
             return
         key = r.key
-        ctx = Context(origin, r.partition, r.offset, key.decode("utf-8", "replace") if key is not None else None,
-                      attempt, self._received_at, r.headers)
+        ctx = Context(
+            origin,
+            r.partition,
+            r.offset,
+            key.decode("utf-8", "replace") if key is not None else None,
+            attempt,
+            self._received_at,
+            r.headers,
+        )
         handler = self.cube.handler
         assert handler is not None
         running = self._running
@@ -667,8 +681,9 @@ class Runner:
                 if type(message) is not model:
                     raise PublishContractError(f"{out.topic} carries {model.__name__}, not {type(message).__name__}")
                 out_key = out.key if out.key is not None else getattr(message, key_field, None)
-                sends.append((out.topic, out_key.encode() if out_key is not None else None, to_json(message),
-                              out.headers))
+                sends.append(
+                    (out.topic, out_key.encode() if out_key is not None else None, to_json(message), out.headers)
+                )
         except Exception as exc:
             self._latencies.append(time.perf_counter() - t0)
             self.stats.failed += 1
@@ -677,8 +692,14 @@ class Runner:
                 raise _Outage(exc) from exc
             if isinstance(exc, PublishContractError):
                 log.error("%s: handler built an invalid message: %s", self.cube.name, exc)
-            d = decide(attempt, exc, max_attempts=self.cfg.max_attempts, base_s=self.cfg.backoff_base_s,
-                       cap_s=self.cfg.backoff_cap_s, rng=self.rng)
+            d = decide(
+                attempt,
+                exc,
+                max_attempts=self.cfg.max_attempts,
+                base_s=self.cfg.backoff_base_s,
+                cap_s=self.cfg.backoff_cap_s,
+                rng=self.rng,
+            )
             if d.decision is Decision.retry:
                 await self._retry(r, origin, attempt, exc, d.delay_s, deliveries)
             else:
@@ -763,19 +784,37 @@ class Runner:
             (HEADERS.error, str(exc).encode()[:MAX_ERROR_BYTES]),
         ]
 
-    async def _retry(self, r: Consumed, origin: str, attempt: int, exc: BaseException, delay: float,
-                     deliveries: list[asyncio.Future[Any]]) -> None:
+    async def _retry(
+        self,
+        r: Consumed,
+        origin: str,
+        attempt: int,
+        exc: BaseException,
+        delay: float,
+        deliveries: list[asyncio.Future[Any]],
+    ) -> None:
         headers = [(k, v) for k, v in self._failure_headers(r, origin, attempt, exc) if k != HEADERS.attempt]
-        headers += [(HEADERS.attempt, str(attempt + 1).encode()),
-                    (HEADERS.not_before, repr(time.time() + delay).encode())]
+        headers += [
+            (HEADERS.attempt, str(attempt + 1).encode()),
+            (HEADERS.not_before, repr(time.time() + delay).encode()),
+        ]
         deliveries.append(await self._send(self.retry_topic, r.value, key=r.key, headers=tuple(headers)))
         self.stats.retried += 1
         self._count(RETRIED, origin)
-        log.warning("%s: %s@%s attempt %d failed (%s: %s); retry in %.1fs", self.cube.name, origin, r.offset,
-                    attempt, type(exc).__name__, exc, delay)
+        log.warning(
+            "%s: %s@%s attempt %d failed (%s: %s); retry in %.1fs",
+            self.cube.name,
+            origin,
+            r.offset,
+            attempt,
+            type(exc).__name__,
+            exc,
+            delay,
+        )
 
-    async def _dead_letter(self, r: Consumed, origin: str, attempt: int, exc: BaseException,
-                           deliveries: list[asyncio.Future[Any]]) -> None:
+    async def _dead_letter(
+        self, r: Consumed, origin: str, attempt: int, exc: BaseException, deliveries: list[asyncio.Future[Any]]
+    ) -> None:
         if not self.breaker.dead_letter_allowed():
             self._trip()
             raise _Rerun
@@ -784,8 +823,16 @@ class Runner:
         self.stats.dead_lettered += 1
         self._count(DEAD_LETTERED, origin)
         self.breaker.dead_lettered()
-        log.error("%s: dead-lettered %s@%d:%d after %d attempt(s): %s: %s", self.cube.name, origin, r.partition,
-                  r.offset, attempt, type(exc).__name__, exc)
+        log.error(
+            "%s: dead-lettered %s@%d:%d after %d attempt(s): %s: %s",
+            self.cube.name,
+            origin,
+            r.partition,
+            r.offset,
+            attempt,
+            type(exc).__name__,
+            exc,
+        )
 
     def _trip(self) -> None:
         if not self.breaker.trip():
@@ -795,8 +842,11 @@ class Runner:
         self._m_breaker.set(1)
         self._m_breaker_set = True
         self.consumer.pause(sorted(self.consumer.assignment()))
-        log.error("%s: most recent messages are being dead-lettered: input paused for %.0fs (breaker open)",
-                  self.cube.name, self.cfg.dlq_breaker_cooldown_s)
+        log.error(
+            "%s: most recent messages are being dead-lettered: input paused for %.0fs (breaker open)",
+            self.cube.name,
+            self.cfg.dlq_breaker_cooldown_s,
+        )
 
         async def half_open() -> None:
             await asyncio.sleep(self.cfg.dlq_breaker_cooldown_s)
@@ -831,8 +881,9 @@ class Runner:
                     CONSUMER_LAG.labels(self.cube.name, tp.topic, str(tp.partition)).set(lag)
 
 
-async def publish_outputs(deps: Deps, cube_name: str, outputs: Sequence[Output],
-                          declared: Sequence[str] | None = None) -> None:
+async def publish_outputs(
+    deps: Deps, cube_name: str, outputs: Sequence[Output], declared: Sequence[str] | None = None
+) -> None:
     """Validate, send and await acknowledgement of ``outputs`` (used by timers and HTTP cubes)."""
     producer = deps.bus.producer()
     futs = []
@@ -841,8 +892,9 @@ async def publish_outputs(deps: Deps, cube_name: str, outputs: Sequence[Output],
             raise PublishContractError(f"cube {cube_name} does not declare output {out.topic}")
         value = contracts.encode(out.topic, out.message)
         key = out.key if out.key is not None else getattr(out.message, contracts.topic(out.topic).key, None)
-        futs.append(await producer.send(out.topic, value, key=key.encode() if key is not None else None,
-                                        headers=out.headers))
+        futs.append(
+            await producer.send(out.topic, value, key=key.encode() if key is not None else None, headers=out.headers)
+        )
         PUBLISHED.labels(cube_name, out.topic).inc()
     if futs:
         try:

@@ -119,9 +119,7 @@ class PgDb:
                 if done is None:
                     for statement in statements:
                         await conn.execute(statement)
-                    await conn.execute(
-                        "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", version, name
-                    )
+                    await conn.execute("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", version, name)
 
     async def close(self) -> None:
         await self.pool.close()

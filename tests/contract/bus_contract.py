@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -36,13 +35,13 @@ def register(name: str) -> str:
     return name
 
 
-async def drain(consumer: Consumer, n: int, timeout: float = WAIT_S) -> list[Consumed]:
-    """Read until ``n`` records arrived (or fail after ``timeout``)."""
+async def drain(consumer: Consumer, n: int, within_s: float = WAIT_S) -> list[Consumed]:
+    """Read until ``n`` records arrived (or fail after ``within_s``)."""
     got: list[Consumed] = []
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + within_s
     while len(got) < n:
         if time.monotonic() > deadline:
-            pytest.fail(f"only {len(got)} of {n} records arrived within {timeout}s")
+            pytest.fail(f"only {len(got)} of {n} records arrived within {within_s}s")
         got += list(await consumer.getmany(0.5, 1000))
     return got
 
@@ -57,8 +56,15 @@ async def produce(bus: Bus, topic: str, items: list[tuple[str, bytes]]) -> None:
 def settings_for(bus: Bus) -> Settings:
     return Settings().replace(
         bus={"url": bus.url},
-        runtime={"backoff_base_s": 0.05, "backoff_cap_s": 0.2, "max_attempts": 3, "concurrency": 4,
-                 "dlq_breaker_window": 100, "dlq_breaker_ratio": 0.5, "shutdown_timeout_s": 10.0},
+        runtime={
+            "backoff_base_s": 0.05,
+            "backoff_cap_s": 0.2,
+            "max_attempts": 3,
+            "concurrency": 4,
+            "dlq_breaker_window": 100,
+            "dlq_breaker_ratio": 0.5,
+            "shutdown_timeout_s": 10.0,
+        },
     )
 
 
@@ -69,17 +75,17 @@ def make_deps(bus: Bus, **runtime: Any) -> Deps:
     return Deps(settings=settings_for(bus).replace(runtime=runtime), bus=bus, publish=publish)
 
 
-async def run_until(runner: Runner, cond: Any, timeout: float = WAIT_S) -> None:
+async def run_until(runner: Runner, cond: Any, within_s: float = WAIT_S) -> None:
     """Run ``runner`` until ``cond()`` holds, then stop it gracefully and wait for it."""
     task = asyncio.create_task(runner.run())
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + within_s
     try:
         while not cond():
             if task.done():
                 task.result()
                 pytest.fail("runner ended before the condition held")
             if time.monotonic() > deadline:
-                pytest.fail(f"condition not reached within {timeout}s")
+                pytest.fail(f"condition not reached within {within_s}s")
             await asyncio.sleep(0.02)  # polling a condition, not synchronizing on time
     finally:
         runner.stop()
@@ -90,9 +96,8 @@ class BusContract:
     """Subclasses define an async fixture ``bus`` yielding a started engine."""
 
     @pytest.fixture
-    async def bus(self) -> AsyncIterator[Bus]:  # pragma: no cover - overridden
+    async def bus(self) -> Bus:  # pragma: no cover - overridden
         raise NotImplementedError
-        yield
 
     async def make_topics(self, bus: Bus, *names: str, partitions: int = 3) -> None:
         await bus.create_topics([TopicSpec(n, partitions) for n in names])
@@ -128,9 +133,7 @@ class BusContract:
         assert sorted(r.value for r in got_a) == sorted(r.value for r in got_b)
         assert len({r.value for r in got_a}) == 50
 
-    async def test_uncommitted_records_come_again_and_restart_resumes_after_commit(
-        self, bus: Bus, uid: str
-    ) -> None:
+    async def test_uncommitted_records_come_again_and_restart_resumes_after_commit(self, bus: Bus, uid: str) -> None:
         t, g = f"redeliver-{uid}", f"g-{uid}"
         await self.make_topics(bus, t, partitions=1)
         await produce(bus, t, [("k", str(i).encode()) for i in range(10)])
@@ -158,9 +161,7 @@ class BusContract:
 
     # ------------------------------------------------------------------ the runtime on this engine
 
-    async def test_invalid_message_goes_to_dlq_with_reason_and_next_is_processed(
-        self, bus: Bus, uid: str
-    ) -> None:
+    async def test_invalid_message_goes_to_dlq_with_reason_and_next_is_processed(self, bus: Bus, uid: str) -> None:
         t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
         await self.make_topics(bus, t_in, t_out, f"{t_in}.dlq", contracts.retry_topic(f"c-{uid}"))
         good = contracts.encode(t_in, Item(id="a", n=1))
@@ -207,9 +208,7 @@ class BusContract:
         assert isinstance(out_item, Item)
         assert (out_item.id, out_item.n) == ("x", 7)
 
-    async def test_rejected_message_is_dead_lettered_at_once_and_replay_republishes(
-        self, bus: Bus, uid: str
-    ) -> None:
+    async def test_rejected_message_is_dead_lettered_at_once_and_replay_republishes(self, bus: Bus, uid: str) -> None:
         t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
         cube = f"c-{uid}"
         await self.make_topics(bus, t_in, t_out, f"{t_in}.dlq", contracts.retry_topic(cube))

@@ -271,8 +271,16 @@ class StoreContract:
         # another source wrote u(4) later (a higher version): feed1's next version must beat it
         seed += await apply("other", [(u(4), "theirs")], T0 + timedelta(days=1))
         # 1,200 items cross the engines' chunks; u(1) and u(5) come twice, u(7) again in a later chunk
-        items = [(u(1), "h1"), (u(2), "same"), (u(3), "new"), (u(4), "mine"), (u(1), "h1"), (u(5), "a"),
-                 (u(5), "b"), (u(7), "x")]
+        items = [
+            (u(1), "h1"),
+            (u(2), "same"),
+            (u(3), "new"),
+            (u(4), "mine"),
+            (u(1), "h1"),
+            (u(5), "a"),
+            (u(5), "b"),
+            (u(7), "x"),
+        ]
         items += [(u(100 + n), f"f{n}") for n in range(1180)] + [(u(7), "y"), (u(1), "h1")]
         return seed + await apply("feed1", items, T0)
 
@@ -281,8 +289,16 @@ class StoreContract:
         many = await self._hash_scenario(stores, "many", batch=True)
         assert many == one
         seed, rest = many[:3], many[3:]
-        assert rest[:8] == [(True, rest[0][1]), (False, seed[0][1]), (True, rest[2][1]), (True, rest[3][1]),
-                            (False, rest[0][1]), (True, rest[5][1]), (True, rest[6][1]), (True, rest[7][1])]
+        assert rest[:8] == [
+            (True, rest[0][1]),
+            (False, seed[0][1]),
+            (True, rest[2][1]),
+            (True, rest[3][1]),
+            (False, rest[0][1]),
+            (True, rest[5][1]),
+            (True, rest[6][1]),
+            (True, rest[7][1]),
+        ]
         assert rest[3][1] > seed[2][1]  # above the other source's later version of the URL
         assert rest[6][1] > rest[5][1]  # a URL twice: strictly increasing
         assert rest[-2][1] > rest[7][1]  # again in a later chunk: the earlier chunk's write is seen
@@ -314,8 +330,7 @@ class StoreContract:
         urls = [f"https://a.example/{n}" for n in range(200)]
         # overlapping batches from four sources, in opposite orders: each URL's lock taken by all of them
         batches = [
-            stores.hashes.check_and_set_many(f"src{i}", [(u, f"h{i}") for u in (urls if i % 2 else urls[::-1])],
-                                             now=T0)
+            stores.hashes.check_and_set_many(f"src{i}", [(u, f"h{i}") for u in (urls if i % 2 else urls[::-1])], now=T0)
             for i in range(4)
         ]
         results = await asyncio.wait_for(asyncio.gather(*batches), timeout=60)
@@ -335,8 +350,18 @@ class StoreContract:
             return [await stores.hashes.claim(url, "yml:2", 20, now=T0) for url in wanted]
 
         one, many = await scenario("one", False), await scenario("many", True)
-        assert many == one == [ClaimOutcome.outranked, ClaimOutcome.outranked, ClaimOutcome.taken_over,
-                               ClaimOutcome.claimed, ClaimOutcome.owned, ClaimOutcome.claimed]
+        assert (
+            many
+            == one
+            == [
+                ClaimOutcome.outranked,
+                ClaimOutcome.outranked,
+                ClaimOutcome.taken_over,
+                ClaimOutcome.claimed,
+                ClaimOutcome.owned,
+                ClaimOutcome.claimed,
+            ]
+        )
         urls = [f"https://many.example/{n}" for n in range(6)]
         owners = await stores.hashes.owners(urls)
         assert set(owners) == set(urls[:5])
@@ -354,8 +379,12 @@ class StoreContract:
         await stores.hashes.remember_guids("feed1", pairs)  # idempotent
         await stores.hashes.remember_guids("feed1", [])
         found = await stores.hashes.urls_for_guids("feed1", ["g0", "g1", "g2", "g699", "nope"])
-        assert found == {"g0": URL, "g1": "https://a.example/last", "g2": "https://a.example/2",
-                         "g699": "https://a.example/699"}
+        assert found == {
+            "g0": URL,
+            "g1": "https://a.example/last",
+            "g2": "https://a.example/2",
+            "g699": "https://a.example/699",
+        }
         for guid, url in found.items():
             assert await stores.hashes.url_for_guid("feed1", guid) == url
         assert await stores.hashes.urls_for_guids("feed2", ["g1"]) == {}

@@ -110,7 +110,8 @@ class Engines:
             argv = [a.decode() for a in (proc / "cmdline").read_bytes().split(b"\0")[:-1]]
             env = dict(
                 e.decode(errors="replace").split("=", 1)
-                for e in (proc / "environ").read_bytes().split(b"\0") if b"=" in e
+                for e in (proc / "environ").read_bytes().split(b"\0")
+                if b"=" in e
             )
             self._weed = (argv, os.readlink(proc / "cwd"), env)
             self.how = f"ops/s3/stop, then pid {pid}'s command line again on its data"

@@ -152,7 +152,7 @@ class FaultSite:
             v = versions[n]
             a, b = image_paths(n)
             body = (
-                f'<p>{escape(self.marker(n, v))} The council met to discuss item {n}.</p>'
+                f"<p>{escape(self.marker(n, v))} The council met to discuss item {n}.</p>"
                 f'<figure><img src="{base}{a}" alt="first picture of {n}"/></figure>'
                 + _TEXT.format(n=n)
                 + f'<figure><img src="{base}{b}" alt="second picture of {n}"/></figure>'
@@ -213,8 +213,9 @@ class FaultSite:
             feed, etag = self._feed, self._etag
         if down:
             self._log(at, path, 503)
-            return web.Response(status=503, text="down for maintenance",
-                                headers={"Retry-After": str(self.retry_after_s)})
+            return web.Response(
+                status=503, text="down for maintenance", headers={"Retry-After": str(self.retry_after_s)}
+            )
         if path == "/feed.xml":
             if request.headers.get("If-None-Match") == etag:
                 self._log(at, path, 304)

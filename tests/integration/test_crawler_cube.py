@@ -49,10 +49,25 @@ async def test_crawler_cube_end_to_end(tmp_path: Path, partner, partner_resolver
             CrawlRequest(kind=CrawlKind.feed, url=feed_url, host=A, requesters=[f"feed:{i}"], requested_at=now)
             for i in range(3)
         ]
-        reqs.append(CrawlRequest(kind=CrawlKind.image, url=partner.url(B, "/img/x.jpg"), host=B,
-                                 requesters=["media:doc"], requested_at=now))
-        reqs.append(CrawlRequest(kind=CrawlKind.feed, url=partner.url(B, "/big.xml"), host=B,
-                                 requesters=["feed:big"], feed_id="big", requested_at=now))
+        reqs.append(
+            CrawlRequest(
+                kind=CrawlKind.image,
+                url=partner.url(B, "/img/x.jpg"),
+                host=B,
+                requesters=["media:doc"],
+                requested_at=now,
+            )
+        )
+        reqs.append(
+            CrawlRequest(
+                kind=CrawlKind.feed,
+                url=partner.url(B, "/big.xml"),
+                host=B,
+                requesters=["feed:big"],
+                feed_id="big",
+                requested_at=now,
+            )
+        )
         await deps.publish([Output("crawl.requests", r) for r in reqs])
 
         cube = await build(settings, deps)

@@ -106,13 +106,18 @@ def _log_digest(topology_dir: Path, lines: int = 12) -> str:
     for log in sorted(topology_dir.glob("*.log")):
         text = log.read_text(errors="replace").splitlines()
         # the cubes' own complaints; aiokafka's reconnect noise during the broker's restart is left out
-        errors = [line for line in text if re.search(r"ERROR|Traceback|dead.letter|dlq", line, re.I)
-                  and "aiokafka" not in line and "Unclosed AIOKafka" not in line]
+        errors = [
+            line
+            for line in text
+            if re.search(r"ERROR|Traceback|dead.letter|dlq", line, re.I)
+            and "aiokafka" not in line
+            and "Unclosed AIOKafka" not in line
+        ]
         out.append(f"--- {log.name}: {len(errors)} error line(s)\n" + "\n".join(errors[-lines:]))
     return "\n".join(out)
 
 
-_FEEDS_PROCESSED = re.compile(r'^turbocubes_processed_total\{([^}]*)\}\s+([0-9.e+]+)$', re.M)
+_FEEDS_PROCESSED = re.compile(r"^turbocubes_processed_total\{([^}]*)\}\s+([0-9.e+]+)$", re.M)
 
 
 async def _feed_parser(topology_dir: Path) -> dict[str, Any]:
@@ -137,7 +142,7 @@ async def _dead_letters(kafka_url: str, bus_url: str, prefix: str) -> dict[str, 
         listed = await admin.list_topics()
     finally:
         await admin.close()
-    dlqs = sorted({t[len(prefix):] for t in listed if t.startswith(prefix) and t.endswith(".dlq")})
+    dlqs = sorted({t[len(prefix) :] for t in listed if t.startswith(prefix) and t.endswith(".dlq")})
     assert {contracts.dlq_topic(t) for t in contracts.catalog()} <= set(dlqs), dlqs
     bus = open_bus(bus_url)
     await bus.start()
@@ -150,9 +155,7 @@ async def _dead_letters(kafka_url: str, bus_url: str, prefix: str) -> dict[str, 
 # --------------------------------------------------------------------------- the test
 
 
-async def test_nothing_is_lost_under_faults(
-    kafka_url: str, postgres_url: str, s3_url: str, uid: str
-) -> None:
+async def test_nothing_is_lost_under_faults(kafka_url: str, postgres_url: str, s3_url: str, uid: str) -> None:
     endpoint = parse_qs(urlsplit(s3_url).query)["endpoint"][0]
     cdn_bucket, blobs_bucket = f"faults-{uid}", f"faults-{uid}-blobs"
     cdn_url = f"s3://{cdn_bucket}?endpoint={endpoint}"
@@ -169,32 +172,34 @@ async def test_nothing_is_lost_under_faults(
     passed = False
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURBOCUBES_")}
-    env.update({
-        "TURBOCUBES_VAR": str(var),
-        "TURBOCUBES_BUS_URL": bus_url,
-        "TURBOCUBES_STORE_URL": store_url,
-        "TURBOCUBES_STORE_POOL_SIZE": "2",
-        "TURBOCUBES_CDN_URL": cdn_url,
-        "TURBOCUBES_CDN_PUBLIC_BASE_URL": cdn_base,
-        "TURBOCUBES_BLOBS_URL": blobs_url,
-        # the partner is on loopback, which the SSRF guard refuses unless allowed
-        "TURBOCUBES_HTTP_ALLOWLIST": "127.0.0.1/32",
-        # every server on a free port: other test runs use this machine at the same time
-        "TURBOCUBES_TOPOLOGY_METRICS_BASE": "0",
-        "TURBOCUBES_API_PORT": "0",
-        "TURBOCUBES_FRONTEND_PORT": "0",
-        "TURBOCUBES_SCHEDULER_WEBSUB_PORT": "0",
-        "TURBOCUBES_TOPOLOGY_WAIT_S": str(TOPOLOGY_WAIT_S),
-        "TURBOCUBES_TOPOLOGY_STOP_S": str(TOPOLOGY_STOP_S),
-        # a fast scheduler, so edits are seen within seconds. The crawler's coalescing window keeps its
-        # default (60 s): it delays an edit by up to a minute here, but it is what a retried fetch meets
-        "TURBOCUBES_SCHEDULER_MIN_INTERVAL_S": "2",
-        "TURBOCUBES_SCHEDULER_MAX_INTERVAL_S": "6",
-        "TURBOCUBES_SCHEDULER_HOST_GAP_S": "1",
-        "TURBOCUBES_DELAY_SWEEP_INTERVAL_S": "1",
-        "TURBOCUBES_CRAWLER_RATE": str(CRAWLER_RATE),
-        "TURBOCUBES_CRAWLER_BURST": str(CRAWLER_BURST),
-    })
+    env.update(
+        {
+            "TURBOCUBES_VAR": str(var),
+            "TURBOCUBES_BUS_URL": bus_url,
+            "TURBOCUBES_STORE_URL": store_url,
+            "TURBOCUBES_STORE_POOL_SIZE": "2",
+            "TURBOCUBES_CDN_URL": cdn_url,
+            "TURBOCUBES_CDN_PUBLIC_BASE_URL": cdn_base,
+            "TURBOCUBES_BLOBS_URL": blobs_url,
+            # the partner is on loopback, which the SSRF guard refuses unless allowed
+            "TURBOCUBES_HTTP_ALLOWLIST": "127.0.0.1/32",
+            # every server on a free port: other test runs use this machine at the same time
+            "TURBOCUBES_TOPOLOGY_METRICS_BASE": "0",
+            "TURBOCUBES_API_PORT": "0",
+            "TURBOCUBES_FRONTEND_PORT": "0",
+            "TURBOCUBES_SCHEDULER_WEBSUB_PORT": "0",
+            "TURBOCUBES_TOPOLOGY_WAIT_S": str(TOPOLOGY_WAIT_S),
+            "TURBOCUBES_TOPOLOGY_STOP_S": str(TOPOLOGY_STOP_S),
+            # a fast scheduler, so edits are seen within seconds. The crawler's coalescing window keeps its
+            # default (60 s): it delays an edit by up to a minute here, but it is what a retried fetch meets
+            "TURBOCUBES_SCHEDULER_MIN_INTERVAL_S": "2",
+            "TURBOCUBES_SCHEDULER_MAX_INTERVAL_S": "6",
+            "TURBOCUBES_SCHEDULER_HOST_GAP_S": "1",
+            "TURBOCUBES_DELAY_SWEEP_INTERVAL_S": "1",
+            "TURBOCUBES_CRAWLER_RATE": str(CRAWLER_RATE),
+            "TURBOCUBES_CRAWLER_BURST": str(CRAWLER_BURST),
+        }
+    )
     engines = Engines()
     site = FaultSite(ITEMS, rate=PARTNER_RATE, retry_after_s=RETRY_AFTER_S)
     site.start()
@@ -227,8 +232,20 @@ async def test_nothing_is_lost_under_faults(
         note("topology up")
         stores = await open_stores(store_url)
 
-        rc, out = await run([str(REPO / ".venv" / "bin" / "turbocubes"), "feeds", "add", feed_url,
-                              "--format", "rss", "--service", "news"], env, 60)
+        rc, out = await run(
+            [
+                str(REPO / ".venv" / "bin" / "turbocubes"),
+                "feeds",
+                "add",
+                feed_url,
+                "--format",
+                "rss",
+                "--service",
+                "news",
+            ],
+            env,
+            60,
+        )
         assert rc == 0, f"turbocubes feeds add failed:\n{out[-3000:]}"
         note(f"feed registered: {feed_url}")
 
@@ -262,8 +279,9 @@ async def test_nothing_is_lost_under_faults(
         note(f"(a) {victim['name']} pid {victim['pid']} killed with SIGKILL ({image_hits()} images fetched)")
         # --only parser: start what is missing and wait for the parsers' health alone (another cube's
         # /healthz may be 503 now, e.g. a DLQ breaker open after the S3 outage: not this step's business)
-        rc, out = await run([str(OPS / "topology" / "start"), "--no-engines", "--only", "parser"], env,
-                            TOPOLOGY_WAIT_S + 60)
+        rc, out = await run(
+            [str(OPS / "topology" / "start"), "--no-engines", "--only", "parser"], env, TOPOLOGY_WAIT_S + 60
+        )
         assert rc == 0, f"ops/topology/start --only parser (restart) failed:\n{out[-4000:]}"
         new_pid = pid_in(topology_dir / f"{victim['name']}.pid")
         assert new_pid != victim["pid"], out[-2000:]
@@ -316,8 +334,7 @@ async def test_nothing_is_lost_under_faults(
             return await all_written()
 
         try:
-            took = await _until("every item at its latest version with CDN images", settled_or_dead,
-                                SETTLE_TIMEOUT_S)
+            took = await _until("every item at its latest version with CDN images", settled_or_dead, SETTLE_TIMEOUT_S)
             problem = f"dead letters {dead_seen}" if dead_seen else ""
         except AssertionError as exc:
             problem = str(exc)
@@ -334,7 +351,9 @@ async def test_nothing_is_lost_under_faults(
                 f"{len(stale)} stale or without CDN images (e.g. {list(stale.items())[:5]}); "
                 f"{await stores.delay.count()} document(s) parked in Delay; dead letters {dead}; "
                 f"images never fetched: {unfetched[:10]}; answered 503: {refused}; logs in {var}\n"
-                + "\n".join(timeline) + "\n" + _log_digest(topology_dir)
+                + "\n".join(timeline)
+                + "\n"
+                + _log_digest(topology_dir)
             )
         note(f"every item written at its latest version ({took:.1f} s after the last fault)")
 
@@ -377,8 +396,10 @@ async def test_nothing_is_lost_under_faults(
         # the partner never saw more than its rate, whatever happened to the crawlers
         hits = site.hits()
         worst = max_in_window([h.at for h in hits], 1.0)
-        note(f"partner: {len(hits)} requests, at most {worst} in any 1 s (rate {PARTNER_RATE}); "
-             f"{sum(1 for h in hits if h.status == 503)} answered 503")
+        note(
+            f"partner: {len(hits)} requests, at most {worst} in any 1 s (rate {PARTNER_RATE}); "
+            f"{sum(1 for h in hits if h.status == 503)} answered 503"
+        )
         assert worst <= PARTNER_RATE, f"the partner saw {worst} requests within 1 s (its rate is {PARTNER_RATE})"
         # the 503 window was really hit, and every image was fetched at least once
         assert any(h.status == 503 for h in hits), "the partner's outage met no request"

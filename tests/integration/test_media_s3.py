@@ -126,9 +126,7 @@ async def test_same_bytes_from_two_urls_are_one_s3_object(
     bucket = f"tc-{uid}"
     cdn = await open_s3(f"s3://{bucket}?endpoint={endpoint}")
     try:
-        handler = CdnHandler(
-            Settings(), registry.images, cdn, FileBlobStore("file://b", tmp_path / "b"), ManualClock()
-        )
+        handler = CdnHandler(Settings(), registry.images, cdn, FileBlobStore("file://b", tmp_path / "b"), ManualClock())
         body = png(1)
         a = (await handler.handle(crawl_result("https://a.test/1.png", body), CTX))[0].message
         b = (await handler.handle(crawl_result("https://b.test/copy.png", body), CTX))[0].message
@@ -156,9 +154,7 @@ async def test_s3_down_mid_run_is_retried_and_the_image_arrives(
     bucket = f"tc-{uid}"
     cdn = await open_s3(f"s3://{bucket}?endpoint=http://127.0.0.1:{proxy.port}&connect_timeout=1&attempts=1")
     try:
-        handler = CdnHandler(
-            Settings(), registry.images, cdn, FileBlobStore("file://b", tmp_path / "b"), ManualClock()
-        )
+        handler = CdnHandler(Settings(), registry.images, cdn, FileBlobStore("file://b", tmp_path / "b"), ManualClock())
         first = await handler.handle(crawl_result("https://a.test/before.png", png(2)), CTX)
         assert first[0].message.status == MediaStatus.ok  # type: ignore[attr-defined]
 

@@ -37,8 +37,10 @@ def _catalog(n: int) -> bytes:
         f"<categoryId>1</categoryId><picture>https://shop.test/i/{i}.jpg</picture><name>Item {i}</name></offer>"
         for i in range(n)
     )
-    return (f'<?xml version="1.0" encoding="UTF-8"?><yml_catalog><shop><categories><category id="1">Cat'
-            f"</category></categories><offers>{offers}</offers></shop></yml_catalog>").encode()
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?><yml_catalog><shop><categories><category id="1">Cat'
+        f"</category></categories><offers>{offers}</offers></shop></yml_catalog>"
+    ).encode()
 
 
 async def read_all(deps: Deps, topic: str) -> list[object]:
@@ -68,18 +70,37 @@ async def test_parser_cube_end_to_end(tmp_path: Path) -> None:
         await blobs.put("feeds/yml1", _catalog(300))
 
         def crawl(fid: str, host: str, **kw: object) -> CrawlResult:
-            return CrawlResult(kind=CrawlKind.feed, url=f"https://{host}/{fid}", host=host, status=FetchStatus.ok,
-                               feed_id=fid, fetched_at=now, **kw)  # type: ignore[arg-type]
+            return CrawlResult(
+                kind=CrawlKind.feed,
+                url=f"https://{host}/{fid}",
+                host=host,
+                status=FetchStatus.ok,
+                feed_id=fid,
+                fetched_at=now,
+                **kw,
+            )  # type: ignore[arg-type]
 
         inputs = [
             Output("crawl.feeds", crawl("turbo1", "news.test", body=TURBO)),
             Output("crawl.feeds", crawl("yml1", "shop.test", body_ref="feeds/yml1")),
-            Output("crawl.feeds", crawl("bad1", "news.test", body=b'<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><rss/>')),
+            Output(
+                "crawl.feeds",
+                crawl("bad1", "news.test", body=b'<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><rss/>'),
+            ),
             Output("crawl.feeds", crawl("gone1", "news.test", body_ref="feeds/missing")),
-            Output("partner.uploads", PartnerUpload(
-                task_id="t1", tenant_id="ten", host="news.test", format=UploadFormat.json, received_at=now,
-                body=orjson.dumps([{"url": "https://news.test/pushed", "title": "Pushed", "content_html": "<p>p</p>"}]),
-            )),
+            Output(
+                "partner.uploads",
+                PartnerUpload(
+                    task_id="t1",
+                    tenant_id="ten",
+                    host="news.test",
+                    format=UploadFormat.json,
+                    received_at=now,
+                    body=orjson.dumps(
+                        [{"url": "https://news.test/pushed", "title": "Pushed", "content_html": "<p>p</p>"}]
+                    ),
+                ),
+            ),
         ]
         await deps.publish(inputs)
         cube = await build(settings, deps)
@@ -127,11 +148,13 @@ def _write_catalog(path: Path, n: int) -> None:
         f.write("".join(f'<category id="{c}">Category {c}</category>' for c in range(50)))
         f.write("</categories><offers>")
         for i in range(n):
-            f.write(f'<offer id="o{i}" available="true"><url>https://shop.test/p/{i}</url><price>{i % 5000}</price>'
-                    f"<currencyId>RUR</currencyId><categoryId>{i % 50}</categoryId>"
-                    f"<picture>https://shop.test/i/{i}.jpg</picture><name>Product {i}</name>"
-                    f"<vendor>Vendor {i % 30}</vendor><description><![CDATA[<p>Product {i}.</p>]]></description>"
-                    f'<param name="Weight" unit="kg">{i % 9}.5</param></offer>\n')
+            f.write(
+                f'<offer id="o{i}" available="true"><url>https://shop.test/p/{i}</url><price>{i % 5000}</price>'
+                f"<currencyId>RUR</currencyId><categoryId>{i % 50}</categoryId>"
+                f"<picture>https://shop.test/i/{i}.jpg</picture><name>Product {i}</name>"
+                f"<vendor>Vendor {i % 30}</vendor><description><![CDATA[<p>Product {i}.</p>]]></description>"
+                f'<param name="Weight" unit="kg">{i % 9}.5</param></offer>\n'
+            )
         f.write("</offers></shop></yml_catalog>")
 
 
@@ -156,12 +179,22 @@ async def test_first_load_of_a_big_catalog_then_nothing(tmp_path: Path) -> None:
     try:
         await ensure_topics(deps, ["parser"])
         stores = await deps.stores()
-        await stores.feeds.upsert_feed(Feed(feed_id="big", url="https://shop.test/big.xml", host="shop.test",
-                                            format="yml"))
+        await stores.feeds.upsert_feed(
+            Feed(feed_id="big", url="https://shop.test/big.xml", host="shop.test", format="yml")
+        )
         await (await deps.blobs()).put("feeds/big", catalog.read_bytes())
-        crawl = Output("crawl.feeds", CrawlResult(
-            kind=CrawlKind.feed, url="https://shop.test/big.xml", host="shop.test", status=FetchStatus.ok,
-            feed_id="big", body_ref="feeds/big", fetched_at=datetime.now(UTC)))
+        crawl = Output(
+            "crawl.feeds",
+            CrawlResult(
+                kind=CrawlKind.feed,
+                url="https://shop.test/big.xml",
+                host="shop.test",
+                status=FetchStatus.ok,
+                feed_id="big",
+                body_ref="feeds/big",
+                fetched_at=datetime.now(UTC),
+            ),
+        )
         cube = await build(settings, deps)
         assert cube.handler_timeout_s == settings.parser.handler_timeout_s
 

@@ -39,10 +39,7 @@ async def store(s3_url: str, uid: str) -> AsyncIterator[S3BlobStore]:
 async def test_put_get_exists_delete(store: S3BlobStore) -> None:
     key = "img/ab/abcdef.png"
     assert not await store.exists(key)
-    assert (
-        await store.put(key, b"\x89PNG-bytes", content_type="image/png", cache_control="public, max-age=60")
-        == key
-    )
+    assert await store.put(key, b"\x89PNG-bytes", content_type="image/png", cache_control="public, max-age=60") == key
     assert await store.exists(key)
     assert await store.get(key) == b"\x89PNG-bytes"
     await store.put(key, b"second")  # overwrite
@@ -56,9 +53,7 @@ async def test_put_get_exists_delete(store: S3BlobStore) -> None:
 
 async def test_public_url_serves_the_object_with_its_headers(store: S3BlobStore, s3_url: str) -> None:
     key = "img/cd/cdef.jpg"
-    await store.put(
-        key, b"jpeg-bytes", content_type="image/jpeg", cache_control="public, max-age=31536000, immutable"
-    )
+    await store.put(key, b"jpeg-bytes", content_type="image/jpeg", cache_control="public, max-age=31536000, immutable")
     url = store.public_url(key)
     assert url == f"{endpoint_of(s3_url)}/{store.bucket}/{key}"
     async with aiohttp.ClientSession() as http, http.get(url) as resp:  # anonymous, like a browser

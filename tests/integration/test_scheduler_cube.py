@@ -62,8 +62,7 @@ class Probe:
             self.ticks.put_nowait(None)
             return out
 
-        return dataclasses.replace(cube, handler=handled,
-                                   timers=(Timer(timer.name, timer.interval_s, ticked), *others))
+        return dataclasses.replace(cube, handler=handled, timers=(Timer(timer.name, timer.interval_s, ticked), *others))
 
 
 async def _start(settings: Settings, clock: ManualClock) -> tuple[Deps, Runner, asyncio.Task[Any], Probe]:

@@ -128,9 +128,7 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
     await server.start()
     assert server.port
     subscriber.callback_base = f"http://127.0.0.1:{server.port}"  # known only once bound to port 0
-    handler = SchedulerHandler(
-        settings, stores.feeds, published, clock, subscriber=subscriber, rng=random.Random(1)
-    )
+    handler = SchedulerHandler(settings, stores.feeds, published, clock, subscriber=subscriber, rng=random.Random(1))
     try:
         yield Rig(stores, clock, handler, subscriber, published, hub, server.port)
     finally:

@@ -56,21 +56,23 @@ def _alive(pid: int) -> bool:
 @pytest.fixture
 def topology_env(kafka_url: str, postgres_url: str, s3_url: str, tmp_path: Path, uid: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURBOCUBES_") or k.startswith("TURBOCUBES_TEST_")}
-    env.update({
-        "TURBOCUBES_VAR": str(tmp_path),
-        "TURBOCUBES_BUS_URL": kafka_url,
-        # a fresh schema: this topology's pages, hashes and feeds never meet another test's
-        "TURBOCUBES_STORE_URL": _with_query(postgres_url, f"schema=topology_{uid}"),
-        "TURBOCUBES_STORE_POOL_SIZE": "2",
-        "TURBOCUBES_CDN_URL": s3_url,
-        "TURBOCUBES_BLOBS_URL": s3_url,
-        # every server on a free port: other test runs use this machine at the same time
-        "TURBOCUBES_TOPOLOGY_METRICS_BASE": "0",
-        "TURBOCUBES_API_PORT": "0",
-        "TURBOCUBES_FRONTEND_PORT": "0",
-        "TURBOCUBES_TOPOLOGY_WAIT_S": str(WAIT_S),
-        "TURBOCUBES_TOPOLOGY_STOP_S": str(STOP_S),
-    })
+    env.update(
+        {
+            "TURBOCUBES_VAR": str(tmp_path),
+            "TURBOCUBES_BUS_URL": kafka_url,
+            # a fresh schema: this topology's pages, hashes and feeds never meet another test's
+            "TURBOCUBES_STORE_URL": _with_query(postgres_url, f"schema=topology_{uid}"),
+            "TURBOCUBES_STORE_POOL_SIZE": "2",
+            "TURBOCUBES_CDN_URL": s3_url,
+            "TURBOCUBES_BLOBS_URL": s3_url,
+            # every server on a free port: other test runs use this machine at the same time
+            "TURBOCUBES_TOPOLOGY_METRICS_BASE": "0",
+            "TURBOCUBES_API_PORT": "0",
+            "TURBOCUBES_FRONTEND_PORT": "0",
+            "TURBOCUBES_TOPOLOGY_WAIT_S": str(WAIT_S),
+            "TURBOCUBES_TOPOLOGY_STOP_S": str(STOP_S),
+        }
+    )
     return env
 
 
@@ -83,8 +85,14 @@ def test_every_cube_runs_as_its_own_healthy_process(topology_env: dict[str, str]
     state_file = tmp_path / "topology" / "topology.json"
     pids: list[int] = []
     try:
-        started = subprocess.run([str(START), "--no-engines"], env=topology_env, capture_output=True, text=True,
-                                 timeout=WAIT_S + 60, check=False)
+        started = subprocess.run(
+            [str(START), "--no-engines"],
+            env=topology_env,
+            capture_output=True,
+            text=True,
+            timeout=WAIT_S + 60,
+            check=False,
+        )
         assert started.returncode == 0, f"ops/topology/start failed:\n{started.stdout}\n{started.stderr}"
         assert "topics create" in started.stdout
         state: dict[str, Any] = json.loads(state_file.read_text())
@@ -111,8 +119,9 @@ def test_every_cube_runs_as_its_own_healthy_process(topology_env: dict[str, str]
             assert "# TYPE turbocubes_processed_total counter" in text, inst["name"]
             assert "# TYPE turbocubes_consumer_lag gauge" in text, inst["name"]
     finally:
-        stopped = subprocess.run([str(STOP)], env=topology_env, capture_output=True, text=True,
-                                 timeout=STOP_S + 30, check=False)
+        stopped = subprocess.run(
+            [str(STOP)], env=topology_env, capture_output=True, text=True, timeout=STOP_S + 30, check=False
+        )
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert f"stopped {len(pids)} instance(s)" in stopped.stdout
     assert "SIGKILL" not in stopped.stdout, f"a cube ignored SIGTERM:\n{stopped.stdout}"

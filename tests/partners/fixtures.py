@@ -48,11 +48,7 @@ class PartnerResolver(AbstractResolver):
         if address is None:
             raise OSError(socket.EAI_NONAME, f"partner resolver: unknown host {host}")
         fam = socket.AF_INET6 if ":" in address else socket.AF_INET
-        return [
-            ResolveResult(
-                hostname=host, host=address, port=port, family=fam, proto=0, flags=socket.AI_NUMERICHOST
-            )
-        ]
+        return [ResolveResult(hostname=host, host=address, port=port, family=fam, proto=0, flags=socket.AI_NUMERICHOST)]
 
     async def close(self) -> None:
         return None

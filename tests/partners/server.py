@@ -215,9 +215,7 @@ class PartnerServer:
             return await self._huge(request, int(q.get("size", "0")), q.get("declare") == "1")
         if head == "gzip-bomb":
             body = _gzip_zeros(int(q.get("mb", "64")))
-            return web.Response(
-                body=body, headers={"Content-Encoding": "gzip", "Content-Type": "application/xml"}
-            )
+            return web.Response(body=body, headers={"Content-Encoding": "gzip", "Content-Type": "application/xml"})
         if head == "redirect" and len(parts) == 2 and parts[1].isdigit():
             n = int(parts[1])
             if n <= 0:
@@ -242,10 +240,7 @@ class PartnerServer:
             return web.Response(body=_yml(host, self.port), content_type="application/xml")
         if head == "page":
             title = "/".join(parts[1:]) or "index"
-            html = (
-                f"<html><head><title>{title}</title></head>"
-                f"<body><h1>{title}</h1><p>Text.</p></body></html>"
-            )
+            html = f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>Text.</p></body></html>"
             return web.Response(text=html, content_type="text/html")
         if head == "img" and len(parts) == 2 and "." in parts[1]:
             name, ext = parts[1].rsplit(".", 1)
@@ -258,8 +253,7 @@ class PartnerServer:
         etag = '"v1"'
         headers = {"ETag": etag, "Last-Modified": ETAG_LAST_MODIFIED}
         if request.headers.get("If-None-Match") == etag or (
-            "If-None-Match" not in request.headers
-            and request.headers.get("If-Modified-Since") == ETAG_LAST_MODIFIED
+            "If-None-Match" not in request.headers and request.headers.get("If-Modified-Since") == ETAG_LAST_MODIFIED
         ):
             return web.Response(status=304, headers=headers)
         return web.Response(body=_rss("etag", self.port), headers=headers, content_type="application/rss+xml")
@@ -327,8 +321,7 @@ def _gzip_zeros(mb: int) -> bytes:
 _ENTITY_BOMB = (
     b'<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n'
     + b"".join(
-        f' <!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n'.encode()
-        for i in range(1, 10)
+        f' <!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n'.encode() for i in range(1, 10)
     )
     + b']>\n<rss version="2.0"><channel><title>&lol9;</title></channel></rss>\n'
 )
@@ -338,7 +331,7 @@ def _rss(host: str, port: int) -> bytes:
     base = f"http://{host}:{port}"
     items = "".join(
         f"<item><title>Item {i}</title><link>{base}/page/{i}</link><guid>{base}/page/{i}</guid>"
-        f"<description>Text {i}</description><enclosure url=\"{base}/img/{i}.jpg\" type=\"image/jpeg\"/>"
+        f'<description>Text {i}</description><enclosure url="{base}/img/{i}.jpg" type="image/jpeg"/>'
         f"<pubDate>Mon, 02 Nov 2026 10:0{i}:00 GMT</pubDate></item>"
         for i in range(3)
     )
@@ -351,7 +344,7 @@ def _rss(host: str, port: int) -> bytes:
 def _atom(host: str, port: int) -> bytes:
     base = f"http://{host}:{port}"
     entries = "".join(
-        f"<entry><title>Entry {i}</title><id>{base}/page/{i}</id><link href=\"{base}/page/{i}\"/>"
+        f'<entry><title>Entry {i}</title><id>{base}/page/{i}</id><link href="{base}/page/{i}"/>'
         f"<updated>2026-11-02T10:0{i}:00Z</updated><summary>Text {i}</summary></entry>"
         for i in range(3)
     )

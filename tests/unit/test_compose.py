@@ -131,8 +131,13 @@ def test_cubes_wait_for_the_topics_and_the_engines(services: dict[str, dict[str,
 
 
 def test_engines_are_the_official_images_pinned(services: dict[str, dict[str, Any]]) -> None:
-    expected = {"kafka": "apache/kafka:", "postgres": "postgres:", "seaweedfs": "chrislusf/seaweedfs:",
-                "prometheus": "prom/prometheus:", "grafana": "grafana/grafana:"}
+    expected = {
+        "kafka": "apache/kafka:",
+        "postgres": "postgres:",
+        "seaweedfs": "chrislusf/seaweedfs:",
+        "prometheus": "prom/prometheus:",
+        "grafana": "grafana/grafana:",
+    }
     for name, prefix in expected.items():
         image = services[name]["image"]
         assert image.startswith(prefix), f"{name}: {image}"
@@ -193,9 +198,7 @@ def test_published_ports_do_not_collide(services: dict[str, dict[str, Any]]) -> 
             seen[host_port] = name
 
 
-def test_published_ports_are_the_ones_the_cubes_listen_on(
-    services: dict[str, dict[str, Any]], tmp_path: Path
-) -> None:
+def test_published_ports_are_the_ones_the_cubes_listen_on(services: dict[str, dict[str, Any]], tmp_path: Path) -> None:
     for name in ("api", "frontend"):
         settings = _settings_of(services[name], tmp_path)
         port = getattr(settings, name).port
@@ -236,8 +239,11 @@ def test_the_cube_image_is_built_from_the_dockerfile(services: dict[str, dict[st
     assert re.search(r"^FROM python:3\.11-slim\b", dockerfile, re.M)
     assert 'ENTRYPOINT ["turbocubes"]' in dockerfile
     assert re.search(r"^USER (?!root)\S+", dockerfile, re.M), "the image must not run as root"
-    ignored = {line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
-               if line.strip() and not line.startswith("#")}
+    ignored = {
+        line.strip()
+        for line in (REPO / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     copied = re.findall(r"^COPY (.+) \S+$", dockerfile, re.M)
     for sources in copied:
         for src in sources.split():
@@ -360,8 +366,13 @@ def test_dashboard_metrics_exist_in_the_code() -> None:
 
 def test_dashboard_covers_lag_throughput_dlq_crawler_and_freshness() -> None:
     used = _used_metric_names(_dashboard_exprs())
-    for needed in ("turbocubes_consumer_lag", "turbocubes_kvwriter_writes_total", "turbocubes_dead_lettered_total",
-                   "turbocubes_dlq_breaker_open", "turbocubes_freshness_seconds_bucket"):
+    for needed in (
+        "turbocubes_consumer_lag",
+        "turbocubes_kvwriter_writes_total",
+        "turbocubes_dead_lettered_total",
+        "turbocubes_dlq_breaker_open",
+        "turbocubes_freshness_seconds_bucket",
+    ):
         assert needed in used, needed
     assert any('cube="crawler"' in e for e in _dashboard_exprs()), "no crawler panel"
 
@@ -371,8 +382,12 @@ def test_alert_rules_use_existing_metrics_and_cover_the_four_alarms() -> None:
     missing = _used_metric_names(exprs) - _exposed_metric_names()
     assert not missing, f"alerts use metrics the code does not expose: {sorted(missing)}"
     joined = "\n".join(exprs)
-    for needed in ("turbocubes_consumer_lag", "turbocubes_dead_lettered_total", "turbocubes_dlq_breaker_open",
-                   "turbocubes_freshness_seconds_bucket"):
+    for needed in (
+        "turbocubes_consumer_lag",
+        "turbocubes_dead_lettered_total",
+        "turbocubes_dlq_breaker_open",
+        "turbocubes_freshness_seconds_bucket",
+    ):
         assert needed in joined, needed
 
 

@@ -33,8 +33,8 @@ def test_file_then_environment_override(tmp_path: Path) -> None:
     [
         ('[bus]\nurl = "redis://x"\n', {}, "bus.url"),
         ('[crawler]\nrate = "fast"\n', {}, "crawler.rate"),
-        ('[crawler]\nspeed = 3\n', {}, "crawler.speed"),
-        ('[nonsense]\nx = 1\n', {}, "nonsense"),
+        ("[crawler]\nspeed = 3\n", {}, "crawler.speed"),
+        ("[nonsense]\nx = 1\n", {}, "nonsense"),
         ("", {"TURBOCUBES_RUNTIME_MAX_ATTEMPTS": "many"}, "TURBOCUBES_RUNTIME_MAX_ATTEMPTS"),
         ("", {"TURBOCUBES_CRAWLER_RATE": "0"}, "crawler.rate"),
         ("[parser]\nconcurrency = 0\n", {}, "parser.concurrency"),

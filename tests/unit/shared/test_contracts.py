@@ -33,11 +33,19 @@ def test_asyncapi_describes_every_topic() -> None:
 def test_encoded_messages_satisfy_the_json_schema_files() -> None:
     now = datetime.now(UTC)
     samples = {
-        "crawl.requests": CrawlRequest(kind=CrawlKind.feed, url="https://a.example/feed.xml", host="a.example",
-                                       requested_at=now),
-        "documents.parsed": Document(url="https://a.example/p/1", host="a.example",
-                                     source=SourceRef(kind=SourceKind.rss, id="f1"), title="T",
-                                     content_hash="h", version=1, seen_at=now, parsed_at=now),
+        "crawl.requests": CrawlRequest(
+            kind=CrawlKind.feed, url="https://a.example/feed.xml", host="a.example", requested_at=now
+        ),
+        "documents.parsed": Document(
+            url="https://a.example/p/1",
+            host="a.example",
+            source=SourceRef(kind=SourceKind.rss, id="f1"),
+            title="T",
+            content_hash="h",
+            version=1,
+            seen_at=now,
+            parsed_at=now,
+        ),
     }
     for topic, msg in samples.items():
         schema = orjson.loads((contracts.SCHEMAS_DIR / contracts.topic(topic).schema_file).read_bytes())
@@ -47,7 +55,9 @@ def test_encoded_messages_satisfy_the_json_schema_files() -> None:
 
 def test_decode_names_the_bad_field() -> None:
     with pytest.raises(ContractError, match="kind"):
-        contracts.decode("crawl.requests", b'{"kind": "fax", "url": "u", "host": "h", "requested_at": "2020-01-01T00:00:00Z"}')
+        contracts.decode(
+            "crawl.requests", b'{"kind": "fax", "url": "u", "host": "h", "requested_at": "2020-01-01T00:00:00Z"}'
+        )
     with pytest.raises(ContractError):
         contracts.decode("crawl.requests", b"not json")
 

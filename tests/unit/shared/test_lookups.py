@@ -43,8 +43,7 @@ async def test_concurrent_look_ups_are_one_query(stores: Stores) -> None:
     counting = Counting(stores.images)
     batcher = LookupBatcher(counting, cache_size=0)  # type: ignore[arg-type]
     asks = [
-        [f"https://i.test/{i}.jpg", f"https://i.test/{(i + 1) % 8}.jpg", "https://i.test/none.jpg"]
-        for i in range(8)
+        [f"https://i.test/{i}.jpg", f"https://i.test/{(i + 1) % 8}.jpg", "https://i.test/none.jpg"] for i in range(8)
     ]
     answers = await asyncio.gather(*(batcher.get_many(a) for a in asks))
     assert len(counting.queries) == 1

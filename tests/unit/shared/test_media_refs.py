@@ -12,9 +12,7 @@ from shared.messages import Document, Media, MediaKind, SourceKind, SourceRef
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
-def doc(
-    html: str = "", media: list[Media] | None = None, url: str = "https://news.test/a/b/post.html"
-) -> Document:
+def doc(html: str = "", media: list[Media] | None = None, url: str = "https://news.test/a/b/post.html") -> Document:
     return Document(
         url=url,
         host="news.test",

@@ -26,8 +26,12 @@ SITEMAP = b"""<?xml version="1.0" encoding="UTF-8"?>
 
 
 def test_sitemap_entries_newest_first_then_links() -> None:
-    links = ["https://example.com/category/sport", "https://example.com/a-story-with-a-slug",
-             "https://example.com/2024/05/03/newer-story#comments", "mailto:x@example.com"]
+    links = [
+        "https://example.com/category/sport",
+        "https://example.com/a-story-with-a-slug",
+        "https://example.com/2024/05/03/newer-story#comments",
+        "mailto:x@example.com",
+    ]
     urls = discover_article_urls(SITEMAP, links, host="example.com")
     assert urls == [
         "https://example.com/2024/05/03/newer-story",
@@ -38,15 +42,18 @@ def test_sitemap_entries_newest_first_then_links() -> None:
 
 
 def test_gzipped_sitemap_index_and_junk() -> None:
-    index = (b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-             b"<sitemap><loc>https://example.com/sitemap-1.xml</loc></sitemap></sitemapindex>")
+    index = (
+        b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<sitemap><loc>https://example.com/sitemap-1.xml</loc></sitemap></sitemapindex>"
+    )
     assert sitemap_children(gzip.compress(index)) == ["https://example.com/sitemap-1.xml"]
     assert discover_article_urls(index, []) == []
     assert discover_article_urls(b"not xml at all <<<", ["https://example.com/2024/01/x"]) == [
         "https://example.com/2024/01/x"
     ]
-    entity_bomb = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">]>'
-                   b"<urlset><url><loc>&a;</loc></url></urlset>")
+    entity_bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">]><urlset><url><loc>&a;</loc></url></urlset>'
+    )
     assert discover_article_urls(entity_bomb, []) == []
 
 
@@ -68,9 +75,11 @@ def test_is_sitemap() -> None:
 
 
 def test_page_links_resolved_canonical_in_order() -> None:
-    html = (b"<html><body><a href='/2024/05/03/newer-story'>a</a><a href='javascript:alert(1)'>j</a>"
-            b"<a href='mailto:x@example.com'>m</a><a href='https://other.org/p'>o</a>"
-            b"<a href='/2024/05/03/newer-story#c'>again</a><a>no href</a><a href='http://[bad'>bad</a></body></html>")
+    html = (
+        b"<html><body><a href='/2024/05/03/newer-story'>a</a><a href='javascript:alert(1)'>j</a>"
+        b"<a href='mailto:x@example.com'>m</a><a href='https://other.org/p'>o</a>"
+        b"<a href='/2024/05/03/newer-story#c'>again</a><a>no href</a><a href='http://[bad'>bad</a></body></html>"
+    )
     assert page_links(html, "https://example.com/") == [
         "https://example.com/2024/05/03/newer-story",
         "https://other.org/p",

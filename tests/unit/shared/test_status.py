@@ -50,8 +50,18 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 
 def _page(url: str, seen: datetime, written: datetime, **kw: object) -> Page:
-    return Page(url=url, host=url.split("/")[2], version=1, html="<p>x</p>", doc_json=b"{}", title="t",
-                text="x", seen_at=seen, written_at=written, **kw)  # type: ignore[arg-type]
+    return Page(
+        url=url,
+        host=url.split("/")[2],
+        version=1,
+        html="<p>x</p>",
+        doc_json=b"{}",
+        title="t",
+        text="x",
+        seen_at=seen,
+        written_at=written,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 async def test_put_and_get_by_prefix_newest_wins(stores: Stores) -> None:
@@ -85,8 +95,15 @@ async def test_page_counts_and_freshness_read_the_page_table(stores: Stores) -> 
     await stores.pages.upsert(_page("https://b.example/x", T0, T0 + timedelta(seconds=0.5)))
     # a preview, a page without seen_at and a tombstone do not count
     await stores.pages.upsert(_page("preview:t1:https://a.example/0", T0, T0 + timedelta(seconds=500)))
-    await stores.pages.upsert(Page(url="https://b.example/y", host="b.example", version=1, doc_json=b"{}",
-                                   written_at=T0 + timedelta(seconds=60)))
+    await stores.pages.upsert(
+        Page(
+            url="https://b.example/y",
+            host="b.example",
+            version=1,
+            doc_json=b"{}",
+            written_at=T0 + timedelta(seconds=60),
+        )
+    )
     await stores.pages.upsert(_page("https://b.example/z", T0, T0 + timedelta(seconds=900)))
     await stores.pages.delete("https://b.example/z", 2, now=T0 + timedelta(seconds=901))
 

@@ -48,17 +48,27 @@ async def deps(settings: Settings) -> AsyncIterator[Deps]:
 
 
 def page(url: str, body: bytes) -> CrawlResult:
-    return CrawlResult(kind=CrawlKind.page, url=url, host="news.example.com", status=FetchStatus.ok,
-                       http_status=200, content_type="text/html", body=body, size=len(body), fetched_at=T0)
+    return CrawlResult(
+        kind=CrawlKind.page,
+        url=url,
+        host="news.example.com",
+        status=FetchStatus.ok,
+        http_status=200,
+        content_type="text/html",
+        body=body,
+        size=len(body),
+        fetched_at=T0,
+    )
 
 
 async def test_pages_in_documents_out(settings: Settings, deps: Deps) -> None:
-    await deps.publish([
-        Output("crawl.pages", page("https://news.example.com/2024/05/harbour-bridge", article_page().encode())),
-        Output("crawl.pages", page("https://news.example.com/city", listing_page().encode())),
-    ])
-    stats = await run_cube(await build(settings, deps), deps, group="autoparser-t", max_messages=2,
-                           idle_timeout=10.0)
+    await deps.publish(
+        [
+            Output("crawl.pages", page("https://news.example.com/2024/05/harbour-bridge", article_page().encode())),
+            Output("crawl.pages", page("https://news.example.com/city", listing_page().encode())),
+        ]
+    )
+    stats = await run_cube(await build(settings, deps), deps, group="autoparser-t", max_messages=2, idle_timeout=10.0)
     assert (stats.processed, stats.dead_lettered) == (2, 0)
     [doc] = await read_all(deps, "documents.parsed")  # the listing page was skipped
     assert isinstance(doc, Document)

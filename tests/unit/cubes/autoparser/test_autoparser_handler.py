@@ -34,8 +34,14 @@ def skipped(reason: str) -> float:
     return REGISTRY.get_sample_value("turbocubes_autoparser_skipped_total", {"reason": reason}) or 0.0
 
 
-CTX = Context(topic="crawl.pages", partition=0, offset=0, key="news.example.com", attempt=1,
-              received_at=datetime(2024, 5, 14, tzinfo=UTC))
+CTX = Context(
+    topic="crawl.pages",
+    partition=0,
+    offset=0,
+    key="news.example.com",
+    attempt=1,
+    received_at=datetime(2024, 5, 14, tzinfo=UTC),
+)
 FETCHED = datetime(2024, 5, 14, 8, 0, tzinfo=UTC)
 
 
@@ -53,11 +59,25 @@ async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
         await s.close()
 
 
-def crawled(body: bytes | None, *, url: str = "https://news.example.com/2024/05/harbour-bridge?utm=x",
-            body_ref: str | None = None, status: FetchStatus = FetchStatus.ok) -> CrawlResult:
-    return CrawlResult(kind=CrawlKind.page, url=url, host="news.example.com", status=status,
-                       http_status=200, content_type="text/html; charset=utf-8", body=body,
-                       body_ref=body_ref, size=len(body or b""), fetched_at=FETCHED)
+def crawled(
+    body: bytes | None,
+    *,
+    url: str = "https://news.example.com/2024/05/harbour-bridge?utm=x",
+    body_ref: str | None = None,
+    status: FetchStatus = FetchStatus.ok,
+) -> CrawlResult:
+    return CrawlResult(
+        kind=CrawlKind.page,
+        url=url,
+        host="news.example.com",
+        status=status,
+        http_status=200,
+        content_type="text/html; charset=utf-8",
+        body=body,
+        body_ref=body_ref,
+        size=len(body or b""),
+        fetched_at=FETCHED,
+    )
 
 
 def make_handler(extractor: Extractor, tmp_path: Path, stores: Stores | None = None) -> AutoparserHandler:
@@ -68,7 +88,9 @@ def make_handler(extractor: Extractor, tmp_path: Path, stores: Stores | None = N
 
     clock = ManualClock(start=1_715_670_000.0)
     return AutoparserHandler(
-        AutoparserConfig(), extractor, get_blobs,  # type: ignore[arg-type]
+        AutoparserConfig(),
+        extractor,
+        get_blobs,  # type: ignore[arg-type]
         hashes=stores.hashes if stores else None,
         hosts=HostMarker(stores.feeds, clock) if stores else None,
         clock=clock,
@@ -145,13 +167,16 @@ async def test_incomplete_extraction_is_refused(extractor: Extractor, tmp_path: 
 async def test_robots_denied_images_mark_the_host_unavailable(
     extractor: Extractor, tmp_path: Path, stores: Stores
 ) -> None:
-    await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://news.example.com/rss", host="news.example.com",
-                                        format="rss", autoparser=True))
-    await stores.feeds.upsert_feed(Feed(feed_id="f2", url="https://other.example.org/rss",
-                                        host="other.example.org", format="rss", autoparser=True))
+    await stores.feeds.upsert_feed(
+        Feed(feed_id="f1", url="https://news.example.com/rss", host="news.example.com", format="rss", autoparser=True)
+    )
+    await stores.feeds.upsert_feed(
+        Feed(feed_id="f2", url="https://other.example.org/rss", host="other.example.org", format="rss", autoparser=True)
+    )
     handler = make_handler(extractor, tmp_path, stores)
-    denied = MediaCached(url="https://img.example.com/a.jpg", status=MediaStatus.failed, reason="robots_denied",
-                         cached_at=FETCHED)
+    denied = MediaCached(
+        url="https://img.example.com/a.jpg", status=MediaStatus.failed, reason="robots_denied", cached_at=FETCHED
+    )
     assert await handler.handle(denied, CTX) == []
     f1, f2 = await stores.feeds.get("f1"), await stores.feeds.get("f2")
     assert f1 is not None

@@ -74,13 +74,9 @@ def test_decompression_bomb_is_refused_from_its_header() -> None:
 
 
 def test_over_the_configured_pixels_is_refused_below_pillows_own_limit() -> None:
-    verdict = check_media(
-        png_header_only(8000, 8000), max_bytes=MAX_BYTES, max_pixels=MAX_PIXELS, allow_video=False
-    )
+    verdict = check_media(png_header_only(8000, 8000), max_bytes=MAX_BYTES, max_pixels=MAX_PIXELS, allow_video=False)
     assert verdict.refusal == Refusal.too_many_pixels
-    small_limit = check_media(
-        image_bytes("PNG", (100, 100)), max_bytes=MAX_BYTES, max_pixels=9_999, allow_video=False
-    )
+    small_limit = check_media(image_bytes("PNG", (100, 100)), max_bytes=MAX_BYTES, max_pixels=9_999, allow_video=False)
     assert small_limit.refusal == Refusal.too_many_pixels
 
 
@@ -92,9 +88,7 @@ def test_truncated_png_is_corrupt() -> None:
 
 def test_too_large_and_empty() -> None:
     big = image_bytes("PNG")
-    assert (
-        check_media(big, max_bytes=10, max_pixels=MAX_PIXELS, allow_video=False).refusal == Refusal.too_large
-    )
+    assert check_media(big, max_bytes=10, max_pixels=MAX_PIXELS, allow_video=False).refusal == Refusal.too_large
     assert check_media(b"", max_bytes=10, max_pixels=MAX_PIXELS, allow_video=False).refusal == Refusal.empty
 
 

@@ -109,9 +109,7 @@ async def test_same_bytes_from_two_urls_make_one_object(env: Env) -> None:
 async def test_body_by_reference_is_read_from_the_blob_store(env: Env) -> None:
     body = png((9, 9, 9), (300, 200))
     await env.blobs.put("crawl/x", body)
-    out = await env.handler.handle(
-        result("https://img.test/big.png", None, body_ref="crawl/x", size=len(body)), CTX
-    )
+    out = await env.handler.handle(result("https://img.test/big.png", None, body_ref="crawl/x", size=len(body)), CTX)
     assert out[0].message.status == MediaStatus.ok  # type: ignore[attr-defined]
     assert len(env.objects()) == 1
 
@@ -144,9 +142,7 @@ async def test_html_claiming_jpeg_is_refused_and_not_stored(env: Env) -> None:
 async def test_permanent_fetch_failures_are_recorded_with_their_reason(
     env: Env, status: FetchStatus, http_status: int | None, reason: str
 ) -> None:
-    out = await env.handler.handle(
-        result("https://img.test/x.jpg", None, status=status, http_status=http_status), CTX
-    )
+    out = await env.handler.handle(result("https://img.test/x.jpg", None, status=status, http_status=http_status), CTX)
     assert [o.topic for o in out] == ["media.cached"]
     assert out[0].message.reason == reason  # type: ignore[attr-defined]
     rec = await env.stores.images.get("https://img.test/x.jpg")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
-from datetime import UTC, datetime
 
 from cubes.crawler.coalesce import Coalescer
 from shared.clock import ManualClock
@@ -13,8 +13,9 @@ from shared.messages import CrawlKind, CrawlResult, FetchStatus
 
 
 def result(status=FetchStatus.ok):
-    return CrawlResult(kind=CrawlKind.feed, url="http://a.test/f", host="a.test", status=status,
-                       fetched_at=datetime.now(UTC))
+    return CrawlResult(
+        kind=CrawlKind.feed, url="http://a.test/f", host="a.test", status=status, fetched_at=datetime.now(UTC)
+    )
 
 
 async def test_in_flight_requests_share_one_fetch():
@@ -82,8 +83,13 @@ async def test_an_asker_already_served_who_asks_again_gets_a_new_fetch():
 
 @pytest.mark.parametrize(
     "status",
-    [FetchStatus.throttled, FetchStatus.http_5xx, FetchStatus.timeout, FetchStatus.connect_error,
-     FetchStatus.dns_error],
+    [
+        FetchStatus.throttled,
+        FetchStatus.http_5xx,
+        FetchStatus.timeout,
+        FetchStatus.connect_error,
+        FetchStatus.dns_error,
+    ],
 )
 async def test_passing_failures_are_not_remembered_so_a_retry_reaches_the_partner(status):
     co = Coalescer(ManualClock(), 60.0)

@@ -105,8 +105,10 @@ async def test_robots_for_our_agent(partner, handler):
     assert out.message.status is FetchStatus.robots_denied
 
 
-@pytest.mark.parametrize(("code", "status"), [(404, FetchStatus.ok), (403, FetchStatus.ok),
-                                              (503, FetchStatus.robots_denied), (500, FetchStatus.robots_denied)])
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [(404, FetchStatus.ok), (403, FetchStatus.ok), (503, FetchStatus.robots_denied), (500, FetchStatus.robots_denied)],
+)
 async def test_robots_status_codes(partner, handler, code, status):
     partner.set_robots(A, "User-agent: *\nDisallow: /\n", status=code)  # the body must not matter
     [out] = await handler.handle(request(partner.url(A, "/feed.xml"), A), CTX)
@@ -155,8 +157,15 @@ async def test_fetch_command(partner, partner_resolver):
     from shared.config import Settings
 
     out, err = io.StringIO(), io.StringIO()
-    code = await fetch_command(Settings(), partner.url(A, "/etag"), kind=CrawlKind.feed, allow=["127.0.0.1/32"],
-                               resolver=partner_resolver, out=out, err=err)
+    code = await fetch_command(
+        Settings(),
+        partner.url(A, "/etag"),
+        kind=CrawlKind.feed,
+        allow=["127.0.0.1/32"],
+        resolver=partner_resolver,
+        out=out,
+        err=err,
+    )
     assert code == 0
     text = out.getvalue()
     assert "status:      ok" in text
@@ -170,8 +179,9 @@ async def test_fetch_command(partner, partner_resolver):
 
     partner.set_robots(A, "User-agent: *\nDisallow: /\n")
     out, err = io.StringIO(), io.StringIO()
-    code = await fetch_command(Settings(), partner.url(A, "/feed.xml"), allow=["127.0.0.1/32"],
-                               resolver=partner_resolver, out=out, err=err)
+    code = await fetch_command(
+        Settings(), partner.url(A, "/feed.xml"), allow=["127.0.0.1/32"], resolver=partner_resolver, out=out, err=err
+    )
     assert code == 1
     assert "robots_denied" in err.getvalue()
 

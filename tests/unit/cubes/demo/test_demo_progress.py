@@ -7,8 +7,15 @@ import io
 from cubes.demo.progress import Display, FirstPass, SourceProgress, format_board, format_line, format_row
 
 
-def _row(label: str = "news RSS", expected: int = 12, parsed: int = 0, waiting: int = 0, written: int = 0,
-         fetched: bool = True, error: str | None = None) -> SourceProgress:
+def _row(
+    label: str = "news RSS",
+    expected: int = 12,
+    parsed: int = 0,
+    waiting: int = 0,
+    written: int = 0,
+    fetched: bool = True,
+    error: str | None = None,
+) -> SourceProgress:
     return SourceProgress(label, expected, parsed, waiting, written, fetched, error)
 
 
@@ -88,7 +95,7 @@ def test_tty_redraws_the_board_in_place() -> None:
     assert first.count("\n") == 3
     assert first.startswith("\x1b[2Kdemo: 0/32")  # nothing drawn yet: no cursor movement
     d.board(rows, 1.0)
-    assert out.getvalue()[len(first):].startswith("\x1b[3F")  # back up over the 3 lines drawn
+    assert out.getvalue()[len(first) :].startswith("\x1b[3F")  # back up over the 3 lines drawn
     d.message("done")
     after = len(out.getvalue())
     d.status(rows)

@@ -114,8 +114,15 @@ async def test_tracker_counts_parsed_waiting_written_per_source(stores: Stores) 
     # rss: 3 parsed, of which 1 waits for images and 1 is written; turbo: nothing yet
     for url in rss.pages[:3]:
         await stores.hashes.claim(url, f"feed:{ids['news-rss']}", 50, now=now)
-    await stores.delay.park(rss.pages[1], 1, b"{}", ["http://127.0.0.1:18765/img/x.jpg"], now + timedelta(minutes=1),
-                            host="127.0.0.1", now=now)
+    await stores.delay.park(
+        rss.pages[1],
+        1,
+        b"{}",
+        ["http://127.0.0.1:18765/img/x.jpg"],
+        now + timedelta(minutes=1),
+        host="127.0.0.1",
+        now=now,
+    )
     await stores.pages.upsert(Page(url=rss.pages[2], host="127.0.0.1", version=1, title="t", written_at=now))
     await stores.feeds.update_status(ids["news-rss"], last_fetch_at=now, last_error="parse: bad item")
     rows = await Tracker(site, stores, ids).snapshot()

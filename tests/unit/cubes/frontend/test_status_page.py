@@ -20,8 +20,17 @@ T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 def _page(url: str, freshness_s: float) -> Page:
     written = T0 - timedelta(minutes=5)
-    return Page(url=url, host=url.split("/")[2], version=1, html="<p>x</p>", doc_json=b"{}", title="t",
-                text="x", seen_at=written - timedelta(seconds=freshness_s), written_at=written)
+    return Page(
+        url=url,
+        host=url.split("/")[2],
+        version=1,
+        html="<p>x</p>",
+        doc_json=b"{}",
+        title="t",
+        text="x",
+        seen_at=written - timedelta(seconds=freshness_s),
+        written_at=written,
+    )
 
 
 async def fill(stores: Stores) -> None:
@@ -32,42 +41,120 @@ async def fill(stores: Stores) -> None:
         ("shop-yml", "https://shop.example/catalog.yml", "yml"),
     ):
         await feeds.upsert_feed(Feed(feed_id=feed_id, url=url, host=url.split("/")[2], format=fmt))
-    await feeds.update_status("news-rss", last_fetch_at=T0 - timedelta(minutes=2), last_http_status=200,
-                              last_result="parsed", items=12, next_fetch_at=T0 + timedelta(minutes=10))
-    await feeds.update_status("news-broken", last_fetch_at=T0 - timedelta(minutes=1), last_http_status=200,
-                              last_result="parse_error", last_error="<b>mismatched</b> tag: item",
-                              error_line=12, error_column=5)
-    await feeds.update_status("shop-yml", last_fetch_at=T0 - timedelta(minutes=3), last_http_status=503,
-                              last_result="http_5xx", last_error="http_5xx: HTTP 503", consecutive_failures=3)
+    await feeds.update_status(
+        "news-rss",
+        last_fetch_at=T0 - timedelta(minutes=2),
+        last_http_status=200,
+        last_result="parsed",
+        items=12,
+        next_fetch_at=T0 + timedelta(minutes=10),
+    )
+    await feeds.update_status(
+        "news-broken",
+        last_fetch_at=T0 - timedelta(minutes=1),
+        last_http_status=200,
+        last_result="parse_error",
+        last_error="<b>mismatched</b> tag: item",
+        error_line=12,
+        error_column=5,
+    )
+    await feeds.update_status(
+        "shop-yml",
+        last_fetch_at=T0 - timedelta(minutes=3),
+        last_http_status=503,
+        last_result="http_5xx",
+        last_error="http_5xx: HTTP 503",
+        consecutive_failures=3,
+    )
     for i in range(2):
-        await stores.delay.park(f"https://news.example/late/{i}", 1, b"{}", [f"https://news.example/{i}.jpg"],
-                                T0 + timedelta(minutes=10), host="news.example", now=T0)
+        await stores.delay.park(
+            f"https://news.example/late/{i}",
+            1,
+            b"{}",
+            [f"https://news.example/{i}.jpg"],
+            T0 + timedelta(minutes=10),
+            host="news.example",
+            now=T0,
+        )
     for i, seconds in enumerate((1.0, 2.0, 10.0)):
         await stores.pages.upsert(_page(f"https://news.example/a/{i}", seconds))
     await stores.pages.upsert(_page("https://shop.example/p/1", 4.0))
 
     put = stores.status.put_status
     fresh, stale = T0 - timedelta(seconds=2), T0 - timedelta(minutes=1)
-    await put("cube:parser:h1:1", {"cube": "parser", "group": "parser", "instance": "h1:1", "processed": 1234,
-                                   "lag": 4000, "retried": 3, "dead_lettered": 2,
-                                   "dlq": {"crawl.feeds.dlq": 2, "partner.uploads.dlq": 0}}, now=fresh)
+    await put(
+        "cube:parser:h1:1",
+        {
+            "cube": "parser",
+            "group": "parser",
+            "instance": "h1:1",
+            "processed": 1234,
+            "lag": 4000,
+            "retried": 3,
+            "dead_lettered": 2,
+            "dlq": {"crawl.feeds.dlq": 2, "partner.uploads.dlq": 0},
+        },
+        now=fresh,
+    )
     await put("cube:media:h1:1", {"cube": "media", "group": "media", "instance": "h1:1", "lag": 2500}, now=fresh)
-    await put("cube:kvwriter:h2:9", {"cube": "kvwriter", "group": "kvwriter", "instance": "h2:9", "lag": 900},
-              now=stale)
+    await put(
+        "cube:kvwriter:h2:9", {"cube": "kvwriter", "group": "kvwriter", "instance": "h2:9", "lag": 900}, now=stale
+    )
     since = (T0 - timedelta(minutes=2)).isoformat()
-    await put("overload:scheduler:h1:1", {"cube": "scheduler", "overloaded": True, "since": since, "lag": 6500,
-                                          "paused": ["YML feed re-fetches"],
-                                          "deferred": {"YML feed re-fetches": 4}}, now=fresh)
-    await put("overload:crawler:h1:1", {"cube": "crawler", "overloaded": True, "since": since, "lag": 6500,
-                                        "paused": ["autoparser page crawling"],
-                                        "deferred": {"autoparser page crawling": 30}}, now=fresh)
+    await put(
+        "overload:scheduler:h1:1",
+        {
+            "cube": "scheduler",
+            "overloaded": True,
+            "since": since,
+            "lag": 6500,
+            "paused": ["YML feed re-fetches"],
+            "deferred": {"YML feed re-fetches": 4},
+        },
+        now=fresh,
+    )
+    await put(
+        "overload:crawler:h1:1",
+        {
+            "cube": "crawler",
+            "overloaded": True,
+            "since": since,
+            "lag": 6500,
+            "paused": ["autoparser page crawling"],
+            "deferred": {"autoparser page crawling": 30},
+        },
+        now=fresh,
+    )
     pause_end = (T0 + timedelta(seconds=120)).timestamp()
-    await put("lanes:h1:1", {"total": 40, "lanes": [
-        {"host": "shop.example", "rate": 0.25, "ceiling": 1.0, "in_flight": 0, "concurrency": 2,
-         "paused_until": pause_end, "pause_reason": "Retry-After 120 s (unavailable)", "backoff_incidents": 0},
-        {"host": "news.example", "rate": 1.0, "ceiling": 1.0, "in_flight": 0, "concurrency": 2,
-         "paused_until": None, "pause_reason": "", "backoff_incidents": 0},
-    ]}, now=fresh)
+    await put(
+        "lanes:h1:1",
+        {
+            "total": 40,
+            "lanes": [
+                {
+                    "host": "shop.example",
+                    "rate": 0.25,
+                    "ceiling": 1.0,
+                    "in_flight": 0,
+                    "concurrency": 2,
+                    "paused_until": pause_end,
+                    "pause_reason": "Retry-After 120 s (unavailable)",
+                    "backoff_incidents": 0,
+                },
+                {
+                    "host": "news.example",
+                    "rate": 1.0,
+                    "ceiling": 1.0,
+                    "in_flight": 0,
+                    "concurrency": 2,
+                    "paused_until": None,
+                    "pause_reason": "",
+                    "backoff_incidents": 0,
+                },
+            ],
+        },
+        now=fresh,
+    )
 
 
 @pytest.fixture
@@ -85,7 +172,7 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
 
 def _row(body: str, table: str, first_cell: str) -> str:
     """The HTML of the row of table ``table`` whose first cell starts with ``first_cell``."""
-    section = body[body.index(f'<table id="{table}">'):]
+    section = body[body.index(f'<table id="{table}">') :]
     section = section[: section.index("</table>")]
     for row in section.split("<tr>")[1:]:
         cell = row[: row.find("</td>")]
@@ -127,7 +214,7 @@ async def test_status_page_shows_hosts_feeds_lanes_cubes_freshness_and_overload(
 
     # feeds: last fetch, HTTP status, result, items, errors with line and column, next fetch
     ok = _row(body, "feeds", "https://news.example/rss.xml")
-    assert "<td class=num>200</td><td><span class=\"ok\">parsed</span></td><td class=num>12</td>" in ok
+    assert '<td class=num>200</td><td><span class="ok">parsed</span></td><td class=num>12</td>' in ok
     assert "2.0 min ago" not in ok
     assert "2 min ago" in ok
     assert "09:10:00 UTC</time> <small>in 10 min</small>" in ok

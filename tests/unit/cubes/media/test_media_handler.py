@@ -16,9 +16,7 @@ from shared.parked import parked_document
 from shared.runtime.cube import Context, Output
 from shared.stores import ImageRecord, Stores, open_stores
 
-CTX = Context(
-    topic="documents.parsed", partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC)
-)
+CTX = Context(topic="documents.parsed", partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
@@ -109,9 +107,7 @@ async def test_missing_images_are_ordered_and_the_document_parked(env: Env) -> N
 async def test_fifty_documents_sharing_one_image_order_it_once(env: Env) -> None:
     orders = 0
     for i in range(50):
-        out = await env.handler.handle(
-            document(f"https://news.test/p{i}", ["https://img.test/shared.jpg"]), CTX
-        )
+        out = await env.handler.handle(document(f"https://news.test/p{i}", ["https://img.test/shared.jpg"]), CTX)
         orders += len(by_topic(out, "crawl.requests"))
     assert orders == 1
     assert await env.stores.delay.count() == 50
@@ -196,9 +192,7 @@ async def test_ready_version_leaves_an_older_parked_version_to_versioning(env: E
 async def test_hostile_html_is_handled_not_crashed_on(env: Env) -> None:
     await env.cache("https://img.test/x.jpg")
     html = '<p>a\x00b</p></body><img src="https://img.test/x.jpg"></HTML ><img src=javascript:alert(1)><p>end</p>'
-    out = await env.handler.handle(
-        document("https://news.test/odd", []).model_copy(update={"content_html": html}), CTX
-    )
+    out = await env.handler.handle(document("https://news.test/odd", []).model_copy(update={"content_html": html}), CTX)
     assert [o.topic for o in out] == ["documents.ready"]
     content = out[0].message.content_html  # type: ignore[attr-defined]
     assert "javascript" not in content

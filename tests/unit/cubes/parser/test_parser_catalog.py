@@ -29,17 +29,21 @@ OFFERS = 2 * BATCH + 500
 def offer(i: int, *, url: str | None = None, price: int | None = None) -> str:
     link = f"<url>{url}</url>" if url != "" else ""
     link = link if url is not None else f"<url>https://shop.test/p/{i}</url>"
-    return (f'<offer id="o{i}">{link}<price>{price if price is not None else i}</price><currencyId>RUR</currencyId>'
-            f"<categoryId>{i % 3}</categoryId><picture>https://shop.test/i/{i}.jpg</picture>"
-            f"<name>Product {i}</name><description><![CDATA[<p>About product {i}, a fine thing.</p>]]></description>"
-            f'<param name="Colour">red</param></offer>\n')
+    return (
+        f'<offer id="o{i}">{link}<price>{price if price is not None else i}</price><currencyId>RUR</currencyId>'
+        f"<categoryId>{i % 3}</categoryId><picture>https://shop.test/i/{i}.jpg</picture>"
+        f"<name>Product {i}</name><description><![CDATA[<p>About product {i}, a fine thing.</p>]]></description>"
+        f'<param name="Colour">red</param></offer>\n'
+    )
 
 
 def catalog(offers: list[str], *, date: str = "2026-01-01 10:00", prolog: str = "", tail: bool = True) -> bytes:
     cats = "".join(f'<category id="{c}">Category {c}</category>' for c in range(3))
     end = "</offers></shop></yml_catalog>" if tail else ""
-    return (f'<?xml version="1.0" encoding="UTF-8"?>{prolog}\n<yml_catalog date="{date}"><shop><categories>{cats}'
-            f"</categories><offers>\n{''.join(offers)}{end}").encode()
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>{prolog}\n<yml_catalog date="{date}"><shop><categories>{cats}'
+        f"</categories><offers>\n{''.join(offers)}{end}"
+    ).encode()
 
 
 class Env:
@@ -56,9 +60,15 @@ class Env:
     async def load(self, body: bytes, *, commit: bool = True) -> list[Output]:
         self.clock.advance(60)
         await self.blobs.put("feeds/shop", body)
-        msg = CrawlResult(kind=CrawlKind.feed, url="https://shop.test/yml.xml", host="shop.test",
-                          status=FetchStatus.ok, body_ref="feeds/shop", feed_id="shop",
-                          fetched_at=datetime.fromtimestamp(self.clock.time(), UTC))
+        msg = CrawlResult(
+            kind=CrawlKind.feed,
+            url="https://shop.test/yml.xml",
+            host="shop.test",
+            status=FetchStatus.ok,
+            body_ref="feeds/shop",
+            feed_id="shop",
+            fetched_at=datetime.fromtimestamp(self.clock.time(), UTC),
+        )
         ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0)
         out = list(await self.handler.handle(msg, ctx))
         if commit:
@@ -76,8 +86,9 @@ class Env:
 async def env(tmp_path: Path) -> AsyncIterator[Env]:
     stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
     blobs = await open_blobs(f"file://{tmp_path}/blobs")
-    await stores.feeds.upsert_feed(Feed(feed_id="shop", url="https://shop.test/yml.xml", host="shop.test",
-                                        format="yml"))
+    await stores.feeds.upsert_feed(
+        Feed(feed_id="shop", url="https://shop.test/yml.xml", host="shop.test", format="yml")
+    )
     try:
         yield Env(stores, blobs)
     finally:

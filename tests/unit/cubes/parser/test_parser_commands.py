@@ -57,8 +57,10 @@ async def test_missing_file_exits_2(tmp_path: Path) -> None:
 
 
 async def test_yml_file_is_streamed(tmp_path: Path) -> None:
-    offers = "".join(f'<offer id="{i}"><url>https://shop.test/{i}</url><name>N{i}</name><price>{i}</price></offer>'
-                     for i in range(20))
+    offers = "".join(
+        f'<offer id="{i}"><url>https://shop.test/{i}</url><name>N{i}</name><price>{i}</price></offer>'
+        for i in range(20)
+    )
     path = tmp_path / "cat.xml"
     path.write_text(f"<yml_catalog><shop><offers>{offers}</offers></shop></yml_catalog>")
     code, lines, _ = await run(str(path), host="shop.test")

@@ -82,8 +82,11 @@ def _rows(kind: str, exp: dict) -> list[tuple[str | None, str | None, str | None
         link = e.get("link")
         if link is None and e.get("links"):
             first = e["links"][0]
-            alts = [x for x in e["links"] if isinstance(x, dict) and x.get("rel", "alternate") == "alternate"
-                    and x.get("href")]
+            alts = [
+                x
+                for x in e["links"]
+                if isinstance(x, dict) and x.get("rel", "alternate") == "alternate" and x.get("href")
+            ]
             link = alts[0]["href"] if alts else (first if isinstance(first, str) else None)
         date = e.get("pubDateParsed") or e.get("publishedParsed")
         rows.append((e.get("title"), link, date))

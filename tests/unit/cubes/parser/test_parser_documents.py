@@ -31,12 +31,19 @@ def test_sanitize_drops_every_unsafe_thing() -> None:
 
 
 def test_sanitize_keeps_turbo_structure() -> None:
-    html = ('<header><h1>T</h1><figure><img src="https://s.test/c.jpg"><figcaption>c</figcaption></figure>'
-            '</header><div data-block="widget-feedback"><div data-type="telegram"></div></div>'
-            '<table><tr><td colspan="2">x</td></tr></table><video src="https://s.test/v.mp4" controls></video>')
+    html = (
+        '<header><h1>T</h1><figure><img src="https://s.test/c.jpg"><figcaption>c</figcaption></figure>'
+        '</header><div data-block="widget-feedback"><div data-type="telegram"></div></div>'
+        '<table><tr><td colspan="2">x</td></tr></table><video src="https://s.test/v.mp4" controls></video>'
+    )
     clean = sanitize_html(html)
-    for part in ("<header><h1>T</h1>", "<figcaption>c</figcaption>", 'data-block="widget-feedback"',
-                 'colspan="2"', "<video"):
+    for part in (
+        "<header><h1>T</h1>",
+        "<figcaption>c</figcaption>",
+        'data-block="widget-feedback"',
+        'colspan="2"',
+        "<video",
+    ):
         assert part in clean
 
 
@@ -80,8 +87,9 @@ def test_prepare_items_media_roles_and_rejections() -> None:
     assert any("not on the feed's host" in e.reason for e in errors)
     assert any("no title" in e.reason for e in errors)
     assert any("duplicate link" in e.reason for e in errors)
-    doc = to_document(cand, source=SourceRef(kind=SourceKind.rss, id="f1"), version=3, seen_at=utcnow(),
-                      parsed_at=utcnow())
+    doc = to_document(
+        cand, source=SourceRef(kind=SourceKind.rss, id="f1"), version=3, seen_at=utcnow(), parsed_at=utcnow()
+    )
     assert doc.url == "https://s.test/a"
     assert doc.version == 3
     assert doc.guid == "g-1"
@@ -105,12 +113,15 @@ def test_hash_ignores_whitespace_and_dates_but_not_content() -> None:
     assert _hash(FEED.replace("t.jpg", "t2.jpg")) != base
 
 
-@pytest.mark.parametrize(("text", "iso"), [
-    ("Sun, 06 Jul 2014 12:56:00 GMT", "2014-07-06T12:56:00+00:00"),
-    ("2014-07-06T12:56:00.123-07:00", "2014-07-06T19:56:00.123000+00:00"),
-    ("2014-07-06", "2014-07-06T00:00:00+00:00"),
-    ("Sun, 06 Jul 2014 12:56:00", "2014-07-06T12:56:00+00:00"),
-])
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [
+        ("Sun, 06 Jul 2014 12:56:00 GMT", "2014-07-06T12:56:00+00:00"),
+        ("2014-07-06T12:56:00.123-07:00", "2014-07-06T19:56:00.123000+00:00"),
+        ("2014-07-06", "2014-07-06T00:00:00+00:00"),
+        ("Sun, 06 Jul 2014 12:56:00", "2014-07-06T12:56:00+00:00"),
+    ],
+)
 def test_dates_are_utc(text: str, iso: str) -> None:
     parsed = parse_date(text)
     assert parsed is not None
@@ -134,14 +145,35 @@ def test_canonical_fast_path_agrees_with_shared_urls(shared_data) -> None:  # ty
             result = parse_feed(path.read_bytes(), url="https://example.com/feed/")
             for it in result.items:
                 urls.update(u for u in (it.link, *(m.url for m in it.media)) if u)
-    urls.update({"https://A.test/x", "https://a.test", "https://a.test/./x", "http://1.2.3.4/x", "https://a.test:443/",
-                 "https://a.test/x#f", "https://a.test/%7e", "https://xn--80ak6aa92e.com/", "https://a.test./x",
-                 # ports: kept when plain, dropped when the scheme's default, refused past 65535
-                 "http://a.test:8080/x", "http://a.test:8080", "https://a.test:8443/?q=1", "http://a.test:80/x",
-                 "https://a.test:443", "http://a.test:443/x", "https://a.test:80/", "http://a.test:65535/",
-                 "http://a.test:65536/", "http://a.test:99999/", "http://a.test:0/", "http://a.test:08080/",
-                 # no path: the empty path is "/", before a query too
-                 "https://a.test?q=1", "http://a.test:8080?q=1"})
+    urls.update(
+        {
+            "https://A.test/x",
+            "https://a.test",
+            "https://a.test/./x",
+            "http://1.2.3.4/x",
+            "https://a.test:443/",
+            "https://a.test/x#f",
+            "https://a.test/%7e",
+            "https://xn--80ak6aa92e.com/",
+            "https://a.test./x",
+            # ports: kept when plain, dropped when the scheme's default, refused past 65535
+            "http://a.test:8080/x",
+            "http://a.test:8080",
+            "https://a.test:8443/?q=1",
+            "http://a.test:80/x",
+            "https://a.test:443",
+            "http://a.test:443/x",
+            "https://a.test:80/",
+            "http://a.test:65535/",
+            "http://a.test:65536/",
+            "http://a.test:99999/",
+            "http://a.test:0/",
+            "http://a.test:08080/",
+            # no path: the empty path is "/", before a query too
+            "https://a.test?q=1",
+            "http://a.test:8080?q=1",
+        }
+    )
     assert len(urls) > 1000
     for url in urls:
         try:

@@ -31,10 +31,47 @@ _PLAIN = re.compile(
 )
 
 _PIECES = [
-    "text ", "Совет ", "\n", "  ", "<", ">", "&", ";", "/", "=", '"', "#", "x", "<p>", "</p>", "<br/>", "<br >",
-    "<h1>", "</h6>", "<h7>", "<P>", "<p class=x>", "<img src=x>", "<sub>", "<span>", "<b/>", "< p>", "&amp;",
-    "&nbsp;", "&a;", "&abcdefghi;", "&#1234;", "&#1234567;", "&#x1F;", "&#xZ;", "&#;", "&amp", "<!-- c -->",
-    "<script>x</script>", "<\n>", "<small\t/>",
+    "text ",
+    "Совет ",
+    "\n",
+    "  ",
+    "<",
+    ">",
+    "&",
+    ";",
+    "/",
+    "=",
+    '"',
+    "#",
+    "x",
+    "<p>",
+    "</p>",
+    "<br/>",
+    "<br >",
+    "<h1>",
+    "</h6>",
+    "<h7>",
+    "<P>",
+    "<p class=x>",
+    "<img src=x>",
+    "<sub>",
+    "<span>",
+    "<b/>",
+    "< p>",
+    "&amp;",
+    "&nbsp;",
+    "&a;",
+    "&abcdefghi;",
+    "&#1234;",
+    "&#1234567;",
+    "&#x1F;",
+    "&#xZ;",
+    "&#;",
+    "&amp",
+    "<!-- c -->",
+    "<script>x</script>",
+    "<\n>",
+    "<small\t/>",
 ]
 
 
@@ -64,10 +101,25 @@ def _sanitize_the_long_way(html: str, base: str) -> str:
     return out.strip()
 
 
-@pytest.mark.parametrize("value", [
-    "https://s.test/a.jpg", "http://s.test/a.jpg", "/root.jpg", "rel/a.jpg", "../up.jpg", "//cdn.test/a.jpg",
-    "#frag", "", "mailto:a@s.test", "tel:+1", "?q=1&amp;b=2", "HTTP://S.TEST/x", "a.jpg?x=1&y=2", "http:x",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://s.test/a.jpg",
+        "http://s.test/a.jpg",
+        "/root.jpg",
+        "rel/a.jpg",
+        "../up.jpg",
+        "//cdn.test/a.jpg",
+        "#frag",
+        "",
+        "mailto:a@s.test",
+        "tel:+1",
+        "?q=1&amp;b=2",
+        "HTTP://S.TEST/x",
+        "a.jpg?x=1&y=2",
+        "http:x",
+    ],
+)
 @pytest.mark.parametrize("attr", ["src", "href", "poster"])
 def test_sanitize_resolves_relative_urls_as_before(attr: str, value: str) -> None:
     tag = {"src": "img", "href": "a", "poster": "video"}[attr]
@@ -83,10 +135,17 @@ def test_sanitize_leaves_absolute_urls_alone() -> None:
     assert '<img src="https://s.test/a.jpg"' in sanitize_html(relative, "https://s.test/feed/")
 
 
-@pytest.mark.parametrize("url", [
-    "http://a.test:8080/x", "http://a.test:8080", "https://a.test:8443/?q=1", "http://a.test:65535/",
-    "https://www.a.test/x/y?z=1", "http://a.test:443/x",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a.test:8080/x",
+        "http://a.test:8080",
+        "https://a.test:8443/?q=1",
+        "http://a.test:65535/",
+        "https://www.a.test/x/y?z=1",
+        "http://a.test:443/x",
+    ],
+)
 def test_canonical_fast_path_takes_plain_ports(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = canonical_url(url)
 
@@ -98,8 +157,16 @@ def test_canonical_fast_path_takes_plain_ports(url: str, monkeypatch: pytest.Mon
     assert canonical_url(url) == expected
 
 
-@pytest.mark.parametrize("url", ["http://a.test:80/x", "https://a.test:443/", "http://a.test:65536/",
-                                 "http://a.test:08080/", "http://A.test:8080/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a.test:80/x",
+        "https://a.test:443/",
+        "http://a.test:65536/",
+        "http://a.test:08080/",
+        "http://A.test:8080/",
+    ],
+)
 def test_canonical_slow_path_for_ports_it_rewrites(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
     normalize = urls._normalize
@@ -147,8 +214,15 @@ def test_dates_cached_by_text_and_long_text_not_kept() -> None:
 
 
 def test_document_kinds_from_their_values() -> None:
-    cand = documents.Candidate(url="https://s.test/p", host="s.test", title="P", content_hash="xxh3:0", index=0,
-                               kind="product", media=[MediaRef("https://s.test/v.mp4", "video")])
+    cand = documents.Candidate(
+        url="https://s.test/p",
+        host="s.test",
+        title="P",
+        content_hash="xxh3:0",
+        index=0,
+        kind="product",
+        media=[MediaRef("https://s.test/v.mp4", "video")],
+    )
     ref = SourceRef(kind=SourceKind.yml, id="f1")
     doc = documents.to_document(cand, source=ref, version=1, seen_at=T0, parsed_at=T0)
     assert doc.kind is DocKind.product
@@ -165,8 +239,7 @@ def test_document_kinds_from_their_values() -> None:
 async def parser(tmp_path: Path) -> AsyncIterator[handler.ParserHandler]:
     stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
     blobs = await open_blobs(f"file://{tmp_path}/blobs")
-    await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://news.test/f1.xml", host="news.test",
-                                        format="rss"))
+    await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://news.test/f1.xml", host="news.test", format="rss"))
 
     async def get_blobs() -> BlobStore:
         return blobs
@@ -182,19 +255,23 @@ def _rss(count: int, paragraph_bytes: int) -> bytes:
     text = "<p>" + "word " * (paragraph_bytes // 5) + "</p>"
     items = "".join(
         f"<item><title>Story {n}</title><link>https://news.test/story/{n}</link>"
-        f"<description><![CDATA[{text}<img src=\"/img/{n}.jpg\">]]></description></item>"
+        f'<description><![CDATA[{text}<img src="/img/{n}.jpg">]]></description></item>'
         for n in range(count)
     )
     return f'<rss version="2.0"><channel><title>News</title>{items}</channel></rss>'.encode()
 
 
-@pytest.mark.parametrize(("count", "paragraph_bytes", "off_loop"), [
-    (100, 1000, False),  # an ordinary news feed: on the loop
-    (300, 100, True),  # many items
-    (5, 80_000, True),  # few items, but a big body: sanitizing costs by the byte
-])
-async def test_where_items_are_prepared(parser: handler.ParserHandler, monkeypatch: pytest.MonkeyPatch, count: int,
-                                        paragraph_bytes: int, off_loop: bool) -> None:
+@pytest.mark.parametrize(
+    ("count", "paragraph_bytes", "off_loop"),
+    [
+        (100, 1000, False),  # an ordinary news feed: on the loop
+        (300, 100, True),  # many items
+        (5, 80_000, True),  # few items, but a big body: sanitizing costs by the byte
+    ],
+)
+async def test_where_items_are_prepared(
+    parser: handler.ParserHandler, monkeypatch: pytest.MonkeyPatch, count: int, paragraph_bytes: int, off_loop: bool
+) -> None:
     threads: list[int] = []
     real = handler.prepare_items
 
@@ -205,10 +282,19 @@ async def test_where_items_are_prepared(parser: handler.ParserHandler, monkeypat
     monkeypatch.setattr(handler, "prepare_items", spy)
     body = _rss(count, paragraph_bytes)
     assert (len(body) > handler._THREAD_BYTES) == (paragraph_bytes > 1000)
-    msg = CrawlResult(kind=CrawlKind.feed, url="https://news.test/f1.xml", host="news.test", status=FetchStatus.ok,
-                      body=body, feed_id="f1", content_type="application/rss+xml", fetched_at=T0)
-    out = await parser.handle(msg, Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1,
-                                           received_at=T0))
+    msg = CrawlResult(
+        kind=CrawlKind.feed,
+        url="https://news.test/f1.xml",
+        host="news.test",
+        status=FetchStatus.ok,
+        body=body,
+        feed_id="f1",
+        content_type="application/rss+xml",
+        fetched_at=T0,
+    )
+    out = await parser.handle(
+        msg, Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0)
+    )
     assert len(threads) == 1
     assert (threads[0] != threading.get_ident()) is off_loop
     docs = [o.message for o in out if isinstance(o.message, Document)]

@@ -88,8 +88,9 @@ def test_not_well_formed_turbo_sample_is_recovered_with_position(shared_data: Pa
     assert (warning.line, warning.column) == (10, 17)
     assert "sy" in warning.reason
     assert len(result.items) == 3
-    assert all("\u0421\u043a\u0430\u0447\u0430\u0442\u044c" in it.content_html or it.content_html
-               for it in result.items)
+    assert all(
+        "\u0421\u043a\u0430\u0447\u0430\u0442\u044c" in it.content_html or it.content_html for it in result.items
+    )
     assert "Скачать" in result.items[0].content_html  # Cyrillic decoded, not mojibake
     # the file is cut off inside item 4: that item is refused with its line
     [cut] = [e for e in result.errors if e.index is not None]
@@ -140,8 +141,13 @@ def test_yml_offers_become_products() -> None:
     assert a.kind == "product"
     assert a.title == "Книга"
     assert a.product == {
-        "offer_id": "a1", "available": False, "price": "100", "old_price": "120", "currency": "RUR",
-        "category": "Детективы", "params": [{"name": "Вес", "value": "1.5", "unit": "кг"}],
+        "offer_id": "a1",
+        "available": False,
+        "price": "100",
+        "old_price": "120",
+        "currency": "RUR",
+        "category": "Детективы",
+        "params": [{"name": "Вес", "value": "1.5", "unit": "кг"}],
     }
     assert [m.url for m in a.media] == ["https://shop.test/1.jpg", "https://shop.test/2.jpg"]
     assert {m.role for m in a.media} == {"picture"}
@@ -153,8 +159,16 @@ def test_yml_offers_become_products() -> None:
 
 
 def test_yml_samples(shared_data: Path) -> None:
-    expected = {"stefanitsky": 8, "Zverushko": 3, "dmitrykram": 77, "anton-kuznetsov": 132, "LarouSchool": 22,
-                "Shmalzz": 3, "ppbgroup": 10, "fortrannew": 1}
+    expected = {
+        "stefanitsky": 8,
+        "Zverushko": 3,
+        "dmitrykram": 77,
+        "anton-kuznetsov": 132,
+        "LarouSchool": 22,
+        "Shmalzz": 3,
+        "ppbgroup": 10,
+        "fortrannew": 1,
+    }
     for path in sorted((shared_data / "feeds" / "yml").glob("*.*ml")):
         result = parse_feed(path.read_bytes())
         assert not result.fatal, path.name
@@ -175,8 +189,10 @@ def test_yml_is_streamed_with_cleared_elements() -> None:
 
 
 def test_yml_broken_catalog_keeps_offers_before_the_error() -> None:
-    body = b'<yml_catalog><shop><offers><offer id="1"><url>https://s.test/1</url><name>A</name></offer>' \
-           b'<offer id="2"><url>https://s.test/2</url><name>B</nam></offer></offers></shop></yml_catalog>'
+    body = (
+        b'<yml_catalog><shop><offers><offer id="1"><url>https://s.test/1</url><name>A</name></offer>'
+        b'<offer id="2"><url>https://s.test/2</url><name>B</nam></offer></offers></shop></yml_catalog>'
+    )
     result = parse_feed(body)
     assert [it.title for it in result.items] == ["A"]
     err = result.feed_error
@@ -247,12 +263,20 @@ def test_format_detection() -> None:
 
 
 def test_json_documents_one_bad_one_good() -> None:
-    body = orjson.dumps({"documents": [
-        {"url": "https://p.test/1", "title": "One", "content_html": "<p>x</p>",
-         "product": {"offer_id": "7", "price": "10"}},
-        {"url": "ftp://p.test/2", "title": "Two"},
-        {"url": "https://p.test/3", "action": "delete"},
-    ]})
+    body = orjson.dumps(
+        {
+            "documents": [
+                {
+                    "url": "https://p.test/1",
+                    "title": "One",
+                    "content_html": "<p>x</p>",
+                    "product": {"offer_id": "7", "price": "10"},
+                },
+                {"url": "ftp://p.test/2", "title": "Two"},
+                {"url": "https://p.test/3", "action": "delete"},
+            ]
+        }
+    )
     result = parse_feed(body)
     assert [it.link for it in result.items] == ["https://p.test/1"]
     assert result.items[0].kind == "product"
@@ -283,8 +307,10 @@ def test_feed_wrapped_in_html_is_read_from_the_inner_root(shared_data: Path) -> 
 
 
 def test_blank_lines_before_the_declaration_keep_line_numbers() -> None:
-    body = b'\n\n<?xml version="1.0"?>\n<rss><channel>\n<item><title>a</title><link>https://a.test/1</link></item>\n' \
-           b"<item><title>b</title><link>https://a.test/2</link><bad></item>\n</channel></rss>"
+    body = (
+        b'\n\n<?xml version="1.0"?>\n<rss><channel>\n<item><title>a</title><link>https://a.test/1</link></item>\n'
+        b"<item><title>b</title><link>https://a.test/2</link><bad></item>\n</channel></rss>"
+    )
     result = parse_feed(body)
     err = result.feed_error
     assert err is not None
@@ -293,9 +319,11 @@ def test_blank_lines_before_the_declaration_keep_line_numbers() -> None:
 
 
 def test_websub_hub_and_self_link() -> None:
-    body = (b'<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>t</title>'
-            b'<atom:link rel="hub" href="https://hub.test/"/><atom:link rel="self" href="https://a.test/rss"/>'
-            b"</channel></rss>")
+    body = (
+        b'<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>t</title>'
+        b'<atom:link rel="hub" href="https://hub.test/"/><atom:link rel="self" href="https://a.test/rss"/>'
+        b"</channel></rss>"
+    )
     meta = parse_feed(body).meta
     assert meta.hub == "https://hub.test/"
     assert meta.self_url == "https://a.test/rss"

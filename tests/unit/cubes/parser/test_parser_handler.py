@@ -36,14 +36,18 @@ def ctx(attempt: int = 1) -> Context:
 
 def item(n: int, text: str = "text", *, link: str | None = None, guid: str | None = None, turbo: str = "true") -> str:
     g = f"<guid>{guid}</guid>" if guid else ""
-    return (f'<item turbo="{turbo}"><title>Item {n}</title><link>{link or f"https://news.test/{n}"}</link>{g}'
-            f"<pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate>"
-            f"<turbo:content><![CDATA[<header><h1>Item {n}</h1></header><p>{text}</p>]]></turbo:content></item>")
+    return (
+        f'<item turbo="{turbo}"><title>Item {n}</title><link>{link or f"https://news.test/{n}"}</link>{g}'
+        f"<pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate>"
+        f"<turbo:content><![CDATA[<header><h1>Item {n}</h1></header><p>{text}</p>]]></turbo:content></item>"
+    )
 
 
 def turbo_feed(*items: str) -> bytes:
-    return ('<?xml version="1.0" encoding="UTF-8"?><rss version="2.0" xmlns:turbo="http://turbo.yandex.ru">'
-            f"<channel><title>News</title><link>https://news.test/</link>{''.join(items)}</channel></rss>").encode()
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0" xmlns:turbo="http://turbo.yandex.ru">'
+        f"<channel><title>News</title><link>https://news.test/</link>{''.join(items)}</channel></rss>"
+    ).encode()
 
 
 class Env:
@@ -59,9 +63,17 @@ class Env:
 
     def result(self, body: bytes | None, feed_id: str = "f1", **kw: object) -> CrawlResult:
         self.clock.advance(60)
-        return CrawlResult(kind=CrawlKind.feed, url="https://news.test/turbo.xml", host="news.test",
-                           status=FetchStatus.ok, body=body, feed_id=feed_id, content_type="application/rss+xml",
-                           fetched_at=datetime.fromtimestamp(self.clock.time(), UTC), **kw)  # type: ignore[arg-type]
+        return CrawlResult(
+            kind=CrawlKind.feed,
+            url="https://news.test/turbo.xml",
+            host="news.test",
+            status=FetchStatus.ok,
+            body=body,
+            feed_id=feed_id,
+            content_type="application/rss+xml",
+            fetched_at=datetime.fromtimestamp(self.clock.time(), UTC),
+            **kw,
+        )  # type: ignore[arg-type]
 
     async def hashes_owner(self, url: str) -> str | None:
         owner = await self.stores.hashes.owner(url)
@@ -85,8 +97,9 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
     stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
     blobs = await open_blobs(f"file://{tmp_path}/blobs")
     for fid in ("f1", "f2"):
-        await stores.feeds.upsert_feed(Feed(feed_id=fid, url=f"https://news.test/{fid}.xml", host="news.test",
-                                            format="turbo"))
+        await stores.feeds.upsert_feed(
+            Feed(feed_id=fid, url=f"https://news.test/{fid}.xml", host="news.test", format="turbo")
+        )
     try:
         yield Env(stores, blobs)
     finally:
@@ -173,8 +186,10 @@ async def test_guid_follows_a_moved_item(env: Env) -> None:
 async def test_priority_decides_conflicts_and_both_sides_know(env: Env) -> None:
     await env.feed(turbo_feed(item(1)))
     # a plain RSS feed (lower priority) with the same URL: refused, its status says why
-    rss = (b'<rss version="2.0"><channel><title>c</title><item><title>Other</title>'
-           b"<link>https://news.test/1</link></item></channel></rss>")
+    rss = (
+        b'<rss version="2.0"><channel><title>c</title><item><title>Other</title>'
+        b"<link>https://news.test/1</link></item></channel></rss>"
+    )
     out = await env.feed(rss, feed_id="f2")
     assert out == []
     status = (await env.stores.feeds.get("f2")).status  # type: ignore[union-attr]
@@ -184,8 +199,14 @@ async def test_priority_decides_conflicts_and_both_sides_know(env: Env) -> None:
 
     # the partner API (higher priority) takes the URL over; the Turbo feed's status records it
     await env.stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="news.test"))
-    up = PartnerUpload(task_id="t1", tenant_id="ten", host="news.test", format=UploadFormat.json,
-                       body=orjson.dumps([{"url": "https://news.test/1", "title": "Pushed"}]), received_at=T0)
+    up = PartnerUpload(
+        task_id="t1",
+        tenant_id="ten",
+        host="news.test",
+        format=UploadFormat.json,
+        body=orjson.dumps([{"url": "https://news.test/1", "title": "Pushed"}]),
+        received_at=T0,
+    )
     [pushed] = docs(await env.handle(up))
     assert pushed.source.kind is SourceKind.upload
     assert pushed.source.id == "t1"
@@ -198,16 +219,25 @@ async def test_priority_decides_conflicts_and_both_sides_know(env: Env) -> None:
 
 async def test_upload_task_results(env: Env) -> None:
     await env.stores.tasks.create(Task(task_id="t2", tenant_id="ten", host="news.test"))
-    payload = {"documents": [
-        {"url": "https://news.test/p1", "title": "P1", "content_html": "<p>x</p><script>x</script>"},
-        {"url": "https://evil.test/p2", "title": "P2"},
-        {"url": "https://news.test/p3"},
-    ]}
+    payload = {
+        "documents": [
+            {"url": "https://news.test/p1", "title": "P1", "content_html": "<p>x</p><script>x</script>"},
+            {"url": "https://evil.test/p2", "title": "P2"},
+            {"url": "https://news.test/p3"},
+        ]
+    }
     body = orjson.dumps(payload)
     ref = "uploads/ten/t2"
     await env.blobs.put(ref, body)
-    up = PartnerUpload(task_id="t2", tenant_id="ten", host="news.test", format=UploadFormat.json,
-                       body_ref=ref, size=len(body), received_at=T0)
+    up = PartnerUpload(
+        task_id="t2",
+        tenant_id="ten",
+        host="news.test",
+        format=UploadFormat.json,
+        body_ref=ref,
+        size=len(body),
+        received_at=T0,
+    )
     out = await env.handle(up)
     [doc] = docs(out)
     assert "<script>" not in doc.content_html
@@ -222,8 +252,15 @@ async def test_upload_task_results(env: Env) -> None:
 
 async def test_debug_upload_makes_previews_and_touches_no_hash(env: Env) -> None:
     await env.stores.tasks.create(Task(task_id="t3", tenant_id="ten", host="news.test"))
-    up = PartnerUpload(task_id="t3", tenant_id="ten", host="news.test", format=UploadFormat.turbo, mode="debug",
-                       body=turbo_feed(item(7)), received_at=T0)
+    up = PartnerUpload(
+        task_id="t3",
+        tenant_id="ten",
+        host="news.test",
+        format=UploadFormat.turbo,
+        mode="debug",
+        body=turbo_feed(item(7)),
+        received_at=T0,
+    )
     [doc] = docs(await env.handle(up))
     assert doc.preview
     assert await env.stores.hashes.get("tenant:ten", doc.url) is None
@@ -267,8 +304,10 @@ def _sample(name: str, source: str) -> float:
 
 
 async def test_counters_and_same_body_shortcut(env: Env) -> None:
-    before = {n: _sample(f"turbocubes_parser_{n}_total", "turbo") for n in ("parsed", "changed", "unchanged", "deleted",
-                                                                            "rejected")}
+    before = {
+        n: _sample(f"turbocubes_parser_{n}_total", "turbo")
+        for n in ("parsed", "changed", "unchanged", "deleted", "rejected")
+    }
     await env.feed(turbo_feed(item(1), item(2), item(3, link="https://evil.test/3")))
     await env.feed(turbo_feed(item(1), item(2, "edited"), item(4, turbo="false")))
     same_before = _sample("turbocubes_parser_same_body_total", "turbo")

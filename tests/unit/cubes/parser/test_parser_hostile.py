@@ -22,23 +22,36 @@ LAUGHS = b"""<?xml version="1.0"?>
 
 
 def _xxe(target: str) -> bytes:
-    return (f'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "{target}">]>'
-            '<rss><channel><item><title>&x;</title><link>https://a.test/1</link></item></channel></rss>').encode()
+    return (
+        f'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "{target}">]>'
+        "<rss><channel><item><title>&x;</title><link>https://a.test/1</link></item></channel></rss>"
+    ).encode()
 
 
 HOSTILE = {
     "billion laughs": (LAUGHS, "entity expansion"),
     "xxe file": (_xxe("file:///etc/passwd"), "XXE"),
     "xxe http": (_xxe("http://127.0.0.1:9/evil.dtd"), "XXE"),
-    "parameter entity": (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x">%p;]>'
-                         b"<rss/>", "XXE"),
-    "deep nesting": (b"<rss><channel><item><title>t</title><description>" + b"<a>" * 100_000 + b"</a>" * 100_000
-                     + b"</description></item></channel></rss>", "depth"),
+    "parameter entity": (
+        b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x">%p;]><rss/>',
+        "XXE",
+    ),
+    "deep nesting": (
+        b"<rss><channel><item><title>t</title><description>"
+        + b"<a>" * 100_000
+        + b"</a>" * 100_000
+        + b"</description></item></channel></rss>",
+        "depth",
+    ),
     "deep and broken": (b"<rss><channel><item><description>" + b"<a>" * 100_000, "depth"),
-    "huge attribute": (b'<rss><channel><item a="' + b"x" * (11 * 1024 * 1024)
-                       + b'"><title>t</title></item></channel></rss>', "limit"),
-    "huge text": (b"<rss><channel><item><title>" + b"x" * (11 * 1024 * 1024)
-                  + b"</title></item></channel></rss>", "limit"),
+    "huge attribute": (
+        b'<rss><channel><item a="' + b"x" * (11 * 1024 * 1024) + b'"><title>t</title></item></channel></rss>',
+        "limit",
+    ),
+    "huge text": (
+        b"<rss><channel><item><title>" + b"x" * (11 * 1024 * 1024) + b"</title></item></channel></rss>",
+        "limit",
+    ),
 }
 
 

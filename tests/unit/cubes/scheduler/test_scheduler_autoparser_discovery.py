@@ -32,8 +32,10 @@ INDEX = f"""<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
   <sitemap><loc>{ORIGIN}/sitemap-posts.xml</loc></sitemap>
   <sitemap><loc>https://evil.example.org/sitemap.xml</loc></sitemap>
 </sitemapindex>""".encode()
-HOME = (b"<html><body><a href='/about'>About</a><a href='/2024/05/02/second-post'>2</a>"
-        b"<a href='/2024/05/03/third-post-here'>3</a></body></html>")
+HOME = (
+    b"<html><body><a href='/about'>About</a><a href='/2024/05/02/second-post'>2</a>"
+    b"<a href='/2024/05/03/third-post-here'>3</a></body></html>"
+)
 
 
 class Collector:
@@ -56,14 +58,28 @@ def ctx(topic: str) -> Context:
 
 
 def reg(feed_id: str, url: str, *, autoparser: bool, action: str = "upsert") -> FeedRegistration:
-    return FeedRegistration(action=action, feed_id=feed_id, url=url, host=url.split("/")[2],  # type: ignore[arg-type]
-                            format=FeedFormat.rss, autoparser=autoparser, registered_at=datetime.now(UTC))
+    return FeedRegistration(
+        action=action,
+        feed_id=feed_id,
+        url=url,
+        host=url.split("/")[2],  # type: ignore[arg-type]
+        format=FeedFormat.rss,
+        autoparser=autoparser,
+        registered_at=datetime.now(UTC),
+    )
 
 
 def page(url: str, body: bytes, requesters: list[str], status: FetchStatus = FetchStatus.ok) -> CrawlResult:
-    return CrawlResult(kind=CrawlKind.page, url=url, host=url.split("/")[2], status=status, http_status=200,
-                       body=body if status is FetchStatus.ok else None, requesters=requesters,
-                       fetched_at=datetime(2024, 5, 14, tzinfo=UTC))
+    return CrawlResult(
+        kind=CrawlKind.page,
+        url=url,
+        host=url.split("/")[2],
+        status=status,
+        http_status=200,
+        body=body if status is FetchStatus.ok else None,
+        requesters=requesters,
+        fetched_at=datetime(2024, 5, 14, tzinfo=UTC),
+    )
 
 
 @pytest.fixture
@@ -95,8 +111,10 @@ async def test_autoparser_feed_gets_discovery_rounds_on_its_schedule(stores: Sto
     await h.tick()
     reqs = pub.take()
     # both feeds are fetched as feeds; only the autoparser host is read for articles
-    assert sorted(r.url for r in reqs if r.kind is CrawlKind.feed) == [f"{ORIGIN}/feed.xml",
-                                                                        "https://news.example/rss.xml"]
+    assert sorted(r.url for r in reqs if r.kind is CrawlKind.feed) == [
+        f"{ORIGIN}/feed.xml",
+        "https://news.example/rss.xml",
+    ]
     pages = [r for r in reqs if r.kind is CrawlKind.page]
     assert discovery_fetches(pages) == [f"{ORIGIN}/", f"{ORIGIN}/sitemap.xml"]
     assert len(pages) == 2
@@ -167,30 +185,44 @@ async def test_pages_not_ours_are_ignored_and_rounds_are_bounded(stores: Stores,
     await h.handle(reg("news", "https://news.example/rss.xml", autoparser=False), ctx("feeds.registry"))
     await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=True), ctx("feeds.registry"))
     # an autoparser article result, a discovery result for a host without the flag, a failed fetch
-    assert await h.handle(page(f"{ORIGIN}/2024/05/01/first-post", HOME, ["autoparser:blog.example"]),
-                          ctx("crawl.pages")) == []
+    assert (
+        await h.handle(page(f"{ORIGIN}/2024/05/01/first-post", HOME, ["autoparser:blog.example"]), ctx("crawl.pages"))
+        == []
+    )
     assert await h.handle(page("https://news.example/", HOME, ["discover:news.example"]), ctx("crawl.pages")) == []
-    assert await h.handle(page(f"{ORIGIN}/sitemap.xml", b"", ["discover:blog.example"], FetchStatus.http_4xx),
-                          ctx("crawl.pages")) == []
+    assert (
+        await h.handle(
+            page(f"{ORIGIN}/sitemap.xml", b"", ["discover:blog.example"], FetchStatus.http_4xx), ctx("crawl.pages")
+        )
+        == []
+    )
     many = b"".join(b"<a href='/2024/05/%02d/post-number-%d'>x</a>" % (i % 28 + 1, i) for i in range(10))
     out = await h.handle(page(f"{ORIGIN}/", many, ["discover:blog.example"]), ctx("crawl.pages"))
     assert len(out) == SETTINGS.scheduler.discovery_batch  # the rest come in later rounds
 
 
 async def test_rounds_yield_under_overload(stores: Stores, clock: ManualClock) -> None:
-    settings = SETTINGS.replace(runtime={"overload_lag": 100, "overload_resume_lag": 10, "status_interval_s": 5.0,
-                                         "overload_groups": ["parser"]})
+    settings = SETTINGS.replace(
+        runtime={
+            "overload_lag": 100,
+            "overload_resume_lag": 10,
+            "status_interval_s": 5.0,
+            "overload_groups": ["parser"],
+        }
+    )
     overload = Overload(settings, stores.status, clock, cube="scheduler")
     pub = Collector()
     h = make(stores, clock, pub, overload)
     await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=True), ctx("feeds.registry"))
-    await stores.status.put_status("cube:parser:h1:1", {"cube": "parser", "group": "parser", "lag": 500},
-                                   now=stamp(clock))
+    await stores.status.put_status(
+        "cube:parser:h1:1", {"cube": "parser", "group": "parser", "lag": 500}, now=stamp(clock)
+    )
     assert await overload.refresh() is True
     await h.tick()
     assert discovery_fetches(pub.take()) == []  # held back, not dropped
-    await stores.status.put_status("cube:parser:h1:1", {"cube": "parser", "group": "parser", "lag": 0},
-                                   now=stamp(clock))
+    await stores.status.put_status(
+        "cube:parser:h1:1", {"cube": "parser", "group": "parser", "lag": 0}, now=stamp(clock)
+    )
     assert await overload.refresh() is False
     clock.advance(61)
     await h.tick()

@@ -12,11 +12,9 @@ from shared.stores.rows import Feed
 async def test_a_restarted_scheduler_still_knows_the_secret(tmp_path: Path) -> None:
     stores = await open_stores(f"sqlite:///{tmp_path}/s.db")
     try:
-        await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://a.example/feed", host="a.example",
-                                            format="rss"))
+        await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://a.example/feed", host="a.example", format="rss"))
         book = Subscriptions(stores.feeds)
-        book.put(Subscription("f1", "https://hub.example/", "https://a.example/feed", "s3cret",
-                              SubState.pending, 1.0))
+        book.put(Subscription("f1", "https://hub.example/", "https://a.example/feed", "s3cret", SubState.pending, 1.0))
         await book.flush()
         await stores.feeds.update_status("f1", websub_expires_at=None)
 

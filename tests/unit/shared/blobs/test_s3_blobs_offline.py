@@ -56,9 +56,7 @@ async def test_s3_down_is_retriable_and_open_does_not_fail() -> None:
 
 
 async def test_open_blobs_picks_s3_by_scheme() -> None:
-    store = await open_blobs(
-        f"s3://media?endpoint=http://127.0.0.1:{closed_port()}&connect_timeout=0.2&attempts=1"
-    )
+    store = await open_blobs(f"s3://media?endpoint=http://127.0.0.1:{closed_port()}&connect_timeout=0.2&attempts=1")
     try:
         assert isinstance(store, S3BlobStore)
     finally:

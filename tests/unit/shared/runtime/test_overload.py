@@ -36,8 +36,12 @@ from shared.stores import Feed, Stores, open_stores
 T0 = 1_800_000_000.0
 SETTINGS = Settings().replace(
     scheduler={"jitter": 0.0},
-    runtime={"overload_lag": 5000, "overload_resume_lag": 1000, "status_interval_s": 5.0,
-             "overload_groups": ["parser", "media"]},
+    runtime={
+        "overload_lag": 5000,
+        "overload_resume_lag": 1000,
+        "status_interval_s": 5.0,
+        "overload_groups": ["parser", "media"],
+    },
 )
 
 
@@ -51,8 +55,9 @@ async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
 async def report_lag(stores: Stores, clock: ManualClock, **lags: int) -> None:
     """What each cube process's StatusWriter publishes: its group and its lag, stamped now."""
     for group, lag in lags.items():
-        await stores.status.put_status(f"cube:{group}:h1:1", {"cube": group, "group": group, "lag": lag},
-                                       now=stamp(clock))
+        await stores.status.put_status(
+            f"cube:{group}:h1:1", {"cube": group, "group": group, "lag": lag}, now=stamp(clock)
+        )
 
 
 class Collector:
@@ -74,7 +79,14 @@ class Collector:
 def test_hysteresis_turns_on_at_high_and_off_under_low() -> None:
     g = Hysteresis(high=100, low=10)
     assert [g.update(v, float(t)) for t, v in enumerate([50, 99, 100, 60, 10, 9, 50, 100])] == [
-        False, False, True, True, True, False, False, True,
+        False,
+        False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        True,
     ]
     assert g.since == 7.0
     assert g.update(None, 8.0) is False  # nothing measured: fail open
@@ -102,10 +114,15 @@ async def test_scheduler_holds_yml_refetches_while_news_flows(stores: Stores) ->
     clock = ManualClock(T0)
     feeds = stores.feeds
     fetched = datetime.fromtimestamp(T0 - 3600, UTC)
-    for feed_id, fmt, first in (("news-rss", "rss", False), ("news-turbo", "turbo", False),
-                                ("shop-yml", "yml", False), ("new-yml", "yml", True)):
-        await feeds.upsert_feed(Feed(feed_id=feed_id, url=f"https://{feed_id}.example/feed", host=f"{feed_id}.example",
-                                     format=fmt))
+    for feed_id, fmt, first in (
+        ("news-rss", "rss", False),
+        ("news-turbo", "turbo", False),
+        ("shop-yml", "yml", False),
+        ("new-yml", "yml", True),
+    ):
+        await feeds.upsert_feed(
+            Feed(feed_id=feed_id, url=f"https://{feed_id}.example/feed", host=f"{feed_id}.example", format=fmt)
+        )
         if not first:
             await feeds.update_status(feed_id, last_fetch_at=fetched, next_fetch_at=fetched)
     overload = Overload(SETTINGS, stores.status, clock, cube="scheduler", holds=(YML_REFETCHES,), instance="s1")
@@ -163,13 +180,24 @@ async def test_stale_or_missing_lag_lets_everything_flow(stores: Stores) -> None
 
 
 def _request(kind: CrawlKind, url: str) -> CrawlRequest:
-    return CrawlRequest(kind=kind, url=url, host=url.split("/")[2], requesters=["autoparser:blog.example"],
-                        requested_at=datetime.fromtimestamp(T0, UTC))
+    return CrawlRequest(
+        kind=kind,
+        url=url,
+        host=url.split("/")[2],
+        requesters=["autoparser:blog.example"],
+        requested_at=datetime.fromtimestamp(T0, UTC),
+    )
 
 
 def _ctx(attempt: int) -> Context:
-    return Context(topic="crawl.requests", partition=0, offset=0, key="blog.example", attempt=attempt,
-                   received_at=datetime.fromtimestamp(T0, UTC))
+    return Context(
+        topic="crawl.requests",
+        partition=0,
+        offset=0,
+        key="blog.example",
+        attempt=attempt,
+        received_at=datetime.fromtimestamp(T0, UTC),
+    )
 
 
 async def test_crawler_defers_page_requests_and_resumes(stores: Stores) -> None:
@@ -184,8 +212,13 @@ async def test_crawler_defers_page_requests_and_resumes(stores: Stores) -> None:
         # deferred before anything is fetched: the runtime re-queues it on its delayed-retry topic
         with pytest.raises(Deferred, match="autoparser page crawling deferred: pipeline lag 7,000") as caught:
             await handler.handle(page, _ctx(attempt=1))
-        d = decide(1, caught.value, max_attempts=settings.runtime.max_attempts,
-                   base_s=settings.runtime.backoff_base_s, cap_s=settings.runtime.backoff_cap_s)
+        d = decide(
+            1,
+            caught.value,
+            max_attempts=settings.runtime.max_attempts,
+            base_s=settings.runtime.backoff_base_s,
+            cap_s=settings.runtime.backoff_cap_s,
+        )
         assert d.decision is Decision.retry
         assert d.delay_s == min(DEFER_S, settings.runtime.backoff_cap_s)
         # news feeds and images are never held back

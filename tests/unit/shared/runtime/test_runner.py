@@ -99,8 +99,9 @@ async def test_a_cube_declares_its_own_handler_timeout(bus: Bus, uid: str) -> No
             await asyncio.Event().wait()  # hangs forever: the cube's 0.4 s cuts it off, not the runtime's 60 s
         return [Output(t_out, msg)]
 
-    runner = Runner(Cube(f"c2-{uid}", (t_in2,), (t_out,), hang, handler_timeout_s=0.4),
-                    make_deps(bus, handler_timeout_s=60.0))
+    runner = Runner(
+        Cube(f"c2-{uid}", (t_in2,), (t_out,), hang, handler_timeout_s=0.4), make_deps(bus, handler_timeout_s=60.0)
+    )
     await run_until(runner, lambda: runner.stats.processed >= 1)
     assert hung == [1, 2]
     assert runner.stats.failed == 1
@@ -120,9 +121,10 @@ async def test_a_delayed_retry_does_not_stall_other_keys(bus: Bus, uid: str) -> 
         handled.append(msg.id)
         return [Output(t_out, msg)]
 
-    runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle),
-                    make_deps(bus, backoff_base_s=60.0, backoff_cap_s=120.0))
-    await run_until(runner, lambda: runner.stats.processed >= 29, timeout=10)
+    runner = Runner(
+        Cube(f"c-{uid}", (t_in,), (t_out,), handle), make_deps(bus, backoff_base_s=60.0, backoff_cap_s=120.0)
+    )
+    await run_until(runner, lambda: runner.stats.processed >= 29, within_s=10)
     assert len(handled) == 29
     assert runner.stats.retried == 1
     retry = await drain(await bus.consumer(f"peek-{uid}", [contracts.retry_topic(f"c-{uid}")]), 1)
@@ -155,8 +157,9 @@ def test_cli_lists_the_foundation_commands() -> None:
 async def test_after_commit_hooks_run_once_outputs_are_durable_and_not_for_failed_messages(bus: Bus, uid: str) -> None:
     t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
     cube = f"c-{uid}"
-    await produce(bus, t_in, [("a", contracts.encode(t_in, Item(id="a", n=1))),
-                              ("b", contracts.encode(t_in, Item(id="b", n=2)))])
+    await produce(
+        bus, t_in, [("a", contracts.encode(t_in, Item(id="a", n=1))), ("b", contracts.encode(t_in, Item(id="b", n=2)))]
+    )
     seen_at_hook: list[tuple[str, int]] = []
 
     async def handle(msg: Item, ctx: Any) -> list[Output]:
@@ -192,7 +195,7 @@ async def test_an_outage_is_waited_out_in_place_and_never_dead_lettered(bus: Bus
         return [Output(t_out, msg)]
 
     runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle, concurrency=1), make_deps(bus, max_attempts=2))
-    await run_until(runner, lambda: runner.stats.processed >= 3, timeout=30)
+    await run_until(runner, lambda: runner.stats.processed >= 3, within_s=30)
     assert runner.stats.dead_lettered == 0
     assert runner.stats.retried == 0
     assert runner.stats.outage_waits == down_for
@@ -212,7 +215,7 @@ async def test_after_the_breaker_half_opens_every_waiting_lane_runs_again(bus: B
 
     deps = make_deps(bus, dlq_breaker_window=10, dlq_breaker_ratio=0.5, dlq_breaker_cooldown_s=0.3)
     runner = Runner(Cube(f"c-{uid}", (t_in,), (t_out,), handle, concurrency=4), deps)
-    await run_until(runner, lambda: runner.stats.processed + runner.stats.dead_lettered >= n, timeout=20)
+    await run_until(runner, lambda: runner.stats.processed + runner.stats.dead_lettered >= n, within_s=20)
     assert runner.stats.breaker_trips == 1
     assert runner.stats.dead_lettered == 5
     assert runner.stats.processed == n - 5
