@@ -161,12 +161,19 @@ def _emit(
         try:
             cand: Candidate = prepare_one(item, host)
         except IdentityError as exc:
-            _err(where, ItemError(str(exc), item.line, None, item.index, item.link), err)
+            _err(where, ItemError(str(exc), item.line, None, item.index, item.link, code=exc.code), err)
             continue
         if cand.url in seen:
             _err(
                 where,
-                ItemError("duplicate link: an earlier item has the same URL", item.line, None, item.index, item.link),
+                ItemError(
+                    "duplicate link: an earlier item has the same URL",
+                    item.line,
+                    None,
+                    item.index,
+                    item.link,
+                    code="item.duplicate_link",
+                ),
                 err,
             )
             continue
@@ -185,6 +192,6 @@ def _stream_yml(path: Path, host: str | None, out: TextIO, err: TextIO) -> int:
         try:
             fatal = _emit(iter_yml(f), host, ref, str(path), out, err)
         except HostileXml as exc:
-            _err(str(path), ItemError(exc.reason, exc.line, exc.column), err)
+            _err(str(path), ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"), err)
             return 1
     return 1 if fatal else 0

@@ -98,7 +98,7 @@ def prepare_one(item: ParsedItem, feed_host: str | None) -> Candidate:
     ident = identify(item.link, feed_host)
     title = " ".join((item.title or "").split())
     if not title:
-        raise IdentityError("item has no title (or it is empty)")
+        raise IdentityError("item has no title (or it is empty)", code="item.no_title")
     if len(title) > _TITLE_MAX:
         title = title[: _TITLE_MAX - 1] + "…"
     content = sanitize_html(item.content_html, item.base or ident.url)
@@ -149,7 +149,7 @@ def prepare_items(
         try:
             cand = prepare_one(item, feed_host)
         except IdentityError as exc:
-            errors.append(ItemError(str(exc), item.line, None, item.index, item.link))
+            errors.append(ItemError(str(exc), item.line, None, item.index, item.link, code=exc.code))
             continue
         if cand.url in first:
             errors.append(
@@ -159,6 +159,7 @@ def prepare_items(
                     None,
                     item.index,
                     item.link,
+                    code="item.duplicate_link",
                 )
             )
             continue
@@ -184,7 +185,11 @@ def prepare_deletions(items: Iterable[ParsedItem], *, feed_host: str | None) -> 
         try:
             ident = identify(item.link, feed_host)
         except IdentityError as exc:
-            errors.append(ItemError(f"deletion refused: {exc}", item.line, None, item.index, item.link))
+            errors.append(
+                ItemError(
+                    f"deletion refused: {exc}", item.line, None, item.index, item.link, code="item.deletion_refused"
+                )
+            )
             continue
         out.append(Removal(ident.url, ident.host, item.guid, item.index))
     return out, errors

@@ -102,7 +102,8 @@ def parse_with_feedparser(body: bytes, url: str | None, content_type: str | None
         if hasattr(exc, "getLineNumber"):
             line, col = exc.getLineNumber(), exc.getColumnNumber() + 1
         sev = Severity.warning if result.items else Severity.error
-        result.errors.append(ItemError(f"{type(exc).__name__}: {exc}", line, col, None, None, sev))
+        code = "xml.recovered" if result.items else "feed.not_readable"
+        result.errors.append(ItemError(f"{type(exc).__name__}: {exc}", line, col, None, None, sev, code=code))
     if not result.items and not version:
         result.fatal = True
     return result

@@ -54,7 +54,7 @@ def parse_feed(
     """Everything one body holds; never raises for bad input (errors are in the result)."""
     limits = limits or Limits()
     if not body or not body.strip():
-        return _fatal(DetectedFormat.unknown, ItemError("empty body: no feed to read", 1, 1))
+        return _fatal(DetectedFormat.unknown, ItemError("empty body: no feed to read", 1, 1, code="feed.empty"))
     fmt = detect_format(body, declared_format)
     if fmt is DetectedFormat.json:
         return parse_json_documents(body)
@@ -117,15 +117,19 @@ def _parse_xml_feed(body: bytes, url: str | None, content_type: str | None, fmt:
     try:
         root, _ = parse_xml(body, base_url=url)
     except HostileXml as exc:
-        return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column))
+        return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
     except XmlError as strict:
         warning = ItemError(
-            f"not well-formed XML: {strict.reason}", strict.line, strict.column, severity=Severity.warning
+            f"not well-formed XML: {strict.reason}",
+            strict.line,
+            strict.column,
+            severity=Severity.warning,
+            code="xml.recovered",
         )
         try:
             root, logged = parse_xml(body, recover=True, base_url=url)
         except HostileXml as exc:
-            return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column))
+            return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
         except XmlError:
             root = None
         if root is not None and not _has_entries(root):
@@ -135,6 +139,7 @@ def _parse_xml_feed(body: bytes, url: str | None, content_type: str | None, fmt:
             if result.fatal or not result.items:
                 # what the webmaster needs is lxml's first error: it has the line and column
                 warning.severity = Severity.error
+                warning.code = "xml.malformed"
                 result.errors = [warning]
                 result.fatal = True
             else:
@@ -182,6 +187,7 @@ def _read_tree(
                     "expected <rss>, <rdf:RDF>, <feed> or <yml_catalog>",
                     root.sourceline,
                     1,
+                    code="feed.not_a_feed",
                 ),
             )
         return result
@@ -189,7 +195,8 @@ def _read_tree(
         result.meta.parser = "lxml-recover"
         result.errors.append(warning)
         result.errors.extend(
-            ItemError(f"recovered: {e.reason}", e.line, e.column, severity=Severity.warning) for e in logged[1:5]
+            ItemError(f"recovered: {e.reason}", e.line, e.column, severity=Severity.warning, code="xml.recovered")
+            for e in logged[1:5]
         )
     return result
 
@@ -217,7 +224,7 @@ def parse_yml(body: bytes, *, url: str | None = None) -> ParseResult:
             else:
                 result.items.append(entry)
     except HostileXml as exc:
-        result.errors.append(ItemError(exc.reason, exc.line, exc.column))
+        result.errors.append(ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
         result.fatal = True
         return result
     if not result.items and result.errors:

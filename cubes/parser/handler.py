@@ -247,7 +247,9 @@ class ParserHandler:
             result = ParseResult(
                 DetectedFormat.json,
                 fatal=True,
-                errors=[ItemError("format=json but the body is not a JSON document", 1, 1)],
+                errors=[
+                    ItemError("format=json but the body is not a JSON document", 1, 1, code="feed.format_mismatch")
+                ],
             )
         else:
             result = await self._parse(body, url=f"https://{msg.host}/", declared_format=declared)
@@ -336,7 +338,7 @@ class ParserHandler:
                 try:
                     offers, cands, errs, broken = await loop.run_in_executor(thread, next_batch)
                 except HostileXml as exc:
-                    result.errors.append(ItemError(exc.reason, exc.line, exc.column))
+                    result.errors.append(ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
                     run.errors.append(result.errors[-1])
                     break
                 if not offers and not broken:

@@ -17,7 +17,14 @@ __all__ = ["Identity", "IdentityError", "identify", "same_site"]
 
 
 class IdentityError(ValueError):
-    """The item cannot be a page of this feed: no usable link, or a link to another host."""
+    """The item cannot be a page of this feed: no usable link, or a link to another host.
+
+    ``code`` is the problem's row in ``shared/problem_codes.py``.
+    """
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +53,18 @@ def same_site(host_a: str, host_b: str) -> bool:
 def identify(link: str | None, feed_host: str | None) -> Identity:
     """The canonical URL of ``link``, checked against ``feed_host`` (None: no host check)."""
     if not link:
-        raise IdentityError("item has no link: a Turbo page needs the URL of the page it stands for")
+        raise IdentityError(
+            "item has no link: a Turbo page needs the URL of the page it stands for", code="item.no_link"
+        )
     try:
         url = canonical_url(link)
     except ValueError as exc:
-        raise IdentityError(f"item link {link[:200]!r} is not a usable URL: {exc}") from None
+        raise IdentityError(f"item link {link[:200]!r} is not a usable URL: {exc}", code="item.bad_link") from None
     host = _host(url)
     if feed_host and host != feed_host and not same_site(host, feed_host):
         raise IdentityError(
             f"item link is on host {host!r}, not on the feed's host {feed_host!r}; "
-            "a feed may only publish pages of its own site"
+            "a feed may only publish pages of its own site",
+            code="item.foreign_host",
         )
     return Identity(url, host)

@@ -134,7 +134,7 @@ class ItemRecorder:
         for cand in todo:
             problem = problems.get(cand.url)
             if problem is not None:
-                run.errors.append(ItemError(problem, cand.line, None, cand.index, cand.url))
+                run.errors.append(ItemError(problem, cand.line, None, cand.index, cand.url, code="conflict.outranked"))
                 results[cand.url] = ("conflict", problem)
                 continue
             entry = entries.get(cand.url)
@@ -210,7 +210,7 @@ class ItemRecorder:
                 owner = owners.get(rem.url)
                 if owner is not None and owner.source_id != src.store_id and owner.priority > SOURCE_PRIORITY[src.kind]:
                     problem = f"deletion refused: {rem.url} belongs to source {owner.source_id} (higher priority)"
-                    run.errors.append(ItemError(problem, None, None, rem.index, rem.url))
+                    run.errors.append(ItemError(problem, None, None, rem.index, rem.url, code="conflict.outranked"))
                     run.results.append((rem.url, "conflict", problem))
                     metrics.REJECTED.labels(label).inc()
                     continue

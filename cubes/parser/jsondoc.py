@@ -109,7 +109,7 @@ def _load(body: bytes, result: ParseResult) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         result.fatal = True
-        result.errors.append(ItemError(f"not valid JSON: {exc.msg}", exc.lineno, exc.colno))
+        result.errors.append(ItemError(f"not valid JSON: {exc.msg}", exc.lineno, exc.colno, code="json.invalid"))
         return None
 
 
@@ -137,11 +137,15 @@ def parse_json_documents(body: bytes) -> ParseResult:
         docs = [docs]
     if not isinstance(docs, list):
         result.fatal = True
-        result.errors.append(ItemError('expected {"documents": [...]}, a list of documents or one document'))
+        result.errors.append(
+            ItemError('expected {"documents": [...]}, a list of documents or one document', code="json.shape")
+        )
         return result
     if len(docs) > MAX_DOCUMENTS:
         result.fatal = True
-        result.errors.append(ItemError(f"{len(docs)} documents in one upload; at most {MAX_DOCUMENTS}"))
+        result.errors.append(
+            ItemError(f"{len(docs)} documents in one upload; at most {MAX_DOCUMENTS}", code="json.too_many_documents")
+        )
         return result
     for i, raw in enumerate(docs):
         try:
@@ -151,7 +155,7 @@ def parse_json_documents(body: bytes) -> ParseResult:
                 f"{'.'.join(str(p) for p in e['loc']) or '<document>'}: {e['msg']}" for e in exc.errors()[:5]
             )
             link = raw.get("url") if isinstance(raw, dict) and isinstance(raw.get("url"), str) else None
-            result.errors.append(ItemError(f"document {i}: {problems}", None, None, i, link))
+            result.errors.append(ItemError(f"document {i}: {problems}", None, None, i, link, code="item.invalid"))
             continue
         item = _to_item(doc, i)
         if doc.action == "delete":
@@ -168,7 +172,7 @@ def parse_json_feed(body: bytes, url: str | None) -> ParseResult:
         return result
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
         result.fatal = True
-        result.errors.append(ItemError("JSON Feed without an items list"))
+        result.errors.append(ItemError("JSON Feed without an items list", code="json.shape"))
         return result
     result.meta.title = data.get("title") if isinstance(data.get("title"), str) else None
     result.meta.link = data.get("home_page_url") if isinstance(data.get("home_page_url"), str) else None
@@ -177,7 +181,7 @@ def parse_json_feed(body: bytes, url: str | None) -> ParseResult:
         result.meta.hub = hubs[0].get("url")
     for i, raw in enumerate(data["items"]):
         if not isinstance(raw, dict):
-            result.errors.append(ItemError("item is not an object", index=i))
+            result.errors.append(ItemError("item is not an object", index=i, code="item.invalid"))
             continue
         it = ParsedItem(index=i, base=url)
         it.link = _s(raw.get("url")) or _s(raw.get("external_url"))

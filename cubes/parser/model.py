@@ -45,7 +45,12 @@ class Severity(StrEnum):
 
 @dataclass(slots=True)
 class ItemError:
-    """One problem, where it is: ``line``/``column`` in the body (1-based) when known."""
+    """One problem, where it is: ``line``/``column`` in the body (1-based) when known.
+
+    ``code`` is its row in ``shared/problem_codes.py``; ``to_problem`` (``cubes/parser/problems.py``)
+    turns it into the ``shared.problems.Problem`` that feed status and upload tasks keep. A problem
+    left without a code is reported as ``item.unreadable`` / ``feed.not_readable``: give it one.
+    """
 
     reason: str
     line: int | None = None
@@ -54,6 +59,9 @@ class ItemError:
     index: int | None = None
     link: str | None = None
     severity: Severity = Severity.error
+    code: str | None = None
+    #: a hint more specific than the code's default one
+    hint: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +71,7 @@ class ItemError:
             "index": self.index,
             "link": self.link,
             "severity": self.severity.value,
+            "code": self.code,
         }
 
 

@@ -61,6 +61,7 @@ def apply_turbo(result: ParseResult) -> None:
                     it.index,
                     it.link,
                     Severity.error,
+                    code="turbo.no_content",
                 )
             )
             continue
@@ -80,6 +81,7 @@ def apply_limits(result: ParseResult, limits: Limits) -> None:
                     None,
                     it.index,
                     it.link,
+                    code="item.too_many",
                 )
             )
             continue
@@ -95,6 +97,7 @@ def apply_limits(result: ParseResult, limits: Limits) -> None:
                     None,
                     it.index,
                     it.link,
+                    code="item.too_large",
                 )
             )
             continue

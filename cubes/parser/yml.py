@@ -114,7 +114,7 @@ def iter_yml(source: IO[bytes], *, base: str | None = None) -> Iterator[ParsedIt
             try:
                 yield _offer(el, index, categories, base)
             except (ValueError, TypeError) as exc:  # pragma: no cover - defensive: one offer never stops the rest
-                yield ItemError(f"offer could not be read: {exc}", el.sourceline, None, index)
+                yield ItemError(f"offer could not be read: {exc}", el.sourceline, None, index, code="item.unreadable")
             index += 1
             # free the offer and everything before it: bounded memory on any catalog size
             el.clear(keep_tail=False)
@@ -124,4 +124,6 @@ def iter_yml(source: IO[bytes], *, base: str | None = None) -> Iterator[ParsedIt
                     del parent[0]
     except etree.XMLSyntaxError as exc:
         err: XmlError = xml_error(exc)
-        yield ItemError(f"catalog is not well-formed XML: {err.reason}", err.line, err.column, None)
+        yield ItemError(
+            f"catalog is not well-formed XML: {err.reason}", err.line, err.column, None, code="xml.malformed"
+        )

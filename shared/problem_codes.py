@@ -1,0 +1,353 @@
+"""The table of problem codes: the one place every code is defined (DESIGN.md section 10).
+
+A code is a contract with webmasters and their tools: once published it keeps
+its meaning and is never reused (retire one by leaving it here, marked
+retired). Each row gives the default severity and the hint -- how to fix it --
+that ``shared.problems.problem`` fills in; a caller may pass a more specific
+hint. ``docs/problems.md`` is generated from this table
+(``turbocubes problems write``; a test keeps it equal), ``GET /api/v1/problems``
+serves it, and the OpenAPI document points at both.
+
+Codes are ``<area>.<what>``: ``fetch.*`` the crawler's fetch of the feed,
+``feed.*`` / ``xml.*`` / ``json.*`` the body as a whole, ``item.*`` /
+``turbo.*`` / ``yml.*`` one item, ``conflict.*`` ownership of a URL between
+sources, ``image.*`` / ``page.*`` what a published page lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CODES", "ProblemCode", "markdown"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemCode:
+    code: str
+    #: the default severity: "error" (content not published as the source has it), "warning", "info"
+    severity: str
+    #: what the code means, in a few words
+    title: str
+    #: how to fix it (the default hint of every problem with this code)
+    hint: str
+
+
+_ROWS: tuple[ProblemCode, ...] = (
+    # ---------------------------------------------------------------- fetching the feed
+    ProblemCode(
+        "fetch.not_found",
+        "error",
+        "the feed URL answered 404 or 410",
+        "The feed is not at this address. Open it in a browser; register the URL where the feed really is.",
+    ),
+    ProblemCode(
+        "fetch.http_error",
+        "error",
+        "the feed URL answered an HTTP error",
+        "Make the feed URL answer 200 with the feed (check it with `curl -I URL`); 401/403 mean our "
+        "crawler is refused: allow it.",
+    ),
+    ProblemCode(
+        "fetch.server_error",
+        "error",
+        "the feed's server answered 5xx",
+        "Your server failed while serving the feed; we retry with back-off. Check the server's error log.",
+    ),
+    ProblemCode(
+        "fetch.unreachable",
+        "error",
+        "the feed's host could not be reached (DNS, connection or timeout)",
+        "Check that the host name resolves in public DNS and that the server answers from the internet "
+        "within the crawler's timeout.",
+    ),
+    ProblemCode(
+        "fetch.too_large",
+        "error",
+        "the feed is larger than the crawler accepts",
+        "Make the feed smaller than crawler.max_feed_bytes (split it into several feeds), or ask the "
+        "operator to raise the limit.",
+    ),
+    ProblemCode(
+        "fetch.redirects",
+        "error",
+        "too many redirects, or a redirect loop",
+        "Point the feed URL at the final address (at most a few redirects, none back to itself).",
+    ),
+    ProblemCode(
+        "fetch.robots_denied",
+        "error",
+        "robots.txt forbids our crawler to fetch the feed",
+        "Allow the turbocubes user agent in robots.txt for the feed's path.",
+    ),
+    ProblemCode(
+        "fetch.blocked_address",
+        "error",
+        "the feed's host resolves to a private, loopback or reserved address",
+        "Public feeds must resolve to public addresses. To try a feed on a local or private server, the "
+        "operator adds its host to http.allowlist (TURBOCUBES_HTTP_ALLOWLIST).",
+    ),
+    ProblemCode(
+        "fetch.bad_url",
+        "error",
+        "the feed URL cannot be fetched",
+        "Register an absolute http(s) URL with a valid host name.",
+    ),
+    ProblemCode(
+        "fetch.throttled",
+        "info",
+        "the host asked us to slow down (429 / 503 with Retry-After)",
+        "Nothing to do unless it lasts: we wait as asked and fetch again. Raise the rate limit for our "
+        "crawler if your pages are late.",
+    ),
+    # ---------------------------------------------------------------- the body as a whole
+    ProblemCode(
+        "feed.empty",
+        "error",
+        "the body is empty",
+        "The URL answered 200 with nothing: make it return the feed.",
+    ),
+    ProblemCode(
+        "feed.not_a_feed",
+        "error",
+        "the body is not a feed (unexpected root element)",
+        "Serve an RSS 2.0, Atom, Turbo RSS or YML document; the URL may point at an HTML page instead of the feed.",
+    ),
+    ProblemCode(
+        "feed.not_readable",
+        "error",
+        "the body could not be read as any feed format",
+        "Validate the feed (https://validator.w3.org/feed/) and fix the first error it reports.",
+    ),
+    ProblemCode(
+        "feed.format_mismatch",
+        "error",
+        "the body is not in the declared format",
+        "Register (or upload) it with the format it really has, or with format auto.",
+    ),
+    ProblemCode(
+        "xml.malformed",
+        "error",
+        "the XML is not well-formed and nothing could be recovered",
+        "Fix the XML at the line and column given (escape & as &amp; and < as &lt; in text; close "
+        "every tag), then fetch the feed again.",
+    ),
+    ProblemCode(
+        "xml.recovered",
+        "warning",
+        "the XML is not well-formed; it was read in recovery mode",
+        "Fix the XML at the line and column given. Until then the affected items may be published with "
+        "text missing: check their pages.",
+    ),
+    ProblemCode(
+        "xml.bare_ampersand",
+        "warning",
+        "a bare & in text was kept as it reads",
+        "Write & as &amp; (or wrap the text in <![CDATA[...]]>); we kept the text, a strict reader would "
+        "refuse the feed.",
+    ),
+    ProblemCode(
+        "xml.undeclared_prefix",
+        "warning",
+        "an XML prefix is used without its namespace declaration",
+        'Declare the namespace on the root element, e.g. <rss xmlns:turbo="http://turbo.yandex.ru" '
+        'version="2.0">; we read the prefix as if it were declared.',
+    ),
+    ProblemCode(
+        "xml.hostile",
+        "error",
+        "the XML declares entities or a DTD, or is absurdly nested",
+        "Remove the <!DOCTYPE> and entity declarations: feeds need neither, and we never expand them.",
+    ),
+    ProblemCode(
+        "json.invalid",
+        "error",
+        "the body is not valid JSON",
+        "Fix the JSON at the line and column given (a JSON linter shows the same place).",
+    ),
+    ProblemCode(
+        "json.shape",
+        "error",
+        "the JSON is not a list of documents",
+        'Send {"documents": [...]}, a list of documents or one document (schemas/partner-document.v1.json).',
+    ),
+    ProblemCode(
+        "json.too_many_documents",
+        "error",
+        "too many documents in one upload",
+        "Split the upload into several requests.",
+    ),
+    # ---------------------------------------------------------------- one item
+    ProblemCode(
+        "item.no_link",
+        "error",
+        "the item has no link",
+        "Give every item a <link> (or Atom <link href>, YML <url>): it is the address of the page.",
+    ),
+    ProblemCode(
+        "item.bad_link",
+        "error",
+        "the item's link is not a usable URL",
+        "Use an absolute http(s) URL for the item's link.",
+    ),
+    ProblemCode(
+        "item.foreign_host",
+        "error",
+        "the item's link is on another host than the feed",
+        "A feed may only publish pages of its own site: fix the link, or register the other host and a "
+        "feed of its own.",
+    ),
+    ProblemCode(
+        "item.no_title",
+        "error",
+        "the item has no title",
+        "Give every item a non-empty <title> (Turbo: or an <h1> in the <header>).",
+    ),
+    ProblemCode(
+        "item.duplicate_link",
+        "error",
+        "an earlier item of the feed has the same link",
+        "Give every item its own link; the first item with a link is kept.",
+    ),
+    ProblemCode(
+        "item.too_many",
+        "error",
+        "the item is past the per-feed item limit",
+        "Split the feed (parser.max_items items per feed), or keep only the newest items in it.",
+    ),
+    ProblemCode(
+        "item.too_large",
+        "error",
+        "the item's content is larger than the per-item limit",
+        "Shorten the item or split the article (parser.max_item_bytes per item).",
+    ),
+    ProblemCode(
+        "item.unreadable",
+        "error",
+        "the item could not be read",
+        "Fix the item at the line given; the message says what was wrong with it.",
+    ),
+    ProblemCode(
+        "item.invalid",
+        "error",
+        "the document does not match the schema",
+        "Fix the fields named in the message (schemas/partner-document.v1.json has every field).",
+    ),
+    ProblemCode(
+        "item.deletion_refused",
+        "error",
+        'a deletion (turbo="false" or action delete) could not be applied',
+        "The link must be a page of this site that this source published.",
+    ),
+    ProblemCode(
+        "turbo.no_content",
+        "error",
+        "the Turbo item has no <turbo:content>",
+        "Put the page's HTML in <turbo:content><![CDATA[...]]></turbo:content>.",
+    ),
+    # ---------------------------------------------------------------- ownership between sources
+    ProblemCode(
+        "conflict.outranked",
+        "error",
+        "another source owns this URL; the item was not published from this one",
+        "The page is published from the source named in the message (partner API > Turbo > YML / RSS > "
+        "autoparser). Edit it there, or delete it there so this source can take it.",
+    ),
+    ProblemCode(
+        "conflict.taken_over",
+        "warning",
+        "a source of higher priority took this URL over",
+        "The page is now published from the source named in the message; this source's version of it "
+        "is ignored while that one has it.",
+    ),
+    # ---------------------------------------------------------------- what a page lost
+    ProblemCode(
+        "image.not_found",
+        "error",
+        "an image answered 404 or 410; the page was published without it",
+        "Fix the image's URL in the item (or put the file back); the page is rebuilt on the next fetch "
+        "once the image answers 200.",
+    ),
+    ProblemCode(
+        "image.http_error",
+        "error",
+        "an image answered an HTTP error; the page was published without it",
+        "Make the image URL answer 200 to our crawler (401/403: allow it).",
+    ),
+    ProblemCode(
+        "image.unreachable",
+        "error",
+        "an image's host could not be reached in time; the page was published without it",
+        "Check that the image host answers from the internet; we try it again later.",
+    ),
+    ProblemCode(
+        "image.not_an_image",
+        "error",
+        "the image URL does not answer an image; the page was published without it",
+        "The URL must return the image itself (JPEG, PNG, GIF, WebP, AVIF), not an HTML page.",
+    ),
+    ProblemCode(
+        "image.unsupported",
+        "error",
+        "the image's format is not supported, or the file is corrupt",
+        "Use JPEG, PNG, GIF, WebP or AVIF, and check that the file opens.",
+    ),
+    ProblemCode(
+        "image.too_large",
+        "error",
+        "the image is larger than the CDN accepts (bytes or pixels)",
+        "Serve a smaller image (crawler.max_image_bytes, media.max_pixels).",
+    ),
+    ProblemCode(
+        "image.refused",
+        "error",
+        "the image may not be fetched (robots.txt, a private address, a bad URL)",
+        "Allow our crawler to fetch images in robots.txt, and use public absolute image URLs.",
+    ),
+    ProblemCode(
+        "image.late",
+        "error",
+        "the image was not in the CDN by the deadline; the page was published without it",
+        "The image host is slow or throttles us (media.deadline_s); the page is rebuilt with the image "
+        "once it is cached and the item changes or is fetched again.",
+    ),
+    ProblemCode(
+        "page.content_dropped",
+        "warning",
+        "part of the content could not be carried into the Turbo page",
+        "The message names what was removed (scripts, forms, unsupported embeds). Use the Turbo markup "
+        "for it, or accept that the Turbo page goes without it.",
+    ),
+)
+
+#: every code, by name
+CODES: dict[str, ProblemCode] = {row.code: row for row in _ROWS}
+assert len(CODES) == len(_ROWS), "a problem code is defined twice"
+
+
+def markdown() -> str:
+    """``schemas/problems.md``: the table for people (generated; never edit the file by hand)."""
+    lines = [
+        "# Problem codes",
+        "",
+        "Every problem turbocubes reports about a feed, an upload or a page is an object",
+        "`{code, severity, where: {feed, item, link, line, column}, message, hint}`. The codes below are",
+        "stable: a code keeps its meaning and is never reused. `hint` is the default advice; a problem",
+        "may carry a more specific one. The object's JSON Schema is `problem.v1.json`. Generated from",
+        "`shared/problem_codes.py` by `turbocubes schemas write`; do not edit. The API serves the same",
+        "table at `GET /api/v1/problems`.",
+        "",
+        "Severity: **error** -- content was not published as the source has it (an item refused, a",
+        "page without an image); **warning** -- recovered, nothing known lost, fix it anyway;",
+        "**info** -- nothing to fix now.",
+        "",
+        "| code | severity | meaning | how to fix |",
+        "|---|---|---|---|",
+    ]
+    for row in _ROWS:
+        lines.append(f"| `{row.code}` | {row.severity} | {_md(row.title)} | {_md(row.hint)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    """Plain text in a Markdown table cell: markup characters shown as themselves."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")

@@ -1,0 +1,85 @@
+"""Every problem the parse layer finds carries a code of the table (cubes/parser/problems.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cubes.parser.documents import prepare_items
+from cubes.parser.feed import Limits, parse_feed
+from cubes.parser.model import ItemError
+from cubes.parser.problems import to_problem, to_problems
+from shared.problem_codes import CODES
+from shared.problems import Severity
+
+
+def rss(*items: str) -> bytes:
+    return (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>https://news.test/</link>'
+        + "".join(items)
+        + "</channel></rss>"
+    ).encode()
+
+
+def codes_of(body: bytes, *, host: str = "news.test", limits: Limits | None = None) -> list[str]:
+    result = parse_feed(body, url="https://news.test/feed.xml", limits=limits)
+    _, errs = prepare_items(result.items, feed_host=host)
+    return [p.code for p in to_problems([*result.errors, *errs], feed="f1")]
+
+
+def test_item_identity_problems_have_their_codes() -> None:
+    body = rss(
+        "<item><title>No link</title></item>",
+        "<item><title>Bad</title><link>ftp://news.test/x</link></item>",
+        "<item><title>Elsewhere</title><link>https://other.test/x</link></item>",
+        "<item><title> </title><link>https://news.test/untitled</link></item>",
+        "<item><title>A</title><link>https://news.test/a</link></item>",
+        "<item><title>A again</title><link>https://news.test/a</link></item>",
+    )
+    assert codes_of(body) == [
+        "item.no_link",
+        "item.bad_link",
+        "item.foreign_host",
+        "item.no_title",
+        "item.duplicate_link",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"   ", "feed.empty"),
+        (b"<html><body><p>hello</p></body></html>", "feed.not_a_feed"),
+        (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "b">]><rss><channel></channel></rss>', "xml.hostile"),
+        (b"<rss><channel><item><title>broken", "xml.recovered"),
+        (b"<rss><<<", "xml.malformed"),
+        (b"{not json", "json.invalid"),
+    ],
+)
+def test_feed_level_problems_have_their_codes(body: bytes, code: str) -> None:
+    assert code in codes_of(body)
+
+
+def test_limits_have_their_codes() -> None:
+    body = rss(*(f"<item><title>{i}</title><link>https://news.test/{i}</link></item>" for i in range(3)))
+    assert codes_of(body, limits=Limits(max_items=2)) == ["item.too_many"]
+
+
+def test_to_problem_keeps_where_and_uses_the_tables_hint() -> None:
+    err = ItemError("boom", 3, 4, 1, "https://news.test/1", Severity.warning, code="xml.recovered")
+    p = to_problem(err, feed="f1")
+    assert p.code == "xml.recovered"
+    assert p.severity is Severity.warning
+    assert (p.where.feed, p.where.item, p.where.link, p.where.line, p.where.column) == (
+        "f1",
+        1,
+        "https://news.test/1",
+        3,
+        4,
+    )
+    assert p.hint == CODES["xml.recovered"].hint
+
+
+def test_a_problem_without_a_code_is_still_reported() -> None:
+    assert to_problem(ItemError("?", index=0)).code == "item.unreadable"
+    assert to_problem(ItemError("?")).code == "feed.not_readable"
+    assert to_problem(ItemError("?", code="made.up")).code == "feed.not_readable"
