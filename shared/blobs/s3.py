@@ -8,12 +8,14 @@ keys: ``access_key`` / ``secret_key`` (else ``AWS_ACCESS_KEY_ID`` /
 tries per call, default 2: the runtime retries with backoff above us, so a long
 in-call retry loop would only hold a key-lane hostage).
 
-boto3 is blocking: every call runs on a thread pool sized like the connection pool
-(``asyncio.to_thread``'s default pool has ``cpu + 4`` threads, which would cap an
-upload burst far below the pool). Addressing is path-style (``endpoint/bucket/key``),
-which every S3-compatible server understands and needs no wildcard DNS.
+Two planes. Object requests (put, get, exists, delete) go through ``s3_objects.py``: aiohttp on
+the event loop, signed by ``sigv4.py`` — a fraction of boto3's CPU per request, and no thread hop
+(issue 13; ``bench/media.py`` prints both). boto3 keeps the control plane: checking and creating
+the bucket, and destroying one; it is blocking, so those calls run on a small thread pool.
+Addressing is path-style (``endpoint/bucket/key``), which every S3-compatible server understands
+and needs no wildcard DNS.
 
-Errors are ours, never botocore's (STYLE.md rule 4): connection failures, timeouts,
+Errors are ours, never botocore's or aiohttp's (STYLE.md rule 4): connection failures, timeouts,
 5xx and throttling -> ``BlobUnavailable`` (retriable); 404 -> ``NotFound``;
 bad credentials or a refused request -> ``ConfigError`` naming ``cdn.url``.
 The bucket is created when missing, at open and again whenever a put finds it
@@ -35,6 +37,8 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ParamValidationError
 
+from shared.blobs.s3_objects import MISSING_BUCKET_CODES, THROTTLED_CODES, BucketMissing, S3Objects
+from shared.blobs.sigv4 import SigV4Signer
 from shared.errors import BlobUnavailable, ConfigError, NotFound
 
 __all__ = ["S3BlobStore", "open_s3"]
@@ -42,12 +46,12 @@ __all__ = ["S3BlobStore", "open_s3"]
 T = TypeVar("T")
 
 _DEFAULT_KEY = "turbocubes"
-#: connections (and threads): enough for the cdn cube's key-lanes and a benchmark burst
+#: connections: enough for the cdn cube's key-lanes and a benchmark burst
 _DEFAULT_POOL = 32
+#: threads for the control plane's blocking boto3 calls (bucket checks, destroy): rare and short
+_CONTROL_THREADS = 2
 _EXPECTED = "s3://BUCKET?endpoint=http://HOST:PORT[&region=R&access_key=K&secret_key=S]"
-_MISSING_BUCKET = {"NoSuchBucket"}
 _NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
-_THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests"}
 
 
 def _one(query: dict[str, list[str]], name: str, default: str | None = None) -> str | None:
@@ -105,7 +109,17 @@ class S3BlobStore:
             aws_secret_access_key=secret_key,
             config=config,
         )
-        self._pool = ThreadPoolExecutor(max_workers=pool, thread_name_prefix="s3")
+        self._pool = ThreadPoolExecutor(max_workers=_CONTROL_THREADS, thread_name_prefix="s3")
+        self._objects = S3Objects(
+            url,
+            self.endpoint or f"https://s3.{self.region}.amazonaws.com",
+            self.bucket,
+            SigV4Signer(access_key, secret_key, self.region or "us-east-1"),
+            pool=pool,
+            connect_timeout=_number(url, query, "connect_timeout", 3.0),
+            read_timeout=_number(url, query, "read_timeout", 15.0),
+            attempts=int(_number(url, query, "attempts", 2)),
+        )
         self._bucket_ready = False
         self._bucket_lock = asyncio.Lock()
 
@@ -128,11 +142,11 @@ class S3BlobStore:
         code = str(error.get("Code", ""))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
         text = f"S3 {what}: {status} {code} {error.get('Message', '')}".strip()
-        if code in _MISSING_BUCKET:
-            return _BucketMissing(text)
+        if code in MISSING_BUCKET_CODES:
+            return BucketMissing(text)
         if status == 404 or code in _NOT_FOUND:
             return NotFound(text)
-        if status >= 500 or status == 429 or code in _THROTTLED:
+        if status >= 500 or status == 429 or code in THROTTLED_CODES:
             return BlobUnavailable(text, retry_after=1.0)
         if status in (401, 403):
             return ConfigError("cdn.url", self.url, f"credentials the S3 server accepts ({text})")
@@ -145,7 +159,7 @@ class S3BlobStore:
                 return
             try:
                 await self._call("head_bucket", lambda: self._client.head_bucket(Bucket=self.bucket))
-            except (NotFound, _BucketMissing):
+            except (NotFound, BucketMissing):
                 try:
                     await self._call("create_bucket", lambda: self._client.create_bucket(Bucket=self.bucket))
                 except ConfigError as exc:
@@ -161,49 +175,34 @@ class S3BlobStore:
     ) -> str:
         if not self._bucket_ready:
             await self.ensure_bucket()
-        extra: dict[str, str] = {}
+        headers: dict[str, str] = {}
         if content_type:
-            extra["ContentType"] = content_type
+            headers["Content-Type"] = content_type
         if cache_control:
-            extra["CacheControl"] = cache_control
-
-        def put() -> object:
-            return self._client.put_object(Bucket=self.bucket, Key=key, Body=data, **extra)
-
+            headers["Cache-Control"] = cache_control
         try:
-            await self._call("put " + key, put)
-        except _BucketMissing:
+            await self._objects.request("PUT", key, data=data, headers=headers)
+        except BucketMissing:
             # the server lost its data (a throwaway SeaweedFS restarted): make the bucket again, once
             self._bucket_ready = False
             await self.ensure_bucket()
-            await self._call("put " + key, put)
+            await self._objects.request("PUT", key, data=data, headers=headers)
         return key
 
     async def get(self, key: str) -> bytes:
-        def get() -> bytes:
-            body = self._client.get_object(Bucket=self.bucket, Key=key)["Body"]
-            try:
-                return bytes(body.read())
-            finally:
-                body.close()
-
-        try:
-            return await self._call("get " + key, get)
-        except _BucketMissing as exc:
-            raise NotFound(str(exc)) from exc
+        _, body = await self._objects.request("GET", key)
+        return body
 
     async def exists(self, key: str) -> bool:
         try:
-            await self._call("head " + key, lambda: self._client.head_object(Bucket=self.bucket, Key=key))
-        except (NotFound, _BucketMissing):
+            await self._objects.request("HEAD", key)
+        except NotFound:  # the key, or the whole bucket (BucketMissing is a NotFound)
             return False
         return True
 
     async def delete(self, key: str) -> None:
-        try:
-            await self._call("delete " + key, lambda: self._client.delete_object(Bucket=self.bucket, Key=key))
-        except (NotFound, _BucketMissing):
-            return
+        with contextlib.suppress(NotFound):
+            await self._objects.request("DELETE", key)
 
     def public_url(self, key: str) -> str:
         if self.public_base_url:
@@ -226,17 +225,14 @@ class S3BlobStore:
                     self._client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
             self._client.delete_bucket(Bucket=self.bucket)
 
-        with contextlib.suppress(NotFound):  # no bucket: nothing to destroy (_BucketMissing is a NotFound)
+        with contextlib.suppress(NotFound):  # no bucket: nothing to destroy (BucketMissing is a NotFound)
             await self._call("destroy bucket", run)
         self._bucket_ready = False
 
     async def close(self) -> None:
+        await self._objects.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._client.close()
-
-
-class _BucketMissing(NotFound):
-    """The bucket (not the key) is gone; internal to this module."""
 
 
 async def open_s3(url: str, public_base_url: str | None = None) -> S3BlobStore:
@@ -246,7 +242,11 @@ async def open_s3(url: str, public_base_url: str | None = None) -> S3BlobStore:
     frontend's ``/cdn``); empty or None -> ``endpoint/bucket/key``.
     """
     store = S3BlobStore(url, public_base_url)
-    # S3 down at start is not fatal: ``put`` ensures the bucket again
-    with contextlib.suppress(BlobUnavailable):
-        await store.ensure_bucket()
+    try:
+        # S3 down at start is not fatal: ``put`` ensures the bucket again
+        with contextlib.suppress(BlobUnavailable):
+            await store.ensure_bucket()
+    except BaseException:
+        await store.close()  # a refused identity fails the start; leave no pool or client behind
+        raise
     return store

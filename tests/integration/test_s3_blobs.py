@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from shared.blobs.s3 import S3BlobStore, open_s3
-from shared.errors import NotFound
+from shared.errors import ConfigError, NotFound
 
 pytestmark = pytest.mark.s3
 
@@ -95,3 +95,26 @@ async def test_destroy_removes_objects_and_bucket(s3_url: str, uid: str) -> None
     finally:
         await s.destroy()
         await s.close()
+
+
+async def test_keys_that_need_encoding_round_trip(store: S3BlobStore) -> None:
+    # the data plane signs and sends the path itself: a key with spaces, "+" and non-ASCII must work
+    key = "blobs/feeds/a b+c/ümlaut~x.xml"
+    await store.put(key, b"<rss/>", content_type="application/xml")
+    assert await store.exists(key)
+    assert await store.get(key) == b"<rss/>"
+    await store.delete(key)
+    assert not await store.exists(key)
+
+
+async def test_a_wrong_secret_is_a_config_error_naming_the_key(store: S3BlobStore, s3_url: str) -> None:
+    await store.put("img/x.jpg", b"x")
+    wrong = with_bucket(s3_url, store.bucket) + "&access_key=turbocubes&secret_key=wrong"
+    with pytest.raises(ConfigError, match=r"cdn\.url"):  # at start: the control plane's bucket check
+        await open_s3(wrong)
+    bad = S3BlobStore(wrong)  # and on the data plane, for a store that opened before the change
+    try:
+        with pytest.raises(ConfigError, match=r"cdn\.url.*403"):
+            await bad.get("img/x.jpg")
+    finally:
+        await bad.close()
