@@ -403,6 +403,12 @@ def main() -> int:
     if args.only == "d":
         log(f"(d) first load of a YML catalog through the parser's handler, SQLite store ({os.cpu_count()} CPUs)")
         return 0 if handler_bench(args.offers) else 1
+    if not (args.data / "feeds").is_dir():
+        log(
+            f"the feed corpus is not at {args.data / 'feeds'}: this bench reads ../shared/data beside the checkout "
+            "(not part of the repository) or --data DIR; only (d) runs without it (--only d)"
+        )
+        return 2
     paths = corpus(args.data)
     log(
         f"parser benchmark: {len(paths)} corpus files (digest {digest(paths)}), python {sys.version.split()[0]}, "

@@ -24,7 +24,8 @@ from tests.ci import missing
 
 pytest_plugins = ["tests.partners.fixtures"]
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+#: the fixtures tests read: small, copyable, with their licences (tests/data/MANIFEST.md); never ../shared
+DATA = REPO / "tests" / "data"
 
 
 def _engine(var: str, what: str) -> str:
@@ -50,10 +51,9 @@ def s3_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared data not found at {SHARED_DATA}")
-    return SHARED_DATA
+def data_dir() -> Path:
+    """``tests/data``: the fixture files that travel with the repository (a fresh clone has them)."""
+    return DATA
 
 
 @pytest.fixture

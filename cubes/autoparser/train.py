@@ -96,6 +96,12 @@ def train(
     """Train, validate, save ``out`` (+ ``.metrics.json``); returns the metrics."""
     started = time.perf_counter()
     samples = iter_samples(corpus, pairs)
+    if not corpus.is_dir():
+        # the default corpus is ../shared/data beside the checkout: a fresh clone does not have it
+        absent = f"the corpus {corpus} does not exist (../shared/data is not part of the repository)"
+        if not samples:
+            raise FileNotFoundError(f"{absent}: pass --corpus DIR or --pairs DIR")
+        log(f"{absent}: training on the pairs only")
     if not samples:
         raise FileNotFoundError(f"no training samples under {corpus}")
     train_s, val_s = split(samples)

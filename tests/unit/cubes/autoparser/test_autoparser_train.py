@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+import pytest
 
 from cubes.autoparser.corpus import iter_samples, split
 from cubes.autoparser.extract import Extractor
@@ -48,6 +49,8 @@ def test_train_on_pairs(tmp_path: Path) -> None:
     assert metrics["validation"]["token"]["f1"] > 0.9
     assert any("validation main-text token F1" in line for line in lines)
     assert any("self-labelling token F1" in line for line in lines)
+    # the corpus (../shared/data in a checkout beside it) is absent here: training says so
+    assert any("does not exist" in line and "training on the pairs only" in line for line in lines)
 
     ex = Extractor(out)
     assert ex.extract(article_page(), "https://n.example/x").title == TITLE
@@ -58,3 +61,8 @@ def test_train_on_pairs(tmp_path: Path) -> None:
     page = segment(article_page())
     x = page_features(page)
     assert np.array_equal(Extractor(again).model.proba(x), ex.model.proba(x))
+
+
+def test_train_without_corpus_or_pairs_says_where_the_corpus_lives(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"not part of the repository\): pass --corpus DIR or --pairs DIR"):
+        train(tmp_path / "m.cbm", tmp_path / "no-corpus", [], TrainConfig(iterations=5, threads=1), print)

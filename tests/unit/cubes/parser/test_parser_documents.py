@@ -133,14 +133,14 @@ def test_unparseable_date_is_none() -> None:
     assert parse_date("x" * 500) is None
 
 
-def test_canonical_fast_path_agrees_with_shared_urls(shared_data) -> None:  # type: ignore[no-untyped-def]
+def test_canonical_fast_path_agrees_with_shared_urls(data_dir) -> None:  # type: ignore[no-untyped-def]
     """canonical_url's shortcut for plainly canonical URLs must return exactly what the full normalization
     returns, on every link and media URL of the corpus."""
     from shared.urls import _normalize as canonical_url
     from shared.urls import canonical_url as canonical
 
     urls = set()
-    for path in (shared_data / "feeds").rglob("*.*"):
+    for path in (data_dir / "feeds").rglob("*.*"):
         if path.suffix in (".xml", ".rss", ".atom"):
             result = parse_feed(path.read_bytes(), url="https://example.com/feed/")
             for it in result.items:
