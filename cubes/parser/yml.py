@@ -24,13 +24,10 @@ from typing import IO
 from lxml import etree
 
 from cubes.parser.model import ItemError, MediaRef, ParsedItem
-from cubes.parser.xmlsafe import SAFE_XML, XmlError, check_doctype, xml_error
+from cubes.parser.xmlsafe import SAFE_XML, XmlError, check_doctype_stream, xml_error
 from cubes.parser.xmltext import absolute, inner_html
 
 __all__ = ["iter_yml"]
-
-#: bytes read to look for a DOCTYPE with entities before streaming starts
-_PROLOG = 64 * 1024
 
 
 def _text(el: etree._Element) -> str:
@@ -95,9 +92,7 @@ def _offer(el: etree._Element, index: int, categories: dict[str, str], base: str
 
 def iter_yml(source: IO[bytes], *, base: str | None = None) -> Iterator[ParsedItem | ItemError]:
     """Offers one at a time; an ``ItemError`` for a broken offer, or (last) for a broken file."""
-    head = source.read(_PROLOG)
-    check_doctype(head)
-    source.seek(0)
+    check_doctype_stream(source)  # reads the prolog only, and rewinds
     categories: dict[str, str] = {}
     index = 0
     context = etree.iterparse(

@@ -82,3 +82,63 @@ def test_undeclared_entities_are_recovered_not_expanded() -> None:
     assert result.items[0].link == "https://a.test/x"
     assert result.errors
     assert "not defined" in result.errors[0].reason
+
+
+_LONG_COMMENT = b"<!-- " + b"padding " * 9_000 + b"-->\n"  # 72 KB: past any fixed prolog window
+_LONG_PI = b"<?generator " + b"x" * 80_000 + b"?>\n"
+
+#: (body, word the reason must name, line of the refused declaration): the DOCTYPE wherever it is
+LATE_DOCTYPES = {
+    "after a 72 KB comment": (b'<?xml version="1.0"?>\n' + _LONG_COMMENT + LAUGHS.split(b"\n", 1)[1], "expansion", 4),
+    "xxe after a 72 KB comment": (_LONG_COMMENT + _xxe("file:///etc/passwd"), "XXE", 2),
+    "after a long processing instruction": (_LONG_PI + _xxe("file:///etc/passwd"), "XXE", 2),
+    "after many comments": (b"<!-- c -->\n" * 10_000 + _xxe("file:///etc/passwd"), "XXE", 10_001),
+    "entity after a quoted ]>": (
+        b'<!DOCTYPE r [<!ATTLIST r a CDATA "]>">\n<!ENTITY x SYSTEM "file:///etc/passwd">]><rss>&x;</rss>',
+        "XXE",
+        2,
+    ),
+    "utf-16 after a comment": (
+        ("\ufeff" + _LONG_COMMENT.decode() + LAUGHS.decode()).encode("utf-16-le"),
+        "expansion",
+        4,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LATE_DOCTYPES))
+def test_doctype_after_a_long_prolog_is_still_refused(name: str) -> None:
+    body, word, line = LATE_DOCTYPES[name]
+    result = parse_feed(body, url="https://a.test/feed")
+    assert result.fatal
+    assert result.items == []
+    [err] = result.errors
+    assert word.lower() in err.reason.lower()
+    assert err.line == line
+
+
+def test_yml_doctype_after_a_long_comment_is_refused() -> None:
+    body = _LONG_COMMENT + _xxe("file:///etc/passwd").replace(b"rss", b"yml_catalog")
+    with pytest.raises(HostileXml, match="XXE"):
+        list(iter_yml(io.BytesIO(body)))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # RSS 0.91's public DTD (no internal subset), and an article about XXE in a CDATA section
+        b'<?xml version="1.0"?>\n<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"\n'
+        b' "http://my.netscape.com/publish/formats/rss-0.91.dtd">\n<rss version="0.91"><channel><title>t</title>'
+        b"<item><title>XXE explained</title><link>https://a.test/xxe</link><description><![CDATA["
+        b'<pre>&lt;!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]&gt;</pre>]]></description></item>'
+        b"</channel></rss>",
+        # an entity declaration inside a comment of the subset declares nothing
+        b'<!DOCTYPE rss [<!-- <!ENTITY x SYSTEM "file:///etc/passwd"> -->]>'
+        b"<rss><channel><item><title>a</title><link>https://a.test/1</link></item></channel></rss>",
+    ],
+    ids=["rss-0.91 dtd", "entity in a subset comment"],
+)
+def test_doctypes_without_entity_declarations_are_read(body: bytes) -> None:
+    result = parse_feed(body, url="https://a.test/feed")
+    assert not result.fatal
+    assert len(result.items) == 1
