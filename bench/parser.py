@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 - Russian text on purpose (the charset gate)
 """Parser benchmark and correctness gates (issue 5; STYLE.md rule 14).
 
     .venv/bin/python bench/parser.py [--data ../shared/data] [--repeat 5] [--offers 100000]

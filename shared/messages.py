@@ -27,6 +27,7 @@ __all__ = [
     "CrawlKind",
     "CrawlRequest",
     "CrawlResult",
+    "Device",
     "DocKind",
     "Document",
     "DocumentDeleted",
@@ -41,6 +42,7 @@ __all__ = [
     "PartnerUpload",
     "Product",
     "ProductParam",
+    "SearchQueryEvent",
     "SourceKind",
     "SourceRef",
     "UploadFormat",
@@ -339,3 +341,34 @@ class MediaCached(Message):
     height: int | None = None
     sha256: str | None = None
     cached_at: datetime
+
+
+# --------------------------------------------------------------------------- search.queries
+
+
+class Device(StrEnum):
+    """The class of device a search came from (read from the User-Agent, which is not kept)."""
+
+    desktop = "desktop"
+    mobile = "mobile"
+    tablet = "tablet"
+
+
+class SearchQueryEvent(Message):
+    """A search the frontend answered, for query statistics (``wordstat``). Key: ``query``.
+
+    Private by construction: no IP address, no User-Agent, no session — a coarse region
+    and a device class only. ``event_id`` makes counting idempotent under redelivery.
+    """
+
+    event_id: str = Field(min_length=16, max_length=64)
+    #: folded words in order, excluded words left out (``shared.wordstat.lemmas.normalize_query``)
+    query: str = Field(min_length=1, max_length=400)
+    at: datetime
+    #: a region code from the frontend's region header or IP-range table; "unknown" otherwise
+    region: str = Field(default="unknown", min_length=1, max_length=64)
+    device: Device = Device.desktop
+    #: results on the page shown
+    results: int = Field(default=0, ge=0)
+    #: hosts of the results shown, best first, each once (a webmaster sees the queries their pages answered)
+    hosts: list[Host] = Field(default_factory=list, max_length=20)

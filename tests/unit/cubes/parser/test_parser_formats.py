@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 - Russian text on purpose: charsets and YML catalogs are tested with it
 """Formats: Turbo RSS, YML catalogs, Atom 0.3, JSON documents, charsets (cubes.parser.feed)."""
 
 from __future__ import annotations

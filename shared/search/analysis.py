@@ -1,0 +1,126 @@
+"""Text analysis for search: words, folding and stems (DESIGN.md section 3, "frontend" search).
+
+The one place that says what a searchable word is, so that the SQLite index,
+the query parser and the snippet highlighter agree on it:
+
+* a **word** is a run of letters and digits of any script (``[^\\W_]+``);
+  punctuation, hyphens and apostrophes separate words ("интернет-магазин" is two);
+* **folding** lower-cases and maps ё to е ("Ёлка" and "елка" are the same word);
+* a **stem** is the folded word through the Snowball stemmers (PyStemmer, in C):
+  the Russian one, then the English one. Each leaves words of the other script
+  untouched (checked on half a million words of the shared feeds), so one pass
+  handles mixed pages, and a page's declared language never has to be right.
+  "мосты", "мостом" → "мост"; "bridges" → "bridg".
+
+PostgreSQL stems with its own Snowball configurations (``russian`` / ``english``,
+chosen by the page's language, ``pg_config``); the SQLite index stores the stems
+made here. Both come from the same Snowball algorithms.
+
+Stemmer objects are not thread-safe: each thread gets its own.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+
+import Stemmer
+
+__all__ = [
+    "ANALYZER_VERSION",
+    "WORD_RE",
+    "detect_lang",
+    "fold",
+    "index_text",
+    "iter_words",
+    "page_lang",
+    "pg_config",
+    "stem",
+    "stems",
+    "words",
+]
+
+#: bump when what ``index_text`` makes changes: a store re-indexes pages analyzed by an older version
+ANALYZER_VERSION = 1
+
+#: a word: letters and digits of any script, no underscore
+WORD_RE = re.compile(r"[^\W_]+")
+
+_local = threading.local()
+#: the share of Cyrillic among a text's letters above which it counts as Russian
+_CYRILLIC_SHARE = 0.3
+#: how much of a text language detection reads (enough letters; cheap on long pages)
+_DETECT_CHARS = 4000
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def fold(text: str) -> str:
+    """Lower case, ё → е: the form every comparison of words uses."""
+    return text.lower().replace("ё", "е")
+
+
+def words(text: str) -> list[str]:
+    """The folded words of ``text``, in order."""
+    return WORD_RE.findall(fold(text))
+
+
+def iter_words(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, folded word)`` for each word of ``text``, offsets into ``text`` itself."""
+    for m in WORD_RE.finditer(text):
+        yield m.start(), m.end(), fold(m.group())
+
+
+def _stemmers() -> tuple[Stemmer.Stemmer, Stemmer.Stemmer]:
+    pair: tuple[Stemmer.Stemmer, Stemmer.Stemmer] | None = getattr(_local, "pair", None)
+    if pair is None:
+        pair = (Stemmer.Stemmer("russian"), Stemmer.Stemmer("english"))
+        _local.pair = pair
+    return pair
+
+
+def stem(folded: str) -> str:
+    """The stem of one folded word."""
+    ru, en = _stemmers()
+    return str(en.stemWord(ru.stemWord(folded)))
+
+
+def stems(folded: Sequence[str]) -> list[str]:
+    """The stems of folded words, in order (one call into C per stemmer for the whole list)."""
+    ru, en = _stemmers()
+    return list(en.stemWords(ru.stemWords(folded)))
+
+
+def index_text(text: str) -> str:
+    """``text`` as the SQLite index stores it: its stems, in order, separated by spaces."""
+    return " ".join(stems(words(text)))
+
+
+def detect_lang(text: str) -> str:
+    """``"ru"`` when a fair share of the letters are Cyrillic, else ``"en"``."""
+    head = text[:_DETECT_CHARS]
+    cyrillic = len(_CYRILLIC.findall(head))
+    latin = len(_LATIN.findall(head))
+    if cyrillic + latin == 0:
+        return "en"
+    return "ru" if cyrillic / (cyrillic + latin) >= _CYRILLIC_SHARE else "en"
+
+
+def page_lang(declared: str | None, text: str) -> str:
+    """A page's two-letter language: the one its source declares ("ru-RU" → "ru"), else detected."""
+    if declared:
+        code = declared.strip().lower().replace("_", "-").split("-", 1)[0]
+        if len(code) == 2 and code.isascii() and code.isalpha():
+            return code
+    return detect_lang(text)
+
+
+def pg_config(lang: str) -> str:
+    """The PostgreSQL text-search configuration for a page language.
+
+    ``english`` for English pages; ``russian`` for everything else, because it stems
+    Cyrillic words with the Russian Snowball stemmer *and* Latin words with the English
+    one — the same as this module does — so it is right for Russian, mixed and unknown text.
+    """
+    return "english" if lang == "en" else "russian"

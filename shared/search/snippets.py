@@ -1,0 +1,152 @@
+"""Search snippets: the best passage of a page, with the matched words marked (DESIGN.md s.3, search).
+
+A word is marked only when it is a whole word whose stem matches a query word
+(or, for a prefix ``мост*``, whose stem starts with the prefix's stem): never
+letters inside another word ("the" is not marked in "northern").
+
+The passage is the window of about ``SNIPPET_CHARS`` characters that holds the
+most distinct query words, then the most matches; ties go to the earliest. It
+starts and ends on word boundaries, with "…" where the text was cut.
+
+Matching is done on stems, so it is as costly as stemming every word: on a long
+page that is most of a search's time. A regular expression (in C) finds first
+the words that *could* match — those beginning with a query stem less its last
+letter, since a Snowball stem is a prefix of its word but for a final letter
+("happy" → "happi") — and only those are stemmed.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shared.search.analysis import fold, stem
+from shared.search.query import Term
+
+__all__ = ["SNIPPET_CHARS", "Snippet", "highlight", "make_snippet"]
+
+#: the length of a passage (about two lines of a result list)
+SNIPPET_CHARS = 240
+#: how far into a page the passage is looked for: past this a page is seldom read, and it bounds the cost
+_SCAN_CHARS = 100_000
+#: context kept before the first matched word of a passage
+_LEAD_CHARS = 40
+_NOT_WORD = re.compile(r"[\W_]")
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """A piece of plain text and the ``(start, end)`` spans in it to highlight."""
+
+    text: str
+    marks: tuple[tuple[int, int], ...] = ()
+
+    def parts(self) -> list[tuple[str, bool]]:
+        """The text cut into ``(piece, marked)`` pieces, for a template to escape and wrap."""
+        out: list[tuple[str, bool]] = []
+        pos = 0
+        for start, end in self.marks:
+            if start > pos:
+                out.append((self.text[pos:start], False))
+            out.append((self.text[start:end], True))
+            pos = end
+        if pos < len(self.text):
+            out.append((self.text[pos:], False))
+        return out
+
+
+class _Matcher:
+    """Finds the whole words of a text that match a query's terms, with the index of the term."""
+
+    def __init__(self, terms: Sequence[Term]) -> None:
+        self.terms = [t for t in terms if t.stem]
+        heads = sorted({(t.stem[:-1] if len(t.stem) > 1 else t.stem) for t in self.terms}, key=len, reverse=True)
+        # ё and е are one letter to the index: the pattern accepts either where the stem has е
+        alts = "|".join(re.escape(h).replace("е", "[её]") for h in heads)
+        self.pattern = re.compile(rf"(?<![^\W_])(?:{alts})[^\W_]*", re.IGNORECASE) if heads else None
+        self._memo: dict[str, int] = {}
+
+    def which(self, word: str) -> int:
+        """The index of the first term ``word`` matches, or -1."""
+        hit = self._memo.get(word)
+        if hit is None:
+            folded = fold(word)
+            s = stem(folded)
+            hit = -1
+            for i, t in enumerate(self.terms):
+                if s == t.stem or (t.prefix and (s.startswith(t.stem) or folded.startswith(t.stem))):
+                    hit = i
+                    break
+            self._memo[word] = hit
+        return hit
+
+    def matches(self, text: str) -> list[tuple[int, int, int]]:
+        """``(start, end, term index)`` of every matching word of ``text``."""
+        if self.pattern is None:
+            return []
+        out = []
+        for m in self.pattern.finditer(text):
+            i = self.which(m.group())
+            if i >= 0:
+                out.append((m.start(), m.end(), i))
+        return out
+
+
+def highlight(text: str, terms: Sequence[Term]) -> Snippet:
+    """``text`` whole (a title, say) with its matching words marked."""
+    return Snippet(text, tuple((s, e) for s, e, _ in _Matcher(terms).matches(text)))
+
+
+def _word_start(text: str, pos: int) -> int:
+    """``pos`` moved back to the start of the word it is in (or left where it is, between words)."""
+    while pos > 0 and not _NOT_WORD.match(text[pos - 1]):
+        pos -= 1
+    return pos
+
+
+def _word_end(text: str, pos: int) -> int:
+    """``pos`` moved back to the end of the last whole word before it."""
+    if pos >= len(text):
+        return len(text)
+    while pos > 0 and not _NOT_WORD.match(text[pos]):
+        pos -= 1
+    return pos
+
+
+def _best_start(found: list[tuple[int, int, int]], width: int) -> int:
+    """Index into ``found`` of the match that starts the best window (most distinct terms, most matches)."""
+    starts = [f[0] for f in found]
+    best, best_key = 0, (-1, -1)
+    for i, (start, _, _) in enumerate(found):
+        j = bisect_left(starts, start + width - min(_LEAD_CHARS, width // 4))
+        window = found[i:j] or found[i : i + 1]
+        key = (len({f[2] for f in window}), len(window))
+        if key > best_key:
+            best, best_key = i, key
+    return best
+
+
+def make_snippet(text: str, terms: Sequence[Term], width: int = SNIPPET_CHARS) -> Snippet:
+    """The best passage of ``text`` for ``terms`` (its start when nothing matches), marked."""
+    text = " ".join(text[:_SCAN_CHARS].split())
+    matcher = _Matcher(terms)
+    found = matcher.matches(text)
+    if found:
+        first = found[_best_start(found, width)][0]
+        start = _word_start(text, max(0, first - min(_LEAD_CHARS, width // 4)))
+        # a passage that would run past the end slides back to show a full width
+        start = _word_start(text, max(0, min(start, len(text) - width)))
+    else:
+        start = 0
+    end = _word_end(text, start + width) if start + width < len(text) else len(text)
+    if end <= start:  # one word longer than the whole width: cut inside it
+        end = min(len(text), start + width)
+    piece = text[start:end].strip(" ,;:-")
+    offset = start + (len(text[start:end]) - len(text[start:end].lstrip(" ,;:-")))
+    lead = "…" if start > 0 else ""
+    tail = "…" if end < len(text) else ""
+    shift = len(lead) - offset
+    marks = tuple((s + shift, e + shift) for s, e, _ in found if s >= offset and e <= offset + len(piece))
+    return Snippet(lead + piece + tail, marks)

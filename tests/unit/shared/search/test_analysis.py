@@ -1,0 +1,61 @@
+"""Words, folding and stems: what the index and the queries agree on."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.search.analysis import detect_lang, fold, index_text, page_lang, pg_config, stem, stems, words
+
+
+def test_russian_forms_share_a_stem() -> None:
+    assert {stem(w) for w in ("мост", "мосты", "мостом", "мостами")} == {"мост"}
+
+
+def test_english_forms_share_a_stem() -> None:
+    assert stem("bridges") == stem("bridge")
+    assert stem("running") == stem("runs") == "run"
+
+
+def test_yo_and_case_fold() -> None:
+    assert fold("Ёлка ЁЖ") == "елка еж"
+    assert stem(fold("Ёлки")) == stem("елки")
+
+
+def test_words_split_on_punctuation_hyphens_and_underscores() -> None:
+    assert words("Интернет-магазин «Ёлочка»: snake_case, 2024!") == [
+        "интернет",
+        "магазин",
+        "елочка",
+        "snake",
+        "case",
+        "2024",
+    ]
+
+
+def test_mixed_script_page_is_stemmed_word_by_word() -> None:
+    assert index_text("Новые мосты and bridges") == "нов мост and bridg"
+    assert stems(["мостами", "bridges"]) == ["мост", "bridg"]
+
+
+@pytest.mark.parametrize(
+    ("declared", "text", "lang"),
+    [
+        ("ru-RU", "English text only", "ru"),
+        ("en_us", "", "en"),
+        (None, "Мосты через реку and a little English", "ru"),
+        (None, "Bridges over the river, и немного", "en"),
+        ("", "", "en"),
+        ("not a language", "Москва", "ru"),
+    ],
+)
+def test_page_language(declared: str | None, text: str, lang: str) -> None:
+    assert page_lang(declared, text) == lang
+
+
+def test_detect_lang_reads_letters_only() -> None:
+    assert detect_lang("12345 !!!") == "en"
+
+
+def test_pg_config_by_language() -> None:
+    assert pg_config("en") == "english"
+    assert pg_config("ru") == pg_config("de") == "russian"

@@ -1,0 +1,57 @@
+"""Snippets mark whole words by stem and pick the passage that holds the most query words."""
+
+from __future__ import annotations
+
+from shared.search.query import parse_query
+from shared.search.snippets import highlight, make_snippet
+
+
+def _marked(text: str, query: str) -> list[str]:
+    s = highlight(text, parse_query(query).terms)
+    return [piece for piece, marked in s.parts() if marked]
+
+
+def test_whole_words_only() -> None:
+    # the defect of issue 14 item 7: "the" was marked inside "northern"
+    assert _marked("The northern lights over the bay", "the lights") == ["lights"]
+    assert _marked("northern", "the") == []
+
+
+def test_marks_every_form_of_a_word() -> None:
+    assert _marked("Мост, мосты и мостом; Ёлка и елки", "мост ёлка") == ["Мост", "мосты", "мостом", "Ёлка", "елки"]
+
+
+def test_prefix_marks_longer_words() -> None:
+    assert _marked("мостовая и мост, но не помост", "мост*") == ["мостовая", "мост"]
+
+
+def test_passage_with_the_most_distinct_words_wins() -> None:
+    filler = "Слово без смысла. " * 40
+    text = filler + "Здесь только мост. " + filler + "Мост и площадь рядом. " + filler
+    s = make_snippet(text, parse_query("мост площадь").terms, width=120)
+    assert "Мост и площадь рядом" in s.text
+    assert s.text.startswith("…")
+    assert s.text.endswith("…")
+    assert [p for p, m in s.parts() if m] == ["Мост", "площадь"]
+
+
+def test_no_match_in_text_gives_its_start() -> None:
+    s = make_snippet("Первые слова страницы. " * 30, parse_query("заголовок").terms, width=60)
+    assert s.text.startswith("Первые слова")
+    assert s.text.endswith("…")
+    assert s.marks == ()
+    assert len(s.text) <= 61
+
+
+def test_passage_cuts_on_word_boundaries() -> None:
+    text = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"
+    s = make_snippet(text, parse_query("kappa").terms, width=30)
+    for word in s.text.strip("…").split():
+        assert word in text.split()
+    assert "kappa" in s.text
+
+
+def test_short_text_is_whole_and_unmarked_spans_are_escaped_by_callers() -> None:
+    s = make_snippet("<b>мост</b> & co", parse_query("мост").terms)
+    assert s.text == "<b>мост</b> & co"
+    assert s.parts() == [("<b>", False), ("мост", True), ("</b> & co", False)]

@@ -1,0 +1,110 @@
+"""Every Wordstat operator against frequencies counted by hand over a small set of searches."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from shared.wordstat.lemmas import analyze, normalize_query
+from shared.wordstat.operators import WordstatSyntaxError, matches, parse
+
+#: counted searches: query -> how often it was searched
+SEARCHES = {
+    "купить слона": 10,
+    "куплю слонов": 7,
+    "купить слона в москве": 5,
+    "купить слона дешево": 3,
+    "продать слона": 4,
+    "заказать слона": 2,
+    "слон купить": 6,
+    "купить розового слона": 1,
+    "купить слона бесплатно": 2,
+    "купить бесплатно слона": 1,
+    "работа на дому": 8,
+    "работа по дому": 9,
+    "работа дома": 4,
+    "билеты из москвы в париж": 11,
+    "билеты из парижа в москву": 12,
+    "buy elephant": 3,
+    "buying elephants": 2,
+    "elephant": 5,
+    "стали лучше": 1,
+    "сталь цена": 3,
+}
+
+
+def frequency(query: str) -> int:
+    parsed = parse(query)
+    return sum(n for q, n in SEARCHES.items() if matches(parsed, analyze(normalize_query(q))))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "why"),
+    [
+        ("купить слона", 35, "any form, more words, any order: 10+7+5+3+6+1+2+1"),
+        ("Купить СЛОНА", 35, "case does not matter"),
+        ('"купить слона"', 23, "no other words: купить слона 10 + куплю слонов 7 + слон купить 6"),
+        ("!купить слона", 28, "this form of купить: 35 less куплю слонов 7"),
+        ('"!купить слона"', 16, "phrase and form: купить слона 10 + слон купить 6"),
+        ("[купить слона]", 29, "купить before слона: 35 less слон купить 6"),
+        ("[слона купить]", 6, "only слон купить"),
+        ("(купить|заказать) слона", 37, "35 + заказать слона 2"),
+        ("(купить|продать|заказать) слона", 41, "35 + 4 + 2"),
+        ("купить|продать слона", 39, "a top-level | is one group: 35 + 4"),
+        ("купить слона -дешево", 32, "35 less купить слона дешево 3"),
+        ("купить слона -бесплатно -дешево", 29, "35 less 3, 2 and 1"),
+        ("купить слона -!бесплатного", 35, "no search has that form"),
+        ("работа на дому", 21, "на is a function word, dropped: 8 + 9 + 4"),
+        ("работа +на дому", 8, "на fixed: only работа на дому"),
+        ('"работа дому"', 21, "function words do not break a phrase: 8 + 9 + 4"),
+        ('"работа +на дому"', 8, "the fixed на must be there"),
+        ("[из москвы в париж]", 11, "order and function words inside brackets"),
+        ("москва париж", 23, "any order: 11 + 12"),
+        ("купить купить", 0, "each query word needs a word of its own"),
+        ("buy elephant", 5, "English forms: buy elephant 3 + buying elephants 2"),
+        ('"elephant"', 5, "elephant alone"),
+        ("!elephants", 2, "this form only"),
+        ("сталь", 4, "homonyms count under both lemmas: стали лучше 1 + сталь цена 3"),
+        ("стать", 1, "стали is also a form of стать"),
+    ],
+)
+def test_frequency_with_operators(query: str, expected: int, why: str) -> None:
+    assert frequency(query) == expected, why
+
+
+def test_a_query_matching_two_alternatives_counts_once() -> None:
+    # купить 35 (every купить search has слона too) and слона 41: their union, not their sum
+    assert frequency("(купить|слона)") == 41
+
+
+def test_canonical_text() -> None:
+    assert parse('  "( Купить | заказать )  [слона  дёшево]"   -!бесплатно ').text == (
+        '"(купить|заказать) [слона дешево]" -!бесплатно'
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("", "no word to count"),
+        ("-дешево", "no word to count"),
+        ("в на", "no word to count"),
+        ('"купить слона', "expected '\"'"),
+        ("(купить|заказать слона", "expected ')'"),
+        ("[купить слона", "expected ']'"),
+        ("купить ] слона", "cannot stand here"),
+        ("[ ] слона", "holds no word"),
+        ('"купить" слона', "after a quoted phrase"),
+        ("!!", "the query ended too early"),
+        ("(а|б) (в|г) (д|е) (ж|з) (и|к) (л|м) (н|о)", "more than 64 variants"),
+        (" ".join(["слово"] * 17), "at most 16 words"),
+    ],
+)
+def test_syntax_errors_say_where_and_what(query: str, message: str) -> None:
+    with pytest.raises(WordstatSyntaxError, match=re.escape(message)):
+        parse(query)
+
+
+def test_normalize_drops_excluded_words_and_punctuation() -> None:
+    assert normalize_query('Мосты* "Москвы" -пробки, ёлки!') == "мосты москвы елки"
