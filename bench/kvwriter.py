@@ -20,8 +20,7 @@ import time
 from datetime import UTC, datetime
 
 from cubes.kvwriter.handler import KvwriterHandler
-from cubes.kvwriter.render import render
-from cubes.kvwriter.sanitize import Sanitizer
+from cubes.kvwriter.render import page_sanitizer, render
 from shared.config import Settings
 from shared.messages import Document, Media, SourceKind, SourceRef
 from shared.stores import open_stores
@@ -78,7 +77,7 @@ async def run(n: int, store_url: str | None) -> None:
         flush=True,
     )
 
-    sanitizer = Sanitizer(cdn_base=settings.cdn.public_base_url, video_hosts=settings.kvwriter.video_hosts)
+    sanitizer = page_sanitizer(settings)
     now = datetime.now(UTC)
     t0 = time.perf_counter()
     for d in docs:

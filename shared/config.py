@@ -223,9 +223,17 @@ class DelayConfig:
 
 @dataclass(frozen=True)
 class KvwriterConfig:
-    #: iframes survive sanitizing only when they point at these video hosts
+    #: iframes survive sanitizing (in the parser and on the page) only when they point at these
+    #: video hosts; the frontend's Content-Security-Policy allows frames from them and nothing else
     video_hosts: list[str] = field(
-        default_factory=lambda: ["www.youtube.com", "player.vimeo.com", "rutube.ru", "vk.com"]
+        default_factory=lambda: [
+            "www.youtube.com",
+            "www.youtube-nocookie.com",
+            "player.vimeo.com",
+            "rutube.ru",
+            "vk.com",
+            "vkvideo.ru",
+        ]
     )
 
 

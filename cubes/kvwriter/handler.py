@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 
 from cubes.kvwriter.batch import GroupWriter
 from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, WRITES
-from cubes.kvwriter.render import preview_key, render
-from cubes.kvwriter.sanitize import Sanitizer
+from cubes.kvwriter.render import page_sanitizer, preview_key, render
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import Reject
@@ -33,7 +32,7 @@ class KvwriterHandler:
         self.pages = pages
         self.writer = GroupWriter(pages)
         self.clock = clock or SystemClock()
-        self.sanitizer = Sanitizer(cdn_base=settings.cdn.public_base_url, video_hosts=settings.kvwriter.video_hosts)
+        self.sanitizer = page_sanitizer(settings)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), tz=UTC)

@@ -21,10 +21,11 @@ from typing import Any
 
 import orjson
 
-from cubes.kvwriter.sanitize import Sanitizer, plain_text
+from shared.config import Settings
 from shared.messages import DocKind, Document, Media, Product
+from shared.safehtml import MediaRule, SafeHtml, plain_text
 
-__all__ = ["PAGE_CSS", "RENDER_REVISION", "Rendered", "etag_for", "preview_key", "render"]
+__all__ = ["PAGE_CSS", "RENDER_REVISION", "Rendered", "etag_for", "page_sanitizer", "preview_key", "render"]
 
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
 RENDER_REVISION = 1
@@ -82,6 +83,16 @@ class Rendered:
     etag: str
     shown_media: int  # media shown from the CDN
     dropped_media: int  # media of the document not shown: not in the CDN
+
+
+def page_sanitizer(settings: Settings) -> SafeHtml:
+    """The page's cleaner: the one safe-HTML policy with media from the CDN only and the page's attributes."""
+    return SafeHtml(
+        media=MediaRule.cdn,
+        cdn_base=settings.cdn.public_base_url,
+        video_hosts=settings.kvwriter.video_hosts,
+        page=True,
+    )
 
 
 def preview_key(task_id: str, url: str) -> str:
@@ -169,7 +180,7 @@ def _without_repeated_title(body: str, title: str) -> str:
     return body[: m.start(2) - len("<h1>")] + body[m.end() :]
 
 
-def render(doc: Document, sanitizer: Sanitizer, *, written_at: datetime) -> Rendered:
+def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rendered:
     """Render ``doc`` (a ``documents.ready`` message) into its Turbo page."""
     media_map = {m.url: m.cdn_url for m in doc.media if m.cdn_url}
     body = sanitizer.clean(doc.content_html, base_url=doc.url, media_map=media_map) if doc.content_html else ""

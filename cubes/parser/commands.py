@@ -32,6 +32,7 @@ from cubes.parser.feed import Limits, parse_feed
 from cubes.parser.handler import source_kind
 from cubes.parser.identity import IdentityError
 from cubes.parser.model import DetectedFormat, ItemError, ParsedItem, Severity
+from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmlsafe import HostileXml
 from cubes.parser.yml import iter_yml
 from shared.clock import utcnow
@@ -101,6 +102,7 @@ async def parse_command(
     out = out or sys.stdout
     err = err or sys.stderr
     limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes)
+    cleaner = ContentCleaner(settings.kvwriter.video_hosts)
     declared = None if fmt == "auto" else fmt
     url: str | None = None
     content_type = None
@@ -118,7 +120,7 @@ async def parse_command(
             print(f"{source}: error: no such file (give a file path or an http(s) URL)", file=err)
             return 2
         if detect_format(head, declared) is DetectedFormat.yml:
-            return await asyncio.to_thread(_stream_yml, path, host, out, err)
+            return await asyncio.to_thread(_stream_yml, path, host, out, err, cleaner)
         body = await asyncio.to_thread(path.read_bytes)
     result = parse_feed(body, url=url, content_type=content_type, declared_format=declared, limits=limits)
     for e in result.errors:
@@ -127,7 +129,7 @@ async def parse_command(
         return 1
     kind = source_kind(result.format)
     ref = SourceRef(kind=kind, id="cli")
-    _emit(result.items, host, ref, source, out, err)
+    _emit(result.items, host, ref, source, out, err, cleaner)
     removals, derrs = prepare_deletions(result.deletions, feed_host=host)
     for e in derrs:
         _err(source, e, err)
@@ -148,7 +150,13 @@ def _head(path: Path) -> bytes | None:
 
 
 def _emit(
-    items: Iterable[ParsedItem | ItemError], host: str | None, ref: SourceRef, where: str, out: TextIO, err: TextIO
+    items: Iterable[ParsedItem | ItemError],
+    host: str | None,
+    ref: SourceRef,
+    where: str,
+    out: TextIO,
+    err: TextIO,
+    cleaner: ContentCleaner,
 ) -> int:
     """Print each item's document (or its error); the number of feed-level errors seen."""
     seen: set[str] = set()
@@ -159,7 +167,7 @@ def _emit(
             fatal += item.index is None and item.severity is Severity.error
             continue
         try:
-            cand: Candidate = prepare_one(item, host)
+            cand: Candidate = prepare_one(item, host, cleaner)
         except IdentityError as exc:
             _err(where, ItemError(str(exc), item.line, None, item.index, item.link, code=exc.code), err)
             continue
@@ -184,13 +192,13 @@ def _emit(
     return fatal
 
 
-def _stream_yml(path: Path, host: str | None, out: TextIO, err: TextIO) -> int:
+def _stream_yml(path: Path, host: str | None, out: TextIO, err: TextIO, cleaner: ContentCleaner) -> int:
     from shared.messages import SourceKind
 
     ref = SourceRef(kind=SourceKind.yml, id="cli")
     with path.open("rb") as f:
         try:
-            fatal = _emit(iter_yml(f), host, ref, str(path), out, err)
+            fatal = _emit(iter_yml(f), host, ref, str(path), out, err, cleaner)
         except HostileXml as exc:
             _err(str(path), ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"), err)
             return 1

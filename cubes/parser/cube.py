@@ -9,6 +9,7 @@ Consumes ``crawl.feeds`` (fetched registered feeds) and ``partner.uploads``
 from __future__ import annotations
 
 from cubes.parser.handler import ParserHandler
+from cubes.parser.sanitize import ContentCleaner
 from shared.config import Settings
 from shared.runtime.cube import Cube
 from shared.runtime.deps import Deps
@@ -17,7 +18,13 @@ __all__ = ["build"]
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
-    handler = ParserHandler(await deps.stores(), deps.blobs, settings.parser, deps.clock)
+    handler = ParserHandler(
+        await deps.stores(),
+        deps.blobs,
+        settings.parser,
+        deps.clock,
+        cleaner=ContentCleaner(settings.kvwriter.video_hosts),
+    )
     return Cube(
         name="parser",
         inputs=("crawl.feeds", "partner.uploads"),

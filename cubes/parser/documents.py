@@ -21,7 +21,7 @@ from cubes.parser.dedupe import content_hash
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.model import ItemError, MediaRef, ParsedItem
 from cubes.parser.normalize import content_fields
-from cubes.parser.sanitize import sanitize_html
+from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
 from shared.messages import DocKind, Document, MediaKind, SourceRef
 from shared.urls import canonical_url
@@ -93,15 +93,21 @@ def _media(item: ParsedItem, content: str) -> list[MediaRef]:
     return out
 
 
-def prepare_one(item: ParsedItem, feed_host: str | None) -> Candidate:
-    """One item as a candidate; ``IdentityError`` (with the reason) when it cannot be a page."""
+_CLEANER = ContentCleaner()
+
+
+def prepare_one(item: ParsedItem, feed_host: str | None, cleaner: ContentCleaner = _CLEANER) -> Candidate:
+    """One item as a candidate; ``IdentityError`` (with the reason) when it cannot be a page.
+
+    ``cleaner``: the sanitizer with the configured video hosts (default: the default hosts).
+    """
     ident = identify(item.link, feed_host)
     title = " ".join((item.title or "").split())
     if not title:
         raise IdentityError("item has no title (or it is empty)", code="item.no_title")
     if len(title) > _TITLE_MAX:
         title = title[: _TITLE_MAX - 1] + "…"
-    content = sanitize_html(item.content_html, item.base or ident.url)
+    content = cleaner.clean(item.content_html, item.base or ident.url, page_url=ident.url)
     media = _media(item, content)
     summary = plain(item.summary)[:_SUMMARY_MAX] or None if item.summary else None
     digest = content_hash(
@@ -135,7 +141,11 @@ def prepare_one(item: ParsedItem, feed_host: str | None) -> Candidate:
 
 
 def prepare_items(
-    items: Iterable[ParsedItem], *, feed_host: str | None, first: dict[str, int] | None = None
+    items: Iterable[ParsedItem],
+    *,
+    feed_host: str | None,
+    first: dict[str, int] | None = None,
+    cleaner: ContentCleaner = _CLEANER,
 ) -> tuple[list[Candidate], list[ItemError]]:
     """Candidates of every usable item, and an error for every other one.
 
@@ -147,7 +157,7 @@ def prepare_items(
     first = {} if first is None else first
     for item in items:
         try:
-            cand = prepare_one(item, feed_host)
+            cand = prepare_one(item, feed_host, cleaner)
         except IdentityError as exc:
             errors.append(ItemError(str(exc), item.line, None, item.index, item.link, code=exc.code))
             continue

@@ -77,6 +77,7 @@ from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, ParseResult
+from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.status import Outcome, write_feed_status, write_task
 from cubes.parser.xmlsafe import HostileXml
 from cubes.parser.yml import iter_yml
@@ -133,8 +134,12 @@ class ParserHandler:
         blobs: Callable[[], Awaitable[BlobStore]],
         settings: ParserConfig | None = None,
         clock: Clock | None = None,
+        *,
+        cleaner: ContentCleaner | None = None,
     ) -> None:
         settings = settings or ParserConfig()
+        #: the safe-HTML policy with the configured video hosts (``kvwriter.video_hosts``)
+        self.cleaner = cleaner or ContentCleaner()
         self.stores = stores
         self._blobs = blobs
         self.clock = clock or SystemClock()
@@ -294,9 +299,9 @@ class ParserHandler:
         metrics.PARSED.labels(src.kind.value).inc(len(result.items) + len(result.deletions))
         # sanitizing costs by the byte (nh3: ~15 us per KB): a few huge items stay off the loop too
         if len(result.items) > _THREAD_ITEMS or body_bytes > _THREAD_BYTES:
-            cands, errs = await asyncio.to_thread(prepare_items, result.items, feed_host=src.host)
+            cands, errs = await asyncio.to_thread(prepare_items, result.items, feed_host=src.host, cleaner=self.cleaner)
         else:
-            cands, errs = prepare_items(result.items, feed_host=src.host)
+            cands, errs = prepare_items(result.items, feed_host=src.host, cleaner=self.cleaner)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.host)
         self._rejects([*errs, *derrs], result.errors, src, run)
         parsed_at = self._now()
@@ -325,7 +330,7 @@ class ParserHandler:
             broken: list[ItemError] = []
             for entry in itertools.islice(entries, BATCH):
                 (broken if isinstance(entry, ItemError) else items).append(entry)  # type: ignore[arg-type]
-            cands, errs = prepare_items(items, feed_host=host, first=first)
+            cands, errs = prepare_items(items, feed_host=host, first=first, cleaner=self.cleaner)
             return len(items), cands, errs, broken
 
         count = 0

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import orjson
 
 from cubes.kvwriter.render import etag_for, preview_key, render
-from cubes.kvwriter.sanitize import Sanitizer
 from shared.messages import DocKind, Document, Media, Product, ProductParam, SourceKind, SourceRef
+from shared.safehtml import MediaRule, SafeHtml
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
-SAN = Sanitizer(cdn_base="/cdn", video_hosts=["www.youtube.com"])
+SAN = SafeHtml(media=MediaRule.cdn, cdn_base="/cdn", video_hosts=["www.youtube.com"], page=True)
 
 
 def make_doc(**kw: object) -> Document:

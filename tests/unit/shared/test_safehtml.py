@@ -1,4 +1,4 @@
-"""Hostile partner HTML comes out inert (DESIGN.md section 6; cubes/kvwriter/sanitize.py)."""
+"""Hostile partner HTML comes out inert, for the page and for the parser (DESIGN.md section 6; shared/safehtml.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from cubes.kvwriter.sanitize import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, Sanitizer, is_cdn_url, plain_text
+from shared.safehtml import ATTRIBUTES, CLASSES, TAGS, MediaRule, SafeHtml, is_cdn_url, plain_text
 
 CDN = "/cdn"
 VIDEO_HOSTS = ["www.youtube.com", "player.vimeo.com"]
@@ -111,7 +111,7 @@ def _tokens(out: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
     return [(tag, sorted(attrs, key=lambda a: a[0])) for tag, attrs in parser.tags]
 
 
-def _assert_inert(out: str, sanitizer: Sanitizer) -> None:
+def _assert_inert(out: str, sanitizer: SafeHtml) -> None:
     low = out.lower()
     for needle in (
         "<script",
@@ -137,16 +137,23 @@ def _assert_inert(out: str, sanitizer: Sanitizer) -> None:
     parser.feed(out)
     parser.close()
     for tag, attrs in parser.tags:
-        assert tag in ALLOWED_TAGS, f"tag {tag} survived: {out!r}"
-        allowed = ALLOWED_ATTRIBUTES.get(tag, frozenset()) | ALLOWED_ATTRIBUTES["*"]
-        fixed = {"rel", "loading", "decoding", "sandbox", "referrerpolicy", "preload"}
+        assert tag in TAGS, f"tag {tag} survived: {out!r}"
+        allowed = ATTRIBUTES.get(tag, frozenset()) | ATTRIBUTES["*"]
+        fixed = {"rel", "loading", "decoding", "sandbox", "referrerpolicy", "preload", "controls"}
         for name, value in attrs:
             assert not name.startswith("on"), f"event handler {name} on {tag}: {out!r}"
+            if name == "class":
+                assert value is not None
+                assert set(value.split()) <= CLASSES.get(tag, frozenset()), f"class {value} on {tag}: {out!r}"
+                continue
+            if name == "id":
+                assert value is not None
+                assert value.startswith("c-"), f"id {value} without the prefix: {out!r}"
             assert name in allowed | fixed, f"attribute {name} on {tag} survived: {out!r}"
             if name in _URL_ATTRS:
                 assert value is not None
                 if tag == "a":
-                    assert value.startswith(("https://", "http://")), value
+                    assert value.startswith(("https://", "http://", "mailto:", "tel:")), value
                 elif tag == "iframe":
                     assert value.startswith("https://www.youtube.com/") or value.startswith(
                         "https://player.vimeo.com/"
@@ -156,8 +163,14 @@ def _assert_inert(out: str, sanitizer: Sanitizer) -> None:
 
 
 @pytest.fixture(scope="module")
-def sanitizer() -> Sanitizer:
-    return Sanitizer(cdn_base=CDN, video_hosts=VIDEO_HOSTS)
+def sanitizer() -> SafeHtml:
+    return SafeHtml(media=MediaRule.cdn, cdn_base=CDN, video_hosts=VIDEO_HOSTS, page=True)
+
+
+@pytest.fixture(scope="module")
+def source_cleaner() -> SafeHtml:
+    """The parser's rule: partner media URLs kept (made absolute) for the media cube to cache."""
+    return SafeHtml(media=MediaRule.source, video_hosts=VIDEO_HOSTS)
 
 
 def test_table_is_big_enough() -> None:
@@ -166,21 +179,21 @@ def test_table_is_big_enough() -> None:
 
 
 @pytest.mark.parametrize(("name", "fragment"), XSS_VECTORS, ids=[n for n, _ in XSS_VECTORS])
-def test_hostile_html_comes_out_inert(sanitizer: Sanitizer, name: str, fragment: str) -> None:
+def test_hostile_html_comes_out_inert(sanitizer: SafeHtml, name: str, fragment: str) -> None:
     out = sanitizer.clean(fragment, base_url=BASE)
     _assert_inert(out, sanitizer)
     assert "evil.test" not in out, f"{name}: a hostile URL survived: {out!r}"
 
 
 @pytest.mark.parametrize(("name", "fragment"), XSS_VECTORS, ids=[n for n, _ in XSS_VECTORS])
-def test_sanitizing_is_idempotent(sanitizer: Sanitizer, name: str, fragment: str) -> None:
+def test_sanitizing_is_idempotent(sanitizer: SafeHtml, name: str, fragment: str) -> None:
     once = sanitizer.clean(fragment, base_url=BASE)
     twice = sanitizer.clean(once, base_url=BASE)
     # equal up to attribute order (nh3 appends its fixed attributes after the kept ones)
     assert _tokens(twice) == _tokens(once)
 
 
-def test_good_content_survives(sanitizer: Sanitizer) -> None:
+def test_good_content_survives(sanitizer: SafeHtml) -> None:
     fragment = (
         '<h2>Heading</h2><p>Some <b>bold</b>, <em>em</em> and <a href="/next">a link</a>.</p>'
         '<figure><img src="/cdn/img/ab/abc.jpg" alt="A cat" width="640" height="480">'
@@ -195,7 +208,7 @@ def test_good_content_survives(sanitizer: Sanitizer) -> None:
     assert "<h2>Heading</h2>" in out
 
 
-def test_allowlisted_video_host_is_kept_and_made_https(sanitizer: Sanitizer) -> None:
+def test_allowlisted_video_host_is_kept_and_made_https(sanitizer: SafeHtml) -> None:
     out = sanitizer.clean('<iframe src="http://www.youtube.com/embed/abc?t=1">fallback</iframe>', base_url=BASE)
     assert 'src="https://www.youtube.com/embed/abc?t=1"' in out
     assert 'sandbox="allow-scripts allow-same-origin allow-presentation"' in out
@@ -209,12 +222,12 @@ def test_allowlisted_video_host_is_kept_and_made_https(sanitizer: Sanitizer) -> 
     "src",
     ["https://evil.test/a.jpg", "http://news.example/a.jpg", "//evil.test/a.jpg", "a.jpg", "/static/a.jpg"],
 )
-def test_non_cdn_images_are_removed_not_hotlinked(sanitizer: Sanitizer, src: str) -> None:
+def test_non_cdn_images_are_removed_not_hotlinked(sanitizer: SafeHtml, src: str) -> None:
     out = sanitizer.clean(f'<p>before<img src="{src}" alt="pic">after</p>', base_url=BASE)
     assert out == "<p>beforeafter</p>"
 
 
-def test_cached_source_url_is_mapped_to_the_cdn(sanitizer: Sanitizer) -> None:
+def test_cached_source_url_is_mapped_to_the_cdn(sanitizer: SafeHtml) -> None:
     out = sanitizer.clean(
         '<img src="https://news.example/a.jpg">',
         base_url=BASE,
@@ -224,14 +237,79 @@ def test_cached_source_url_is_mapped_to_the_cdn(sanitizer: Sanitizer) -> None:
 
 
 def test_absolute_cdn_base_is_matched_with_its_slash() -> None:
-    s = Sanitizer(cdn_base="https://cdn.example", video_hosts=[])
+    s = SafeHtml(media=MediaRule.cdn, cdn_base="https://cdn.example", video_hosts=[])
     assert s.clean('<img src="https://cdn.example/x.jpg">', base_url=BASE).startswith("<img")
     assert s.clean('<img src="https://cdn.example.evil.test/x.jpg">', base_url=BASE) == ""
     assert s.clean('<img src="https://cdn.examplex/x.jpg">', base_url=BASE) == ""
 
 
-def test_plain_text_separates_blocks_and_unescapes(sanitizer: Sanitizer) -> None:
+def test_plain_text_separates_blocks_and_unescapes(sanitizer: SafeHtml) -> None:
     out = sanitizer.clean("<p>Tom &amp; Jerry</p><p>second&nbsp;para</p><script>x()</script>", base_url=BASE)
     assert plain_text(out) == "Tom & Jerry second para"
     assert plain_text("lead <b>bold</b> tail &lt;b&gt;") == "lead bold tail <b>"
     assert plain_text('wor<b>ld</b><p>next</p><a href="x">li</a>nk') == "world next link"
+
+
+@pytest.mark.parametrize(("name", "fragment"), XSS_VECTORS, ids=[n for n, _ in XSS_VECTORS])
+def test_hostile_html_comes_out_inert_from_the_parser_too(source_cleaner: SafeHtml, name: str, fragment: str) -> None:
+    out = source_cleaner.clean(fragment, base_url=BASE)
+    low = out.lower()
+    for needle in ("<script", "<style", "<svg", "<math", "<form", "<input", "<button", "<object", "<embed"):
+        assert needle not in low, f"{needle} survived in {out!r}"
+    for tag, attrs in _tokens(out):
+        assert tag in TAGS, f"tag {tag} survived: {out!r}"
+        for attr, value in attrs:
+            assert not attr.startswith("on"), out
+            if attr in ("href", "src", "poster", "srcset") and value:
+                assert value.startswith(("https://", "http://", "mailto:", "tel:")), f"{attr}={value!r} on {tag}"
+            if tag == "iframe" and attr == "src":
+                assert value is not None
+                assert value.startswith(("https://www.youtube.com/", "https://player.vimeo.com/")), value
+
+
+def test_video_embed_is_kept_through_the_parser(source_cleaner: SafeHtml) -> None:
+    """Issue 15: the parser removed every iframe, so no embed ever reached the page writer."""
+    out = source_cleaner.clean(
+        '<p>Watch:</p><iframe src="https://www.youtube.com/embed/abc" width="560" height="315" '
+        'allowfullscreen onload="x()"></iframe><iframe src="https://evil.test/x"></iframe>',
+        base_url=BASE,
+    )
+    player = '<iframe src="https://www.youtube.com/embed/abc" width="560" height="315" allowfullscreen=""></iframe>'
+    assert player in out
+    assert "evil.test" not in out
+    assert "sandbox" not in out  # the page's attributes are the page's: added by the kvwriter
+
+
+def test_one_policy_differs_only_in_media_and_page_attributes(sanitizer: SafeHtml, source_cleaner: SafeHtml) -> None:
+    fragment = (
+        '<h2 id="top" class="partner tc-sub">T</h2><p class="tc-note">n</p>'
+        '<a href="tel:+74950000000" class="tc-btn tc-primary">Call</a><a href="mailto:a@news.example">Write</a>'
+        '<details class="tc-acc" open><summary>Q</summary><p>A</p></details>'
+        '<img src="/cdn/a.jpg" srcset="/cdn/a.360.webp 360w, https://evil.test/b.jpg 720w" alt="a">'
+        '<video src="/cdn/v.mp4" poster="/cdn/p.jpg"></video>'
+    )
+    page = sanitizer.clean(fragment, base_url=BASE)
+    parsed = source_cleaner.clean(fragment, base_url=BASE)
+    for out in (page, parsed):
+        assert '<h2 id="c-top">T</h2>' in out  # partner classes go, ours stay; ids get the prefix
+        assert '<p class="tc-note">n</p>' in out
+        assert 'href="tel:+74950000000" class="tc-btn tc-primary"' in out
+        assert 'href="mailto:a@news.example"' in out
+        assert '<details class="tc-acc" open=""><summary>Q</summary>' in out
+    assert 'srcset="/cdn/a.360.webp 360w"' in page  # CDN candidates only on the page
+    assert 'srcset="https://news.example/cdn/a.360.webp 360w, https://evil.test/b.jpg 720w"' in parsed
+    assert 'controls=""' in page
+    assert 'preload="none"' in page
+    assert "controls" not in parsed
+    assert 'loading="lazy"' in page
+    assert "loading" not in parsed
+
+
+def test_bare_fragment_links_point_into_the_document(source_cleaner: SafeHtml) -> None:
+    out = source_cleaner.clean(
+        '<a href="#part-2">below</a><a href="#">nowhere</a>',
+        base_url="https://news.example/feed.xml",
+        page_url="https://news.example/2026/story.html#old",
+    )
+    assert '<a href="https://news.example/2026/story.html#part-2"' in out
+    assert "<a rel=" in out  # "#" alone links nowhere: the link goes, its text stays
