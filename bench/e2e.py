@@ -44,7 +44,6 @@ import asyncio
 import contextlib
 import dataclasses
 import inspect
-import io
 import math
 import os
 import shutil
@@ -67,9 +66,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.e2e_site import PARTNER_SUFFIX, PartnerProcess, PartnerResolver
 from cubes import registry
-from cubes.scheduler.commands import add_feed, feed_id_for
 from cubes.workers import WorkerPool, replicable, worker_main
 from shared.config import Settings
+from shared.feeds import FeedRegistry, RegistrationRefused, feed_id_for
 from shared.runtime import Runner, ensure_topics, open_deps
 from shared.urls import canonical_url
 
@@ -524,21 +523,12 @@ async def run_engine_set(
         urls = site.feed_urls()
 
         async def register() -> None:
+            feeds = FeedRegistry.from_settings(settings, stores.feeds, deps.publish, resolver=resolver)
             for url in urls:
-                err = io.StringIO()
-                code = await add_feed(
-                    settings,
-                    stores.feeds,
-                    deps.publish,
-                    url,
-                    fmt="rss",
-                    services=["news"],
-                    resolver=resolver,
-                    out=io.StringIO(),
-                    err=err,
-                )
-                if code != 0:
-                    raise RuntimeError(f"feed {url} refused: {err.getvalue().strip()}")
+                try:
+                    await feeds.register(url, fmt="rss", services=["news"])
+                except RegistrationRefused as exc:
+                    raise RuntimeError(f"feed {url} refused: {exc.message}") from None
 
         def edition(n: int, spread_s: float = 0.0, new_images: bool = False) -> Callable[[], Awaitable[None]]:
             async def start() -> None:

@@ -1,20 +1,78 @@
-"""Feed registration facts shared by the webmaster API and the operator CLI (DESIGN.md sections 1, 3).
+"""Feed registration, once: the one service that adds, removes and nudges feeds (DESIGN.md sections 1-3).
 
-Both register feeds the same way — into the FeedStore and onto ``feeds.registry`` —
-so the id rule and the message built from a stored feed live here, once.
+The webmaster API, the operator's ``turbocubes feeds`` and the demo all register
+through ``FeedRegistry`` (issue 20 item 3), so the rules live here and nowhere
+else:
+
+* the URL is canonicalized once (``shared.urls.canonical_url``) and trusted
+  past this boundary: the scheduler reads it from the row, never again from
+  the announcement;
+* the format is one of ``FeedFormat`` (a caller may narrow the choice: the
+  webmaster API does not offer ``auto``), service names match
+  ``SERVICE_NAME_RE``, at most ``SERVICES_MAX`` of them;
+* the URL passes the SSRF guard as the crawler will apply it: scheme, literal
+  addresses, and every address the host resolves to (``http.allowlist`` is the
+  only way around it);
+* the feed id is ``sha256(tenant + "\\n" + canonical URL)[:24]``
+  (``feed_id_for``), so registering a URL twice is one feed.
+
+A registration writes the *registration fields* of the row (``FeedStore.
+upsert_feed``: url, host, format, tenant, services, autoparser, created_at,
+deleted) and then announces the stored feed on ``feeds.registry``; the
+scheduler, the only writer of the schedule fields, takes it from there. A
+removal is announced first and soft-deleted after, so a bus outage leaves the
+feed registered and a retry finds it again. ``fetch_now`` orders one fetch
+through the host's polite crawler lane (``crawl.requests``, most urgent); its
+result teaches the scheduler like any other.
+
+Refusals are ``RegistrationRefused`` with one ``FeedProblem`` per offending
+field (every problem at once, not the first), which the API answers as a 422
+and the CLI prints.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
-from typing import Literal
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
 
-from shared.clock import utcnow
-from shared.messages import FeedFormat, FeedRegistration
-from shared.stores.rows import Feed
+from shared.clock import Clock, SystemClock
+from shared.config import Settings
+from shared.errors import BlockedAddressError, NotFound, Reject
+from shared.http.guard import AddressGuard, GuardedResolver
+from shared.messages import CrawlKind, CrawlRequest, FeedFormat, FeedRegistration
+from shared.runtime.cube import Output
+from shared.runtime.deps import Publish
+from shared.stores.base import FeedStore
+from shared.stores.rows import Feed, UpsertOutcome
+from shared.urls import canonical_url, host_of
 
-__all__ = ["feed_id_for", "registration"]
+__all__ = [
+    "SERVICES_MAX",
+    "SERVICE_NAME_RE",
+    "WEBMASTER_FORMATS",
+    "FeedProblem",
+    "FeedRegistry",
+    "Registered",
+    "RegistrationRefused",
+    "feed_id_for",
+    "fetch_request",
+    "registration",
+]
+
+#: a service name: what a feed feeds ("news", "shop"); lower case so two spellings are one service
+SERVICE_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+#: a feed feeds a handful of services; this bounds what one registration may claim
+SERVICES_MAX = 16
+#: what a webmaster may register through the API ("auto" is for the operator, who knows less)
+WEBMASTER_FORMATS = (FeedFormat.rss, FeedFormat.turbo, FeedFormat.yml)
+#: a push, an operator's or a webmaster's "fetch now", a new feed: ahead of routine polls in the lane
+URGENT_PRIORITY = 0
+
+Authorize = Callable[[str], Awaitable[None]]
 
 
 def feed_id_for(tenant_id: str | None, url: str) -> str:
@@ -35,5 +93,186 @@ def registration(
         services=list(feed.services),
         tenant_id=feed.tenant_id,
         autoparser=feed.autoparser,
-        registered_at=registered_at or feed.created_at or utcnow(),
+        registered_at=registered_at or feed.created_at or datetime.now(UTC),
     )
+
+
+def fetch_request(feed_id: str, url: str, host: str, now: datetime) -> Output:
+    """The crawl request of an unscheduled fetch (a WebSub push, "fetch now"): urgent, unconditional."""
+    return Output(
+        "crawl.requests",
+        CrawlRequest(
+            kind=CrawlKind.feed,
+            url=url,
+            host=host,
+            requesters=[f"feed:{feed_id}"],
+            feed_id=feed_id,
+            requested_at=now,
+            priority=URGENT_PRIORITY,
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FeedProblem:
+    """One reason a registration was refused: the field it concerns and what is wrong with it."""
+
+    field: str
+    message: str
+
+
+class RegistrationRefused(Reject):
+    """A registration was refused; ``problems`` names each offending field. Not worth retrying as is."""
+
+    def __init__(self, problems: Sequence[FeedProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(f"{p.field}: {p.message}" for p in self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """What ``register`` did: the stored feed, and whether it was new, changed or already so."""
+
+    feed: Feed
+    outcome: UpsertOutcome
+
+
+def _service_problems(services: Iterable[Any]) -> list[FeedProblem]:
+    names = list(services)
+    if len(names) > SERVICES_MAX:
+        return [FeedProblem("services", f"at most {SERVICES_MAX} service names")]
+    return [
+        FeedProblem(f"services[{i}]", "a lower-case name: letters, digits, _ or -, up to 32, starting with a letter")
+        for i, name in enumerate(names)
+        if not isinstance(name, str) or not SERVICE_NAME_RE.match(name)
+    ]
+
+
+class FeedRegistry:
+    """Registers, removes and nudges feeds: the only writer of a feed row's registration fields."""
+
+    def __init__(
+        self,
+        feeds: FeedStore,
+        publish: Publish,
+        guard: AddressGuard,
+        *,
+        resolver: Any = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.feeds = feeds
+        self._publish = publish
+        self._guard = guard
+        #: the resolver the guard wraps when a feed's host is checked (tests map *.partner.test)
+        self._resolver = resolver
+        self._clock = clock or SystemClock()
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, feeds: FeedStore, publish: Publish, *, resolver: Any = None, clock: Clock | None = None
+    ) -> FeedRegistry:
+        return cls(feeds, publish, AddressGuard(settings.http.allowlist), resolver=resolver, clock=clock)
+
+    # ------------------------------------------------------------------ the rules
+
+    def validate(
+        self, url: Any, fmt: Any, services: Iterable[Any] = (), *, formats: Iterable[FeedFormat] = tuple(FeedFormat)
+    ) -> tuple[str, FeedFormat, tuple[str, ...]]:
+        """The canonical URL, the format and the sorted, distinct service names; every problem at once."""
+        problems: list[FeedProblem] = []
+        canonical = ""
+        if not isinstance(url, str) or not url:
+            problems.append(FeedProblem("url", "required: the absolute http(s) URL of the feed"))
+        else:
+            try:
+                canonical = canonical_url(url)
+            except ValueError as exc:
+                problems.append(FeedProblem("url", str(exc)))
+        allowed = tuple(formats)
+        feed_format = next((f for f in allowed if f.value == fmt), None)
+        if feed_format is None:
+            problems.append(FeedProblem("format", f"required, one of {', '.join(f.value for f in allowed)}"))
+        names = list(services)
+        problems += _service_problems(names)
+        if problems:
+            raise RegistrationRefused(problems)
+        assert feed_format is not None
+        return canonical, feed_format, tuple(sorted(set(names)))
+
+    async def check_address(self, url: str) -> None:
+        """The SSRF guard as the crawler applies it: scheme and literal IPs, then every resolved address."""
+        try:
+            parsed = self._guard.check_url(url)
+            resolver = GuardedResolver(self._guard, self._resolver)
+            try:
+                await resolver.resolve(parsed.host or host_of(url), parsed.port or 0)
+            finally:
+                await resolver.close()
+        except BlockedAddressError as exc:
+            raise RegistrationRefused([FeedProblem("url", exc.message)]) from None
+        except (OSError, ValueError) as exc:
+            raise RegistrationRefused([FeedProblem("url", f"the host cannot be resolved: {exc}")]) from None
+
+    # ------------------------------------------------------------------ the service
+
+    async def register(
+        self,
+        url: Any,
+        *,
+        fmt: Any = FeedFormat.auto.value,
+        services: Iterable[Any] = (),
+        autoparser: bool = False,
+        tenant_id: str | None = None,
+        formats: Iterable[FeedFormat] = tuple(FeedFormat),
+        authorize: Authorize | None = None,
+    ) -> Registered:
+        """Validate, store and announce one feed; ``RegistrationRefused`` when it may not be registered.
+
+        ``authorize(host)`` runs after validation and before the address check (the API's "is this
+        host the tenant's and verified?"); whatever it raises goes through.
+        """
+        canonical, feed_format, names = self.validate(url, fmt, services, formats=formats)
+        host = host_of(canonical)
+        if authorize is not None:
+            await authorize(host)
+        await self.check_address(canonical)
+        feed = Feed(
+            feed_id=feed_id_for(tenant_id, canonical),
+            url=canonical,
+            host=host,
+            format=feed_format.value,
+            tenant_id=tenant_id,
+            services=names,
+            autoparser=autoparser,
+        )
+        outcome = await self.feeds.upsert_feed(feed)
+        stored = await self.feeds.get(feed.feed_id) or feed
+        # announced even when unchanged: a registration repeated after a lost announcement repairs it
+        await self._announce(registration(stored))
+        return Registered(stored, outcome)
+
+    async def remove(self, feed_id: str) -> Feed:
+        """Announce the removal, then soft-delete; the removed feed, or ``NotFound`` when no live one."""
+        feed = await self._live(feed_id)
+        # announced first: if the bus is down the feed stays registered and a retry finds it again
+        await self._announce(registration(feed, action="delete", registered_at=self._now()))
+        await self.feeds.delete_feed(feed_id)
+        return feed
+
+    async def fetch_now(self, feed_id: str) -> Feed:
+        """Order one fetch of a live feed through its host's polite lane; ``NotFound`` when no live one."""
+        feed = await self._live(feed_id)
+        await self._publish([fetch_request(feed.feed_id, feed.url, feed.host, self._now())])
+        return feed
+
+    async def _live(self, feed_id: str) -> Feed:
+        feed = await self.feeds.get(feed_id)
+        if feed is None or feed.deleted:
+            raise NotFound(f"no such feed {feed_id!r}")
+        return feed
+
+    async def _announce(self, message: FeedRegistration) -> None:
+        await self._publish([Output("feeds.registry", message, key=message.feed_id)])
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock.time(), UTC)

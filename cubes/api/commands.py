@@ -1,5 +1,8 @@
 """``turbocubes hosts add|revoke|verify|list``: the operator's side of tenants (issue 7 "Tenants").
 
+(``turbocubes feeds``, the operator's side of feed registration, sits beside it in
+``feed_commands.py`` and is registered from here.)
+
     turbocubes hosts add example.com [--tenant ID | --name NAME] [--new-token]
     turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://127.0.0.1:8000]
     turbocubes hosts revoke TOKEN
@@ -21,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from cubes.api import feed_commands
 from cubes.api.verify import Verifier, default_origins, instructions
 from shared.config import Settings, load_settings
 from shared.http import Fetcher
@@ -71,6 +75,8 @@ def register(subparsers: Any) -> None:
     ls = sub.add_parser("list", help="the hosts of a tenant, verified or not")
     ls.add_argument("--tenant", required=True)
     ls.set_defaults(func=lambda a: _run(hosts_list(_settings(a), a.tenant)))
+
+    feed_commands.register(subparsers)
 
 
 def _settings(args: argparse.Namespace) -> Settings:

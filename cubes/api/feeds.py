@@ -1,24 +1,24 @@
 """The webmaster API: register feeds and watch their status (DESIGN.md sections 1-2; issue 7).
 
 * ``POST /api/v1/feeds`` {url, format: rss|turbo|yml, services} — the URL's
-  host must be the tenant's and verified, and the URL must pass the SSRF
-  guard. The feed is stored (``FeedStore``) and announced on
-  ``feeds.registry`` (the scheduler takes it from there). The feed id is
-  derived from (tenant, canonical URL), so registering a URL twice is one feed:
+  host must be the tenant's and verified; the rest of the rules (canonical
+  URL, SSRF guard, service names, the feed id) are the registration
+  service's (``shared.feeds.FeedRegistry``), which stores the feed and
+  announces it on ``feeds.registry``. Registering a URL twice is one feed:
   ``201`` the first time, ``200`` after.
 * ``GET /api/v1/feeds``, ``GET /api/v1/feeds/{feed_id}`` — the registration
   and its status: last fetch, HTTP status, items, last error with line /
   column, next fetch (written by the scheduler, the crawler and the parser).
-* ``DELETE /api/v1/feeds/{feed_id}`` — soft delete + ``action=delete`` on
-  ``feeds.registry``.
+* ``DELETE /api/v1/feeds/{feed_id}`` — ``action=delete`` on ``feeds.registry``,
+  then a soft delete (``FeedRegistry.remove``).
 
 A feed id of another tenant answers ``404`` like an unknown one (see ``auth``).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -27,24 +27,17 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.shedding import RETRY_AFTER_S
-from shared.clock import utcnow
-from shared.errors import BlockedAddressError, TurbocubesError
-from shared.feeds import feed_id_for, registration
-from shared.http import GuardedResolver
-from shared.messages import FeedFormat, FeedRegistration
-from shared.runtime.cube import Output
+from shared.errors import TurbocubesError
+from shared.feeds import SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
 from shared.stores import Feed, UpsertOutcome
-from shared.urls import canonical_url, host_of
 
-__all__ = ["FEED_FORMATS", "add_routes", "feed_id_for", "feed_json"]
+__all__ = ["add_routes", "feed_json"]
 
+T = TypeVar("T")
 
-#: what a webmaster may register ("auto" is for the operator's CLI, which knows less)
-FEED_FORMATS = (FeedFormat.rss.value, FeedFormat.turbo.value, FeedFormat.yml.value)
 #: a registration body is a few hundred bytes; this bounds what is read
 _BODY_MAX = 16 * 1024
-_SERVICE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-_SERVICES_MAX = 16
+_FIELDS = frozenset({"url", "format", "services"})
 
 
 def feed_json(feed: Feed) -> dict[str, Any]:
@@ -70,52 +63,20 @@ def feed_json(feed: Feed) -> dict[str, Any]:
     }
 
 
-def _validate(body: dict[str, Any]) -> tuple[str, str, list[str]]:
-    errors: list[FieldError] = []
-    url = ""
-    raw_url = body.get("url")
-    if not isinstance(raw_url, str) or not raw_url:
-        errors.append(FieldError("url", "required: the absolute http(s) URL of the feed"))
-    else:
-        try:
-            url = canonical_url(raw_url)
-        except ValueError as exc:
-            errors.append(FieldError("url", str(exc)))
-    fmt = body.get("format")
-    if fmt not in FEED_FORMATS:
-        errors.append(FieldError("format", f"required, one of {', '.join(FEED_FORMATS)}"))
-    services = body.get("services", [])
-    if not isinstance(services, list) or len(services) > _SERVICES_MAX:
-        errors.append(FieldError("services", f"a list of at most {_SERVICES_MAX} service names"))
-        services = []
-    for i, name in enumerate(services):
-        if not isinstance(name, str) or not _SERVICE_RE.match(name):
-            errors.append(FieldError(f"services[{i}]", "a lower-case name: letters, digits, _ or -, up to 32"))
-    unknown = sorted(set(body) - {"url", "format", "services"})
-    errors.extend(FieldError(name[:64], "unknown field") for name in unknown[:10])
-    if errors:
-        raise ValidationFailed(errors)
-    return url, str(fmt), sorted(set(services))
+def _registry(ctx: ApiContext) -> FeedRegistry:
+    return FeedRegistry(ctx.stores.feeds, ctx.publish, ctx.guard, resolver=ctx.resolver, clock=ctx.clock)
 
 
-async def _check_address(ctx: ApiContext, url: str, host: str) -> None:
-    """The SSRF guard: scheme and literal IPs, then every address the host resolves to."""
+def _refused(exc: RegistrationRefused) -> ValidationFailed:
+    return ValidationFailed([FieldError(p.field, p.message) for p in exc.problems])
+
+
+async def _unavailable_on_outage(call: Awaitable[T]) -> T:
+    """``call``, with a retriable bus failure answered as ``503`` + ``Retry-After``."""
     try:
-        parsed = ctx.guard.check_url(url)
-        resolver = GuardedResolver(ctx.guard, ctx.resolver)  # type: ignore[arg-type]
-        try:
-            await resolver.resolve(parsed.host or host, parsed.port or 0)
-        finally:
-            await resolver.close()
-    except BlockedAddressError as exc:
-        raise ValidationFailed([FieldError("url", exc.message)]) from None
-    except (OSError, ValueError) as exc:
-        raise ValidationFailed([FieldError("url", f"the host cannot be resolved: {exc}")]) from None
-
-
-async def _publish(ctx: ApiContext, message: FeedRegistration) -> None:
-    try:
-        await ctx.publish([Output("feeds.registry", message, key=message.feed_id)])
+        return await call
+    except RegistrationRefused as exc:
+        raise _refused(exc) from None
     except TurbocubesError as exc:
         if not exc.retriable:
             raise
@@ -130,23 +91,36 @@ async def _publish(ctx: ApiContext, message: FeedRegistration) -> None:
 async def create_feed(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     tenant_id: str = request[TENANT]
-    url, fmt, services = _validate(await read_json_object(request, _BODY_MAX))
-    host = host_of(url)
-    await require_host(ctx.stores.tenants, tenant_id, host)
-    await _check_address(ctx, url, host)
-    feed = Feed(
-        feed_id=feed_id_for(tenant_id, url),
-        url=url,
-        host=host,
-        format=fmt,
-        tenant_id=tenant_id,
-        services=tuple(services),
+    body = await read_json_object(request, _BODY_MAX)
+    problems = [FieldError(name[:64], "unknown field") for name in sorted(set(body) - _FIELDS)[:10]]
+    services = body.get("services", [])
+    if not isinstance(services, list):
+        problems.append(FieldError("services", f"a list of at most {SERVICES_MAX} service names"))
+        services = []
+    registry = _registry(ctx)
+    try:
+        registry.validate(body.get("url"), body.get("format"), services, formats=WEBMASTER_FORMATS)
+    except RegistrationRefused as exc:
+        problems = [FieldError(p.field, p.message) for p in exc.problems] + problems
+    if problems:
+        raise ValidationFailed(problems)
+
+    async def owned(host: str) -> None:
+        await require_host(ctx.stores.tenants, tenant_id, host)
+
+    done = await _unavailable_on_outage(
+        registry.register(
+            body["url"],
+            fmt=body["format"],
+            services=services,
+            tenant_id=tenant_id,
+            formats=WEBMASTER_FORMATS,
+            authorize=owned,
+        )
     )
-    outcome = await ctx.stores.feeds.upsert_feed(feed)
-    stored = await ctx.stores.feeds.get(feed.feed_id) or feed
-    await _publish(ctx, registration(stored))
-    status = 201 if outcome is UpsertOutcome.inserted else 200
-    return json_response(feed_json(stored), status=status, headers={"Location": f"/api/v1/feeds/{feed.feed_id}"})
+    status = 201 if done.outcome is UpsertOutcome.inserted else 200
+    feed = done.feed
+    return json_response(feed_json(feed), status=status, headers={"Location": f"/api/v1/feeds/{feed.feed_id}"})
 
 
 async def _own_feed(request: web.Request) -> Feed:
@@ -169,9 +143,7 @@ async def get_feed(request: web.Request) -> web.StreamResponse:
 async def delete_feed(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     feed = await _own_feed(request)
-    # announce first: if the bus is down the feed stays registered and a retry finds it again
-    await _publish(ctx, registration(feed, action="delete", registered_at=utcnow()))
-    await ctx.stores.feeds.delete_feed(feed.feed_id)
+    await _unavailable_on_outage(_registry(ctx).remove(feed.feed_id))
     return web.Response(status=204)
 
 

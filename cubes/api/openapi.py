@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
+
 __all__ = ["document"]
 
 _JSON = "application/json"
@@ -50,11 +52,11 @@ _SCHEMAS: dict[str, Any] = {
                 "format": "uri",
                 "description": "absolute http(s) URL of a verified host",
             },
-            "format": {"type": "string", "enum": ["rss", "turbo", "yml"]},
+            "format": {"type": "string", "enum": [f.value for f in WEBMASTER_FORMATS]},
             "services": {
                 "type": "array",
-                "maxItems": 16,
-                "items": {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$"},
+                "maxItems": SERVICES_MAX,
+                "items": {"type": "string", "pattern": SERVICE_NAME_RE.pattern},
             },
         },
     },

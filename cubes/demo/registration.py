@@ -1,11 +1,12 @@
 """Registers the demo's sources the way an operator would (DESIGN.md sections 1, 2 and 8).
 
-* The three feeds go through ``cubes.scheduler.commands.add_feed`` -- the very
-  function behind ``turbocubes feeds add``: SSRF check, feed store upsert and a
-  ``FeedRegistration`` on ``feeds.registry``. The feed id is derived from the
-  canonical URL, so a second ``up --demo`` on the same port updates nothing.
+* The three feeds go through ``shared.feeds.FeedRegistry`` -- the registration
+  service behind ``turbocubes feeds add`` and the webmaster API: SSRF check,
+  feed store upsert and a ``FeedRegistration`` on ``feeds.registry``. The feed
+  id is derived from the canonical URL, so a second ``up --demo`` on the same
+  port updates nothing.
 * Demo feeds of an earlier run on another port (the old port was taken) are
-  removed with ``remove_feed``, so they do not fail forever in the status.
+  removed with ``FeedRegistry.remove``, so they do not fail forever in the status.
 * The blog has no feed, and nothing to register on its own: the autoparser is
   a flag of a host, carried by its feeds ("the pages of this host are also
   read by the autoparser"). The blog lives on the demo's one host, so the
@@ -19,12 +20,12 @@
 
 from __future__ import annotations
 
-import io
 from urllib.parse import urlsplit
 
 from cubes.demo.content import Site
-from cubes.scheduler.commands import add_feed, feed_id_for, remove_feed
 from shared.config import Settings
+from shared.feeds import FeedRegistry, RegistrationRefused
+from shared.http import AddressGuard
 from shared.runtime.deps import Publish
 from shared.stores import FeedStore
 
@@ -41,27 +42,20 @@ class RegistrationError(RuntimeError):
 async def register_feeds(settings: Settings, site: Site, feeds: FeedStore, publish: Publish) -> dict[str, str]:
     """Register every feed of ``site``; returns source key -> feed id. Idempotent."""
     ids: dict[str, str] = {}
+    registry = FeedRegistry.from_settings(settings, feeds, publish)
     # a source without a feed (the blog) is autoparsed: its host's feeds carry the flag
     autoparser = any(source.feed_path is None for source in site.sources)
     for source in site.sources:
         if source.feed_path is None:
             continue
         url = site.feed_url(source)
-        out, err = io.StringIO(), io.StringIO()
-        code = await add_feed(
-            settings,
-            feeds,
-            publish,
-            url,
-            fmt=source.format,
-            services=list(source.services),
-            autoparser=autoparser,
-            out=out,
-            err=err,
-        )
-        if code != 0:
-            raise RegistrationError(err.getvalue().strip() or f"feed {url} was refused")
-        ids[source.key] = feed_id_for(None, url)
+        try:
+            done = await registry.register(
+                url, fmt=source.format, services=list(source.services), autoparser=autoparser
+            )
+        except RegistrationRefused as exc:
+            raise RegistrationError(f"feed {url} was refused: {exc.message}") from None
+        ids[source.key] = done.feed.feed_id
     return ids
 
 
@@ -72,6 +66,6 @@ async def remove_stale_feeds(site: Site, feeds: FeedStore, publish: Publish) -> 
     for feed in await feeds.list():
         parts = urlsplit(feed.url)
         if feed.host == "127.0.0.1" and parts.path in DEMO_FEED_PATHS and feed.url not in current:
-            await remove_feed(feeds, publish, feed.feed_id, out=io.StringIO(), err=io.StringIO())
+            await FeedRegistry(feeds, publish, AddressGuard()).remove(feed.feed_id)
             stale.append(feed.feed_id)
     return stale

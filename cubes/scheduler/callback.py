@@ -23,33 +23,16 @@ from aiohttp import web
 from cubes.scheduler.websub import SignatureCheck, Subscriptions, SubState
 from shared.clock import Clock
 from shared.config import Settings
-from shared.messages import CrawlKind, CrawlRequest
-from shared.runtime.cube import Output
+from shared.feeds import fetch_request
 from shared.runtime.deps import Publish
 from shared.stores.base import FeedStore
 
-__all__ = ["CallbackServer", "create_app", "push_request"]
+__all__ = ["CallbackServer", "create_app"]
 
 log = logging.getLogger(__name__)
 
 #: a hub that grants no lease_seconds gets the one we asked for; this caps a silly large grant (1 year)
 _MAX_LEASE_S = 365 * 86_400.0
-
-
-def push_request(feed_id: str, url: str, host: str, now: datetime) -> Output:
-    """The crawl request a push (or a new feed) triggers: most urgent, no conditional validators."""
-    return Output(
-        "crawl.requests",
-        CrawlRequest(
-            kind=CrawlKind.feed,
-            url=url,
-            host=host,
-            requesters=[f"feed:{feed_id}"],
-            feed_id=feed_id,
-            requested_at=now,
-            priority=0,
-        ),
-    )
 
 
 def create_app(
@@ -114,7 +97,7 @@ def create_app(
             log.warning("websub push for feed %s with a bad or missing signature: ignored", feed_id)
             return web.Response(status=202)
         now = datetime.fromtimestamp(clock.time(), UTC)
-        await publish([push_request(feed.feed_id, feed.url, feed.host, now)])
+        await publish([fetch_request(feed.feed_id, feed.url, feed.host, now)])
         return web.Response(status=202)
 
     app = web.Application(client_max_size=max_body)

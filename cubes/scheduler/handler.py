@@ -1,7 +1,9 @@
 """The scheduler's handler: registrations in, lessons from fetches, due feeds out (DESIGN.md section 3).
 
-* ``feeds.registry`` -> the feed store (upsert / soft delete). A new feed, a
-  revived one, or one whose URL changed is due at once (``next_fetch_at`` None).
+* ``feeds.registry`` -> follow the registration service (``shared.feeds``),
+  which wrote the row: a new feed is due at once (``next_fetch_at`` None), a
+  removed one gets a new feed's schedule back (so it is due at once if it is
+  registered again), and discovery follows the autoparser flag.
 * ``crawl.feeds`` -> learn: hash the body (xxh3-128), classify the fetch
   (changed / unchanged / failed), compute the next due time with
   ``policy`` and ``spread``, and write the *fetch* fields of the feed status.
@@ -46,7 +48,6 @@ from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
 from shared.runtime.overload import DEFER_S, Overload
 from shared.stores.base import Feed, FeedStore
-from shared.urls import canonical_url, host_of
 
 __all__ = ["SchedulerHandler", "body_hash", "retry_after_s"]
 
@@ -54,6 +55,15 @@ log = logging.getLogger(__name__)
 
 #: routine polls; pushes and first fetches use 0 (CrawlRequest.priority)
 _ROUTINE_PRIORITY = 5
+#: the schedule of a feed never fetched: due at once, the shortest interval, no validators
+_NEW_SCHEDULE: dict[str, Any] = {
+    "next_fetch_at": None,
+    "interval_s": None,
+    "consecutive_failures": 0,
+    "etag": None,
+    "last_modified": None,
+    "last_hash": None,
+}
 
 
 def _dt(ts: float) -> datetime:
@@ -126,39 +136,29 @@ class SchedulerHandler:
     # ------------------------------------------------------------------ feeds.registry
 
     async def _register(self, reg: FeedRegistration) -> None:
+        """Follow an announcement of the registration service (``shared.feeds``), which wrote the row.
+
+        The row is the truth (its URL was canonicalized at registration); the message only says
+        which feed changed. A removal resets the feed's schedule to a new feed's, so a feed
+        registered again is due at once and sends no validators of a URL it may no longer serve.
+        """
+        feed = await self._feeds.get(reg.feed_id)
         if reg.action == "delete":
-            before = await self._feeds.get(reg.feed_id)
-            await self._feeds.delete_feed(reg.feed_id)
             self.index.discard(reg.feed_id)
             if self._discovery is not None:
                 self._discovery.remove(reg.feed_id)
-            if before is not None and self._subscriber is not None:
-                error = await self._subscriber.unsubscribe(reg.feed_id, before.url)
+            if feed is None:
+                return
+            await self._feeds.update_status(reg.feed_id, **_NEW_SCHEDULE)
+            if self._subscriber is not None:
+                error = await self._subscriber.unsubscribe(reg.feed_id, feed.url)
                 if error:
                     log.warning("websub unsubscribe of removed feed %s failed: %s", reg.feed_id, error)
             return
-        try:
-            url = canonical_url(reg.url)
-        except ValueError as exc:
-            raise Reject(f"feed {reg.feed_id}: bad url {reg.url!r}: {exc}") from None
-        before = await self._feeds.get(reg.feed_id)
-        feed = Feed(
-            feed_id=reg.feed_id,
-            url=url,
-            host=host_of(url),
-            format=reg.format.value,
-            tenant_id=reg.tenant_id,
-            services=tuple(reg.services),
-            autoparser=reg.autoparser,
-        )
-        await self._feeds.upsert_feed(feed)
+        if feed is None or feed.deleted:
+            return  # an announcement older than a removal (a compacted log read again): nothing to follow
         if self._discovery is not None:
             await self._discovery.update(feed)
-        if before is not None and (before.deleted or before.url != url):
-            # another URL is another feed: old validators would lie, and it is due at once like a new one
-            await self._feeds.update_status(
-                reg.feed_id, next_fetch_at=None, etag=None, last_modified=None, last_hash=None
-            )
 
     # ------------------------------------------------------------------ crawl.feeds
 

@@ -28,7 +28,7 @@ from shared.clock import ManualClock
 from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
 from shared.runtime.cube import Context, Output
-from shared.stores import Stores, open_stores
+from shared.stores import Feed, Stores, open_stores
 
 TOPIC = "https://news.example/feed.xml"
 WAIT_S = 5.0
@@ -151,6 +151,8 @@ def _feed_body(hub_url: str) -> bytes:
 
 
 async def _register_and_fetch(rig: Rig) -> None:
+    # what the registration service (shared.feeds) does: the row, then its announcement
+    await rig.stores.feeds.upsert_feed(Feed(feed_id="f1", url=TOPIC, host="news.example", format="rss"))
     await rig.handler.handle(
         FeedRegistration(
             feed_id="f1",

@@ -12,8 +12,8 @@ from cubes.demo.content import Site, build_site
 from cubes.demo.registration import RegistrationError, register_feeds, remove_stale_feeds
 from cubes.demo.site import demo_settings, previous_port
 from cubes.demo.tracker import Tracker
-from cubes.scheduler.commands import feed_id_for
 from shared.config import Settings
+from shared.feeds import feed_id_for
 from shared.messages import FeedRegistration
 from shared.runtime.cube import Output
 from shared.sitemaps import discover_article_urls, page_links, sitemap_children

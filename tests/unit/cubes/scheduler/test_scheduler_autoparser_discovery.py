@@ -18,6 +18,7 @@ from shared.runtime.cube import Context, Output
 from shared.runtime.overload import Overload
 from shared.status import stamp
 from shared.stores import Stores, open_stores
+from tests.unit.cubes.scheduler.schedkit import announce
 
 SETTINGS = Settings().replace(scheduler={"jitter": 0.0, "discovery_interval_s": 600.0, "discovery_batch": 3})
 ORIGIN = "https://blog.example"
@@ -106,8 +107,8 @@ def discovery_fetches(reqs: list[CrawlRequest]) -> list[str]:
 async def test_autoparser_feed_gets_discovery_rounds_on_its_schedule(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=True), ctx("feeds.registry"))
-    await h.handle(reg("news", "https://news.example/rss.xml", autoparser=False), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("blog", f"{ORIGIN}/feed.xml", autoparser=True))
+    await announce(h, stores.feeds, reg("news", "https://news.example/rss.xml", autoparser=False))
     await h.tick()
     reqs = pub.take()
     # both feeds are fetched as feeds; only the autoparser host is read for articles
@@ -129,7 +130,7 @@ async def test_autoparser_feed_gets_discovery_rounds_on_its_schedule(stores: Sto
     assert discovery_fetches(pub.take()) == [f"{ORIGIN}/", f"{ORIGIN}/sitemap.xml"]
 
     # the flag removed: no more rounds
-    await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=False), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("blog", f"{ORIGIN}/feed.xml", autoparser=False))
     clock.advance(601)
     await h.tick()
     assert discovery_fetches(pub.take()) == []
@@ -138,7 +139,7 @@ async def test_autoparser_feed_gets_discovery_rounds_on_its_schedule(stores: Sto
 async def test_sitemap_result_becomes_page_requests_once(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=True), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("blog", f"{ORIGIN}/feed.xml", autoparser=True))
     await h.tick()
     pub.take()
     out = await h.handle(page(f"{ORIGIN}/sitemap.xml", SITEMAP, ["discover:blog.example"]), ctx("crawl.pages"))
@@ -168,7 +169,7 @@ async def test_sitemap_result_becomes_page_requests_once(stores: Stores, clock: 
 async def test_sitemap_index_orders_its_own_children_only(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=True), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("blog", f"{ORIGIN}/feed.xml", autoparser=True))
     await h.tick()
     pub.take()
     out = await h.handle(page(f"{ORIGIN}/sitemap.xml", INDEX, ["discover:blog.example"]), ctx("crawl.pages"))
@@ -182,8 +183,8 @@ async def test_sitemap_index_orders_its_own_children_only(stores: Stores, clock:
 async def test_pages_not_ours_are_ignored_and_rounds_are_bounded(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("news", "https://news.example/rss.xml", autoparser=False), ctx("feeds.registry"))
-    await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=True), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("news", "https://news.example/rss.xml", autoparser=False))
+    await announce(h, stores.feeds, reg("blog", f"{ORIGIN}/feed.xml", autoparser=True))
     # an autoparser article result, a discovery result for a host without the flag, a failed fetch
     assert (
         await h.handle(page(f"{ORIGIN}/2024/05/01/first-post", HOME, ["autoparser:blog.example"]), ctx("crawl.pages"))
@@ -213,7 +214,7 @@ async def test_rounds_yield_under_overload(stores: Stores, clock: ManualClock) -
     overload = Overload(settings, stores.status, clock, cube="scheduler")
     pub = Collector()
     h = make(stores, clock, pub, overload)
-    await h.handle(reg("blog", f"{ORIGIN}/feed.xml", autoparser=True), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("blog", f"{ORIGIN}/feed.xml", autoparser=True))
     await stores.status.put_status(
         "cube:parser:h1:1", {"cube": "parser", "group": "parser", "lag": 500}, now=stamp(clock)
     )

@@ -14,10 +14,10 @@ import xxhash
 from cubes.scheduler.handler import SchedulerHandler, retry_after_s
 from shared.clock import ManualClock
 from shared.config import Settings
-from shared.errors import Reject
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
 from shared.runtime.cube import Context, Output
-from shared.stores import Stores, open_stores
+from shared.stores import Feed, Stores, open_stores
+from tests.unit.cubes.scheduler.schedkit import announce
 
 SETTINGS = Settings().replace(scheduler={"jitter": 0.0, "host_gap_s": 10.0})
 
@@ -105,7 +105,7 @@ URL = "https://news.example/feed.xml"
 async def test_new_feed_is_due_at_once_and_emitted_once(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    assert await h.handle(reg("f1", URL), ctx("feeds.registry")) == []
+    await announce(h, stores.feeds, reg("f1", URL))
     await h.tick()
     [req] = pub.requests()
     assert req.kind is CrawlKind.feed
@@ -126,7 +126,7 @@ async def test_state_survives_a_restart(tmp_path: Path, clock: ManualClock) -> N
     pub = Collector()
     s1 = await open_stores(url)
     h1 = make(s1, clock, pub)
-    await h1.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h1, s1.feeds, reg("f1", URL))
     await h1.tick()
     await h1.handle(result("f1", URL, clock.time(), headers={"etag": '"v1"'}), ctx("crawl.feeds"))
     await s1.close()
@@ -151,7 +151,7 @@ async def test_state_survives_a_restart(tmp_path: Path, clock: ManualClock) -> N
 
 async def test_learning_changed_unchanged_not_modified(stores: Stores, clock: ManualClock) -> None:
     h = make(stores, clock, Collector())
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     t0 = clock.time()
     body = b"<rss><channel><title>x</title></channel></rss>"
     await h.handle(
@@ -201,7 +201,7 @@ async def test_learning_changed_unchanged_not_modified(stores: Stores, clock: Ma
 
 async def test_failures_back_off_with_reason_and_recover(stores: Stores, clock: ManualClock) -> None:
     h = make(stores, clock, Collector())
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     t = clock.time()
     delays = []
     for _ in range(4):
@@ -234,7 +234,7 @@ async def test_failures_back_off_with_reason_and_recover(stores: Stores, clock: 
 
 async def test_throttled_honours_retry_after(stores: Stores, clock: ManualClock) -> None:
     h = make(stores, clock, Collector())
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     t = clock.time()
     await h.handle(
         result("f1", URL, t, status=FetchStatus.throttled, http_status=429, headers={"retry-after": "3600"}),
@@ -254,7 +254,7 @@ def test_retry_after_forms() -> None:
 
 async def test_redelivered_and_older_results_are_ignored(stores: Stores, clock: ManualClock) -> None:
     h = make(stores, clock, Collector())
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     t = clock.time()
     failed = result("f1", URL, t, status=FetchStatus.timeout, http_status=None, error="read timeout")
     await h.handle(failed, ctx("crawl.feeds"))
@@ -267,7 +267,7 @@ async def test_redelivered_and_older_results_are_ignored(stores: Stores, clock: 
 
 async def test_parser_fields_are_left_alone(stores: Stores, clock: ManualClock) -> None:
     h = make(stores, clock, Collector())
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     await stores.feeds.update_status("f1", items=7, last_error="line 3: bad tag", error_line=3, error_column=9)
     await h.handle(result("f1", URL, clock.time()), ctx("crawl.feeds"))
     st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
@@ -277,8 +277,8 @@ async def test_parser_fields_are_left_alone(stores: Stores, clock: ManualClock) 
 async def test_removed_feed_is_not_emitted_or_learned(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
-    await h.handle(reg("f1", URL, action="delete"), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
+    await announce(h, stores.feeds, reg("f1", URL, action="delete"))
     await h.tick()
     assert pub.requests() == []
     await h.handle(result("f1", URL, clock.time()), ctx("crawl.feeds"))
@@ -288,32 +288,42 @@ async def test_removed_feed_is_not_emitted_or_learned(stores: Stores, clock: Man
     assert feed.status.last_fetch_at is None
 
 
-async def test_changed_url_resets_validators_and_is_due_at_once(stores: Stores, clock: ManualClock) -> None:
+async def test_feed_registered_again_after_removal_is_due_at_once_without_old_validators(
+    stores: Stores, clock: ManualClock
+) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     await h.tick()
     await h.handle(result("f1", URL, clock.time(), headers={"etag": '"x"'}), ctx("crawl.feeds"))
-    await h.handle(reg("f1", "https://news.example/other.xml"), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL, action="delete"))
+    await announce(h, stores.feeds, reg("f1", URL))
     await h.tick()
     reqs = pub.requests()
-    assert [r.url for r in reqs] == [URL, "https://news.example/other.xml"]
+    assert [r.url for r in reqs] == [URL, URL]
     assert reqs[1].etag is None
 
 
-async def test_bad_registration_is_rejected(stores: Stores, clock: ManualClock) -> None:
+async def test_announcements_never_write_the_registration_fields(stores: Stores, clock: ManualClock) -> None:
+    """The row is the registration service's; a late or replayed announcement must not undo it."""
     h = make(stores, clock, Collector())
-    with pytest.raises(Reject, match="bad url"):
-        await h.handle(reg("f1", "ftp://news.example/feed.xml"), ctx("feeds.registry"))
-    assert await stores.feeds.get("f1") is None
+    await announce(h, stores.feeds, reg("f1", URL))
+    await stores.feeds.upsert_feed(Feed(feed_id="f1", url=URL, host="news.example", format="rss", services=("a",)))
+    stale = reg("f1", URL).model_copy(update={"services": ["b"], "format": FeedFormat.yml})
+    await h.handle(stale, ctx("feeds.registry"))  # an older announcement, read again
+    feed = await stores.feeds.get("f1")
+    assert feed is not None
+    assert (feed.services, feed.format) == (("a",), "rss")
+    await h.handle(reg("gone", "https://news.example/gone.xml"), ctx("feeds.registry"))
+    assert await stores.feeds.get("gone") is None  # announced, never stored: nothing to follow
 
 
 async def test_feeds_of_one_host_are_spread(stores: Stores, clock: ManualClock) -> None:
     h = make(stores, clock, Collector())
     t = clock.time()
     for i in range(6):
-        await h.handle(reg(f"f{i}", f"https://news.example/f{i}.xml"), ctx("feeds.registry"))
-    await h.handle(reg("other", "https://other.example/f.xml"), ctx("feeds.registry"))
+        await announce(h, stores.feeds, reg(f"f{i}", f"https://news.example/f{i}.xml"))
+    await announce(h, stores.feeds, reg("other", "https://other.example/f.xml"))
     for i in range(6):  # all fetched at the same moment, all changed: all would fall due together
         await h.handle(result(f"f{i}", f"https://news.example/f{i}.xml", t), ctx("crawl.feeds"))
     await h.handle(result("other", "https://other.example/f.xml", t), ctx("crawl.feeds"))
@@ -333,7 +343,7 @@ async def test_feeds_of_one_host_are_spread(stores: Stores, clock: ManualClock) 
 async def test_failed_publish_leaves_feeds_due(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     pub.fail = True
     with pytest.raises(ConnectionError):
         await h.tick()
@@ -347,7 +357,7 @@ async def test_tick_takes_the_most_overdue_first_within_the_batch(stores: Stores
     settings = SETTINGS.replace(scheduler={"tick_batch": 2})
     h = make(stores, clock, pub, settings)
     for i in range(3):
-        await h.handle(reg(f"f{i}", f"https://h{i}.example/feed.xml"), ctx("feeds.registry"))
+        await announce(h, stores.feeds, reg(f"f{i}", f"https://h{i}.example/feed.xml"))
     await h.tick()
     assert len(pub.requests()) == 2
     await h.tick()
@@ -357,7 +367,7 @@ async def test_tick_takes_the_most_overdue_first_within_the_batch(stores: Stores
 async def test_lease_reemits_a_lost_request(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     await h.tick()
     clock.advance(timedelta(seconds=121).total_seconds())  # no result came back within one interval
     await h.tick()
@@ -367,7 +377,7 @@ async def test_lease_reemits_a_lost_request(stores: Stores, clock: ManualClock) 
 async def test_lease_of_a_failing_feed_follows_its_backoff(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     h = make(stores, clock, pub)
-    await h.handle(reg("f1", URL), ctx("feeds.registry"))
+    await announce(h, stores.feeds, reg("f1", URL))
     await stores.feeds.update_status("f1", consecutive_failures=3, interval_s=120.0)
     await h.tick()
     st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-"""``turbocubes feeds add|list|remove``: validation, the SSRF check, the store and the bus."""
+"""``turbocubes feeds add|list|remove|fetch``: the registration service, the store and the bus."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from cubes.api.feed_commands import feeds_add, feeds_fetch, feeds_list, feeds_remove
 from cubes.cli import main
-from cubes.scheduler.commands import add_feed, feed_id_for, list_feeds, remove_feed
 from shared import contracts
 from shared.bus import open_bus
 from shared.config import Settings
-from shared.messages import FeedFormat, FeedRegistration
+from shared.feeds import FeedRegistry, feed_id_for
+from shared.messages import CrawlRequest, FeedFormat, FeedRegistration
 from shared.runtime.cube import Output
 from shared.stores import Stores, open_stores
 
@@ -48,6 +49,14 @@ class FakeDns(AbstractResolver):
         return None
 
 
+def registry(stores: Stores, pub: Collector, settings: Settings | None = None) -> FeedRegistry:
+    return FeedRegistry.from_settings(settings or Settings(), stores.feeds, pub, resolver=FakeDns())
+
+
+async def add_feed(settings: Settings, stores: Stores, pub: Collector, url: str, **kw: object) -> int:
+    return await feeds_add(registry(stores, pub, settings), url, **kw)  # type: ignore[arg-type]
+
+
 @pytest.fixture
 async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
     s = await open_stores(f"sqlite:///{tmp_path}/store.db")
@@ -59,12 +68,11 @@ async def test_add_stores_and_announces(stores: Stores) -> None:
     pub, out = Collector(), io.StringIO()
     code = await add_feed(
         Settings(),
-        stores.feeds,
+        stores,
         pub,
         "HTTPS://News.Example:443/a/../feed.xml#top",
         fmt="turbo",
         services=["news", "news", "sport"],
-        resolver=FakeDns(),
         out=out,
     )
     assert code == 0
@@ -83,12 +91,7 @@ async def test_add_stores_and_announces(stores: Stores) -> None:
     assert f"added feed {fid}" in out.getvalue()
 
     again = io.StringIO()
-    assert (
-        await add_feed(
-            Settings(), stores.feeds, pub, url, fmt="turbo", services=["sport", "news"], resolver=FakeDns(), out=again
-        )
-        == 0
-    )
+    assert await add_feed(Settings(), stores, pub, url, fmt="turbo", services=["sport", "news"], out=again) == 0
     assert "unchanged" in again.getvalue()
     assert len(await stores.feeds.list()) == 1
 
@@ -96,8 +99,8 @@ async def test_add_stores_and_announces(stores: Stores) -> None:
 @pytest.mark.parametrize(
     ("url", "settings", "reason"),
     [
-        ("ftp://news.example/feed.xml", Settings(), "bad url"),
-        ("not a url", Settings(), "bad url"),
+        ("ftp://news.example/feed.xml", Settings(), "refused: url:"),
+        ("not a url", Settings(), "refused: url:"),
         ("http://127.0.0.1:8080/feed.xml", Settings(), "loopback"),
         ("http://10.0.0.1/feed.xml", Settings(), "private"),
         ("http://169.254.169.254/latest/meta-data", Settings(), "link-local"),
@@ -108,7 +111,7 @@ async def test_add_stores_and_announces(stores: Stores) -> None:
 )
 async def test_add_refuses(stores: Stores, url: str, settings: Settings, reason: str) -> None:
     pub, err = Collector(), io.StringIO()
-    code = await add_feed(settings, stores.feeds, pub, url, resolver=FakeDns(), err=err)
+    code = await add_feed(settings, stores, pub, url, err=err)
     assert code == 1
     assert reason in err.getvalue()
     assert pub.outputs == []
@@ -118,26 +121,29 @@ async def test_add_refuses(stores: Stores, url: str, settings: Settings, reason:
 async def test_add_refuses_bad_format_and_services(stores: Stores) -> None:
     pub, err = Collector(), io.StringIO()
     url = "https://news.example/feed.xml"
-    assert await add_feed(Settings(), stores.feeds, pub, url, fmt="atom", resolver=FakeDns(), err=err) == 1
-    assert "bad format" in err.getvalue()
-    assert await add_feed(Settings(), stores.feeds, pub, url, services=["Bad Name"], resolver=FakeDns(), err=err) == 1
-    assert "bad service" in err.getvalue()
+    assert await add_feed(Settings(), stores, pub, url, fmt="atom", err=err) == 1
+    assert "format: required, one of rss, turbo, yml, auto" in err.getvalue()
+    assert await add_feed(Settings(), stores, pub, url, services=["ok", "Bad Name"], err=err) == 1
+    assert "services[1]: a lower-case name" in err.getvalue()
+    err = io.StringIO()
+    assert await add_feed(Settings(), stores, pub, "ftp://x", fmt="atom", services=["B"], err=err) == 1
+    assert len(err.getvalue().splitlines()) == 3  # every problem at once, one line each
     assert pub.outputs == []
 
 
 async def test_allowlist_lets_loopback_in(stores: Stores) -> None:
     pub = Collector()
-    assert await add_feed(ALLOW_LOOPBACK, stores.feeds, pub, "http://127.0.0.1:8080/feed.xml", out=io.StringIO()) == 0
+    assert await add_feed(ALLOW_LOOPBACK, stores, pub, "http://127.0.0.1:8080/feed.xml", out=io.StringIO()) == 0
     assert len(pub.outputs) == 1
 
 
 async def test_list_shows_status(stores: Stores) -> None:
     pub = Collector()
     url = "https://news.example/feed.xml"
-    await add_feed(Settings(), stores.feeds, pub, url, fmt="rss", resolver=FakeDns(), out=io.StringIO())
+    await add_feed(Settings(), stores, pub, url, fmt="rss", out=io.StringIO())
     fid = feed_id_for(None, url)
     out = io.StringIO()
-    await list_feeds(stores.feeds, out=out)
+    await feeds_list(stores.feeds, out=out)
     assert fid in out.getvalue()
     assert "due now" in out.getvalue()
     await stores.feeds.update_status(
@@ -150,7 +156,7 @@ async def test_list_shows_status(stores: Stores) -> None:
         next_fetch_at=datetime(2024, 5, 1, 12, 16, tzinfo=UTC),
     )
     out = io.StringIO()
-    await list_feeds(stores.feeds, out=out)
+    await feeds_list(stores.feeds, out=out)
     text = out.getvalue()
     assert "last fetch: 2024-05-01 12:00:00" in text
     assert "http_5xx (HTTP 503), 3 failure(s) in a row" in text
@@ -161,9 +167,9 @@ async def test_list_shows_status(stores: Stores) -> None:
 async def test_remove(stores: Stores) -> None:
     pub = Collector()
     url = "https://news.example/feed.xml"
-    await add_feed(Settings(), stores.feeds, pub, url, resolver=FakeDns(), out=io.StringIO())
+    await add_feed(Settings(), stores, pub, url, out=io.StringIO())
     fid = feed_id_for(None, url)
-    assert await remove_feed(stores.feeds, pub, fid, out=io.StringIO()) == 0
+    assert await feeds_remove(registry(stores, pub), fid, out=io.StringIO()) == 0
     feed = await stores.feeds.get(fid)
     assert feed is not None
     assert feed.deleted
@@ -171,9 +177,30 @@ async def test_remove(stores: Stores) -> None:
     assert isinstance(last, FeedRegistration)
     assert (last.action, last.feed_id) == ("delete", fid)
     err = io.StringIO()
-    assert await remove_feed(stores.feeds, pub, fid, err=err) == 1
-    assert await remove_feed(stores.feeds, pub, "nope", err=err) == 1
+    assert await feeds_remove(registry(stores, pub), fid, err=err) == 1
+    assert await feeds_remove(registry(stores, pub), "nope", err=err) == 1
     assert "no such feed" in err.getvalue()
+
+
+async def test_fetch_now_orders_one_urgent_unconditional_fetch(stores: Stores) -> None:
+    pub = Collector()
+    url = "https://news.example/feed.xml"
+    await add_feed(Settings(), stores, pub, url, out=io.StringIO())
+    fid = feed_id_for(None, url)
+    await stores.feeds.update_status(fid, etag='"v1"')
+    out = io.StringIO()
+    assert await feeds_fetch(registry(stores, pub), fid, out=out) == 0
+    assert "ordered" in out.getvalue()
+    req = pub.outputs[-1].message
+    assert pub.outputs[-1].topic == "crawl.requests"
+    assert isinstance(req, CrawlRequest)
+    assert (req.url, req.host, req.feed_id, req.requesters) == (url, "news.example", fid, [f"feed:{fid}"])
+    assert (req.priority, req.etag) == (0, None)  # ahead of routine polls; a full fetch, not a 304
+    err = io.StringIO()
+    assert await feeds_fetch(registry(stores, pub), "nope", err=err) == 1
+    await feeds_remove(registry(stores, pub), fid, out=io.StringIO())
+    assert await feeds_fetch(registry(stores, pub), fid, err=err) == 1
+    assert err.getvalue().count("no such feed") == 2
 
 
 def _registrations(bus_url: str) -> list[FeedRegistration]:
@@ -206,6 +233,7 @@ def test_cli_end_to_end_on_the_embedded_engines(tmp_path: Path, capsys: pytest.C
     assert main(["--config", str(cfg), "feeds", "add", url, "--format", "rss", "--service", "news"]) == 0
     assert main(["--config", str(cfg), "feeds", "list"]) == 0
     assert fid in capsys.readouterr().out
+    assert main(["--config", str(cfg), "feeds", "fetch", fid]) == 0
     assert main(["--config", str(cfg), "feeds", "remove", fid]) == 0
     assert main(["--config", str(cfg), "feeds", "add", "http://10.0.0.1/feed.xml"]) == 1
     assert "private" in capsys.readouterr().err

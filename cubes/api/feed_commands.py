@@ -1,0 +1,208 @@
+"""``turbocubes feeds add|list|remove|fetch``: the operator's registry, beside ``hosts`` (DESIGN.md s.1, 8).
+
+Until a webmaster registers through the API, this is how a feed gets in. It
+goes through the same registration service as the API and the demo
+(``shared.feeds.FeedRegistry``): canonical URL, SSRF guard (``http.allowlist``
+is the only way around it), format and service names, the feed stored and
+announced on ``feeds.registry`` of the configured bus, so a running scheduler
+takes it at once (a new feed is due immediately).
+
+    turbocubes feeds add https://example.com/feed.xml --format rss --service news [--tenant ID]
+    turbocubes feeds list [--tenant ID] [--all]
+    turbocubes feeds remove FEED_ID
+    turbocubes feeds fetch FEED_ID        # one fetch now, through the host's polite lane
+
+The feed id is the API's (``sha256(tenant + "\\n" + canonical URL)[:24]``), so
+adding a URL twice is one feed and the operator's registration of a tenant's
+URL (``--tenant``) is the tenant's feed. Exit codes: 0 done, 1 refused / not found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any, TextIO
+
+from shared.config import Settings, load_settings
+from shared.errors import NotFound
+from shared.feeds import FeedRegistry, RegistrationRefused
+from shared.messages import FeedFormat
+from shared.stores import FeedStore, UpsertOutcome, open_stores
+
+__all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "register"]
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("feeds", help="register, list, remove and fetch feeds (the operator's registry)")
+    sub = p.add_subparsers(dest="feeds_command", required=True)
+
+    add = sub.add_parser("add", help="register a feed; it is fetched at once")
+    add.add_argument("url")
+    add.add_argument(
+        "--format",
+        choices=[f.value for f in FeedFormat],
+        default=FeedFormat.auto.value,
+        help="rss (also Atom), turbo, yml, or auto (detect from the body; default)",
+    )
+    add.add_argument(
+        "--service",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="services",
+        help="a service the feed feeds (repeatable)",
+    )
+    add.add_argument("--autoparser", action="store_true", help="also autoparse the host's HTML pages")
+    add.add_argument("--tenant", help="register on behalf of this tenant id")
+    add.set_defaults(
+        func=lambda a: _with_registry(
+            a,
+            lambda registry: feeds_add(
+                registry, a.url, fmt=a.format, services=a.services, autoparser=a.autoparser, tenant_id=a.tenant
+            ),
+        )
+    )
+
+    ls = sub.add_parser("list", help="every feed with its status: last fetch, result, next fetch, error")
+    ls.add_argument("--tenant", help="only this tenant's feeds")
+    ls.add_argument("--all", action="store_true", help="include removed feeds")
+    ls.set_defaults(func=_cmd_list)
+
+    rm = sub.add_parser("remove", help="remove a feed (it is no longer fetched)")
+    rm.add_argument("feed_id")
+    rm.set_defaults(func=lambda a: _with_registry(a, lambda registry: feeds_remove(registry, a.feed_id)))
+
+    fetch = sub.add_parser("fetch", help="fetch a feed now, through its host's polite crawler lane")
+    fetch.add_argument("feed_id")
+    fetch.set_defaults(func=lambda a: _with_registry(a, lambda registry: feeds_fetch(registry, a.feed_id)))
+
+
+# --------------------------------------------------------------------------- CLI glue
+
+
+def _with_registry(args: argparse.Namespace, fn: Callable[[FeedRegistry], Awaitable[int]]) -> int:
+    """Run ``fn(registry)`` with the store and the bus of the configuration open."""
+    from shared.runtime import open_deps
+
+    settings = load_settings(args.config)
+
+    async def go() -> int:
+        deps = await open_deps(settings)
+        try:
+            feeds = (await deps.stores()).feeds
+            return await fn(FeedRegistry.from_settings(settings, feeds, deps.publish, resolver=deps.resolver))
+        finally:
+            await deps.close()
+
+    return asyncio.run(go())
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    settings: Settings = load_settings(args.config)
+
+    async def go() -> int:
+        async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+            return await feeds_list(stores.feeds, tenant_id=args.tenant, include_deleted=args.all)
+
+    return asyncio.run(go())
+
+
+# --------------------------------------------------------------------------- the commands
+
+
+async def feeds_add(
+    registry: FeedRegistry,
+    url: str,
+    *,
+    fmt: str = FeedFormat.auto.value,
+    services: Sequence[str] = (),
+    autoparser: bool = False,
+    tenant_id: str | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Register one feed: 0 when registered (or already so), 1 with every reason on ``err`` when refused."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        done = await registry.register(url, fmt=fmt, services=services, autoparser=autoparser, tenant_id=tenant_id)
+    except RegistrationRefused as exc:
+        for problem in exc.problems:
+            print(f"turbocubes feeds add: refused: {problem.field}: {problem.message}", file=err)
+        return 1
+    verb = {UpsertOutcome.inserted: "added", UpsertOutcome.updated: "updated"}.get(done.outcome, "unchanged")
+    print(f"{verb} feed {done.feed.feed_id} {done.feed.url} ({done.feed.format})", file=out)
+    return 0
+
+
+async def feeds_remove(
+    registry: FeedRegistry, feed_id: str, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """0 when removed, 1 when there is no such live feed."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        feed = await registry.remove(feed_id)
+    except NotFound:
+        print(f"turbocubes feeds remove: no such feed {feed_id!r}", file=err)
+        return 1
+    print(f"removed feed {feed_id} {feed.url}", file=out)
+    return 0
+
+
+async def feeds_fetch(
+    registry: FeedRegistry, feed_id: str, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """0 when the fetch was ordered, 1 when there is no such live feed."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        feed = await registry.fetch_now(feed_id)
+    except NotFound:
+        print(f"turbocubes feeds fetch: no such feed {feed_id!r}", file=err)
+        return 1
+    print(f"fetch of feed {feed_id} {feed.url} ordered (see `turbocubes feeds list` for the result)", file=out)
+    return 0
+
+
+def _when(value: datetime | None) -> str:
+    return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+async def feeds_list(
+    feeds: FeedStore,
+    *,
+    tenant_id: str | None = None,
+    include_deleted: bool = False,
+    out: TextIO | None = None,
+) -> int:
+    """Print each feed and its status, one block per feed (times in UTC)."""
+    out = out or sys.stdout
+    rows = await feeds.list(tenant_id, include_deleted=include_deleted)
+    if not rows:
+        print("no feeds", file=out)
+        return 0
+    for feed in rows:
+        st = feed.status
+        flag = " [removed]" if feed.deleted else ""
+        result = st.last_result or "-"
+        if st.last_http_status is not None:
+            result += f" (HTTP {st.last_http_status})"
+        if st.consecutive_failures:
+            result += f", {st.consecutive_failures} failure(s) in a row"
+        print(f"{feed.feed_id}  {feed.format:5}  {feed.url}{flag}", file=out)
+        print(f"    last fetch: {_when(st.last_fetch_at)}  result: {result}", file=out)
+        next_fetch = "due now" if st.next_fetch_at is None and not feed.deleted else _when(st.next_fetch_at)
+        extra = f"  items: {st.items}" if st.items is not None else ""
+        if st.websub_expires_at is not None:
+            extra += f"  websub: {st.websub_hub or '-'} until {_when(st.websub_expires_at)}"
+        elif st.websub_hub:
+            extra += f"  websub hub: {st.websub_hub} (not subscribed)"
+        print(f"    next fetch: {next_fetch}{extra}", file=out)
+        if st.last_error:
+            where = f" (line {st.error_line}, column {st.error_column})" if st.error_line else ""
+            print(f"    error: {st.last_error}{where}", file=out)
+    return 0
