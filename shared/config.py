@@ -36,8 +36,10 @@ __all__ = [
     "ParserConfig",
     "RuntimeConfig",
     "SchedulerConfig",
+    "SearchConfig",
     "Settings",
     "StoreConfig",
+    "WordstatConfig",
     "load_settings",
 ]
 
@@ -269,6 +271,34 @@ class FrontendConfig:
 
 
 @dataclass(frozen=True)
+class SearchConfig:
+    #: a title word weighs this many text words in BM25 (shared/search/ranking.py)
+    title_weight: float = 5.0
+    #: extra weight of brand-new news (1.0: news published now counts double); 0 = no freshness
+    freshness_boost: float = 1.0
+    #: age at which news keeps half its extra weight (2 days)
+    freshness_half_life_s: float = 172_800.0
+    #: publish every answered search to search.queries for query statistics (false: count nothing)
+    publish_queries: bool = True
+    #: request header a trusted edge sets to the searcher's region, e.g. "X-Region" ("" = none)
+    region_header: str = ""
+    #: "CIDR region" lines giving a searcher's region by address when no header says it
+    region_ranges: list[str] = field(default_factory=list)
+    #: searches waiting to be published at most; past that new ones are dropped (and counted in metrics)
+    queue_max: int = 10_000
+
+
+@dataclass(frozen=True)
+class WordstatConfig:
+    #: counts below this show as "< N", and queries searched fewer times are never listed (privacy)
+    privacy_threshold: int = 5
+    #: months of history a frequency shows
+    history_months: int = 24
+    #: how long a search event's id is remembered so a redelivery is not counted twice (> topic retention)
+    dedupe_window_s: float = 14 * 86_400.0
+
+
+@dataclass(frozen=True)
 class AutoparserConfig:
     #: "" = the model shipped with the package
     model_path: str = ""
@@ -293,6 +323,8 @@ class Settings:
     api: ApiConfig = field(default_factory=ApiConfig)
     frontend: FrontendConfig = field(default_factory=FrontendConfig)
     autoparser: AutoparserConfig = field(default_factory=AutoparserConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    wordstat: WordstatConfig = field(default_factory=WordstatConfig)
 
     def replace(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys changed: ``settings.replace(bus={"url": "kafka://..."})``."""
@@ -379,6 +411,12 @@ def _validate(settings: Settings) -> None:
         "crawler.burst": settings.crawler.burst,
         "crawler.concurrency": settings.crawler.concurrency,
         "scheduler.min_interval_s": settings.scheduler.min_interval_s,
+        "search.title_weight": settings.search.title_weight,
+        "search.freshness_half_life_s": settings.search.freshness_half_life_s,
+        "search.queue_max": settings.search.queue_max,
+        "wordstat.privacy_threshold": settings.wordstat.privacy_threshold,
+        "wordstat.history_months": settings.wordstat.history_months,
+        "wordstat.dedupe_window_s": settings.wordstat.dedupe_window_s,
     }
     for key, value in positive.items():
         if value <= 0:
@@ -387,6 +425,8 @@ def _validate(settings: Settings) -> None:
         raise ConfigError(
             "scheduler.max_interval_s", settings.scheduler.max_interval_s, "at least scheduler.min_interval_s"
         )
+    if settings.search.freshness_boost < 0:
+        raise ConfigError("search.freshness_boost", settings.search.freshness_boost, "0 or more")
     if not 0 < settings.runtime.dlq_breaker_ratio <= 1:
         raise ConfigError("runtime.dlq_breaker_ratio", settings.runtime.dlq_breaker_ratio, "a share in (0, 1]")
 

@@ -21,7 +21,9 @@ allowlisted video hosts. Unknown paths get a friendly 404 page.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -30,14 +32,18 @@ from aiohttp import web
 
 from cubes.frontend import templates
 from cubes.frontend.assets import FAVICON_SVG
+from cubes.frontend.audience import RegionTable, device_class
 from cubes.frontend.cdn import CdnFiles
+from cubes.frontend.queries import QueryEvents
 from cubes.frontend.status import gather_status, render_status, status_json
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import StoreUnavailable
-from shared.stores import Page, Stores
+from shared.messages import SearchQueryEvent
+from shared.stores import Page, SearchHit, Stores
 from shared.urls import canonical_url
+from shared.wordstat.lemmas import normalize_query
 
 __all__ = ["create_app", "preview_key", "turbo_csp"]
 
@@ -120,11 +126,19 @@ def _json(data: object, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(data), status=status, content_type="application/json", headers=headers)
 
 
+#: hosts of a results page a search event names at most (``SearchQueryEvent.hosts``)
+_EVENT_HOSTS = 20
+
+
 class _Frontend:
-    def __init__(self, settings: Settings, stores: Stores, cdn: BlobStore | None, clock: Clock) -> None:
+    def __init__(
+        self, settings: Settings, stores: Stores, cdn: BlobStore | None, clock: Clock, events: QueryEvents | None
+    ) -> None:
         self.settings = settings
         self.clock = clock
         self.stores = stores
+        self.events = events if settings.search.publish_queries else None
+        self.regions = RegionTable(settings.search.region_ranges)
         self.cdn = CdnFiles(cdn) if cdn is not None and settings.cdn.url.startswith("file://") else None
         self.turbo_csp = turbo_csp(settings)
 
@@ -216,8 +230,31 @@ class _Frontend:
         hits = []
         if query:
             hits = await self.stores.pages.search(query, limit=_PER_PAGE + 1, offset=(page - 1) * _PER_PAGE)
+        if query and page == 1:
+            self._count_search(request, query, hits[:_PER_PAGE])
         body = templates.search_page(query, hits[:_PER_PAGE], page=page, has_more=len(hits) > _PER_PAGE)
         return _html(body)
+
+    def _count_search(self, request: web.Request, query: str, hits: Sequence[SearchHit]) -> None:
+        """Publish the search for query statistics: its words, month, region and device, never who asked."""
+        if self.events is None:
+            return
+        device = device_class(request.headers.get("User-Agent", ""))
+        normalized = normalize_query(query)
+        if device is None or not normalized:  # robots are not counted; nor are searches with no word
+            return
+        header = self.settings.search.region_header
+        self.events.record(
+            SearchQueryEvent(
+                event_id=uuid.uuid4().hex,
+                query=normalized,
+                at=datetime.fromtimestamp(self.clock.time(), tz=UTC),
+                region=self.regions.region(request.headers.get(header) if header else None, request.remote),
+                device=device,
+                results=len(hits),
+                hosts=list(dict.fromkeys(h.host for h in hits))[:_EVENT_HOSTS],
+            )
+        )
 
     async def status(self, request: web.Request) -> web.Response:
         view = await gather_status(self.stores, self.settings, self.clock.time(), host=_host_param(request))
@@ -266,10 +303,17 @@ class _Frontend:
 
 
 def create_app(
-    settings: Settings, stores: Stores, cdn: BlobStore | None = None, *, clock: Clock | None = None
+    settings: Settings,
+    stores: Stores,
+    cdn: BlobStore | None = None,
+    *,
+    clock: Clock | None = None,
+    events: QueryEvents | None = None,
 ) -> web.Application:
-    """The frontend application over ``stores`` (and the file ``cdn``, served under ``/cdn/``)."""
-    fe = _Frontend(settings, stores, cdn, clock or SystemClock())
+    """The frontend application over ``stores`` (and the file ``cdn``, served under ``/cdn/``).
+
+    Answered searches go to ``events`` (``search.queries``) unless ``search.publish_queries`` is off."""
+    fe = _Frontend(settings, stores, cdn, clock or SystemClock(), events)
     app = web.Application(middlewares=[fe.errors])
     app.router.add_get("/", fe.home)
     app.router.add_get("/turbo", fe.turbo)

@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from cubes.frontend.app import create_app
+from cubes.frontend.queries import QueryEvents
 from shared.config import Settings
 from shared.runtime.cube import Cube, Service
 from shared.runtime.deps import Deps
@@ -21,21 +22,33 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     stores = await deps.stores()
     # only the embedded file CDN is served from here; an S3 CDN has its own public URL
     cdn = await deps.cdn() if settings.cdn.url.startswith("file://") else None
-    runner = web.AppRunner(create_app(settings, stores, cdn), access_log=None)
+    events = QueryEvents(deps.publish, queue_max=settings.search.queue_max, clock=deps.clock)
+    runner = web.AppRunner(create_app(settings, stores, cdn, clock=deps.clock, events=events), access_log=None)
 
     def urls() -> list[str]:
         return [f"http://{a[0]}:{a[1]}" for a in runner.addresses] if runner.server else []
 
     async def start() -> None:
+        events.start()
         await runner.setup()
         await web.TCPSite(runner, settings.frontend.host, settings.frontend.port).start()
         log.info("frontend serving on %s", ", ".join(urls()))
 
+    async def stop() -> None:
+        await runner.cleanup()
+        await events.stop()  # after the server: no search is answered without being queued
+
     def status() -> dict[str, Any]:
-        return {"listening": urls(), "public_url": settings.frontend.public_url}
+        return {
+            "listening": urls(),
+            "public_url": settings.frontend.public_url,
+            "search_events_pending": events.pending,
+            "search_events_dropped": events.dropped,
+        }
 
     return Cube(
         name="frontend",
-        services=(Service(name="frontend-http", start=start, stop=runner.cleanup),),
+        outputs=("search.queries",),
+        services=(Service(name="frontend-http", start=start, stop=stop),),
         status=status,
     )

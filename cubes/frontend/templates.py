@@ -6,13 +6,14 @@ only raw HTML these functions insert is their own markup and the inline SVG.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from html import escape
 from urllib.parse import urlencode
 
 from cubes.frontend.assets import ROCKET_SVG, SITE_CSS
+from shared.search.query import parse_query
+from shared.search.snippets import Snippet, highlight
 from shared.stores import SearchHit
 
 __all__ = ["error_page", "home_page", "layout", "search_page", "turbo_link"]
@@ -57,14 +58,14 @@ def layout(title: str, body: str, *, query: str = "", header_search: bool = True
     )
 
 
-def _highlight(snippet: str, query: str) -> str:
-    """``snippet`` escaped, with the query's words in ``<mark>`` (matched on the raw text, then escaped)."""
-    words = [w for w in re.findall(r"\w+", query) if len(w) > 1]
-    if not words:
-        return escape(snippet)
-    pattern = re.compile("(" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
-    parts = pattern.split(snippet)
-    return "".join(f"<mark>{escape(p)}</mark>" if i % 2 else escape(p) for i, p in enumerate(parts))
+def marked(snippet: Snippet) -> str:
+    """``snippet`` escaped, its matched words in ``<mark>`` (whole words only: ``shared.search.snippets``)."""
+    return "".join(f"<mark>{escape(p)}</mark>" if m else escape(p) for p, m in snippet.parts())
+
+
+def _highlight(text: str, query: str) -> str:
+    """``text`` escaped, with the words that match the query's (in any form) in ``<mark>``."""
+    return marked(highlight(text, parse_query(query).terms)) if query else escape(text)
 
 
 def _shorten(text: str, limit: int = 220) -> str:

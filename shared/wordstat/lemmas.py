@@ -23,10 +23,12 @@ from typing import Any
 from shared.search.analysis import fold, stem, words
 from shared.search.stopwords import is_stop_word
 
-__all__ = ["MAX_QUERY_WORDS", "Word", "analyze", "analyze_word", "normalize_query"]
+__all__ = ["MAX_QUERY_CHARS", "MAX_QUERY_WORDS", "Word", "analyze", "analyze_word", "normalize_query"]
 
 #: words of a counted query beyond this are not counted (a pasted paragraph is not a query)
 MAX_QUERY_WORDS = 16
+#: characters of a counted query at most (the limit of ``SearchQueryEvent.query``)
+MAX_QUERY_CHARS = 400
 #: distinct words whose analysis stays in memory (~200 bytes each)
 _CACHE_WORDS = 200_000
 
@@ -77,7 +79,8 @@ def normalize_query(text: str) -> str:
     matched; the words are what the user asked for.
     """
     kept = [tok for tok in text.split() if not tok.startswith("-")]
-    return " ".join(words(" ".join(kept))[:MAX_QUERY_WORDS])
+    out = " ".join(words(" ".join(kept))[:MAX_QUERY_WORDS])
+    return out if len(out) <= MAX_QUERY_CHARS else out[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
 
 
 def analyze(normalized: str) -> tuple[Word, ...]:

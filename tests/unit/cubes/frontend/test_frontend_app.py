@@ -218,3 +218,22 @@ def test_safe_key() -> None:
 
 def test_preview_key_agrees_with_the_kvwriter() -> None:
     assert frontend_preview_key("t", URL) == kvwriter_preview_key("t", URL)
+
+
+async def test_search_highlights_whole_words_only(tmp_path: Path) -> None:
+    # issue 14 item 7: a query "the lights" marked "the" inside "nor<mark>the</mark>rn"
+    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
+    stores = await open_stores(settings.store.url)
+    writer = KvwriterHandler(stores.pages, settings)
+    await writer.handle(
+        make_doc("https://news.example/c", "Northern lights", "<p>The northern lights over the bay.</p>")
+    )
+    client = TestClient(TestServer(create_app(settings, stores), host="127.0.0.1", port=0))
+    await client.start_server()
+    try:
+        body = await (await client.get("/search", params={"q": "the lights"})).text()
+    finally:
+        await client.close()
+        await stores.close()
+    assert "nor<mark>" not in body
+    assert "<mark>lights</mark>" in body
