@@ -1,0 +1,215 @@
+"""Where the end-to-end benchmark's time goes (issue 13, item 4): CPU by process kind and by cube, and
+round trips to the engines per document.
+
+* ``EngineCpu`` -- CPU seconds of the engines' processes, read from ``/proc``: the Kafka JVM
+  (``kafka.Kafka`` on its command line), every PostgreSQL process (the postmaster, its backends,
+  and through the postmaster's ``cutime`` the backends already gone) and SeaweedFS (``weed``).
+  They share the machine with our processes, so "CPU per document" is printed for ours and theirs
+  apart. On embedded engines there are none: SQLite and the file CDN run inside our processes.
+* ``Counters`` -- totals of Prometheus counters over our processes: this one's registry, and each
+  worker process's ``/metrics`` (served on ``runtime.metrics_port + index``, see
+  ``cubes/workers.py``). Read: ``turbocubes_s3_requests_total`` (``shared/blobs/s3_objects.py``) and
+  ``turbocubes_postgres_round_trips_total`` (the PostgreSQL store engine's client-side count of
+  round trips to the server), each when present.
+* ``CubeCpu`` -- CPU of each cube's handler in this process: the handler's coroutine is stepped by a
+  wrapper that reads the thread's CPU clock around every step, so only the handler's own work counts
+  (its store calls' synchronous part included), not the other coroutines that ran while it awaited.
+  Whatever this process spent outside handlers is the runtime's: polling, validation, publishing,
+  commits, the engines' client libraries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Awaitable, Callable, Generator, Iterable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from prometheus_client import REGISTRY
+from prometheus_client.parser import text_string_to_metric_families
+
+__all__ = ["COUNTERS", "Costs", "Counters", "CubeCpu", "EngineCpu"]
+
+#: counter families the bench reads (``_total`` is the sample's suffix, not the family's name)
+COUNTERS = ("turbocubes_postgres_round_trips", "turbocubes_s3_requests")
+_CLK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: str) -> tuple[str, list[str]] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    comm = raw[raw.index(b"(") + 1 : raw.rindex(b")")].decode(errors="replace")
+    return comm, raw[raw.rindex(b")") + 2 :].decode().split()
+
+
+def _engine_of(pid: str, comm: str) -> str | None:
+    if comm == "postgres":
+        return "postgres"
+    if comm == "weed":
+        return "weed"
+    if comm == "java":
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return "kafka" if b"kafka.Kafka" in cmdline else None
+    return None
+
+
+class EngineCpu:
+    """CPU seconds of the engine processes on this machine, by engine (``kafka``, ``postgres``, ``weed``)."""
+
+    def read(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or (st := _stat(pid)) is None:
+                continue
+            comm, fields = st
+            engine = _engine_of(pid, comm)
+            if engine is None:
+                continue
+            # utime, stime, and the reaped children's cutime, cstime (fields 14-17 of proc(5))
+            ticks = sum(int(f) for f in fields[11:15])
+            out[engine] = out.get(engine, 0.0) + ticks / _CLK
+        return out
+
+
+def _local_totals() -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for family in REGISTRY.collect():
+        if family.name in COUNTERS:
+            totals[family.name] = sum(s.value for s in family.samples if s.name.endswith("_total"))
+    return totals
+
+
+class Counters:
+    """Totals of ``COUNTERS`` over this process and the worker processes serving ``/metrics`` on ``ports``."""
+
+    def __init__(self, ports: Iterable[int] = ()) -> None:
+        self.ports = list(ports)
+
+    async def read(self) -> dict[str, float]:
+        totals = _local_totals()
+        if not self.ports:
+            return totals
+        timeout = aiohttp.ClientTimeout(total=5)
+        async with aiohttp.ClientSession(timeout=timeout) as http:
+            for port in self.ports:
+                try:
+                    async with http.get(f"http://127.0.0.1:{port}/metrics") as resp:
+                        text = await resp.text()
+                except (aiohttp.ClientError, TimeoutError):
+                    continue  # a worker that is gone or busy: its share is missing, not fatal
+                for family in text_string_to_metric_families(text):
+                    if family.name in COUNTERS:
+                        value = sum(s.value for s in family.samples if s.name.endswith("_total"))
+                        totals[family.name] = totals.get(family.name, 0.0) + value
+        return totals
+
+
+class _Stepped:
+    """Awaits ``coro`` step by step, adding the thread CPU time of each step to ``into[name]``."""
+
+    __slots__ = ("coro", "into", "name")
+
+    def __init__(self, coro: Awaitable[Any], into: dict[str, float], name: str) -> None:
+        self.coro, self.into, self.name = coro, into, name
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        gen = self.coro.__await__()
+        clock = time.thread_time
+        send: Any = None
+        thrown: BaseException | None = None
+        while True:
+            t = clock()
+            try:
+                step = gen.send(send) if thrown is None else gen.throw(thrown)
+            except StopIteration as done:
+                self.into[self.name] = self.into.get(self.name, 0.0) + clock() - t
+                return done.value
+            except BaseException:
+                self.into[self.name] = self.into.get(self.name, 0.0) + clock() - t
+                raise
+            self.into[self.name] = self.into.get(self.name, 0.0) + clock() - t
+            try:
+                send, thrown = (yield step), None
+            except BaseException as exc:  # cancellation and the like go into the handler, as awaited
+                send, thrown = None, exc
+
+
+class CubeCpu:
+    """Handler CPU by cube, in this process."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, name: str, handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        seconds = self.seconds
+
+        async def stepped(*args: Any, **kwargs: Any) -> Any:
+            return await _Stepped(handler(*args, **kwargs), seconds, name)
+
+        return stepped
+
+    def instrument(self, cube: Any) -> Any:
+        """``cube`` (a ``shared.runtime.Cube``) with its handler and timers wrapped."""
+        handler = cube.handler and self.wrap(cube.name, cube.handler)
+        timers = tuple(dataclasses.replace(t, fn=self.wrap(cube.name, t.fn)) for t in cube.timers)
+        return dataclasses.replace(cube, handler=handler, timers=timers)
+
+    def take(self) -> dict[str, float]:
+        """The seconds since the last ``take`` (the wrappers keep adding into the same dict)."""
+        out = dict(self.seconds)
+        self.seconds.clear()
+        return out
+
+
+class Costs:
+    """One pass's costs, from ``begin`` to ``end``: engines' CPU, round trips, handler CPU by cube."""
+
+    def __init__(self, counters: Counters, cubes: CubeCpu) -> None:
+        self.counters, self.cubes = counters, cubes
+        self.engines = EngineCpu()
+        self._engines0: dict[str, float] = {}
+        self._counters0: dict[str, float] = {}
+
+    async def begin(self) -> None:
+        self._engines0 = self.engines.read()
+        self._counters0 = await self.counters.read()
+        self.cubes.take()
+
+    async def end(self, *, documents: int, new_images: int, ours_cpu_s: float, bench_cpu_s: float) -> list[str]:
+        """Report lines: ``ours_cpu_s`` is every process of ours, ``bench_cpu_s`` this one's."""
+        engines = {k: v - self._engines0.get(k, 0.0) for k, v in self.engines.read().items()}
+        counters = await self.counters.read()
+        delta = {k: v - self._counters0.get(k, 0.0) for k, v in counters.items()}
+        per_doc = max(documents, 1)
+        lines = []
+        if engines:
+            theirs = sum(engines.values())
+            parts = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(engines.items()))
+            lines.append(
+                f"   engines' processes: {theirs:.1f} CPU s ({parts}) = {theirs / per_doc * 1000:.2f} ms per document;"
+                f" ours {ours_cpu_s / per_doc * 1000:.2f} ms per document"
+            )
+        rt = delta.get("turbocubes_postgres_round_trips")
+        if rt is not None:
+            lines.append(f"   PostgreSQL round trips: {rt:,.0f} = {rt / per_doc:.2f} per document")
+        s3 = delta.get("turbocubes_s3_requests")
+        if s3 is not None and new_images:
+            lines.append(f"   S3 requests: {s3:,.0f} = {s3 / new_images:.2f} per new image")
+        by_cube = self.cubes.take()
+        if by_cube and bench_cpu_s > 0:
+            handlers = sum(by_cube.values())
+            shares = [f"{name} {sec / bench_cpu_s:.0%}" for name, sec in sorted(by_cube.items(), key=lambda kv: -kv[1])]
+            rest = max(bench_cpu_s - handlers, 0.0)
+            lines.append(
+                f"   bench process CPU by cube handler: {', '.join(shares)}; runtime, bus and clients"
+                f" {rest / bench_cpu_s:.0%} (of {bench_cpu_s:.1f} s)"
+            )
+        return lines
