@@ -46,8 +46,7 @@ from shared.http.guard import AddressGuard, GuardedResolver
 from shared.messages import CrawlKind, CrawlRequest, FeedFormat, FeedRegistration
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
-from shared.stores.base import FeedStore
-from shared.stores.rows import Feed, UpsertOutcome
+from shared.stores import Feed, FeedStore, UpsertOutcome
 from shared.urls import canonical_url, host_of
 
 __all__ = [

@@ -25,7 +25,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from shared.stores.base import ImageRecord, ImageRegistry, ImageStatus
+from shared.stores import ImageRecord, ImageRegistry, ImageStatus
 
 __all__ = ["LookupBatcher"]
 

@@ -35,7 +35,7 @@ from shared.urls import canonical_url, resolve_url
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from shared.stores.base import ImageRecord
+    from shared.stores import ImageRecord
 
 __all__ = ["Lookup", "MediaDoc", "Records", "look_up", "parse_srcset"]
 
@@ -309,7 +309,7 @@ class Lookup:
 
 async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime) -> Lookup:
     """One registry round trip for all of ``refs``."""
-    from shared.stores.rows import ImageStatus
+    from shared.stores import ImageStatus
 
     out = Lookup()
     if not refs:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared import contracts
 from shared.clock import Clock
-from shared.stores.rows import StatusSnapshot
+from shared.stores import StatusSnapshot
 
 if TYPE_CHECKING:
     from shared.runtime.deps import Deps

@@ -51,7 +51,7 @@ from shared.messages import (
     SourceRef,
 )
 from shared.runtime.cube import Context, Output
-from shared.stores.base import ClaimOutcome, HashStore
+from shared.stores import ClaimOutcome, HashStore
 from shared.urls import host_of, try_canonical_url
 
 __all__ = ["SKIPPED", "AutoparserHandler", "content_hash"]

@@ -21,7 +21,7 @@ from protego import Protego
 
 from shared.clock import Clock, SystemClock
 from shared.sitemaps import hosts_related
-from shared.stores.base import FeedStore
+from shared.stores import FeedStore
 
 __all__ = ["REFRESH_S", "HostMarker", "denied_images", "hosts_related"]
 

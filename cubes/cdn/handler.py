@@ -46,7 +46,7 @@ from shared.messages import (
     MediaStatus,
 )
 from shared.runtime.cube import Context, Output
-from shared.stores.base import ImageRegistry
+from shared.stores import ImageRegistry
 from shared.urls import host_of, try_canonical_url
 
 __all__ = ["CACHE_CONTROL", "HEAD_FIRST_BYTES", "CdnHandler", "media_key"]

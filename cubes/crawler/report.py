@@ -21,7 +21,7 @@ from shared.clock import Clock
 from shared.runtime.cube import Output
 from shared.runtime.overload import Overload
 from shared.status import LANES_PREFIX, instance_id, stamp
-from shared.stores.base import StatusStore
+from shared.stores import StatusStore
 
 __all__ = ["MAX_LANES", "LaneReport", "lane_row"]
 

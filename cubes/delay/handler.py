@@ -36,7 +36,7 @@ from shared.messages import MediaCached, MediaStatus
 from shared.parked import ParkedPayloadError, release
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
-from shared.stores.base import DelayStore, ImageRegistry, ParkedDoc
+from shared.stores import DelayStore, ImageRegistry, ParkedDoc
 from shared.urls import try_canonical_url
 
 __all__ = ["DelayHandler"]

@@ -38,7 +38,7 @@ from shared.media import MediaDoc, look_up
 from shared.messages import CrawlKind, CrawlRequest, Document, MediaKind
 from shared.parked import park_payload, release
 from shared.runtime.cube import Context, Output
-from shared.stores.base import DelayStore, ImageRegistry, ParkOutcome
+from shared.stores import DelayStore, ImageRegistry, ParkOutcome
 from shared.urls import host_of
 
 __all__ = ["MediaHandler"]

@@ -95,7 +95,7 @@ from shared.messages import (
     UploadFormat,
 )
 from shared.runtime.cube import Context, Output
-from shared.stores.base import Stores
+from shared.stores import Stores
 from shared.urls import canonical_url
 
 __all__ = ["ParserHandler", "source_kind"]

@@ -23,7 +23,7 @@ from cubes.parser.model import ItemError
 from cubes.parser.status import Outcome, note_conflict
 from shared.messages import SOURCE_PRIORITY, DocumentDeleted, SourceKind, SourceRef
 from shared.runtime.cube import Output
-from shared.stores.base import ClaimOutcome, HashStore, Stores
+from shared.stores import ClaimOutcome, HashStore, Stores
 
 __all__ = ["BATCH", "TOMBSTONE_HASH", "ItemRecorder", "Seen", "Source", "record"]
 

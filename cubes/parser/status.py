@@ -19,7 +19,7 @@ from cubes.parser.documents import describe
 from cubes.parser.model import ItemError, ParseResult
 from shared.errors import NotFound
 from shared.runtime.cube import Output
-from shared.stores.base import FeedStore, TaskItem, TaskStatus, TaskStore
+from shared.stores import FeedStore, TaskItem, TaskStatus, TaskStore
 
 __all__ = ["Outcome", "note_conflict", "write_feed_status", "write_task"]
 

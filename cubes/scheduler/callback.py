@@ -25,7 +25,7 @@ from shared.clock import Clock
 from shared.config import Settings
 from shared.feeds import fetch_request
 from shared.runtime.deps import Publish
-from shared.stores.base import FeedStore
+from shared.stores import FeedStore
 
 __all__ = ["CallbackServer", "create_app"]
 

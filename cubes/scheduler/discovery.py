@@ -49,7 +49,7 @@ from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.runtime.overload import DEFER_S, Overload
 from shared.sitemaps import discover_article_urls, hosts_related, is_sitemap, page_links, sitemap_children
-from shared.stores.base import Feed, FeedStore, HashStore
+from shared.stores import Feed, FeedStore, HashStore
 from shared.urls import host_of
 
 __all__ = ["ARTICLE_PRIORITY", "AUTOPARSER_PREFIX", "DISCOVER_PREFIX", "REORDER_S", "Discovery"]

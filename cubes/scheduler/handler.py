@@ -47,7 +47,7 @@ from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedRegistrati
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
 from shared.runtime.overload import DEFER_S, Overload
-from shared.stores.base import Feed, FeedStore
+from shared.stores import Feed, FeedStore
 
 __all__ = ["SchedulerHandler", "body_hash", "retry_after_s"]
 

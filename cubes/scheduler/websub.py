@@ -31,7 +31,7 @@ from enum import StrEnum
 
 from lxml import etree
 
-from shared.stores.base import FeedStore
+from shared.stores import FeedStore
 
 __all__ = [
     "Discovery",

@@ -53,7 +53,7 @@ from shared.errors import ConfigError, StoreUnavailable, TransientError
 from shared.messages import CrawlKind, CrawlRequest
 from shared.runtime.cube import Output
 from shared.status import CUBE_PREFIX, OVERLOAD_PREFIX, instance_id, pipeline_lag, stamp
-from shared.stores.base import Feed, StatusStore
+from shared.stores import Feed, StatusStore
 
 __all__ = [
     "DEFER_S",

@@ -6,6 +6,29 @@
   An optional ``?schema=NAME`` puts every table in that schema (tests use a fresh one).
 
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
+
+The layout, one module per role (pages, hashes, images, delay, feeds, tenants,
+tasks, status) on each floor; a floor imports only the floors above it:
+
+1. ``<role>.py`` — the contract: the Protocol, its rows and outcomes, and the
+   engine-free rules both engines apply (``pages.upsert_outcome``,
+   ``hashes.plan_hashes``, …). ``codec.py`` encodes values; ``base.py`` holds
+   ``Stores``, the bundle ``open_stores`` returns.
+2. ``sql/<role>.py`` — what both engines share in SQL: the role's columns and
+   row decoders, and its implementation over ``sql/runner.SqlRunner`` (``?``
+   placeholders; PostgreSQL rewrites them to ``$n``). A role whose statements
+   run unchanged on both engines (images, feeds, tenants, tasks, status) is
+   written once here, and both openers use it as it is.
+3. ``sqlite/<role>.py``, ``postgres/<role>.py`` — a role that needs an
+   engine-specific plan (pages, hashes, delay) builds on its ``sql/`` module
+   (the row codec; the ``sql/`` class, subclassed, for the methods that are
+   portable) and adds the methods whose atomicity or speed is the engine's;
+   the module's docstring says why. ``sqlite/db.py`` and ``postgres/db.py`` are the
+   connections (group commit, pool), and each engine package's ``__init__``
+   opens its engine.
+
+Nothing under ``shared/stores`` imports this package's ``__init__``: callers
+import from here, the stores import the module that owns a name.
 """
 
 from __future__ import annotations
@@ -13,38 +36,15 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from shared.errors import ConfigError
-from shared.stores.base import (
-    ClaimOutcome,
-    DelayStore,
-    DeleteOutcome,
-    Feed,
-    FeedStatus,
-    FeedStore,
-    HashCheck,
-    HashEntry,
-    HashStore,
-    HostClaim,
-    ImageRecord,
-    ImageRegistry,
-    ImageStatus,
-    Owner,
-    Page,
-    PageStore,
-    ParkedDoc,
-    ParkOutcome,
-    SearchHit,
-    StatusSnapshot,
-    StatusStore,
-    Stores,
-    Task,
-    TaskItem,
-    TaskStatus,
-    TaskStore,
-    Tenant,
-    TenantLimits,
-    TenantStore,
-    UpsertOutcome,
-)
+from shared.stores.base import Stores
+from shared.stores.delay import DelayStore, ParkedDoc, ParkOutcome
+from shared.stores.feeds import Feed, FeedStatus, FeedStore
+from shared.stores.hashes import ClaimOutcome, HashCheck, HashEntry, HashStore, Owner
+from shared.stores.images import ImageRecord, ImageRegistry, ImageStatus
+from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
+from shared.stores.status import StatusSnapshot, StatusStore
+from shared.stores.tasks import Task, TaskItem, TaskStatus, TaskStore
+from shared.stores.tenants import HostClaim, Tenant, TenantLimits, TenantStore
 
 __all__ = [
     "ClaimOutcome",

@@ -1,14 +1,11 @@
-"""Hash store methods both engines share (DESIGN.md section 4, "stores").
+"""The hash store's contract: dedupe hashes, URL ownership, feed-item guids (DESIGN.md section 4).
 
-The parser's dedupe hashes per (source, URL), URL ownership among sources, and
-feed-item guids. The read-modify-write methods (``check_and_set``, ``claim``
-and their batch forms) are per engine, because their atomicity is:
-``sqlite_pages.py`` and ``postgres_pages.py`` subclass ``SqlHashStore`` and
-add them; the decisions they take inside their transaction are computed here
-(``plan_hashes``, ``plan_claims``) so both engines decide alike.
-
-Batch reads go ``_CHUNK`` keys per statement: one round trip per chunk, and
-well under SQLite's limit of bound parameters (32,766) on any version.
+The ``HashStore`` Protocol, its rows, and the decisions both engines take
+inside their transaction (``next_version``, ``claim_outcome`` and their batch
+forms ``plan_hashes``, ``plan_claims``), so the engines decide alike. The
+statements both engines share are in ``sql/hashes.py``; the read-modify-write
+methods are per engine (``sqlite/hashes.py``, ``postgres/hashes.py``), since
+their atomicity is.
 """
 
 from __future__ import annotations
@@ -16,22 +13,149 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import NamedTuple, Protocol
 
-from shared.stores.codec import claim_outcome, from_us, next_version
-from shared.stores.registry import SqlRunner
-from shared.stores.rows import ClaimOutcome, HashCheck, HashEntry, Owner
+from shared.stores.codec import now_us
 
-__all__ = ["CHUNK", "ClaimPlan", "HashPlan", "SqlHashStore", "chunks", "plan_claims", "plan_hashes"]
+__all__ = [
+    "ClaimOutcome",
+    "ClaimPlan",
+    "HashCheck",
+    "HashEntry",
+    "HashPlan",
+    "HashStore",
+    "Owner",
+    "claim_outcome",
+    "next_version",
+    "plan_claims",
+    "plan_hashes",
+]
 
-#: keys per statement of a batch read or write: one round trip each; 500 keeps a statement small
-#: (its plan and parameters) while 100,000 keys still take only 200 round trips
-CHUNK = 500
+
+class ClaimOutcome(StrEnum):
+    claimed = "claimed"  # nobody owned the URL; the claimer owns it now
+    owned = "owned"  # the claimer owned it already (priority refreshed)
+    taken_over = "taken_over"  # the claimer's priority is higher than the owner's: it owns it now
+    outranked = "outranked"  # another source with an equal or higher priority owns it: nothing changed
 
 
-def chunks(values: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
+class HashCheck(NamedTuple):
+    changed: bool  # new or different content: the parser publishes it
+    version: int  # the version to publish (the stored one when unchanged)
+
+
+@dataclass(frozen=True, slots=True)
+class HashEntry:
+    source_id: str
+    url: str
+    content_hash: str
+    version: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    url: str
+    source_id: str
+    priority: int  # higher wins (``shared.messages.SOURCE_PRIORITY``)
+    claimed_at: datetime
+
+
+class HashStore(Protocol):
+    """Content hashes per (source, URL) for the parser's dedupe, URL ownership and guids."""
+
+    async def check_and_set(
+        self, source_id: str, url: str, content_hash: str, *, now: datetime | None = None
+    ) -> HashCheck:
+        """Atomically compare and store. Unchanged -> ``(False, stored version)``.
+
+        Changed or new -> ``(True, v)`` with ``v = max(highest version of url over
+        all sources + 1, now in microseconds since the epoch)``: strictly increasing per URL.
+        """
+        ...
+
+    async def get(self, source_id: str, url: str) -> HashEntry | None: ...
+
+    async def forget(self, source_id: str, url: str) -> bool:
+        """Drop the hash (the item left the feed); True when there was one."""
+        ...
+
+    async def urls_of_source(self, source_id: str) -> list[str]: ...
+
+    async def claim(self, url: str, source_id: str, priority: int, *, now: datetime | None = None) -> ClaimOutcome:
+        """Take ownership of ``url``: a strictly higher priority takes it over; ties keep the owner."""
+        ...
+
+    async def owner(self, url: str) -> Owner | None: ...
+
+    async def release(self, url: str, source_id: str) -> bool:
+        """Give up ownership (only if ``source_id`` owns it); True when it did."""
+        ...
+
+    async def remember_guid(self, source_id: str, guid: str, url: str) -> None:
+        """Map a feed item's guid to its URL (the latest mapping wins)."""
+        ...
+
+    async def url_for_guid(self, source_id: str, guid: str) -> str | None: ...
+
+    # Batch forms, for a catalog of 100,000 offers: one round trip (or transaction) per call instead of
+    # one per item. Each is equivalent to calling its one-by-one method for every item in order. Keep a
+    # call to a few thousand items: PostgreSQL takes one advisory lock per URL for the transaction, and
+    # its lock table holds ``max_locks_per_transaction`` x connections entries (6,400 by default).
+
+    async def get_many(self, source_id: str, urls: Iterable[str]) -> dict[str, HashEntry]:
+        """``get`` for many URLs: the entries that exist, by URL (missing URLs are absent)."""
+        ...
+
+    async def check_and_set_many(
+        self, source_id: str, items: Sequence[tuple[str, str]], *, now: datetime | None = None
+    ) -> list[HashCheck]:
+        """``check_and_set`` of every ``(url, content_hash)`` in order, in one transaction; results in order.
+
+        The same version rule: a changed URL gets ``max(highest version over all sources + 1, now)``,
+        so versions stay strictly increasing per URL (a URL twice in ``items`` gets two versions).
+        """
+        ...
+
+    async def owners(self, urls: Iterable[str]) -> dict[str, Owner]:
+        """``owner`` for many URLs: the owned ones, by URL."""
+        ...
+
+    async def claim_many(
+        self, urls: Sequence[str], source_id: str, priority: int, *, now: datetime | None = None
+    ) -> list[ClaimOutcome]:
+        """``claim`` of every URL in order, in one transaction; outcomes in order."""
+        ...
+
+    async def remember_guids(self, source_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        """``remember_guid`` of every ``(guid, url)`` in order (the last mapping of a guid wins)."""
+        ...
+
+    async def urls_for_guids(self, source_id: str, guids: Iterable[str]) -> dict[str, str]:
+        """``url_for_guid`` for many guids: the known ones, guid -> URL."""
+        ...
+
+
+# --------------------------------------------------------------------------- rules both engines apply
+
+
+def claim_outcome(prev: tuple[str, int] | None, source_id: str, priority: int) -> ClaimOutcome:
+    """Who owns a URL after ``source_id`` claims it with ``priority``, given the (owner, priority)."""
+    if prev is None:
+        return ClaimOutcome.claimed
+    owner, owner_priority = prev
+    if owner == source_id:
+        return ClaimOutcome.owned
+    return ClaimOutcome.taken_over if priority > owner_priority else ClaimOutcome.outranked
+
+
+def next_version(highest: int | None, now: datetime | None) -> int:
+    """A version above every stored one for the URL and, normally, the current time in microseconds.
+
+    Time-based so that a version stays monotonic even if the hash store is lost.
+    """
+    return max((highest or 0) + 1, now_us(now))
 
 
 @dataclass
@@ -87,93 +211,3 @@ def plan_claims(
             plan.rows[url] = (url, source_id, priority, stamp)
         plan.results.append(outcome)
     return plan
-
-
-def _entry(row: Sequence[Any]) -> HashEntry:
-    updated = from_us(row[4])
-    assert updated is not None
-    return HashEntry(source_id=row[0], url=row[1], content_hash=row[2], version=row[3], updated_at=updated)
-
-
-def _owner(row: Sequence[Any]) -> Owner:
-    claimed = from_us(row[3])
-    assert claimed is not None
-    return Owner(url=row[0], source_id=row[1], priority=row[2], claimed_at=claimed)
-
-
-class SqlHashStore:
-    def __init__(self, runner: SqlRunner) -> None:
-        self._sql = runner
-
-    async def get(self, source_id: str, url: str) -> HashEntry | None:
-        row = await self._sql.fetchone(
-            "SELECT source_id, url, content_hash, version, updated_at FROM doc_hashes WHERE source_id = ? AND url = ?",
-            source_id,
-            url,
-        )
-        return None if row is None else _entry(row)
-
-    async def get_many(self, source_id: str, urls: Iterable[str]) -> dict[str, HashEntry]:
-        found: dict[str, HashEntry] = {}
-        for chunk in chunks(list(dict.fromkeys(urls))):
-            marks = ", ".join("?" * len(chunk))
-            rows = await self._sql.fetch(
-                "SELECT source_id, url, content_hash, version, updated_at FROM doc_hashes"
-                f" WHERE source_id = ? AND url IN ({marks})",
-                source_id,
-                *chunk,
-            )
-            for row in rows:
-                found[row[1]] = _entry(row)
-        return found
-
-    async def forget(self, source_id: str, url: str) -> bool:
-        count = await self._sql.execute("DELETE FROM doc_hashes WHERE source_id = ? AND url = ?", source_id, url)
-        return count > 0
-
-    async def urls_of_source(self, source_id: str) -> list[str]:
-        rows = await self._sql.fetch("SELECT url FROM doc_hashes WHERE source_id = ? ORDER BY url", source_id)
-        return [r[0] for r in rows]
-
-    async def owner(self, url: str) -> Owner | None:
-        row = await self._sql.fetchone("SELECT url, source_id, priority, claimed_at FROM url_owners WHERE url = ?", url)
-        return None if row is None else _owner(row)
-
-    async def owners(self, urls: Iterable[str]) -> dict[str, Owner]:
-        found: dict[str, Owner] = {}
-        for chunk in chunks(list(dict.fromkeys(urls))):
-            marks = ", ".join("?" * len(chunk))
-            rows = await self._sql.fetch(
-                f"SELECT url, source_id, priority, claimed_at FROM url_owners WHERE url IN ({marks})", *chunk
-            )
-            for row in rows:
-                found[row[0]] = _owner(row)
-        return found
-
-    async def release(self, url: str, source_id: str) -> bool:
-        count = await self._sql.execute("DELETE FROM url_owners WHERE url = ? AND source_id = ?", url, source_id)
-        return count > 0
-
-    async def remember_guid(self, source_id: str, guid: str, url: str) -> None:
-        await self._sql.execute(
-            "INSERT INTO guids (source_id, guid, url) VALUES (?, ?, ?)"
-            " ON CONFLICT (source_id, guid) DO UPDATE SET url = excluded.url",
-            source_id,
-            guid,
-            url,
-        )
-
-    async def url_for_guid(self, source_id: str, guid: str) -> str | None:
-        row = await self._sql.fetchone("SELECT url FROM guids WHERE source_id = ? AND guid = ?", source_id, guid)
-        return None if row is None else str(row[0])
-
-    async def urls_for_guids(self, source_id: str, guids: Iterable[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for chunk in chunks(list(dict.fromkeys(guids))):
-            marks = ", ".join("?" * len(chunk))
-            rows = await self._sql.fetch(
-                f"SELECT guid, url FROM guids WHERE source_id = ? AND guid IN ({marks})", source_id, *chunk
-            )
-            for row in rows:
-                found[row[0]] = str(row[1])
-        return found

@@ -1,44 +1,51 @@
-"""The image registry, written once for both engines (DESIGN.md section 3: media -> cdn -> delay).
+"""The image registry's contract: source image URL -> its state in the CDN (DESIGN.md section 3).
 
-Every method is a single statement, so each is atomic on both engines:
-``mark_ordered`` is one guarded upsert whose ``RETURNING`` row exists only
-for the caller that won the order, however many documents (and processes)
-ask for the same image at once.
+Media asks it which images are cached and orders the missing ones
+(``mark_ordered`` lets exactly one caller order an image); cdn records the
+outcome; delay reads it. One implementation for both engines: ``sql/images.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
 
-from shared.stores.codec import IMAGE_COLUMNS, image_from_row, now_us, to_us
-from shared.stores.registry import SqlRunner
-from shared.stores.rows import ImageRecord
-
-__all__ = ["SqlImageRegistry"]
-
-#: URLs per ``IN (…)`` query; below SQLite's default limit of host parameters
-_CHUNK = 500
+__all__ = ["ImageRecord", "ImageRegistry", "ImageStatus"]
 
 
-class SqlImageRegistry:
-    def __init__(self, runner: SqlRunner) -> None:
-        self._sql = runner
+class ImageStatus(StrEnum):
+    pending = "pending"  # ordered, not cached yet
+    ok = "ok"
+    failed = "failed"
 
-    async def get(self, url: str) -> ImageRecord | None:
-        row = await self._sql.fetchone(f"SELECT {IMAGE_COLUMNS} FROM images WHERE url = ?", url)
-        return None if row is None else image_from_row(row)
+
+@dataclass(frozen=True, slots=True)
+class ImageRecord:
+    url: str  # the source URL of the image
+    status: ImageStatus
+    cdn_url: str | None = None
+    reason: str | None = None  # why it failed: 404, not_an_image, too_large, ...
+    mime: str | None = None
+    size: int = 0
+    width: int | None = None
+    height: int | None = None
+    sha256: str | None = None
+    updated_at: datetime | None = None
+    retry_after: datetime | None = None  # a failed image may be ordered again after this
+    ordered_at: datetime | None = None
+
+
+class ImageRegistry(Protocol):
+    """Source image URL -> its state in the CDN."""
+
+    async def get(self, url: str) -> ImageRecord | None: ...
 
     async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]:
-        wanted = list(dict.fromkeys(urls))
-        found: dict[str, ImageRecord] = {}
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            rows = await self._sql.fetch(f"SELECT {IMAGE_COLUMNS} FROM images WHERE url IN ({marks})", *chunk)
-            for row in rows:
-                found[row[0]] = image_from_row(row)
-        return found
+        """Records of those ``urls`` that have one (missing URLs are absent from the dict)."""
+        ...
 
     async def record_ok(
         self,
@@ -51,52 +58,18 @@ class SqlImageRegistry:
         height: int | None = None,
         sha256: str | None = None,
         now: datetime | None = None,
-    ) -> None:
-        await self._sql.execute(
-            "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at)"
-            " VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
-            " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
-            " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL",
-            url,
-            cdn_url,
-            mime,
-            size,
-            width,
-            height,
-            sha256,
-            now_us(now),
-        )
+    ) -> None: ...
 
     async def record_failed(
         self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None
     ) -> None:
-        # A failure never downgrades an image already in the CDN: its copy there stays valid.
-        await self._sql.execute(
-            "INSERT INTO images (url, status, reason, updated_at, retry_after) VALUES (?, 'failed', ?, ?, ?)"
-            " ON CONFLICT (url) DO UPDATE SET status = 'failed', reason = excluded.reason,"
-            " updated_at = excluded.updated_at, retry_after = excluded.retry_after"
-            " WHERE images.status <> 'ok'",
-            url,
-            reason,
-            now_us(now),
-            to_us(retry_at),
-        )
+        """Mark failed; ``retry_at`` (None: never) is when it may be ordered again."""
+        ...
 
     async def mark_ordered(self, url: str, now: datetime, *, window_s: float = 3600.0) -> bool:
-        stamp = now_us(now)
-        window_start = stamp - int(window_s * 1_000_000)
-        rows = await self._sql.execute_returning(
-            "INSERT INTO images (url, status, ordered_at, updated_at) VALUES (?, 'pending', ?, ?)"
-            " ON CONFLICT (url) DO UPDATE SET status = 'pending', ordered_at = excluded.ordered_at,"
-            " updated_at = excluded.updated_at"
-            " WHERE (images.status = 'pending' AND (images.ordered_at IS NULL OR images.ordered_at <= ?))"
-            " OR (images.status = 'failed' AND images.retry_after IS NOT NULL AND images.retry_after <= ?)"
-            " RETURNING url",
-            url,
-            stamp,
-            stamp,
-            window_start,
-            stamp,
-        )
-        return bool(rows)
+        """True only for the first caller that should order ``url`` (then it is ``pending``).
+
+        False when it is ``ok``, ``failed`` with ``retry_after`` not yet passed (or None), or
+        ``pending`` and ordered less than ``window_s`` ago (a lost order is re-sent after the window).
+        """
+        ...

@@ -1,85 +1,52 @@
-"""Status snapshots and page figures, written once for both engines (DESIGN.md section 4, "stores").
+"""The status store's contract: snapshots published by cubes, and page figures (DESIGN.md section 10).
 
-Cubes publish small JSON snapshots (``shared/status.py``: runner stats and lag,
-the crawler's lanes, the overload gate) every few seconds; the frontend's
-status page and the overload gate read them back. They see a few writes per
-second in all, so this is plain SQL over the ``SqlRunner`` of ``registry.py``,
-like the feed store: one statement per method, atomic on both engines.
-
-``page_counts`` and ``freshness`` read the page store's table for the status
-page. ``freshness`` walks the ``pages_written`` index from its newest end, so
-it costs ``limit`` rows whatever the size of the store; ``page_counts`` is one
-grouped scan (cheap for the stores this project runs; a cluster with millions
-of pages would keep a per-host counter instead).
+One implementation for both engines: ``sql/status.py``.
 """
 
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-import orjson
-
-from shared.stores.codec import dumps, from_us, now_us, to_us
-from shared.stores.registry import SqlRunner
-from shared.stores.rows import StatusSnapshot
-
-__all__ = ["PREVIEW_PREFIX", "SqlStatusStore"]
-
-#: preview pages (``cubes/kvwriter/render.preview_key``) are not pages of a host
-PREVIEW_PREFIX = "preview:"
+__all__ = ["StatusSnapshot", "StatusStore"]
 
 
-class SqlStatusStore:
-    def __init__(self, db: SqlRunner) -> None:
-        self._db = db
+@dataclass(frozen=True, slots=True)
+class StatusSnapshot:
+    """A small JSON document a cube publishes every few seconds (``shared/status.py``); the latest wins."""
+
+    name: str  # "<kind>:<cube>:<instance>", e.g. "cube:parser:host-1:4242"
+    data: dict[str, Any]
+    updated_at: datetime
+
+
+class StatusStore(Protocol):
+    """Status snapshots published by cubes (``shared/status.py``), and page figures for the status page.
+
+    A snapshot is a small JSON object under a name; every process overwrites its own
+    names every few seconds, so a reader sees each process's latest state whatever the
+    deployment (one process or a cluster). ``page_counts`` and ``freshness`` read the
+    page store's table (the same database) for the status page.
+    """
 
     async def put_status(self, name: str, data: dict[str, Any], *, now: datetime | None = None) -> None:
-        if not name:
-            raise ValueError("a status snapshot needs a name")
-        await self._db.execute(
-            "INSERT INTO status_snapshots (name, body, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at"
-            # a delayed write of an older snapshot must not hide a newer one
-            " WHERE status_snapshots.updated_at <= excluded.updated_at",
-            name,
-            dumps(data),
-            now_us(now),
-        )
+        """Store ``data`` (JSON-serializable) under ``name``; an older ``now`` never overwrites a newer one."""
+        ...
 
     async def get_status(self, prefix: str = "") -> builtins.list[StatusSnapshot]:
-        # substr rather than LIKE: names may hold '_' and '%', and SQLite's LIKE ignores case
-        rows = await self._db.fetch(
-            "SELECT name, body, updated_at FROM status_snapshots WHERE substr(name, 1, ?) = ? ORDER BY name",
-            len(prefix),
-            prefix,
-        )
-        out = []
-        for name, body, updated_at in rows:
-            data = orjson.loads(body)
-            stamp = from_us(updated_at)
-            assert stamp is not None
-            out.append(StatusSnapshot(name=name, data=data if isinstance(data, dict) else {}, updated_at=stamp))
-        return out
+        """The snapshots whose name starts with ``prefix``, ordered by name."""
+        ...
 
     async def prune_status(self, before: datetime) -> int:
-        return await self._db.execute("DELETE FROM status_snapshots WHERE updated_at < ?", to_us(before))
+        """Drop snapshots last written before ``before`` (processes long gone); how many."""
+        ...
 
     async def page_counts(self) -> dict[str, int]:
-        rows = await self._db.fetch(
-            "SELECT host, COUNT(*) FROM pages WHERE NOT deleted AND substr(url, 1, ?) <> ? GROUP BY host",
-            len(PREVIEW_PREFIX),
-            PREVIEW_PREFIX,
-        )
-        return {str(host): int(n) for host, n in rows}
+        """Live Turbo pages per host (preview pages left out)."""
+        ...
 
     async def freshness(self, limit: int = 1000) -> builtins.list[float]:
-        rows = await self._db.fetch(
-            "SELECT seen_at, written_at FROM pages WHERE NOT deleted AND written_at IS NOT NULL"
-            " AND seen_at IS NOT NULL AND substr(url, 1, ?) <> ? ORDER BY written_at DESC LIMIT ?",
-            len(PREVIEW_PREFIX),
-            PREVIEW_PREFIX,
-            max(0, int(limit)),
-        )
-        return [max(0.0, (written - seen) / 1_000_000) for seen, written in rows]
+        """Seconds from ``seen_at`` to ``written_at`` of the ``limit`` most recently written live pages."""
+        ...

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cubes.scheduler.websub import Subscription, Subscriptions, SubState
-from shared.stores import open_stores
-from shared.stores.rows import Feed
+from shared.stores import Feed, open_stores
 
 
 async def test_a_restarted_scheduler_still_knows_the_secret(tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 """PostgreSQL delay store (DESIGN.md section 3: media -> delay -> kvwriter).
 
+Engine specific because its locking is (row locks, ``SKIP LOCKED``).
+
 Releasing never deletes: ``resolve`` and ``due`` mark the documents they hand
 out ``released_at = now`` (a lease) and only ``confirm``, called once their
 publish is durable, removes them; a release not confirmed within the lease is
@@ -17,30 +19,22 @@ documents instead of queueing on each other. ``confirm`` locks in URL order too.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
 import asyncpg
 
-from shared.stores.codec import check_pending, from_us, now_us, parked_from_row, to_us
-from shared.stores.postgres import PgDb
-from shared.stores.rows import ParkedDoc, ParkOutcome
+from shared.stores.codec import now_us, to_us
+from shared.stores.delay import ParkedDoc, ParkOutcome, check_pending
+from shared.stores.postgres.db import PgDb
+from shared.stores.sql.delay import DOC_COLUMNS, ROW_COLUMNS, SqlDelayStore, parked_from_row
 
 __all__ = ["PgDelayStore"]
 
-_DOC_COLUMNS = "url, host, version, doc_json, deadline, parked_at"
-_ROW_COLUMNS = _DOC_COLUMNS + ", released_at"
 
-
-def _parked(row: Sequence[Any], pending: frozenset[str]) -> ParkedDoc:
-    """``row``: the ``_ROW_COLUMNS``."""
-    return dataclasses.replace(parked_from_row(row, pending), released_at=from_us(row[6]))
-
-
-class PgDelayStore:
+class PgDelayStore(SqlDelayStore):
     def __init__(self, db: PgDb) -> None:
+        super().__init__(db)
         self._db = db
 
     async def park(
@@ -69,7 +63,7 @@ class PgDelayStore:
                     return ParkOutcome.unchanged
                 await conn.execute("DELETE FROM delay_pending WHERE doc_url = $1", url)
             await conn.execute(
-                f"INSERT INTO delay_docs ({_DOC_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+                f"INSERT INTO delay_docs ({DOC_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
                 " ON CONFLICT (url) DO UPDATE SET host = excluded.host, version = excluded.version,"
                 " doc_json = excluded.doc_json, deadline = excluded.deadline, parked_at = excluded.parked_at,"
                 # a newer version waits again, even if the older one was released and is in flight
@@ -105,11 +99,11 @@ class PgDelayStore:
             rows = await conn.fetch(
                 "UPDATE delay_docs d SET released_at = $2 WHERE url = ANY($1::text[]) AND released_at IS NULL"
                 " AND NOT EXISTS (SELECT 1 FROM delay_pending p WHERE p.doc_url = d.url)"
-                f" RETURNING {_ROW_COLUMNS}",
+                f" RETURNING {ROW_COLUMNS}",
                 docs,
                 released_at,
             )
-            return [_parked(row, frozenset()) for row in sorted(rows, key=lambda r: r[0])]
+            return [parked_from_row(row, frozenset()) for row in sorted(rows, key=lambda r: r[0])]
 
         return await self._db.tx(run)
 
@@ -123,7 +117,7 @@ class PgDelayStore:
             rows = await conn.fetch(
                 "UPDATE delay_docs SET released_at = $1 WHERE url IN (SELECT url FROM delay_docs"
                 " WHERE (released_at IS NULL AND deadline <= $1) OR released_at <= $2"
-                f" ORDER BY deadline, url LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING {_ROW_COLUMNS}",
+                f" ORDER BY deadline, url LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING {ROW_COLUMNS}",
                 now_stamp,
                 expired,
                 limit,
@@ -137,7 +131,7 @@ class PgDelayStore:
                 "SELECT doc_url, media_url FROM delay_pending WHERE doc_url = ANY($1::text[])", urls
             ):
                 missing[doc_url].add(media_url)
-            released = [_parked(r, frozenset(missing[r[0]])) for r in rows]
+            released = [parked_from_row(r, frozenset(missing[r[0]])) for r in rows]
             return sorted(released, key=lambda d: (d.deadline, d.url))
 
         return await self._db.tx(run)
@@ -167,11 +161,11 @@ class PgDelayStore:
 
     async def get(self, url: str) -> ParkedDoc | None:
         row = await self._db.fetchone(
-            f"SELECT {_ROW_COLUMNS}, ARRAY(SELECT media_url FROM delay_pending p WHERE p.doc_url = d.url)"
+            f"SELECT {ROW_COLUMNS}, ARRAY(SELECT media_url FROM delay_pending p WHERE p.doc_url = d.url)"
             " FROM delay_docs d WHERE url = ?",
             url,
         )
-        return None if row is None else _parked(row, frozenset(row[7]))
+        return None if row is None else parked_from_row(row, frozenset(row[7]))
 
     async def discard(self, url: str) -> bool:
         async def run(conn: asyncpg.Connection) -> bool:
@@ -181,14 +175,3 @@ class PgDelayStore:
             return status != "DELETE 0"
 
         return await self._db.tx(run)
-
-    async def count(self) -> int:
-        row = await self._db.fetchone("SELECT count(*) FROM delay_docs WHERE released_at IS NULL")
-        assert row is not None
-        return int(row[0])
-
-    async def waiting_by_host(self) -> dict[str, int]:
-        rows = await self._db.fetch(
-            "SELECT host, count(*) FROM delay_docs WHERE released_at IS NULL GROUP BY host ORDER BY host"
-        )
-        return {r[0]: int(r[1]) for r in rows}

@@ -1,4 +1,4 @@
-"""The embedded store engine: stdlib ``sqlite3`` (DESIGN.md sections 4 and 7).
+"""The embedded store engine's connections: stdlib ``sqlite3`` (DESIGN.md sections 4 and 7).
 
 ``sqlite:///var/store.db`` (relative to the working directory) or
 ``sqlite:////srv/store.db`` (absolute); ``sqlite:///:memory:`` for a private
@@ -33,16 +33,13 @@ import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.errors import ConfigError, StoreUnavailable, TurbocubesError
 from shared.sqlite_inline import INLINE_PRAGMAS, WalCheckpoints, enable_wal, is_busy
-from shared.stores.base import Stores
 from shared.stores.migrations import SQLITE
-from shared.stores.registry import SqlFeedStore, SqlTaskStore, SqlTenantStore
 
-__all__ = ["LONG_BATCH", "SqliteDb", "open_sqlite", "sqlite_path"]
+__all__ = ["LONG_BATCH", "SqliteDb", "sqlite_path"]
 
 T = TypeVar("T")
 
@@ -276,7 +273,7 @@ class SqliteDb:
             # "database is locked" after busy_timeout, disk I/O errors, a vanished file: try later
             raise StoreUnavailable(f"sqlite {self.path}: {exc}") from exc
 
-    # --- the SqlRunner protocol of registry.py (simple statements, `?` placeholders)
+    # --- the SqlRunner protocol of sql/runner.py (simple statements, `?` placeholders)
 
     async def fetch(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         return await self.read_inline(lambda conn: conn.execute(sql, args).fetchall())
@@ -328,35 +325,3 @@ class SqliteDb:
         await asyncio.get_running_loop().run_in_executor(self._write_pool, shutdown)
         self._write_pool.shutdown(wait=True)
         self._read_pool.shutdown(wait=True)
-
-
-async def open_sqlite(url: str) -> Stores:
-    from shared.stores.images import SqlImageRegistry
-    from shared.stores.sqlite_media import SqliteDelayStore
-    from shared.stores.sqlite_pages import SqliteHashStore, SqlitePageStore
-    from shared.stores.status import SqlStatusStore
-
-    path = sqlite_path(url)
-    if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    try:
-        db = await asyncio.to_thread(SqliteDb, path)
-    except sqlite3.Error as exc:
-        raise StoreUnavailable(f"sqlite {path}: cannot open: {exc}") from exc
-    try:
-        await db.write_raw(db.migrate)
-    except BaseException:
-        await db.close()
-        raise
-    return Stores(
-        url,
-        pages=SqlitePageStore(db),
-        hashes=SqliteHashStore(db),
-        images=SqlImageRegistry(db),
-        delay=SqliteDelayStore(db),
-        feeds=SqlFeedStore(db),
-        tenants=SqlTenantStore(db),
-        tasks=SqlTaskStore(db),
-        status=SqlStatusStore(db),
-        close=db.close,
-    )

@@ -1,36 +1,27 @@
 """SQLite delay store (DESIGN.md section 3: media -> delay -> kvwriter).
 
-A parked document is a row in ``delay_docs`` plus one ``delay_pending`` row
-per missing media URL. Releasing never deletes: ``resolve`` and ``due`` mark the
-documents they hand out ``released_at = now`` (a lease) and only ``confirm``,
-called once their publish is durable, removes them; a release not confirmed
-within the lease is handed out again by ``due``. So a crash between a release
-and its publish costs a duplicate, never a document. Every method that releases
-runs under ``BEGIN IMMEDIATE`` (one writer), so of two concurrent callers (tasks
-or processes) exactly one gets each document per lease.
+Engine specific because its atomicity is: every method that releases runs
+under ``BEGIN IMMEDIATE`` (one writer, the group commit of ``db.py``), so of
+two concurrent callers (tasks or processes) exactly one gets each document per
+lease. Releasing never deletes: ``resolve`` and ``due`` mark the documents
+they hand out ``released_at = now`` (a lease) and only ``confirm``, called once
+their publish is durable, removes them; a release not confirmed within the
+lease is handed out again by ``due``. So a crash between a release and its
+publish costs a duplicate, never a document. The counts are ``sql/delay.py``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 
-from shared.stores.codec import check_pending, from_us, now_us, parked_from_row, to_us
-from shared.stores.rows import ParkedDoc, ParkOutcome
-from shared.stores.sqlite import SqliteDb
+from shared.stores.codec import now_us, to_us
+from shared.stores.delay import ParkedDoc, ParkOutcome, check_pending
+from shared.stores.sql.delay import DOC_COLUMNS, ROW_COLUMNS, SqlDelayStore, parked_from_row
+from shared.stores.sqlite.db import SqliteDb
 
 __all__ = ["SqliteDelayStore"]
-
-_DOC_COLUMNS = "url, host, version, doc_json, deadline, parked_at"
-_ROW_COLUMNS = _DOC_COLUMNS + ", released_at"
-
-
-def _parked(row: Sequence[Any], pending: frozenset[str]) -> ParkedDoc:
-    """``row``: the ``_ROW_COLUMNS``."""
-    return dataclasses.replace(parked_from_row(row, pending), released_at=from_us(row[6]))
 
 
 def _pending_of(conn: sqlite3.Connection, url: str) -> frozenset[str]:
@@ -38,8 +29,9 @@ def _pending_of(conn: sqlite3.Connection, url: str) -> frozenset[str]:
     return frozenset(r[0] for r in rows)
 
 
-class SqliteDelayStore:
+class SqliteDelayStore(SqlDelayStore):
     def __init__(self, db: SqliteDb) -> None:
+        super().__init__(db)
         self._db = db
 
     async def park(
@@ -66,7 +58,7 @@ class SqliteDelayStore:
                     return ParkOutcome.unchanged
                 conn.execute("DELETE FROM delay_pending WHERE doc_url = ?", (url,))
             conn.execute(
-                f"INSERT INTO delay_docs ({_DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+                f"INSERT INTO delay_docs ({DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (url) DO UPDATE SET host = excluded.host, version = excluded.version,"
                 " doc_json = excluded.doc_json, deadline = excluded.deadline, parked_at = excluded.parked_at,"
                 # a newer version waits again, even if the older one was released and is in flight
@@ -95,11 +87,11 @@ class SqliteDelayStore:
             for doc_url in sorted(docs):
                 row = conn.execute(
                     "UPDATE delay_docs SET released_at = ? WHERE url = ? AND released_at IS NULL AND NOT EXISTS"
-                    f" (SELECT 1 FROM delay_pending WHERE doc_url = ?) RETURNING {_ROW_COLUMNS}",
+                    f" (SELECT 1 FROM delay_pending WHERE doc_url = ?) RETURNING {ROW_COLUMNS}",
                     (released_at, doc_url, doc_url),
                 ).fetchone()
                 if row is not None:
-                    released.append(_parked(row, frozenset()))
+                    released.append(parked_from_row(row, frozenset()))
             return released
 
         return await self._db.write(run)
@@ -112,7 +104,7 @@ class SqliteDelayStore:
 
         def run(conn: sqlite3.Connection) -> list[ParkedDoc]:
             rows = conn.execute(
-                f"SELECT {_DOC_COLUMNS} FROM delay_docs"
+                f"SELECT {DOC_COLUMNS} FROM delay_docs"
                 " WHERE (released_at IS NULL AND deadline <= ?) OR released_at <= ?"
                 " ORDER BY deadline, url LIMIT ?",
                 (now_stamp, expired, limit),
@@ -122,7 +114,7 @@ class SqliteDelayStore:
                 conn.execute("UPDATE delay_docs SET released_at = ? WHERE url = ?", (now_stamp, row[0]))
                 # what is still missing travels with the released doc (the kvwriter renders without it);
                 # the pending rows stay until ``confirm`` so a re-release reports the same
-                released.append(_parked((*row, now_stamp), _pending_of(conn, row[0])))
+                released.append(parked_from_row((*row, now_stamp), _pending_of(conn, row[0])))
             return released
 
         return await self._db.write(run)
@@ -148,8 +140,8 @@ class SqliteDelayStore:
             # both reads in one read transaction, so the pending set matches the row
             conn.execute("BEGIN")
             try:
-                row = conn.execute(f"SELECT {_ROW_COLUMNS} FROM delay_docs WHERE url = ?", (url,)).fetchone()
-                return None if row is None else _parked(row, _pending_of(conn, url))
+                row = conn.execute(f"SELECT {ROW_COLUMNS} FROM delay_docs WHERE url = ?", (url,)).fetchone()
+                return None if row is None else parked_from_row(row, _pending_of(conn, url))
             finally:
                 conn.execute("COMMIT")
 
@@ -161,14 +153,3 @@ class SqliteDelayStore:
             return conn.execute("DELETE FROM delay_docs WHERE url = ?", (url,)).rowcount > 0
 
         return await self._db.write(run)
-
-    async def count(self) -> int:
-        row = await self._db.fetchone("SELECT count(*) FROM delay_docs WHERE released_at IS NULL")
-        assert row is not None
-        return int(row[0])
-
-    async def waiting_by_host(self) -> dict[str, int]:
-        rows = await self._db.fetch(
-            "SELECT host, count(*) FROM delay_docs WHERE released_at IS NULL GROUP BY host ORDER BY host"
-        )
-        return {r[0]: int(r[1]) for r in rows}

@@ -1,11 +1,11 @@
-"""The production store engine: PostgreSQL through an asyncpg pool (DESIGN.md section 4).
+"""The production store engine's connections: PostgreSQL through an asyncpg pool (DESIGN.md section 4).
 
 ``postgresql://user:pass@host:port/db`` (``postgres://`` too). An optional
 ``?schema=NAME`` keeps every table in that schema (created when missing) by
 setting ``search_path`` on each pooled connection; the contract tests use a
 fresh schema per test so they never see each other's data.
 
-asyncpg stays inside ``postgres*.py`` (STYLE.md rule 4): connection-level
+asyncpg stays inside ``shared/stores/postgres/`` (STYLE.md rule 4): connection-level
 failures become ``StoreUnavailable``, and so do serialization failures and
 deadlocks, which a retry resolves.
 """
@@ -21,10 +21,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import asyncpg
 
 from shared.errors import ConfigError, StoreUnavailable
-from shared.stores.base import Stores
 from shared.stores.migrations import POSTGRES
 
-__all__ = ["PgDb", "open_postgres", "split_schema"]
+__all__ = ["PgDb", "connect", "split_schema", "unnest_columns"]
 
 T = TypeVar("T")
 
@@ -57,7 +56,7 @@ def split_schema(url: str) -> tuple[str, str | None]:
 
 
 class PgDb:
-    """The pool plus the ``SqlRunner`` of ``registry.py`` (``?`` rewritten to ``$n``)."""
+    """The pool plus the ``SqlRunner`` of ``sql/runner.py`` (``?`` rewritten to ``$n``)."""
 
     def __init__(self, pool: asyncpg.Pool, url: str) -> None:
         self.pool = pool
@@ -133,13 +132,8 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     transaction, never LISTEN, and set search_path as a startup parameter, not with SET."""
 
 
-async def open_postgres(url: str, pool_size: int = 10) -> Stores:
-    from shared.stores.images import SqlImageRegistry
-    from shared.stores.postgres_media import PgDelayStore
-    from shared.stores.postgres_pages import PgHashStore, PgPageStore
-    from shared.stores.registry import SqlFeedStore, SqlTaskStore, SqlTenantStore
-    from shared.stores.status import SqlStatusStore
-
+async def connect(url: str, pool_size: int = 10) -> PgDb:
+    """A pool on ``url`` (its ``schema=`` as the search path), migrated. ``StoreUnavailable`` if unreachable."""
     dsn, schema = split_schema(url)
     settings = {"search_path": schema} if schema else {}
     try:
@@ -159,15 +153,13 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
     except BaseException:
         await pool.close()
         raise
-    return Stores(
-        url,
-        pages=PgPageStore(db),
-        hashes=PgHashStore(db),
-        images=SqlImageRegistry(db),
-        delay=PgDelayStore(db),
-        feeds=SqlFeedStore(db),
-        tenants=SqlTenantStore(db),
-        tasks=SqlTaskStore(db),
-        status=SqlStatusStore(db),
-        close=db.close,
-    )
+    return db
+
+
+def unnest_columns(rows: Any, width: int) -> list[list[Any]]:
+    """Rows as ``width`` column lists, the parameters of an ``unnest`` insert."""
+    cols: list[list[Any]] = [[] for _ in range(width)]
+    for row in rows:
+        for col, value in zip(cols, row, strict=True):
+            col.append(value)
+    return cols

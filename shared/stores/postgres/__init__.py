@@ -1,0 +1,37 @@
+"""``open_postgres(url)``: the production store engine (DESIGN.md section 4).
+
+``postgres/db.py`` is the pool; the roles that need a plan of their own are
+``pages.py``, ``hashes.py`` and ``delay.py`` here; the others run the portable
+statements of ``shared/stores/sql/``.
+"""
+
+from __future__ import annotations
+
+from shared.stores.base import Stores
+from shared.stores.postgres.db import PgDb, connect, split_schema
+from shared.stores.postgres.delay import PgDelayStore
+from shared.stores.postgres.hashes import PgHashStore
+from shared.stores.postgres.pages import PgPageStore
+from shared.stores.sql.feeds import SqlFeedStore
+from shared.stores.sql.images import SqlImageRegistry
+from shared.stores.sql.status import SqlStatusStore
+from shared.stores.sql.tasks import SqlTaskStore
+from shared.stores.sql.tenants import SqlTenantStore
+
+__all__ = ["PgDb", "open_postgres", "split_schema"]
+
+
+async def open_postgres(url: str, pool_size: int = 10) -> Stores:
+    db = await connect(url, pool_size)
+    return Stores(
+        url,
+        pages=PgPageStore(db),
+        hashes=PgHashStore(db),
+        images=SqlImageRegistry(db),
+        delay=PgDelayStore(db),
+        feeds=SqlFeedStore(db),
+        tenants=SqlTenantStore(db),
+        tasks=SqlTaskStore(db),
+        status=SqlStatusStore(db),
+        close=db.close,
+    )

@@ -1,0 +1,167 @@
+"""PostgreSQL hash store (DESIGN.md section 4, "stores").
+
+Engine specific for its read-modify-write methods: they take a
+transaction-scoped advisory lock on the URL, which also covers URLs that have
+no row yet. The batch forms lock all their URLs first, in the order of the
+lock keys (so two batches never deadlock; a single call holds one lock), then
+read with ``= ANY($n)``, decide in Python (``hashes.plan_*``) and write with
+one ``INSERT … SELECT FROM unnest(…)``: four statements per batch. The rest
+is ``sql/hashes.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import asyncpg
+
+from shared.stores.codec import now_us
+from shared.stores.hashes import ClaimOutcome, HashCheck, claim_outcome, next_version, plan_claims, plan_hashes
+from shared.stores.postgres.db import PgDb, unnest_columns
+from shared.stores.sql.hashes import SqlHashStore
+
+__all__ = ["PgHashStore"]
+
+
+def _lock_all(namespace: str) -> str:
+    # sorted keys: every batch takes its locks in one global order, so two batches never deadlock
+    return (
+        "SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT"
+        f" hashtextextended('{namespace}:' || u, 0) AS k FROM unnest($1::text[]) AS u ORDER BY k) AS keys"
+    )
+
+
+_LOCK_HASHES = _lock_all("hash")
+_LOCK_OWNERS = _lock_all("owner")
+_WRITE_HASHES = (
+    "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at)"
+    " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])"
+    " ON CONFLICT (source_id, url) DO UPDATE SET content_hash = excluded.content_hash,"
+    " version = excluded.version, updated_at = excluded.updated_at"
+)
+_WRITE_OWNERS = (
+    "INSERT INTO url_owners (url, source_id, priority, claimed_at)"
+    " SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])"
+    " ON CONFLICT (url) DO UPDATE SET source_id = excluded.source_id,"
+    " priority = excluded.priority, claimed_at = excluded.claimed_at"
+)
+_WRITE_GUIDS = (
+    "INSERT INTO guids (source_id, guid, url) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])"
+    " ON CONFLICT (source_id, guid) DO UPDATE SET url = excluded.url"
+)
+
+
+class PgHashStore(SqlHashStore):
+    """check_and_set and claim under a per-URL advisory lock; the rest is in ``hashes.py``."""
+
+    def __init__(self, db: PgDb) -> None:
+        super().__init__(db)
+        self._db = db
+
+    async def check_and_set(
+        self, source_id: str, url: str, content_hash: str, *, now: datetime | None = None
+    ) -> HashCheck:
+        stamp = now_us(now)
+
+        async def run(conn: asyncpg.Connection) -> HashCheck:
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hash:' || $1, 0))", url)
+            row = await conn.fetchrow(
+                "SELECT content_hash, version FROM doc_hashes WHERE source_id = $1 AND url = $2",
+                source_id,
+                url,
+            )
+            if row is not None and row[0] == content_hash:
+                return HashCheck(False, row[1])
+            highest = await conn.fetchval("SELECT max(version) FROM doc_hashes WHERE url = $1", url)
+            version = next_version(highest, now)
+            await conn.execute(
+                "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at)"
+                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source_id, url) DO UPDATE SET"
+                " content_hash = excluded.content_hash, version = excluded.version,"
+                " updated_at = excluded.updated_at",
+                source_id,
+                url,
+                content_hash,
+                version,
+                stamp,
+            )
+            return HashCheck(True, version)
+
+        return await self._db.tx(run)
+
+    async def claim(self, url: str, source_id: str, priority: int, *, now: datetime | None = None) -> ClaimOutcome:
+        stamp = now_us(now)
+
+        async def run(conn: asyncpg.Connection) -> ClaimOutcome:
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('owner:' || $1, 0))", url)
+            row = await conn.fetchrow("SELECT source_id, priority FROM url_owners WHERE url = $1", url)
+            outcome = claim_outcome(None if row is None else (row[0], row[1]), source_id, priority)
+            if outcome is not ClaimOutcome.outranked:
+                await conn.execute(
+                    "INSERT INTO url_owners (url, source_id, priority, claimed_at) VALUES ($1, $2, $3, $4)"
+                    " ON CONFLICT (url) DO UPDATE SET source_id = excluded.source_id,"
+                    " priority = excluded.priority, claimed_at = excluded.claimed_at",
+                    url,
+                    source_id,
+                    priority,
+                    stamp,
+                )
+            return outcome
+
+        return await self._db.tx(run)
+
+    async def check_and_set_many(
+        self, source_id: str, items: Sequence[tuple[str, str]], *, now: datetime | None = None
+    ) -> list[HashCheck]:
+        if not items:
+            return []
+        stamp = now_us(now)
+        urls = list(dict.fromkeys(url for url, _ in items))
+
+        async def run(conn: asyncpg.Connection) -> list[HashCheck]:
+            await conn.execute(_LOCK_HASHES, urls)
+            rows = await conn.fetch(
+                "SELECT url, content_hash, version FROM doc_hashes WHERE source_id = $1 AND url = ANY($2::text[])",
+                source_id,
+                urls,
+            )
+            mine = {r[0]: (r[1], r[2]) for r in rows}
+            rows = await conn.fetch(
+                "SELECT url, max(version) FROM doc_hashes WHERE url = ANY($1::text[]) GROUP BY url", urls
+            )
+            highest = {r[0]: r[1] for r in rows}
+            plan = plan_hashes(source_id, items, mine, highest, now, stamp)
+            if plan.rows:
+                # one row per URL (ON CONFLICT may not touch a row twice in one statement): its last state
+                await conn.execute(_WRITE_HASHES, *unnest_columns(plan.rows.values(), 5))
+            return plan.results
+
+        return await self._db.tx(run)
+
+    async def claim_many(
+        self, urls: Sequence[str], source_id: str, priority: int, *, now: datetime | None = None
+    ) -> list[ClaimOutcome]:
+        if not urls:
+            return []
+        stamp = now_us(now)
+        distinct = list(dict.fromkeys(urls))
+
+        async def run(conn: asyncpg.Connection) -> list[ClaimOutcome]:
+            await conn.execute(_LOCK_OWNERS, distinct)
+            rows = await conn.fetch(
+                "SELECT url, source_id, priority FROM url_owners WHERE url = ANY($1::text[])", distinct
+            )
+            plan = plan_claims(urls, source_id, priority, {r[0]: (r[1], r[2]) for r in rows}, stamp)
+            if plan.rows:
+                await conn.execute(_WRITE_OWNERS, *unnest_columns(plan.rows.values(), 4))
+            return plan.results
+
+        return await self._db.tx(run)
+
+    async def remember_guids(self, source_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        if not pairs:
+            return
+        last = dict(pairs)  # the last mapping of a guid wins, as one-by-one; one row per guid per statement
+        async with self._db.guard():
+            await self._db.pool.execute(_WRITE_GUIDS, [source_id] * len(last), list(last), list(last.values()))

@@ -1,0 +1,147 @@
+"""PostgreSQL page store, the KV store (DESIGN.md section 4, "stores").
+
+Engine specific because its guard is: the versioned guard lives in the
+statement itself, ``INSERT … ON CONFLICT (url) DO UPDATE … WHERE
+excluded.version > pages.version``. PostgreSQL re-checks that condition
+against the latest committed row when writers collide, so concurrent writers
+always leave the highest version, without a lock held across round trips. The
+outcome is classified from the row the statement saw before writing. Search is
+a ``tsvector`` with ``ts_rank_cd``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import asyncpg
+
+from shared.stores.codec import from_us, now_us
+from shared.stores.pages import (
+    DeleteOutcome,
+    Page,
+    SearchHit,
+    UpsertOutcome,
+    delete_outcome,
+    search_terms,
+    upsert_outcome,
+)
+from shared.stores.postgres.db import PgDb
+from shared.stores.sql.pages import PAGE_COLUMNS, page_from_row, page_params, tombstone_params
+from shared.urls import host_of
+
+__all__ = ["PgPageStore"]
+
+_COLUMNS = [c.strip() for c in PAGE_COLUMNS.split(",")]
+_VALUES = ", ".join(f"${i}" for i in range(1, len(_COLUMNS) + 1))
+_UPDATE_ALL = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
+
+
+def _guarded_write(guard: str) -> str:
+    # prev: the row as this statement's snapshot saw it, for classifying the outcome
+    return (
+        "WITH prev AS (SELECT version, deleted FROM pages WHERE url = $1),"
+        f" w AS (INSERT INTO pages ({PAGE_COLUMNS}) VALUES ({_VALUES})"
+        f" ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL} WHERE {guard} RETURNING 1)"
+        " SELECT (SELECT version FROM prev), (SELECT deleted FROM prev), EXISTS (SELECT 1 FROM w)"
+    )
+
+
+_UPSERT = _guarded_write("excluded.version > pages.version")
+# a delete wins a tie with a live page of the same version (see codec.delete_outcome)
+_TOMBSTONE = _guarded_write(
+    "excluded.version > pages.version OR (excluded.version = pages.version AND NOT pages.deleted)"
+)
+#: most search results are read from the first page; ts_headline runs only on the page shown
+_SEARCH = (
+    "SELECT p.url, p.host, p.title,"
+    ' ts_headline(\'simple\', p.text, q, \'StartSel="", StopSel="", MaxWords=35, MinWords=15,'
+    ' MaxFragments=1, FragmentDelimiter=" … "\'), hit.rank, p.written_at'
+    " FROM (SELECT url, ts_rank_cd(tsv, q) AS rank FROM pages, plainto_tsquery('simple', $1) q"
+    "       WHERE tsv @@ q AND NOT deleted ORDER BY rank DESC, url LIMIT $2 OFFSET $3) hit"
+    " JOIN pages p ON p.url = hit.url, plainto_tsquery('simple', $1) q"
+    " ORDER BY hit.rank DESC, p.url"
+)
+
+
+async def _write(conn: asyncpg.Connection | asyncpg.Pool, page: Page) -> UpsertOutcome:
+    prev_version, prev_deleted, written = await conn.fetchrow(_UPSERT, *page_params(page))
+    prev = None if prev_version is None else (prev_version, bool(prev_deleted))
+    outcome = upsert_outcome(prev, page.version)
+    if written:
+        return outcome
+    # not written although the snapshot said it would be: a concurrent writer stored a higher version
+    return outcome if outcome in (UpsertOutcome.stale, UpsertOutcome.unchanged) else UpsertOutcome.stale
+
+
+class PgPageStore:
+    def __init__(self, db: PgDb) -> None:
+        self._db = db
+
+    async def upsert(self, page: Page) -> UpsertOutcome:
+        async with self._db.guard():
+            return await _write(self._db.pool, page)
+
+    async def upsert_many(self, pages: Sequence[Page]) -> list[UpsertOutcome]:
+        if not pages:
+            return []
+
+        async def run(conn: asyncpg.Connection) -> list[UpsertOutcome]:
+            return [await _write(conn, page) for page in pages]
+
+        return await self._db.tx(run)
+
+    async def delete(self, url: str, version: int, *, now: datetime | None = None) -> DeleteOutcome:
+        params = tombstone_params(url, host_of(url), version, now_us(now))
+        async with self._db.guard():
+            prev_version, prev_deleted, written = await self._db.pool.fetchrow(_TOMBSTONE, *params)
+        prev = None if prev_version is None else (prev_version, bool(prev_deleted))
+        outcome = delete_outcome(prev, version)
+        if not written and outcome in (DeleteOutcome.deleted, DeleteOutcome.absent):
+            return DeleteOutcome.stale  # a concurrent writer stored a higher version first
+        return outcome
+
+    async def get(self, url: str, *, include_deleted: bool = False) -> Page | None:
+        sql = f"SELECT {PAGE_COLUMNS} FROM pages WHERE url = $1"
+        if not include_deleted:
+            sql += " AND NOT deleted"
+        async with self._db.guard():
+            row = await self._db.pool.fetchrow(sql, url)
+        return None if row is None else page_from_row(row)
+
+    async def search(self, query: str, limit: int = 20, offset: int = 0) -> list[SearchHit]:
+        terms = search_terms(query)
+        if not terms or limit <= 0:
+            return []
+        async with self._db.guard():
+            rows = await self._db.pool.fetch(_SEARCH, " ".join(terms), limit, max(offset, 0))
+        return [
+            SearchHit(
+                url=r[0],
+                host=r[1],
+                title=r[2],
+                snippet=r[3] or "",
+                rank=float(r[4]),
+                written_at=from_us(r[5]),
+            )
+            for r in rows
+        ]
+
+    async def recent(self, limit: int = 20) -> list[SearchHit]:
+        rows = await self._db.fetch(
+            "SELECT url, host, title, substr(text, 1, 240), written_at FROM pages WHERE NOT deleted"
+            " ORDER BY written_at DESC NULLS LAST LIMIT ?",
+            limit,
+        )
+        return [
+            SearchHit(url=r[0], host=r[1], title=r[2], snippet=r[3], rank=0.0, written_at=from_us(r[4])) for r in rows
+        ]
+
+    async def count(self) -> int:
+        row = await self._db.fetchone("SELECT count(*) FROM pages WHERE NOT deleted")
+        assert row is not None
+        return int(row[0])
+
+    async def random_urls(self, n: int) -> list[str]:
+        rows = await self._db.fetch("SELECT url FROM pages WHERE NOT deleted ORDER BY random() LIMIT ?", n)
+        return [r[0] for r in rows]

@@ -1,0 +1,127 @@
+"""The feed store, written once for both engines (DESIGN.md sections 3 and 4).
+
+It sees a few writes per second at most, so it is plain SQL over the
+``SqlRunner``: each method is one statement, or a read followed by one
+guarded statement, so no transaction spans an ``await``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from shared.errors import NotFound
+from shared.stores.codec import dumps, from_us, now_us, to_us
+from shared.stores.feeds import Feed, FeedStatus
+from shared.stores.pages import UpsertOutcome
+from shared.stores.sql.runner import SqlRunner
+
+__all__ = ["FEED_COLUMNS", "FEED_STATUS_FIELDS", "SqlFeedStore", "feed_from_row"]
+
+#: FeedStatus field -> whether it holds a datetime (stored as microseconds)
+FEED_STATUS_FIELDS: dict[str, bool] = {name: name.endswith("_at") for name in FeedStatus.__dataclass_fields__}
+FEED_COLUMNS = "feed_id, url, host, format, tenant_id, services, autoparser, created_at, deleted, " + ", ".join(
+    FEED_STATUS_FIELDS
+)
+
+
+def feed_from_row(row: Sequence[Any]) -> Feed:
+    status_values: dict[str, Any] = {}
+    for offset, (name, is_time) in enumerate(FEED_STATUS_FIELDS.items(), start=9):
+        value = row[offset]
+        status_values[name] = from_us(value) if is_time else value
+    status_values["consecutive_failures"] = status_values["consecutive_failures"] or 0
+    return Feed(
+        feed_id=row[0],
+        url=row[1],
+        host=row[2],
+        format=row[3],
+        tenant_id=row[4],
+        services=tuple(orjson.loads(row[5] or "[]")),
+        autoparser=bool(row[6]),
+        created_at=from_us(row[7]),
+        deleted=bool(row[8]),
+        status=FeedStatus(**status_values),
+    )
+
+
+class SqlFeedStore:
+    def __init__(self, db: SqlRunner) -> None:
+        self._db = db
+
+    async def upsert_feed(self, feed: Feed) -> UpsertOutcome:
+        prev = await self._db.fetchone("SELECT 1 FROM feeds WHERE feed_id = ?", feed.feed_id)
+        rows = await self._db.execute_returning(
+            "INSERT INTO feeds"
+            " (feed_id, url, host, format, tenant_id, services, autoparser, created_at, deleted)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE)"
+            " ON CONFLICT (feed_id) DO UPDATE SET url = excluded.url, host = excluded.host,"
+            " format = excluded.format, tenant_id = excluded.tenant_id, services = excluded.services,"
+            " autoparser = excluded.autoparser, deleted = FALSE"
+            " WHERE feeds.url <> excluded.url OR feeds.host <> excluded.host"
+            " OR feeds.format <> excluded.format"
+            " OR feeds.tenant_id IS DISTINCT FROM excluded.tenant_id OR feeds.services <> excluded.services"
+            " OR feeds.autoparser <> excluded.autoparser OR feeds.deleted"
+            " RETURNING feed_id",
+            feed.feed_id,
+            feed.url,
+            feed.host,
+            str(feed.format),
+            feed.tenant_id,
+            dumps(list(feed.services)),
+            bool(feed.autoparser),
+            now_us(feed.created_at),
+        )
+        if not rows:
+            return UpsertOutcome.unchanged
+        return UpsertOutcome.inserted if prev is None else UpsertOutcome.updated
+
+    async def delete_feed(self, feed_id: str) -> bool:
+        count = await self._db.execute("UPDATE feeds SET deleted = TRUE WHERE feed_id = ? AND NOT deleted", feed_id)
+        return count > 0
+
+    async def get(self, feed_id: str) -> Feed | None:
+        row = await self._db.fetchone(f"SELECT {FEED_COLUMNS} FROM feeds WHERE feed_id = ?", feed_id)
+        return None if row is None else feed_from_row(row)
+
+    async def list(self, tenant_id: str | None = None, *, include_deleted: bool = False) -> builtins.list[Feed]:
+        where = ["TRUE"]
+        args: builtins.list[Any] = []
+        if tenant_id is not None:
+            where.append("tenant_id = ?")
+            args.append(tenant_id)
+        if not include_deleted:
+            where.append("NOT deleted")
+        rows = await self._db.fetch(
+            f"SELECT {FEED_COLUMNS} FROM feeds WHERE {' AND '.join(where)} ORDER BY feed_id", *args
+        )
+        return [feed_from_row(row) for row in rows]
+
+    async def due(self, now: datetime, limit: int = 100) -> builtins.list[Feed]:
+        rows = await self._db.fetch(
+            f"SELECT {FEED_COLUMNS} FROM feeds"
+            " WHERE NOT deleted AND (next_fetch_at IS NULL OR next_fetch_at <= ?)"
+            " ORDER BY next_fetch_at ASC NULLS FIRST, feed_id LIMIT ?",
+            to_us(now),
+            limit,
+        )
+        return [feed_from_row(row) for row in rows]
+
+    async def update_status(self, feed_id: str, **fields: Any) -> None:
+        unknown = sorted(set(fields) - set(FEED_STATUS_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown feed status fields {unknown}; valid: {sorted(FEED_STATUS_FIELDS)}")
+        if not fields:
+            return
+        names = list(fields)  # validated above: safe to splice into the statement
+        values = [to_us(fields[n]) if FEED_STATUS_FIELDS[n] else fields[n] for n in names]
+        if "consecutive_failures" in fields and fields["consecutive_failures"] is None:
+            raise ValueError("consecutive_failures must be an integer, not None")
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        count = await self._db.execute(f"UPDATE feeds SET {assignments} WHERE feed_id = ?", *values, feed_id)
+        if count == 0:
+            raise NotFound(f"feed {feed_id!r} does not exist")

@@ -1,0 +1,117 @@
+"""The image registry, written once for both engines (DESIGN.md section 3: media -> cdn -> delay).
+
+Every method is a single statement, so each is atomic on both engines:
+``mark_ordered`` is one guarded upsert whose ``RETURNING`` row exists only
+for the caller that won the order, however many documents (and processes)
+ask for the same image at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from shared.stores.codec import from_us, now_us, to_us
+from shared.stores.images import ImageRecord, ImageStatus
+from shared.stores.sql.runner import SqlRunner, chunks
+
+__all__ = ["IMAGE_COLUMNS", "SqlImageRegistry", "image_from_row"]
+
+IMAGE_COLUMNS = "url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, retry_after, ordered_at"
+
+
+def image_from_row(row: Sequence[Any]) -> ImageRecord:
+    return ImageRecord(
+        url=row[0],
+        status=ImageStatus(row[1]),
+        cdn_url=row[2],
+        reason=row[3],
+        mime=row[4],
+        size=row[5] or 0,
+        width=row[6],
+        height=row[7],
+        sha256=row[8],
+        updated_at=from_us(row[9]),
+        retry_after=from_us(row[10]),
+        ordered_at=from_us(row[11]),
+    )
+
+
+class SqlImageRegistry:
+    def __init__(self, runner: SqlRunner) -> None:
+        self._sql = runner
+
+    async def get(self, url: str) -> ImageRecord | None:
+        row = await self._sql.fetchone(f"SELECT {IMAGE_COLUMNS} FROM images WHERE url = ?", url)
+        return None if row is None else image_from_row(row)
+
+    async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]:
+        found: dict[str, ImageRecord] = {}
+        for chunk in chunks(list(dict.fromkeys(urls))):
+            marks = ", ".join("?" * len(chunk))
+            rows = await self._sql.fetch(f"SELECT {IMAGE_COLUMNS} FROM images WHERE url IN ({marks})", *chunk)
+            for row in rows:
+                found[row[0]] = image_from_row(row)
+        return found
+
+    async def record_ok(
+        self,
+        url: str,
+        *,
+        cdn_url: str,
+        mime: str | None = None,
+        size: int = 0,
+        width: int | None = None,
+        height: int | None = None,
+        sha256: str | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        await self._sql.execute(
+            "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at)"
+            " VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
+            " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
+            " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL",
+            url,
+            cdn_url,
+            mime,
+            size,
+            width,
+            height,
+            sha256,
+            now_us(now),
+        )
+
+    async def record_failed(
+        self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None
+    ) -> None:
+        # A failure never downgrades an image already in the CDN: its copy there stays valid.
+        await self._sql.execute(
+            "INSERT INTO images (url, status, reason, updated_at, retry_after) VALUES (?, 'failed', ?, ?, ?)"
+            " ON CONFLICT (url) DO UPDATE SET status = 'failed', reason = excluded.reason,"
+            " updated_at = excluded.updated_at, retry_after = excluded.retry_after"
+            " WHERE images.status <> 'ok'",
+            url,
+            reason,
+            now_us(now),
+            to_us(retry_at),
+        )
+
+    async def mark_ordered(self, url: str, now: datetime, *, window_s: float = 3600.0) -> bool:
+        stamp = now_us(now)
+        window_start = stamp - int(window_s * 1_000_000)
+        rows = await self._sql.execute_returning(
+            "INSERT INTO images (url, status, ordered_at, updated_at) VALUES (?, 'pending', ?, ?)"
+            " ON CONFLICT (url) DO UPDATE SET status = 'pending', ordered_at = excluded.ordered_at,"
+            " updated_at = excluded.updated_at"
+            " WHERE (images.status = 'pending' AND (images.ordered_at IS NULL OR images.ordered_at <= ?))"
+            " OR (images.status = 'failed' AND images.retry_after IS NOT NULL AND images.retry_after <= ?)"
+            " RETURNING url",
+            url,
+            stamp,
+            stamp,
+            window_start,
+            stamp,
+        )
+        return bool(rows)

@@ -1,0 +1,67 @@
+"""The page store's row codec, shared by both engines (DESIGN.md section 4, "stores").
+
+No portable page store: the versioned guard and full-text search are engine
+specific (``sqlite/pages.py``, ``postgres/pages.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from shared.stores.codec import from_us, to_us
+from shared.stores.pages import Page
+
+__all__ = ["PAGE_COLUMNS", "page_from_row", "page_params", "tombstone_params"]
+
+PAGE_COLUMNS = (
+    "url, host, version, html, doc_json, title, text, content_hash, etag, seen_at, parsed_at, "
+    "media_ready_at, written_at, deleted, source_kind"
+)
+
+
+def page_params(page: Page) -> tuple[Any, ...]:
+    """The values of ``PAGE_COLUMNS`` in order."""
+    doc = page.doc_json.encode("utf-8") if isinstance(page.doc_json, str) else page.doc_json
+    return (
+        page.url,
+        page.host,
+        page.version,
+        page.html,
+        doc,
+        page.title,
+        page.text,
+        page.content_hash,
+        page.etag,
+        to_us(page.seen_at),
+        to_us(page.parsed_at),
+        to_us(page.media_ready_at),
+        to_us(page.written_at),
+        bool(page.deleted),
+        page.source_kind,
+    )
+
+
+def page_from_row(row: Sequence[Any]) -> Page:
+    return Page(
+        url=row[0],
+        host=row[1],
+        version=row[2],
+        html=row[3],
+        doc_json=bytes(row[4]),
+        title=row[5],
+        text=row[6],
+        content_hash=row[7],
+        etag=row[8],
+        seen_at=from_us(row[9]),
+        parsed_at=from_us(row[10]),
+        media_ready_at=from_us(row[11]),
+        written_at=from_us(row[12]),
+        deleted=bool(row[13]),
+        source_kind=row[14],
+    )
+
+
+def tombstone_params(url: str, host: str, version: int, written_at: int) -> tuple[Any, ...]:
+    """``PAGE_COLUMNS`` values of a tombstone: the content is dropped, the version fences older upserts."""
+    return (url, host, version, "", b"", "", "", "", "", None, None, None, written_at, True, "")

@@ -1,0 +1,119 @@
+"""The task store, written once for both engines (DESIGN.md sections 1 and 4).
+
+It sees a few writes per second at most, so it is plain SQL over the
+``SqlRunner``: each method is one statement, or a read followed by one
+guarded statement, so no transaction spans an ``await``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from shared.errors import NotFound
+from shared.stores.codec import dumps, from_us, now_us, to_us
+from shared.stores.sql.runner import SqlRunner
+from shared.stores.tasks import Task, TaskItem, TaskStatus
+
+__all__ = ["TASK_COLUMNS", "SqlTaskStore", "task_from_row", "task_items_json"]
+
+TASK_COLUMNS = "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key"
+
+
+def task_items_json(items: Sequence[TaskItem]) -> str:
+    return dumps([{"url": i.url, "status": i.status, "error": i.error} for i in items])
+
+
+def task_from_row(row: Sequence[Any]) -> Task:
+    return Task(
+        task_id=row[0],
+        tenant_id=row[1],
+        host=row[2],
+        status=TaskStatus(row[3]),
+        created_at=from_us(row[4]),
+        updated_at=from_us(row[5]),
+        items=tuple(TaskItem(**item) for item in orjson.loads(row[6] or "[]")),
+        errors=tuple(orjson.loads(row[7] or "[]")),
+        preview_urls=tuple(orjson.loads(row[8] or "[]")),
+        idempotency_key=row[9],
+    )
+
+
+class SqlTaskStore:
+    def __init__(self, db: SqlRunner) -> None:
+        self._db = db
+
+    async def create(self, task: Task, *, now: datetime | None = None) -> Task:
+        stamp = now_us(now)
+        rows = await self._db.execute_returning(
+            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            # no conflict target: a reused task id and a reused idempotency key both mean "exists"
+            f" ON CONFLICT DO NOTHING RETURNING {TASK_COLUMNS}",
+            task.task_id,
+            task.tenant_id,
+            task.host,
+            str(task.status),
+            to_us(task.created_at) if task.created_at else stamp,
+            to_us(task.updated_at) if task.updated_at else stamp,
+            task_items_json(task.items),
+            dumps(list(task.errors)),
+            dumps(list(task.preview_urls)),
+            task.idempotency_key,
+        )
+        if rows:
+            return task_from_row(rows[0])
+        existing = None
+        if task.idempotency_key is not None:
+            existing = await self.find_by_idempotency_key(task.tenant_id, task.idempotency_key)
+        if existing is None:
+            existing = await self.get(task.task_id)
+        if existing is None:  # pragma: no cover - a conflict implies one of the two exists
+            raise RuntimeError(f"task {task.task_id!r} conflicted but cannot be found")
+        return existing
+
+    async def get(self, task_id: str, *, tenant_id: str | None = None) -> Task | None:
+        row = await self._db.fetchone(f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?", task_id)
+        if row is None or (tenant_id is not None and row[1] != tenant_id):
+            return None
+        return task_from_row(row)
+
+    async def update(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus | None = None,
+        items: Sequence[TaskItem] | None = None,
+        errors: Sequence[str] | None = None,
+        preview_urls: Sequence[str] | None = None,
+        now: datetime | None = None,
+    ) -> Task:
+        sets = ["updated_at = ?"]
+        args: builtins.list[Any] = [now_us(now)]
+        if status is not None:
+            sets.append("status = ?")
+            args.append(str(TaskStatus(status)))
+        if items is not None:
+            sets.append("items = ?")
+            args.append(task_items_json(items))
+        if errors is not None:
+            sets.append("errors = ?")
+            args.append(dumps(list(errors)))
+        if preview_urls is not None:
+            sets.append("preview_urls = ?")
+            args.append(dumps(list(preview_urls)))
+        rows = await self._db.execute_returning(
+            f"UPDATE tasks SET {', '.join(sets)} WHERE task_id = ? RETURNING {TASK_COLUMNS}", *args, task_id
+        )
+        if not rows:
+            raise NotFound(f"task {task_id!r} does not exist")
+        return task_from_row(rows[0])
+
+    async def find_by_idempotency_key(self, tenant_id: str, key: str) -> Task | None:
+        row = await self._db.fetchone(
+            f"SELECT {TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND idempotency_key = ?", tenant_id, key
+        )
+        return None if row is None else task_from_row(row)

@@ -1,0 +1,165 @@
+"""The tenant store, written once for both engines (DESIGN.md sections 4 and 6).
+
+It sees a few writes per second at most, so it is plain SQL over the
+``SqlRunner``: each method is one statement, or a read followed by one
+guarded statement, so no transaction spans an ``await``.
+
+API tokens are stored only as their SHA-256 (DESIGN.md section 6): a leaked
+database does not leak usable tokens. Tokens carry 256 random bits, so an
+unsalted hash is enough (no dictionary to attack).
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import secrets
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from shared.errors import NotFound
+from shared.stores.codec import from_us, now_us
+from shared.stores.sql.runner import SqlRunner
+from shared.stores.tenants import HostClaim, Tenant, TenantLimits
+from shared.urls import canonical_host
+
+__all__ = ["TOKEN_PREFIX", "SqlTenantStore"]
+
+#: API tokens start with this, so a leaked one is recognizable by secret scanners
+TOKEN_PREFIX = "tc_"  # noqa: S105 - a prefix, not a secret
+
+
+def _sha256(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _tenant(row: Sequence[Any]) -> Tenant:
+    limits = None if row[3] is None else TenantLimits(rps=row[3], burst=row[4], bytes_per_s=row[5])
+    created = from_us(row[2])
+    assert created is not None
+    return Tenant(tenant_id=row[0], name=row[1], created_at=created, limits=limits)
+
+
+def _claim(row: Sequence[Any]) -> HostClaim:
+    created = from_us(row[4])
+    assert created is not None
+    return HostClaim(
+        host=row[0], tenant_id=row[1], verified=bool(row[2]), verification_token=row[3], created_at=created
+    )
+
+
+_CLAIM_COLUMNS = "host, tenant_id, verified, verification_token, created_at"
+
+
+class SqlTenantStore:
+    """Hosts are normalized with ``canonical_host`` here, because ownership decides who may publish."""
+
+    def __init__(self, db: SqlRunner) -> None:
+        self._db = db
+
+    async def create_tenant(self, name: str, *, tenant_id: str | None = None, now: datetime | None = None) -> Tenant:
+        tid = tenant_id or uuid.uuid4().hex
+        await self._db.execute(
+            "INSERT INTO tenants (tenant_id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            tid,
+            name,
+            now_us(now),
+        )
+        tenant = await self.get_tenant(tid)
+        assert tenant is not None
+        return tenant
+
+    async def get_tenant(self, tenant_id: str) -> Tenant | None:
+        row = await self._db.fetchone(
+            "SELECT tenant_id, name, created_at, rps, burst, bytes_per_s FROM tenants WHERE tenant_id = ?",
+            tenant_id,
+        )
+        return None if row is None else _tenant(row)
+
+    async def _require(self, tenant_id: str) -> None:
+        if await self._db.fetchone("SELECT 1 FROM tenants WHERE tenant_id = ?", tenant_id) is None:
+            raise NotFound(f"tenant {tenant_id!r} does not exist")
+
+    async def add_host(self, tenant_id: str, host: str, *, now: datetime | None = None) -> HostClaim:
+        host = canonical_host(host)
+        await self._require(tenant_id)
+        await self._db.execute(
+            f"INSERT INTO tenant_hosts ({_CLAIM_COLUMNS}) VALUES (?, ?, FALSE, ?, ?) ON CONFLICT DO NOTHING",
+            host,
+            tenant_id,
+            secrets.token_urlsafe(24),
+            now_us(now),
+        )
+        row = await self._db.fetchone(
+            f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id
+        )
+        assert row is not None
+        return _claim(row)
+
+    async def set_verified(self, tenant_id: str, host: str, verified: bool = True) -> None:
+        host = canonical_host(host)
+        exists = await self._db.fetchone("SELECT 1 FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id)
+        if exists is None:
+            raise NotFound(f"tenant {tenant_id!r} has not claimed host {host!r}")
+        if verified:
+            # one statement: the proven claim becomes the only verified one for the host
+            await self._db.execute("UPDATE tenant_hosts SET verified = (tenant_id = ?) WHERE host = ?", tenant_id, host)
+        else:
+            await self._db.execute(
+                "UPDATE tenant_hosts SET verified = FALSE WHERE host = ? AND tenant_id = ?", host, tenant_id
+            )
+
+    async def host_owner(self, host: str) -> str | None:
+        try:
+            host = canonical_host(host)
+        except ValueError:
+            return None
+        row = await self._db.fetchone("SELECT tenant_id FROM tenant_hosts WHERE host = ? AND verified LIMIT 1", host)
+        return None if row is None else str(row[0])
+
+    async def hosts_of(self, tenant_id: str) -> builtins.list[HostClaim]:
+        rows = await self._db.fetch(
+            f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE tenant_id = ? ORDER BY host", tenant_id
+        )
+        return [_claim(row) for row in rows]
+
+    async def issue_token(self, tenant_id: str, *, now: datetime | None = None) -> str:
+        await self._require(tenant_id)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        await self._db.execute(
+            "INSERT INTO api_tokens (token_sha256, tenant_id, created_at) VALUES (?, ?, ?)",
+            _sha256(token),
+            tenant_id,
+            now_us(now),
+        )
+        return token
+
+    async def tenant_for_token(self, token: str) -> str | None:
+        if not token:
+            return None
+        row = await self._db.fetchone(
+            "SELECT tenant_id FROM api_tokens WHERE token_sha256 = ? AND revoked_at IS NULL", _sha256(token)
+        )
+        return None if row is None else str(row[0])
+
+    async def revoke_token(self, token: str) -> bool:
+        count = await self._db.execute(
+            "UPDATE api_tokens SET revoked_at = ? WHERE token_sha256 = ? AND revoked_at IS NULL",
+            now_us(None),
+            _sha256(token),
+        )
+        return count > 0
+
+    async def get_limits(self, tenant_id: str) -> TenantLimits | None:
+        tenant = await self.get_tenant(tenant_id)
+        return None if tenant is None else tenant.limits
+
+    async def set_limits(self, tenant_id: str, limits: TenantLimits | None) -> None:
+        values = (None, None, None) if limits is None else (limits.rps, limits.burst, limits.bytes_per_s)
+        count = await self._db.execute(
+            "UPDATE tenants SET rps = ?, burst = ?, bytes_per_s = ? WHERE tenant_id = ?", *values, tenant_id
+        )
+        if count == 0:
+            raise NotFound(f"tenant {tenant_id!r} does not exist")

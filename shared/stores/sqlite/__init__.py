@@ -1,0 +1,53 @@
+"""``open_sqlite(url)``: the embedded store engine (DESIGN.md sections 4 and 7).
+
+``sqlite/db.py`` is the connections and the group commit; the roles that need
+a plan of their own are ``pages.py``, ``hashes.py`` and ``delay.py`` here; the
+others run the portable statements of ``shared/stores/sql/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from shared.errors import StoreUnavailable
+from shared.stores.base import Stores
+from shared.stores.sql.feeds import SqlFeedStore
+from shared.stores.sql.images import SqlImageRegistry
+from shared.stores.sql.status import SqlStatusStore
+from shared.stores.sql.tasks import SqlTaskStore
+from shared.stores.sql.tenants import SqlTenantStore
+from shared.stores.sqlite.db import LONG_BATCH, SqliteDb, sqlite_path
+from shared.stores.sqlite.delay import SqliteDelayStore
+from shared.stores.sqlite.hashes import SqliteHashStore
+from shared.stores.sqlite.pages import SqlitePageStore
+
+__all__ = ["LONG_BATCH", "SqliteDb", "open_sqlite", "sqlite_path"]
+
+
+async def open_sqlite(url: str) -> Stores:
+    path = sqlite_path(url)
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        db = await asyncio.to_thread(SqliteDb, path)
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(f"sqlite {path}: cannot open: {exc}") from exc
+    try:
+        await db.write_raw(db.migrate)
+    except BaseException:
+        await db.close()
+        raise
+    return Stores(
+        url,
+        pages=SqlitePageStore(db),
+        hashes=SqliteHashStore(db),
+        images=SqlImageRegistry(db),
+        delay=SqliteDelayStore(db),
+        feeds=SqlFeedStore(db),
+        tenants=SqlTenantStore(db),
+        tasks=SqlTaskStore(db),
+        status=SqlStatusStore(db),
+        close=db.close,
+    )

@@ -1,0 +1,69 @@
+"""The task store's contract: partner upload tasks (DESIGN.md section 1, "partner").
+
+One implementation for both engines: ``sql/tasks.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+__all__ = ["Task", "TaskItem", "TaskStatus", "TaskStore"]
+
+
+class TaskStatus(StrEnum):
+    queued = "queued"
+    processing = "processing"
+    done = "done"
+    failed = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskItem:
+    url: str
+    status: str  # ok / failed / skipped / ...: the api and parser agree on the words
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    task_id: str
+    tenant_id: str
+    host: str
+    status: TaskStatus = TaskStatus.queued
+    created_at: datetime | None = None  # set by the store when None
+    updated_at: datetime | None = None
+    items: tuple[TaskItem, ...] = ()
+    errors: tuple[str, ...] = ()
+    preview_urls: tuple[str, ...] = ()
+    idempotency_key: str | None = None  # unique per tenant
+
+
+class TaskStore(Protocol):
+    """Partner upload tasks."""
+
+    async def create(self, task: Task, *, now: datetime | None = None) -> Task:
+        """Store a new task; with an ``idempotency_key`` already used by the tenant, return that task."""
+        ...
+
+    async def get(self, task_id: str, *, tenant_id: str | None = None) -> Task | None:
+        """The task; with ``tenant_id``, None unless it belongs to that tenant (isolation)."""
+        ...
+
+    async def update(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus | None = None,
+        items: Sequence[TaskItem] | None = None,
+        errors: Sequence[str] | None = None,
+        preview_urls: Sequence[str] | None = None,
+        now: datetime | None = None,
+    ) -> Task:
+        """Replace the given fields and stamp ``updated_at``. ``NotFound`` for an unknown task."""
+        ...
+
+    async def find_by_idempotency_key(self, tenant_id: str, key: str) -> Task | None: ...
