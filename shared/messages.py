@@ -123,6 +123,9 @@ class CrawlRequest(Message):
     requested_at: datetime
     #: lower is more urgent; 0 = a push / a new feed, 5 = routine, 9 = bulk
     priority: int = Field(default=5, ge=0, le=9)
+    #: a scheduled poll: the feed's due time it was emitted for. The same poll emitted twice (a
+    #: scheduler replica taking over from one that died before recording it) is fetched once
+    due_at: datetime | None = None
 
 
 # --------------------------------------------------------------------------- crawl.feeds / images / pages

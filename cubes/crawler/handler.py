@@ -102,7 +102,7 @@ class CrawlHandler:
     async def crawl(self, req: CrawlRequest) -> CrawlResult | None:
         """The result for ``req``, or None when a shared fetch's result already answers its requesters."""
         key = (req.kind.value, req.url, req.etag or "", req.last_modified or "")
-        share = await self.coalescer.run(key, req.requesters, lambda: self._crawl(req))
+        share = await self.coalescer.run(key, req.requesters, lambda: self._crawl(req), slot=req.due_at)
         return share.result
 
     async def _crawl(self, req: CrawlRequest) -> CrawlResult:

@@ -185,6 +185,12 @@ class Bus(Protocol):
         """Per partition of ``topic``: the offset the next record will get."""
         ...
 
+    async def partitioner(self, topic: str) -> Callable[[bytes], int]:
+        """``key -> partition`` for ``topic`` as this engine places keyed records (its own hash over the
+        topic's partitions now): who owns a key can be known without a record of it (the scheduler
+        owns the hosts of its ``crawl.feeds`` partitions)."""
+        ...
+
     async def read(self, topic: str, partition: int, offset: int, limit: int) -> list[Record]:
         """Read records without a group (DLQ listing, tests)."""
         ...

@@ -32,6 +32,7 @@ from aiokafka.errors import (
     KafkaError,
     TopicAlreadyExistsError,
 )
+from aiokafka.partitioner import DefaultPartitioner
 
 from shared.bus.base import Consumed, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
 from shared.errors import BusUnavailable, ConfigError
@@ -186,6 +187,16 @@ class KafkaBus:
             return {k.partition: int(v) for k, v in ends.items()}
         finally:
             await c.stop()
+
+    async def partitioner(self, topic: str) -> Callable[[bytes], int]:
+        try:
+            parts = sorted(await self.producer().raw.partitions_for(self.prefix + topic))
+        except KafkaError as exc:
+            raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
+        # the producer's own rule (aiokafka's DefaultPartitioner: murmur2, the Java client's), so the
+        # answer is where our producers put the key
+        place = DefaultPartitioner()
+        return lambda key: int(place(key, parts, parts))
 
     async def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
         admin = await self._admin()

@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -359,6 +359,12 @@ class SqliteBus:
     async def end_offsets(self, topic: str) -> dict[int, int]:
         await self.start()
         return dict(await self._call(self._ends, topic))
+
+    async def partitioner(self, topic: str) -> Callable[[bytes], int]:
+        await self.start()
+        n = int(await self._call(self._partitions_of, topic))
+        rr = itertools.count()  # unused: a key is always given
+        return lambda key: _partition_for(key, n, rr)
 
     async def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
         def q() -> dict[int, int]:

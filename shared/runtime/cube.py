@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from shared.bus.base import TopicPartition
 from shared.messages import Message
 
 __all__ = ["Context", "Cube", "Handler", "Output", "Service", "Timer"]
@@ -110,6 +111,9 @@ class Cube:
     services: tuple[Service, ...] = ()
     on_start: Callable[[], Awaitable[None]] | None = None
     on_stop: Callable[[], Awaitable[None]] | None = None
+    #: given, once the consumer has joined, the function that tells which input partitions this
+    #: process holds right now (the scheduler ticks only the feeds of the hosts in its partitions)
+    on_assignment: Callable[[Callable[[], set[TopicPartition]]], None] | None = None
     #: free-form facts for the status page (e.g. the crawler's lanes)
     status: Callable[[], dict[str, Any]] | None = field(default=None)
     #: this cube's handler timeout; None = settings.runtime.handler_timeout_s (for handlers whose

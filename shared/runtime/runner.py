@@ -255,6 +255,8 @@ class Runner:
                     raise TypeError(f"cube {cube.name} has inputs but no handler")
                 topics = [*cube.inputs, self.retry_topic]
                 self.consumer = await self.deps.bus.consumer(self.group, topics, on_revoke=self._on_revoke)
+                if cube.on_assignment is not None:
+                    cube.on_assignment(self.consumer.assignment)
                 self._send = self.deps.bus.producer().send
                 tasks.append(asyncio.create_task(self._lag_loop()))
                 tasks.append(asyncio.create_task(self._watchdog()))

@@ -121,6 +121,18 @@ class BusContract:
             assert ns == sorted(ns), f"key {key!r} out of order"
         assert len({r.partition for r in got if r.key == b"k3"}) == 1
 
+    async def test_partitioner_says_where_the_producer_put_each_key(self, bus: Bus, uid: str) -> None:
+        t = f"placed-{uid}"
+        await self.make_topics(bus, t, partitions=5)
+        keys = [f"host{i}.example" for i in range(60)]
+        p = bus.producer()
+        futs = [await p.send(t, b"v", key=k.encode()) for k in keys]
+        await p.flush()
+        placed = [(await f).partition for f in futs]
+        where = await bus.partitioner(t)
+        assert [where(k.encode()) for k in keys] == placed
+        assert len(set(placed)) == 5  # a real spread, not one partition that would agree by chance
+
     async def test_two_groups_each_receive_every_message(self, bus: Bus, uid: str) -> None:
         t = f"fanout-{uid}"
         await self.make_topics(bus, t)

@@ -153,3 +153,49 @@ async def test_a_failing_fetch_fails_every_joiner():
     gate.set()
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     assert [type(o) for o in outcomes] == [RuntimeError, RuntimeError]
+
+
+async def test_the_same_scheduled_poll_emitted_twice_is_fetched_once():
+    """A scheduler replica that takes over a partition re-emits the polls its predecessor published
+    but did not record; naming the same slot, they cost the partner nothing."""
+    co = Coalescer(ManualClock(), 60.0)
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        return result()
+
+    key = ("feed", "u", "", "")
+    slot = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    first = await co.run(key, ["feed:1"], fetch, slot=slot)
+    assert first.result is not None
+    again = await co.run(key, ["feed:1"], fetch, slot=slot)
+    assert (again.result, calls) == (None, 1)  # served: nothing fetched, nothing published twice
+    await co.run(key, ["feed:1"], fetch, slot=datetime(2024, 5, 1, 12, 15, tzinfo=UTC))
+    assert calls == 2  # the next poll is a new fetch
+    await co.run(key, ["feed:1"], fetch)
+    assert calls == 3  # and an unscheduled ask (a push, "fetch now") always is
+
+
+async def test_a_slot_joining_a_flight_counts_as_served():
+    co = Coalescer(ManualClock(), 60.0)
+    gate = asyncio.Event()
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        await gate.wait()
+        return result()
+
+    key = ("feed", "u", "", "")
+    slot = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    leader = asyncio.create_task(co.run(key, ["feed:1"], fetch, slot=slot))
+    await asyncio.sleep(0)
+    joiner = asyncio.create_task(co.run(key, ["feed:1"], fetch, slot=slot))
+    await asyncio.sleep(0)
+    gate.set()
+    await asyncio.gather(leader, joiner)
+    later = await co.run(key, ["feed:1"], fetch, slot=slot)
+    assert (later.result, calls) == (None, 1)
