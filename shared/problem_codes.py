@@ -9,9 +9,9 @@ hint. ``docs/problems.md`` is generated from this table
 serves it, and the OpenAPI document points at both.
 
 Codes are ``<area>.<what>``: ``fetch.*`` the crawler's fetch of the feed,
-``feed.*`` / ``xml.*`` / ``json.*`` the body as a whole, ``item.*`` /
-``turbo.*`` / ``yml.*`` one item, ``conflict.*`` ownership of a URL between
-sources, ``image.*`` / ``page.*`` what a published page lost.
+``host.*`` the source's right to its host, ``feed.*`` / ``xml.*`` / ``json.*`` the
+body as a whole, ``item.*`` / ``turbo.*`` / ``yml.*`` one item, ``conflict.*``
+ownership of a URL between sources, ``image.*`` / ``page.*`` what a published page lost.
 """
 
 from __future__ import annotations
@@ -98,6 +98,14 @@ _ROWS: tuple[ProblemCode, ...] = (
         "the host asked us to slow down (429 / 503 with Retry-After)",
         "Nothing to do unless it lasts: we wait as asked and fetch again. Raise the rate limit for our "
         "crawler if your pages are late.",
+    ),
+    # ---------------------------------------------------------------- the host (shared/hosts.py)
+    ProblemCode(
+        "host.not_verified",
+        "error",
+        "the feed's or upload's host is not verified for its tenant (any more)",
+        "Another tenant verified the host since, or the claim was withdrawn: nothing of it is published. "
+        "Verify the host again (POST /api/v1/hosts/{host}/verify) or remove the feed.",
     ),
     # ---------------------------------------------------------------- the body as a whole
     ProblemCode(

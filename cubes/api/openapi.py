@@ -139,10 +139,14 @@ _SCHEMAS: dict[str, Any] = {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "required": ["host", "verified", "verification_token", "how_to_verify"],
+                    "required": ["host", "verified", "alias", "verification_token", "how_to_verify"],
                     "properties": {
                         "host": {"type": "string"},
                         "verified": {"type": "boolean"},
+                        "alias": {
+                            "type": ["string", "null"],
+                            "description": "the www. spelling this host is one site with: you verified both",
+                        },
                         "verification_token": {"type": "string"},
                         "how_to_verify": {"type": "object", "additionalProperties": {"type": "string"}},
                     },

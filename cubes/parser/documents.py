@@ -23,6 +23,7 @@ from cubes.parser.model import ItemError, MediaRef, ParsedItem
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
+from shared.hosts import HostScope
 from shared.messages import DocKind, Document, MediaKind, SourceRef
 from shared.urls import canonical_url
 
@@ -96,7 +97,7 @@ def _media(item: ParsedItem, content: str) -> list[MediaRef]:
 _CLEANER = ContentCleaner()
 
 
-def prepare_one(item: ParsedItem, feed_host: str | None, cleaner: ContentCleaner = _CLEANER) -> Candidate:
+def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: ContentCleaner = _CLEANER) -> Candidate:
     """One item as a candidate; ``IdentityError`` (with the reason) when it cannot be a page.
 
     ``cleaner``: the sanitizer with the configured video hosts (default: the default hosts).
@@ -143,7 +144,7 @@ def prepare_one(item: ParsedItem, feed_host: str | None, cleaner: ContentCleaner
 def prepare_items(
     items: Iterable[ParsedItem],
     *,
-    feed_host: str | None,
+    feed_host: HostScope | str | None,
     first: dict[str, int] | None = None,
     cleaner: ContentCleaner = _CLEANER,
 ) -> tuple[list[Candidate], list[ItemError]]:
@@ -188,7 +189,9 @@ def describe(err: ItemError) -> str:
     return f"{' '.join(where)}: {err.reason}" if where else err.reason
 
 
-def prepare_deletions(items: Iterable[ParsedItem], *, feed_host: str | None) -> tuple[list[Removal], list[ItemError]]:
+def prepare_deletions(
+    items: Iterable[ParsedItem], *, feed_host: HostScope | str | None
+) -> tuple[list[Removal], list[ItemError]]:
     out: list[Removal] = []
     errors: list[ItemError] = []
     for item in items:

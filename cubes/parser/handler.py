@@ -2,6 +2,9 @@
 
 For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
 
+0. read the source's ``shared.hosts.HostScope``: the hosts its items may be on (its own; the
+   ``www.`` alias when its tenant verified both). A tenant source whose host is no longer
+   verified for it publishes nothing and its body is not read (one ``host.not_verified`` problem);
 1. read the body (inline, or from the blob store by ``body_ref``); a feed body
    byte-identical to the last one processed for the feed is skipped at once
    (its xxh3 is kept in the hash store under ``<feed url>#body``);
@@ -85,6 +88,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
 from shared.errors import NotFound, Reject
+from shared.hosts import HostScope, tenant_scope
 from shared.messages import (
     CrawlKind,
     CrawlResult,
@@ -117,6 +121,12 @@ def _body_key(feed_url: str) -> str | None:
         return canonical_url(feed_url) + "#body"
     except ValueError:
         return None
+
+
+def _host_refused(scope: HostScope) -> ParseResult:
+    """The whole body refused, unread: its source no longer holds a verified claim on its host."""
+    problem = ItemError(scope.refusal(scope.host), code="host.not_verified")
+    return ParseResult(DetectedFormat.unknown, fatal=True, errors=[problem])
 
 
 def source_kind(fmt: DetectedFormat) -> SourceKind:
@@ -192,6 +202,14 @@ class ParserHandler:
         feed = await self.stores.feeds.get(msg.feed_id) if msg.feed_id else None
         if feed is not None and feed.deleted:
             return []
+        host = feed.host if feed is not None else msg.host
+        scope = await tenant_scope(self.stores.tenants, feed.tenant_id if feed is not None else None, host)
+        if not scope.verified:
+            # the host was verified by another tenant since the feed was registered: its pages are theirs
+            refused = _host_refused(scope)
+            if msg.feed_id:
+                await write_feed_status(self.stores.feeds, msg.feed_id, refused, Outcome(errors=list(refused.errors)))
+            return []
         body = await self._body(msg.body, msg.body_ref)
         url = msg.final_url or msg.url
         store_id = f"feed:{msg.feed_id}" if msg.feed_id else f"url:{msg.url}"
@@ -220,8 +238,9 @@ class ParserHandler:
             kind=kind,
             ref=SourceRef(kind=kind, id=msg.feed_id or msg.url),
             store_id=store_id,
-            host=feed.host if feed is not None else msg.host,
+            host=host,
             seen_at=msg.fetched_at,
+            scope=scope,
         )
         run = Outcome(errors=list(result.errors))
         if catalog is not None:
@@ -246,9 +265,13 @@ class ParserHandler:
     # ------------------------------------------------------------------ uploads
 
     async def handle_upload(self, msg: PartnerUpload, ctx: Context) -> list[Output]:
-        body = await self._body(msg.body, msg.body_ref)
+        # read when the body is parsed, not only when it was accepted: a claim lost in between counts
+        scope = await tenant_scope(self.stores.tenants, msg.tenant_id, msg.host)
+        body = b"" if not scope.verified else await self._body(msg.body, msg.body_ref)
         declared = None if msg.format is UploadFormat.json else msg.format.value
-        if msg.format is UploadFormat.json and body.lstrip()[:1] not in (b"{", b"["):
+        if not scope.verified:
+            result = _host_refused(scope)
+        elif msg.format is UploadFormat.json and body.lstrip()[:1] not in (b"{", b"["):
             result = ParseResult(
                 DetectedFormat.json,
                 fatal=True,
@@ -265,6 +288,7 @@ class ParserHandler:
             host=msg.host,
             seen_at=msg.received_at,
             preview=msg.mode == "debug",
+            scope=scope,
         )
         run = Outcome(errors=list(result.errors))
         if not result.fatal:
@@ -299,10 +323,12 @@ class ParserHandler:
         metrics.PARSED.labels(src.kind.value).inc(len(result.items) + len(result.deletions))
         # sanitizing costs by the byte (nh3: ~15 us per KB): a few huge items stay off the loop too
         if len(result.items) > _THREAD_ITEMS or body_bytes > _THREAD_BYTES:
-            cands, errs = await asyncio.to_thread(prepare_items, result.items, feed_host=src.host, cleaner=self.cleaner)
+            cands, errs = await asyncio.to_thread(
+                prepare_items, result.items, feed_host=src.hosts, cleaner=self.cleaner
+            )
         else:
-            cands, errs = prepare_items(result.items, feed_host=src.host, cleaner=self.cleaner)
-        removals, derrs = prepare_deletions(result.deletions, feed_host=src.host)
+            cands, errs = prepare_items(result.items, feed_host=src.hosts, cleaner=self.cleaner)
+        removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
         self._rejects([*errs, *derrs], result.errors, src, run)
         parsed_at = self._now()
         seen = Seen()
@@ -323,7 +349,7 @@ class ParserHandler:
         """
         entries = iter_yml(io.BytesIO(body), base=url)
         first: dict[str, int] = {}
-        host = src.host
+        host = src.hosts
 
         def next_batch() -> tuple[int, list[Candidate], list[ItemError], list[ItemError]]:
             items: list[ParsedItem] = []

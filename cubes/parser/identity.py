@@ -1,9 +1,10 @@
 """A document's identity: its canonical URL, on the feed's own host (DESIGN.md section 3, parser).
 
-As in Turbo, an item's link *is* the page it stands for, so it must be on the
-host the feed was registered for -- otherwise a feed could publish pages for
-somebody else's site. ``www.`` is the one spelling difference accepted
-(``example.com`` and ``www.example.com`` are one site to every webmaster).
+As in Turbo, an item's link *is* the page it stands for, so it must be on a
+host its source may publish: the feed's or upload's host, or that host's
+``www.`` alias when the same tenant verified both. What counts as the same
+host is ``shared.hosts``' rule, the one claims, verification and the API use
+too (a rule of its own here let one tenant overwrite another's pages, issue 18).
 The URL is canonical (``shared.urls.canonical_url``) everywhere after this.
 """
 
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shared.hosts import HostScope
 from shared.urls import canonical_url
 
-__all__ = ["Identity", "IdentityError", "identify", "same_site"]
+__all__ = ["Identity", "IdentityError", "identify"]
 
 
 class IdentityError(ValueError):
@@ -33,10 +35,6 @@ class Identity:
     host: str
 
 
-def _bare(host: str) -> str:
-    return host[4:] if host.startswith("www.") else host
-
-
 def _host(canonical: str) -> str:
     # the URL is canonical already: the authority is between "//" and the next "/";
     # re-parsing it (shared.urls.host_of) would double the cost of identity
@@ -46,12 +44,11 @@ def _host(canonical: str) -> str:
     return authority.partition(":")[0]
 
 
-def same_site(host_a: str, host_b: str) -> bool:
-    return _bare(host_a.lower().rstrip(".")) == _bare(host_b.lower().rstrip("."))
+def identify(link: str | None, feed_host: HostScope | str | None) -> Identity:
+    """The canonical URL of ``link``, checked against its source's scope (None: no host check).
 
-
-def identify(link: str | None, feed_host: str | None) -> Identity:
-    """The canonical URL of ``link``, checked against ``feed_host`` (None: no host check)."""
+    A plain host name is the scope of that host alone (no alias).
+    """
     if not link:
         raise IdentityError(
             "item has no link: a Turbo page needs the URL of the page it stands for", code="item.no_link"
@@ -61,10 +58,10 @@ def identify(link: str | None, feed_host: str | None) -> Identity:
     except ValueError as exc:
         raise IdentityError(f"item link {link[:200]!r} is not a usable URL: {exc}", code="item.bad_link") from None
     host = _host(url)
-    if feed_host and host != feed_host and not same_site(host, feed_host):
-        raise IdentityError(
-            f"item link is on host {host!r}, not on the feed's host {feed_host!r}; "
-            "a feed may only publish pages of its own site",
-            code="item.foreign_host",
-        )
+    if feed_host:
+        scope = HostScope(feed_host) if isinstance(feed_host, str) else feed_host
+        if not scope.admits(host):
+            raise IdentityError(
+                scope.refusal(host), code="item.foreign_host" if scope.verified else "host.not_verified"
+            )
     return Identity(url, host)

@@ -21,6 +21,7 @@ from cubes.parser import metrics
 from cubes.parser.documents import Candidate, Removal, to_document
 from cubes.parser.model import ItemError
 from cubes.parser.status import Outcome, note_conflict
+from shared.hosts import HostScope
 from shared.messages import SOURCE_PRIORITY, DocumentDeleted, SourceKind, SourceRef
 from shared.runtime.cube import Output
 from shared.stores import ClaimOutcome, HashStore, Stores
@@ -45,6 +46,13 @@ class Source:
     host: str | None
     seen_at: datetime
     preview: bool = False
+    #: the hosts its items may be on (``shared.hosts``); None: ``host`` alone
+    scope: HostScope | None = None
+
+    @property
+    def hosts(self) -> HostScope | str | None:
+        """What the items' identity is checked against."""
+        return self.scope or self.host
 
 
 @dataclass

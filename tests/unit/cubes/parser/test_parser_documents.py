@@ -12,6 +12,7 @@ from cubes.parser.feed import parse_feed
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.sanitize import sanitize_html
 from shared.clock import utcnow
+from shared.hosts import scope_for
 from shared.messages import SourceKind, SourceRef
 
 #: an iframe is unsafe unless it shows an allowlisted video host (shared/safehtml.py)
@@ -53,10 +54,23 @@ def test_sanitize_keeps_turbo_structure() -> None:
 
 
 def test_identity_host_rule_and_canonical_url() -> None:
-    assert identify("HTTPS://WWW.Site.test:443/a/../b?#f", "site.test").url == "https://www.site.test/b"
-    assert identify("https://site.test/x", "www.site.test").host == "site.test"
-    with pytest.raises(IdentityError, match="not on the feed's host"):
-        identify("https://evil.test/x", "site.test")
+    assert identify("HTTPS://Site.test:443/a/../b?#f", "site.test").url == "https://site.test/b"
+    # www. is an alias only for a tenant that verified both spellings (shared.hosts)
+    both = scope_for("site.test", ["site.test", "www.site.test"])
+    assert identify("HTTPS://WWW.Site.test:443/a/../b?#f", both).url == "https://www.site.test/b"
+    assert identify("https://site.test/x", scope_for("www.site.test", ["site.test", "www.site.test"])).host == (
+        "site.test"
+    )
+    for alone in ("site.test", scope_for("site.test", ["site.test"]), scope_for("site.test", None)):
+        with pytest.raises(IdentityError, match="two hosts: they count as one site once the same tenant") as exc:
+            identify("https://www.site.test/x", alone)
+        assert exc.value.code == "item.foreign_host"
+    with pytest.raises(IdentityError, match="not on the feed's host") as exc:
+        identify("https://evil.test/x", both)
+    assert "two hosts" not in str(exc.value)
+    with pytest.raises(IdentityError, match="not verified for this tenant any more") as exc:
+        identify("https://site.test/x", scope_for("site.test", ["www.site.test"]))
+    assert exc.value.code == "host.not_verified"
     with pytest.raises(IdentityError, match="not a usable URL"):
         identify("javascript:alert(1)", "site.test")
     with pytest.raises(IdentityError, match="no link"):

@@ -100,6 +100,10 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
         await stores.feeds.upsert_feed(
             Feed(feed_id=fid, url=f"https://news.test/{fid}.xml", host="news.test", format="turbo")
         )
+    # the uploads' tenant: the parser reads its verified hosts when it parses (shared.hosts)
+    await stores.tenants.create_tenant("ten", tenant_id="ten")
+    await stores.tenants.add_host("ten", "news.test")
+    await stores.tenants.set_verified("ten", "news.test")
     try:
         yield Env(stores, blobs)
     finally:
@@ -315,3 +319,35 @@ async def test_counters_and_same_body_shortcut(env: Env) -> None:
     assert _sample("turbocubes_parser_same_body_total", "turbo") == same_before + 1
     after = {n: _sample(f"turbocubes_parser_{n}_total", "turbo") - before[n] for n in before}
     assert after == {"parsed": 6, "changed": 3, "unchanged": 1, "deleted": 1, "rejected": 1}
+
+
+async def test_a_feed_whose_host_another_tenant_verified_since_publishes_nothing(env: Env) -> None:
+    """The scope is read at parse time (shared.hosts): a claim lost after registration counts."""
+    await env.stores.feeds.upsert_feed(
+        Feed(feed_id="f3", url="https://news.test/f3.xml", host="news.test", format="turbo", tenant_id="ten")
+    )
+    assert docs(await env.feed(turbo_feed(item(1)), feed_id="f3"))  # published while "ten" holds the host
+    await env.stores.tenants.create_tenant("other", tenant_id="other")
+    await env.stores.tenants.add_host("other", "news.test")
+    await env.stores.tenants.set_verified("other", "news.test")  # the only verified claim now
+
+    # the body is not even read: a blob that does not exist would be a Reject
+    assert await env.feed(None, feed_id="f3", body_ref="feeds/never-written") == []
+    status = (await env.stores.feeds.get("f3")).status  # type: ignore[union-attr]
+    assert status.last_result == "parse_error"
+    assert "not verified for this tenant any more" in (status.last_error or "")
+
+
+async def test_a_feed_of_a_tenant_publishes_its_www_alias_only_when_both_are_verified(env: Env) -> None:
+    await env.stores.feeds.upsert_feed(
+        Feed(feed_id="f4", url="https://news.test/f4.xml", host="news.test", format="turbo", tenant_id="ten")
+    )
+    body = turbo_feed(item(1, link="https://www.news.test/1"))
+    assert docs(await env.feed(body, feed_id="f4")) == []
+    status = (await env.stores.feeds.get("f4")).status  # type: ignore[union-attr]
+    assert "claim and verify www.news.test too" in (status.last_error or "")
+
+    await env.stores.tenants.add_host("ten", "www.news.test")
+    await env.stores.tenants.set_verified("ten", "www.news.test")
+    [doc] = docs(await env.feed(body + b" ", feed_id="f4"))  # a changed body: the same one is skipped whole
+    assert doc.url == "https://www.news.test/1"

@@ -1,0 +1,112 @@
+"""What counts as the same host: one rule for claims, verification, uploads, feeds, deletes and the parser.
+
+(DESIGN.md section 6, "Per tenant, in"; issue 18.) STYLE.md rule 18 names "what counts as the
+same host" as a rule with one owner: this module.
+
+**A host is its canonical name** (``shared.urls.canonical_host``). ``example.com`` and
+``www.example.com`` are two hosts: DNS lets two parties serve them, and each is claimed and
+verified on its own -- verifying one never verifies the other, and a host has at most one
+verified claim (the store keeps that). **They are aliases, one site, only for a tenant that has
+verified both**: then the feeds and uploads of either may carry pages of the other. No other
+spelling is an alias (no other subdomain; ports and schemes are not part of a host).
+
+Why not "``www.`` is always the same site", as the parser used to say: tenant X verified
+``victim.example``, tenant Y verified ``www.victim.example``; X uploaded an item linking to Y's
+``www.victim.example/story/1``, the parser took the two for one site while the claims took them
+for two, and X's upload overwrote Y's page and took its ownership (issue 18, finding 1).
+
+Where the rule is applied:
+
+* claims and verification (``TenantStore``, ``cubes/api/hosts.py``): per host, exactly;
+* the API (``cubes.api.auth.require_host``): an upload's ``host``, a feed URL's host and a
+  deleted page's host need a verified claim of the caller on that very host;
+* the parser (``cubes.parser.identity``): an item's link must be on a host its source's
+  ``HostScope`` admits -- the feed's or upload's host, and that host's alias when the same
+  tenant verified both. The scope is read when the body is parsed, so a feed whose host was
+  verified by another tenant since it was registered publishes nothing more;
+* the scheduler's article discovery for autoparser hosts: the same scope.
+
+Feeds the operator registered without a tenant publish their own host only: there is no claim
+to make an alias of.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shared.stores.base import TenantStore
+
+__all__ = ["HostScope", "scope_for", "tenant_scope", "www_alias"]
+
+_WWW = "www."
+
+
+def www_alias(host: str) -> str | None:
+    """The other spelling of a canonical host (``www.x.y`` <-> ``x.y``), or None when it has none.
+
+    IP literals have no alias, nor does a host whose bare part would be a single label
+    (``www.com`` is not an alias of the top-level domain ``com``).
+    """
+    if not host or host.startswith("[") or host.replace(".", "").isdigit():
+        return None
+    bare = host[len(_WWW) :] if host.startswith(_WWW) else host
+    if "." not in bare:
+        return None
+    return bare if bare != host else _WWW + host
+
+
+@dataclass(frozen=True, slots=True)
+class HostScope:
+    """The hosts one source (a feed, an upload) may publish pages on.
+
+    ``alias`` is set only when the source's tenant holds verified claims on both spellings.
+    ``verified`` is False when the tenant no longer holds a verified claim on ``host`` itself
+    (another tenant proved it since, or the claim was withdrawn): then nothing is admitted.
+    """
+
+    host: str
+    alias: str | None = None
+    verified: bool = True
+
+    def admits(self, host: str) -> bool:
+        return self.verified and (host == self.host or (self.alias is not None and host == self.alias))
+
+    def refusal(self, host: str) -> str:
+        """Why a page on ``host`` is refused, with what the webmaster can do about it."""
+        if not self.verified:
+            return (
+                f"the host {self.host!r} is not verified for this tenant any more "
+                "(another tenant verified it, or the claim was withdrawn): nothing of it is published"
+            )
+        why = (
+            f"item link is on host {host!r}, not on the feed's host {self.host!r}; "
+            "a feed may only publish pages of its own site"
+        )
+        if host == www_alias(self.host):
+            why += (
+                f" ({host} and {self.host} are two hosts: they count as one site once the same tenant "
+                f"has verified both; claim and verify {host} too)"
+            )
+        return why
+
+
+def scope_for(host: str, verified: Iterable[str] | None) -> HostScope:
+    """The scope of a source on ``host`` for a tenant whose verified hosts are ``verified``.
+
+    ``verified`` None: a source without a tenant (the operator's): its own host, no alias.
+    """
+    if verified is None:
+        return HostScope(host)
+    hosts = frozenset(verified)
+    alias = www_alias(host)
+    return HostScope(host, alias if alias in hosts else None, verified=host in hosts)
+
+
+async def tenant_scope(tenants: TenantStore, tenant_id: str | None, host: str) -> HostScope:
+    """``scope_for`` with the tenant's verified hosts read from the store now (one query)."""
+    if not tenant_id:
+        return scope_for(host, None)
+    return scope_for(host, [claim.host for claim in await tenants.hosts_of(tenant_id) if claim.verified])
