@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shared.stores.base import TenantStore
+    from shared.stores.tenants import TenantStore
 
 __all__ = ["HostScope", "scope_for", "tenant_scope", "www_alias"]
 
