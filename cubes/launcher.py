@@ -98,6 +98,7 @@ async def run_cubes(
     runners: list[Runner] = []
     health: HealthServer | None = None
     status_task: asyncio.Task[None] | None = None
+    writer: StatusWriter | None = None
     watch: asyncio.Task[None] | None = None
     try:
         await ensure_topics(deps, names)
@@ -147,7 +148,8 @@ async def run_cubes(
         tasks: list[asyncio.Task[Any]] = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
         # the status page's and the overload gate's view of this process (shared/status.py); kept out of
         # `tasks`, whose first ending means "stop"
-        status_task = asyncio.create_task(StatusWriter(deps, runners).run(), name="status")
+        writer = StatusWriter(deps, runners)
+        status_task = asyncio.create_task(writer.run(), name="status")
         if side is not None:
             tasks.append(asyncio.create_task(side(deps, stop), name="side"))
         if pool is not None:
@@ -186,6 +188,8 @@ async def run_cubes(
             if side_task is not None:
                 side_task.cancel()
                 await asyncio.gather(side_task, return_exceptions=True)
+        if writer is not None:
+            await writer.close()  # stopped, not crashed: the status page drops this process at once
         if health is not None:
             await health.stop()
         await deps.close()

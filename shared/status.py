@@ -15,8 +15,12 @@ connection to the processes they describe. Names:
     an overload watcher's state (``shared/runtime/overload.py``).
 
 ``<instance>`` is ``<hostname>:<pid>``. A snapshot not rewritten for
-``STALE_INTERVALS`` intervals belongs to a process that stopped or hangs: it
-is shown as such and never counts towards the pipeline's lag.
+``STALE_INTERVALS`` intervals belongs to a process that crashed or hangs: it
+is shown as such and never counts towards the pipeline's lag. A process that
+stops cleanly says so: ``StatusWriter.close`` writes a last snapshot marked
+``"state": "stopped"`` (``is_stopped``), which readers leave out at once --
+so a clean restart leaves no stale rows behind, and a stale row always means
+a process that did not stop cleanly.
 """
 
 from __future__ import annotations
@@ -45,9 +49,11 @@ __all__ = [
     "OVERLOAD_PREFIX",
     "PRUNE_AFTER_S",
     "STALE_INTERVALS",
+    "STOPPED",
     "StatusWriter",
     "instance_id",
     "is_fresh",
+    "is_stopped",
     "percentile",
     "pipeline_lag",
     "runner_snapshot",
@@ -67,6 +73,8 @@ STALE_INTERVALS = 3
 PRUNE_AFTER_S = 3600.0
 #: a lag or DLQ read that takes longer than this is skipped for this round (a broker in trouble)
 READ_TIMEOUT_S = 5.0
+#: the ``state`` of a process's last snapshot when it stopped cleanly
+STOPPED = "stopped"
 
 
 def instance_id() -> str:
@@ -84,6 +92,11 @@ def is_fresh(snap: StatusSnapshot, now: float, interval_s: float) -> bool:
     return now - snap.updated_at.timestamp() <= STALE_INTERVALS * interval_s
 
 
+def is_stopped(snap: StatusSnapshot) -> bool:
+    """True for the last snapshot of a process that stopped cleanly (``StatusWriter.close``)."""
+    return snap.data.get("state") == STOPPED
+
+
 def pipeline_lag(
     snaps: Iterable[StatusSnapshot], groups: Sequence[str], now: float, interval_s: float
 ) -> tuple[int | None, dict[str, int]]:
@@ -95,7 +108,7 @@ def pipeline_lag(
     wanted = set(groups)
     by_group: dict[str, int] = {}
     for snap in snaps:
-        if not snap.name.startswith(CUBE_PREFIX) or not is_fresh(snap, now, interval_s):
+        if not snap.name.startswith(CUBE_PREFIX) or not is_fresh(snap, now, interval_s) or is_stopped(snap):
             continue
         group = str(snap.data.get("group") or snap.data.get("cube") or "")
         if group in wanted:
@@ -180,6 +193,22 @@ class StatusWriter:
             self._next_prune = now + PRUNE_AFTER_S
             await store.prune_status(datetime.fromtimestamp(now - PRUNE_AFTER_S, UTC))
         return written
+
+    async def close(self) -> None:
+        """Say that this process stopped cleanly: one last snapshot per runner, marked ``STOPPED``.
+
+        Best effort: a store that is gone by now leaves the snapshots to go stale, which then
+        reads as "crashed" -- wrong only for a process whose store died with it.
+        """
+        try:
+            store = (await self.deps.stores()).status
+            for runner in self.runners:
+                data = {"cube": runner.cube.name, "group": runner.group, "instance": self.instance, "state": STOPPED}
+                await store.put_status(
+                    f"{CUBE_PREFIX}{runner.cube.name}:{self.instance}", data, now=stamp(self.deps.clock)
+                )
+        except Exception as exc:
+            log.warning("the stopped state was not written (%s: %s)", type(exc).__name__, exc)
 
     async def run(self) -> None:
         """Write forever (until cancelled), one round per interval."""

@@ -8,8 +8,9 @@ cube (``cube.py``) serves it. Routes:
 * ``GET /preview?task=<id>&url=<URL>`` a debug upload's preview page (never cached, never indexed)
 * ``GET /api/v1/pages?url=`` the page's JSON form
 * ``GET /search?q=&page=`` full-text results, each with its rocket badge
-* ``GET /status?host=`` hosts, feeds, crawl lanes, cubes, freshness, overload (``status.py``)
-* ``GET /api/v1/status?host=`` the same as JSON
+* ``GET /status`` pipeline-wide aggregates: counts, freshness, overload, cubes, dead letters
+  (``status/``); ``?host=H`` redirects to the console's view of that host, behind its sign-in
+* ``GET /api/v1/status`` the same aggregates as JSON
 * ``GET /cdn/{key}`` the embedded file CDN (only when ``cdn.url`` is ``file://``)
 * ``GET /healthz``, ``/favicon.svg``
 
@@ -25,7 +26,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import orjson
 from aiohttp import web
@@ -35,7 +36,10 @@ from cubes.frontend.assets import FAVICON_SVG
 from cubes.frontend.audience import RegionTable, device_class
 from cubes.frontend.cdn import CdnFiles
 from cubes.frontend.queries import QueryEvents
-from cubes.frontend.status import gather_status, render_status, status_json
+from cubes.frontend.status.gather import gather_pipeline
+from cubes.frontend.status.page import render_status
+from cubes.frontend.status.payload import pipeline_json
+from cubes.frontend.status.view import pipeline_view
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
@@ -257,12 +261,16 @@ class _Frontend:
         )
 
     async def status(self, request: web.Request) -> web.Response:
-        view = await gather_status(self.stores, self.settings, self.clock.time(), host=_host_param(request))
+        host = _host_param(request)
+        if host:
+            # one host's feeds and errors are its webmaster's: the console checks who is asking
+            raise web.HTTPSeeOther(f"/console/hosts/{quote(host.lower(), safe='')}")
+        view = pipeline_view(await gather_pipeline(self.stores, self.settings, self.clock.time()))
         return _html(render_status(view))
 
     async def api_status(self, request: web.Request) -> web.Response:
-        view = await gather_status(self.stores, self.settings, self.clock.time(), host=_host_param(request))
-        return _json(status_json(view))
+        view = pipeline_view(await gather_pipeline(self.stores, self.settings, self.clock.time()))
+        return _json(pipeline_json(view))
 
     async def cdn_file(self, request: web.Request) -> web.Response:
         if self.cdn is None:

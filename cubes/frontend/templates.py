@@ -2,6 +2,8 @@
 
 Every value that comes from data is escaped here with ``html.escape``; the
 only raw HTML these functions insert is their own markup and the inline SVG.
+The page frame is the Jinja2 template ``html/layout.html`` (``jinja.py``),
+shared with the status page and the console.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from datetime import datetime
 from html import escape
 from urllib.parse import urlencode
 
-from cubes.frontend.assets import ROCKET_SVG, SITE_CSS
+from markupsafe import Markup
+
+from cubes.frontend.assets import ROCKET_SVG
+from cubes.frontend.jinja import render
 from shared.search.query import parse_query
 from shared.search.snippets import Snippet, highlight
 from shared.stores import SearchHit
@@ -42,19 +47,14 @@ def _search_form(query: str, *, autofocus: bool = False, extra_class: str = "") 
 
 
 def layout(title: str, body: str, *, query: str = "", header_search: bool = True, extra_css: str = "") -> str:
+    """The page frame around ``body`` (HTML these functions built, every data value escaped already)."""
     search = _search_form(query) if header_search else ""
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{escape(title)}</title>"
-        '<link rel="icon" href="/favicon.svg" type="image/svg+xml">'
-        f"<style>{SITE_CSS}{extra_css}</style></head><body>"
-        '<header class="top"><div class="wrap">'
-        f'<a class="brand" href="/"><span class="logo">{ROCKET_SVG}</span>turbocubes</a>{search}'
-        '<nav><a href="/search">Search</a><a href="/status">Status</a></nav></div></header>'
-        f'<main><div class="wrap">{body}</div></main>'
-        '<footer class="site"><div class="wrap">turbocubes: light, fast Turbo pages from partner feeds.'
-        "</div></footer></body></html>"
+    return render(
+        "layout.html",
+        title=title,
+        body=Markup(body),  # noqa: S704 - built by this module, which escapes every value it inserts
+        search=Markup(search),  # noqa: S704 - the same
+        extra_css=Markup(extra_css),  # noqa: S704 - the caller's own stylesheet constant
     )
 
 

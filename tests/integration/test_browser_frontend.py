@@ -402,9 +402,9 @@ async def test_turbo_and_search_pages_in_a_real_browser(frontend: str, browser: 
     await _shot(browser, session, "turbo-product-phone")
 
     session = await _open(browser, f"{frontend}/status", width=1280, height=900, mobile=False)
-    # hosts: news and shop (feeds), blog (pages only); feeds: three
-    assert await _eval(browser, session, "document.querySelectorAll('#hosts tbody tr').length") == 3
-    assert await _eval(browser, session, "document.querySelectorAll('#feeds tbody tr').length") == 3
+    # pipeline aggregates only: feeds by last result (ok, http_5xx), no host or feed of a tenant
+    assert await _eval(browser, session, "document.querySelectorAll('#results tbody tr').length") == 2
+    assert "news.example" not in await _eval(browser, session, "document.body.innerText")
     await _shot(browser, session, "status")
 
     session = await _open(browser, f"{frontend}/", width=1280, height=900, mobile=False)

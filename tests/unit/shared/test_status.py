@@ -19,6 +19,7 @@ from shared.status import (
     CUBE_PREFIX,
     STALE_INTERVALS,
     StatusWriter,
+    is_stopped,
     percentile,
     pipeline_lag,
     stamp,
@@ -217,7 +218,14 @@ async def test_every_turbocubes_process_publishes_its_cubes(tmp_path: Path) -> N
         assert snap.data["group"] == "kvwriter"
         assert snap.data["inputs"] == ["documents.ready", "documents.deleted"]
         assert snap.data["breaker_open"] is False
-    finally:
+        assert not is_stopped(snap)
         stop.set()
         assert await asyncio.wait_for(task, 30) == 0
+        # a clean stop says so (issue 14: stopped processes showed as red rows for an hour)
+        (snap,) = await stores.status.get_status("cube:kvwriter:")
+        assert is_stopped(snap)
+        assert pipeline_lag([snap], ["kvwriter"], snap.updated_at.timestamp(), 5.0) == (None, {})
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
         await stores.close()

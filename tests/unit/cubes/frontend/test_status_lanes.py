@@ -1,4 +1,4 @@
-"""The crawler's lanes reach the status page through the store (cubes/crawler/report.py -> cubes/frontend/status.py).
+"""The crawler's lanes reach the host view through the store (cubes/crawler/report.py -> cubes/frontend/status/).
 
 The lanes live in the crawler process, the page in the frontend's: the crawler's
 ``status`` timer writes a snapshot, the frontend reads it. Both run here on one
@@ -12,7 +12,8 @@ from pathlib import Path
 from cubes.crawler.lanes import Lanes
 from cubes.crawler.policy import Signal, SignalKind
 from cubes.crawler.report import LaneReport
-from cubes.frontend.status import gather_status, render_status
+from cubes.frontend.status.gather import gather_host, gather_pipeline
+from cubes.frontend.status.view import host_view
 from shared.clock import ManualClock
 from shared.config import CrawlerConfig, Settings
 from shared.runtime.overload import PAGE_CRAWLS, Overload
@@ -59,12 +60,19 @@ async def test_lane_pauses_and_rates_reach_the_status_page(tmp_path: Path) -> No
         assert state.data["overloaded"] is False
         assert state.data["holds"] == [PAGE_CRAWLS]
 
-        body = render_status(await gather_status(stores, settings, clock.time()))
-        assert "<small>Retry-After 120 s (unavailable)</small>" in body
-        assert "<small>back-off after 429 (incident 1)</small>" in body
-        assert "429 back-offs in a row: 1" in body
-        assert "1/s<small>of 2/s</small>" in body
-        assert '<span class="ok">fetching</span> 1/2' in body
+        slow_view = host_view(await gather_host(stores, settings, clock.time(), "slow.example", []))
+        assert slow_view.lane is not None
+        assert (slow_view.lane.state, slow_view.lane.notes) == ("paused", ("Retry-After 120 s (unavailable)",))
+        assert slow_view.lane.paused_until is not None
+        assert slow_view.lane.paused_until.relative == "in 2 min"
+        rude_view = host_view(await gather_host(stores, settings, clock.time(), "rude.example", []))
+        assert rude_view.lane is not None
+        assert rude_view.lane.notes == ("back-off after 429 (incident 1)", "429 back-offs in a row: 1")
+        assert (rude_view.lane.rate, rude_view.lane.ceiling) == (1.0, 2.0)
+        fine_view = host_view(await gather_host(stores, settings, clock.time(), "fine.example", []))
+        assert fine_view.lane is not None
+        assert (fine_view.lane.state, fine_view.lane.in_flight, fine_view.lane.concurrency) == ("fetching", 1, 2)
+        assert (await gather_pipeline(stores, settings, clock.time())).lanes_paused == 2
 
         # the pause ends: the next snapshot says so
         clock.advance(121.0)
@@ -75,8 +83,7 @@ async def test_lane_pauses_and_rates_reach_the_status_page(tmp_path: Path) -> No
         assert rows["slow.example"]["pause_reason"] == ""
         # a crawler that stopped writing: its lanes leave the page after three intervals
         clock.advance(3 * settings.runtime.status_interval_s + 1)
-        view = await gather_status(stores, settings, clock.time())
-        assert view.hosts == []
-        assert view.lanes_total == 0
+        assert (await gather_host(stores, settings, clock.time(), "slow.example", [])).lane is None
+        assert (await gather_pipeline(stores, settings, clock.time())).lanes_total == 0
     finally:
         await stores.close()

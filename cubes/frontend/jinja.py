@@ -1,0 +1,58 @@
+"""The frontend's HTML templates: Jinja2 with autoescape (DESIGN.md section 3, "frontend"; issue 20 item 8).
+
+Every value a template prints is escaped unless it is ``Markup`` made here
+or in ``templates.py`` from our own markup -- so partner text (titles, feed
+URLs, error messages) can never become HTML, whoever writes the next
+template. ``StrictUndefined`` turns a misspelled variable into an error in
+the tests instead of an empty cell in production. Templates live in
+``cubes/frontend/html/``; ``layout.html`` is the one page frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from cubes.frontend.assets import ROCKET_SVG, SITE_CSS
+
+__all__ = ["ENV", "duration", "render"]
+
+
+def duration(seconds: float | None) -> str:
+    """A duration for people: ``4.2 s``, ``35 s``, ``12 min``, ``3.5 h``, ``4 d``; ``—`` for None."""
+    if seconds is None:
+        return "—"
+    s = abs(seconds)
+    if s < 10:
+        return f"{s:.1f} s"
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    if s < 172_800:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86_400:.0f} d"
+
+
+def _num(value: int | float | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+ENV = Environment(
+    loader=PackageLoader("cubes.frontend", "html"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    auto_reload=False,  # templates ship with the package: read once
+)
+ENV.filters["num"] = _num
+ENV.filters["dur"] = duration
+ENV.globals["site_css"] = Markup(SITE_CSS)  # noqa: S704 - our own stylesheet, a constant
+ENV.globals["rocket"] = Markup(ROCKET_SVG)  # noqa: S704 - our own SVG, a constant
+
+
+def render(name: str, **context: Any) -> str:
+    return ENV.get_template(name).render(**context)
