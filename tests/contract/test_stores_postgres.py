@@ -95,3 +95,30 @@ async def test_processes_opening_a_new_schema_at_once_all_succeed(postgres_url: 
             await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         finally:
             await conn.close()
+
+
+def _round_trips(store: str) -> float:
+    from prometheus_client import REGISTRY
+
+    value = REGISTRY.get_sample_value("turbocubes_postgres_round_trips_total", {"store": store})
+    return value or 0.0
+
+
+async def test_round_trips_are_counted_per_store(postgres_url: str) -> None:
+    """What ``bench/e2e.py`` divides by documents: every request the engine waits for, by store."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=2)
+    try:
+        images, pages = _round_trips("images"), _round_trips("pages")
+        assert await stores.images.get("https://a.example/x.jpg") is None
+        assert _round_trips("images") - images == 1
+        assert _round_trips("pages") == pages  # another store's count did not move
+        await stores.pages.upsert_many([])  # nothing to write: no round trip at all
+        assert _round_trips("pages") == pages
+    finally:
+        await stores.close()
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()

@@ -25,13 +25,13 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
     db = await connect(url, pool_size)
     return Stores(
         url,
-        pages=PgPageStore(db),
-        hashes=PgHashStore(db),
-        images=SqlImageRegistry(db),
-        delay=PgDelayStore(db),
-        feeds=SqlFeedStore(db),
-        tenants=SqlTenantStore(db),
-        tasks=SqlTaskStore(db),
-        status=SqlStatusStore(db),
+        pages=PgPageStore(db.view("pages")),
+        hashes=PgHashStore(db.view("hashes")),
+        images=SqlImageRegistry(db.view("images")),
+        delay=PgDelayStore(db.view("delay")),
+        feeds=SqlFeedStore(db.view("feeds")),
+        tenants=SqlTenantStore(db.view("tenants")),
+        tasks=SqlTaskStore(db.view("tasks")),
+        status=SqlStatusStore(db.view("status")),
         close=db.close,
     )

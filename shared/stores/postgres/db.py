@@ -8,6 +8,13 @@ fresh schema per test so they never see each other's data.
 asyncpg stays inside ``shared/stores/postgres/`` (STYLE.md rule 4): connection-level
 failures become ``StoreUnavailable``, and so do serialization failures and
 deadlocks, which a retry resolves.
+
+Every round trip to the server (a statement, a ``BEGIN``, a ``COMMIT``) is
+counted in ``turbocubes_postgres_round_trips_total{store}``, from the driver's
+own count of the requests it sent on the connection while a store held it, so
+``bench/e2e.py`` can print round trips per document. Not counted: a
+statement's first preparation on a connection (asyncpg caches prepared
+statements per connection, so that is once per statement text and connection).
 """
 
 from __future__ import annotations
@@ -19,11 +26,12 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import asyncpg
+from prometheus_client import Counter
 
 from shared.errors import ConfigError, StoreUnavailable
 from shared.stores.migrations import POSTGRES
 
-__all__ = ["PgDb", "connect", "split_schema", "unnest_columns"]
+__all__ = ["ROUND_TRIPS", "PgDb", "connect", "split_schema", "unnest_columns"]
 
 T = TypeVar("T")
 
@@ -42,6 +50,19 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
 )
 _PLACEHOLDER = re.compile(r"\?")
 
+ROUND_TRIPS = Counter(
+    "turbocubes_postgres_round_trips_total",
+    "Requests the PostgreSQL store engine sent and waited for (statements, BEGIN, COMMIT), by store",
+    ["store"],
+)
+
+
+def _requests(conn: asyncpg.Connection) -> int:
+    """How many requests the driver has sent on ``conn`` (asyncpg's protocol counts them; the pool
+    reads the same count for ``max_queries``)."""
+    count: int = conn._protocol.queries_count  # no public accessor
+    return count
+
 
 def split_schema(url: str) -> tuple[str, str | None]:
     """The DSN without ``schema=`` and the schema name (validated, since it is spliced into SQL)."""
@@ -56,12 +77,22 @@ def split_schema(url: str) -> tuple[str, str | None]:
 
 
 class PgDb:
-    """The pool plus the ``SqlRunner`` of ``sql/runner.py`` (``?`` rewritten to ``$n``)."""
+    """The pool plus the ``SqlRunner`` of ``sql/runner.py`` (``?`` rewritten to ``$n``).
 
-    def __init__(self, pool: asyncpg.Pool, url: str) -> None:
+    ``view(store)`` is the same pool with its round trips counted under that store's name."""
+
+    def __init__(self, pool: asyncpg.Pool, url: str, store: str = "other") -> None:
         self.pool = pool
         self.url = url
+        self.store = store
         self._sql_cache: dict[str, str] = {}
+        self._round_trips = ROUND_TRIPS.labels(store)
+
+    def view(self, store: str) -> PgDb:
+        """This pool, counting round trips under ``store``."""
+        other = PgDb(self.pool, self.url, store)
+        other._sql_cache = self._sql_cache
+        return other
 
     def _sql(self, sql: str) -> str:
         converted = self._sql_cache.get(sql)
@@ -79,23 +110,33 @@ class PgDb:
         except _TRANSIENT as exc:
             raise StoreUnavailable(f"postgresql: {type(exc).__name__}: {exc}") from exc
 
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection, its round trips counted; transient errors become ``StoreUnavailable``."""
+        async with self.guard(), self.pool.acquire() as conn:
+            before = _requests(conn)
+            try:
+                yield conn
+            finally:
+                self._round_trips.inc(_requests(conn) - before)
+
     async def tx(self, fn: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
         """Run ``fn(conn)`` in a transaction on a pooled connection."""
-        async with self.guard(), self.pool.acquire() as conn, conn.transaction():
+        async with self.connection() as conn, conn.transaction():
             return await fn(conn)
 
     async def fetch(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        async with self.guard():
-            return list(await self.pool.fetch(self._sql(sql), *args))
+        async with self.connection() as conn:
+            return list(await conn.fetch(self._sql(sql), *args))
 
     async def fetchone(self, sql: str, *args: Any) -> tuple[Any, ...] | None:
-        async with self.guard():
-            row: tuple[Any, ...] | None = await self.pool.fetchrow(self._sql(sql), *args)
+        async with self.connection() as conn:
+            row: tuple[Any, ...] | None = await conn.fetchrow(self._sql(sql), *args)
             return row
 
     async def execute(self, sql: str, *args: Any) -> int:
-        async with self.guard():
-            status: str = await self.pool.execute(self._sql(sql), *args)
+        async with self.connection() as conn:
+            status: str = await conn.execute(self._sql(sql), *args)
         tail = status.rsplit(" ", 1)[-1]
         return int(tail) if tail.isdigit() else 0
 
@@ -103,7 +144,7 @@ class PgDb:
         return await self.fetch(sql, *args)
 
     async def migrate(self, schema: str | None) -> None:
-        async with self.guard(), self.pool.acquire() as conn, conn.transaction():
+        async with self.connection() as conn, conn.transaction():
             # the lock first: CREATE SCHEMA IF NOT EXISTS is not atomic against itself, and a dozen
             # processes starting at once (ops/topology) made one of them fail with a unique violation
             await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)

@@ -163,5 +163,5 @@ class PgHashStore(SqlHashStore):
         if not pairs:
             return
         last = dict(pairs)  # the last mapping of a guid wins, as one-by-one; one row per guid per statement
-        async with self._db.guard():
-            await self._db.pool.execute(_WRITE_GUIDS, [source_id] * len(last), list(last), list(last.values()))
+        async with self._db.connection() as conn:
+            await conn.execute(_WRITE_GUIDS, [source_id] * len(last), list(last), list(last.values()))

@@ -64,7 +64,7 @@ _SEARCH = (
 )
 
 
-async def _write(conn: asyncpg.Connection | asyncpg.Pool, page: Page) -> UpsertOutcome:
+async def _write(conn: asyncpg.Connection, page: Page) -> UpsertOutcome:
     prev_version, prev_deleted, written = await conn.fetchrow(_UPSERT, *page_params(page))
     prev = None if prev_version is None else (prev_version, bool(prev_deleted))
     outcome = upsert_outcome(prev, page.version)
@@ -79,8 +79,8 @@ class PgPageStore:
         self._db = db
 
     async def upsert(self, page: Page) -> UpsertOutcome:
-        async with self._db.guard():
-            return await _write(self._db.pool, page)
+        async with self._db.connection() as conn:
+            return await _write(conn, page)
 
     async def upsert_many(self, pages: Sequence[Page]) -> list[UpsertOutcome]:
         if not pages:
@@ -93,8 +93,8 @@ class PgPageStore:
 
     async def delete(self, url: str, version: int, *, now: datetime | None = None) -> DeleteOutcome:
         params = tombstone_params(url, host_of(url), version, now_us(now))
-        async with self._db.guard():
-            prev_version, prev_deleted, written = await self._db.pool.fetchrow(_TOMBSTONE, *params)
+        async with self._db.connection() as conn:
+            prev_version, prev_deleted, written = await conn.fetchrow(_TOMBSTONE, *params)
         prev = None if prev_version is None else (prev_version, bool(prev_deleted))
         outcome = delete_outcome(prev, version)
         if not written and outcome in (DeleteOutcome.deleted, DeleteOutcome.absent):
@@ -105,16 +105,16 @@ class PgPageStore:
         sql = f"SELECT {PAGE_COLUMNS} FROM pages WHERE url = $1"
         if not include_deleted:
             sql += " AND NOT deleted"
-        async with self._db.guard():
-            row = await self._db.pool.fetchrow(sql, url)
+        async with self._db.connection() as conn:
+            row = await conn.fetchrow(sql, url)
         return None if row is None else page_from_row(row)
 
     async def search(self, query: str, limit: int = 20, offset: int = 0) -> list[SearchHit]:
         terms = search_terms(query)
         if not terms or limit <= 0:
             return []
-        async with self._db.guard():
-            rows = await self._db.pool.fetch(_SEARCH, " ".join(terms), limit, max(offset, 0))
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(_SEARCH, " ".join(terms), limit, max(offset, 0))
         return [
             SearchHit(
                 url=r[0],
