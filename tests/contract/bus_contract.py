@@ -159,6 +159,26 @@ class BusContract:
         await c2.stop()
         assert [r.value for r in again][:6] == [str(i).encode() for i in range(4, 10)]
 
+    async def test_lag_is_log_end_minus_committed(self, bus: Bus, uid: str) -> None:
+        t, g = f"lag-{uid}", f"g-{uid}"
+        await self.make_topics(bus, t, partitions=1)
+        await produce(bus, t, [("k", str(i).encode()) for i in range(10)])
+        c = await bus.consumer(g, [t])
+        got = await drain(c, 10)
+        tp = tp_of(got[0])
+        assert (await c.lag())[tp] == 10  # read, not committed: still behind
+        await c.commit({tp: got[3].offset + 1})
+        assert (await c.lag())[tp] == 6
+        await c.commit({tp: got[9].offset + 1})
+        assert (await c.lag())[tp] == 0
+        await c.stop()
+        # a new member reads the group's committed offset, not only the offsets it committed itself
+        await produce(bus, t, [("k", b"late")])
+        c2 = await bus.consumer(g, [t])
+        await drain(c2, 1)
+        assert (await c2.lag())[tp] == 1
+        await c2.stop()
+
     async def test_headers_and_keys_survive(self, bus: Bus, uid: str) -> None:
         t = f"headers-{uid}"
         await self.make_topics(bus, t)
