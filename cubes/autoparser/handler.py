@@ -29,7 +29,6 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
-import xxhash
 from prometheus_client import Counter
 
 from cubes.autoparser.extract import Extraction, Extractor
@@ -38,6 +37,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import AutoparserConfig
 from shared.errors import NotFound, Reject
+from shared.hashing import content_hash
 from shared.messages import (
     SOURCE_PRIORITY,
     CrawlKind,
@@ -54,7 +54,7 @@ from shared.runtime.cube import Context, Output
 from shared.stores import ClaimOutcome, HashStore
 from shared.urls import host_of, try_canonical_url
 
-__all__ = ["SKIPPED", "AutoparserHandler", "content_hash"]
+__all__ = ["SKIPPED", "AutoparserHandler"]
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +66,6 @@ _OFFLOAD_BYTES = 512 * 1024
 _TITLE_MAX = 2000
 #: the scheduler's requester for the pages it reads to find articles (cubes/scheduler/discovery.py)
 _DISCOVERY = "discover:"
-
-
-def content_hash(title: str, text: str) -> str:
-    """xxh3-128 of title and text: what decides whether a page changed."""
-    return xxhash.xxh3_128_hexdigest(title.encode("utf-8") + b"\x00" + text.encode("utf-8"))
 
 
 def _charset(content_type: str | None) -> str | None:
@@ -175,7 +170,7 @@ class AutoparserHandler:
 
     async def _publish(self, msg: CrawlResult, ex: Extraction, url: str, title: str) -> Sequence[Output]:
         now = datetime.fromtimestamp(self.clock.time(), UTC)
-        digest = content_hash(title, ex.text)
+        digest = content_hash([title, ex.text])
         version = int(self.clock.time() * 1_000_000)
         if self.hashes is not None:
             source_id = f"autoparser:{msg.host}"

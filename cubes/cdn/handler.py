@@ -47,7 +47,7 @@ from shared.messages import (
 )
 from shared.runtime.cube import Context, Output
 from shared.stores import ImageRegistry
-from shared.urls import host_of, try_canonical_url
+from shared.urls import host_of
 
 __all__ = ["CACHE_CONTROL", "HEAD_FIRST_BYTES", "CdnHandler", "media_key"]
 
@@ -113,7 +113,7 @@ class CdnHandler:
         return datetime.fromtimestamp(self.clock.time(), UTC)
 
     async def handle(self, msg: CrawlResult, ctx: Context) -> list[Output]:
-        url = try_canonical_url(msg.url) or msg.url
+        url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
         kind = MediaKind.video if msg.kind == CrawlKind.video else MediaKind.image
         now = self._now()
         if msg.status != FetchStatus.ok:

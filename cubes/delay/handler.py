@@ -37,7 +37,6 @@ from shared.parked import ParkedPayloadError, release
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
 from shared.stores import DelayStore, ImageRegistry, ParkedDoc
-from shared.urls import try_canonical_url
 
 __all__ = ["DelayHandler"]
 
@@ -78,7 +77,7 @@ class DelayHandler:
         return outputs, released
 
     async def handle(self, msg: MediaCached, ctx: Context) -> list[Output]:
-        url = try_canonical_url(msg.url) or msg.url
+        url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
         now = self._now()
         if msg.status == MediaStatus.ok and msg.cdn_url:
             self.lookups.remember(url, msg.cdn_url)

@@ -22,7 +22,6 @@ from shared.errors import Reject
 from shared.messages import Document, DocumentDeleted
 from shared.runtime.cube import Context, Output
 from shared.stores import DeleteOutcome, Page, PageStore, UpsertOutcome
-from shared.urls import canonical_url
 
 __all__ = ["KvwriterHandler"]
 
@@ -47,13 +46,12 @@ class KvwriterHandler:
         return []
 
     def page_for(self, doc: Document, written_at: datetime) -> Page:
-        """The row to store for ``doc`` (rendered, sanitized, keyed)."""
-        try:
-            url = canonical_url(doc.url)
-        except ValueError as exc:
-            raise Reject(f"document url {doc.url!r} is not usable: {exc}") from exc
-        if url != doc.url:
-            doc = doc.model_copy(update={"url": url})
+        """The row to store for ``doc`` (rendered, sanitized, keyed).
+
+        ``doc.url`` is canonical: the boundary that accepted it (the parser's identity check, the
+        API, the autoparser) canonicalized it, and every store key downstream trusts that.
+        """
+        url = doc.url
         out = render(doc, self.sanitizer, written_at=written_at)
         if out.dropped_media:
             MEDIA_DROPPED.inc(out.dropped_media)
@@ -84,10 +82,7 @@ class KvwriterHandler:
         return outcome
 
     async def delete(self, msg: DocumentDeleted) -> DeleteOutcome:
-        try:
-            url = canonical_url(msg.url)
-        except ValueError as exc:
-            raise Reject(f"deleted url {msg.url!r} is not usable: {exc}") from exc
-        outcome = await self.pages.delete(url, msg.version, now=self._now())
+        # canonical, like a document's (see page_for)
+        outcome = await self.pages.delete(msg.url, msg.version, now=self._now())
         DELETES.labels(outcome.value).inc()
         return outcome

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cubes.parser.dedupe import content_hash
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.model import ItemError, MediaRef, ParsedItem
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
+from shared.hashing import content_hash
 from shared.hosts import HostScope
 from shared.messages import DocKind, Document, MediaKind, SourceRef
 from shared.urls import canonical_url

@@ -75,7 +75,6 @@ from datetime import UTC, datetime
 
 from cubes.parser import metrics
 from cubes.parser.collector import collector_paused
-from cubes.parser.dedupe import body_hash as hash_body
 from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
@@ -88,6 +87,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
 from shared.errors import NotFound, Reject
+from shared.hashing import body_hash as hash_body
 from shared.hosts import HostScope, tenant_scope
 from shared.messages import (
     CrawlKind,

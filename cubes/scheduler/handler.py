@@ -29,10 +29,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
-
-import xxhash
 
 from cubes.scheduler.discovery import Discovery
 from cubes.scheduler.policy import Outcome, backoff, classify, next_delay, next_interval
@@ -43,13 +40,15 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import NotFound, Reject
+from shared.hashing import body_hash
+from shared.http.retry_after import parse_retry_after
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedRegistration, FetchStatus
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
 from shared.runtime.overload import DEFER_S, Overload
 from shared.stores import Feed, FeedStore
 
-__all__ = ["SchedulerHandler", "body_hash", "retry_after_s"]
+__all__ = ["SchedulerHandler"]
 
 log = logging.getLogger(__name__)
 
@@ -68,28 +67,6 @@ _NEW_SCHEDULE: dict[str, Any] = {
 
 def _dt(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
-
-
-def body_hash(body: bytes) -> str:
-    """The content hash that tells whether a feed changed: xxh3-128, fast and wide enough."""
-    return xxhash.xxh3_128_hexdigest(body)
-
-
-def retry_after_s(headers: dict[str, str], now: float) -> float | None:
-    """Seconds asked for by a ``Retry-After`` header (delta seconds or an HTTP date), if any."""
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - now)
 
 
 class SchedulerHandler:
@@ -199,7 +176,7 @@ class SchedulerHandler:
             outcome=outcome,
             failures=failures,
             websub_lease_left=None if st.websub_expires_at is None else st.websub_expires_at.timestamp() - fetched,
-            retry_after=retry_after_s(res.headers, fetched),
+            retry_after=parse_retry_after(res.headers.get("retry-after"), fetched),
             u=self._rng.random(),
             cfg=self._cfg,
         )

@@ -31,7 +31,7 @@ from prometheus_client import Counter
 
 from shared.blobs.sigv4 import SigV4Signer
 from shared.errors import BlobUnavailable, ConfigError, NotFound
-from shared.http.fetch import parse_retry_after
+from shared.http.retry_after import parse_retry_after
 
 __all__ = ["MISSING_BUCKET_CODES", "REQUESTS", "THROTTLED_CODES", "BucketMissing", "S3Objects"]
 

@@ -4,8 +4,9 @@
 guarded, bounded GET that always returns a ``FetchResult``.
 """
 
-from shared.http.fetch import Fetcher, FetchResult, max_bytes_for, parse_retry_after
+from shared.http.fetch import Fetcher, FetchResult, max_bytes_for
 from shared.http.guard import AddressGuard, GuardedResolver, address_problem
+from shared.http.retry_after import parse_retry_after
 
 __all__ = [
     "AddressGuard",

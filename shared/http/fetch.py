@@ -23,7 +23,6 @@ Limits, all from settings:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,9 +35,10 @@ from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import BlockedAddressError
 from shared.http.guard import AddressGuard, GuardedResolver
+from shared.http.retry_after import parse_retry_after
 from shared.messages import CrawlKind, FetchStatus
 
-__all__ = ["KEPT_HEADERS", "FetchResult", "Fetcher", "max_bytes_for", "parse_retry_after"]
+__all__ = ["KEPT_HEADERS", "FetchResult", "Fetcher", "max_bytes_for"]
 
 #: response headers a result keeps (the parser and the scheduler need no others)
 KEPT_HEADERS = (
@@ -56,8 +56,6 @@ KEPT_HEADERS = (
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: read granularity; small enough that the size limit is enforced within 64 KiB
 _CHUNK = 64 * 1024
-#: a Retry-After longer than a day is treated as a day (a typo must not silence a host for a year)
-_MAX_RETRY_AFTER_S = 86_400.0
 
 
 @dataclass(slots=True)
@@ -78,22 +76,6 @@ class FetchResult:
     @property
     def ok(self) -> bool:
         return self.status in (FetchStatus.ok, FetchStatus.not_modified)
-
-
-def parse_retry_after(value: str | None, now: float) -> float | None:
-    """Retry-After as seconds from ``now`` (epoch): delta-seconds or an HTTP date; None if absent/bad."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return min(float(value), _MAX_RETRY_AFTER_S)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # RFC 9110 dates are GMT
-        return None
-    return min(max(0.0, when.timestamp() - now), _MAX_RETRY_AFTER_S)
 
 
 def max_bytes_for(kind: CrawlKind, settings: Settings) -> int:

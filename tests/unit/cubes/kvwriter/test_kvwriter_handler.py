@@ -13,7 +13,6 @@ from cubes.kvwriter.handler import KvwriterHandler
 from cubes.kvwriter.render import preview_key
 from shared.clock import ManualClock
 from shared.config import Settings
-from shared.errors import Reject
 from shared.messages import Document, DocumentDeleted, Media, SourceKind, SourceRef
 from shared.stores import DeleteOutcome, Stores, UpsertOutcome, open_stores
 
@@ -141,11 +140,16 @@ async def test_preview_goes_under_its_own_key(handler: KvwriterHandler, stores: 
     assert await stores.pages.search("Story") == []
 
 
-async def test_url_is_canonicalized_and_bad_urls_rejected(handler: KvwriterHandler, stores: Stores) -> None:
-    await handler.handle(make_doc(1, url="HTTPS://News.Example:443/a/story#frag"))
-    assert await stores.pages.get(URL) is not None
-    with pytest.raises(Reject, match="not usable"):
-        await handler.handle(make_doc(1, url="ftp://news.example/x"))
+async def test_canonical_urls_are_trusted_not_normalized_again(handler: KvwriterHandler, stores: Stores) -> None:
+    """Issue 20: a URL is canonicalized once, where it enters (parser identity, API, autoparser).
+
+    The kvwriter keys the page by the URL it is given; it used to canonicalize it a second time
+    (here: a spelling no boundary would ever let through, to show that it is not rewritten).
+    """
+    given = "HTTPS://News.Example/a/story"
+    await handler.handle(make_doc(1, url=given))
+    assert await stores.pages.get(given) is not None
+    assert await stores.pages.get(URL) is None
 
 
 async def test_freshness_is_observed_once_per_written_page(handler: KvwriterHandler) -> None:

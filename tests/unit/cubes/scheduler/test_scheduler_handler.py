@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import xxhash
 
-from cubes.scheduler.handler import SchedulerHandler, retry_after_s
+from cubes.scheduler.handler import SchedulerHandler
 from shared.clock import ManualClock
-from shared.config import Settings
+from shared.config import SchedulerConfig, Settings
+from shared.hashing import body_hash
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, Stores, open_stores
@@ -170,7 +170,7 @@ async def test_learning_changed_unchanged_not_modified(stores: Stores, clock: Ma
     assert st.last_result == "ok"
     assert st.etag == '"a"'
     assert st.last_modified == "Mon, 01 Jan 2024 00:00:00 GMT"
-    assert st.last_hash == xxhash.xxh3_128_hexdigest(body)
+    assert st.last_hash == body_hash(body)
     assert st.interval_s == 120.0  # changed: at the minimum
     assert st.next_fetch_at == datetime.fromtimestamp(t0 + 120.0, UTC)
     assert st.consecutive_failures == 0
@@ -191,7 +191,7 @@ async def test_learning_changed_unchanged_not_modified(stores: Stores, clock: Ma
     assert st.interval_s == 270.0
     assert st.last_result == "not_modified"
     assert st.etag == '"b"'
-    assert st.last_hash == xxhash.xxh3_128_hexdigest(body)
+    assert st.last_hash == body_hash(body)
 
     # new content: shorter again
     await h.handle(result("f1", URL, t0 + 600, body=b"<rss>new</rss>"), ctx("crawl.feeds"))
@@ -244,12 +244,23 @@ async def test_throttled_honours_retry_after(stores: Stores, clock: ManualClock)
     assert st.next_fetch_at == datetime.fromtimestamp(t + 3600, UTC)
 
 
-def test_retry_after_forms() -> None:
-    now = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
-    assert retry_after_s({"retry-after": "120"}, now) == 120.0
-    assert retry_after_s({"retry-after": "Mon, 01 Jan 2024 00:10:00 GMT"}, now) == 600.0
-    assert retry_after_s({"retry-after": "soon"}, now) is None
-    assert retry_after_s({}, now) is None
+async def test_throttled_reads_retry_after_as_the_crawler_does(stores: Stores, clock: ManualClock) -> None:
+    """Issue 20: the scheduler had a Retry-After parser of its own, which took a date without its zone as UTC.
+
+    RFC 9110 dates are GMT; the crawler refuses such a date (no advice), the scheduler waited for it
+    (here: weeks, clamped to its longest interval). Now both read it the same way.
+    """
+    h = make(stores, clock, Collector())
+    await announce(h, stores.feeds, reg("f1", URL))
+    t = clock.time()
+    far = datetime.fromtimestamp(t + 30 * 86_400, UTC).strftime("%a, %d %b %Y %H:%M:%S")  # no "GMT"
+    await h.handle(
+        result("f1", URL, t, status=FetchStatus.throttled, http_status=429, headers={"retry-after": far}),
+        ctx("crawl.feeds"),
+    )
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.next_fetch_at is not None
+    assert st.next_fetch_at < datetime.fromtimestamp(t + SchedulerConfig().max_interval_s, UTC)
 
 
 async def test_redelivered_and_older_results_are_ignored(stores: Stores, clock: ManualClock) -> None:

@@ -211,3 +211,4 @@ def test_parse_retry_after():
     assert parse_retry_after("10000000", now) == 86_400.0
     assert parse_retry_after("soon", now) is None
     assert parse_retry_after(None, now) is None
+    assert parse_retry_after("Mon, 01 Jan 2024 00:10:00", now) is None  # RFC 9110 dates are GMT: no zone, no advice
