@@ -7,6 +7,8 @@ Keys are relative paths such as ``img/ab/abcdef….jpg``.
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Protocol
 
 __all__ = ["BlobStore"]
@@ -28,6 +30,17 @@ class BlobStore(Protocol):
 
     async def get(self, key: str) -> bytes:
         """The bytes under ``key``; ``NotFound`` when there are none."""
+        ...
+
+    async def put_file(self, key: str, path: Path, *, content_type: str | None = None) -> str:
+        """Store the bytes of the file at ``path`` under ``key`` (overwriting) without holding them in
+        memory: big bodies (a shop's whole catalog) arrive on disk. ``path`` is left as it was."""
+        ...
+
+    def local_copy(self, key: str) -> AbstractAsyncContextManager[Path]:
+        """``async with store.local_copy(key) as path``: a local file with the bytes under ``key`` for
+        as long as the block runs, to be read as a stream (the embedded store hands its own file, S3
+        streams the object into a temporary one). ``NotFound`` when there are none."""
         ...
 
     async def exists(self, key: str) -> bool: ...

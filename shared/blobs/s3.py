@@ -28,8 +28,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
+import tempfile
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -188,6 +190,26 @@ class S3BlobStore:
             await self.ensure_bucket()
             await self._objects.request("PUT", key, data=data, headers=headers)
         return key
+
+    async def put_file(self, key: str, path: Path, *, content_type: str | None = None) -> str:
+        # one streamed PUT: S3 takes up to 5 GB in one; our bodies are bounded far below that
+        if not self._bucket_ready:
+            await self.ensure_bucket()
+        headers = {"Content-Type": content_type} if content_type else {}
+        try:
+            await self._objects.request("PUT", key, data=path, headers=headers)
+        except BucketMissing:
+            self._bucket_ready = False
+            await self.ensure_bucket()
+            await self._objects.request("PUT", key, data=path, headers=headers)
+        return key
+
+    @contextlib.asynccontextmanager
+    async def local_copy(self, key: str) -> AsyncIterator[Path]:
+        with tempfile.TemporaryDirectory(prefix="tc-s3-") as folder:
+            path = Path(folder) / "blob"
+            await self._objects.request("GET", key, into=lambda: path.open("wb"))
+            yield path
 
     async def get(self, key: str) -> bytes:
         _, body = await self._objects.request("GET", key)

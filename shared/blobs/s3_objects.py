@@ -21,8 +21,12 @@ dashboards see S3 requests per image.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
 from urllib.parse import quote, urlsplit
 
 import aiohttp
@@ -62,6 +66,25 @@ def _error_code(body: bytes) -> tuple[str, str]:
     return (root.findtext("Code") or "").strip(), (root.findtext("Message") or "").strip()
 
 
+#: a streamed download is written in pieces this big, each on a worker thread (a disk write can stall)
+_STREAM_CHUNK = 1 << 20
+
+
+def _open_sized(path: Path) -> tuple[IO[bytes], int]:
+    f = path.open("rb")
+    return f, os.fstat(f.fileno()).st_size
+
+
+async def _stream_to(resp: aiohttp.ClientResponse, opener: Callable[[], IO[bytes]]) -> None:
+    loop = asyncio.get_running_loop()
+    out = await loop.run_in_executor(None, opener)
+    try:
+        async for chunk in resp.content.iter_chunked(_STREAM_CHUNK):
+            await loop.run_in_executor(None, out.write, chunk)
+    finally:
+        await loop.run_in_executor(None, out.close)
+
+
 class S3Objects:
     """Object requests against one bucket of one endpoint, signed with SigV4, on an aiohttp pool."""
 
@@ -97,9 +120,20 @@ class S3Objects:
         return self._session
 
     async def request(
-        self, method: str, key: str, *, data: bytes | None = None, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        key: str,
+        *,
+        data: bytes | Path | None = None,
+        headers: dict[str, str] | None = None,
+        into: Callable[[], IO[bytes]] | None = None,
     ) -> tuple[int, bytes]:
-        """Send one request; ``(status, body)`` of a 2xx answer, else the translated error."""
+        """Send one request; ``(status, body)`` of a 2xx answer, else the translated error.
+
+        ``data`` may be a file's path: its bytes are streamed from disk (opened again for each
+        attempt). ``into`` opens a file the answer's body is streamed to instead of being returned
+        (then ``body`` is ``b""``); each attempt opens it afresh.
+        """
         path = self._prefix + key
         what = f"{method.lower()} {key}"
         session = self._session_now()
@@ -108,11 +142,21 @@ class S3Objects:
             sent = self._signer.headers(method, self._host, path, datetime.now(UTC))
             if headers:
                 sent.update(headers)
+            body_file: IO[bytes] | None = None
+            if isinstance(data, Path):
+                body_file, size = await asyncio.get_running_loop().run_in_executor(None, _open_sized, data)
+                sent["Content-Length"] = str(size)
             try:
-                async with session.request(method, url, data=data, headers=sent, allow_redirects=False) as resp:
+                async with session.request(
+                    method, url, data=body_file or data, headers=sent, allow_redirects=False
+                ) as resp:
                     status = resp.status
                     if 200 <= status < 300:
-                        body = b"" if method == "HEAD" else await resp.read()
+                        if into is not None:
+                            await _stream_to(resp, into)
+                            body = b""
+                        else:
+                            body = b"" if method == "HEAD" else await resp.read()
                         REQUESTS.labels(method, "ok").inc()
                         return status, body
                     err = b"" if method == "HEAD" else await resp.content.read(_ERROR_BODY_LIMIT)
@@ -121,6 +165,9 @@ class S3Objects:
                 if attempt < self._attempts:
                     continue
                 raise BlobUnavailable(f"S3 {what}: {type(exc).__name__}: {exc}", retry_after=1.0) from exc
+            finally:
+                if body_file is not None:
+                    body_file.close()
             REQUESTS.labels(method, str(status)).inc()
             raise self._translate(what, status, err, resp.headers.get("Retry-After"))
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
@@ -118,3 +119,17 @@ async def test_a_wrong_secret_is_a_config_error_naming_the_key(store: S3BlobStor
             await bad.get("img/x.jpg")
     finally:
         await bad.close()
+
+
+async def test_big_bodies_stream_in_from_a_file_and_out_to_one(store: S3BlobStore, tmp_path: Path) -> None:
+    src = tmp_path / "catalog.xml"
+    src.write_bytes(b"<yml_catalog>" + bytes(range(256)) * (12 << 12) + b"</yml_catalog>")  # ~12 MB
+    await store.put_file("crawl/feed/big", src, content_type="application/xml")
+    async with store.local_copy("crawl/feed/big") as path:
+        assert path.stat().st_size == src.stat().st_size
+        assert path.read_bytes() == src.read_bytes()
+        kept = path
+    assert not kept.exists()  # the temporary copy is gone with the block
+    with pytest.raises(NotFound):
+        async with store.local_copy("crawl/feed/none"):
+            pass

@@ -107,3 +107,16 @@ async def test_a_store_is_usable_after_close(store: FileBlobStore) -> None:
     await store.close()
     await store.put("b.bin", b"2")
     assert await store.get("b.bin") == b"2"
+
+
+async def test_big_bodies_go_in_from_a_file_and_come_out_as_one(store: FileBlobStore, tmp_path: Path) -> None:
+    src = tmp_path / "catalog.xml"
+    src.write_bytes(b"<yml_catalog>" + b"x" * (3 << 20) + b"</yml_catalog>")  # past one copy chunk
+    assert await store.put_file("crawl/feed/abc", src, content_type="application/xml") == "crawl/feed/abc"
+    assert src.exists()  # the caller's file is left alone
+    async with store.local_copy("crawl/feed/abc") as path:
+        assert path.read_bytes() == src.read_bytes()
+    assert [p.name for p in (store.root / "crawl" / "feed").iterdir()] == ["abc"]  # no temp file left
+    with pytest.raises(NotFound):
+        async with store.local_copy("crawl/feed/none"):
+            pass
