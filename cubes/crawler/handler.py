@@ -26,9 +26,11 @@ a ``timeout`` / ``throttled`` result rather than as a runtime retry.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from cubes.crawler.coalesce import Coalescer
 from cubes.crawler.lanes import Lanes
@@ -138,6 +140,9 @@ class CrawlHandler:
                 etag=req.etag,
                 last_modified=req.last_modified,
                 timeout_s=None if deadline is None else deadline - self.clock.monotonic(),
+                # a body that will travel as a blob reference streams to disk on its way in, so a big
+                # catalog or video never sits in memory whole
+                spill_over=c.inline_body_max if self._blobs is not None else None,
             )
         finally:
             lane.release(signal_for(fetched) if fetched is not None else None)
@@ -146,7 +151,13 @@ class CrawlHandler:
     async def _from_fetch(self, req: CrawlRequest, f: FetchResult, elapsed_s: float) -> CrawlResult:
         body, body_ref = f.body, None
         inline_max = self.settings.crawler.inline_body_max
-        if f.status is FetchStatus.ok and body is not None and len(body) > inline_max:
+        if f.body_file is not None:
+            try:
+                if f.status is FetchStatus.ok:
+                    body_ref = await self._put_blob_file(req, f.body_file, f.body_sha256, f.headers.get("content-type"))
+            finally:
+                await asyncio.to_thread(f.body_file.unlink, True)
+        elif f.status is FetchStatus.ok and body is not None and len(body) > inline_max:
             body_ref = await self._put_blob(req, body, f.headers.get("content-type"))
             body = None
         if f.status is not FetchStatus.ok:
@@ -171,6 +182,12 @@ class CrawlHandler:
         # content-addressed: the same body fetched twice is stored once
         key = f"crawl/{req.kind.value}/{hashlib.sha256(body).hexdigest()}"
         return await store.put(key, body, content_type=content_type)
+
+    async def _put_blob_file(self, req: CrawlRequest, path: Path, sha256: str | None, content_type: str | None) -> str:
+        assert self._blobs is not None  # a body spills only when there is a blob store
+        assert sha256 is not None  # computed while the body streamed to the file
+        store = await self._blobs()
+        return await store.put_file(f"crawl/{req.kind.value}/{sha256}", path, content_type=content_type)
 
     def _result(self, req: CrawlRequest, status: FetchStatus, **fields: object) -> CrawlResult:
         headers = fields.get("headers") or {}

@@ -17,7 +17,10 @@ Limits, all from settings:
   gzip bomb costs at most the limit; a Content-Length over the limit is
   refused before reading anything;
 * conditional GET: ``etag`` / ``last_modified`` are sent as If-None-Match /
-  If-Modified-Since and a 304 is ``not_modified``.
+  If-Modified-Since and a 304 is ``not_modified``;
+* ``spill_over``: a body bigger than that goes to a temporary file while it streams in
+  (``spill.py``; ``FetchResult.body_file`` and ``body_sha256``, the caller deletes the file), so a
+  huge catalog or video costs a chunk of memory, not its size.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
@@ -36,6 +40,7 @@ from shared.config import Settings
 from shared.errors import BlockedAddressError
 from shared.http.guard import AddressGuard, GuardedResolver
 from shared.http.retry_after import parse_retry_after
+from shared.http.spill import BodySink
 from shared.messages import CrawlKind, FetchStatus
 
 __all__ = ["KEPT_HEADERS", "FetchResult", "Fetcher", "max_bytes_for"]
@@ -71,6 +76,10 @@ class FetchResult:
     elapsed_s: float = 0.0
     #: seconds the server asked us to wait (Retry-After), already converted from an HTTP date
     retry_after_s: float | None = None
+    #: the body, when it was over ``spill_over``: a temporary file the caller owns (and deletes), with
+    #: the sha256 of its bytes; ``body`` is None then
+    body_file: Path | None = None
+    body_sha256: str | None = None
     redirects: list[str] = field(default_factory=list)
 
     @property
@@ -156,10 +165,12 @@ class Fetcher:
         max_bytes: int | None = None,
         headers: Mapping[str, str] | None = None,
         timeout_s: float | None = None,
+        spill_over: int | None = None,
     ) -> FetchResult:
         """GET ``url`` within every limit; never raises (except ``CancelledError``).
 
         ``timeout_s`` shortens ``http.total_timeout_s`` for this call (a caller's own deadline).
+        ``spill_over``: a body over this many bytes lands in ``FetchResult.body_file`` (see above).
         """
         start = time.monotonic()
         limit = max_bytes if max_bytes is not None else max_bytes_for(kind, self.settings)
@@ -169,10 +180,11 @@ class Fetcher:
             req_headers["If-None-Match"] = etag
         if last_modified:
             req_headers["If-Modified-Since"] = last_modified
+        sink = BodySink(spill_over)
         try:
             total = self.settings.http.total_timeout_s
             async with asyncio.timeout(total if timeout_s is None else max(0.0, min(total, timeout_s))):
-                await self._follow(url, req_headers, limit, result)
+                await self._follow(url, req_headers, limit, result, sink)
         except BlockedAddressError as exc:
             result.status, result.error = FetchStatus.blocked_address, exc.message
         except ValueError as exc:  # bad URL (yarl / our checks); aiohttp.InvalidURL is a ValueError too
@@ -189,10 +201,15 @@ class Fetcher:
                 result.status, result.error = FetchStatus.connect_error, str(exc)
         except (aiohttp.ClientError, OSError) as exc:
             result.status, result.error = FetchStatus.connect_error, f"{type(exc).__name__}: {exc}"
+        finally:
+            if result.body_file is None:  # no body kept on disk (failed, or small): no file left behind
+                await sink.discard()
         result.elapsed_s = time.monotonic() - start
         return result
 
-    async def _follow(self, url: str | URL, headers: dict[str, str], limit: int, result: FetchResult) -> None:
+    async def _follow(
+        self, url: str | URL, headers: dict[str, str], limit: int, result: FetchResult, sink: BodySink
+    ) -> None:
         session = self._open()
         current = self.guard.check_url(url)
         seen = {str(current)}
@@ -218,10 +235,10 @@ class Fetcher:
                     seen.add(str(target))
                     current = self.guard.check_url(target)
                     continue
-                await self._read(resp, limit, result)
+                await self._read(resp, limit, result, sink)
                 return
 
-    async def _read(self, resp: aiohttp.ClientResponse, limit: int, result: FetchResult) -> None:
+    async def _read(self, resp: aiohttp.ClientResponse, limit: int, result: FetchResult, sink: BodySink) -> None:
         result.http_status = resp.status
         result.headers = {k: resp.headers[k] for k in KEPT_HEADERS if k in resp.headers}
         result.retry_after_s = parse_retry_after(resp.headers.get("Retry-After"), self.clock.time())
@@ -240,18 +257,17 @@ class Fetcher:
             result.status = FetchStatus.too_large
             result.error = f"Content-Length {declared} over the limit of {limit} bytes"
             return
-        parts: list[bytes] = []
-        size = 0
         async for chunk in resp.content.iter_chunked(_CHUNK):
-            size += len(chunk)
-            if size > limit:
-                result.status, result.size = FetchStatus.too_large, size
+            if sink.size + len(chunk) > limit:
+                result.status, result.size = FetchStatus.too_large, sink.size + len(chunk)
                 result.error = f"body over the limit of {limit} bytes (after decompression)"
                 resp.close()  # drop the connection instead of draining an endless body
                 return
-            parts.append(chunk)
-        result.body = b"".join(parts)
-        result.size = size
+            await sink.add(chunk)
+        result.body = await sink.finish()
+        result.size = sink.size
+        if result.body is None:
+            result.body_file, result.body_sha256 = sink.path, sink.sha256
 
 
 def _blocked_cause(exc: BaseException) -> BlockedAddressError | None:

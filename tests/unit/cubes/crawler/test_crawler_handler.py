@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
+import tempfile
 
 import pytest
 
@@ -49,7 +51,15 @@ async def test_result_topic_by_kind(partner, handler, kind, path, topic):
     assert (r.body is None) == (r.body_ref is not None)
 
 
-async def test_large_body_goes_to_the_blob_store(partner, handler):
+async def test_large_body_goes_to_the_blob_store(partner, handler, tmp_path, monkeypatch):
+    spills = tmp_path / "spills"
+    spills.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spills))
+
+    async def no_whole_body_put(*args, **kwargs):
+        raise AssertionError("a body over inline_body_max is streamed to disk and put from the file")
+
+    monkeypatch.setattr(handler.blob_store, "put", no_whole_body_put)
     body = b"<rss>" + b"x" * 5000 + b"</rss>"
     partner.set(A, "/big.xml", body, headers={"Content-Type": "application/rss+xml"})
     [out] = await handler.handle(request(partner.url(A, "/big.xml"), A), CTX)
@@ -57,6 +67,8 @@ async def test_large_body_goes_to_the_blob_store(partner, handler):
     assert r.body is None
     assert r.size == len(body)
     assert await handler.blob_store.get(r.body_ref) == body
+    assert r.body_ref == f"crawl/feed/{hashlib.sha256(body).hexdigest()}"  # content-addressed, as before
+    assert list(spills.iterdir()) == []  # the body went to disk on its way in, and the file is gone
     small = await handler.handle(request(partner.url(A, "/ok"), A, requesters=["y"]), CTX)
     assert small[0].message.body == b"ok"
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import socket
+import tempfile
 from email.utils import formatdate
 
 import orjson
@@ -79,6 +81,30 @@ async def test_endless_body_is_cut_off(partner, fetcher):
     assert r.status is FetchStatus.too_large
     assert r.body is None
     assert 300_000 < r.size <= 300_000 + 65536
+
+
+async def test_a_big_body_streams_to_a_file_with_its_sha256(partner, fetcher, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    body = bytes(range(256)) * 12_000  # ~3 MB: past the spill threshold and several disk writes
+    partner.set(A, "/catalog.xml", body)
+    r = await fetcher.fetch(partner.url(A, "/catalog.xml"), spill_over=100_000)
+    assert r.status is FetchStatus.ok
+    assert r.body is None
+    assert r.size == len(body)
+    assert r.body_file is not None
+    assert r.body_file.read_bytes() == body
+    assert r.body_sha256 == hashlib.sha256(body).hexdigest()
+    r.body_file.unlink()
+    small = await fetcher.fetch(partner.url(A, "/ok"), spill_over=100_000)
+    assert (small.body, small.body_file) == (b"ok", None)
+
+
+async def test_a_spilled_body_cut_off_leaves_no_file(partner, fetcher, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    r = await fetcher.fetch(partner.url(A, "/huge"), max_bytes=3_000_000, spill_over=100_000)
+    assert r.status is FetchStatus.too_large
+    assert r.body_file is None
+    assert list(tmp_path.iterdir()) == []
 
 
 async def test_declared_length_over_limit_is_refused_before_reading(partner, fetcher):
