@@ -388,14 +388,15 @@ class PassResult:
 
 
 def stall_report(runners: list[Runner]) -> list[str]:
-    """What each runner holds when a pass does not finish (private fields: a diagnostic, not an API)."""
+    """What each runner holds when a pass does not finish."""
     out = []
     for r in runners:
         consumer: Any = r.consumer
         paused = consumer.paused() if consumer is not None and hasattr(consumer, "paused") else "?"
+        held = r.describe()
         out.append(
-            f"   stall? cube {r.cube.name:10} processed {r.stats.processed}  in flight {r._in_flight}"
-            f"  held partitions {len(r._held)}  lanes {len(r._queues)}  breaker open {r.breaker_open}"
+            f"   stall? cube {r.cube.name:10} processed {r.stats.processed}  in flight {held.get('in_flight', 0)}"
+            f"  held partitions {held.get('held', 0)}  lanes {held.get('lanes', 0)}  breaker open {r.breaker_open}"
             f"  bus failures {r.stats.bus_failures}  paused {paused}"
         )
     return out

@@ -9,7 +9,7 @@ from shared.bus import open_bus
 from shared.bus.base import Record
 from shared.config import Settings
 from shared.runtime.dlq import dead_letters, replay
-from shared.runtime.runner import HEADERS
+from shared.runtime.headers import HEADERS
 
 __all__ = ["list_dead_letters", "replay_dead_letters"]
 

@@ -12,7 +12,7 @@ connection to the processes they describe. Names:
 ``lanes:<instance>``
     the crawler's per-host lanes (``cubes/crawler/report.py``);
 ``overload:<cube>:<instance>``
-    an overload watcher's state (``shared/runtime/overload.py``).
+    an overload watcher's state (``shared/overload.py``).
 
 ``<instance>`` is ``<hostname>:<pid>``. A snapshot not rewritten for
 ``STALE_INTERVALS`` intervals belongs to a process that crashed or hangs: it

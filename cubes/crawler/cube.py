@@ -15,9 +15,9 @@ from cubes.crawler.metrics import CrawlMetrics
 from cubes.crawler.report import LaneReport
 from shared.config import Settings
 from shared.http import Fetcher
+from shared.overload import PAGE_CRAWLS, Overload
 from shared.runtime.cube import Cube, Timer
 from shared.runtime.deps import Deps
-from shared.runtime.overload import PAGE_CRAWLS, Overload
 
 __all__ = ["BUDGET_SHARE", "build"]
 

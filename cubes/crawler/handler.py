@@ -4,7 +4,7 @@ For each request, in this order:
 
 0. while the pipeline is overloaded, a ``page`` request (low-value work) is
    deferred: ``Deferred`` makes the runtime re-queue it with a delay
-   (``shared/runtime/overload.py``);
+   (``shared/overload.py``);
 1. the URL is checked (scheme, literal address) — ``bad_url`` / ``blocked_address``;
 2. identical requests are coalesced (``coalesce.py``): only the first fetches;
 3. robots.txt of the origin is consulted (``robots.py``) — ``robots_denied``
@@ -43,8 +43,8 @@ from shared.config import Settings
 from shared.errors import BlockedAddressError
 from shared.http import Fetcher, FetchResult
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
+from shared.overload import Overload
 from shared.runtime.cube import Context, Output
-from shared.runtime.overload import Overload
 
 __all__ = ["TOPIC_FOR_KIND", "CrawlHandler"]
 
@@ -74,7 +74,7 @@ class CrawlHandler:
         self.settings = settings
         #: per-host fetch counts (turbocubes_crawl_fetches_total); bounded labels, see metrics.py
         self.metrics = metrics or CrawlMetrics(clock)
-        #: under overload, low-value requests (autoparser pages) are deferred (shared/runtime/overload.py)
+        #: under overload, low-value requests (autoparser pages) are deferred (shared/overload.py)
         self.overload = overload
         #: time one request may take, waits and robots.txt included (None: unbounded, the CLI);
         #: the cube sets it under the runtime's handler timeout so a slow fetch ends as a result

@@ -5,7 +5,7 @@ frontend's: every ``runtime.status_interval_s`` this report writes the lanes
 worth showing to ``lanes:<instance>`` in the status store
 (``shared/status.py``), which every process can read in any deployment. The
 same timer refreshes the crawler's overload watcher
-(``shared/runtime/overload.py``) and the per-host lane gauges (``metrics.py``).
+(``shared/overload.py``) and the per-host lane gauges (``metrics.py``).
 
 Lane times are monotonic; the snapshot turns them into wall-clock times
 (epoch seconds) so that another process can show them.
@@ -18,8 +18,8 @@ from typing import Any
 from cubes.crawler.lanes import Lane, Lanes
 from cubes.crawler.metrics import CrawlMetrics, lane_interest
 from shared.clock import Clock
+from shared.overload import Overload
 from shared.runtime.cube import Output
-from shared.runtime.overload import Overload
 from shared.status import LANES_PREFIX, instance_id, stamp
 from shared.stores import StatusStore
 

@@ -18,9 +18,9 @@ from cubes.scheduler.handler import SchedulerHandler
 from cubes.scheduler.subscriber import Subscriber
 from cubes.scheduler.websub import Subscriptions
 from shared.config import Settings
+from shared.overload import PAGE_CRAWLS, YML_REFETCHES, Overload
 from shared.runtime.cube import Cube, Service, Timer
 from shared.runtime.deps import Deps
-from shared.runtime.overload import PAGE_CRAWLS, YML_REFETCHES, Overload
 
 __all__ = ["build"]
 
@@ -30,7 +30,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     feeds = stores.feeds
     book = Subscriptions(feeds)
     subscriber = Subscriber(settings, book, resolver=deps.resolver)
-    # YML re-fetches and discovery rounds yield while the pipeline lags (shared/runtime/overload.py);
+    # YML re-fetches and discovery rounds yield while the pipeline lags (shared/overload.py);
     # a timer refreshes it
     overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES, PAGE_CRAWLS))
     discovery = Discovery(

@@ -9,7 +9,7 @@ the scheduler finds them:
   ``<origin>/sitemap.xml`` and the home page ``<origin>/`` go to
   ``crawl.requests`` with the requester ``discover:<host>``, through the
   polite crawler like any other fetch. While the pipeline is overloaded a
-  round yields (page crawls are low-value work, ``shared/runtime/overload.py``):
+  round yields (page crawls are low-value work, ``shared/overload.py``):
   it is pushed ``DEFER_S`` ahead, never skipped.
 * **Results** (``on_page``, ``crawl.pages`` results whose requesters include
   ``discover:<host>``): a sitemap index orders its child sitemaps the same way
@@ -45,9 +45,9 @@ from shared.clock import Clock
 from shared.config import SchedulerConfig
 from shared.errors import NotFound
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
+from shared.overload import DEFER_S, Overload
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
-from shared.runtime.overload import DEFER_S, Overload
 from shared.sitemaps import discover_article_urls, hosts_related, is_sitemap, page_links, sitemap_children
 from shared.stores import Feed, FeedStore, HashStore
 from shared.urls import host_of

@@ -43,9 +43,9 @@ from shared.errors import NotFound, Reject
 from shared.hashing import body_hash
 from shared.http.retry_after import parse_retry_after
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedRegistration, FetchStatus
+from shared.overload import DEFER_S, Overload
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
-from shared.runtime.overload import DEFER_S, Overload
 from shared.stores import Feed, FeedStore
 
 __all__ = ["SchedulerHandler"]
@@ -84,7 +84,7 @@ class SchedulerHandler:
         discovery: Discovery | None = None,
     ) -> None:
         self._cfg = settings.scheduler
-        #: under overload, YML re-fetches yield (shared/runtime/overload.py)
+        #: under overload, YML re-fetches yield (shared/overload.py)
         self._overload = overload
         #: article discovery for autoparser hosts (None: off)
         self._discovery = discovery

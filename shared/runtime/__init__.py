@@ -18,7 +18,10 @@ from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.runtime.cube import Context, Cube, Handler, Output, Service, Timer
 from shared.runtime.deps import Deps
-from shared.runtime.runner import HEADERS, Runner, RunStats, publish_outputs
+from shared.runtime.headers import HEADERS
+from shared.runtime.publish import Encoder, publish_outputs
+from shared.runtime.runner import Runner
+from shared.runtime.stats import RunStats
 
 __all__ = [
     "HEADERS",
@@ -63,13 +66,13 @@ async def open_deps(settings: Settings, *, clock: Clock | None = None, resolver:
     """Open (start) the bus; stores and blob stores open lazily through the returned ``Deps``."""
     bus = open_bus(settings.bus.url, linger_ms=settings.bus.linger_ms, client_id=settings.bus.client_id)
     await bus.start()
-    deps_box: list[Deps] = []
+    # any catalog topic: the HTTP cubes publish what their requests carry (counted as cube "publish")
+    encoder = Encoder("publish", None)
 
     async def publish(outputs: Sequence[Output]) -> None:
-        await publish_outputs(deps_box[0], "publish", outputs)
+        await publish_outputs(bus.producer(), encoder, outputs)
 
     deps = Deps(settings=settings, bus=bus, publish=publish, clock=clock or SystemClock(), resolver=resolver)
-    deps_box.append(deps)
     deps._closers.append(bus.close)
     return deps
 

@@ -6,7 +6,7 @@ import asyncio
 
 from shared.bus.base import Bus, Record, header, tp_of
 from shared.contracts import DLQ_SUFFIX
-from shared.runtime.runner import HEADERS
+from shared.runtime.headers import HEADERS
 
 __all__ = ["dead_letters", "replay"]
 

@@ -16,7 +16,7 @@ from cubes.frontend.status.gather import gather_host, gather_pipeline
 from cubes.frontend.status.view import host_view
 from shared.clock import ManualClock
 from shared.config import CrawlerConfig, Settings
-from shared.runtime.overload import PAGE_CRAWLS, Overload
+from shared.overload import PAGE_CRAWLS, Overload
 from shared.status import LANES_PREFIX, OVERLOAD_PREFIX
 from shared.stores import open_stores
 

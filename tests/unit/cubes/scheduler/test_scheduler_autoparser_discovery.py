@@ -14,8 +14,8 @@ from cubes.scheduler.handler import SchedulerHandler
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
+from shared.overload import Overload
 from shared.runtime.cube import Context, Output
-from shared.runtime.overload import Overload
 from shared.status import stamp
 from shared.stores import Stores, open_stores
 from tests.unit.cubes.scheduler.schedkit import announce

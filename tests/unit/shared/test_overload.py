@@ -1,4 +1,4 @@
-"""Graceful degradation under overload (shared/runtime/overload.py) with a ManualClock and a real SQLite store.
+"""Graceful degradation under overload (shared/overload.py) with a ManualClock and a real SQLite store.
 
 Lag snapshots are written into the store as each process's StatusWriter would;
 the scheduler's tick and the crawler's hook are driven directly, no sleeps.
@@ -19,8 +19,7 @@ from shared.config import Settings
 from shared.errors import ConfigError
 from shared.http import Fetcher
 from shared.messages import CrawlKind, CrawlRequest
-from shared.runtime.cube import Context, Output
-from shared.runtime.overload import (
+from shared.overload import (
     DEFER_S,
     PAGE_CRAWLS,
     YML_REFETCHES,
@@ -29,6 +28,7 @@ from shared.runtime.overload import (
     Overload,
     low_value,
 )
+from shared.runtime.cube import Context, Output
 from shared.runtime.retry import Decision, decide
 from shared.status import OVERLOAD_PREFIX, stamp
 from shared.stores import Feed, Stores, open_stores

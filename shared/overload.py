@@ -1,5 +1,10 @@
 """Graceful degradation under overload: the Throttling pattern (DESIGN.md section 6; issue 9).
 
+Domain policy (what counts as low-value work is about crawl kinds and feed
+formats), so it lives beside the cubes' shared models rather than in the
+domain-free runtime; the two cubes that decide it, the scheduler and the
+crawler, both call it, so it lives in ``shared/``.
+
 When the pipeline falls behind, low-value work yields first, so that news
 feeds and partner uploads keep their freshness; it resumes by itself when the
 lag falls. Nothing is dropped: yielded work is delayed, never lost.

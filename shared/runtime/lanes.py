@@ -1,0 +1,216 @@
+"""Lanes: records run side by side, each key's in order (DESIGN.md section 4, runtime).
+
+Each record read goes to the worker of its *lane* — ``hash(key) % concurrency``,
+or the key itself for cubes declared with ``lanes="per_key"`` (then a semaphore
+bounds the handlers running at once to ``concurrency``) — which handles the
+lane's records one after another, so per-key order is kept while lanes run
+side by side. A lane's worker lives while its lane has records.
+
+A delayed retry that is not due yet (``tc-not-before`` in the future) is
+*held*: its retry-topic partition pauses, the record and whatever arrives
+behind it on that partition wait, and they are dispatched when it is due —
+so it holds back that partition only, never the cube's inputs.
+
+The dispatcher counts the records in flight (dispatched or held, not yet
+finished) and wakes the intake (``room``, ``finished``) as they finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from shared.bus.base import Consumer, TopicPartition
+from shared.clock import Clock
+from shared.runtime.commits import Slot
+from shared.runtime.headers import HEADERS, header_of
+
+__all__ = ["LaneDispatcher"]
+
+#: handle one record; False when it could not be finished (the bus failed, or the runner stops)
+RunSlot = Callable[[Slot, "asyncio.Task[None]"], Awaitable[bool]]
+
+
+class LaneDispatcher:
+    """The lanes of one runner, their workers, and the retries held until due."""
+
+    def __init__(
+        self,
+        *,
+        concurrency: int,
+        per_key: bool,
+        retry_topic: str,
+        consumer: Consumer,
+        clock: Clock,
+        run_slot: RunSlot,
+        may_resume: Callable[[], bool],
+    ) -> None:
+        self.concurrency = concurrency
+        self.per_key = per_key
+        self.retry_topic = retry_topic
+        self.consumer = consumer
+        self.clock = clock
+        self.run_slot = run_slot
+        #: whether a partition whose held retry came due may be read again (not while the breaker is open)
+        self.may_resume = may_resume
+        #: records dispatched or held and not finished yet
+        self.in_flight = 0
+        #: set when a record finishes: room for one more (``room``), progress (``finished``)
+        self.room = asyncio.Event()
+        self.finished = asyncio.Event()
+        self._queues: dict[Any, deque[Slot]] = {}
+        #: per-key lanes are unbounded in number; this bounds the handlers running at once
+        self._sem = asyncio.Semaphore(concurrency) if per_key else None
+        self._workers: set[asyncio.Task[None]] = set()
+        self._held: dict[tuple[str, int], deque[Slot]] = {}
+        self._releases: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ what the runner asks
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight and nothing held."""
+        return self.in_flight == 0 and not self._held
+
+    def held(self) -> list[tuple[str, int]]:
+        """The partitions paused behind a retry that is not due yet."""
+        return list(self._held)
+
+    def describe(self) -> dict[str, int]:
+        """For a stall report: records in flight, held partitions, live lanes."""
+        return {"in_flight": self.in_flight, "held": len(self._held), "lanes": len(self._queues)}
+
+    # ------------------------------------------------------------------ intake
+
+    def admit(self, slot: Slot) -> None:
+        """A record just read: to its lane, or held behind (or as) a retry that is not due."""
+        r = slot.record
+        tpk = (r.topic, r.partition)
+        self.in_flight += 1
+        held = self._held.get(tpk)
+        if held is not None:
+            held.append(slot)  # behind a retry that is not due yet
+            return
+        if r.topic == self.retry_topic:
+            nb = header_of(r.headers, HEADERS.not_before)
+            if nb is not None and float(nb) > self.clock.time():
+                self._hold(tpk, slot, float(nb))
+                return
+        self.dispatch(slot)
+
+    def dispatch(self, slot: Slot) -> None:
+        # a key always maps to the same lane, so its records are handled in order; `concurrency`
+        # lanes run side by side (a cube whose keys wait a lot, like the crawler's hosts, sets it
+        # high so that few keys share a lane)
+        key = slot.record.key
+        lane = key if self.per_key else hash(key) % self.concurrency
+        q = self._queues.get(lane)
+        if q is None:
+            q = self._queues[lane] = deque([slot])
+            worker = asyncio.ensure_future(self._worker(lane, q))
+            self._workers.add(worker)
+            worker.add_done_callback(self._workers.discard)
+        else:
+            q.append(slot)
+
+    async def _worker(self, lane: Any, q: deque[Slot]) -> None:
+        """Handle one lane's records in order; ends when the lane has nothing left in flight."""
+        task = asyncio.current_task()
+        assert task is not None
+        run_slot = self.run_slot
+        try:
+            while q:
+                slot = q[0]
+                if not slot.cancelled:
+                    slot.started = True
+                    if self._sem is None:
+                        finished = await run_slot(slot, task)
+                    else:
+                        async with self._sem:
+                            finished = await run_slot(slot, task)
+                    if not finished:
+                        return  # not done: it is read again (after recovery, or by the next run)
+                    slot.done = True
+                q.popleft()
+                self.in_flight -= 1
+                self.room.set()
+                self.finished.set()
+        finally:
+            if self._queues.get(lane) is q:
+                del self._queues[lane]
+
+    # ------------------------------------------------------------------ delayed retries
+
+    def _hold(self, tpk: tuple[str, int], slot: Slot, not_before: float) -> None:
+        """Park a retry that is not due yet — and what follows it on its partition — until it is due."""
+        held = self._held[tpk] = deque([slot])
+        self.consumer.pause([TopicPartition(*tpk)])
+        release = asyncio.ensure_future(self._release(tpk, held, not_before))
+        self._releases.add(release)
+        release.add_done_callback(self._releases.discard)
+
+    async def _release(self, tpk: tuple[str, int], held: deque[Slot], not_before: float) -> None:
+        clock = self.clock
+        await clock.sleep(not_before - clock.time())
+        if self._held.get(tpk) is not held:
+            return  # the partition was revoked or the runner recovered meanwhile
+        del self._held[tpk]
+        while held:
+            nxt = held.popleft()
+            if nxt.cancelled:
+                continue
+            nb = header_of(nxt.record.headers, HEADERS.not_before)
+            if nb is not None and float(nb) > clock.time():
+                self._hold(tpk, nxt, float(nb))
+                self._held[tpk].extend(held)
+                return
+            self.dispatch(nxt)
+        if self.may_resume():
+            self.consumer.resume([TopicPartition(*tpk)])
+
+    # ------------------------------------------------------------------ rebalance, recovery, stop
+
+    def revoke(self, tpks: Iterable[tuple[str, int]], slots: Callable[[tuple[str, int]], Iterable[Slot]]) -> None:
+        """These partitions go to another member: what has not begun is theirs to read."""
+        for tpk in tpks:
+            for slot in slots(tpk):
+                if not slot.started:
+                    slot.cancelled = True
+            for slot in self._held.pop(tpk, ()):
+                slot.cancelled = True
+                self.in_flight -= 1
+
+    async def drain(self, grace_s: float) -> None:
+        """Let the workers finish within ``grace_s`` (new ones too: a held retry may come due
+        meanwhile), then cancel the rest.
+
+        The grace is counted on the event loop's time, not the injected clock: a bound that
+        makes shutdown end must pass even while a test's ManualClock stands still.
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace_s):
+                while self._workers:
+                    await asyncio.wait(set(self._workers))
+        await self.cancel()
+
+    async def cancel(self) -> None:
+        """Cancel every worker and wait until they are gone."""
+        workers = list(self._workers)
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+
+    def clear(self) -> None:
+        """Forget every lane and held retry (after ``cancel``, when the runner re-reads from its commits)."""
+        self._queues.clear()
+        self._held.clear()
+        self.in_flight = 0
+
+    async def close(self) -> None:
+        await self.cancel()
+        for t in list(self._releases):
+            t.cancel()
+        await asyncio.gather(*self._releases, return_exceptions=True)

@@ -1,0 +1,98 @@
+"""The commit tracker on the embedded log: contiguous prefixes, hooks after the commit, the backwards guard."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from shared.bus.base import Bus, Consumed, Consumer, TopicSpec
+from shared.bus.sqlite import SqliteBus
+from shared.clock import ManualClock
+from shared.errors import CommitOrderError
+from shared.runtime.commits import CommitTracker
+from shared.runtime.stats import Meter, RunStats
+from tests.contract.bus_contract import drain, produce
+
+
+@pytest.fixture
+async def bus(tmp_path: Path) -> AsyncIterator[Bus]:
+    b = SqliteBus(f"sqlite:///{tmp_path}/bus.db")
+    await b.start()
+    yield b
+    await b.close()
+
+
+async def _read(bus: Bus, uid: str, n: int) -> tuple[Consumer, list[Consumed]]:
+    topic = f"t-{uid}"
+    await bus.create_topics([TopicSpec(topic, 1)])
+    await produce(bus, topic, [("k", str(i).encode()) for i in range(n)])
+    consumer = await bus.consumer(f"g-{uid}", [topic])
+    records = sorted(await drain(consumer, n), key=lambda r: r.offset)
+    return consumer, records
+
+
+def _tracker(bus: Bus, consumer: Consumer, stats: RunStats) -> CommitTracker:
+    return CommitTracker("c", consumer, bus.producer(), ManualClock(), stats, Meter("c"))
+
+
+async def test_only_the_contiguously_finished_prefix_is_committed(bus: Bus, uid: str) -> None:
+    consumer, records = await _read(bus, uid, 3)
+    stats = RunStats()
+    tracker = _tracker(bus, consumer, stats)
+    slots = [tracker.admit(r) for r in records]
+    [tp] = consumer.assignment()
+
+    slots[1].done = True  # finished out of order: offset 0 is still running
+    await tracker.commit_finished()
+    assert await consumer.committed(tp) is None
+    assert stats.commits == 0
+
+    slots[0].done = True
+    await tracker.commit_finished()
+    assert await consumer.committed(tp) == 2  # 0 and 1: the offset after the last of them
+
+    slots[2].done = True
+    await tracker.commit_finished()
+    assert await consumer.committed(tp) == 3
+    assert stats.commits == 2
+    await consumer.stop()
+
+
+async def test_hooks_run_after_the_commit_and_a_failing_hook_does_not_stop_the_rest(bus: Bus, uid: str) -> None:
+    consumer, records = await _read(bus, uid, 2)
+    tracker = _tracker(bus, consumer, RunStats())
+    [tp] = consumer.assignment()
+    seen: list[tuple[str, int | None]] = []
+
+    async def failing() -> None:
+        seen.append(("failing", await consumer.committed(tp)))
+        raise RuntimeError("the state it cleans up is cleaned up later")
+
+    async def after() -> None:
+        seen.append(("after", await consumer.committed(tp)))
+
+    first, second = (tracker.admit(r) for r in records)
+    first.hooks = [failing]
+    second.hooks = [after]
+    first.done = second.done = True
+    await tracker.commit_finished()
+    assert seen == [("failing", 2), ("after", 2)]  # both saw the commit already made
+    await consumer.stop()
+
+
+async def test_a_commit_that_would_go_backwards_is_refused(bus: Bus, uid: str) -> None:
+    consumer, records = await _read(bus, uid, 3)
+    tracker = _tracker(bus, consumer, RunStats())
+    [tp] = consumer.assignment()
+    for r in records:
+        tracker.admit(r).done = True
+    await tracker.commit_finished()
+    assert await consumer.committed(tp) == 3
+
+    tracker.admit(records[0]).done = True  # a bug would hand offset 0 in again
+    with pytest.raises(CommitOrderError, match="would go back from 3 to 1"):
+        await tracker.commit_finished()
+    assert await consumer.committed(tp) == 3
+    await consumer.stop()
