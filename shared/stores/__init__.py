@@ -8,7 +8,7 @@
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
 
 The layout, one module per role (pages, hashes, images, delay, feeds, tenants,
-tasks, status) on each floor; a floor imports only the floors above it:
+tasks, status, problems) on each floor; a floor imports only the floors above it:
 
 1. ``<role>.py`` — the contract: the Protocol, its rows and outcomes, and the
    engine-free rules both engines apply (``pages.upsert_outcome``,
@@ -18,7 +18,7 @@ tasks, status) on each floor; a floor imports only the floors above it:
    row decoders, and its implementation over ``sql/runner.SqlRunner`` (``?``
    placeholders; PostgreSQL rewrites them to ``$n``). A role whose statements
    run unchanged on both engines (images, feeds, tenants, tasks, status) is
-   written once here, and both openers use it as it is.
+   written once here, and both openers use it as it is (problems too).
 3. ``sqlite/<role>.py``, ``postgres/<role>.py`` — a role that needs an
    engine-specific plan (pages, hashes, delay) builds on its ``sql/`` module
    (the row codec; the ``sql/`` class, subclassed, for the methods that are
@@ -42,6 +42,7 @@ from shared.stores.feeds import Feed, FeedStatus, FeedStore
 from shared.stores.hashes import ClaimOutcome, HashCheck, HashEntry, HashStore, Owner
 from shared.stores.images import ImageRecord, ImageRegistry, ImageStatus
 from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
+from shared.stores.problems import FetchReport, PageProblems, ProblemStore
 from shared.stores.status import StatusSnapshot, StatusStore
 from shared.stores.tasks import Task, TaskItem, TaskStatus, TaskStore
 from shared.stores.tenants import HostClaim, Tenant, TenantLimits, TenantStore
@@ -53,6 +54,7 @@ __all__ = [
     "Feed",
     "FeedStatus",
     "FeedStore",
+    "FetchReport",
     "HashCheck",
     "HashEntry",
     "HashStore",
@@ -62,9 +64,11 @@ __all__ = [
     "ImageStatus",
     "Owner",
     "Page",
+    "PageProblems",
     "PageStore",
     "ParkOutcome",
     "ParkedDoc",
+    "ProblemStore",
     "SearchHit",
     "StatusSnapshot",
     "StatusStore",

@@ -21,6 +21,7 @@ from shared.stores.feeds import FeedStore
 from shared.stores.hashes import HashStore
 from shared.stores.images import ImageRegistry
 from shared.stores.pages import PageStore
+from shared.stores.problems import ProblemStore
 from shared.stores.status import StatusStore
 from shared.stores.tasks import TaskStore
 from shared.stores.tenants import TenantStore
@@ -43,6 +44,7 @@ class Stores:
         tenants: TenantStore,
         tasks: TaskStore,
         status: StatusStore,
+        problems: ProblemStore,
         close: Callable[[], Awaitable[None]],
     ) -> None:
         self.url = url
@@ -54,6 +56,7 @@ class Stores:
         self.tenants = tenants
         self.tasks = tasks
         self.status = status
+        self.problems = problems
         self._close = close
         self._closed = False
 

@@ -104,6 +104,11 @@ class DelayStore(Protocol):
         """Docs waiting, per host (as ``count``)."""
         ...
 
+    async def waiting_on(self, host: str, limit: int = 100) -> list[ParkedDoc]:
+        """Docs of ``host`` waiting (not released), the soonest deadline first, each with the media
+        still missing (``pending``) and without ``doc_json`` (the webmaster's view needs neither)."""
+        ...
+
 
 def check_pending(pending: Iterable[str]) -> frozenset[str]:
     """The pending media as a set; an empty one is a caller's bug (nothing to wait for)."""

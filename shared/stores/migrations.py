@@ -148,3 +148,20 @@ _STATUS_SNAPSHOTS = (
 )
 SQLITE.append((4, "status snapshots", _STATUS_SNAPSHOTS))
 POSTGRES.append((4, "status snapshots", _STATUS_SNAPSHOTS))
+
+# What the webmaster is told (shared/problems.py, shared/stores/problems.py): each fetch of a feed with
+# its problems (the last few per feed: the history), what a published page lost (an image that failed),
+# and the structured problems of an upload task (beside ``errors``, its one-line texts).
+_PROBLEMS = (
+    """CREATE TABLE IF NOT EXISTS fetch_reports (
+        feed_id TEXT NOT NULL, fetched_at BIGINT NOT NULL, result TEXT NOT NULL, body TEXT NOT NULL,
+        PRIMARY KEY (feed_id, fetched_at))""",
+    """CREATE TABLE IF NOT EXISTS page_problems (
+        url TEXT PRIMARY KEY, version BIGINT NOT NULL, host TEXT NOT NULL, source_kind TEXT NOT NULL,
+        source_id TEXT NOT NULL, problems TEXT NOT NULL, updated_at BIGINT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS page_problems_source ON page_problems (source_id, updated_at)",
+    "CREATE INDEX IF NOT EXISTS page_problems_host ON page_problems (host, updated_at)",
+    "ALTER TABLE tasks ADD COLUMN problems TEXT NOT NULL DEFAULT '[]'",
+)
+SQLITE.append((5, "fetch reports, page problems, task problems", _PROBLEMS))
+POSTGRES.append((5, "fetch reports, page problems, task problems", _PROBLEMS))

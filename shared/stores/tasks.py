@@ -11,6 +11,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from shared.problems import Problem
+
 __all__ = ["Task", "TaskItem", "TaskStatus", "TaskStore"]
 
 
@@ -26,6 +28,8 @@ class TaskItem:
     url: str
     status: str  # ok / failed / skipped / ...: the api and parser agree on the words
     error: str | None = None
+    #: every problem of this item (``error`` is the first one's message)
+    problems: tuple[Problem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,8 @@ class Task:
     errors: tuple[str, ...] = ()
     preview_urls: tuple[str, ...] = ()
     idempotency_key: str | None = None  # unique per tenant
+    #: every problem of the upload (capped by the parser; ``errors`` are their one-line texts)
+    problems: tuple[Problem, ...] = ()
 
 
 class TaskStore(Protocol):
@@ -61,6 +67,7 @@ class TaskStore(Protocol):
         items: Sequence[TaskItem] | None = None,
         errors: Sequence[str] | None = None,
         preview_urls: Sequence[str] | None = None,
+        problems: Sequence[Problem] | None = None,
         now: datetime | None = None,
     ) -> Task:
         """Replace the given fields and stamp ``updated_at``. ``NotFound`` for an unknown task."""

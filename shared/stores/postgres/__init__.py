@@ -14,6 +14,7 @@ from shared.stores.postgres.hashes import PgHashStore
 from shared.stores.postgres.pages import PgPageStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
+from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.status import SqlStatusStore
 from shared.stores.sql.tasks import SqlTaskStore
 from shared.stores.sql.tenants import SqlTenantStore
@@ -33,5 +34,6 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         tenants=SqlTenantStore(db.view("tenants")),
         tasks=SqlTaskStore(db.view("tasks")),
         status=SqlStatusStore(db.view("status")),
+        problems=SqlProblemStore(db.view("problems")),
         close=db.close,
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 from shared.stores.codec import from_us
 from shared.stores.delay import ParkedDoc
-from shared.stores.sql.runner import SqlRunner
+from shared.stores.sql.runner import SqlRunner, chunks
 
 __all__ = ["DOC_COLUMNS", "ROW_COLUMNS", "SqlDelayStore", "parked_from_row"]
 
@@ -57,3 +57,19 @@ class SqlDelayStore:
             "SELECT host, count(*) FROM delay_docs WHERE released_at IS NULL GROUP BY host ORDER BY host"
         )
         return {r[0]: int(r[1]) for r in rows}
+
+    async def waiting_on(self, host: str, limit: int = 100) -> list[ParkedDoc]:
+        docs = await self._sql.fetch(
+            "SELECT url, host, version, deadline, parked_at, released_at FROM delay_docs"
+            " WHERE host = ? AND released_at IS NULL ORDER BY deadline, url LIMIT ?",
+            host,
+            limit,
+        )
+        pending: dict[str, set[str]] = {d[0]: set() for d in docs}
+        for chunk in chunks(list(pending)):
+            marks = ", ".join("?" * len(chunk))
+            for media_url, doc_url in await self._sql.fetch(
+                f"SELECT media_url, doc_url FROM delay_pending WHERE doc_url IN ({marks})", *chunk
+            ):
+                pending[doc_url].add(media_url)
+        return [parked_from_row((d[0], d[1], d[2], b"", d[3], d[4], d[5]), frozenset(pending[d[0]])) for d in docs]

@@ -15,17 +15,38 @@ from typing import Any
 import orjson
 
 from shared.errors import NotFound
+from shared.problems import Problem, problems_from
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.sql.runner import SqlRunner
 from shared.stores.tasks import Task, TaskItem, TaskStatus
 
 __all__ = ["TASK_COLUMNS", "SqlTaskStore", "task_from_row", "task_items_json"]
 
-TASK_COLUMNS = "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key"
+TASK_COLUMNS = (
+    "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key, problems"
+)
 
 
 def task_items_json(items: Sequence[TaskItem]) -> str:
-    return dumps([{"url": i.url, "status": i.status, "error": i.error} for i in items])
+    return dumps(
+        [
+            {"url": i.url, "status": i.status, "error": i.error, "problems": [p.as_dict() for p in i.problems]}
+            for i in items
+        ]
+    )
+
+
+def _problems_json(problems: Sequence[Problem]) -> str:
+    return dumps([p.as_dict() for p in problems])
+
+
+def _item(raw: dict[str, Any]) -> TaskItem:
+    return TaskItem(
+        url=raw["url"],
+        status=raw["status"],
+        error=raw.get("error"),
+        problems=tuple(problems_from(raw.get("problems") or [])),
+    )
 
 
 def task_from_row(row: Sequence[Any]) -> Task:
@@ -36,10 +57,11 @@ def task_from_row(row: Sequence[Any]) -> Task:
         status=TaskStatus(row[3]),
         created_at=from_us(row[4]),
         updated_at=from_us(row[5]),
-        items=tuple(TaskItem(**item) for item in orjson.loads(row[6] or "[]")),
+        items=tuple(_item(item) for item in orjson.loads(row[6] or "[]")),
         errors=tuple(orjson.loads(row[7] or "[]")),
         preview_urls=tuple(orjson.loads(row[8] or "[]")),
         idempotency_key=row[9],
+        problems=tuple(problems_from(orjson.loads(row[10] or "[]"))),
     )
 
 
@@ -50,7 +72,7 @@ class SqlTaskStore:
     async def create(self, task: Task, *, now: datetime | None = None) -> Task:
         stamp = now_us(now)
         rows = await self._db.execute_returning(
-            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             # no conflict target: a reused task id and a reused idempotency key both mean "exists"
             f" ON CONFLICT DO NOTHING RETURNING {TASK_COLUMNS}",
             task.task_id,
@@ -63,6 +85,7 @@ class SqlTaskStore:
             dumps(list(task.errors)),
             dumps(list(task.preview_urls)),
             task.idempotency_key,
+            _problems_json(task.problems),
         )
         if rows:
             return task_from_row(rows[0])
@@ -89,6 +112,7 @@ class SqlTaskStore:
         items: Sequence[TaskItem] | None = None,
         errors: Sequence[str] | None = None,
         preview_urls: Sequence[str] | None = None,
+        problems: Sequence[Problem] | None = None,
         now: datetime | None = None,
     ) -> Task:
         sets = ["updated_at = ?"]
@@ -105,6 +129,9 @@ class SqlTaskStore:
         if preview_urls is not None:
             sets.append("preview_urls = ?")
             args.append(dumps(list(preview_urls)))
+        if problems is not None:
+            sets.append("problems = ?")
+            args.append(_problems_json(problems))
         rows = await self._db.execute_returning(
             f"UPDATE tasks SET {', '.join(sets)} WHERE task_id = ? RETURNING {TASK_COLUMNS}", *args, task_id
         )

@@ -15,6 +15,7 @@ from shared.errors import StoreUnavailable
 from shared.stores.base import Stores
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
+from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.status import SqlStatusStore
 from shared.stores.sql.tasks import SqlTaskStore
 from shared.stores.sql.tenants import SqlTenantStore
@@ -49,5 +50,6 @@ async def open_sqlite(url: str) -> Stores:
         tenants=SqlTenantStore(db),
         tasks=SqlTaskStore(db),
         status=SqlStatusStore(db),
+        problems=SqlProblemStore(db),
         close=db.close,
     )

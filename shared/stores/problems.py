@@ -1,0 +1,103 @@
+"""The problem store's contract: fetch history and what published pages lost (DESIGN.md section 10).
+
+Two kinds of rows, both made of ``shared.problems.Problem`` objects:
+
+* ``FetchReport`` -- one per fetch of a feed (a parse, an unchanged body, a
+  failed fetch): its outcome, its counts and its problems (capped, with the
+  rest counted by code). The last ``keep`` per feed are kept: the feed's
+  history. A fetch ordered with "fetch now" carries the order's id
+  (``fetch_ids``), so the answer to the order can link to its outcome.
+* ``PageProblems`` -- what one version of a page lost on its way (an image
+  that answered 404, an image that was late): written by the media and delay
+  cubes when they publish a document without something. The newest version of
+  a URL wins. Reads return only the rows of the version that is live in the
+  page store, so a page rebuilt without the problem stops showing it at once,
+  with nothing to clear (the reads join the page table of the same database,
+  as ``StatusStore.page_counts`` does).
+
+One implementation for both engines: ``sql/problems.py``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from shared.problems import Problem
+
+__all__ = ["KEEP_REPORTS", "FetchReport", "PageProblems", "ProblemStore"]
+
+#: fetches kept per feed: a day of a feed fetched hourly, a few hours of a busy one -- enough to see
+#: when a problem started and whether the last fix helped
+KEEP_REPORTS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class FetchReport:
+    feed_id: str
+    #: when the crawler fetched the body (the report's identity within the feed)
+    fetched_at: datetime
+    #: parsed / partial / parse_error / unchanged / not_modified / or the fetch's FetchStatus value
+    result: str
+    http_status: int | None = None
+    #: items in the body; None when nothing was read
+    items: int | None = None
+    #: new or changed documents published, unchanged ones, items refused, pages removed
+    published: int = 0
+    unchanged: int = 0
+    refused: int = 0
+    removed: int = 0
+    #: the first problems in full (errors first), and every problem counted by code
+    problems: tuple[Problem, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    more: int = 0
+    #: the "fetch now" orders this fetch answered
+    fetch_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PageProblems:
+    url: str
+    version: int
+    host: str
+    #: the document's ``SourceRef``: kind (rss, turbo, yml, upload, ...) and id (a feed id, a task id)
+    source_kind: str
+    source_id: str
+    problems: tuple[Problem, ...]
+    updated_at: datetime | None = None
+
+
+class ProblemStore(Protocol):
+    async def add_report(self, report: FetchReport, *, keep: int = KEEP_REPORTS) -> None:
+        """Store ``report`` (the same feed and ``fetched_at`` again replaces it) and keep the newest ``keep``."""
+        ...
+
+    async def reports(self, feed_id: str, limit: int = KEEP_REPORTS) -> builtins.list[FetchReport]:
+        """The feed's reports, newest first."""
+        ...
+
+    async def latest_reports(self, feed_ids: Iterable[str]) -> dict[str, FetchReport]:
+        """The newest report of each feed that has one."""
+        ...
+
+    async def report_for_fetch(self, feed_id: str, fetch_id: str) -> FetchReport | None:
+        """The report of the fetch that answered the "fetch now" order ``fetch_id``, once there is one."""
+        ...
+
+    async def put_page_problems(self, rows: Sequence[PageProblems], *, now: datetime | None = None) -> None:
+        """Store each row unless a higher version of its URL is stored (an equal one is replaced)."""
+        ...
+
+    async def page_problems(
+        self,
+        *,
+        source_id: str | None = None,
+        host: str | None = None,
+        url: str | None = None,
+        limit: int = 200,
+    ) -> builtins.list[PageProblems]:
+        """Rows of live pages at their stored version, by source, host or URL; the newest first."""
+        ...

@@ -1,0 +1,116 @@
+"""The problem store's contract (shared/stores/problems.py), run against every engine with ``StoreContract``.
+
+Also the other rows the webmaster's views read: the problems of upload tasks, and the documents a
+host has waiting for images (``DelayStore.waiting_on``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from shared.problems import problem
+from shared.stores import FetchReport, PageProblems, Stores, Task, TaskItem
+from tests.contract.store_contract import T0, page
+
+
+def report(feed_id: str, minutes: int, **kw: object) -> FetchReport:
+    values: dict[str, object] = {
+        "feed_id": feed_id,
+        "fetched_at": T0 + timedelta(minutes=minutes),
+        "result": "parsed",
+        "http_status": 200,
+        "items": 3,
+        "published": 2,
+    }
+    values.update(kw)
+    return FetchReport(**values)  # type: ignore[arg-type]
+
+
+NO_TITLE = problem("item.no_title", "item has no title", feed="f1", item=1, line=9)
+LATE = problem("image.late", "image https://a.example/i.png was left out", link="https://a.example/news/1")
+
+
+class ProblemStoreContract:
+    async def test_reports_round_trip_and_keep_the_newest(self, stores: Stores) -> None:
+        p = stores.problems
+        first = report("f1", 0, problems=(NO_TITLE,), counts={"item.no_title": 3}, more=2, refused=3)
+        await p.add_report(first, keep=3)
+        assert await p.reports("f1") == [first]
+        for m in range(1, 5):
+            await p.add_report(report("f1", m, fetch_ids=(f"fx{m}",)), keep=3)
+        got = await p.reports("f1")
+        assert [r.fetched_at for r in got] == [T0 + timedelta(minutes=m) for m in (4, 3, 2)]
+        assert await p.reports("f1", limit=1) == got[:1]
+        assert await p.reports("other") == []
+
+    async def test_a_redelivered_report_replaces_itself(self, stores: Stores) -> None:
+        await stores.problems.add_report(report("f1", 0, result="parsed"))
+        await stores.problems.add_report(report("f1", 0, result="partial"))
+        (only,) = await stores.problems.reports("f1")
+        assert only.result == "partial"
+
+    async def test_latest_reports_and_report_for_fetch(self, stores: Stores) -> None:
+        p = stores.problems
+        await p.add_report(report("f1", 0))
+        await p.add_report(report("f1", 5, result="parse_error", fetch_ids=("fetch-a", "fetch-b")))
+        await p.add_report(report("f2", 1, result="not_modified"))
+        latest = await p.latest_reports(["f1", "f2", "f3"])
+        assert {k: v.result for k, v in latest.items()} == {"f1": "parse_error", "f2": "not_modified"}
+        found = await p.report_for_fetch("f1", "fetch-b")
+        assert found is not None
+        assert found.fetched_at == T0 + timedelta(minutes=5)
+        assert await p.report_for_fetch("f1", "fetch-c") is None
+        assert await p.report_for_fetch("f2", "fetch-a") is None
+
+    async def test_page_problems_show_only_for_the_live_version(self, stores: Stores) -> None:
+        url = "https://a.example/news/1"
+        row = PageProblems(url, 2, "a.example", "rss", "f1", (LATE,))
+        await stores.problems.put_page_problems([row], now=T0)
+        assert await stores.problems.page_problems(source_id="f1") == []  # no page yet
+        await stores.pages.upsert(page(2, url))
+        (got,) = await stores.problems.page_problems(source_id="f1")
+        assert (got.url, got.version, got.problems, got.updated_at) == (url, 2, (LATE,), T0)
+        assert await stores.problems.page_problems(host="a.example") == [got]
+        assert await stores.problems.page_problems(url=url) == [got]
+        assert await stores.problems.page_problems(host="b.example") == []
+        # an older version's late write changes nothing
+        await stores.problems.put_page_problems([PageProblems(url, 1, "a.example", "rss", "f1", (NO_TITLE,))])
+        assert (await stores.problems.page_problems(url=url))[0].problems == (LATE,)
+        # the page is rebuilt without the problem (version 3, nothing lost): the old row stops counting
+        await stores.pages.upsert(page(3, url))
+        assert await stores.problems.page_problems(source_id="f1") == []
+        # and a tombstone hides it too
+        await stores.problems.put_page_problems([PageProblems(url, 3, "a.example", "rss", "f1", (LATE,))])
+        assert len(await stores.problems.page_problems(source_id="f1")) == 1
+        await stores.pages.delete(url, 4)
+        assert await stores.problems.page_problems(source_id="f1") == []
+
+    async def test_task_problems_round_trip(self, stores: Stores) -> None:
+        item = TaskItem(url="https://a.example/x", status="rejected", error="item has no title", problems=(NO_TITLE,))
+        task = await stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="a.example"), now=T0)
+        assert (task.problems, task.items) == ((), ())
+        done = await stores.tasks.update("t1", items=[item], problems=[NO_TITLE, LATE], now=T0)
+        assert done.items == (item,)
+        assert done.problems == (NO_TITLE, LATE)
+        assert await stores.tasks.get("t1") == done
+
+    async def test_waiting_on_lists_a_hosts_parked_documents_with_their_missing_media(self, stores: Stores) -> None:
+        d = stores.delay
+        await d.park("https://a.example/1", 1, b"{}", ["https://a.example/i1", "https://a.example/i2"],
+                     T0 + timedelta(minutes=10), host="a.example", now=T0)  # fmt: skip
+        await d.park("https://a.example/2", 1, b"{}", ["https://a.example/i3"],
+                     T0 + timedelta(minutes=5), host="a.example", now=T0)  # fmt: skip
+        await d.park("https://b.example/1", 1, b"{}", ["https://b.example/i"],
+                     T0 + timedelta(minutes=1), host="b.example", now=T0)  # fmt: skip
+        got = await d.waiting_on("a.example")
+        assert [(w.url, w.pending, w.deadline) for w in got] == [
+            ("https://a.example/2", frozenset({"https://a.example/i3"}), T0 + timedelta(minutes=5)),
+            (
+                "https://a.example/1",
+                frozenset({"https://a.example/i1", "https://a.example/i2"}),
+                T0 + timedelta(minutes=10),
+            ),
+        ]
+        assert await d.waiting_on("a.example", limit=1) == got[:1]
+        await d.resolve("https://a.example/i3", now=T0)  # released: no longer waiting
+        assert [w.url for w in await d.waiting_on("a.example")] == ["https://a.example/1"]
