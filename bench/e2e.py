@@ -563,8 +563,9 @@ async def run_engine_set(
         await pages.open()
         urls = site.feed_urls()
 
+        feeds = FeedRegistry.from_settings(settings, stores.feeds, deps.publish, resolver=resolver)
+
         async def register() -> None:
-            feeds = FeedRegistry.from_settings(settings, stores.feeds, deps.publish, resolver=resolver)
             for url in urls:
                 try:
                     await feeds.register(url, fmt="rss", services=["news"])
@@ -577,8 +578,8 @@ async def run_engine_set(
 
                 async def nudge() -> None:
                     for url in urls:
-                        # an operator's nudge: due now (the scheduler's own re-poll is an hour away here)
-                        await stores.feeds.update_status(feed_id_for(None, canonical_url(url)), next_fetch_at=None)
+                        # an operator's "fetch now" (the scheduler's own re-poll is an hour away here)
+                        await feeds.fetch_now(feed_id_for(None, canonical_url(url)))
                         if spread_s:
                             await asyncio.sleep(spread_s / len(urls))  # pacing the offered load, not a sync
 
@@ -669,7 +670,7 @@ def _base_settings() -> Settings:
     return Settings().replace(
         http={"allowlist": ["127.0.0.1/32"]},
         runtime={"metrics_port": 0, "shutdown_timeout_s": 10.0},
-        # the passes start by nudging feeds due; the scheduler's own re-polls (every few minutes on
+        # the passes start by ordering each feed fetched now; the scheduler's own re-polls (every few minutes on
         # the default interval) would fetch the next edition early for some hosts and blur the passes
         scheduler={"websub_port": 0, "min_interval_s": 3_600.0},
         # the crawler answers a feed asked again within this window from its last fetch, and a requester

@@ -78,6 +78,11 @@ _SCHEMAS: dict[str, Any] = {
                     "last_result": _NULLABLE_STR,
                     "items": _NULLABLE_INT,
                     "last_error": _NULLABLE_STR,
+                    # the two halves last_result / last_error are read from: the fetch and the parse
+                    "fetch_result": _NULLABLE_STR,
+                    "fetch_error": _NULLABLE_STR,
+                    "parse_result": _NULLABLE_STR,
+                    "parse_error": _NULLABLE_STR,
                     "error_line": _NULLABLE_INT,
                     "error_column": _NULLABLE_INT,
                     "next_fetch_at": _NULLABLE_TIME,

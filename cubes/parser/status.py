@@ -1,8 +1,9 @@
 """What a parse run leaves behind for people: the feed's status and the upload task (DESIGN.md section 1).
 
 The webmaster sees the feed's status in the registry (webmaster API, CLI):
-``last_result`` (parsed / partial / parse_error / conflict), the item count,
-and the first problem with its line and column. A partner sees the upload
+``parse_result`` (parsed / partial / parse_error / conflict), the item count,
+and the first problem (``parse_error``) with its line and column — the parse
+fields of the row, which only the parser writes (``shared/stores/feeds.py``). A partner sees the upload
 task: one result per item (ok / unchanged / deleted / rejected / conflict /
 preview) with its reason, and the feed-level errors.
 """
@@ -57,10 +58,10 @@ async def write_feed_status(
     first = feed_err or next((e for e in run.errors if e.index is not None), None)
     rejected = sum(1 for e in run.errors if e.index is not None)
     fields: dict[str, object] = {
-        "last_result": "parse_error" if result.fatal else ("partial" if rejected or feed_err else "parsed"),
+        "parse_result": "parse_error" if result.fatal else ("partial" if rejected or feed_err else "parsed"),
         "items": items if items is not None else len(result.items) + len(result.deletions),
         # cleared when this run went well: the status shows the feed as it is now
-        "last_error": None,
+        "parse_error": None,
         "error_line": None,
         "error_column": None,
     }
@@ -68,11 +69,9 @@ async def write_feed_status(
         text = describe(first)
         if rejected and not result.fatal and feed_err is None:
             text = f"{rejected} item(s) refused; first: {text}"
-        fields.update(last_error=text[:MAX_ERROR_TEXT], error_line=first.line, error_column=first.column)
-    if result.meta.hub:
-        fields["websub_hub"] = result.meta.hub
+        fields.update(parse_error=text[:MAX_ERROR_TEXT], error_line=first.line, error_column=first.column)
     try:
-        await feeds.update_status(feed_id, **fields)
+        await feeds.update_parse_status(feed_id, **fields)
     except NotFound:
         log.info("feed %s is not registered; status not written", feed_id)
 
@@ -83,7 +82,7 @@ async def note_conflict(feeds: FeedStore, loser: str, url: str, winner: str) -> 
     log.info("%s lost %s", loser, text)
     if loser.startswith("feed:"):
         with contextlib.suppress(NotFound):
-            await feeds.update_status(loser[5:], last_result="conflict", last_error=text[:MAX_ERROR_TEXT])
+            await feeds.update_parse_status(loser[5:], parse_result="conflict", parse_error=text[:MAX_ERROR_TEXT])
 
 
 async def write_task(

@@ -51,7 +51,7 @@ def create_app(
             if sub is not None and sub.topic == topic:
                 book.discard(feed_id)
                 if feed is not None:
-                    await feeds.update_status(feed_id, websub_hub=None, websub_expires_at=None)
+                    await feeds.update_schedule(feed_id, websub_hub=None, websub_expires_at=None)
                 log.warning("websub hub denied feed %s: %s", feed_id, q.get("hub.reason", ""))
             return web.Response(text="")
         if not challenge or sub is None or sub.topic != topic:
@@ -66,14 +66,14 @@ def create_app(
             lease = min(max(lease, 0.0), _MAX_LEASE_S)
             expires = clock.time() + lease
             book.activate(feed_id, expires)
-            await feeds.update_status(
+            await feeds.update_schedule(
                 feed_id, websub_hub=sub.hub, websub_expires_at=datetime.fromtimestamp(expires, UTC)
             )
             return web.Response(text=challenge, content_type="text/plain")
         if mode == "unsubscribe" and sub.state is SubState.unsubscribing:
             book.discard(feed_id)
             if feed is not None:
-                await feeds.update_status(feed_id, websub_hub=None, websub_expires_at=None)
+                await feeds.update_schedule(feed_id, websub_hub=None, websub_expires_at=None)
             return web.Response(text=challenge, content_type="text/plain")
         raise web.HTTPNotFound(text="no such subscription")
 

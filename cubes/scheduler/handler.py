@@ -8,8 +8,9 @@
   (changed / unchanged / failed), compute the next due time with
   ``policy`` and ``spread``, and write the *fetch* fields of the feed status.
   The parser consumes the same topic and writes the parse fields
-  (``items``, ``error_line``, ...), so this handler never touches those, and
-  clears ``last_error`` only when the error there is a fetch error of its own.
+  (``items``, ``parse_error``, ...); this handler writes the fetch's own
+  (``fetch_result``, ``fetch_error``) and the schedule (``shared/stores/feeds.py``
+  says who writes which field).
   A result older than the last one learned is ignored (redelivery, reordering).
 * ``tick`` (a ``Timer``) -> the feeds the store says are due become
   ``crawl.requests`` — except, while the pipeline is overloaded, YML
@@ -126,7 +127,7 @@ class SchedulerHandler:
                 self._discovery.remove(reg.feed_id)
             if feed is None:
                 return
-            await self._feeds.update_status(reg.feed_id, **_NEW_SCHEDULE)
+            await self._feeds.update_schedule(reg.feed_id, **_NEW_SCHEDULE)
             if self._subscriber is not None:
                 error = await self._subscriber.unsubscribe(reg.feed_id, feed.url)
                 if error:
@@ -184,16 +185,15 @@ class SchedulerHandler:
         fields: dict[str, Any] = {
             "last_fetch_at": res.fetched_at,
             "last_http_status": res.http_status,
-            "last_result": res.status.value,
+            "fetch_result": res.status.value,
+            "fetch_error": None,  # the fetch's own field: a parse error is the parser's (PARSE_FIELDS)
             "next_fetch_at": _dt(due),
             "interval_s": interval,
             "consecutive_failures": failures,
         }
         if outcome is Outcome.failed:
             detail = res.error or (f"HTTP {res.http_status}" if res.http_status else "")
-            fields["last_error"] = f"{res.status.value}: {detail}" if detail else res.status.value
-        elif st.consecutive_failures > 0:
-            fields["last_error"] = None  # it was our fetch error; a parse error is the parser's to set
+            fields["fetch_error"] = f"{res.status.value}: {detail}" if detail else res.status.value
         if res.status is FetchStatus.ok:
             # the validators of *this* response; a server that stopped sending them must not get old ones
             fields["etag"] = res.headers.get("etag")
@@ -205,7 +205,7 @@ class SchedulerHandler:
                 fields["etag"] = res.headers["etag"]
             if res.headers.get("last-modified"):
                 fields["last_modified"] = res.headers["last-modified"]
-        await self._feeds.update_status(feed_id, **fields)
+        await self._feeds.update_schedule(feed_id, **fields)
         self.index.set(feed.host, feed_id, due)
         await self._maybe_subscribe(feed, res, fetched)
 
@@ -248,7 +248,7 @@ class SchedulerHandler:
             due, held = self._overload.split_feeds(due)
             for feed in held:
                 # not emitted, not lost: due again after the deferral, fetched once the lag falls
-                await self._feeds.update_status(feed.feed_id, next_fetch_at=_dt(now + DEFER_S))
+                await self._feeds.update_schedule(feed.feed_id, next_fetch_at=_dt(now + DEFER_S))
         if not due:
             return
         outputs = [self._request(feed, now_dt) for feed in due]
@@ -259,12 +259,12 @@ class SchedulerHandler:
             lease = max(
                 next_interval(st.interval_s, Outcome.failed, self._cfg), backoff(st.consecutive_failures, self._cfg)
             )
-            await self._feeds.update_status(feed.feed_id, next_fetch_at=_dt(now + lease))
+            await self._feeds.update_schedule(feed.feed_id, next_fetch_at=_dt(now + lease))
         try:
             await self._publish(outputs)
         except Exception:
             for feed in due:
-                await self._feeds.update_status(feed.feed_id, next_fetch_at=feed.status.next_fetch_at)
+                await self._feeds.update_schedule(feed.feed_id, next_fetch_at=feed.status.next_fetch_at)
             raise
 
     @staticmethod

@@ -209,7 +209,7 @@ class Subscriptions:
 
         async def write() -> None:
             with contextlib.suppress(Exception):  # a feed removed meanwhile: nothing to keep
-                await feeds.update_status(feed_id, **fields)
+                await feeds.update_schedule(feed_id, **fields)
 
         task = asyncio.ensure_future(write())
         self._writes.add(task)

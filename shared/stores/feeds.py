@@ -1,6 +1,25 @@
 """The feed store's contract: registered feeds, their status, the scheduler's state (DESIGN.md section 3).
 
 One implementation for both engines: ``sql/feeds.py``.
+
+Each field of a feed's row has one writer (STYLE.md rule 18), and the store
+offers each writer its own method, which refuses the fields of the others:
+
+=====================  ===============================  ============================================
+fields                 writer                           method
+=====================  ===============================  ============================================
+registration           ``shared.feeds.FeedRegistry``    ``upsert_feed``, ``delete_feed``
+``REGISTRATION``       (the API, the operator, the demo)
+schedule and fetch     the scheduler                    ``update_schedule``
+``SCHEDULE_FIELDS``    (learns from ``crawl.feeds``)
+parse status           the parser                       ``update_parse_status``
+``PARSE_FIELDS``
+autoparser status      the autoparser                   ``set_autoparser_unavailable``
+=====================  ===============================  ============================================
+
+``tests/unit/shared/stores/test_feed_writers.py`` keeps each method called from
+its writer's package only. ``FeedStatus.last_result`` / ``last_error`` are the
+feed as it is now, *read* from both the fetch's and the parse's fields.
 """
 
 from __future__ import annotations
@@ -12,20 +31,62 @@ from typing import Any, Protocol
 
 from shared.stores.pages import UpsertOutcome
 
-__all__ = ["Feed", "FeedStatus", "FeedStore"]
+__all__ = [
+    "AUTOPARSER_FIELDS",
+    "PARSE_FIELDS",
+    "REGISTRATION",
+    "SCHEDULE_FIELDS",
+    "Feed",
+    "FeedStatus",
+    "FeedStore",
+]
+
+#: the registration fields: what a webmaster or the operator asked for
+REGISTRATION = ("url", "host", "format", "tenant_id", "services", "autoparser", "created_at", "deleted")
+#: the scheduler's: when and how the next fetch goes, what the last one answered, the WebSub lease
+SCHEDULE_FIELDS = frozenset(
+    {
+        "last_fetch_at",
+        "last_http_status",
+        "fetch_result",
+        "fetch_error",
+        "etag",
+        "last_modified",
+        "last_hash",
+        "next_fetch_at",
+        "interval_s",
+        "consecutive_failures",
+        "websub_hub",
+        "websub_topic",
+        "websub_secret",
+        "websub_expires_at",
+    }
+)
+#: the parser's: what the last parse of a fetched body found
+PARSE_FIELDS = frozenset({"items", "parse_result", "parse_error", "error_line", "error_column"})
+#: the autoparser's: why the host's pages cannot be autoparsed (robots.txt forbids their images, ...)
+AUTOPARSER_FIELDS = frozenset({"autoparser_unavailable_reason"})
+
+#: fetch outcomes that say the feed answered (FetchStatus values; anything else is a failed fetch)
+_ANSWERED = frozenset({"ok", "not_modified"})
 
 
 @dataclass(frozen=True, slots=True)
 class FeedStatus:
-    """What the scheduler and the crawler learned about a feed. All optional."""
+    """What the scheduler, the parser and the autoparser learned about a feed. All optional."""
 
+    # the scheduler, from crawl.feeds: the last fetch
     last_fetch_at: datetime | None = None
     last_http_status: int | None = None
-    last_result: str | None = None  # a FetchStatus / parser outcome name
+    fetch_result: str | None = None  # a FetchStatus value
+    fetch_error: str | None = None  # why the last fetch failed; None when it answered
+    # the parser: the last parse of a fetched body
     items: int | None = None
-    last_error: str | None = None
+    parse_result: str | None = None  # parsed / partial / parse_error / conflict
+    parse_error: str | None = None
     error_line: int | None = None
     error_column: int | None = None
+    # the scheduler: the next fetch
     etag: str | None = None
     last_modified: str | None = None
     last_hash: str | None = None
@@ -34,10 +95,26 @@ class FeedStatus:
     consecutive_failures: int = 0
     websub_hub: str | None = None
     websub_expires_at: datetime | None = None
-    autoparser_unavailable_reason: str | None = None
     #: the topic (self URL) and HMAC secret of the live WebSub subscription (migration 2)
     websub_topic: str | None = None
     websub_secret: str | None = None
+    # the autoparser
+    autoparser_unavailable_reason: str | None = None
+
+    @property
+    def last_result(self) -> str | None:
+        """The feed as it is now: a failed fetch's outcome; after a 304 ``not_modified``; after a
+        body, what its parse found (``ok`` until the parser has read it)."""
+        if self.fetch_result is not None and self.fetch_result not in _ANSWERED:
+            return self.fetch_result
+        if self.fetch_result == "not_modified":
+            return self.fetch_result
+        return self.parse_result or self.fetch_result
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the feed does not come through now: the fetch's failure, else its last parse's problem."""
+        return self.fetch_error if self.fetch_error is not None else self.parse_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +157,15 @@ class FeedStore(Protocol):
         """Live feeds with ``next_fetch_at`` None or <= ``now``, the most overdue first (None first)."""
         ...
 
-    async def update_status(self, feed_id: str, **fields: Any) -> None:
-        """Set some ``FeedStatus`` fields. Unknown names -> ``ValueError``; unknown feed -> ``NotFound``."""
+    async def update_schedule(self, feed_id: str, **fields: Any) -> None:
+        """The scheduler's write: some ``SCHEDULE_FIELDS``. Another field -> ``ValueError``;
+        unknown feed -> ``NotFound``."""
+        ...
+
+    async def update_parse_status(self, feed_id: str, **fields: Any) -> None:
+        """The parser's write: some ``PARSE_FIELDS`` (same errors as ``update_schedule``)."""
+        ...
+
+    async def set_autoparser_unavailable(self, feed_id: str, reason: str | None) -> None:
+        """The autoparser's write: why the feed's host cannot be autoparsed (None: it can)."""
         ...

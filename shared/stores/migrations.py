@@ -165,3 +165,25 @@ _PROBLEMS = (
 )
 SQLITE.append((5, "fetch reports, page problems, task problems", _PROBLEMS))
 POSTGRES.append((5, "fetch reports, page problems, task problems", _PROBLEMS))
+
+# One writer per field of a feed's row (shared/stores/feeds.py): ``last_result`` / ``last_error`` were
+# written by the scheduler (the fetch) and the parser (the parse) in turn, whichever came last. Each
+# now has its own pair; what was stored goes to the writer its value names. (DROP COLUMN: SQLite
+# 3.35; the store already needs 3.39 for IS DISTINCT FROM.)
+_PARSE_OUTCOMES = "('parsed', 'partial', 'parse_error', 'conflict')"
+_FEED_WRITERS = (
+    "ALTER TABLE feeds ADD COLUMN fetch_result TEXT",
+    "ALTER TABLE feeds ADD COLUMN fetch_error TEXT",
+    "ALTER TABLE feeds ADD COLUMN parse_result TEXT",
+    "ALTER TABLE feeds ADD COLUMN parse_error TEXT",
+    f"UPDATE feeds SET parse_result = last_result, parse_error = last_error WHERE last_result IN {_PARSE_OUTCOMES}",
+    "UPDATE feeds SET fetch_result = last_result,"
+    " fetch_error = CASE WHEN last_result IN ('ok', 'not_modified') THEN NULL ELSE last_error END"
+    f" WHERE last_result IS NOT NULL AND last_result NOT IN {_PARSE_OUTCOMES}",
+    # a parse happened, so the fetch before it answered
+    "UPDATE feeds SET fetch_result = 'ok' WHERE parse_result IS NOT NULL AND last_fetch_at IS NOT NULL",
+    "ALTER TABLE feeds DROP COLUMN last_result",
+    "ALTER TABLE feeds DROP COLUMN last_error",
+)
+SQLITE.append((6, "feed fields with one writer each", _FEED_WRITERS))
+POSTGRES.append((6, "feed fields with one writer each", _FEED_WRITERS))

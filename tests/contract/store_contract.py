@@ -602,17 +602,17 @@ class StoreContract:
         await stores.feeds.upsert_feed(
             Feed(feed_id="f2", url="https://b.example/yml", host="b.example", format="yml", tenant_id="t2")
         )
-        await stores.feeds.update_status(
+        await stores.feeds.update_schedule(
             "f1",
             last_fetch_at=T0,
             last_http_status=304,
+            fetch_result="not_modified",
             etag='"x"',
             next_fetch_at=T0 + timedelta(minutes=10),
             interval_s=600.0,
             consecutive_failures=2,
-            error_line=3,
-            error_column=14,
         )
+        await stores.feeds.update_parse_status("f1", parse_result="partial", error_line=3, error_column=14)
         got = await stores.feeds.get("f1")
         assert got is not None
         assert got.status.last_http_status == 304
@@ -622,10 +622,20 @@ class StoreContract:
         assert [f.feed_id for f in await stores.feeds.due(T0 + timedelta(hours=1))] == ["f2", "f1"]
         assert [f.feed_id for f in await stores.feeds.list()] == ["f1", "f2"]
         assert [f.feed_id for f in await stores.feeds.list("t2")] == ["f2"]
-        with pytest.raises(ValueError, match="unknown feed status fields"):
-            await stores.feeds.update_status("f1", owner="evil")
+        # each writer writes its own fields only (shared/stores/feeds.py)
+        with pytest.raises(ValueError, match="update_schedule does not write"):
+            await stores.feeds.update_schedule("f1", owner="evil")
+        with pytest.raises(ValueError, match=r"update_schedule does not write \['items'\]"):
+            await stores.feeds.update_schedule("f1", items=3)
+        with pytest.raises(ValueError, match="update_parse_status does not write"):
+            await stores.feeds.update_parse_status("f1", next_fetch_at=T0)
         with pytest.raises(NotFound):
-            await stores.feeds.update_status("nope", items=3)
+            await stores.feeds.update_parse_status("nope", items=3)
+        await stores.feeds.set_autoparser_unavailable("f1", "robots.txt forbids images")
+        got = await stores.feeds.get("f1")
+        assert got is not None
+        assert got.status.autoparser_unavailable_reason == "robots.txt forbids images"
+        assert (got.status.last_result, got.status.parse_result) == ("not_modified", "partial")
         assert await stores.feeds.delete_feed("f2")
         assert not await stores.feeds.delete_feed("f2")
         assert [f.feed_id for f in await stores.feeds.due(T0 + timedelta(hours=1))] == ["f1"]

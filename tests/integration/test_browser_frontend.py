@@ -162,8 +162,9 @@ async def frontend(tmp_path: Path) -> AsyncIterator[str]:
         ("shop-yml", "https://shop.example/catalog.yml", "yml"),
     ):
         await stores.feeds.upsert_feed(Feed(feed_id=feed_id, url=url, host=urlsplit(url).hostname or "", format=fmt))
-        await stores.feeds.update_status(feed_id, last_result="ok", last_fetch_at=T0, items=12)
-    await stores.feeds.update_status("news-sport", last_result="http_5xx", consecutive_failures=3)
+        await stores.feeds.update_schedule(feed_id, fetch_result="ok", last_fetch_at=T0)
+        await stores.feeds.update_parse_status(feed_id, parse_result="parsed", items=12)
+    await stores.feeds.update_schedule("news-sport", fetch_result="http_5xx", consecutive_failures=3)
     await stores.delay.park(
         "https://news.example/2026/11/30/late", 1, b"{}", ["https://news.example/img/late.jpg"],
         T0 + timedelta(minutes=10), host="news.example",

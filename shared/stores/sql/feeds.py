@@ -16,7 +16,7 @@ import orjson
 
 from shared.errors import NotFound
 from shared.stores.codec import dumps, from_us, now_us, to_us
-from shared.stores.feeds import Feed, FeedStatus
+from shared.stores.feeds import AUTOPARSER_FIELDS, PARSE_FIELDS, SCHEDULE_FIELDS, Feed, FeedStatus
 from shared.stores.pages import UpsertOutcome
 from shared.stores.sql.runner import SqlRunner
 
@@ -111,10 +111,22 @@ class SqlFeedStore:
         )
         return [feed_from_row(row) for row in rows]
 
-    async def update_status(self, feed_id: str, **fields: Any) -> None:
-        unknown = sorted(set(fields) - set(FEED_STATUS_FIELDS))
+    async def update_schedule(self, feed_id: str, **fields: Any) -> None:
+        await self._update(SCHEDULE_FIELDS, "update_schedule", feed_id, fields)
+
+    async def update_parse_status(self, feed_id: str, **fields: Any) -> None:
+        await self._update(PARSE_FIELDS, "update_parse_status", feed_id, fields)
+
+    async def set_autoparser_unavailable(self, feed_id: str, reason: str | None) -> None:
+        await self._update(
+            AUTOPARSER_FIELDS, "set_autoparser_unavailable", feed_id, {"autoparser_unavailable_reason": reason}
+        )
+
+    async def _update(self, allowed: frozenset[str], method: str, feed_id: str, fields: dict[str, Any]) -> None:
+        """One writer's UPDATE: only the fields that writer owns (``shared/stores/feeds.py``)."""
+        unknown = sorted(set(fields) - allowed)
         if unknown:
-            raise ValueError(f"unknown feed status fields {unknown}; valid: {sorted(FEED_STATUS_FIELDS)}")
+            raise ValueError(f"{method} does not write {unknown}; it writes {sorted(allowed)}")
         if not fields:
             return
         names = list(fields)  # validated above: safe to splice into the statement

@@ -124,7 +124,7 @@ async def test_scheduler_holds_yml_refetches_while_news_flows(stores: Stores) ->
             Feed(feed_id=feed_id, url=f"https://{feed_id}.example/feed", host=f"{feed_id}.example", format=fmt)
         )
         if not first:
-            await feeds.update_status(feed_id, last_fetch_at=fetched, next_fetch_at=fetched)
+            await feeds.update_schedule(feed_id, last_fetch_at=fetched, next_fetch_at=fetched)
     overload = Overload(SETTINGS, stores.status, clock, cube="scheduler", holds=(YML_REFETCHES,), instance="s1")
     publish = Collector()
     handler = SchedulerHandler(SETTINGS, feeds, publish, clock, overload=overload)

@@ -43,20 +43,21 @@ async def test_register_watch_and_delete_a_feed(tmp_path: Path) -> None:
 
         # what the crawler / parser / scheduler record, the webmaster sees
         fetched = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-        await api.stores.feeds.update_status(
+        await api.stores.feeds.update_schedule(
             feed_id,
             last_fetch_at=fetched,
             last_http_status=200,
-            items=0,
-            last_error="mismatched tag",
-            error_line=12,
-            error_column=7,
+            fetch_result="ok",
             next_fetch_at=datetime(2026, 1, 2, 3, 14, 5, tzinfo=UTC),
+        )
+        await api.stores.feeds.update_parse_status(
+            feed_id, parse_result="parse_error", items=0, parse_error="mismatched tag", error_line=12, error_column=7
         )
         got = await (await api.client.get(f"/api/v1/feeds/{feed_id}", headers=api.auth(token))).json()
         assert got["status"]["last_http_status"] == 200
         assert (got["status"]["error_line"], got["status"]["error_column"]) == (12, 7)
         assert got["status"]["last_error"] == "mismatched tag"
+        assert (got["status"]["fetch_result"], got["status"]["parse_result"]) == ("ok", "parse_error")
         assert got["status"]["last_fetch_at"].startswith("2026-01-02T03:04:05")
         assert got["status"]["next_fetch_at"].startswith("2026-01-02T03:14:05")
 

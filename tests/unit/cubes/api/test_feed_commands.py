@@ -146,13 +146,13 @@ async def test_list_shows_status(stores: Stores) -> None:
     await feeds_list(stores.feeds, out=out)
     assert fid in out.getvalue()
     assert "due now" in out.getvalue()
-    await stores.feeds.update_status(
+    await stores.feeds.update_schedule(
         fid,
         last_fetch_at=datetime(2024, 5, 1, 12, 0, tzinfo=UTC),
         last_http_status=503,
-        last_result="http_5xx",
+        fetch_result="http_5xx",
         consecutive_failures=3,
-        last_error="http_5xx: HTTP 503",
+        fetch_error="http_5xx: HTTP 503",
         next_fetch_at=datetime(2024, 5, 1, 12, 16, tzinfo=UTC),
     )
     out = io.StringIO()
@@ -187,7 +187,7 @@ async def test_fetch_now_orders_one_urgent_unconditional_fetch(stores: Stores) -
     url = "https://news.example/feed.xml"
     await add_feed(Settings(), stores, pub, url, out=io.StringIO())
     fid = feed_id_for(None, url)
-    await stores.feeds.update_status(fid, etag='"v1"')
+    await stores.feeds.update_schedule(fid, etag='"v1"')
     out = io.StringIO()
     assert await feeds_fetch(registry(stores, pub), fid, out=out) == 0
     assert "ordered" in out.getvalue()

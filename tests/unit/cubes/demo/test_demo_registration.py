@@ -124,7 +124,8 @@ async def test_tracker_counts_parsed_waiting_written_per_source(stores: Stores) 
         now=now,
     )
     await stores.pages.upsert(Page(url=rss.pages[2], host="127.0.0.1", version=1, title="t", written_at=now))
-    await stores.feeds.update_status(ids["news-rss"], last_fetch_at=now, last_error="parse: bad item")
+    await stores.feeds.update_schedule(ids["news-rss"], last_fetch_at=now, fetch_result="ok")
+    await stores.feeds.update_parse_status(ids["news-rss"], parse_result="partial", parse_error="parse: bad item")
     rows = await Tracker(site, stores, ids).snapshot()
     assert [r.label for r in rows] == ["news RSS", "news Turbo", "shop YML", "blog (autoparser)"]
     assert (rows[0].parsed, rows[0].waiting, rows[0].written, rows[0].expected) == (3, 1, 1, 12)

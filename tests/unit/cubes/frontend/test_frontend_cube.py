@@ -25,7 +25,7 @@ async def test_service_serves_then_stops(tmp_path: Path) -> None:
         await stores.feeds.upsert_feed(
             Feed(feed_id="f1", url="https://news.example/rss", host="news.example", format="rss")
         )
-        await stores.feeds.update_status("f1", last_result="ok", consecutive_failures=2)
+        await stores.feeds.update_schedule("f1", fetch_result="ok", consecutive_failures=2)
         cube = await cube_module("frontend").build(settings, deps)
         assert cube.inputs == ()
         assert cube.status is not None

@@ -41,29 +41,30 @@ async def fill(stores: Stores) -> None:
         ("shop-yml", "https://shop.example/catalog.yml", "yml"),
     ):
         await feeds.upsert_feed(Feed(feed_id=feed_id, url=url, host=url.split("/")[2], format=fmt))
-    await feeds.update_status(
+    await feeds.update_schedule(
         "news-rss",
         last_fetch_at=T0 - timedelta(minutes=2),
         last_http_status=200,
-        last_result="parsed",
-        items=12,
+        fetch_result="ok",
         next_fetch_at=T0 + timedelta(minutes=10),
     )
-    await feeds.update_status(
+    await feeds.update_parse_status("news-rss", parse_result="parsed", items=12)
+    await feeds.update_schedule(
+        "news-broken", last_fetch_at=T0 - timedelta(minutes=1), last_http_status=200, fetch_result="ok"
+    )
+    await feeds.update_parse_status(
         "news-broken",
-        last_fetch_at=T0 - timedelta(minutes=1),
-        last_http_status=200,
-        last_result="parse_error",
-        last_error="<b>mismatched</b> tag: item",
+        parse_result="parse_error",
+        parse_error="<b>mismatched</b> tag: item",
         error_line=12,
         error_column=5,
     )
-    await feeds.update_status(
+    await feeds.update_schedule(
         "shop-yml",
         last_fetch_at=T0 - timedelta(minutes=3),
         last_http_status=503,
-        last_result="http_5xx",
-        last_error="http_5xx: HTTP 503",
+        fetch_result="http_5xx",
+        fetch_error="http_5xx: HTTP 503",
         consecutive_failures=3,
     )
     for i in range(2):

@@ -279,7 +279,7 @@ async def test_redelivered_and_older_results_are_ignored(stores: Stores, clock: 
 async def test_parser_fields_are_left_alone(stores: Stores, clock: ManualClock) -> None:
     h = make(stores, clock, Collector())
     await announce(h, stores.feeds, reg("f1", URL))
-    await stores.feeds.update_status("f1", items=7, last_error="line 3: bad tag", error_line=3, error_column=9)
+    await stores.feeds.update_parse_status("f1", items=7, parse_error="line 3: bad tag", error_line=3, error_column=9)
     await h.handle(result("f1", URL, clock.time()), ctx("crawl.feeds"))
     st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
     assert (st.items, st.last_error, st.error_line, st.error_column) == (7, "line 3: bad tag", 3, 9)
@@ -389,7 +389,7 @@ async def test_lease_of_a_failing_feed_follows_its_backoff(stores: Stores, clock
     pub = Collector()
     h = make(stores, clock, pub)
     await announce(h, stores.feeds, reg("f1", URL))
-    await stores.feeds.update_status("f1", consecutive_failures=3, interval_s=120.0)
+    await stores.feeds.update_schedule("f1", consecutive_failures=3, interval_s=120.0)
     await h.tick()
     st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
     assert st.next_fetch_at == datetime.fromtimestamp(clock.time() + 480.0, UTC)

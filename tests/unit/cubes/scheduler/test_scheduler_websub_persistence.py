@@ -15,7 +15,7 @@ async def test_a_restarted_scheduler_still_knows_the_secret(tmp_path: Path) -> N
         book = Subscriptions(stores.feeds)
         book.put(Subscription("f1", "https://hub.example/", "https://a.example/feed", "s3cret", SubState.pending, 1.0))
         await book.flush()
-        await stores.feeds.update_status("f1", websub_expires_at=None)
+        await stores.feeds.update_schedule("f1", websub_expires_at=None)
 
         after_restart = Subscriptions(stores.feeds)
         assert await after_restart.load() == 1
