@@ -275,7 +275,7 @@ async def test_templates_escape_every_value(tmp_path: Path) -> None:
     stores = await open_stores(settings.store.url)
     try:
         await stores.feeds.upsert_feed(Feed(feed_id="f", url="https://a.example/f", host="a.example", format="rss"))
-        await stores.feeds.update_status("f", last_result="<img src=x onerror=alert(1)>")
+        await stores.feeds.update_parse_status("f", parse_result="<img src=x onerror=alert(1)>")
         app = create_app(settings, stores, clock=ManualClock(T0.timestamp()))
         async with TestClient(TestServer(app, host="127.0.0.1", port=0)) as c:
             body = await (await c.get("/status")).text()
