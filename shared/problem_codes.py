@@ -133,6 +133,13 @@ _ROWS: tuple[ProblemCode, ...] = (
         "Register (or upload) it with the format it really has, or with format auto.",
     ),
     ProblemCode(
+        "feed.misplaced_items",
+        "warning",
+        "an Atom feed holds RSS <item> elements instead of <entry>",
+        "Atom entries are <entry> elements: rename <item> to <entry> (or publish the feed as RSS 2.0). "
+        "We read them as entries meanwhile.",
+    ),
+    ProblemCode(
         "xml.malformed",
         "error",
         "the XML is not well-formed and nothing could be recovered",

@@ -17,11 +17,13 @@ from lxml import etree
 
 from cubes.parser.dates import parse_date
 from cubes.parser.model import FeedMeta, ParsedItem
-from cubes.parser.xmltext import ATOM03, ATOM10, MEDIA_NS, XHTML, absolute, inner_html, media_of, plain
+from cubes.parser.xmltext import ATOM03, ATOM10, MEDIA_NS, XHTML, absolute, inner_html, inner_xhtml, media_of, plain
 
-__all__ = ["ENTRY_TAGS", "atom_meta", "read_atom_entries"]
+__all__ = ["ENTRY_TAGS", "MISPLACED_ITEM_TAGS", "atom_meta", "read_atom_entries"]
 
 ENTRY_TAGS = (f"{{{ATOM10}}}entry", f"{{{ATOM03}}}entry")
+#: RSS items written inside an Atom feed (a template mixing the two): read as entries, with a warning
+MISPLACED_ITEM_TAGS = (f"{{{ATOM10}}}item", f"{{{ATOM03}}}item", "item")
 
 _TITLE, _LINK, _ID, _CONTENT, _SUMMARY, _PUB, _UPD, _AUTHOR, _MEDIA = range(9)
 _FIELDS: dict[str, int] = {}
@@ -38,6 +40,10 @@ for _ns in (ATOM10, ATOM03):
             f"{{{_ns}}}updated": _UPD,
             f"{{{_ns}}}modified": _UPD,
             f"{{{_ns}}}author": _AUTHOR,
+            # the RSS names, as a feed mixing the two writes them (read the way the RSS reader does)
+            f"{{{_ns}}}description": _SUMMARY,
+            f"{{{_ns}}}pubDate": _PUB,
+            f"{{{_ns}}}guid": _ID,
         }
     )
 for _m in MEDIA_NS:
@@ -61,7 +67,7 @@ def _text_construct(el: etree._Element) -> str:
             return ""
     if kind in ("xhtml", "application/xhtml+xml") or mode == "xml":
         div = el[0] if len(el) == 1 and el[0].tag in (f"{{{XHTML}}}div", "div") else el
-        return inner_html(div)
+        return inner_xhtml(div)
     if kind in ("html", "text/html") or mode == "escaped":
         return inner_html(el)
     if len(el):  # declared text but carries markup: keep the markup, as feedparser does
@@ -87,7 +93,7 @@ def _read_entry(el: etree._Element, index: int, base: str | None) -> ParsedItem:
             it.title = plain(t) if c.get("type", "text") != "text" or "<" in t or "&" in t else t.strip()
         elif code == _LINK:
             rel = c.get("rel", "alternate")
-            href = c.get("href")
+            href = c.get("href") or (c.text or "").strip() or None  # RSS style: the URL as text
             if rel == "alternate":
                 # the first HTML alternate wins (like feedparser); any alternate beats other rels
                 if alternate is None or (not alt_html and _is_html(c.get("type"))):
@@ -124,9 +130,11 @@ def _read_entry(el: etree._Element, index: int, base: str | None) -> ParsedItem:
     return it
 
 
-def read_atom_entries(root: etree._Element, feed_url: str | None, *, xml_base: bool) -> list[ParsedItem]:
+def read_atom_entries(
+    root: etree._Element, feed_url: str | None, *, xml_base: bool, tags: tuple[str, ...] = ENTRY_TAGS
+) -> list[ParsedItem]:
     items = []
-    for i, el in enumerate(root.iter(*ENTRY_TAGS)):
+    for i, el in enumerate(root.iter(*tags)):
         base = (el.base or feed_url) if xml_base else feed_url
         items.append(_read_entry(el, i, base))
     return items

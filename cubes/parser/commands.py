@@ -12,7 +12,13 @@ A URL is fetched through the crawler's SSRF guard and limits
 local test server. A YML file is streamed offer by offer, so a catalog of
 any size is checked in bounded memory.
 
+Relative links in a file are resolved against ``--base-url`` (the address the
+feed will be served from; its host is then the default ``--host``), else
+against the feed's own address when it names one (``<atom:link rel="self">``),
+as the cube resolves them against the URL it fetched.
+
     turbocubes parse feed.xml --host example.com
+    turbocubes parse feed.xml --base-url https://example.com/feed.xml
     turbocubes parse https://example.com/turbo.xml --format turbo
 """
 
@@ -54,6 +60,12 @@ def register(subparsers: Any) -> None:
         "(default: the URL's host; no check for a file)",
     )
     p.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="for a file: the URL the feed is served from, which relative links resolve against "
+        '(default: the feed\'s <atom:link rel="self">); its host is the default --host',
+    )
+    p.add_argument(
         "--allow",
         action="append",
         default=[],
@@ -65,7 +77,9 @@ def register(subparsers: Any) -> None:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
-    return asyncio.run(parse_command(settings, args.source, fmt=args.format, host=args.host, allow=args.allow))
+    return asyncio.run(
+        parse_command(settings, args.source, fmt=args.format, host=args.host, allow=args.allow, base_url=args.base_url)
+    )
 
 
 def _err(where: str, e: ItemError, err: TextIO) -> None:
@@ -96,12 +110,18 @@ async def parse_command(
     fmt: str = "auto",
     host: str | None = None,
     allow: list[str] | None = None,
+    base_url: str | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes)
+    if base_url is not None:
+        if not base_url.startswith(("http://", "https://")) or not urlsplit(base_url).hostname:
+            print(f"--base-url {base_url!r}: error: give an absolute http(s) URL", file=err)
+            return 2
+        host = host or urlsplit(base_url).hostname
+    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.crawler.max_feed_bytes)
     cleaner = ContentCleaner(settings.kvwriter.video_hosts)
     declared = None if fmt == "auto" else fmt
     url: str | None = None
@@ -120,8 +140,9 @@ async def parse_command(
             print(f"{source}: error: no such file (give a file path or an http(s) URL)", file=err)
             return 2
         if detect_format(head, declared) is DetectedFormat.yml:
-            return await asyncio.to_thread(_stream_yml, path, host, out, err, cleaner)
+            return await asyncio.to_thread(_stream_yml, path, host, out, err, cleaner, base_url)
         body = await asyncio.to_thread(path.read_bytes)
+        url = base_url
     result = parse_feed(body, url=url, content_type=content_type, declared_format=declared, limits=limits)
     for e in result.errors:
         _err(source, e, err)
@@ -169,7 +190,10 @@ def _emit(
         try:
             cand: Candidate = prepare_one(item, host, cleaner)
         except IdentityError as exc:
-            _err(where, ItemError(str(exc), item.line, None, item.index, item.link, code=exc.code), err)
+            reason = str(exc)
+            if exc.code == "item.bad_link" and item.base is None:
+                reason += "; a file has no address of its own: give --base-url"
+            _err(where, ItemError(reason, item.line, None, item.index, item.link, code=exc.code), err)
             continue
         if cand.url in seen:
             _err(
@@ -192,13 +216,15 @@ def _emit(
     return fatal
 
 
-def _stream_yml(path: Path, host: str | None, out: TextIO, err: TextIO, cleaner: ContentCleaner) -> int:
+def _stream_yml(
+    path: Path, host: str | None, out: TextIO, err: TextIO, cleaner: ContentCleaner, base_url: str | None
+) -> int:
     from shared.messages import SourceKind
 
     ref = SourceRef(kind=SourceKind.yml, id="cli")
     with path.open("rb") as f:
         try:
-            fatal = _emit(iter_yml(f), host, ref, str(path), out, err, cleaner)
+            fatal = _emit(iter_yml(f, base=base_url), host, ref, str(path), out, err, cleaner)
         except HostileXml as exc:
             _err(str(path), ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"), err)
             return 1

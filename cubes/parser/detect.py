@@ -1,7 +1,8 @@
 """Which format a body is in, and which charset it is written in (DESIGN.md section 3, parser).
 
 Format: sniffed from the root element (and ``xmlns:turbo`` for Turbo RSS),
-never from the file name. Charset, in order: a BOM, the XML declaration, the
+never from the file name. Charset, in order: a BOM, UTF-16 without one (told
+by its zero bytes), the XML declaration, the
 HTTP ``charset``, valid UTF-8, and only then ``charset_normalizer`` -- the
 last step is what decodes a windows-1251 or KOI8-R feed that declares
 nothing (the common way Russian feeds break). A body decoded that way is
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from cubes.parser.model import DetectedFormat
 
-__all__ = ["Prepared", "detect_format", "prepare_xml"]
+__all__ = ["Prepared", "detect_format", "prepare_xml", "utf16_without_bom"]
 
 #: how far into the body the root element is looked for; comments and a
 #: DOCTYPE can come first, 8 KB covers every real feed header we have seen
@@ -50,6 +51,21 @@ class Prepared:
     how: str
 
 
+def utf16_without_bom(body: bytes) -> str | None:
+    """``utf-16-le`` / ``utf-16-be`` when ``body`` is UTF-16 that starts without a BOM, else None.
+
+    XML's first character is ``<`` or a blank (XML 1.0 appendix F); in UTF-16 its second byte (LE)
+    or first byte (BE) is zero, which no ASCII-compatible charset ever has there.
+    """
+    if len(body) < 2:
+        return None
+    if body[1] == 0 and body[0] in b"< \t\r\n":
+        return "utf-16-le"
+    if body[0] == 0 and body[1] in b"< \t\r\n":
+        return "utf-16-be"
+    return None
+
+
 def _strip_leading(body: bytes) -> bytes:
     for bom, _ in _BOMS:
         if body.startswith(bom):
@@ -77,7 +93,7 @@ def detect_format(body: bytes, declared: str | None = None) -> DetectedFormat:
         ):
             return DetectedFormat.jsonfeed
         return DetectedFormat.json
-    utf16 = next((enc for bom, enc in _BOMS[1:] if body.startswith(bom)), None)
+    utf16 = next((enc for bom, enc in _BOMS[1:] if body.startswith(bom)), None) or utf16_without_bom(body)
     if utf16 is not None:
         head = body[:_SNIFF_BYTES].decode(utf16, "replace").encode("utf-8")
     name = _root_name(_strip_comments(head)).lower()
@@ -129,6 +145,10 @@ def prepare_xml(body: bytes, content_type: str | None = None) -> Prepared:
     for bom, enc in _BOMS:
         if body.startswith(bom):
             return Prepared(body, enc, "bom")
+    utf16 = utf16_without_bom(body)
+    if utf16 is not None:
+        # libxml2 needs a BOM to read UTF-16 ("Document is empty" without one): hand it UTF-8
+        return _transcode(body, utf16, "utf-16 without a BOM")
     m = _DECL.match(body[:512])
     if m is not None:
         em = _DECL_ENC.search(m.group(0))

@@ -11,17 +11,64 @@ feed URL passed as ``content-location``.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import feedparser
+import feedparser.api
+from feedparser.datetimes import _parse_date
 
 from cubes.parser.dates import from_struct_time
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, MediaRef, ParsedItem, ParseResult, Severity
 from cubes.parser.xmltext import plain
 
 __all__ = ["parse_with_feedparser"]
+
+
+class _FirstDateWins:
+    """feedparser's date handlers, keeping the first date of each kind instead of the last."""
+
+    def _keep_first(self, element: str, key: str) -> None:
+        value = self.pop(element)  # type: ignore[attr-defined]
+        context = self._get_context()  # type: ignore[attr-defined]
+        if context.get(key) is None:
+            context[key] = _parse_date(value)
+
+    def _end_published(self) -> None:
+        self._keep_first("published", "published_parsed")
+
+    def _end_updated(self) -> None:
+        self._keep_first("updated", "updated_parsed")
+
+    # feedparser binds these names to its own functions at class creation: each is pointed here
+    _end_issued = _end_pubdate = _end_published
+    _end_modified = _end_lastbuilddate = _end_updated
+
+
+_PATCHED = {
+    name: type(name, (_FirstDateWins, getattr(feedparser.api, name)), {})
+    for name in ("StrictFeedParser", "LooseFeedParser")
+}
+#: feedparser looks its parser classes up in its module at each call; they are swapped for ours
+#: during our call only (a rare path: bodies lxml could not read), one call at a time
+_SWAP = threading.Lock()
+
+
+@contextlib.contextmanager
+def _first_date_wins() -> Iterator[None]:
+    with _SWAP:
+        saved = {name: getattr(feedparser.api, name) for name in _PATCHED}
+        for name, cls in _PATCHED.items():
+            setattr(feedparser.api, name, cls)
+        try:
+            yield
+        finally:
+            for name, cls in saved.items():
+                setattr(feedparser.api, name, cls)
 
 
 def _media(e: dict[str, Any]) -> list[MediaRef]:
@@ -76,7 +123,8 @@ def _item(e: dict[str, Any], index: int, base: str | None) -> ParsedItem:
 
 def parse_with_feedparser(body: bytes, url: str | None, content_type: str | None) -> ParseResult:
     headers = {"content-location": url or "", "content-type": content_type or "application/xml"}
-    d = feedparser.parse(io.BytesIO(body), response_headers=headers, sanitize_html=False)
+    with _first_date_wins():
+        d = feedparser.parse(io.BytesIO(body), response_headers=headers, sanitize_html=False)
     version = d.get("version") or ""
     fmt = DetectedFormat.atom if version.startswith("atom") else DetectedFormat.rss
     if version.startswith("rss09") or version == "rss10":

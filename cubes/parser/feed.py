@@ -2,6 +2,7 @@
 
 The order of attempts, and why:
 
+0. a gzip file is inflated (``compressed``: bounded, a bomb costs the limit);
 1. the format is sniffed (``detect``); YML is streamed (``yml``), JSON read
    as partner documents or JSON Feed (``jsondoc``);
 2. XML: the charset is settled (``detect.prepare_xml``), blank lines before
@@ -27,7 +28,8 @@ import io
 
 from lxml import etree
 
-from cubes.parser.atom import ENTRY_TAGS, atom_meta, read_atom_entries
+from cubes.parser.atom import ENTRY_TAGS, MISPLACED_ITEM_TAGS, atom_meta, read_atom_entries
+from cubes.parser.compressed import InflateError, gunzip, gunzip_head, is_gzip
 from cubes.parser.detect import detect_format, prepare_xml
 from cubes.parser.fallback import parse_with_feedparser
 from cubes.parser.jsondoc import parse_json_documents, parse_json_feed
@@ -53,6 +55,11 @@ def parse_feed(
 ) -> ParseResult:
     """Everything one body holds; never raises for bad input (errors are in the result)."""
     limits = limits or Limits()
+    if is_gzip(body):
+        try:
+            body = gunzip(body, limits.max_body_bytes)
+        except InflateError as exc:
+            return _fatal(DetectedFormat.unknown, ItemError(exc.reason, code=exc.code))
     if not body or not body.strip():
         return _fatal(DetectedFormat.unknown, ItemError("empty body: no feed to read", 1, 1, code="feed.empty"))
     fmt = detect_format(body, declared_format)
@@ -68,6 +75,9 @@ def parse_feed(
         result.encoding = prepared.encoding
         return result
     result = _parse_xml_feed(_decl_first(prepared.body), url, content_type, fmt)
+    if url is None and (own := _self_url(result)) is not None:
+        # no URL given (a file): the feed's own address is what its relative links mean
+        result = _parse_xml_feed(_decl_first(prepared.body), own, content_type, fmt)
     result.encoding = result.encoding or prepared.encoding
     if result.items:
         apply_turbo(result)
@@ -76,17 +86,36 @@ def parse_feed(
 
 
 def yml_source(
-    body: bytes, *, content_type: str | None = None, declared_format: str | None = None
+    body: bytes,
+    *,
+    content_type: str | None = None,
+    declared_format: str | None = None,
+    limits: Limits | None = None,
 ) -> tuple[bytes, str] | None:
     """When ``body`` is a YML catalog: the bytes ``iter_yml`` should read and their encoding; else None.
 
     ``parse_feed`` decides the same way; the handler uses this to stream a big catalog in batches
-    instead of holding all its offers at once.
+    instead of holding all its offers at once. A gzipped catalog is inflated (a broken or too large
+    one is left to ``parse_feed``, which says why).
     """
+    if is_gzip(body):
+        head = gunzip_head(body, 8192)
+        if not head.strip() or detect_format(head, declared_format) is not DetectedFormat.yml:
+            return None
+        try:
+            body = gunzip(body, (limits or Limits()).max_body_bytes)
+        except InflateError:
+            return None
     if not body or not body.strip() or detect_format(body, declared_format) is not DetectedFormat.yml:
         return None
     prepared = prepare_xml(body, content_type)
     return prepared.body, prepared.encoding
+
+
+def _self_url(result: ParseResult) -> str | None:
+    """The feed's ``rel="self"`` address when it is an absolute http(s) URL (else None)."""
+    own = (result.meta.self_url or "").strip()
+    return own if not result.fatal and own.startswith(("http://", "https://")) else None
 
 
 def _decl_first(body: bytes) -> bytes:
@@ -167,6 +196,17 @@ def _read_tree(
     if tag in _ATOM_ROOTS:
         result = ParseResult(DetectedFormat.atom, meta=atom_meta(root, url))
         result.items = read_atom_entries(root, url, xml_base=xml_base)
+        if not result.items and (misplaced := next(root.iter(*MISPLACED_ITEM_TAGS), None)) is not None:
+            result.items = read_atom_entries(root, url, xml_base=xml_base, tags=MISPLACED_ITEM_TAGS)
+            result.errors.append(
+                ItemError(
+                    f"this Atom feed has {len(result.items)} <item> element(s) and no <entry>: read as entries",
+                    misplaced.sourceline,
+                    None,
+                    severity=Severity.warning,
+                    code="feed.misplaced_items",
+                )
+            )
     elif tag.rsplit("}", 1)[-1] in _KNOWN_LOCAL:
         rdf = tag.endswith("RDF")
         turbo = TURBO in (root.nsmap or {}).values() or fmt is DetectedFormat.turbo

@@ -66,6 +66,7 @@ max(now in microseconds, every earlier version of the URL + 1).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import itertools
 import logging
@@ -146,6 +147,7 @@ class ParserHandler:
         clock: Clock | None = None,
         *,
         cleaner: ContentCleaner | None = None,
+        max_body_bytes: int | None = None,
     ) -> None:
         settings = settings or ParserConfig()
         #: the safe-HTML policy with the configured video hosts (``kvwriter.video_hosts``)
@@ -154,6 +156,8 @@ class ParserHandler:
         self._blobs = blobs
         self.clock = clock or SystemClock()
         self.limits = Limits(max_items=settings.max_items, max_item_bytes=settings.max_item_bytes)
+        if max_body_bytes is not None:  # a gzipped body inflates at most to a fetched feed's limit
+            self.limits = dataclasses.replace(self.limits, max_body_bytes=max_body_bytes)
         self.items = ItemRecorder(stores)
 
     def _now(self) -> datetime:
@@ -225,7 +229,7 @@ class ParserHandler:
         declared = feed.format if feed else None
         catalog = None
         if len(body) > _THREAD_BYTES:
-            catalog = yml_source(body, content_type=msg.content_type, declared_format=declared)
+            catalog = yml_source(body, content_type=msg.content_type, declared_format=declared, limits=self.limits)
         count: int | None = None
         if catalog is not None:
             result = ParseResult(

@@ -10,7 +10,8 @@ cannot read, and the oracle of the benchmark's gates):
 * the link is ``<link>``, else an ``atom:link``, else a ``<guid>`` that is
   not ``isPermaLink="false"``;
 * content is ``turbo:content``, else ``content:encoded``, else
-  ``description`` (then also the summary).
+  ``xhtml:body``, else ``description`` (then also the summary), else
+  ``dc:description``, else ``itunes:summary`` (a podcast's show notes).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ from cubes.parser.xmltext import (
     MEDIA_NS,
     RDF,
     TURBO,
+    XHTML,
     YANDEX,
     absolute,
     inner_html,
+    inner_xhtml,
     media_of,
     plain,
     text_of,
@@ -73,7 +76,9 @@ ITEM_TAGS = tuple(_q(ns, "item") for ns in _RSS_NS)
     _CATEGORY,
     _ENCLOSURE,
     _DCTITLE,
-) = range(17)
+    _XBODY,
+    _OTHER_DESC,
+) = range(19)
 
 _FIELDS: dict[str, int] = {}
 for _ns in _RSS_NS:
@@ -100,6 +105,9 @@ _FIELDS.update(
         _q(DC, "date"): _UPD,
         _q(DC, "creator"): _AUTHOR,
         _q(DC, "title"): _DCTITLE,
+        _q(DC, "description"): _OTHER_DESC,
+        _q(ITUNES, "summary"): _OTHER_DESC,
+        _q(XHTML, "body"): _XBODY,
         _q(DCTERMS, "issued"): _PUB,
         _q(DCTERMS, "modified"): _UPD,
         _q(ITUNES, "author"): _AUTHOR,
@@ -127,7 +135,7 @@ def _related(el: etree._Element, base: str | None) -> list[str]:
 
 def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
     it = ParsedItem(index=index, base=base, line=el.sourceline)
-    desc = encoded = turbo = None
+    desc = encoded = turbo = xbody = other_desc = None
     link = atom_link = guid_link = dctitle = None
     authors: list[str] = []
     for c in el:
@@ -168,6 +176,12 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
                 it.media.extend(media_of(c, "enclosure", base))
         elif code == _DCTITLE:
             dctitle = text_of(c)
+        elif code == _XBODY:
+            xbody = inner_xhtml(c)
+        elif code == _OTHER_DESC:
+            # dc:description before itunes:summary, whatever their order (both are text)
+            if other_desc is None or c.tag == f"{{{DC}}}description":
+                other_desc = inner_html(c)
         elif code == _TURBO_SOURCE:
             it.extra["turbo:source"] = (c.text or "").strip()
         elif code == _TURBO_TOPIC:
@@ -195,8 +209,13 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
     elif encoded is not None:
         it.content_html = encoded
         it.summary = desc
+    elif xbody is not None:
+        it.content_html = xbody
+        it.summary = desc
     elif desc is not None:
         it.content_html = desc
+    elif other_desc is not None:
+        it.content_html = other_desc
     if el.get("turbo") is not None:
         it.extra["turbo"] = el.get("turbo", "").strip().lower()
     return it

@@ -25,6 +25,7 @@ __all__ = [
     "YANDEX",
     "absolute",
     "inner_html",
+    "inner_xhtml",
     "media_of",
     "plain",
     "text_of",
@@ -44,6 +45,7 @@ XHTML = "http://www.w3.org/1999/xhtml"
 MEDIA_NS = ("http://search.yahoo.com/mrss/", "http://search.yahoo.com/mrss")
 
 _TAGS = re.compile(r"<[^>]*>")
+_XMLNS = re.compile(r'\sxmlns(:\w+)?="[^"]*"')
 _SPACE = re.compile(r"\s+")
 
 
@@ -64,7 +66,32 @@ def inner_html(el: etree._Element) -> str:
         if child.tail:
             parts.append(html.escape(child.tail, quote=False))
     # serialized children carry xmlns declarations of their namespace; HTML does not want them
-    return re.sub(r'\sxmlns(:\w+)?="[^"]*"', "", "".join(parts))
+    return _XMLNS.sub("", "".join(parts))
+
+
+def inner_xhtml(el: etree._Element) -> str:
+    """XHTML content (Atom ``type="xhtml"``, RSS ``xhtml:body``) as HTML.
+
+    Unlike a feed's naked HTML, every text node here is *text*: ``Use the &lt;b&gt; tag`` stays
+    escaped (``inner_html`` of an element without children returned its text as markup, and the
+    sanitizer then removed the "tag" or made an image of an escaped ``<img>``). Elements written with
+    a prefix (``<h:ul>``, ``<xhtml:a href>``) lose it, as a browser reading XHTML sees them, so lists
+    and links survive the sanitizer.
+    """
+    parts = [html.escape(el.text, quote=False) if el.text else ""]
+    for child in el:
+        if not isinstance(child.tag, str):  # a comment or PI the parser kept
+            if child.tail:
+                parts.append(html.escape(child.tail, quote=False))
+            continue
+        for node in child.iter():
+            if isinstance(node.tag, str) and node.tag.startswith("{"):
+                node.tag = node.tag.split("}", 1)[1]
+        etree.cleanup_namespaces(child)
+        parts.append(etree.tostring(child, encoding="unicode", method="html", with_tail=False))
+        if child.tail:
+            parts.append(html.escape(child.tail, quote=False))
+    return _XMLNS.sub("", "".join(parts))
 
 
 def plain(markup: str) -> str:
