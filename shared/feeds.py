@@ -50,6 +50,7 @@ from shared.stores import Feed, FeedStore, UpsertOutcome
 from shared.urls import canonical_url, host_of
 
 __all__ = [
+    "FETCH_NOW_PREFIX",
     "SERVICES_MAX",
     "SERVICE_NAME_RE",
     "WEBMASTER_FORMATS",
@@ -70,6 +71,10 @@ SERVICES_MAX = 16
 WEBMASTER_FORMATS = (FeedFormat.rss, FeedFormat.turbo, FeedFormat.yml)
 #: a push, an operator's or a webmaster's "fetch now", a new feed: ahead of routine polls in the lane
 URGENT_PRIORITY = 0
+#: the requester of a "fetch now" order: ``fetch:<id>``. The crawler never answers it from a result
+#: remembered from before the order (the webmaster fixed the feed and wants to see it now), and the
+#: parser's report of the fetch names the order, so the order's answer can link to its outcome
+FETCH_NOW_PREFIX = "fetch:"
 
 Authorize = Callable[[str], Awaitable[None]]
 
@@ -96,15 +101,19 @@ def registration(
     )
 
 
-def fetch_request(feed_id: str, url: str, host: str, now: datetime) -> Output:
-    """The crawl request of an unscheduled fetch (a WebSub push, "fetch now"): urgent, unconditional."""
+def fetch_request(feed_id: str, url: str, host: str, now: datetime, *, fetch_id: str | None = None) -> Output:
+    """The crawl request of an unscheduled fetch (a WebSub push, "fetch now"): urgent, unconditional.
+
+    ``fetch_id`` names a "fetch now" order (see ``FETCH_NOW_PREFIX``).
+    """
+    requesters = [f"feed:{feed_id}"] + ([f"{FETCH_NOW_PREFIX}{fetch_id}"] if fetch_id else [])
     return Output(
         "crawl.requests",
         CrawlRequest(
             kind=CrawlKind.feed,
             url=url,
             host=host,
-            requesters=[f"feed:{feed_id}"],
+            requesters=requesters,
             feed_id=feed_id,
             requested_at=now,
             priority=URGENT_PRIORITY,
@@ -258,10 +267,14 @@ class FeedRegistry:
         await self.feeds.delete_feed(feed_id)
         return feed
 
-    async def fetch_now(self, feed_id: str) -> Feed:
-        """Order one fetch of a live feed through its host's polite lane; ``NotFound`` when no live one."""
+    async def fetch_now(self, feed_id: str, *, fetch_id: str | None = None) -> Feed:
+        """Order one fetch of a live feed through its host's polite lane; ``NotFound`` when no live one.
+
+        ``fetch_id`` (default: none) names the order, so its outcome can be found in the feed's
+        history (``ProblemStore.report_for_fetch``).
+        """
         feed = await self._live(feed_id)
-        await self._publish([fetch_request(feed.feed_id, feed.url, feed.host, self._now())])
+        await self._publish([fetch_request(feed.feed_id, feed.url, feed.host, self._now(), fetch_id=fetch_id)])
         return feed
 
     async def _live(self, feed_id: str) -> Feed:

@@ -305,6 +305,13 @@ class Lookup:
     failed: set[str] = field(default_factory=set)
     #: not cached, or a failure whose re-try time has come: to be ordered
     missing: dict[str, MediaKind] = field(default_factory=dict)
+    #: why each failed one failed, as the cdn cube recorded it (``http_404``, ``not_an_image``...)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def lost(self, refs: Iterable[str]) -> dict[str, str]:
+        """Of ``refs``, those a rewrite now leaves out, and why: the recorded failure, or ``late``
+        for one not cached (yet) -- what the page's webmaster is told (``shared.problems.image_problem``)."""
+        return {url: self.reasons.get(url, "late") for url in refs if url not in self.cdn}
 
 
 async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime) -> Lookup:
@@ -323,6 +330,7 @@ async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime)
             rec is not None and rec.status == ImageStatus.failed and (rec.retry_after is None or rec.retry_after > now)
         ):
             out.failed.add(url)
+            out.reasons[url] = rec.reason or "failed"
         else:
             out.missing[url] = kind
     return out

@@ -33,7 +33,7 @@ import orjson
 from shared.media import MediaDoc, Records, look_up
 from shared.messages import Document, MediaKind
 
-__all__ = ["MAGIC", "ParkedPayloadError", "park_payload", "parked_document", "release"]
+__all__ = ["MAGIC", "ParkedPayloadError", "Released", "park_payload", "parked_document", "release"]
 
 #: not JSON (a NUL byte first), so it can never be mistaken for a document parked before it
 MAGIC = b"\x00turbocubes-parked/2\n"
@@ -123,13 +123,21 @@ def _fill(html: str, prefix: str, cdn: list[str]) -> str:
     return "".join(out)
 
 
-async def release(payload: bytes, images: Records, now: datetime) -> Document:
-    """A parked document, rewritten with what is cached now; everything else removed."""
+@dataclass(frozen=True, slots=True)
+class Released:
+    """A released document, and what it goes without: media URL -> why (``Lookup.lost``)."""
+
+    doc: Document
+    lost: dict[str, str]
+
+
+async def release(payload: bytes, images: Records, now: datetime) -> Released:
+    """A parked document, rewritten with what is cached now; everything else removed (and named)."""
     doc, template = _decode(payload)
     if template is None:
         media_doc = MediaDoc(doc)
         found = await look_up(images, media_doc.refs, now)
-        return media_doc.rewrite(found.cdn, media_ready_at=now)
+        return Released(media_doc.rewrite(found.cdn, media_ready_at=now), found.lost(media_doc.refs))
     found = await look_up(images, template.refs, now)
     cdn = [found.cdn.get(url) for url in template.refs]
     if all(c is not None and _VERBATIM.fullmatch(c) for c in cdn):
@@ -143,8 +151,10 @@ async def release(payload: bytes, images: Records, now: datetime) -> Document:
             if url is not None and (c := found.cdn.get(url))
         ]
         update["media_ready_at"] = now
-        return doc.model_copy(update=update)
+        return Released(doc.model_copy(update=update), {})
     media_doc = MediaDoc(doc)
     if unknown := media_doc.refs.keys() - template.refs.keys():  # refs found differently since it was parked
-        found.cdn.update((await look_up(images, dict.fromkeys(unknown, MediaKind.image), now)).cdn)
-    return media_doc.rewrite(found.cdn, media_ready_at=now)
+        more = await look_up(images, dict.fromkeys(unknown, MediaKind.image), now)
+        found.cdn.update(more.cdn)
+        found.reasons.update(more.reasons)
+    return Released(media_doc.rewrite(found.cdn, media_ready_at=now), found.lost(media_doc.refs))

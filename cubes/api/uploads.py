@@ -7,8 +7,10 @@
   leveling: the parser does the work at its own pace). A task row is created
   ``queued`` first, so the parser always finds it to update.
 * ``GET /api/v1/uploads/{task_id}`` — queued / processing / done / failed,
-  per-item results and errors, and the preview URLs of a debug upload
-  (``{frontend.public_url}/turbo?url=<page URL>&preview=<task_id>``).
+  per-item results with their problems (``shared/problems.py``), the task's
+  problems, and the preview links of a debug upload
+  (``{frontend.public_url}/preview?task=<task_id>&url=<page URL>``,
+  ``shared/previews.py``: the link opens the preview, never the live page).
 * ``DELETE /api/v1/pages?url=U`` — a ``DocumentDeleted`` tombstone whose
   version is "now" in microseconds, so it beats every earlier version.
 
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
-from urllib.parse import quote
 
 from aiohttp import web
 
@@ -41,6 +42,7 @@ from cubes.api.shedding import RETRY_AFTER_S
 from shared.clock import utcnow
 from shared.errors import TurbocubesError
 from shared.messages import DocumentDeleted, PartnerUpload, SourceKind, SourceRef, UploadFormat
+from shared.previews import preview_path
 from shared.runtime.cube import Output
 from shared.stores import Task, TaskStatus
 from shared.urls import canonical_host, canonical_url, host_of
@@ -60,20 +62,12 @@ def _unavailable(message: str) -> ApiError:
 
 def preview_url(frontend_url: str, task_id: str, page_url: str) -> str:
     """Where the frontend shows the unpublished preview of ``page_url`` rendered by a debug upload."""
-    return f"{frontend_url.rstrip('/')}/turbo?url={quote(page_url, safe='')}&preview={quote(task_id, safe='')}"
+    return frontend_url.rstrip("/") + preview_path(task_id, page_url)
 
 
 def task_json(task: Task, frontend_url: str = "") -> dict[str, Any]:
-    """The task as the status endpoint shows it.
-
-    The parser records the page URLs a debug upload rendered; they are shown as
-    frontend preview URLs (entries that already are one are kept as they are).
-    """
-    base = frontend_url.rstrip("/")
-    previews = [
-        u if (base and u.startswith(base + "/")) or u.startswith("/turbo?") else preview_url(base, task.task_id, u)
-        for u in task.preview_urls
-    ]
+    """The task as the status endpoint shows it: the parser records the page URLs a debug upload
+    rendered, shown here as links to their previews on the frontend."""
     counts: dict[str, int] = {}
     for item in task.items:
         counts[item.status] = counts.get(item.status, 0) + 1
@@ -84,9 +78,13 @@ def task_json(task: Task, frontend_url: str = "") -> dict[str, Any]:
         "created_at": task.created_at,
         "updated_at": task.updated_at,
         "counts": counts,
-        "items": [{"url": i.url, "status": i.status, "error": i.error} for i in task.items],
+        "items": [
+            {"url": i.url, "status": i.status, "error": i.error, "problems": [p.as_dict() for p in i.problems]}
+            for i in task.items
+        ],
         "errors": list(task.errors),
-        "preview_urls": previews,
+        "problems": [p.as_dict() for p in task.problems],
+        "preview_urls": [preview_url(frontend_url, task.task_id, u) for u in task.preview_urls],
     }
 
 

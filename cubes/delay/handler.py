@@ -12,6 +12,10 @@ are cached or the deadline passes").
 * ``sweep()`` (a ``Timer``): documents past their deadline are published with
   whatever is cached; the rest of their media is REMOVED, never hotlinked.
 
+Whatever a released document goes without -- a failed image, one late at the
+deadline -- is written as the page's problems (``shared/losses.py``) before
+the document is published, so its webmaster sees what the page lost and why.
+
 No document is ever lost: the store does not delete what it releases, it leases
 it (``released_at``). ``handle`` returns the documents as outputs and confirms
 them (``DelayStore.confirm`` deletes them) in an ``after_commit`` hook, which the
@@ -32,11 +36,12 @@ from pydantic import ValidationError
 from shared.clock import Clock
 from shared.config import Settings
 from shared.lookups import LookupBatcher
+from shared.losses import page_problems
 from shared.messages import MediaCached, MediaStatus
 from shared.parked import ParkedPayloadError, release
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
-from shared.stores import DelayStore, ImageRegistry, ParkedDoc
+from shared.stores import DelayStore, ImageRegistry, PageProblems, ParkedDoc, ProblemStore
 
 __all__ = ["DelayHandler"]
 
@@ -47,8 +52,16 @@ Released = list[tuple[str, int]]  # (url, version) of released docs, what ``Dela
 
 class DelayHandler:
     def __init__(
-        self, settings: Settings, images: ImageRegistry, delay: DelayStore, clock: Clock, publish: Publish
+        self,
+        settings: Settings,
+        images: ImageRegistry,
+        delay: DelayStore,
+        clock: Clock,
+        publish: Publish,
+        problems: ProblemStore | None = None,
     ) -> None:
+        #: where what a released page lost is written; None: nowhere (tests of other concerns)
+        self.problems = problems
         self.sweep_batch = settings.delay.sweep_batch
         self.lease_s = settings.delay.release_lease_s
         self.images = images
@@ -63,17 +76,23 @@ class DelayHandler:
     async def _ready(self, docs: list[ParkedDoc], now: datetime) -> tuple[list[Output], Released]:
         outputs: list[Output] = []
         released: Released = []
+        losses: list[PageProblems] = []
         for d in docs:
             try:
-                ready = await release(d.doc_json, self.lookups, now)
+                done = await release(d.doc_json, self.lookups, now)
             except (ValidationError, ParkedPayloadError) as exc:
                 # Cannot happen for what the media cube parked (it was a valid Document), but if a
                 # model change ever breaks one, it stays in the store (unconfirmed, retried every
                 # lease and logged) rather than failing its neighbours or being dropped.
                 log.error("delay: parked document %s v%d no longer decodes, kept: %s", d.url, d.version, exc)
                 continue
-            outputs.append(Output("documents.ready", ready, key=d.url))
+            outputs.append(Output("documents.ready", done.doc, key=d.url))
             released.append((d.url, d.version))
+            if (lost := page_problems(done.doc, done.lost)) is not None:
+                losses.append(lost)
+        if losses and self.problems is not None:
+            # before the documents are published: a failed publish releases them again, writing the same rows
+            await self.problems.put_page_problems(losses, now=now)
         return outputs, released
 
     async def handle(self, msg: MediaCached, ctx: Context) -> list[Output]:

@@ -45,6 +45,7 @@ from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.messages import SearchQueryEvent
+from shared.previews import preview_key
 from shared.stores import Page, SearchHit, Stores
 from shared.urls import canonical_url
 from shared.wordstat.lemmas import normalize_query
@@ -79,12 +80,6 @@ _SITE_CSP = (
 _COMMON = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "strict-origin-when-cross-origin"}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def preview_key(task_id: str, url: str) -> str:
-    """The KV key of a preview page. The same formula as ``cubes.kvwriter.render.preview_key``
-    (a cube never imports another; a test keeps the two equal)."""
-    return f"preview:{task_id}:{url}"
 
 
 def _origin(url: str) -> str | None:

@@ -23,6 +23,7 @@ import orjson
 
 from shared.config import Settings
 from shared.messages import DocKind, Document, Media, Product
+from shared.previews import preview_key
 from shared.safehtml import MediaRule, SafeHtml, plain_text
 
 __all__ = ["PAGE_CSS", "RENDER_REVISION", "Rendered", "etag_for", "page_sanitizer", "preview_key", "render"]
@@ -93,11 +94,6 @@ def page_sanitizer(settings: Settings) -> SafeHtml:
         video_hosts=settings.kvwriter.video_hosts,
         page=True,
     )
-
-
-def preview_key(task_id: str, url: str) -> str:
-    """The KV key of a preview page (a debug upload): never equal to a public (http[s]) URL."""
-    return f"preview:{task_id}:{url}"
 
 
 def etag_for(content_hash: str, version: int) -> str:

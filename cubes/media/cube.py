@@ -12,7 +12,7 @@ __all__ = ["build"]
 
 async def build(settings: Settings, deps: Deps) -> Cube:
     stores = await deps.stores()
-    handler = MediaHandler(settings, stores.images, stores.delay, deps.clock)
+    handler = MediaHandler(settings, stores.images, stores.delay, deps.clock, stores.problems)
     return Cube(
         name="media",
         inputs=("documents.parsed",),

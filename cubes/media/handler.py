@@ -7,6 +7,8 @@ For each parsed document:
    answered from memory for images known to be cached: ``shared/lookups.py``).
 2. Everything cached (or failed for good): rewrite the references to CDN URLs,
    drop the failed ones, publish to ``documents.ready`` with ``media_ready_at``.
+   What was dropped is written as the page's problems (``shared/losses.py``),
+   for its webmaster; a release (step 4, and the delay cube) does the same.
 3. Otherwise order each missing image or video ONCE: ``ImageRegistry.mark_ordered``
    is an atomic "first caller wins", so a thousand documents needing one image
    send one ``crawl.requests`` (a lost order is re-sent after ``media.deadline_s``,
@@ -34,19 +36,29 @@ from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import Reject
 from shared.lookups import LookupBatcher
+from shared.losses import page_problems
 from shared.media import MediaDoc, look_up
 from shared.messages import CrawlKind, CrawlRequest, Document, MediaKind
 from shared.parked import park_payload, release
 from shared.runtime.cube import Context, Output
-from shared.stores import DelayStore, ImageRegistry, ParkOutcome
+from shared.stores import DelayStore, ImageRegistry, PageProblems, ParkOutcome, ProblemStore
 from shared.urls import host_of
 
 __all__ = ["MediaHandler"]
 
 
 class MediaHandler:
-    def __init__(self, settings: Settings, images: ImageRegistry, delay: DelayStore, clock: Clock) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        images: ImageRegistry,
+        delay: DelayStore,
+        clock: Clock,
+        problems: ProblemStore | None = None,
+    ) -> None:
         self.media = settings.media
+        #: where what a published page lost is written; None: nowhere (tests of other concerns)
+        self.problems = problems
         self.images = images
         self.lookups = LookupBatcher(images, cache_size=settings.media.lookup_cache_size)
         self.delay = delay
@@ -67,6 +79,8 @@ class MediaHandler:
             # is released, the kvwriter drops it as stale (newest version wins). Looking for it
             # here would cost a store round trip on the path every cached document takes.
             ready = media_doc.rewrite(found.cdn, media_ready_at=now)
+            if found.failed:
+                await self._tell([page_problems(doc, found.lost(found.failed))], now)
             return [Output("documents.ready", ready, key=doc.url)]
 
         outputs: list[Output] = []
@@ -102,11 +116,14 @@ class MediaHandler:
             # see step 4 of the module docstring
             again = await look_up(self.lookups, found.missing, now)  # a fresh query: pending is never cached
             released: list[tuple[str, int]] = []
+            losses: list[PageProblems | None] = []
             for url in found.missing.keys() - again.missing.keys():
                 for done in await self.delay.resolve(url, now=now):
-                    ready = await release(done.doc_json, self.lookups, now)
-                    outputs.append(Output("documents.ready", ready, key=done.url))
+                    back = await release(done.doc_json, self.lookups, now)
+                    outputs.append(Output("documents.ready", back.doc, key=done.url))
                     released.append((done.url, done.version))
+                    losses.append(page_problems(back.doc, back.lost))
+            await self._tell(losses, now)
             if released:
                 delay = self.delay
 
@@ -116,3 +133,9 @@ class MediaHandler:
 
                 ctx.after_commit(confirm)
         return outputs
+
+    async def _tell(self, rows: list[PageProblems | None], now: datetime) -> None:
+        """Write what published pages lost (before publishing: a redelivery writes the same rows again)."""
+        found = [r for r in rows if r is not None]
+        if found and self.problems is not None:
+            await self.problems.put_page_problems(found, now=now)

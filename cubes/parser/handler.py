@@ -81,7 +81,7 @@ from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, ParseResult
 from cubes.parser.sanitize import ContentCleaner
-from cubes.parser.status import Outcome, write_feed_status, write_task
+from cubes.parser.status import Fetch, Outcome, write_feed_status, write_fetch_outcome, write_task
 from cubes.parser.xmlsafe import HostileXml
 from cubes.parser.yml import iter_yml
 from shared.blobs.base import BlobStore
@@ -201,10 +201,16 @@ class ParserHandler:
     # ------------------------------------------------------------------ feeds
 
     async def handle_feed(self, msg: CrawlResult, ctx: Context) -> list[Output]:
-        if msg.kind is not CrawlKind.feed or msg.status is not FetchStatus.ok:
-            return []  # not_modified, errors: the scheduler learns from those, nothing to parse
+        if msg.kind is not CrawlKind.feed:
+            return []
         feed = await self.stores.feeds.get(msg.feed_id) if msg.feed_id else None
         if feed is not None and feed.deleted:
+            return []
+        if msg.status is not FetchStatus.ok:
+            # not modified, or a failure: nothing to parse (the scheduler learns from it), but the
+            # webmaster's history shows the fetch and what went wrong with it
+            if feed is not None:
+                await write_fetch_outcome(self.stores.problems, feed.feed_id, msg, items=feed.status.items)
             return []
         host = feed.host if feed is not None else msg.host
         scope = await tenant_scope(self.stores.tenants, feed.tenant_id if feed is not None else None, host)
@@ -212,7 +218,9 @@ class ParserHandler:
             # the host was verified by another tenant since the feed was registered: its pages are theirs
             refused = _host_refused(scope)
             if msg.feed_id:
-                await write_feed_status(self.stores.feeds, msg.feed_id, refused, Outcome(errors=list(refused.errors)))
+                await write_feed_status(
+                    self.stores, msg.feed_id, refused, Outcome(errors=list(refused.errors)), fetch=Fetch.of(msg)
+                )
             return []
         body = await self._body(msg.body, msg.body_ref)
         url = msg.final_url or msg.url
@@ -225,6 +233,8 @@ class ParserHandler:
             entry = await self.stores.hashes.get(store_id, body_key)
             if entry is not None and entry.content_hash == body_hash:
                 metrics.SAME_BODY.labels((feed.format if feed else None) or "auto").inc()
+                if feed is not None:
+                    await write_fetch_outcome(self.stores.problems, feed.feed_id, msg, items=feed.status.items)
                 return []
         declared = feed.format if feed else None
         catalog = None
@@ -255,7 +265,7 @@ class ParserHandler:
         if result.fatal:
             metrics.FEED_ERRORS.labels(kind.value).inc()
         if msg.feed_id:
-            await write_feed_status(self.stores.feeds, msg.feed_id, result, run, count)
+            await write_feed_status(self.stores, msg.feed_id, result, run, count, fetch=Fetch.of(msg))
         if body_key is not None:
             hashes, now = self.stores.hashes, self._now()
 

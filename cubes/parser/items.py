@@ -107,7 +107,14 @@ class ItemRecorder:
         for start in range(0, len(cands), BATCH):
             await self._batch(cands[start : start + BATCH], src, run, seen, parsed_at, losers)
         for loser, url in losers.items():
-            await note_conflict(self.stores.feeds, loser, url, f"{src.kind.value} source {src.store_id}")
+            await note_conflict(
+                self.stores.feeds,
+                self.stores.problems,
+                loser,
+                url,
+                f"{src.kind.value} source {src.store_id}",
+                now=parsed_at,
+            )
 
     async def _batch(
         self,

@@ -1,35 +1,51 @@
-"""What a parse run leaves behind for people: the feed's status and the upload task (DESIGN.md section 1).
+"""What a parse run leaves behind for people: feed status, fetch history, upload tasks (DESIGN.md section 10).
 
-The webmaster sees the feed's status in the registry (webmaster API, CLI):
-``parse_result`` (parsed / partial / parse_error / conflict), the item count,
-and the first problem (``parse_error``) with its line and column — the parse
-fields of the row, which only the parser writes (``shared/stores/feeds.py``). A partner sees the upload
-task: one result per item (ok / unchanged / deleted / rejected / conflict /
-preview) with its reason, and the feed-level errors.
+The webmaster sees, for a feed (webmaster API, console, CLI):
+
+* the feed's status row: ``parse_result`` (parsed / partial / parse_error /
+  conflict), the item count, and a one-line summary of the problems
+  (``parse_error``) with the first one's line and column -- the parse fields of
+  the row, which only the parser writes (``shared/stores/feeds.py``; the
+  scheduler writes the fetch's own);
+* the fetch's report (``shared/stores/problems.py``): how many items were
+  published, unchanged, refused, removed, and *every* problem as a structured
+  ``Problem`` (the first ``MAX_PROBLEMS`` in full, errors first, all of them
+  counted by code) -- one report per fetch, the last few kept as its history.
+  Failed and unchanged fetches get a report too, so the history has no gaps.
+
+A partner sees the upload task: one result per item (ok / unchanged / deleted
+/ rejected / conflict / preview) with its problems, the task's problems, and
+their one-line texts (``errors``, for clients that predate problems).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from cubes.parser.documents import describe
 from cubes.parser.model import ItemError, ParseResult
+from cubes.parser.problems import to_problem, to_problems
 from shared.errors import NotFound
+from shared.feeds import FETCH_NOW_PREFIX
+from shared.messages import CrawlResult
+from shared.problems import Problem, cap, fetch_problem, problem
 from shared.runtime.cube import Output
-from shared.stores import FeedStore, TaskItem, TaskStatus, TaskStore
+from shared.stores import FeedStore, FetchReport, ProblemStore, Stores, TaskItem, TaskStatus, TaskStore
 
-__all__ = ["Outcome", "note_conflict", "write_feed_status", "write_task"]
+__all__ = ["Fetch", "Outcome", "note_conflict", "write_feed_status", "write_fetch_outcome", "write_task"]
 
 log = logging.getLogger(__name__)
 
-#: at most this many errors go into a task's error list (the per-item results carry all of them)
+#: at most this many one-line errors go into a task's ``errors`` (its problems are capped the same way)
 MAX_TASK_ERRORS = 50
 #: the status columns hold a sentence, not a report
 MAX_ERROR_TEXT = 2000
+#: per-item result statuses, as the report counts them
+_PUBLISHED, _UNCHANGED, _REMOVED = {"ok", "preview"}, {"unchanged"}, {"deleted"}
+_REFUSED = {"rejected", "conflict"}
 
 
 @dataclass
@@ -49,53 +65,168 @@ class Outcome:
         self.errors.extend(other.errors)
         self.writes.extend(other.writes)
 
+    def count(self, statuses: set[str]) -> int:
+        return sum(1 for _, status, _ in self.results if status in statuses)
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    """The crawler's side of a report: when, what HTTP said, and the "fetch now" orders it answers."""
+
+    at: datetime
+    http_status: int | None = None
+    fetch_ids: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, msg: CrawlResult) -> Fetch:
+        ids = tuple(r[len(FETCH_NOW_PREFIX) :] for r in msg.requesters if r.startswith(FETCH_NOW_PREFIX))
+        return cls(msg.fetched_at, msg.http_status, ids)
+
+
+def _summary(first: ItemError, problems: list[Problem], refused: int, whole: bool) -> str:
+    """The status row's sentence: the refused items by code, then the first problem where it is."""
+    text = to_problem(first).describe()
+    if refused and not whole:
+        counts: dict[str, int] = {}
+        for p in problems:
+            if p.where.item is not None and p.severity.value == "error":
+                counts[p.code] = counts.get(p.code, 0) + 1
+        codes = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
+        text = f"{refused} item(s) refused ({codes}); first: {text}"
+    return text[:MAX_ERROR_TEXT]
+
 
 async def write_feed_status(
-    feeds: FeedStore, feed_id: str, result: ParseResult, run: Outcome, items: int | None = None
+    stores: Stores,
+    feed_id: str,
+    result: ParseResult,
+    run: Outcome,
+    items: int | None = None,
+    *,
+    fetch: Fetch | None = None,
 ) -> None:
-    """``items``: how many the body held, when they were streamed rather than kept in ``result``."""
+    """The status row and, given the ``fetch``, its report. ``items``: how many the body held, when they
+    were streamed rather than kept in ``result``."""
     feed_err = result.feed_error
-    first = feed_err or next((e for e in run.errors if e.index is not None), None)
-    rejected = sum(1 for e in run.errors if e.index is not None)
+    refused_errors = [e for e in run.errors if e.index is not None and e.severity.value == "error"]
+    first = feed_err or next(iter(refused_errors), None) or next(iter(run.errors), None)
+    refused = max(len(refused_errors), run.count(_REFUSED))
+    outcome = "parse_error" if result.fatal else ("partial" if refused or feed_err else "parsed")
+    count = items if items is not None else len(result.items) + len(result.deletions)
+    problems = to_problems(run.errors, feed=feed_id)
     fields: dict[str, object] = {
-        "parse_result": "parse_error" if result.fatal else ("partial" if rejected or feed_err else "parsed"),
-        "items": items if items is not None else len(result.items) + len(result.deletions),
+        "parse_result": outcome,
+        "items": count,
         # cleared when this run went well: the status shows the feed as it is now
         "parse_error": None,
         "error_line": None,
         "error_column": None,
     }
     if first is not None:
-        text = describe(first)
-        if rejected and not result.fatal and feed_err is None:
-            text = f"{rejected} item(s) refused; first: {text}"
-        fields.update(parse_error=text[:MAX_ERROR_TEXT], error_line=first.line, error_column=first.column)
+        whole = result.fatal or feed_err is not None
+        fields.update(
+            parse_error=_summary(first, problems, refused, whole), error_line=first.line, error_column=first.column
+        )
     try:
-        await feeds.update_parse_status(feed_id, **fields)
+        await stores.feeds.update_parse_status(feed_id, **fields)
     except NotFound:
         log.info("feed %s is not registered; status not written", feed_id)
+        return
+    if fetch is not None:
+        capped = cap(problems)
+        report = FetchReport(
+            feed_id=feed_id,
+            fetched_at=fetch.at,
+            result=outcome,
+            http_status=fetch.http_status,
+            items=count,
+            published=run.count(_PUBLISHED),
+            unchanged=run.count(_UNCHANGED),
+            refused=refused,
+            removed=run.count(_REMOVED),
+            problems=tuple(capped.kept),
+            counts=capped.counts,
+            more=capped.more,
+            fetch_ids=fetch.fetch_ids,
+        )
+        await stores.problems.add_report(report)
+        if capped.total:
+            log.info("feed %s: %s, problems %s", feed_id, outcome, capped.counts)
 
 
-async def note_conflict(feeds: FeedStore, loser: str, url: str, winner: str) -> None:
-    """Write a lost URL into the losing source's status (feeds have one; other sources are logged)."""
-    text = f"conflict: {url} is now published from {winner} (higher priority)"
+async def write_fetch_outcome(
+    problems: ProblemStore, feed_id: str, msg: CrawlResult, *, items: int | None = None
+) -> None:
+    """The report of a fetch that gave nothing to parse: not modified, the same body, or a failure."""
+    fetch = Fetch.of(msg)
+    status = msg.status.value
+    found: tuple[Problem, ...] = ()
+    result = status
+    if status == "ok":
+        result = "unchanged"  # a body byte for byte as the last one: every item as it was
+    elif status != "not_modified":
+        found = (fetch_problem(status, msg.http_status, msg.error, feed=feed_id),)
+    capped = cap(found)
+    await problems.add_report(
+        FetchReport(
+            feed_id=feed_id,
+            fetched_at=fetch.at,
+            result=result,
+            http_status=msg.http_status,
+            items=items,
+            unchanged=(items or 0) if result in ("unchanged", "not_modified") else 0,
+            problems=tuple(capped.kept),
+            counts=capped.counts,
+            fetch_ids=fetch.fetch_ids,
+        )
+    )
+
+
+async def note_conflict(
+    feeds: FeedStore, problems: ProblemStore, loser: str, url: str, winner: str, *, now: datetime
+) -> None:
+    """Tell the losing source that ``winner`` took ``url`` over: its status and its history (feeds have
+    both; other sources, uploads, are told in the upload task of their next attempt, and logged)."""
+    text = f"{url} is now published from {winner} (higher priority)"
     log.info("%s lost %s", loser, text)
-    if loser.startswith("feed:"):
-        with contextlib.suppress(NotFound):
-            await feeds.update_parse_status(loser[5:], parse_result="conflict", parse_error=text[:MAX_ERROR_TEXT])
+    if not loser.startswith("feed:"):
+        return
+    feed_id = loser[5:]
+    with contextlib.suppress(NotFound):
+        await feeds.update_parse_status(
+            feed_id, parse_result="conflict", parse_error=f"conflict: {text}"[:MAX_ERROR_TEXT]
+        )
+        taken = problem("conflict.taken_over", text, feed=feed_id, link=url)
+        await problems.add_report(
+            FetchReport(feed_id=feed_id, fetched_at=now, result="conflict", problems=(taken,), counts={taken.code: 1})
+        )
+
+
+def _by_item(problems: Iterable[Problem]) -> dict[object, list[Problem]]:
+    """Problems by the item they concern: its link, and its index as ``#n`` (what the results name)."""
+    out: dict[object, list[Problem]] = {}
+    for p in problems:
+        if p.where.link:
+            out.setdefault(p.where.link, []).append(p)
+        if p.where.item is not None:
+            out.setdefault(f"#{p.where.item + 1}", []).append(p)
+    return out
 
 
 async def write_task(
     tasks: TaskStore, task_id: str, result: ParseResult, run: Outcome, preview: list[str], now: datetime
 ) -> None:
-    items = [TaskItem(url=u, status=s, error=e) for u, s, e in run.results]
-    errors = [describe(e) for e in run.errors][:MAX_TASK_ERRORS]
+    problems = to_problems(run.errors)
+    by_item = _by_item(problems)
+    items = [TaskItem(url=u, status=s, error=e, problems=tuple(by_item.get(u, ()))) for u, s, e in run.results]
+    capped = cap(problems, MAX_TASK_ERRORS)
     try:
         await tasks.update(
             task_id,
             status=TaskStatus.failed if result.fatal else TaskStatus.done,
             items=items,
-            errors=errors,
+            errors=[p.describe() for p in capped.kept],
+            problems=capped.kept,
             preview_urls=preview,
             now=now,
         )

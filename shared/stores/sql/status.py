@@ -21,14 +21,12 @@ from typing import Any
 
 import orjson
 
+from shared.previews import PREVIEW_PREFIX  # preview pages are not pages of a host
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.sql.runner import SqlRunner
 from shared.stores.status import StatusSnapshot
 
-__all__ = ["PREVIEW_PREFIX", "SqlStatusStore"]
-
-#: preview pages (``cubes/kvwriter/render.preview_key``) are not pages of a host
-PREVIEW_PREFIX = "preview:"
+__all__ = ["SqlStatusStore"]
 
 
 class SqlStatusStore:

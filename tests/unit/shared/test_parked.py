@@ -81,7 +81,7 @@ async def test_all_cached_fills_the_template_without_parsing(no_parse: None) -> 
     registry = all_cached(d)
     payload = park_payload(MediaDoc(d))
     want = rewritten(d, registry)
-    got = await release(payload, registry, NOW)
+    got = (await release(payload, registry, NOW)).doc
     assert got.model_dump_json() == want.model_dump_json()
     assert got.content_html == (
         '<figure><img src="/cdn/img/00/0.jpg" alt="a"><figcaption>Photo 1</figcaption></figure>'
@@ -103,7 +103,7 @@ async def test_every_kind_of_reference_is_filled_like_the_rewrite(no_parse: None
     d = doc(html, media=[Media(url="/m.mp4", kind=MediaKind.video), Media(url="data:x")])
     # every character a verbatim CDN URL may hold: the serializer must write them all unchanged
     registry = all_cached(d, cdn="https://cdn.test/~a-b_c.d/{i}:x?q=1;r=2,3+4@!$()*[]#f%20")
-    got = await release(park_payload(MediaDoc(d)), registry, NOW)
+    got = (await release(park_payload(MediaDoc(d)), registry, NOW)).doc
     assert got.model_dump_json() == rewritten(d, registry).model_dump_json()
     assert "data:" not in got.content_html
     assert "a.mp3" not in got.content_html
@@ -112,18 +112,34 @@ async def test_every_kind_of_reference_is_filled_like_the_rewrite(no_parse: None
 async def test_a_failed_image_falls_back_to_the_rewrite_and_is_removed() -> None:
     d = doc(BENCH_HTML, media=[Media(url="https://img.test/1-a.jpg"), Media(url="https://img.test/1-b.jpg")])
     registry = Registry({"https://img.test/1-a.jpg": "/cdn/a.jpg", "https://img.test/1-b.jpg": None})
-    got = await release(park_payload(MediaDoc(d)), registry, NOW)
+    got = (await release(park_payload(MediaDoc(d)), registry, NOW)).doc
     assert got.model_dump_json() == rewritten(d, registry).model_dump_json()
     assert "1-b.jpg" not in got.content_html
     assert got.content_html.count("<figure>") == 1  # the figure of the failed image went with it
     assert [m.cdn_url for m in got.media] == ["/cdn/a.jpg"]
 
 
+async def test_a_release_names_what_the_page_goes_without_and_why() -> None:
+    """Issue 14: an image that answered 404 was removed from the page and reported nowhere."""
+    d = doc(BENCH_HTML, media=[Media(url="https://img.test/1-a.jpg"), Media(url="https://img.test/1-b.jpg")])
+    registry = Registry({"https://img.test/1-a.jpg": "/cdn/a.jpg"})
+    registry.records["https://img.test/1-b.jpg"] = ImageRecord(
+        url="https://img.test/1-b.jpg", status=ImageStatus.failed, reason="http_404"
+    )
+    done = await release(park_payload(MediaDoc(d)), registry, NOW)
+    assert done.lost == {"https://img.test/1-b.jpg": "http_404"}
+    # at the deadline, an image still not cached is "late"
+    late = await release(park_payload(MediaDoc(d)), Registry({"https://img.test/1-a.jpg": "/cdn/a.jpg"}), NOW)
+    assert late.lost == {"https://img.test/1-b.jpg": "late"}
+    # all cached: nothing lost
+    assert (await release(park_payload(MediaDoc(d)), all_cached(d), NOW)).lost == {}
+
+
 @pytest.mark.parametrize("cdn", ["/cdn/a.jpg?x=1&y=2", "/cdn/it's.jpg", '/cdn/"q".jpg', "/cdn/a b.jpg", "/cdn/é.jpg"])
 async def test_a_cdn_url_the_serializer_would_escape_is_rewritten_not_filled(cdn: str) -> None:
     d = doc('<img src="a.jpg" srcset="a.jpg 1x" alt="say &quot;hi&quot;"><video poster="a.jpg"></video>')
     registry = all_cached(d, cdn=cdn)
-    got = await release(park_payload(MediaDoc(d)), registry, NOW)
+    got = (await release(park_payload(MediaDoc(d)), registry, NOW)).doc
     assert got.content_html == rewritten(d, registry).content_html
 
 
@@ -133,7 +149,7 @@ async def test_a_document_parked_before_templates_is_released_the_old_way() -> N
     assert not legacy.startswith(MAGIC)
     assert parked_document(legacy) == d
     for registry in (all_cached(d), Registry({"https://img.test/1-a.jpg": "/cdn/a.jpg"})):
-        got = await release(legacy, registry, NOW)
+        got = (await release(legacy, registry, NOW)).doc
         assert got.model_dump_json() == rewritten(d, registry).model_dump_json()
 
 
@@ -150,7 +166,7 @@ async def test_documents_without_media_release_as_rewritten(html: str, no_parse:
     d = doc(html)
     assert MediaDoc(d).refs == {}
     registry = Registry({})
-    got = await release(park_payload(MediaDoc(d)), registry, NOW)
+    got = (await release(park_payload(MediaDoc(d)), registry, NOW)).doc
     assert got.model_dump_json() == rewritten(d, registry).model_dump_json()
     if html.startswith("<FIGURE>"):
         assert got.content_html == "<p>x</p>"
@@ -191,7 +207,7 @@ async def test_the_template_equals_the_rewrite_on_generated_documents() -> None:
         refs = list(MediaDoc(d).refs)
         failed = set() if rnd.random() < 0.6 else {u for u in refs if rnd.random() < 0.3}
         registry = Registry({u: None if u in failed else f"/cdn/{i}.jpg" for i, u in enumerate(refs)})
-        got = await release(park_payload(MediaDoc(d)), registry, NOW)
+        got = (await release(park_payload(MediaDoc(d)), registry, NOW)).doc
         assert got.model_dump_json() == rewritten(d, registry).model_dump_json(), d.content_html
         filled += not failed
     assert filled > 100
@@ -202,7 +218,7 @@ async def test_the_token_prefix_never_occurs_in_the_document(monkeypatch: pytest
     monkeypatch.setattr(secrets, "token_hex", lambda _: next(drawn))
     d = doc('<p>tcm0000000000000000-0-</p><img src="a.jpg">')  # the first draw is in the text
     registry = all_cached(d)
-    got = await release(park_payload(MediaDoc(d)), registry, NOW)
+    got = (await release(park_payload(MediaDoc(d)), registry, NOW)).doc
     assert got.content_html == '<p>tcm0000000000000000-0-</p><img src="/cdn/img/00/0.jpg">'
 
 

@@ -62,7 +62,7 @@ async def test_task_status_shows_the_parsers_results_and_previews(tmp_path: Path
                 TaskItem("https://a.partner.test/p/0", "ok"),
                 TaskItem("https://a.partner.test/p/1", "failed", "line 3, column 7: <title> is empty"),
             ],
-            preview_urls=["/turbo?url=https%3A%2F%2Fa.partner.test%2Fp%2F0&preview=" + task_id],
+            preview_urls=["https://a.partner.test/p/0"],
         )
         got = await (await api.client.get(f"/api/v1/uploads/{task_id}", headers=api.auth(token))).json()
         assert got["status"] == "done"
@@ -71,8 +71,11 @@ async def test_task_status_shows_the_parsers_results_and_previews(tmp_path: Path
             "url": "https://a.partner.test/p/1",
             "status": "failed",
             "error": "line 3, column 7: <title> is empty",
+            "problems": [],
         }
-        assert got["preview_urls"][0].endswith("&preview=" + task_id)
+        assert got["preview_urls"] == [
+            f"{api.settings.frontend.public_url}/preview?task={task_id}&url=https%3A%2F%2Fa.partner.test%2Fp%2F0"
+        ]
 
 
 async def test_a_malformed_feed_is_still_accepted_as_a_task(tmp_path: Path) -> None:

@@ -199,3 +199,22 @@ async def test_a_slot_joining_a_flight_counts_as_served():
     await asyncio.gather(leader, joiner)
     later = await co.run(key, ["feed:1"], fetch, slot=slot)
     assert (later.result, calls) == (None, 1)
+
+
+async def test_a_fetch_now_order_is_never_answered_from_a_remembered_result():
+    """Issue 14: a webmaster fixes the feed and presses "fetch now": they must see the fix, not the body
+    fetched a minute ago (the order is a new requester, which the freshness window would answer)."""
+    co = Coalescer(ManualClock(), 60.0)
+    calls = 0
+
+    async def fetch():
+        nonlocal calls
+        calls += 1
+        return result()
+
+    key = ("feed", "u", "", "")
+    await co.run(key, ["feed:1"], fetch)
+    now = await co.run(key, ["feed:1", "fetch:order-7"], fetch)
+    assert calls == 2
+    assert now.leader
+    assert now.result.requesters == ["feed:1", "fetch:order-7"]

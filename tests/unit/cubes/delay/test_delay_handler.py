@@ -21,7 +21,7 @@ from shared.errors import BusUnavailable
 from shared.messages import Document, Media, MediaCached, MediaStatus, SourceKind, SourceRef
 from shared.parked import MAGIC
 from shared.runtime.cube import Context, Output
-from shared.stores import ImageRecord, ImageRegistry, Stores, open_stores
+from shared.stores import ImageRecord, ImageRegistry, Page, Stores, open_stores
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 A, B, C = "https://img.test/a.jpg", "https://img.test/b.jpg", "https://img.test/c.jpg"
@@ -57,8 +57,9 @@ class Env:
 
     async def open(self) -> None:
         self.stores = await open_stores(self.url)
-        self.media = MediaHandler(self.settings, self.stores.images, self.stores.delay, self.clock)
-        self.delay = DelayHandler(self.settings, self.stores.images, self.stores.delay, self.clock, self.publish)
+        s = self.stores
+        self.media = MediaHandler(self.settings, s.images, s.delay, self.clock, s.problems)
+        self.delay = DelayHandler(self.settings, s.images, s.delay, self.clock, self.publish, s.problems)
 
     async def publish(self, outputs: Sequence[Output]) -> None:
         if self.fail_publish:
@@ -132,6 +133,36 @@ async def test_released_when_the_last_image_is_cached(env: Env) -> None:
     assert [m.cdn_url for m in doc.media] == ["/cdn/img/a.jpg"]
     assert await env.stores.delay.count() == 0
     assert await env.stores.delay.get(doc.url) is None  # confirmed after the commit: gone
+
+
+async def lost(env: Env, doc: Document) -> list[tuple[str, str, str | None]]:
+    """What the webmaster is told the published page lost: (code, page URL, feed) per problem."""
+    await env.stores.pages.upsert(Page(url=doc.url, host=doc.host, version=doc.version))  # the kvwriter's part
+    rows = await env.stores.problems.page_problems(source_id="feed1")
+    return [(p.code, p.where.link or "", p.where.feed) for r in rows for p in r.problems]
+
+
+async def test_what_a_released_page_lost_is_reported_with_why(env: Env) -> None:
+    """Issue 14: an image answering 404 was published silently removed; nothing reported it."""
+    await env.park(document("https://news.test/2", [A, B]))
+    await env.cached(A)
+    [doc] = ready_docs(await env.failed(B))
+    assert await lost(env, doc) == [("image.not_found", "https://news.test/2", "feed1")]
+    (row,) = await env.stores.problems.page_problems(url=doc.url)
+    assert B in row.problems[0].message
+    assert "HTTP 404" in row.problems[0].message
+    # the next document whose image is known to have failed is published at once, and told too
+    out = await env.media.handle(document("https://news.test/3", [B], version=2), ctx())
+    [again] = ready_docs(out)
+    assert ("image.not_found", "https://news.test/3", "feed1") in await lost(env, again)
+
+
+async def test_an_image_late_at_the_deadline_is_reported(env: Env) -> None:
+    await env.park(document("https://news.test/4", [A, C]))
+    await env.cached(A)
+    env.clock.advance(env.settings.media.deadline_s + 1)
+    [doc] = await env.sweep()
+    assert await lost(env, doc) == [("image.late", "https://news.test/4", "feed1")]
 
 
 async def test_a_failed_image_releases_the_document_without_it(env: Env) -> None:

@@ -1,0 +1,40 @@
+"""What a page lost on its way, told to its webmaster (DESIGN.md section 10; issue 14 item 2).
+
+The media and delay cubes publish a document without each image that failed
+(a 404, not an image, too large...) or was not in the CDN by the deadline:
+a Turbo page never hotlinks the partner. Nothing removed goes unreported, so
+both turn what they left out into the page's problems (``page_problems``), one
+``image.*`` problem per image with the reason, stored for that version of the
+page (``ProblemStore.put_page_problems``). The feed's status, the API, the
+console and the host's failing count read them from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.messages import Document, SourceKind
+from shared.previews import preview_key
+from shared.problems import image_problem
+from shared.stores.problems import PageProblems
+
+__all__ = ["page_problems"]
+
+#: sources whose ``SourceRef.id`` is a feed id (the problems' ``where.feed``)
+_FEED_SOURCES = frozenset({SourceKind.rss, SourceKind.turbo, SourceKind.yml})
+
+
+def page_problems(doc: Document, lost: Mapping[str, str]) -> PageProblems | None:
+    """The problems of ``doc`` published without the media in ``lost`` (URL -> reason); None if nothing."""
+    if not lost:
+        return None
+    feed = doc.source.id if doc.source.kind in _FEED_SOURCES else None
+    return PageProblems(
+        # a preview is stored under its own key, so its problems never touch the live page's
+        url=preview_key(doc.source.id, doc.url) if doc.preview else doc.url,
+        version=doc.version,
+        host=doc.host,
+        source_kind=doc.source.kind.value,
+        source_id=doc.source.id,
+        problems=tuple(image_problem(url, reason, page_url=doc.url, feed=feed) for url, reason in sorted(lost.items())),
+    )

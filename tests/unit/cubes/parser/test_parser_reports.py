@@ -1,0 +1,120 @@
+"""The webmaster's view of each fetch: every problem, structured, in the feed's history (cubes/parser/status.py).
+
+Issue 14: only the first refused item was reported ("2 item(s) refused; first: ..."), conflicts
+reached the losing side as a log line, failed and unchanged fetches left no trace, and upload task
+results were plain strings.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from shared.messages import CrawlResult, FetchStatus, PartnerUpload, UploadFormat
+from shared.problems import Severity
+from shared.stores import Task
+from tests.unit.cubes.parser.test_parser_handler import T0, Env, docs, env, item, turbo_feed
+
+__all__ = ["env"]  # the fixture, shared with the handler's tests
+
+
+def bad(n: int, *, title: str | None = None, link: str | None = None) -> str:
+    return (
+        f'<item turbo="true"><title>{title if title is not None else f"Item {n}"}</title>'
+        f"<link>{link or f'https://news.test/{n}'}</link>"
+        f"<turbo:content><![CDATA[<p>text {n}</p>]]></turbo:content></item>"
+    )
+
+
+async def test_every_refused_item_is_in_the_report_with_its_code_and_hint(env: Env) -> None:
+    body = turbo_feed(item(1), bad(2, title=""), bad(3, link="https://elsewhere.test/3"), bad(4, title=" "))
+    assert [d.url for d in docs(await env.feed(body))] == ["https://news.test/1"]
+    (report,) = await env.stores.problems.reports("f1")
+    assert (report.result, report.items, report.published, report.refused) == ("partial", 4, 1, 3)
+    assert report.counts == {"item.foreign_host": 1, "item.no_title": 2}
+    assert [(p.code, p.where.item, p.where.feed) for p in report.problems] == [
+        ("item.no_title", 1, "f1"),
+        ("item.foreign_host", 2, "f1"),
+        ("item.no_title", 3, "f1"),
+    ]
+    assert all(p.hint and p.severity is Severity.error for p in report.problems)
+    status = (await env.stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert status.last_error is not None
+    assert status.last_error.startswith("3 item(s) refused (item.no_title x2, item.foreign_host x1); first: ")
+
+
+def failed(env: Env, status: FetchStatus, **kw: object) -> CrawlResult:
+    return env.result(None).model_copy(update={"status": status, **kw})
+
+
+async def test_the_history_keeps_each_fetch_unchanged_and_failed_ones_too(env: Env) -> None:
+    body = turbo_feed(item(1))
+    await env.feed(body)
+    await env.feed(body)  # byte for byte the same: nothing parsed, but the fetch happened
+    await env.handle(failed(env, FetchStatus.http_4xx, http_status=404, error="HTTP 404"))
+    await env.handle(failed(env, FetchStatus.blocked_address, error="127.0.0.1 is a loopback address"))
+    await env.handle(failed(env, FetchStatus.not_modified, http_status=304))
+    history = await env.stores.problems.reports("f1")
+    assert [r.result for r in history] == ["not_modified", "blocked_address", "http_4xx", "unchanged", "parsed"]
+    assert [[p.code for p in r.problems] for r in history] == [
+        [],
+        ["fetch.blocked_address"],
+        ["fetch.not_found"],
+        [],
+        [],
+    ]
+    blocked = history[1].problems[0]
+    assert "http.allowlist" in blocked.hint  # issue 14: the refusal named no setting
+    assert "127.0.0.1 is a loopback address" in blocked.message
+    assert history[3].unchanged == 1
+
+
+async def test_a_fetch_now_order_is_named_in_its_report(env: Env) -> None:
+    await env.feed(turbo_feed(item(1)), requesters=["feed:f1", "fetch:order-1"])
+    (report,) = await env.stores.problems.reports("f1")
+    assert report.fetch_ids == ("order-1",)
+    assert await env.stores.problems.report_for_fetch("f1", "order-1") == report
+
+
+async def test_the_losing_feed_is_told_who_took_its_url(env: Env) -> None:
+    await env.feed(turbo_feed(item(1)))
+    up = PartnerUpload(
+        task_id="t1",
+        tenant_id="ten",
+        host="news.test",
+        format=UploadFormat.json,
+        body=orjson.dumps([{"url": "https://news.test/1", "title": "Pushed"}]),
+        received_at=T0,
+    )
+    await env.stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="news.test"))
+    assert docs(await env.handle(up))
+    taken = (await env.stores.problems.reports("f1"))[0]
+    assert taken.result == "conflict"
+    (p,) = taken.problems
+    assert (p.code, p.where.link) == ("conflict.taken_over", "https://news.test/1")
+    assert "tenant:ten" in p.message
+    # the feed's next edit of that item is refused, saying which source has it
+    await env.feed(turbo_feed(item(1, "edited")))
+    refused = (await env.stores.problems.reports("f1"))[0]
+    assert [(q.code, q.where.link) for q in refused.problems] == [("conflict.outranked", "https://news.test/1")]
+    assert "tenant:ten" in refused.problems[0].message
+
+
+async def test_upload_task_items_carry_their_problems(env: Env) -> None:
+    await env.stores.tasks.create(Task(task_id="t9", tenant_id="ten", host="news.test"))
+    up = PartnerUpload(
+        task_id="t9",
+        tenant_id="ten",
+        host="news.test",
+        format=UploadFormat.turbo,
+        body=turbo_feed(item(1), bad(2, title="")),
+        received_at=T0,
+    )
+    await env.handle(up)
+    task = await env.stores.tasks.get("t9")
+    assert task is not None
+    by_url = {i.url: i for i in task.items}
+    assert by_url["https://news.test/1"].problems == ()
+    (p,) = by_url["https://news.test/2"].problems
+    assert p.code == "item.no_title"
+    assert [q.code for q in task.problems] == ["item.no_title"]
+    assert task.errors == (p.describe(),)
