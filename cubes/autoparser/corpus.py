@@ -5,7 +5,7 @@ Three kinds of samples, all turned into pages with per-block labels and weights:
 * ``mr:NAME`` — ``mozilla-readability/test-pages/NAME/``: ``source.html``, the full main
   content in ``expected.html`` and the title in ``expected-metadata.json``;
 * ``te:FILE`` — ``trafilatura-eval/eval/FILE``: partial labels from the ``with`` /
-  ``without`` snippets of ``evaldata.subset.json`` (unknown blocks get weight 0);
+  ``without`` snippets of ``evaldata.json`` (all 844 pages) (unknown blocks get weight 0);
 * ``pair:NAME`` — a directory of pairs the pipeline dumped: ``NAME.html`` (the page),
   ``NAME.txt`` (the RSS full text of the same article) and optionally ``NAME.json``
   (``{"title": ..., "url": ...}``).
@@ -54,6 +54,8 @@ class Sample:
     comments: list[str] = field(default_factory=list)
     #: mozilla-readability's "readerable" flag (is this page an article at all?)
     readerable: bool | None = None
+    #: the page's key in its corpus index (trafilatura-eval: the URL, or ``hard::NAME``)
+    key: str = ""
 
 
 def _readability(root: Path) -> Iterator[Sample]:
@@ -78,7 +80,9 @@ def _readability(root: Path) -> Iterator[Sample]:
 
 def _trafilatura(root: Path) -> Iterator[Sample]:
     base = root / "trafilatura-eval"
-    index = base / "evaldata.subset.json"
+    index = base / "evaldata.json"
+    if not index.is_file():
+        index = base / "evaldata.subset.json"  # the first 181 pages, in older copies of the corpus
     if not index.is_file():
         return
     data = orjson.loads(index.read_bytes())
@@ -94,6 +98,7 @@ def _trafilatura(root: Path) -> Iterator[Sample]:
             with_=list(rec.get("with") or []),
             without=list(rec.get("without") or []),
             comments=list(rec.get("comments") or []),
+            key=url,
         )
 
 

@@ -1,15 +1,21 @@
 """Corpus samples -> feature matrices, labels and weights (DESIGN.md section 3, autoparser).
 
-One ``PageData`` per sample holds the segmented page, its features, the self-labels
+One ``PageData`` per sample holds the page's block texts, its features, the self-labels
 (``label.py``) and per-block training weights: 1 for a labelled block, 0 for a block
 whose label is unknown (partial snippet labels), which never reaches the model.
 Weighting blocks by length (``1 + log1p(words)`` or ``sqrt(words)``, since token F1 is
 decided by long blocks) was tried and measured slightly worse in 4-fold cross-validation
 on the training pages (token F1 0.948 / 0.947 vs 0.955 unweighted).
+
+``build_corpus_data`` also learns a host template (``templates.py``) for every site with
+more pages than ``templates.MIN_PAGES`` and gives its pages their template features, as
+the cube does for a host it has crawled: templates use no labels, so learning one from
+a held-out site's own pages is what production does too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,20 +25,25 @@ from cubes.autoparser.corpus import Sample
 from cubes.autoparser.features import page_features
 from cubes.autoparser.label import label_blocks, label_by_snippets
 from cubes.autoparser.meta import read_meta
-from cubes.autoparser.segment import Page, parse_html, segment, segment_tree
+from cubes.autoparser.segment import parse_html, segment, segment_tree
+from cubes.autoparser.sites import site_of
+from cubes.autoparser.templates import MIN_PAGES, HostTemplate
 
-__all__ = ["PageData", "build_page_data", "reference_text"]
+__all__ = ["PageData", "build_corpus_data", "build_page_data", "reference_text"]
 
 
 @dataclass
 class PageData:
     sample: Sample
-    page: Page
+    #: the page's block texts (the tree is not kept: a corpus of trees does not fit in memory)
+    texts: list[str]
     x: npt.NDArray[np.float32]
     y: npt.NDArray[np.int64]
     w: npt.NDArray[np.float64]
     #: full ground-truth main text (None for snippet-labelled pages)
     reference: str | None
+    #: the host template the page's features were built with (None: its site has too few pages)
+    template: HostTemplate | None = None
 
 
 def reference_text(sample: Sample) -> str | None:
@@ -42,11 +53,12 @@ def reference_text(sample: Sample) -> str | None:
     return sample.reference_text
 
 
-def build_page_data(sample: Sample) -> PageData:
+def build_page_data(sample: Sample, template: HostTemplate | None = None) -> PageData:
+    """Features and labels of one sample; ``template`` must have learnt the page (training)."""
     root = parse_html(sample.html)
     page = segment_tree(root)
     meta = read_meta(root, sample.url)
-    x = page_features(page, meta.og_title, meta.article_body)
+    x = page_features(page, meta.og_title, meta.article_body, template, counted=True)
     ref = reference_text(sample)
     ones = np.ones(page.n)
     if ref is not None:
@@ -55,4 +67,24 @@ def build_page_data(sample: Sample) -> PageData:
     else:
         y, known = label_by_snippets(page.texts, sample.with_, sample.without, sample.title, sample.comments)
         w = known
-    return PageData(sample, page, x, y, w, ref)
+    return PageData(sample, page.texts, x, y, w, ref, template)
+
+
+def site_templates(samples: Sequence[Sample]) -> dict[str, HostTemplate]:
+    """A template for each site with more than ``MIN_PAGES`` pages among ``samples``."""
+    by_site: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_site.setdefault(site_of(s), []).append(s)
+    out: dict[str, HostTemplate] = {}
+    for site, members in by_site.items():
+        if len(members) > MIN_PAGES:
+            template = HostTemplate(site)
+            for s in members:
+                template.learn(segment(s.html), s.url or s.name)
+            out[site] = template
+    return out
+
+
+def build_corpus_data(samples: Sequence[Sample]) -> list[PageData]:
+    templates = site_templates(samples)
+    return [build_page_data(s, templates.get(site_of(s))) for s in samples]

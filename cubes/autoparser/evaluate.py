@@ -1,9 +1,10 @@
 """Evaluation of a main-text extractor on labelled pages (DESIGN.md section 3; STYLE.md rule 14).
 
 ``evaluate(samples, extract)`` runs any ``extract(html, url) -> text`` over the samples
-and reports the token-level P/R/F1 (bag of whitespace tokens, per page, averaged) on
-pages with a full reference, trafilatura-style snippet P/R/F1 on snippet-labelled
-pages, and pages per second of the extraction alone (CPU time of this process, so "on
+and reports, on pages with a full reference, the benchmark's 4-token-shingle P/R/F1
+(mean precision, mean recall; ``metrics.shingle_prf``) and the token-level P/R/F1 (bag of
+whitespace tokens, per page, averaged); trafilatura-style snippet P/R/F1 on
+snippet-labelled pages; and pages per second of the extraction alone (CPU time of this process, so "on
 one core"; reading files and building references are outside the clock). The bench uses it for the autoparser and for
 trafilatura alike, so both are measured the same way.
 
@@ -24,13 +25,55 @@ import orjson
 
 from cubes.autoparser.corpus import Sample, iter_samples, split
 from cubes.autoparser.dataset import reference_text
-from cubes.autoparser.metrics import PRF, mean_prf, snippet_counts, snippet_prf, token_prf
+from cubes.autoparser.metrics import (
+    PRF,
+    mean_prf,
+    shingle_counts,
+    shingle_prf,
+    snippet_counts,
+    snippet_prf,
+    token_prf,
+)
 
-__all__ = ["EvalReport", "evaluate", "load_eval_dir"]
+__all__ = ["EvalReport", "Scores", "evaluate", "load_eval_dir", "score"]
+
+
+@dataclass
+class Scores:
+    """Quality of one extractor's texts on a set of pages (no timing)."""
+
+    shingle: PRF
+    token: PRF
+    full_pages: int
+    snippet: PRF
+    snippet_pages: int
+    per_page: list[tuple[str, PRF]]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "shingle": {**self.shingle.as_dict(), "pages": self.full_pages},
+            "token": {**self.token.as_dict(), "pages": self.full_pages},
+            "snippet": {**self.snippet.as_dict(), "pages": self.snippet_pages},
+        }
+
+
+def score(samples: Sequence[Sample], refs: Sequence[str | None], texts: Sequence[str]) -> Scores:
+    """Shingle and token P/R/F1 where ``refs`` has a full text, snippet P/R/F1 where the sample has snippets."""
+    shingles, tokens, per_page, counts = [], [], [], []
+    for s, ref, text in zip(samples, refs, texts, strict=True):
+        if ref is not None:
+            shingles.append(shingle_counts(text, ref))
+            prf = token_prf(text, ref)
+            tokens.append(prf)
+            per_page.append((s.name, shingle_prf([shingles[-1]])))
+        elif s.with_ or s.without:
+            counts.append(snippet_counts(text, s.with_, s.without))
+    return Scores(shingle_prf(shingles), mean_prf(tokens), len(tokens), snippet_prf(counts), len(counts), per_page)
 
 
 @dataclass
 class EvalReport:
+    shingle: PRF
     token: PRF
     token_pages: int
     snippet: PRF
@@ -40,6 +83,7 @@ class EvalReport:
     #: means "on one core" even when other processes share the machine
     seconds: float
     cpu_seconds: float
+    #: (page name, shingle P/R/F1 of that page)
     per_page: list[tuple[str, PRF]]
 
     @property
@@ -52,6 +96,7 @@ class EvalReport:
 
     def as_dict(self) -> dict[str, object]:
         return {
+            "shingle": {**self.shingle.as_dict(), "pages": self.token_pages},
             "token": {**self.token.as_dict(), "pages": self.token_pages},
             "snippet": {**self.snippet.as_dict(), "pages": self.snippet_pages},
             "pages": self.pages,
@@ -69,22 +114,17 @@ def evaluate(samples: Sequence[Sample], extract: Callable[[bytes, str], str]) ->
         texts.append(extract(s.html, s.url) or "")
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
-    per_page: list[tuple[str, PRF]] = []
-    counts = []
-    for s, ref, text in zip(samples, refs, texts, strict=True):
-        if ref is not None:
-            per_page.append((s.name, token_prf(text, ref)))
-        elif s.with_ or s.without:
-            counts.append(snippet_counts(text, s.with_, s.without))
+    sc = score(samples, refs, texts)
     return EvalReport(
-        token=mean_prf(p for _, p in per_page),
-        token_pages=len(per_page),
-        snippet=snippet_prf(counts),
-        snippet_pages=len(counts),
+        shingle=sc.shingle,
+        token=sc.token,
+        token_pages=sc.full_pages,
+        snippet=sc.snippet,
+        snippet_pages=sc.snippet_pages,
         pages=len(samples),
         seconds=seconds,
         cpu_seconds=cpu_seconds,
-        per_page=per_page,
+        per_page=sc.per_page,
     )
 
 

@@ -10,10 +10,12 @@ call (predicting block by block would cost ~100x more). Then:
 * images: ``<img>`` between the title (or the first body block) and the last body
   block that do not sit in a boilerplate block of their own and are not declared
   smaller than ``_MIN_IMAGE_PX``;
-* completeness: the share of the page's *main visible text* the body keeps (see
-  ``_completeness``: paragraph-like blocks in the densest text container, or outside
-  every boilerplate region, whichever the body keeps more of). A model that dropped
-  real paragraphs scores low and the cube refuses the page (``min_completeness``);
+* with a host template: body blocks that are the host's template are dropped;
+* data tables with body cells inside the article are kept whole, and blocks that repeat
+  an earlier body block (a caption printed again under a gallery) are dropped
+  (``structure.py``);
+* completeness: the share of the page's likely article region the extraction keeps
+  (``completeness.py``); the cube refuses a page that lost its story (``min_completeness``);
 * is_article: enough body text (``MIN_ARTICLE_WORDS``) that is not mostly links
   (listings, tag pages, home pages fail this).
 """
@@ -29,19 +31,14 @@ from urllib.parse import urljoin
 
 import numpy as np
 
-from cubes.autoparser.features import page_features, readability_scores
+from cubes.autoparser.completeness import assess
+from cubes.autoparser.features import FEATURE_NAMES, page_features
 from cubes.autoparser.label import BODY, TITLE
 from cubes.autoparser.meta import read_meta
 from cubes.autoparser.model import BlockModel, load_model
-from cubes.autoparser.segment import (
-    BLOCK_TAGS,
-    CLASS_GROUPS,
-    CONTEXT_TAGS,
-    SKIP_TAGS,
-    Page,
-    parse_html,
-    segment_tree,
-)
+from cubes.autoparser.segment import BLOCK_TAGS, SKIP_TAGS, Page, parse_html, segment_tree
+from cubes.autoparser.structure import drop_repeats, keep_tables, table_html
+from cubes.autoparser.templates import FILTER_SHARE, HostTemplate
 
 __all__ = ["MIN_ARTICLE_WORDS", "Extraction", "Extractor"]
 
@@ -53,7 +50,7 @@ MIN_ARTICLE_WORDS = 50
 MAX_ARTICLE_LINK_DENSITY = 0.5
 #: images declared smaller than this (px, either side) are icons or tracking pixels
 _MIN_IMAGE_PX = 50
-_PARAGRAPH_CHARS = 80
+_TPL_SHARE = FEATURE_NAMES.index("tpl_share")
 _INLINE_KEEP = frozenset(
     [
         "strong",
@@ -88,6 +85,9 @@ class Extraction:
     canonical_url: str = ""
     is_article: bool = False
     completeness: float = 1.0
+    #: what the completeness was measured against, and what was lost (``completeness.py``)
+    completeness_region: str = "none"
+    completeness_reason: str = ""
     #: block count, body block count: for logs and the extract command
     blocks: int = 0
     body_blocks: int = 0
@@ -96,10 +96,25 @@ class Extraction:
 class Extractor:
     """Reads article pages with a block classifier. Load once, call ``extract`` per page."""
 
-    def __init__(self, model_path: str | Path | None = None) -> None:
-        self.model: BlockModel = load_model(model_path)
+    def __init__(self, model_path: str | Path | None = None, *, model: BlockModel | None = None) -> None:
+        #: ``model`` (an in-memory one, as cross-validation trains them) wins over ``model_path``
+        self.model: BlockModel = model if model is not None else load_model(model_path)
 
-    def extract(self, html: bytes | str, url: str = "", encoding: str | None = None) -> Extraction:
+    def extract(
+        self,
+        html: bytes | str,
+        url: str = "",
+        encoding: str | None = None,
+        *,
+        template: HostTemplate | None = None,
+        body_threshold: float | None = None,
+    ) -> Extraction:
+        """The article of one page.
+
+        ``template``: the page's host template (features and filter, ``templates.py``);
+        ``body_threshold``: the host's calibrated probability cut for body blocks (None: the
+        most likely class wins).
+        """
         root = parse_html(html, encoding)
         page = segment_tree(root)
         meta = read_meta(root, url)
@@ -114,7 +129,7 @@ class Extractor:
                 is_article=False,
                 completeness=0.0,
             )
-        x = page_features(page, meta.og_title, meta.article_body)
+        x = page_features(page, meta.og_title, meta.article_body, template)
         proba = self.model.proba(x)  # the one batched call per page
         labels = proba.argmax(axis=1)
 
@@ -124,19 +139,30 @@ class Extractor:
         else:
             title_ix = -1
             title = meta.og_title or page.html_title
-        body = labels == BODY
+        if body_threshold is None:
+            body = labels == BODY
+        else:  # a host's calibration (cubes/autoparser/hosts_models.py): its own cut for "body"
+            body = (proba[:, BODY] >= body_threshold) & (proba[:, BODY] >= proba[:, TITLE])
         if title_ix >= 0:
             body[title_ix] = False
+        if template is not None:
+            body &= ~(x[:, _TPL_SHARE] >= FILTER_SHARE)  # the host's template is never its article
+        tables = keep_tables(page, body)
+        drop_repeats(page, body)
         idx = np.flatnonzero(body)
         texts = [page.texts[i] for i in idx]
         text = "\n".join(texts)
 
         images = _images(page, body, base, page.pre[title_ix] if title_ix >= 0 else None)
-        body_html = _body_html(page, idx, images, base)
+        body_html = _body_html(page, idx, images, base, tables)
         words = sum(t.count(" ") + 1 for t in texts)
         link = sum(page.link_chars[i] for i in idx)
         chars = sum(len(t) for t in texts)
         is_article = words >= MIN_ARTICLE_WORDS and link <= MAX_ARTICLE_LINK_DENSITY * max(chars, 1)
+        kept = body.copy()
+        if title_ix >= 0:
+            kept[title_ix] = True
+        guard = assess(page, kept, len(images), article_body=meta.article_body, description=meta.description)
         return Extraction(
             title=title,
             text=text,
@@ -145,47 +171,12 @@ class Extractor:
             published_at=meta.published_at,
             canonical_url=meta.canonical or url,
             is_article=is_article,
-            completeness=_completeness(page, body | (labels == TITLE)),
+            completeness=guard.score,
+            completeness_region=guard.region,
+            completeness_reason=guard.reason,
             blocks=page.n,
             body_blocks=int(idx.size),
         )
-
-
-_BOILER_CTX = sum(1 << CONTEXT_TAGS.index(t) for t in ("header", "footer", "nav", "aside", "form"))
-_BOILER_GROUPS = [
-    list(CLASS_GROUPS).index(g) for g in ("nav", "footer", "comment", "share", "related", "sidebar", "ad", "hidden")
-]
-
-
-def _completeness(page: Page, kept: np.ndarray[Any, Any]) -> float:
-    """Share of the page's main visible text that ``kept`` keeps: the larger of two estimates.
-
-    Main visible text is paragraph-like blocks (>= 80 chars, < 30 % link text) either
-    (a) inside readability's top candidate (the densest text container), or (b) outside
-    every boilerplate region (header / footer / nav / aside / form, comment / sidebar /
-    share / related / ad classes). Each estimate alone wrongly refuses a few good pages
-    (a long comment thread wins (a); a "column" class on the article wrapper fools (b));
-    the content counts as clearly lost only when both agree.
-    """
-    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
-    link = np.asarray(page.link_chars, dtype=np.float64)
-    paragraph = (chars >= _PARAGRAPH_CHARS) & (link < 0.3 * chars)
-    estimates = []
-    top = page.top_candidate
-    if top is None:
-        commas = np.fromiter((t.count(",") for t in page.texts), dtype=np.float64, count=page.n)
-        _, top = readability_scores(page, chars, commas, link)
-    if top >= 0:
-        pre = np.asarray(page.pre)
-        estimates.append(paragraph & (pre >= top) & (pre < page.end_of[top]))
-    ctx = np.asarray(page.ctx, dtype=np.int64)
-    anc = page.anc_class_array()
-    estimates.append(paragraph & ((ctx & _BOILER_CTX) == 0) & (anc[:, _BOILER_GROUPS].sum(axis=1) == 0))
-    best = 0.0
-    for main in estimates:
-        total = chars[main].sum()
-        best = max(best, 1.0 if total == 0 else float(chars[main & kept].sum() / total))
-    return best
 
 
 def _images(page: Page, body: np.ndarray[Any, Any], base: str, title_pre: int | None) -> list[tuple[int, str]]:
@@ -251,7 +242,15 @@ def _inline_html(el: Any, base: str, out: list[str], top: bool = True) -> None:
             out.append(html_lib.escape(child.tail))
 
 
-def _body_html(page: Page, idx: np.ndarray[Any, Any], images: list[tuple[int, str]], base: str) -> str:
+def _cell(el: Any, base: str) -> str:
+    inner: list[str] = []
+    _inline_html(el, base, inner)
+    return " ".join("".join(inner).split())
+
+
+def _body_html(
+    page: Page, idx: np.ndarray[Any, Any], images: list[tuple[int, str]], base: str, tables: dict[int, Any]
+) -> str:
     items: list[tuple[int, int, str]] = [(page.pre[i], 0, str(i)) for i in idx]
     items += [(pre, 1, src) for pre, src in images]
     items.sort()
@@ -265,6 +264,15 @@ def _body_html(page: Page, idx: np.ndarray[Any, Any], images: list[tuple[int, st
             out.append(f'<figure><img src="{html_lib.escape(value, quote=True)}"></figure>')
             continue
         i = int(value)
+        table = tables.get(i)
+        if table is not None:  # a kept data table, rendered whole at its first cell
+            if in_list:
+                out.append("</ul>")
+                in_list = False
+            out.append(table_html(table, lambda el: _cell(el, base)))
+            continue
+        if i in tables:  # another cell of a table already rendered
+            continue
         tag = page.tags[i]
         name = _HEADING.get(tag) or _KEEP_BLOCK.get(tag, "p")
         if name == "li" and not in_list:
@@ -273,9 +281,12 @@ def _body_html(page: Page, idx: np.ndarray[Any, Any], images: list[tuple[int, st
         elif name != "li" and in_list:
             out.append("</ul>")
             in_list = False
-        inner: list[str] = []
-        _inline_html(page.elements[i], base, inner)
-        content = " ".join("".join(inner).split())
+        if page.split[i]:  # one paragraph of an element split at <br>: its text is the piece
+            content = html_lib.escape(page.texts[i])
+        else:
+            inner: list[str] = []
+            _inline_html(page.elements[i], base, inner)
+            content = " ".join("".join(inner).split())
         out.append(f"<{name}>{content}</{name}>")
     if in_list:
         out.append("</ul>")

@@ -14,11 +14,14 @@ built with another order (see ``model.py``).
 from __future__ import annotations
 
 import re
+from collections import Counter
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from cubes.autoparser.segment import CLASS_GROUPS, CONTEXT_TAGS, Page
+from cubes.autoparser.templates import HostTemplate
 
 __all__ = ["FEATURE_NAMES", "page_features", "readability_scores"]
 
@@ -119,6 +122,17 @@ FEATURE_NAMES: tuple[str, ...] = (
     "jsonld_body_overlap",
     "page_log_blocks",
     "page_log_chars",
+    # issue 17: comment threads, teaser lists, split blocks, host templates
+    "rep_self",
+    "rep_par",
+    "rep_gp",
+    "short_link_run",
+    "img_window",
+    "has_date",
+    "in_comment",
+    "split_piece",
+    "tpl_share",
+    "tpl_path_share",
 )
 
 #: a block counts as "long text" (a paragraph, not a label) from this many characters on:
@@ -257,6 +271,22 @@ _BOILER_LIST = (
     "реклама",
     "комментар",
     "читайте также",
+    # comment threads and their policies (issue 17)
+    "reply",
+    "replies",
+    "says:",
+    "wrote:",
+    "report abuse",
+    "comment policy",
+    "community guidelines",
+    "terms of use",
+    "terms of service",
+    "antworten",
+    "schreibt:",
+    "nutzungsbedingungen",
+    "répondre",
+    "responder",
+    "ответить",
 )
 
 
@@ -305,6 +335,71 @@ def _body_overlap(texts: list[str], article_body: str) -> npt.NDArray[np.float64
     return out
 
 
+#: dates, times and "3 hours ago" in short lines: comment headers, bylines, teaser dates
+_DATE = re.compile(
+    r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b"
+    r"|\b(?:jan|feb|m[aä]r|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz])[a-zä]*\.? \d{1,2}\b"
+    r"|\b\d{1,2}\.? (?:jan|feb|m[aä]r|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz])[a-zä]*\b"
+    r"|\bago\b|\bvor \d+ (?:min|stunde|tag)",
+    re.I,
+)
+_DATE_SCAN_CHARS = 120
+
+
+def _has_date(texts: list[str]) -> npt.NDArray[np.float64]:
+    search = _DATE.search
+    return np.fromiter(
+        (1.0 if len(t) <= _DATE_SCAN_CHARS and search(t) else 0.0 for t in texts), dtype=np.float64, count=len(texts)
+    )
+
+
+def _sibling_repeats(page: Page) -> npt.NDArray[np.float64]:
+    """(n, 3): how many siblings share the tag and class of the block's element, parent and grandparent.
+
+    Comment threads and teaser lists are runs of one structure (``li.comment`` x 30,
+    ``div.teaser`` x 8) around short blocks; an article's paragraphs are runs of ``p``
+    inside one container that is itself unique on the page.
+    """
+    per_parent: dict[Any, Counter[tuple[Any, str | None]]] = {}
+
+    def repeats(el: Any) -> float:
+        parent = el.getparent()
+        if parent is None:
+            return 0.0
+        counts = per_parent.get(parent)
+        if counts is None:
+            counts = per_parent[parent] = Counter((c.tag, c.get("class")) for c in parent)
+        return float(counts[(el.tag, el.get("class"))] - 1)
+
+    block_el = page.block_el
+    out = np.zeros((page.n, 3))
+    anc = page.anc_array()
+    for i, el in enumerate(page.elements):
+        out[i, 0] = repeats(el)
+        for j in (0, 1):
+            a = int(anc[i, j])
+            if a >= 0:
+                out[i, j + 1] = repeats(block_el[a])
+    return np.log1p(out)
+
+
+def _run_lengths(flag: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """Length of the run of True that each position belongs to (0 where False)."""
+    n = flag.size
+    out = np.zeros(n)
+    i = 0
+    while i < n:
+        if flag[i]:
+            j = i
+            while j < n and flag[j]:
+                j += 1
+            out[i:j] = j - i
+            i = j
+        else:
+            i += 1
+    return out
+
+
 def _shift(x: npt.NDArray[np.float64], k: int, fill: float = 0.0) -> npt.NDArray[np.float64]:
     out = np.full_like(x, fill)
     if k > 0:
@@ -316,8 +411,19 @@ def _shift(x: npt.NDArray[np.float64], k: int, fill: float = 0.0) -> npt.NDArray
     return out
 
 
-def page_features(page: Page, title_hint: str = "", article_body: str = "") -> npt.NDArray[np.float32]:
-    """The (n_blocks, len(FEATURE_NAMES)) feature matrix of ``page``."""
+def page_features(
+    page: Page,
+    title_hint: str = "",
+    article_body: str = "",
+    template: HostTemplate | None = None,
+    *,
+    counted: bool = False,
+) -> npt.NDArray[np.float32]:
+    """The (n_blocks, len(FEATURE_NAMES)) feature matrix of ``page``.
+
+    ``template``: the host's template (``templates.py``); ``counted``: ``page`` is one of the
+    pages it was learnt from (training), so its own occurrence does not count.
+    """
     n = page.n
     cols: list[npt.NDArray[np.float64]] = []
     if n == 0:
@@ -424,6 +530,22 @@ def page_features(page: Page, title_hint: str = "", article_body: str = "") -> n
     cols.append(same)
     cols += [_boiler_words(page.texts), top_rel, _body_overlap(page.texts, article_body)]
     cols += [np.full(n, np.log1p(n)), np.full(n, np.log1p(total))]
+
+    cols.extend(_sibling_repeats(page).T)
+    # teaser lists: runs of short, mostly-linked blocks, often with a thumbnail each
+    linked_short = (ld >= 0.5) & (chars < 250)
+    cols.append(np.log1p(_run_lengths(linked_short)))
+    imgs = np.asarray(page.n_images, dtype=np.float64)
+    padded = np.concatenate((np.zeros(k), imgs, np.zeros(k)))
+    cs = np.concatenate(([0.0], np.cumsum(padded)))
+    cols.append(cs[2 * k + 1 :] - cs[: -2 * k - 1])
+    cols.append(_has_date(page.texts))
+    cols.append(np.asarray(page.in_comment, dtype=np.float64))
+    cols.append(np.asarray(page.split, dtype=np.float64))
+    if template is not None:
+        cols.extend(template.shares(page, counted=counted))
+    else:
+        cols += [np.full(n, -1.0), np.full(n, -1.0)]
     mat = np.column_stack(cols).astype(np.float32)
     return mat
 

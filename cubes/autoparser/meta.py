@@ -57,6 +57,8 @@ class PageMeta:
     base_url: str = ""
     #: JSON-LD ``articleBody`` as plain text ("" when the page has none)
     article_body: str = ""
+    #: ``og:description`` or ``<meta name=description>`` (the completeness guard compares with it)
+    description: str = ""
 
 
 def parse_date(value: str) -> datetime | None:
@@ -131,6 +133,8 @@ def read_meta(root: Any, url: str = "") -> PageMeta:
                 continue
             if key == "og:title" and not meta.og_title:
                 meta.og_title = " ".join(content.split())
+            elif key in ("og:description", "description") and (key == "og:description" or not meta.description):
+                meta.description = " ".join(content.split())
             elif key in ("og:image", "twitter:image") and not meta.image:
                 meta.image = urljoin(meta.base_url, content)
             elif key == "og:type" and content.lower() == "article":

@@ -7,6 +7,12 @@ block-level elements, which form blocks of their own. Invisible parts (``script`
 ``style``, ``noscript``, ``template``, ``svg``, elements with ``hidden``,
 ``aria-hidden="true"`` or ``display:none``) are skipped.
 
+A block whose own text is cut by ``<br>`` is split where it holds separate paragraphs
+(issue 17: a story sat in one ``<div>`` merged with its byline, and the whole block was
+classed boilerplate): at every blank line (``<br><br>``), and after a short first line
+(a byline, a dateline) followed by a long text. The pieces share their element, so
+they are marked in ``Page.split`` and rendered as plain text.
+
 One recursive walk over the tree collects everything the features need (numbers
 per block, DOM context as preorder intervals), so feature extraction never walks
 the tree again. Speed matters: the cube must read >= 100 pages/s on one core and
@@ -15,6 +21,7 @@ lxml's parse alone takes ~1.5 ms of that budget.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 from dataclasses import dataclass, field
@@ -201,6 +208,15 @@ _class_cache: dict[str, int] = {}
 #: bounded so a crawl over millions of pages cannot grow it forever; class names repeat
 #: heavily across pages of one host, so a few thousand entries already hit most of the time
 _CLASS_CACHE_MAX = 20_000
+#: schema.org comment markup (Microdata): itemprop on the comment, or the Comment type
+_COMMENT_PROPS = frozenset({"comment", "comments"})
+_COMMENT_TYPE = "schema.org/Comment"
+_DIGITS = re.compile(r"\d+")
+#: a first line up to this long, followed by at least _BYLINE_REST_CHARS of text in the same
+#: paragraph, is split off as its own block: "By Ann Writer | 4 May" is ~30-80 characters, a
+#: story's opening paragraph a few hundred
+_BYLINE_CHARS = 100
+_BYLINE_REST_CHARS = 150
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
@@ -251,6 +267,15 @@ class Page:
     images: list[ImageRef] = field(default_factory=list)
     #: subtree end (exclusive preorder id) of every element, indexed by its preorder id
     end_of: list[int] = field(default_factory=list)
+    #: the block is one piece of an element whose text was split at <br> (see the module docstring)
+    split: list[bool] = field(default_factory=list)
+    #: the block's DOM path: tag.class of its element and of its three nearest block ancestors
+    #: (digits dropped from class names: "post-1234" is "post-"), for host templates
+    path: list[str] = field(default_factory=list)
+    #: preorder id -> element, for the block-level elements (ancestors included)
+    block_el: dict[int, Any] = field(default_factory=dict)
+    #: the block sits inside a schema.org Comment (itemtype ...Comment, itemprop comment)
+    in_comment: list[bool] = field(default_factory=list)
     #: <title> text
     html_title: str = ""
     #: preorder id of readability's top candidate, once ``page_features`` computed it (-1: none)
@@ -306,6 +331,10 @@ class _Walker:
         self.cur_link = 0
         self.cur_nlinks = 0
         self.cur_imgs = 0
+        #: (piece index, link chars, links) at each <br> of the block being filled
+        self.cur_breaks: list[tuple[int, int, int]] = []
+        self.path: list[str] = []
+        self.comment_depth = 0
 
     def walk(self, el: Any, depth: int, ctx: int, in_link: bool) -> None:
         p = self.p
@@ -325,17 +354,26 @@ class _Walker:
         if mask:
             self.class_counts = tuple(map(operator.add, outer_counts, _MASK_VECTORS[mask]))
         child_ctx = ctx | _CTX_BIT.get(tag, 0)
-        if is_block and el.get("itemprop") == "articleBody":  # schema.org puts it on containers
-            child_ctx |= _ARTICLE_BODY_BIT
+        comment = False
+        if is_block:
+            itemprop = el.get("itemprop")
+            if itemprop == "articleBody":  # schema.org puts it on containers
+                child_ctx |= _ARTICLE_BODY_BIT
+            elif itemprop in _COMMENT_PROPS or _COMMENT_TYPE in (el.get("itemtype") or ""):
+                comment = True
+                self.comment_depth += 1
 
         if is_block:
             # save the enclosing block's accumulators and start a fresh block
-            saved = (self.cur_pieces, self.cur_link, self.cur_nlinks, self.cur_imgs)
-            self.cur_pieces, self.cur_link, self.cur_nlinks, self.cur_imgs = [], 0, 0, 0
+            saved = (self.cur_pieces, self.cur_link, self.cur_nlinks, self.cur_imgs, self.cur_breaks)
+            self.cur_pieces, self.cur_link, self.cur_nlinks, self.cur_imgs, self.cur_breaks = [], 0, 0, 0, []
             anc3 = tuple(self.anc[-3:][::-1])
             class_snapshot = self.class_counts
             first_image = len(p.images)
             self.anc.append(pre)
+            p.block_el[pre] = el
+            step = f"{tag}.{_DIGITS.sub('', cls.split(None, 1)[0])}" if cls and cls.strip() else tag
+            self.path.append(step)
         if tag == "a":
             self.cur_nlinks += 1
             in_link = True
@@ -354,6 +392,7 @@ class _Walker:
                 )
                 self.cur_imgs += 1
         elif tag == "br":
+            self.cur_breaks.append((len(self.cur_pieces), self.cur_link, self.cur_nlinks))
             self.cur_pieces.append(" ")
 
         text = el.text
@@ -395,27 +434,70 @@ class _Walker:
 
         if is_block:
             self.anc.pop()
-            txt = " ".join("".join(self.cur_pieces).split())
-            if txt:
-                bi = len(p.texts)
+            path = "/".join(self.path[-4:])
+            self.path.pop()
+            first_block = len(p.texts)
+            anc_row = anc3 + (-1,) * (3 - len(anc3))
+            parts = self._parts() if self.cur_breaks else None
+            if parts is None:
+                parts = [(" ".join("".join(self.cur_pieces).split()), self.cur_link, self.cur_nlinks)]
+            for txt, link, nlinks in parts:
+                if not txt:
+                    continue
                 p.texts.append(txt)
                 p.tags.append(tag)
                 p.elements.append(el)
                 p.depth.append(depth)
                 p.pre.append(pre)
-                p.anc.append(anc3 + (-1,) * (3 - len(anc3)))  # type: ignore[arg-type]
-                p.link_chars.append(min(self.cur_link, len(txt)))
-                p.n_links.append(self.cur_nlinks)
-                p.n_images.append(self.cur_imgs)
+                p.anc.append(anc_row)  # type: ignore[arg-type]
+                p.link_chars.append(min(link, len(txt)))
+                p.n_links.append(nlinks)
+                p.n_images.append(self.cur_imgs if len(p.texts) - 1 == first_block else 0)
                 p.ctx.append(ctx)
                 p.own_class.append(mask)
                 p.anc_class.append(class_snapshot)
+                p.split.append(len(parts) > 1)
+                p.path.append(path)
+                p.in_comment.append(self.comment_depth > 0)
+            if len(p.texts) > first_block:
                 for img in p.images[first_image:]:
                     if img.block < 0:
-                        img.block = bi
-            (self.cur_pieces, self.cur_link, self.cur_nlinks, self.cur_imgs) = saved
+                        img.block = first_block
+            (self.cur_pieces, self.cur_link, self.cur_nlinks, self.cur_imgs, self.cur_breaks) = saved
+        if comment:
+            self.comment_depth -= 1
         self.class_counts = outer_counts
         p.end_of[pre] = self.counter
+
+    def _parts(self) -> list[tuple[str, int, int]] | None:
+        """The block's text split at its <br>s into paragraphs: (text, link chars, links) each.
+
+        None when nothing splits: lines of one paragraph (an address, a poem) stay one block.
+        """
+        pieces, breaks = self.cur_pieces, self.cur_breaks
+        bounds = [(0, 0, 0), *breaks, (len(pieces), self.cur_link, self.cur_nlinks)]
+        lines = []
+        for (a, la, na), (b, lb, nb) in itertools.pairwise(bounds):
+            lines.append((" ".join("".join(pieces[a:b]).split()), lb - la, nb - na))
+        # paragraphs: lines between blank lines (<br><br>)
+        paras: list[list[tuple[str, int, int]]] = [[]]
+        for line in lines:
+            if line[0]:
+                paras[-1].append(line)
+            elif paras[-1]:
+                paras.append([])
+        out: list[tuple[str, int, int]] = []
+        for para in paras:
+            if not para:
+                continue
+            # a short first line over a long rest: a byline or dateline glued to the story
+            if len(para) > 1 and len(para[0][0]) <= _BYLINE_CHARS:
+                rest = sum(len(t) for t, _, _ in para[1:])
+                if rest >= _BYLINE_REST_CHARS:
+                    out.append(para[0])
+                    para = para[1:]
+            out.append((" ".join(t for t, _, _ in para), sum(x[1] for x in para), sum(x[2] for x in para)))
+        return out if len(out) > 1 else None
 
 
 #: one C-level XPath pass finds the hidden elements instead of three attribute reads per element
@@ -474,6 +556,9 @@ def _to_document_order(page: Page) -> None:
         "ctx",
         "own_class",
         "anc_class",
+        "split",
+        "path",
+        "in_comment",
     ):
         col = getattr(page, name)
         setattr(page, name, [col[i] for i in order])

@@ -1,0 +1,191 @@
+"""The completeness guard: did the extraction keep the page's article? (DESIGN.md section 3; issue 17).
+
+A Turbo page that drops the story is worse than no Turbo page (the site gets banned for
+it), so the cube refuses a page whose extraction lost its article. The guard compares
+what the model kept with the page's *likely article region*, from what the page declares
+to what its layout shows:
+
+* ``articleBody``: the JSON-LD ``articleBody`` text, or the blocks inside an
+  ``itemprop="articleBody"`` element;
+* ``article``: the ``<article>`` element holding the most paragraph text;
+* ``og:description``: the page's description, when the page shows it in its text;
+* ``cluster``: readability's densest text container (its top candidate);
+* ``outside-boilerplate``: the paragraphs outside every header / footer / nav / aside /
+  form and every nav / footer / comment / share / related / sidebar / ad class.
+
+Only *paragraphs* count (>= 80 characters, < 30 % link text, not in a comment), so a
+region's menus and comment threads never decide. Images count too: the images of the
+region (not icons, not declared under 50 px) against the images kept.
+
+Declared regions (``articleBody``, ``article``) are trusted first: when one exists, the
+score is its kept share; otherwise the layout estimates decide, the larger of the two
+(each alone wrongly refuses a few good pages: a long comment thread wins ``cluster``, a
+``column`` class on the article wrapper fools ``outside-boilerplate``). ``og:description``
+only ever lowers the score: a description shown on the page and absent from the
+extraction is the classic symptom of a lost lead. A score below
+``autoparser.min_completeness`` is refused with ``reason``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cubes.autoparser.features import readability_scores
+from cubes.autoparser.segment import CLASS_GROUPS, CONTEXT_TAGS, Page
+
+__all__ = ["Completeness", "assess"]
+
+_PARAGRAPH_CHARS = 80
+#: a declared region smaller than this (characters of paragraphs) says too little to refuse on
+_REGION_MIN_CHARS = 200
+#: og:description: at least this many words, this share of its 3-shingles on the page
+_DESCRIPTION_MIN_WORDS = 12
+_DESCRIPTION_ON_PAGE = 0.6
+#: images: a region with at least this many images is checked for them too
+_REGION_MIN_IMAGES = 2
+_MIN_IMAGE_PX = 50
+_BOILER_CTX = sum(1 << CONTEXT_TAGS.index(t) for t in ("header", "footer", "nav", "aside", "form"))
+_BOILER_GROUPS = [
+    list(CLASS_GROUPS).index(g) for g in ("nav", "footer", "comment", "share", "related", "sidebar", "ad", "hidden")
+]
+_COMMENT_GROUP = list(CLASS_GROUPS).index("comment")
+_ARTICLE_BODY_BIT = 1 << len(CONTEXT_TAGS)
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Completeness:
+    #: kept share of the likely article region's text (1.0 when there is nothing to compare with)
+    score: float
+    #: the region it was measured against
+    region: str
+    #: kept share of that region's images (None: the region has too few to tell)
+    images: float | None = None
+    #: what was lost, in words, for the refusal ("" when nothing was)
+    reason: str = ""
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    t = _WORD.findall(text.lower())
+    return {tuple(t[i : i + 3]) for i in range(len(t) - 2)}
+
+
+def _text_share(region_text: str, page_sh: set[tuple[str, ...]], kept_sh: set[tuple[str, ...]]) -> float | None:
+    """Kept share of a region given as text, among its shingles that the page shows; None if the page barely does."""
+    sh = _shingles(region_text)
+    on_page = sh & page_sh
+    if not sh or len(on_page) < _DESCRIPTION_ON_PAGE * len(sh):
+        return None
+    return len(on_page & kept_sh) / len(on_page)
+
+
+def assess(
+    page: Page,
+    kept: npt.NDArray[np.bool_],
+    kept_images: int,
+    *,
+    article_body: str = "",
+    description: str = "",
+) -> Completeness:
+    """How much of the page's likely article ``kept`` keeps (see the module docstring)."""
+    if page.n == 0:
+        return Completeness(1.0, "none")
+    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    link = np.asarray(page.link_chars, dtype=np.float64)
+    anc = page.anc_class_array()
+    comment = np.asarray(page.in_comment, dtype=bool) | (anc[:, _COMMENT_GROUP] > 0)
+    paragraph = (chars >= _PARAGRAPH_CHARS) & (link < 0.3 * chars) & ~comment
+    pre = np.asarray(page.pre, dtype=np.int64)
+    ctx = np.asarray(page.ctx, dtype=np.int64)
+
+    def share(region: npt.NDArray[np.bool_]) -> float | None:
+        total = chars[region].sum()
+        return None if total < _REGION_MIN_CHARS else float(chars[region & kept].sum() / total)
+
+    def inside(el_pre: int) -> npt.NDArray[np.bool_]:
+        return (pre >= el_pre) & (pre < page.end_of[el_pre])
+
+    declared: list[tuple[str, float, npt.NDArray[np.bool_] | None]] = []
+    page_sh = kept_sh = None
+    if article_body and len(_WORD.findall(article_body)) >= _DESCRIPTION_MIN_WORDS:
+        page_sh = _shingles(" ".join(page.texts))
+        kept_sh = _shingles(" ".join(t for t, k in zip(page.texts, kept, strict=True) if k))
+        s = _text_share(article_body, page_sh, kept_sh)
+        if s is not None:
+            declared.append(("articleBody", s, None))
+    if not declared:
+        region = paragraph & ((ctx & _ARTICLE_BODY_BIT) != 0)
+        s = share(region)
+        if s is not None:
+            declared.append(("articleBody", s, region))
+    articles = [p for p, el in page.block_el.items() if el.tag == "article"]
+    if articles:
+        best = max(articles, key=lambda p: chars[paragraph & inside(p)].sum())
+        region = paragraph & inside(best)
+        s = share(region)
+        if s is not None:
+            declared.append(("article", s, region))
+
+    if declared:
+        name, score, region_mask = declared[0]
+    else:
+        layout: list[tuple[str, float, npt.NDArray[np.bool_] | None]] = []
+        top = page.top_candidate
+        if top is None:
+            commas = np.fromiter((t.count(",") for t in page.texts), dtype=np.float64, count=page.n)
+            _, top = readability_scores(page, chars, commas, link)
+        if top >= 0:
+            region = paragraph & inside(top)
+            s = share(region)
+            if s is not None:
+                layout.append(("cluster", s, region))
+        region = paragraph & ((ctx & _BOILER_CTX) == 0) & (anc[:, _BOILER_GROUPS].sum(axis=1) == 0)
+        s = share(region)
+        if s is not None:
+            layout.append(("outside-boilerplate", s, region))
+        if not layout:
+            return Completeness(1.0, "none")
+        name, score, region_mask = max(layout, key=lambda r: r[1])
+
+    reason = ""
+    if description and len(_WORD.findall(description)) >= _DESCRIPTION_MIN_WORDS:
+        if page_sh is None or kept_sh is None:
+            page_sh = _shingles(" ".join(page.texts))
+            kept_sh = _shingles(" ".join(t for t, k in zip(page.texts, kept, strict=True) if k))
+        s = _text_share(description, page_sh, kept_sh)
+        if s is not None and s < score:
+            name, score = "og:description", s
+
+    images = _image_share(page, region_mask, kept_images) if region_mask is not None else None
+    final = score if images is None else min(score, images)
+    if final < 1.0:
+        lost = f"{1 - score:.0%} of the {name} text" if score < 1.0 else ""
+        lost_img = f"{1 - images:.0%} of its images" if images is not None and images < 1.0 else ""
+        reason = "the extraction lost " + " and ".join(x for x in (lost, lost_img) if x)
+    return Completeness(final, name, images, reason)
+
+
+def _image_share(page: Page, region: npt.NDArray[np.bool_], kept_images: int) -> float | None:
+    """Kept images over the content images inside the region's blocks' span."""
+    idx = np.flatnonzero(region)
+    if idx.size == 0:
+        return None
+    lo, hi = page.pre[idx[0]], page.end_of[page.pre[idx[-1]]]
+    n = 0
+    seen: set[str] = set()
+    for img in page.images:
+        if not lo <= img.pre < hi or img.src.startswith("data:") or img.src in seen:
+            continue
+        if (img.width is not None and img.width < _MIN_IMAGE_PX) or (
+            img.height is not None and img.height < _MIN_IMAGE_PX
+        ):
+            continue
+        seen.add(img.src)
+        n += 1
+    if n < _REGION_MIN_IMAGES:
+        return None
+    return min(1.0, kept_images / n)

@@ -1,0 +1,68 @@
+"""Issue 17's structural fixes without a model: <br> splits, tables kept whole, repeats dropped."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cubes.autoparser.segment import segment
+from cubes.autoparser.structure import drop_repeats, keep_tables
+from tests.unit.cubes.autoparser.issue17_pages import (
+    ARTICLE,
+    BYLINE,
+    CAPTION,
+    TABLE_ROWS,
+    TABLE_TEXT,
+    byline_merged_page,
+    caption_page,
+    table_page,
+)
+
+
+def test_a_story_merged_with_its_byline_is_split_into_paragraphs() -> None:
+    page = segment(byline_merged_page())
+    i = page.texts.index(BYLINE)  # the byline is a block of its own ...
+    assert page.texts[i + 1 : i + 1 + len(ARTICLE)] == ARTICLE  # ... and so is every paragraph
+    assert all(page.split[i : i + 1 + len(ARTICLE)])
+    assert page.link_chars[i] == len(BYLINE)  # the byline's link stays with the byline
+    assert page.link_chars[i + 1] == 0
+
+
+def test_lines_of_one_paragraph_stay_together() -> None:
+    page = segment("<html><body><p>Town Journal<br>12 Market Square<br>4021 Riverton</p></body></html>")
+    assert page.texts == ["Town Journal 12 Market Square 4021 Riverton"]
+    assert page.split == [False]
+
+
+def test_a_data_table_inside_the_article_is_kept_whole() -> None:
+    page = segment(table_page())
+    body = np.array([t in TABLE_TEXT or t == TABLE_ROWS[0][1] for t in page.texts])  # one cell kept
+    tables = keep_tables(page, body)
+    kept = {page.texts[i] for i in np.flatnonzero(body)}
+    assert {c for row in TABLE_ROWS for c in row} <= kept
+    assert {"Place", "Name", "Club", "Time"} <= kept
+    assert sum(1 for v in tables.values() if v is not None) == 1
+
+
+def test_a_table_the_model_dropped_entirely_stays_dropped() -> None:
+    page = segment(table_page())
+    body = np.array([t in TABLE_TEXT for t in page.texts])
+    assert keep_tables(page, body) == {}
+    assert not any(body[i] for i, t in enumerate(page.texts) if t == TABLE_ROWS[0][1])
+
+
+def test_layout_tables_are_not_data_tables() -> None:
+    inner = "<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>"
+    html = f"<html><body><p>{ARTICLE[0]}</p><table id='layout'><tr><td>menu</td><td>{inner}</td></tr></table>"
+    page = segment(html + f"<p>{ARTICLE[1]}</p></body></html>")
+    body = np.array([t != "menu" for t in page.texts])
+    kept = [v.get("id") for v in keep_tables(page, body).values() if v is not None]
+    assert kept == [None]  # the inner data table, never the layout table around it
+    assert not body[page.texts.index("menu")]
+
+
+def test_a_caption_repeated_three_times_is_kept_once() -> None:
+    page = segment(caption_page())
+    body = np.array([t == CAPTION or t in ARTICLE for t in page.texts])
+    assert sum(1 for i in np.flatnonzero(body) if page.texts[i] == CAPTION) == 3
+    assert drop_repeats(page, body) == 2
+    assert [page.texts[i] for i in np.flatnonzero(body)] == [CAPTION, *ARTICLE]
