@@ -11,7 +11,8 @@ serves it, and the OpenAPI document points at both.
 Codes are ``<area>.<what>``: ``fetch.*`` the crawler's fetch of the feed,
 ``host.*`` the source's right to its host, ``feed.*`` / ``xml.*`` / ``json.*`` the
 body as a whole, ``item.*`` / ``turbo.*`` / ``yml.*`` one item, ``conflict.*``
-ownership of a URL between sources, ``image.*`` / ``page.*`` what a published page lost.
+ownership of a URL between sources, ``image.*`` / ``page.*`` what a published page lost,
+``autoparser.*`` the pages of a site read without a feed.
 """
 
 from __future__ import annotations
@@ -331,6 +332,14 @@ _ROWS: tuple[ProblemCode, ...] = (
         "part of the content could not be carried into the Turbo page",
         "The message names what was removed (scripts, forms, unsupported embeds). Use the Turbo markup "
         "for it, or accept that the Turbo page goes without it.",
+    ),
+    ProblemCode(
+        "autoparser.incomplete",
+        "error",
+        "the autoparser did not publish a page: its extraction lost most of the article",
+        "The message says against what (the page's <article>, schema.org articleBody, og:description or "
+        "its largest text block) and how much was lost. Mark the story up with <article> or schema.org "
+        "articleBody, keep it out of comment and sidebar containers, or publish the page in a feed.",
     ),
 )
 

@@ -91,6 +91,8 @@ class Extraction:
     #: block count, body block count: for logs and the extract command
     blocks: int = 0
     body_blocks: int = 0
+    #: the segmented page (the cube's host template learns from it)
+    page: Page | None = field(default=None, repr=False)
 
 
 class Extractor:
@@ -176,6 +178,7 @@ class Extractor:
             completeness_reason=guard.reason,
             blocks=page.n,
             body_blocks=int(idx.size),
+            page=page,
         )
 
 

@@ -8,10 +8,17 @@ For each ``crawl.pages`` result:
    fetch failures, non-HTML bodies, hosts marked *autoparser unavailable*.
 2. The body comes inline or from the blob store (``body_ref``); a missing blob is a
    ``Reject`` (the message can never succeed), an unreachable store is transient.
-3. ``Extractor.extract`` reads the page. Not an article (a listing, empty text) ->
-   skipped. Completeness below ``autoparser.min_completeness`` -> refused: a Turbo page
+3. ``Extractor.extract`` reads the page with the host's template (``knowledge.py``:
+   its features and its filter) and the host's calibration when ``train`` chose one,
+   then the template learns the page. Not an article (a listing, empty text) ->
+   skipped. Completeness below ``autoparser.min_completeness`` -> refused with the
+   guard's reason (``completeness.py``, problem ``autoparser.incomplete``): a Turbo page
    that drops real content gets the site banned, so losing the page is the lesser harm.
-4. The document's URL is the page's ``<link rel=canonical>`` when it is on the same
+4. A page whose URL a feed owns is a training pair when that feed's page in the KV
+   store has a full text (``MIN_PAIR_WORDS``): the page and the feed's text go to the
+   autoparser store for ``turbocubes autoparser train``. Then the page is skipped
+   (``outranked``): the feed's version wins.
+5. The document's URL is the page's ``<link rel=canonical>`` when it is on the same
    host (a page must not be able to publish itself under another site's URL), else
    the fetched URL, canonicalized. The URL is claimed in the hash store with the
    autoparser's (lowest) source priority, so a feed's version of the same article
@@ -25,6 +32,7 @@ its pages would render without their images.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
@@ -33,6 +41,7 @@ from prometheus_client import Counter
 
 from cubes.autoparser.extract import Extraction, Extractor
 from cubes.autoparser.hosts import HostMarker
+from cubes.autoparser.knowledge import HostKnowledge
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import AutoparserConfig
@@ -50,8 +59,10 @@ from shared.messages import (
     SourceKind,
     SourceRef,
 )
+from shared.problems import problem
 from shared.runtime.cube import Context, Output
-from shared.stores import ClaimOutcome, HashStore
+from shared.stores import ClaimOutcome, HashStore, PageStore
+from shared.stores.autoparser import AutoparserStore, Pair
 from shared.urls import host_of, try_canonical_url
 
 __all__ = ["SKIPPED", "AutoparserHandler"]
@@ -60,6 +71,9 @@ log = logging.getLogger(__name__)
 
 SKIPPED = Counter("turbocubes_autoparser_skipped_total", "Crawled pages not turned into documents", ["reason"])
 PUBLISHED_DOCS = Counter("turbocubes_autoparser_documents_total", "Autoparsed documents published")
+PAIRS = Counter("turbocubes_autoparser_pairs_total", "Crawled pages stored with their feed's full text for training")
+#: a feed text shorter than this is a summary, not the article: no pair
+MIN_PAIR_WORDS = 80
 #: pages above this many bytes are read in a worker thread so the event loop keeps serving
 #: /healthz; a typical page (~100 KB) takes ~8 ms, not worth a thread hop
 _OFFLOAD_BYTES = 512 * 1024
@@ -92,6 +106,8 @@ class AutoparserHandler:
         hashes: HashStore | None = None,
         hosts: HostMarker | None = None,
         clock: Clock | None = None,
+        store: AutoparserStore | None = None,
+        pages: PageStore | None = None,
     ) -> None:
         self.config = config
         self.extractor = extractor
@@ -99,6 +115,9 @@ class AutoparserHandler:
         self.hashes = hashes
         self.hosts = hosts
         self.clock = clock or SystemClock()
+        self.store = store
+        self.pages = pages
+        self.knowledge = HostKnowledge(store, self.clock) if store is not None else None
 
     async def handle(self, msg: CrawlResult | MediaCached, ctx: Context) -> Sequence[Output]:
         if isinstance(msg, MediaCached):
@@ -132,30 +151,72 @@ class AutoparserHandler:
             return self._skip("host_unavailable", msg)
         body = await self._body(msg)
         page_url = msg.final_url or msg.url
-        encoding = _charset(msg.content_type or msg.headers.get("content-type"))
-        if len(body) > _OFFLOAD_BYTES:
-            ex = await asyncio.to_thread(self.extractor.extract, body, page_url, encoding)
-        else:
-            ex = self.extractor.extract(body, page_url, encoding)
+        ex = await self._extract(msg, body, page_url)
+        url = _document_url(ex, page_url)
+        if url is None:
+            return self._skip("bad_url", msg)
+        if await self._owned_elsewhere(msg, body, url):
+            return self._skip("outranked", msg)  # a feed or an upload owns this URL
         if not ex.text.strip():
             return self._skip("empty", msg)
         if not ex.is_article:
             return self._skip("not_article", msg)
         if ex.completeness < self.config.min_completeness:
-            log.warning(
-                "autoparser refused %s: completeness %.2f < %.2f",
-                page_url,
-                ex.completeness,
-                self.config.min_completeness,
+            refusal = problem(
+                "autoparser.incomplete",
+                f"The page was not published: {ex.completeness_reason} (completeness {ex.completeness:.2f} "
+                f"against {ex.completeness_region}, below {self.config.min_completeness:.2f}).",
+                link=page_url,
             )
+            log.warning("autoparser refused %s: %s", page_url, refusal.model_dump_json())
             return self._skip("incomplete", msg)
         title = ex.title.strip()[:_TITLE_MAX]
         if not title:
             return self._skip("no_title", msg)
-        url = _document_url(ex, page_url)
-        if url is None:
-            return self._skip("bad_url", msg)
         return await self._publish(msg, ex, url, title)
+
+    async def _extract(self, msg: CrawlResult, body: bytes, page_url: str) -> Extraction:
+        """The page's extraction with the host's template and calibration; the template learns the page."""
+        encoding = _charset(msg.content_type or msg.headers.get("content-type"))
+        template = calibration = None
+        extractor = self.extractor
+        if self.knowledge is not None:
+            template = await self.knowledge.template(msg.host)
+            calibration = await self.knowledge.calibration(msg.host)
+            if calibration is not None and calibration.model is not None:
+                extractor = Extractor(model=calibration.model)
+        run = functools.partial(
+            extractor.extract,
+            body,
+            page_url,
+            encoding,
+            template=template,
+            body_threshold=calibration.threshold if calibration is not None else None,
+        )
+        # one host's pages are handled one at a time (crawl.pages is keyed by host), so the
+        # template is not read by a worker thread while the loop changes it
+        ex = await asyncio.to_thread(run) if len(body) > _OFFLOAD_BYTES else run()
+        learnt = template is not None and ex.page is not None and template.learn(ex.page, page_url)
+        if learnt and self.knowledge is not None and template is not None:
+            await self.knowledge.learnt(msg.host, template)
+        ex.page = None  # the tree is not needed past this point
+        return ex
+
+    async def _owned_elsewhere(self, msg: CrawlResult, body: bytes, url: str) -> bool:
+        """True when a feed or an upload owns ``url``; stores the training pair when the feed has the full text."""
+        if self.hashes is None:
+            return False
+        owner = await self.hashes.owner(url)
+        if owner is None or owner.source_id == f"autoparser:{msg.host}":
+            return False
+        if self.store is not None and self.pages is not None:
+            theirs = await self.pages.get(url)
+            full_text = theirs is not None and theirs.source_kind != SourceKind.autoparser.value
+            if theirs is not None and full_text and len(theirs.text.split()) >= MIN_PAIR_WORDS:
+                now = datetime.fromtimestamp(self.clock.time(), UTC)
+                await self.store.add_pair(Pair(msg.host, url, body, theirs.text, theirs.title, now))
+                PAIRS.inc()
+        return True
 
     async def _body(self, msg: CrawlResult) -> bytes:
         if msg.body is not None:

@@ -20,12 +20,12 @@ from cubes.autoparser.features import FEATURE_NAMES
 from cubes.autoparser.label import CLASS_NAMES
 from shared.errors import ConfigError
 
-__all__ = ["DEFAULT_MODEL", "MODEL_VERSION", "BlockModel", "load_model"]
+__all__ = ["DEFAULT_MODEL", "MODEL_VERSION", "BlockModel", "check_model", "load_model"]
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "model" / "default.cbm"
 #: bump when features, labels or classes change meaning; stored in the model file's metadata
 #: (``autoparser_model_version``) and in its metrics file, and checked at load
-MODEL_VERSION = 1
+MODEL_VERSION = 2
 _KEY = "autoparser.model_path"
 
 
@@ -54,23 +54,23 @@ def load_model(path: str | Path | None = None) -> BlockModel:
         model.load_model(str(p))
     except (CatBoostError, OSError, ValueError) as exc:
         raise ConfigError(_KEY, str(p), f"a readable CatBoost model file ({exc})") from None
+    try:
+        check_model(model, str(p))
+    except ValueError as exc:
+        raise ConfigError(_KEY, str(p), f"{exc}; retrain with: turbocubes autoparser train") from None
+    return BlockModel(model, p)
+
+
+def check_model(model: CatBoostClassifier, where: str) -> None:
+    """``ValueError`` unless ``model`` is an autoparser model of this version, features and classes."""
     version = dict(model.get_metadata()).get("autoparser_model_version")
     if version != str(MODEL_VERSION):
-        raise ConfigError(
-            _KEY,
-            str(p),
-            f"an autoparser model of version {MODEL_VERSION} (it has {version!r}); "
-            "retrain with: turbocubes autoparser train",
-        )
+        raise ValueError(f"{where}: an autoparser model of version {MODEL_VERSION} expected (it has {version!r})")
     names = tuple(model.feature_names_ or ())
     if names != FEATURE_NAMES:
-        raise ConfigError(
-            _KEY,
-            str(p),
-            f"a model trained on this version's {len(FEATURE_NAMES)} features (it has {len(names)}); "
-            "retrain with: turbocubes autoparser train",
+        raise ValueError(
+            f"{where}: a model trained on this version's {len(FEATURE_NAMES)} features expected (it has {len(names)})"
         )
     n_classes = len(model.classes_) if model.classes_ is not None else 0
     if n_classes != len(CLASS_NAMES):
-        raise ConfigError(_KEY, str(p), f"a {len(CLASS_NAMES)}-class model (it has {n_classes})")
-    return BlockModel(model, p)
+        raise ValueError(f"{where}: a {len(CLASS_NAMES)}-class model expected (it has {n_classes})")
