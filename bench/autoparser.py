@@ -42,8 +42,10 @@ from cubes.autoparser.dataset import build_corpus_data, reference_text
 from cubes.autoparser.evaluate import Scores, score
 from cubes.autoparser.extract import Extractor
 from cubes.autoparser.fit import TrainConfig, fit
+from cubes.autoparser.metrics import shingle_counts, shingle_prf, snippet_counts
 from cubes.autoparser.model import BlockModel
 from cubes.autoparser.segment import segment
+from shared.config import AutoparserConfig
 
 #: the floor and the sha256 of the corpus it holds for (see the module docstring); set from the
 #: run recorded in cubes/autoparser/README.md, less 0.01 for retraining noise
@@ -60,6 +62,34 @@ def _rate(samples: Sequence[Sample], fn: Callable[[bytes, str], object], repeat:
             fn(s.html, s.url)
         best = max(best, len(samples) / max(time.process_time() - c0, 1e-9))
     return best
+
+
+#: what the guard is judged by: a page that kept less than LOST_RECALL of its article's shingles
+#: lost it, one with GOOD_RECALL is a good page the guard must let through
+LOST_RECALL = 0.3
+GOOD_RECALL = 0.8
+MIN_COMPLETENESS = AutoparserConfig().min_completeness
+
+
+def _guard(
+    samples: Sequence[Sample], refs: Sequence[str | None], texts: Sequence[str], completeness: Sequence[float]
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((refused, of lost pages), (refused, of good pages))."""
+    lost = [0, 0]
+    good = [0, 0]
+    for s, ref, text, c in zip(samples, refs, texts, completeness, strict=True):
+        if ref is not None:
+            recall = shingle_prf([shingle_counts(text, ref)]).recall
+        elif s.with_:
+            found, missed, _, _ = snippet_counts(text, s.with_, s.without)
+            recall = found / (found + missed)
+        else:
+            continue
+        group = lost if recall < LOST_RECALL else good if recall >= GOOD_RECALL else None
+        if group is not None:
+            group[1] += 1
+            group[0] += c < MIN_COMPLETENESS
+    return (lost[0], lost[1]), (good[0], good[1])
 
 
 def _row(name: str, s: Scores, rate: float | None) -> str:
@@ -152,6 +182,12 @@ def main() -> int:
     print(
         f"ours - trafilatura: shingle F1 {diff:+.4f}, snippet F1 {cv.scores.snippet.f1 - tra.snippet.f1:+.4f}; "
         f"speed {speed:.2f}x trafilatura, {rates['ours'] / max(rates['readability-lxml'], 1e-9):.2f}x readability-lxml"
+    )
+    lost, good = _guard(samples, refs, cv.texts, cv.completeness)
+    print(
+        f"completeness guard on the CV extractions (refused below {MIN_COMPLETENESS}): {lost[0]} of {lost[1]} "
+        f"pages that lost their article (shingle recall < {LOST_RECALL}, or no 'with' snippet found), "
+        f"{good[0]} of {good[1]} good pages (recall >= {GOOD_RECALL}, or every 'with' snippet found)"
     )
     print(
         f"targets: CV shingle F1 >= trafilatura + 0.01: {'yes' if diff >= 0.01 else 'NO'};  "

@@ -1,11 +1,15 @@
 """``turbocubes autoparser train|extract|eval`` (DESIGN.md section 3, autoparser).
 
-    turbocubes autoparser train [--out PATH] [--corpus DIR] [--pairs DIR ...] [--iterations N]
+    turbocubes autoparser train [--out PATH] [--corpus DIR] [--pairs DIR ...] [--from-store] [--folds K]
+                                [--iterations N]
     turbocubes autoparser extract FILE|URL [--model PATH] [--html]
     turbocubes autoparser eval DIR [--model PATH] [--validation]
 
-``train`` self-labels the corpus, trains and prints the validation figures (default
-output: the shipped model, ``cubes/autoparser/model/default.cbm``). ``extract`` prints
+``train`` self-labels the corpus, prints its site-grouped cross-validated figures beside
+the in-sample ones, trains on everything (default output: the shipped model,
+``cubes/autoparser/model/default.cbm``). ``--from-store`` adds the pipeline's own pairs from
+the configured store (``store.url``): hosts with enough pairs are calibrated apart and their
+choice (the global model, a threshold, a host model) is written back for the cube. ``extract`` prints
 the title, the main text and the images of one page; a URL is fetched through the
 SSRF guard (``http.allowlist`` applies). ``eval`` prints token-level P/R/F1 and
 pages/s on DIR (see ``evaluate.load_eval_dir`` for the layouts it reads).
@@ -40,6 +44,12 @@ def register(subparsers: Any) -> None:
         default=[],
         help="a directory of NAME.html + NAME.txt (+ NAME.json) pairs from the pipeline",
     )
+    t.add_argument(
+        "--from-store",
+        action="store_true",
+        help="also learn from the pipeline's pairs in the configured store, and calibrate each host with enough",
+    )
+    t.add_argument("--folds", type=int, default=None, help="site-grouped cross-validation folds (default 5; 0: none)")
     t.add_argument("--iterations", type=int, default=None, help="boosting iterations (default 300)")
     t.set_defaults(func=cmd_train)
 
@@ -66,16 +76,72 @@ def _model_path(args: argparse.Namespace) -> str:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from cubes.autoparser.corpus import DEFAULT_CORPUS
+    from cubes.autoparser.hostfit import HostChoice
     from cubes.autoparser.model import DEFAULT_MODEL
-    from cubes.autoparser.train import TrainConfig, train
+    from cubes.autoparser.train import FOLDS, TrainConfig, train
 
     config = TrainConfig() if args.iterations is None else TrainConfig(iterations=args.iterations)
+    choices: list[HostChoice] = []
     try:
-        train(args.out or DEFAULT_MODEL, args.corpus or DEFAULT_CORPUS, args.pairs, config)
-    except FileNotFoundError as exc:
+        host_pairs = asyncio.run(_store_pairs(args.config)) if args.from_store else {}
+        train(
+            args.out or DEFAULT_MODEL,
+            args.corpus or DEFAULT_CORPUS,
+            args.pairs,
+            config,
+            folds=FOLDS if args.folds is None else args.folds,
+            host_pairs=host_pairs,
+            choices=choices,
+        )
+        if args.from_store:
+            asyncio.run(_save_choices(args.config, choices))
+    except (FileNotFoundError, ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+async def _store_pairs(config: str | None) -> dict[str, list[Any]]:
+    """The pipeline's pairs in the configured store, as training samples by host."""
+    from cubes.autoparser.corpus import Sample
+    from shared.stores import open_stores
+
+    stores = await open_stores(load_settings(config).store.url)
+    try:
+        out: dict[str, list[Any]] = {}
+        for host in sorted(await stores.autoparser.pair_hosts()):
+            out[host] = [
+                Sample(
+                    name=f"pair:store/{host}/{i:05d}",
+                    html=p.html,
+                    reference_text=p.text,
+                    title=p.title,
+                    url=p.url,
+                )
+                for i, p in enumerate(await stores.autoparser.pairs(host))
+            ]
+        return out
+    finally:
+        await stores.close()
+
+
+async def _save_choices(config: str | None, choices: list[Any]) -> None:
+    """Each calibrated host's choice, for the cube (``knowledge.py`` reads it within minutes)."""
+    from shared.stores import open_stores
+    from shared.stores.autoparser import HostCalibration
+
+    stores = await open_stores(load_settings(config).store.url)
+    try:
+        for c in choices:
+            if c.kind == "global":
+                await stores.autoparser.drop_calibration(c.host)
+            else:
+                await stores.autoparser.put_calibration(
+                    HostCalibration(c.host, c.kind, threshold=c.threshold, model=c.model, figures=c.figures)
+                )
+            print(f"host {c.host}: {c.kind} saved")
+    finally:
+        await stores.close()
 
 
 async def _fetch(url: str, config: str | None) -> tuple[bytes, str, str | None]:

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from cubes.autoparser.dataset import PageData
 from cubes.autoparser.evaluate import Scores, score
-from cubes.autoparser.extract import Extractor
+from cubes.autoparser.extract import Extraction, Extractor
 from cubes.autoparser.fit import DEFAULT_CONFIG, TrainConfig, fit
 from cubes.autoparser.model import BlockModel
 from cubes.autoparser.sites import grouped_folds
 
-__all__ = ["CrossValidation", "cross_validate", "extract_texts"]
+__all__ = ["CrossValidation", "cross_validate", "extract_all", "extract_texts"]
 
 
 @dataclass
@@ -29,12 +29,24 @@ class CrossValidation:
     folds: list[int]
     #: the held-out extraction of every page, in the order of ``data``
     texts: list[str]
+    #: the completeness guard's score of each held-out extraction
+    completeness: list[float]
     scores: Scores
     sites: int
 
 
+def extract_all(extractor: Extractor, data: Sequence[PageData]) -> list[Extraction]:
+    """Every page's extraction; a page's template learnt the page itself, so it is counted out."""
+    out = []
+    for d in data:
+        ex = extractor.extract(d.sample.html, d.sample.url, template=d.template, template_counted=True)
+        ex.page = None
+        out.append(ex)
+    return out
+
+
 def extract_texts(extractor: Extractor, data: Sequence[PageData]) -> list[str]:
-    return [extractor.extract(d.sample.html, d.sample.url, template=d.template).text for d in data]
+    return [ex.text for ex in extract_all(extractor, data)]
 
 
 def cross_validate(
@@ -48,14 +60,16 @@ def cross_validate(
     samples = [d.sample for d in data]
     folds = grouped_folds(samples, k)
     texts = [""] * len(data)
+    completeness = [1.0] * len(data)
     for f in range(k):
         held = [i for i, g in enumerate(folds) if g == f]
         if not held:
             continue
         model = fit([d for d, g in zip(data, folds, strict=True) if g != f], config)
         extractor = Extractor(model=BlockModel(model, Path(f"<fold {f}>")))
-        for i, text in zip(held, extract_texts(extractor, [data[i] for i in held]), strict=True):
-            texts[i] = text
+        for i, ex in zip(held, extract_all(extractor, [data[i] for i in held]), strict=True):
+            texts[i] = ex.text
+            completeness[i] = ex.completeness
         log(f"fold {f + 1}/{k}: {len(held)} pages held out")
     scores = score(samples, [d.reference for d in data], texts)
-    return CrossValidation(folds, texts, scores, len({site_of(s) for s in samples}))
+    return CrossValidation(folds, texts, completeness, scores, len({site_of(s) for s in samples}))

@@ -51,6 +51,8 @@ MAX_ARTICLE_LINK_DENSITY = 0.5
 #: images declared smaller than this (px, either side) are icons or tracking pixels
 _MIN_IMAGE_PX = 50
 _TPL_SHARE = FEATURE_NAMES.index("tpl_share")
+#: the template filter stands down when it would remove more than this share of the body's text
+_TEMPLATE_MAX_SHARE = 0.5
 _INLINE_KEEP = frozenset(
     [
         "strong",
@@ -109,13 +111,15 @@ class Extractor:
         encoding: str | None = None,
         *,
         template: HostTemplate | None = None,
+        template_counted: bool = False,
         body_threshold: float | None = None,
     ) -> Extraction:
         """The article of one page.
 
         ``template``: the page's host template (features and filter, ``templates.py``);
-        ``body_threshold``: the host's calibrated probability cut for body blocks (None: the
-        most likely class wins).
+        ``template_counted``: the template learnt this very page (evaluation on pages it was
+        learnt from), so the page's own occurrence is taken out; ``body_threshold``: the host's
+        calibrated probability cut for body blocks (None: the most likely class wins).
         """
         root = parse_html(html, encoding)
         page = segment_tree(root)
@@ -131,7 +135,7 @@ class Extractor:
                 is_article=False,
                 completeness=0.0,
             )
-        x = page_features(page, meta.og_title, meta.article_body, template)
+        x = page_features(page, meta.og_title, meta.article_body, template, counted=template_counted)
         proba = self.model.proba(x)  # the one batched call per page
         labels = proba.argmax(axis=1)
 
@@ -148,7 +152,7 @@ class Extractor:
         if title_ix >= 0:
             body[title_ix] = False
         if template is not None:
-            body &= ~(x[:, _TPL_SHARE] >= FILTER_SHARE)  # the host's template is never its article
+            _template_filter(page, body, x[:, _TPL_SHARE])
         tables = keep_tables(page, body)
         drop_repeats(page, body)
         idx = np.flatnonzero(body)
@@ -180,6 +184,21 @@ class Extractor:
             body_blocks=int(idx.size),
             page=page,
         )
+
+
+def _template_filter(page: Page, body: np.ndarray[Any, Any], share: np.ndarray[Any, Any]) -> None:
+    """Drops the host's template from the body (in place), unless it would take most of it.
+
+    A page whose body is mostly "template" is a copy of another page of the host (a reprint,
+    a print view), not a page made of chrome: the model's reading stands, and the hash
+    dedupe deals with the copy.
+    """
+    template = body & (share >= FILTER_SHARE)
+    if not template.any():
+        return
+    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    if chars[template].sum() <= _TEMPLATE_MAX_SHARE * chars[body].sum():
+        body &= ~template
 
 
 def _images(page: Page, body: np.ndarray[Any, Any], base: str, title_pre: int | None) -> list[tuple[int, str]]:

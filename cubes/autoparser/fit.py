@@ -34,8 +34,14 @@ class TrainConfig:
 DEFAULT_CONFIG = TrainConfig()
 
 
-def fit(pages: Sequence[PageData], config: TrainConfig = DEFAULT_CONFIG) -> CatBoostClassifier:
-    """A model trained on the labelled blocks (weight > 0) of ``pages``."""
+def fit(
+    pages: Sequence[PageData], config: TrainConfig = DEFAULT_CONFIG, init_model: CatBoostClassifier | None = None
+) -> CatBoostClassifier:
+    """A model trained on the labelled blocks (weight > 0) of ``pages``.
+
+    ``init_model``: go on boosting from that model (a host's model starts from the global one,
+    so a few dozen trees learn what the host does differently).
+    """
     x = np.vstack([d.x for d in pages])
     y = np.concatenate([d.y for d in pages])
     w = np.concatenate([d.w for d in pages])
@@ -52,6 +58,6 @@ def fit(pages: Sequence[PageData], config: TrainConfig = DEFAULT_CONFIG) -> CatB
         verbose=0,
         allow_writing_files=False,
     )
-    model.fit(Pool(x[keep], y[keep], weight=w[keep], feature_names=list(FEATURE_NAMES)))
+    model.fit(Pool(x[keep], y[keep], weight=w[keep], feature_names=list(FEATURE_NAMES)), init_model=init_model)
     model.get_metadata()["autoparser_model_version"] = str(MODEL_VERSION)  # saved with the file, checked at load
     return model

@@ -14,7 +14,8 @@ the reference contains:
   reference title with Jaccard >= ``TITLE_JACCARD``.
 
 With partial references (trafilatura's ``with`` / ``without`` snippets) only the
-blocks a snippet falls in are labelled; the rest get weight 0 (unknown).
+blocks a snippet falls in are labelled; the rest get weight 0 (unknown). Blocks holding a
+``comments`` snippet are boilerplate: a comment is not the article.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def label_by_snippets(
     with_: Sequence[str],
     without: Sequence[str],
     title: str = "",
-    ignore: Sequence[str] = (),
+    comments: Sequence[str] = (),
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Partial labels from snippets: (labels, weights); weight 0 marks an unknown block.
 
@@ -129,7 +130,9 @@ def label_by_snippets(
 
     # order matters: a block with both a "with" and a "without" snippet stays body
     mark(without, BOILERPLATE, 1.0)
-    mark(ignore, BOILERPLATE, 0.0)
+    # user comments are not the article (the benchmarks' ground truth and readability's leave them
+    # out): boilerplate to learn from, the signal issue 17's comment-thread pages lacked
+    mark(comments, BOILERPLATE, 1.0)
     mark(with_, BODY, 1.0)
     for i, t in enumerate(texts):
         if _is_title(tokens(t), title_set):

@@ -9,8 +9,11 @@ Two failures of a block classifier that look at one block at a time:
   (body blocks before and after it), or when most of its text is body. It is rendered
   as a table (``table_html``), rows and cells as on the page.
 * **Repeats.** A photo caption printed under the photo, again in the gallery and again in
-  the lightbox came out three times. A body block whose normalised text equals an earlier
-  body block's, or (short blocks) is contained in one, is dropped.
+  the lightbox came out three times. A *caption-like* body block (a ``figcaption``, a block
+  in a ``figure`` or with a caption / credit class, or one right after an image) of at most
+  ``_REPEAT_MAX`` characters and ``_REPEAT_MIN_WORDS`` words is dropped when an earlier body
+  block has the same normalised text or contains it. Other repeats stay: an article may
+  repeat a heading in its table of contents, and its reference keeps both.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cubes.autoparser.segment import Page
+from cubes.autoparser.segment import CLASS_GROUPS, CONTEXT_TAGS, Page
 
 __all__ = ["drop_repeats", "keep_tables", "table_html"]
 
@@ -29,11 +32,12 @@ _MIN_ROWS = 2
 _MIN_CELLS = 4
 #: a kept table outside the article span still needs this share of its text kept by the model
 _TABLE_BODY_SHARE = 0.5
-#: a block up to this long is dropped when an earlier body block contains its text (a caption
-#: quoted in a longer one); longer blocks only when they are exact repeats
-_CONTAINED_MAX = 300
-_CONTAINED_MIN_WORDS = 5
+#: captions are short; "Photo: AP" (two words) repeats under every photo on purpose
+_REPEAT_MAX = 300
+_REPEAT_MIN_WORDS = 5
 _CELL_TAGS = frozenset({"td", "th", "caption"})
+_FIGURE_BIT = 1 << CONTEXT_TAGS.index("figure")
+_META_BIT = 1 << list(CLASS_GROUPS).index("meta")
 
 
 def _table_of(el: Any) -> Any:
@@ -102,24 +106,39 @@ def _norm(text: str) -> str:
     return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
 
 
+def _caption_like(page: Page) -> npt.NDArray[np.bool_]:
+    pre = np.asarray(page.pre, dtype=np.int64)
+    end = np.asarray(page.end_of, dtype=np.int64)[pre]
+    prev = np.concatenate(([-1], pre[:-1]))
+    img = np.sort(np.fromiter((im.pre for im in page.images), dtype=np.int64, count=len(page.images)))
+    # an image between the previous block and the end of this one: the block sits under a photo
+    after_image = np.searchsorted(img, end, side="left") > np.searchsorted(img, prev, side="right")
+    ctx = np.asarray(page.ctx, dtype=np.int64)
+    own = np.asarray(page.own_class, dtype=np.int64)
+    tags = np.asarray(page.tags)
+    out: npt.NDArray[np.bool_] = (
+        after_image | ((ctx & _FIGURE_BIT) != 0) | ((own & _META_BIT) != 0) | (tags == "figcaption")
+    )
+    return out
+
+
 def drop_repeats(page: Page, body: npt.NDArray[np.bool_]) -> int:
-    """Unmarks body blocks that repeat an earlier body block (in place); returns how many."""
-    seen: set[str] = set()
-    kept_long: list[str] = []
+    """Unmarks caption-like body blocks that repeat an earlier body block (in place); returns how many."""
+    caption = _caption_like(page) if page.n else np.zeros(0, dtype=bool)
+    kept: list[str] = []
     dropped = 0
     for i in np.flatnonzero(body):
         key = _norm(page.texts[i])
         if not key:
             continue
-        repeated = key in seen or (
-            len(page.texts[i]) <= _CONTAINED_MAX
-            and key.count(" ") + 1 >= _CONTAINED_MIN_WORDS
-            and any(key in other for other in kept_long)
-        )
-        if repeated and page.tags[i] not in _CELL_TAGS:  # table cells repeat by nature ("0", "yes")
+        if (
+            caption[i]
+            and len(page.texts[i]) <= _REPEAT_MAX
+            and key.count(" ") + 1 >= _REPEAT_MIN_WORDS
+            and any(key in other for other in kept)
+        ):
             body[i] = False
             dropped += 1
             continue
-        seen.add(key)
-        kept_long.append(key)
+        kept.append(key)
     return dropped

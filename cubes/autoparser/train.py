@@ -19,20 +19,21 @@ with the package; everything is seeded, so one command reproduces it (see ``READ
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
-from cubes.autoparser.corpus import DEFAULT_CORPUS, corpus_digest, iter_samples
+from cubes.autoparser.corpus import DEFAULT_CORPUS, Sample, corpus_digest, iter_samples
 from cubes.autoparser.crossval import cross_validate, extract_texts
 from cubes.autoparser.dataset import PageData, build_corpus_data
 from cubes.autoparser.evaluate import Scores, score
 from cubes.autoparser.extract import Extractor
 from cubes.autoparser.features import FEATURE_NAMES
 from cubes.autoparser.fit import DEFAULT_CONFIG, TrainConfig, fit
+from cubes.autoparser.hostfit import MIN_HOST_PAIRS, HostChoice, calibrate
 from cubes.autoparser.label import BODY
 from cubes.autoparser.metrics import mean_prf, snippet_counts, snippet_prf, token_prf
 from cubes.autoparser.model import MODEL_VERSION, BlockModel
@@ -62,10 +63,21 @@ def train(
     config: TrainConfig = DEFAULT_CONFIG,
     log: Callable[[str], None] = print,
     folds: int = FOLDS,
+    host_pairs: Mapping[str, Sequence[Sample]] | None = None,
+    choices: list[HostChoice] | None = None,
 ) -> dict[str, Any]:
-    """Cross-validate, train on everything, save ``out`` (+ ``.metrics.json``); returns the metrics."""
+    """Cross-validate, train on everything, save ``out`` (+ ``.metrics.json``); returns the metrics.
+
+    ``host_pairs``: the pipeline's pairs by host (``--from-store``). Hosts with at least
+    ``MIN_HOST_PAIRS`` are held out of the global model and calibrated on their own pairs
+    (``hostfit.calibrate``); the others' pairs join the global training. The hosts' choices
+    are appended to ``choices``.
+    """
     started = time.perf_counter()
-    samples = iter_samples(corpus, pairs)
+    host_pairs = host_pairs or {}
+    calibrated = sorted(h for h, ps in host_pairs.items() if len(ps) >= MIN_HOST_PAIRS)
+    extra = [s for h, ps in sorted(host_pairs.items()) if h not in calibrated for s in ps]
+    samples = sorted([*iter_samples(corpus, pairs), *extra], key=lambda s: s.name)
     if not corpus.is_dir():
         # the default corpus is ../shared/data beside the checkout: a fresh clone does not have it
         absent = f"the corpus {corpus} does not exist (../shared/data is not part of the repository)"
@@ -75,7 +87,7 @@ def train(
     if not samples:
         raise FileNotFoundError(f"no training samples under {corpus}")
     data = build_corpus_data(samples)
-    log(f"corpus: {len(samples)} pages")
+    log(f"corpus: {len(samples)} pages ({len(extra)} pipeline pairs; {len(calibrated)} hosts to calibrate apart)")
 
     labelling = mean_prf(token_prf(body_text(d, d.y), d.reference) for d in data if d.reference is not None)
     log(f"self-labelling token F1 vs reference: {labelling.f1:.4f} (P {labelling.precision:.4f})")
@@ -126,6 +138,15 @@ def train(
         metrics["in_sample_gap_shingle_f1"] = round(in_sample.shingle.f1 - cv.scores.shingle.f1, 4)
         log(_line(f"site-grouped {folds}-fold CV ({cv.sites} sites)", cv.scores))
     log(_line("in-sample (trained on these pages)", in_sample))
+    hosts: dict[str, Any] = {}
+    for host in calibrated:
+        choice = calibrate(host, host_pairs[host], model, config, log)
+        hosts[host] = {"choice": choice.kind, "threshold": choice.threshold, **choice.figures}
+        log(f"{host}: {choice.kind}" + (f" (threshold {choice.threshold})" if choice.threshold is not None else ""))
+        if choices is not None:
+            choices.append(choice)
+    metrics["hosts"] = hosts
+    metrics["seconds"] = round(time.perf_counter() - started, 1)
     metrics_path = out.with_suffix(".metrics.json")
     metrics_path.write_bytes(orjson.dumps(metrics, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     log(

@@ -56,8 +56,7 @@ def comment_thread_page() -> str:
     )
     body = "".join(f"<p>{p}</p>" for p in POST)
     return (
-        _head(POST_TITLE)
-        + f"<body>{_NAV}<main><article class='post'><h1>{POST_TITLE}</h1>"
+        _head(POST_TITLE) + f"<body>{_NAV}<main><article class='post'><h1>{POST_TITLE}</h1>"
         f"<div class='byline'>By Mara Hill, 12 May 2024</div><div class='entry-content'>{body}</div></article>"
         f"<section id='comments' class='comments-area'><h2>30 comments</h2>"
         f"<p class='comment-policy'>{COMMENT_POLICY}</p><ol class='comment-list'>{comments}</ol></section>"
@@ -76,20 +75,22 @@ ARTICLE = [
     "Residents who see an otter are asked to report it on the council's website, with a photo if possible, "
     "so that the rangers can follow the animals without disturbing them.",
 ]
-TEASERS = [
-    f"Teaser headline number {i} about another story in town that readers liked this week" for i in range(8)
-]
+TEASERS = [f"Teaser headline number {i} about another story in town that readers liked this week" for i in range(8)]
 
 
 def teaser_page() -> str:
     """An article between two teaser lists (thumbnail, linked headline, one line) and a sidebar."""
 
     def teasers(cls: str, items: list[str]) -> str:
-        return f'<div class="{cls}">' + "".join(
-            f'<div class="teaser"><a href="/story/{i}"><img src="/thumb/{i}.jpg" width="120" height="80"></a>'
-            f'<h3><a href="/story/{i}">{t}</a></h3><span class="teaser-date">3 hours ago</span></div>'
-            for i, t in enumerate(items)
-        ) + "</div>"
+        return (
+            f'<div class="{cls}">'
+            + "".join(
+                f'<div class="teaser"><a href="/story/{i}"><img src="/thumb/{i}.jpg" width="120" height="80"></a>'
+                f'<h3><a href="/story/{i}">{t}</a></h3><span class="teaser-date">3 hours ago</span></div>'
+                for i, t in enumerate(items)
+            )
+            + "</div>"
+        )
 
     body = "".join(f"<p>{p}</p>" for p in ARTICLE)
     return (
@@ -109,8 +110,7 @@ def caption_page() -> str:
     gallery = f'<div class="gallery"><img src="/img/otter-s.jpg" width="200" height="120"><p>{CAPTION}</p></div>'
     slides = f'<ul class="slides"><li><img src="/img/otter-l.jpg" width="1200" height="800"> {CAPTION}</li></ul>'
     return (
-        _head(ARTICLE_TITLE)
-        + f"<body>{_NAV}<article><h1>{ARTICLE_TITLE}</h1>{figure}{gallery}{slides}{body}</article>"
+        _head(ARTICLE_TITLE) + f"<body>{_NAV}<article><h1>{ARTICLE_TITLE}</h1>{figure}{gallery}{slides}{body}</article>"
         f"{_FOOTER}</body></html>"
     )
 
@@ -122,8 +122,7 @@ def byline_merged_page() -> str:
     """The whole story in one ``<div class="byline">`` with its byline, lines cut by ``<br>``."""
     story = "<br><br>".join(ARTICLE)
     return (
-        _head(ARTICLE_TITLE)
-        + f"<body>{_NAV}<h1>{ARTICLE_TITLE}</h1>"
+        _head(ARTICLE_TITLE) + f"<body>{_NAV}<h1>{ARTICLE_TITLE}</h1>"
         f'<div class="byline author-meta"><a href="/authors/tom">{BYLINE}</a><br>{story}</div>{_FOOTER}</body></html>'
     )
 
@@ -167,10 +166,7 @@ def declared_article_page(*, lose_story: bool = False) -> str:
 
     body_text = " ".join(ARTICLE)
     ld = json.dumps({"@context": "https://schema.org", "@type": "NewsArticle", "articleBody": body_text})
-    head = (
-        f'<meta name="description" content="{ARTICLE[0]}">'
-        f'<script type="application/ld+json">{ld}</script>'
-    )
+    head = f'<meta name="description" content="{ARTICLE[0]}"><script type="application/ld+json">{ld}</script>'
     story = "".join(f"<p>{p}</p>" for p in ARTICLE)
     return (
         _head(ARTICLE_TITLE, head)
