@@ -11,7 +11,7 @@ the in-sample ones, trains on everything (default output: the shipped model,
 the configured store (``store.url``): hosts with enough pairs are calibrated apart and their
 choice (the global model, a threshold, a host model) is written back for the cube. ``extract`` prints
 the title, the main text and the images of one page; a URL is fetched through the
-SSRF guard (``http.allowlist`` applies). ``eval`` prints token-level P/R/F1 and
+SSRF guard (``http.allowlist`` applies). ``eval`` prints 4-token-shingle and token-level P/R/F1 and
 pages/s on DIR (see ``evaluate.load_eval_dir`` for the layouts it reads).
 Exit codes: 0 done, 1 bad input (a missing file, a refused fetch, a bad model).
 """
@@ -60,7 +60,7 @@ def register(subparsers: Any) -> None:
     e.add_argument("--html", action="store_true", help="print the clean body HTML instead of the text")
     e.set_defaults(func=cmd_extract)
 
-    v = sub.add_parser("eval", help="token-level P/R/F1 and pages/s against ground truth in DIR")
+    v = sub.add_parser("eval", help="shingle and token P/R/F1 and pages/s against ground truth in DIR")
     v.add_argument("directory", type=Path)
     v.add_argument("--model", default=None, help="model file (default: autoparser.model_path)")
     v.add_argument("--validation", action="store_true", help="only the fixed validation split")
@@ -205,6 +205,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         f"{report.pages_per_wall_s:.1f} by the wall clock)"
     )
     if report.token_pages:
+        sh = report.shingle
+        print(f"shingles     P {sh.precision:.4f}  R {sh.recall:.4f}  F1 {sh.f1:.4f}  ({report.token_pages} pages)")
         print(f"token-level  P {t.precision:.4f}  R {t.recall:.4f}  F1 {t.f1:.4f}  ({report.token_pages} pages)")
     if report.snippet_pages:
         print(f"snippets     P {s.precision:.4f}  R {s.recall:.4f}  F1 {s.f1:.4f}  ({report.snippet_pages} pages)")

@@ -1,7 +1,9 @@
 """The autoparser cube: crawl.pages -> CatBoost block classifier -> documents.parsed (DESIGN.md s.3).
 
 It also reads ``media.cached`` to learn which hosts forbid their images in robots.txt
-and marks those hosts *autoparser unavailable* (see ``hosts.py``). The model is loaded
+and marks those hosts *autoparser unavailable* (see ``hosts.py``). Each host's template
+and calibration live in the autoparser store (``knowledge.py``), and pages a full-text
+feed owns become training pairs there (``handler.py``). The model is loaded
 at build time, so a missing or corrupt model file fails the start with a
 ``ConfigError`` naming ``autoparser.model_path``.
 """
@@ -28,6 +30,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         hashes=stores.hashes,
         hosts=HostMarker(stores.feeds, deps.clock),
         clock=deps.clock,
+        store=stores.autoparser,  # host templates, training pairs, host calibrations
+        pages=stores.pages,  # a feed's full text of a page, for the pairs
     )
     return Cube(
         name="autoparser",

@@ -25,9 +25,9 @@ from cubes.autoparser.corpus import Sample
 from cubes.autoparser.features import page_features
 from cubes.autoparser.label import label_blocks, label_by_snippets
 from cubes.autoparser.meta import read_meta
-from cubes.autoparser.segment import parse_html, segment, segment_tree
+from cubes.autoparser.segment import Page, parse_html, segment, segment_tree
 from cubes.autoparser.sites import site_of
-from cubes.autoparser.templates import MIN_PAGES, HostTemplate
+from cubes.autoparser.templates import FILTER_SHARE, MIN_PAGES, HostTemplate
 
 __all__ = ["PageData", "build_corpus_data", "build_page_data", "reference_text"]
 
@@ -71,7 +71,12 @@ def build_page_data(sample: Sample, template: HostTemplate | None = None) -> Pag
 
 
 def site_templates(samples: Sequence[Sample]) -> dict[str, HostTemplate]:
-    """A template for each site with more than ``MIN_PAGES`` pages among ``samples``."""
+    """A template for each site with more than ``MIN_PAGES`` pages among ``samples``.
+
+    A site whose pages are mostly copies of each other (Readability's ``rtl-1`` .. ``-4`` are one
+    lorem-ipsum page four times) gets none: its "template" would be its article, and the model
+    would learn that text on every page of a host is body, the opposite of what templates mean.
+    """
     by_site: dict[str, list[Sample]] = {}
     for s in samples:
         by_site.setdefault(site_of(s), []).append(s)
@@ -79,10 +84,22 @@ def site_templates(samples: Sequence[Sample]) -> dict[str, HostTemplate]:
     for site, members in by_site.items():
         if len(members) > MIN_PAGES:
             template = HostTemplate(site)
-            for s in members:
-                template.learn(segment(s.html), s.url or s.name)
-            out[site] = template
+            pages = [segment(s.html) for s in members]
+            for s, page in zip(members, pages, strict=True):
+                template.learn(page, s.url or s.name)
+            if sum(_template_text_share(template, p) for p in pages) / len(pages) <= _COPIES_SHARE:
+                out[site] = template
     return out
+
+
+#: a site whose pages are on average more than this share template text is a set of copies
+_COPIES_SHARE = 0.5
+
+
+def _template_text_share(template: HostTemplate, page: Page) -> float:
+    share, _ = template.shares(page, counted=True)
+    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    return float(chars[share >= FILTER_SHARE].sum() / max(chars.sum(), 1.0))
 
 
 def build_corpus_data(samples: Sequence[Sample]) -> list[PageData]:

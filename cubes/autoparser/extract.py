@@ -37,7 +37,7 @@ from cubes.autoparser.label import BODY, TITLE
 from cubes.autoparser.meta import read_meta
 from cubes.autoparser.model import BlockModel, load_model
 from cubes.autoparser.segment import BLOCK_TAGS, SKIP_TAGS, Page, parse_html, segment_tree
-from cubes.autoparser.structure import drop_repeats, keep_tables, table_html
+from cubes.autoparser.structure import drop_repeats, drop_teasers, keep_tables, table_html
 from cubes.autoparser.templates import FILTER_SHARE, HostTemplate
 
 __all__ = ["MIN_ARTICLE_WORDS", "Extraction", "Extractor"]
@@ -153,6 +153,7 @@ class Extractor:
             body[title_ix] = False
         if template is not None:
             _template_filter(page, body, x[:, _TPL_SHARE])
+        drop_teasers(page, body, page.top_candidate if page.top_candidate is not None else -1)
         tables = keep_tables(page, body)
         drop_repeats(page, body)
         idx = np.flatnonzero(body)

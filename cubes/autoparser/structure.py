@@ -14,10 +14,19 @@ Two failures of a block classifier that look at one block at a time:
   ``_REPEAT_MAX`` characters and ``_REPEAT_MIN_WORDS`` words is dropped when an earlier body
   block has the same normalised text or contains it. Other repeats stay: an article may
   repeat a heading in its table of contents, and its reference keeps both.
+* **Teaser cards.** "Related stories" before and after the article are cards: one of at
+  least ``_CARD_SIBLINGS`` siblings of the same tag and class, holding a linked headline
+  and little text (under ``_CARD_CHARS``), often a thumbnail and a standfirst written like
+  prose. Body blocks inside such a card (the block itself, its parent or grandparent)
+  are dropped, unless the card lies inside readability's densest container (a list the
+  article itself holds), and only when the body keeps an article without them (at least
+  ``_ARTICLE_LEFT`` characters): a listicle whose items are cards is all cards. Comment
+  threads are cards too (an author link, a "Reply" link).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +35,7 @@ import numpy.typing as npt
 
 from cubes.autoparser.segment import CLASS_GROUPS, CONTEXT_TAGS, Page
 
-__all__ = ["drop_repeats", "keep_tables", "table_html"]
+__all__ = ["drop_repeats", "drop_teasers", "keep_tables", "table_html"]
 
 _MIN_ROWS = 2
 _MIN_CELLS = 4
@@ -37,6 +46,14 @@ _REPEAT_MAX = 300
 _REPEAT_MIN_WORDS = 5
 _CELL_TAGS = frozenset({"td", "th", "caption"})
 _FIGURE_BIT = 1 << CONTEXT_TAGS.index("figure")
+#: a card repeats: three teasers make a list, two may be a pair of figures
+_CARD_SIBLINGS = 3
+#: a card is small: a headline, a standfirst and a date; an article section holds more
+_CARD_CHARS = 400
+#: the linked headline: at least this long, and mostly link text
+_HEADLINE_CHARS = 15
+#: text the body must keep outside the cards for them to go (two short paragraphs)
+_ARTICLE_LEFT = 400
 _META_BIT = 1 << list(CLASS_GROUPS).index("meta")
 
 
@@ -142,3 +159,45 @@ def drop_repeats(page: Page, body: npt.NDArray[np.bool_]) -> int:
             continue
         kept.append(key)
     return dropped
+
+
+def drop_teasers(page: Page, body: npt.NDArray[np.bool_], top: int) -> int:
+    """Unmarks body blocks inside teaser cards outside the ``top`` container (in place); returns how many."""
+    if not body.any():
+        return 0
+    pre = np.asarray(page.pre, dtype=np.int64)
+    chars = np.fromiter((len(t) for t in page.texts), dtype=np.int64, count=page.n)
+    link = np.asarray(page.link_chars, dtype=np.int64)
+    headline = (chars >= _HEADLINE_CHARS) & (2 * link >= chars)
+    if top >= 0 and page.block_el[top].tag in ("body", "html"):
+        top = -1  # the densest "container" is the whole page: it protects nothing
+    top_end = page.end_of[top] if top >= 0 else -1
+    siblings: dict[Any, Counter[tuple[Any, str | None]]] = {}
+    cards: dict[int, bool] = {}
+
+    def is_card(c: int) -> bool:
+        hit = cards.get(c)
+        if hit is None:
+            hit = False
+            el = page.block_el.get(c)
+            parent = el.getparent() if el is not None else None
+            if el is not None and parent is not None and not top <= c < top_end:
+                counts = siblings.get(parent)
+                if counts is None:
+                    counts = siblings[parent] = Counter((s.tag, s.get("class")) for s in parent)
+                if counts[(el.tag, el.get("class"))] >= _CARD_SIBLINGS:
+                    a, b = np.searchsorted(pre, c), np.searchsorted(pre, page.end_of[c])
+                    hit = bool(chars[a:b].sum() < _CARD_CHARS and headline[a:b].any())
+            cards[c] = hit
+        return hit
+
+    idx = np.flatnonzero(body)
+    in_card = np.fromiter(
+        (any(c >= 0 and is_card(c) for c in (page.pre[i], page.anc[i][0], page.anc[i][1])) for i in idx),
+        dtype=bool,
+        count=idx.size,
+    )
+    if not in_card.any() or chars[idx[~in_card]].sum() < _ARTICLE_LEFT:
+        return 0
+    body[idx[in_card]] = False
+    return int(in_card.sum())

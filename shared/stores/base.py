@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from shared.stores.autoparser import AutoparserStore
 from shared.stores.delay import DelayStore
 from shared.stores.feeds import FeedStore
 from shared.stores.hashes import HashStore
@@ -45,6 +46,7 @@ class Stores:
         tasks: TaskStore,
         status: StatusStore,
         problems: ProblemStore,
+        autoparser: AutoparserStore,
         close: Callable[[], Awaitable[None]],
     ) -> None:
         self.url = url
@@ -57,6 +59,7 @@ class Stores:
         self.tasks = tasks
         self.status = status
         self.problems = problems
+        self.autoparser = autoparser
         self._close = close
         self._closed = False
 

@@ -187,3 +187,19 @@ _FEED_WRITERS = (
 )
 SQLITE.append((6, "feed fields with one writer each", _FEED_WRITERS))
 POSTGRES.append((6, "feed fields with one writer each", _FEED_WRITERS))
+
+# The autoparser's host templates, training pairs (the crawled page, zlib-compressed, with the feed's
+# full text of the same article) and host calibrations (shared/stores/autoparser.py; issue 17).
+_AUTOPARSER = (
+    """CREATE TABLE IF NOT EXISTS autoparser_templates (
+        host TEXT PRIMARY KEY, data {blob} NOT NULL, updated_at BIGINT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS autoparser_pairs (
+        host TEXT NOT NULL, url TEXT NOT NULL, html {blob} NOT NULL, text TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '', captured_at BIGINT NOT NULL, PRIMARY KEY (host, url))""",
+    "CREATE INDEX IF NOT EXISTS autoparser_pairs_age ON autoparser_pairs (host, captured_at)",
+    """CREATE TABLE IF NOT EXISTS autoparser_calibrations (
+        host TEXT PRIMARY KEY, kind TEXT NOT NULL, threshold DOUBLE PRECISION, model {blob},
+        figures TEXT NOT NULL DEFAULT '{{}}', trained_at BIGINT NOT NULL)""",
+)
+SQLITE.append((7, "autoparser templates, pairs and calibrations", tuple(q.format(blob="BLOB") for q in _AUTOPARSER)))
+POSTGRES.append((7, "autoparser templates, pairs and calibrations", tuple(q.format(blob="BYTEA") for q in _AUTOPARSER)))

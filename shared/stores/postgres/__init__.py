@@ -12,6 +12,7 @@ from shared.stores.postgres.db import PgDb, connect, split_schema
 from shared.stores.postgres.delay import PgDelayStore
 from shared.stores.postgres.hashes import PgHashStore
 from shared.stores.postgres.pages import PgPageStore
+from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
 from shared.stores.sql.problems import SqlProblemStore
@@ -35,5 +36,6 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         tasks=SqlTaskStore(db.view("tasks")),
         status=SqlStatusStore(db.view("status")),
         problems=SqlProblemStore(db.view("problems")),
+        autoparser=SqlAutoparserStore(db.view("autoparser")),
         close=db.close,
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from shared.errors import StoreUnavailable
 from shared.stores.base import Stores
+from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
 from shared.stores.sql.problems import SqlProblemStore
@@ -51,5 +52,6 @@ async def open_sqlite(url: str) -> Stores:
         tasks=SqlTaskStore(db),
         status=SqlStatusStore(db),
         problems=SqlProblemStore(db),
+        autoparser=SqlAutoparserStore(db),
         close=db.close,
     )

@@ -44,17 +44,21 @@ _FOOTER = (
 )
 
 
-def comment_thread_page() -> str:
-    """A short post under 30 comments with authors, dates and reply links (schema.org Comment)."""
+def comment_thread_page(variant: int = 0) -> str:
+    """A short post under 30 comments with authors, dates and reply links (schema.org Comment).
+
+    ``variant`` > 0: another post of the same site, with its own text, readers and comments.
+    """
+    tag = f" (post {variant})" if variant else ""
     comments = "".join(
         f'<li class="comment" itemprop="comment" itemscope itemtype="https://schema.org/Comment">'
-        f'<div class="comment-meta"><span class="comment-author">Reader {i}</span> '
-        f'<time class="comment-date">12.05.2024 {10 + i % 12}:{i % 60:02d}</time></div>'
-        f'<div class="comment-body"><p>{text}</p></div>'
+        f'<div class="comment-meta"><span class="comment-author">Reader {i + 100 * variant}</span> '
+        f'<time class="comment-date">{12 + variant}.05.2024 {10 + i % 12}:{i % 60:02d}</time></div>'
+        f'<div class="comment-body"><p>{text}{tag}</p></div>'
         f'<div class="reply"><a href="#reply-{i}">Reply</a></div></li>'
         for i, text in enumerate(COMMENTS)
     )
-    body = "".join(f"<p>{p}</p>" for p in POST)
+    body = "".join(f"<p>{p}{tag}</p>" for p in POST)
     return (
         _head(POST_TITLE) + f"<body>{_NAV}<main><article class='post'><h1>{POST_TITLE}</h1>"
         f"<div class='byline'>By Mara Hill, 12 May 2024</div><div class='entry-content'>{body}</div></article>"
@@ -76,6 +80,12 @@ ARTICLE = [
     "so that the rangers can follow the animals without disturbing them.",
 ]
 TEASERS = [f"Teaser headline number {i} about another story in town that readers liked this week" for i in range(8)]
+#: each teaser's standfirst: a sentence of prose, not a link, as news sites print them
+STANDFIRSTS = [
+    f"The council met again on Monday evening and, after a long debate about the budget for item {i}, "
+    f"decided to postpone the vote until the experts have finished their report."
+    for i in range(8)
+]
 
 
 def teaser_page() -> str:
@@ -86,7 +96,8 @@ def teaser_page() -> str:
             f'<div class="{cls}">'
             + "".join(
                 f'<div class="teaser"><a href="/story/{i}"><img src="/thumb/{i}.jpg" width="120" height="80"></a>'
-                f'<h3><a href="/story/{i}">{t}</a></h3><span class="teaser-date">3 hours ago</span></div>'
+                f'<h3><a href="/story/{i}">{t}</a></h3><p>{STANDFIRSTS[i]}</p>'
+                f'<span class="teaser-date">3 hours ago</span></div>'
                 for i, t in enumerate(items)
             )
             + "</div>"

@@ -64,7 +64,8 @@ def test_a_story_lost_but_for_the_footer_is_refused() -> None:
 
 def test_the_declared_article_body_decides() -> None:
     page, body, desc = _page(declared_article_page())
-    assert body and desc
+    assert body
+    assert desc
     half = assess(page, _mask(page, set(ARTICLE[:1])), 0, article_body=body, description=desc)
     assert half.region == "articleBody"
     assert half.score < MIN

@@ -95,6 +95,8 @@ def make_handler(extractor: Extractor, tmp_path: Path, stores: Stores | None = N
         hashes=stores.hashes if stores else None,
         hosts=HostMarker(stores.feeds, clock) if stores else None,
         clock=clock,
+        store=stores.autoparser if stores else None,
+        pages=stores.pages if stores else None,
     )
 
 

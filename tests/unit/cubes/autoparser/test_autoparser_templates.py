@@ -18,7 +18,7 @@ def _learnt(n: int) -> HostTemplate:
 
 def test_repeated_blocks_are_the_template_and_articles_are_not() -> None:
     t = _learnt(20)
-    url, html, paras = host_pages(21)[-1]
+    _url, html, paras = host_pages(21)[-1]
     page = segment(html)
     share, path_share = t.shares(page)
     by_text = dict(zip(page.texts, share, strict=True))
