@@ -60,6 +60,29 @@ class Context:
     headers: Sequence[tuple[str, bytes]] = ()
     #: hooks to run once this message's outputs are acknowledged and its offset committed
     committed_hooks: list[Callable[[], Awaitable[None]]] | None = None
+    #: the runner's way to publish part of the outputs early (``emit``); None outside a runner
+    emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None
+
+    @property
+    def can_emit(self) -> bool:
+        return self.emitter is not None
+
+    async def emit(self, outputs: Sequence[Output]) -> None:
+        """Publish ``outputs`` now and return once the broker has acknowledged every one of them.
+
+        For a handler whose outputs grow with its input (the first load of a shop's catalog of a
+        million offers): it emits them a batch at a time instead of returning them all at once, so
+        its memory stays bounded. The input is still committed only after the handler returns and
+        its returned outputs are acknowledged; a crash in between delivers the input again and the
+        emitted outputs go out again (at-least-once, as for returned ones). So what a handler
+        records as done *after* an ``emit`` returns (the offers' hashes) must be what makes the
+        redelivery skip them: then a crash resumes instead of starting over. Validation and errors
+        are those of returned outputs (``PublishContractError``; ``BusUnavailable`` is an outage).
+        Only with ``can_emit`` (a runner); elsewhere return the outputs.
+        """
+        if self.emitter is None:
+            raise RuntimeError("emit needs a runner; return the outputs instead (see can_emit)")
+        await self.emitter(outputs)
 
     def after_commit(self, hook: Callable[[], Awaitable[None]]) -> None:
         """Run ``hook`` after the outputs of this message are durable and the input is committed.

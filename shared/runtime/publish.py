@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Protocol
 
 from shared import contracts
 from shared.bus.base import Headers, Producer
@@ -22,7 +22,7 @@ from shared.errors import BusUnavailable, PublishContractError, TurbocubesError
 from shared.metrics import PUBLISHED
 from shared.runtime.cube import Output
 
-__all__ = ["Encoder", "Send", "await_deliveries", "publish_outputs", "reset_producer"]
+__all__ = ["Encoder", "Send", "await_deliveries", "emitter", "publish_outputs", "reset_producer"]
 
 #: one record to send: topic, key, value, headers
 Send = tuple[str, bytes | None, bytes, Headers]
@@ -108,3 +108,20 @@ async def publish_outputs(
         else:
             sent[topic] = sent.get(topic, 0) + 1
     return len(sends)
+
+
+class _Published(Protocol):
+    published: int
+
+
+def emitter(
+    producer: Producer, encoder: Encoder, sent: dict[str, int], stats: _Published
+) -> Callable[[Sequence[Output]], Awaitable[int]]:
+    """A runner's ``Context.emit``: a cube's outputs validated, sent and acknowledged now, and counted."""
+
+    async def emit(outputs: Sequence[Output]) -> int:
+        n = await publish_outputs(producer, encoder, outputs, sent=sent)
+        stats.published += n
+        return n
+
+    return emit

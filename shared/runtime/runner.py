@@ -66,7 +66,7 @@ from shared.runtime.deps import Deps
 from shared.runtime.failures import FailureRouter, Outage, Rerun
 from shared.runtime.headers import HEADERS, origin_of
 from shared.runtime.lanes import LaneDispatcher
-from shared.runtime.publish import Encoder, publish_outputs, reset_producer
+from shared.runtime.publish import Encoder, emitter, publish_outputs, reset_producer
 from shared.runtime.stats import Meter, RunStats, sample_lag
 from shared.runtime.watchdog import Watchdog
 
@@ -121,6 +121,7 @@ class Runner:
         self._watchdog = Watchdog(self.handler_timeout_s, self.clock)
         # built once the consumer exists (``_open``)
         self._tracker: CommitTracker
+        self._emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None
         self._lanes: LaneDispatcher
         self._failures: FailureRouter | None = None
 
@@ -192,6 +193,7 @@ class Runner:
         consumer = self.consumer = await self.deps.bus.consumer(self.group, topics, on_revoke=self._on_revoke)
         producer = self.deps.bus.producer()
         self._send = producer.send
+        self._emitter = emitter(producer, self._encoder, self.meter.published, self.stats)
         self._tracker = CommitTracker(self.cube.name, consumer, producer, self.clock, self.stats, self.meter)
         self._lanes = LaneDispatcher(
             concurrency=max(1, self.cube.concurrency or self.cfg.concurrency),
@@ -375,6 +377,8 @@ class Runner:
             attempt,
             self._received_at,
             r.headers,
+            None,
+            self._emitter,
         )
         handler = self.cube.handler
         assert handler is not None

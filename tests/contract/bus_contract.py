@@ -216,6 +216,42 @@ class BusContract:
         assert header(dead[0], HEADERS.origin_topic) == t_in.encode()
         assert header(dead[0], HEADERS.group) == f"c-{uid}".encode()
 
+    async def test_emitted_outputs_are_acknowledged_before_emit_returns_and_a_crash_resumes(
+        self, bus: Bus, uid: str
+    ) -> None:
+        # a handler whose outputs grow with its input emits them in parts (a shop's catalog): each part is
+        # on the broker when emit returns; the input is committed only when the handler returns
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        cube = f"c-{uid}"
+        await self.make_topics(bus, t_in, t_out, contracts.retry_topic(cube))
+        await produce(bus, t_in, [("cat", contracts.encode(t_in, Item(id="cat", n=9)))])
+        done: set[int] = set()  # the "hash store": what the handler recorded after each emit returned
+        on_broker: list[int] = []
+        check = await bus.consumer(f"check-{uid}", [t_out])
+
+        async def handle(msg: Item, ctx: Any) -> list[Output]:
+            assert ctx.can_emit
+            for part in range(0, msg.n, 3):
+                todo = [i for i in range(part, min(part + 3, msg.n)) if i not in done]
+                await ctx.emit([Output(t_out, Item(id=f"offer-{i}", n=i)) for i in todo])
+                arrived = [contracts.decode(t_out, r.value) for r in await drain(check, len(todo))]
+                on_broker.extend(sorted(x.n for x in arrived if isinstance(x, Item)))
+                done.update(todo)
+                if ctx.attempt == 1 and part == 3:
+                    raise TransientError("crashed half-way through the catalog")
+            return [Output(t_out, Item(id="summary", n=len(done)))]
+
+        runner = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus, max_attempts=3))
+        await run_until(runner, lambda: runner.stats.processed >= 1)
+        assert on_broker == list(range(9))  # each part read back before the next: acknowledged, in order
+        assert runner.stats.retried == 1
+        assert runner.stats.published == 9 + 1  # the resumed delivery did not emit the first six again
+        summary = await drain(check, 1)
+        await check.stop()
+        item = contracts.decode(t_out, summary[0].value)
+        assert isinstance(item, Item)
+        assert (item.id, item.n) == ("summary", 9)
+
     async def test_transient_failure_is_retried_then_succeeds(self, bus: Bus, uid: str) -> None:
         t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
         cube = f"c-{uid}"
