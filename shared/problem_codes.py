@@ -162,6 +162,13 @@ _ROWS: tuple[ProblemCode, ...] = (
         "refuse the feed.",
     ),
     ProblemCode(
+        "xml.html_entity",
+        "warning",
+        "an HTML entity that XML does not define (&nbsp;, &mdash;) was read as its character",
+        "XML knows only &amp; &lt; &gt; &quot; &apos;: write the character itself or a numeric reference "
+        "(&#160;), or wrap the HTML in <![CDATA[...]]>. A strict reader refuses the feed.",
+    ),
+    ProblemCode(
         "xml.undeclared_prefix",
         "warning",
         "an XML prefix is used without its namespace declaration",

@@ -11,11 +11,15 @@ The order of attempts, and why:
    another root (``<html><body><feed>``) is read from the inner root;
 3. an attack (entity declarations, absurd nesting or sizes) stops here with
    the reason: nothing is recovered from a hostile body;
-4. a body that is not well-formed is read again with lxml's recovery; if that
+4. a body that is not well-formed because of a bare ``&``, an HTML entity or
+   an undeclared prefix (``turbo:`` without ``xmlns:turbo``) is repaired
+   (``repair``: nothing is lost, each repair is a warning on its item) and read
+   strictly again;
+5. what is still not well-formed is read again with lxml's recovery; if that
    finds the items, they are used and the error is kept as a *warning* with
    its line and column (the webmaster should fix the feed, the readers should
    not wait for it);
-5. otherwise, and for roots lxml's readers do not know, feedparser's loose
+6. otherwise, and for roots lxml's readers do not know, feedparser's loose
    parser gets the bytes; if it finds nothing either, the feed is ``fatal``
    and the first strict error (line, column) is what the webmaster sees.
 
@@ -34,6 +38,7 @@ from cubes.parser.detect import detect_format, prepare_xml
 from cubes.parser.fallback import parse_with_feedparser
 from cubes.parser.jsondoc import parse_json_documents, parse_json_feed
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParseResult, Severity
+from cubes.parser.repair import fix_problems, repair_xml
 from cubes.parser.rss import ITEM_TAGS, read_rss_items, rss_meta
 from cubes.parser.turbo import Limits, apply_limits, apply_turbo
 from cubes.parser.xmlsafe import HostileXml, XmlError, parse_xml
@@ -141,39 +146,59 @@ def _fatal(fmt: DetectedFormat, err: ItemError) -> ParseResult:
 
 
 def _parse_xml_feed(body: bytes, url: str | None, content_type: str | None, fmt: DetectedFormat) -> ParseResult:
-    warning: ItemError | None = None
-    logged: list[XmlError] = []
     try:
         root, _ = parse_xml(body, base_url=url)
     except HostileXml as exc:
         return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
     except XmlError as strict:
-        warning = ItemError(
-            f"not well-formed XML: {strict.reason}",
-            strict.line,
-            strict.column,
-            severity=Severity.warning,
-            code="xml.recovered",
-        )
+        # bare ampersands, HTML entities, undeclared prefixes: undone without losing text (repair.py)
+        repaired = repair_xml(body)
+        if not repaired.fixes:
+            return _recover(body, url, content_type, fmt, strict)
         try:
-            root, logged = parse_xml(body, recover=True, base_url=url)
+            root, _ = parse_xml(repaired.body, base_url=url)
         except HostileXml as exc:
             return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
-        except XmlError:
-            root = None
-        if root is not None and not _has_entries(root):
-            root = None
-        if root is None:
-            result = parse_with_feedparser(body, url, content_type)
-            if result.fatal or not result.items:
-                # what the webmaster needs is lxml's first error: it has the line and column
-                warning.severity = Severity.error
-                warning.code = "xml.malformed"
-                result.errors = [warning]
-                result.fatal = True
-            else:
-                result.errors.insert(0, warning)
-            return result
+        except XmlError as still:
+            result = _recover(repaired.body, url, content_type, fmt, still)
+        else:
+            result = _read_tree(root, repaired.body, url, content_type, fmt, None, [], nested=False)
+            result.meta.parser = "lxml-repaired"
+        result.errors[:0] = fix_problems(body, repaired.fixes, result.items)
+        return result
+    return _read_tree(root, body, url, content_type, fmt, None, [], nested=False)
+
+
+def _recover(
+    body: bytes, url: str | None, content_type: str | None, fmt: DetectedFormat, strict: XmlError
+) -> ParseResult:
+    """lxml's recovery, then feedparser's loose parser; the strict error is kept as the warning."""
+    warning = ItemError(
+        f"not well-formed XML: {strict.reason}",
+        strict.line,
+        strict.column,
+        severity=Severity.warning,
+        code="xml.recovered",
+    )
+    try:
+        root, logged = parse_xml(body, recover=True, base_url=url)
+    except HostileXml as exc:
+        return _fatal(fmt, ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
+    except XmlError:
+        root = None
+    if root is not None and not _has_entries(root):
+        root = None
+    if root is None:
+        result = parse_with_feedparser(body, url, content_type)
+        if result.fatal or not result.items:
+            # what the webmaster needs is lxml's first error: it has the line and column
+            warning.severity = Severity.error
+            warning.code = "xml.malformed"
+            result.errors = [warning]
+            result.fatal = True
+        else:
+            result.errors.insert(0, warning)
+        return result
     return _read_tree(root, body, url, content_type, fmt, warning, logged, nested=False)
 
 

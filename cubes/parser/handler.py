@@ -79,7 +79,7 @@ from cubes.parser.collector import collector_paused
 from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
-from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, ParseResult
+from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, ParseResult, Severity
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.status import Fetch, Outcome, write_feed_status, write_fetch_outcome, write_task
 from cubes.parser.xmlsafe import HostileXml
@@ -328,7 +328,8 @@ class ParserHandler:
             run.results.append((err.link or f"#{(err.index or 0) + 1}", "rejected", err.reason))
         in_parse = 0
         for e in parse_errors:
-            if e.index is not None:  # an item the parser could not read (None: the body as a whole)
+            # an item the parser could not read (None: the body as a whole; a warning: read, repaired)
+            if e.index is not None and e.severity is Severity.error:
                 in_parse += 1
                 run.results.append((e.link or f"#{e.index + 1}", "rejected", e.reason))
         metrics.REJECTED.labels(src.kind.value).inc(len(errs) + in_parse)

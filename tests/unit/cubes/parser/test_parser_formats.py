@@ -90,7 +90,8 @@ def test_not_well_formed_turbo_sample_is_recovered_with_position(data_dir: Path)
     warning = result.feed_error
     assert warning is not None
     assert warning.severity is Severity.warning
-    assert (warning.line, warning.column) == (10, 17)
+    assert (warning.line, warning.column) == (10, 1)  # where <sy:updatePeriod> starts
+    assert warning.code == "xml.undeclared_prefix"
     assert "sy" in warning.reason
     assert len(result.items) == 3
     assert all(
