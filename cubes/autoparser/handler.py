@@ -20,9 +20,10 @@ For each ``crawl.pages`` result:
    (``outranked``): the feed's version wins.
 5. The document's URL is the page's ``<link rel=canonical>`` when it is on the same
    host (a page must not be able to publish itself under another site's URL), else
-   the fetched URL, canonicalized. The URL is claimed in the hash store with the
-   autoparser's (lowest) source priority, so a feed's version of the same article
-   always wins; unchanged content (xxh3-128 of title + text) is not republished.
+   the fetched URL, canonicalized -- the requested one when a redirect left the host.
+   The URL is claimed in the hash store with the autoparser's (lowest) source
+   priority, so a feed's version of the same article always wins; unchanged content
+   (xxh3-128 of title + text) is not republished.
 
 For ``media.cached`` failures with reason ``robots_denied`` the image's host is
 marked *autoparser unavailable* in the feed registry (``HostMarker``), as Turbo does:
@@ -152,7 +153,7 @@ class AutoparserHandler:
         body = await self._body(msg)
         page_url = msg.final_url or msg.url
         ex = await self._extract(msg, body, page_url)
-        url = _document_url(ex, page_url)
+        url = _document_url(ex, page_url, msg.url)
         if url is None:
             return self._skip("bad_url", msg)
         if await self._owned_elsewhere(msg, body, url):
@@ -259,10 +260,15 @@ class AutoparserHandler:
         return [Output(topic="documents.parsed", message=doc, key=url)]
 
 
-def _document_url(ex: Extraction, page_url: str) -> str | None:
+def _document_url(ex: Extraction, page_url: str, requested_url: str) -> str | None:
     page = try_canonical_url(page_url)
-    if page is None:
+    requested = try_canonical_url(requested_url)
+    if page is None or requested is None:
         return None
+    if host_of(page) != host_of(requested):
+        # a redirect off the host: the page stays the one that was asked for, on its host, never the
+        # other host's URL (whose pages are not this host's to publish, shared.hosts)
+        page = requested
     declared = try_canonical_url(ex.canonical_url) if ex.canonical_url else None
     if declared is not None and host_of(declared) == host_of(page):
         return declared

@@ -34,7 +34,14 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     # a timer refreshes it
     overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES, PAGE_CRAWLS))
     discovery = Discovery(
-        settings.scheduler, feeds, deps.publish, deps.clock, hashes=stores.hashes, blobs=deps.blobs, overload=overload
+        settings.scheduler,
+        feeds,
+        deps.publish,
+        deps.clock,
+        hashes=stores.hashes,
+        blobs=deps.blobs,
+        overload=overload,
+        tenants=stores.tenants,
     )
     handler = SchedulerHandler(
         settings,

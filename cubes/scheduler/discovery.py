@@ -15,7 +15,10 @@ the scheduler finds them:
   ``discover:<host>``): a sitemap index orders its child sitemaps the same way
   (same or related host only, each once per round, so an index cannot loop or
   send us to other sites); a sitemap or a home page gives article URLs
-  (``shared.sitemaps``). Each URL not seen before becomes a
+  (``shared.sitemaps``), kept only when a host its feeds' tenants may publish
+  has them (``shared.hosts``: the host itself, its ``www.`` alias when the
+  tenant verified both -- a sibling host may be somebody else's site, and its
+  pages would be published as this host's autoparser pages). Each URL not seen before becomes a
   ``CrawlRequest(kind=page, requesters=["autoparser:<host>"], priority=9)``,
   at most ``scheduler.discovery_batch`` per host per round. "Seen" is the
   autoparser's own record (``HashStore.get("autoparser:<host>", url)``: a page
@@ -44,12 +47,13 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import SchedulerConfig
 from shared.errors import NotFound
+from shared.hosts import HostScope, scope_for, tenant_scope
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.overload import DEFER_S, Overload
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.sitemaps import discover_article_urls, hosts_related, is_sitemap, page_links, sitemap_children
-from shared.stores import Feed, FeedStore, HashStore
+from shared.stores import Feed, FeedStore, HashStore, TenantStore
 from shared.urls import host_of
 
 __all__ = ["ARTICLE_PRIORITY", "AUTOPARSER_PREFIX", "DISCOVER_PREFIX", "REORDER_S", "Discovery"]
@@ -79,6 +83,8 @@ ROUNDS = Counter("turbocubes_discovery_rounds_total", "Discovery rounds of autop
 class _Host:
     #: feed id -> the origin (scheme://authority) of its URL; one host, usually one origin
     origins: dict[str, str] = field(default_factory=dict)
+    #: feed id -> its tenant (None: the operator's feed); whose scope the articles must be in
+    tenants: dict[str, str | None] = field(default_factory=dict)
     due: float = 0.0
     #: child sitemaps ordered in the current round, and article pages ordered in it
     sitemaps: set[str] = field(default_factory=set)
@@ -101,6 +107,7 @@ class Discovery:
         hashes: HashStore | None = None,
         blobs: Callable[[], Awaitable[BlobStore]] | None = None,
         overload: Overload | None = None,
+        tenants: TenantStore | None = None,
     ) -> None:
         self._cfg = cfg
         self._feeds = feeds
@@ -109,6 +116,7 @@ class Discovery:
         self._hashes = hashes
         self._blobs = blobs
         self._overload = overload
+        self._tenants = tenants
         self.hosts: dict[str, _Host] = {}
         self._ordered: dict[str, float] = {}
         self._loaded = False
@@ -130,6 +138,7 @@ class Discovery:
         elif _origin(feed.url) not in host.origins.values():
             host.due = 0.0  # a new origin of a known host is read at once too
         host.origins[feed.feed_id] = _origin(feed.url)
+        host.tenants[feed.feed_id] = feed.tenant_id
 
     async def update(self, feed: Feed) -> None:
         """A feed was registered or changed: follow its autoparser flag."""
@@ -140,6 +149,7 @@ class Discovery:
 
     def remove(self, feed_id: str) -> None:
         for name, host in list(self.hosts.items()):
+            host.tenants.pop(feed_id, None)
             if host.origins.pop(feed_id, None) is not None and not host.origins:
                 del self.hosts[name]
 
@@ -222,8 +232,17 @@ class Discovery:
                 urls = discover_article_urls(body, [], host=name)
             else:
                 urls = discover_article_urls(None, page_links(body, page_url), host=name)
+            # articles become pages of this host: only hosts its feeds' tenants may publish (shared.hosts)
+            scopes = await self._scopes(host, name)
+            urls = [u for u in urls if any(scope.admits(host_of(u)) for scope in scopes)]
             outputs += await self._articles(host, urls, now, requested_at)
         return outputs
+
+    async def _scopes(self, host: _Host, name: str) -> list[HostScope]:
+        """Where the host's articles may be: the scope of each of its feeds' tenants, read now."""
+        if self._tenants is None:
+            return [scope_for(name, None)]
+        return [await tenant_scope(self._tenants, tenant_id, name) for tenant_id in set(host.tenants.values())]
 
     async def _articles(self, host: _Host, urls: list[str], now: float, requested_at: datetime) -> list[Output]:
         out: list[Output] = []

@@ -150,6 +150,16 @@ async def test_canonical_on_another_host_is_ignored(extractor: Extractor, tmp_pa
     assert out[0].message.url == "https://news.example.com/2024/05/harbour-bridge?utm=x"  # type: ignore[attr-defined]
 
 
+async def test_a_redirect_off_the_host_keeps_the_requested_url(extractor: Extractor, tmp_path: Path) -> None:
+    """A host's page redirecting to another site's must not publish under that site's URL (shared.hosts)."""
+    handler = make_handler(extractor, tmp_path)
+    page = article_page(canonical="https://www.victim.example/story/1").encode()
+    res = crawled(page).model_copy(update={"final_url": "https://www.victim.example/story/1"})
+    [out] = await handler.handle(res, CTX)
+    assert out.message.url == "https://news.example.com/2024/05/harbour-bridge?utm=x"  # type: ignore[attr-defined]
+    assert out.message.host == "news.example.com"  # type: ignore[attr-defined]
+
+
 async def test_listing_and_failed_fetches_are_skipped_with_a_reason(extractor: Extractor, tmp_path: Path) -> None:
     handler = make_handler(extractor, tmp_path)
     before = skipped("not_article")

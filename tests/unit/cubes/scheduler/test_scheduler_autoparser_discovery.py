@@ -228,3 +228,33 @@ async def test_rounds_yield_under_overload(stores: Stores, clock: ManualClock) -
     clock.advance(61)
     await h.tick()
     assert discovery_fetches(pub.take()) == [f"{ORIGIN}/", f"{ORIGIN}/sitemap.xml"]
+
+
+async def test_articles_are_ordered_only_on_hosts_the_feeds_tenant_may_publish(
+    stores: Stores, clock: ManualClock
+) -> None:
+    """shared.hosts: a sibling or a www. spelling may be another tenant's site (issue 18, finding 1)."""
+    pub = Collector()
+    discovery = Discovery(SETTINGS.scheduler, stores.feeds, pub, clock, hashes=stores.hashes, tenants=stores.tenants)
+    h = SchedulerHandler(SETTINGS, stores.feeds, pub, clock, rng=random.Random(7), discovery=discovery)
+    await stores.tenants.create_tenant("T", tenant_id="t")
+    await stores.tenants.add_host("t", "blog.example")
+    await stores.tenants.set_verified("t", "blog.example")
+    registration = reg("blog", f"{ORIGIN}/feed.xml", autoparser=True).model_copy(update={"tenant_id": "t"})
+    await announce(h, stores.feeds, registration)
+    await h.tick()
+    pub.take()
+    sitemap = b"""<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+      <url><loc>https://blog.example/2024/05/01/ours</loc></url>
+      <url><loc>https://www.blog.example/2024/05/02/the-www-spelling</loc></url>
+      <url><loc>https://shop.blog.example/2024/05/03/a-subdomain</loc></url>
+    </urlset>"""
+
+    async def ordered() -> list[str]:
+        out = await h.handle(page(f"{ORIGIN}/sitemap.xml", sitemap, ["discover:blog.example"]), ctx("crawl.pages"))
+        return sorted(o.message.url for o in out)  # type: ignore[attr-defined]
+
+    assert await ordered() == ["https://blog.example/2024/05/01/ours"]
+    await stores.tenants.add_host("t", "www.blog.example")
+    await stores.tenants.set_verified("t", "www.blog.example")  # both spellings verified: one site
+    assert await ordered() == ["https://www.blog.example/2024/05/02/the-www-spelling"]
