@@ -250,6 +250,9 @@ class ApiConfig:
     tenant_bytes_per_s: float = 5 * 1024 * 1024
     #: global bulkhead: requests processed at once
     concurrency: int = 64
+    #: the share of the bulkhead one tenant may hold: floor(concurrency * share), at least 1; a quarter
+    #: leaves room for others under any one tenant's burst (four tenants at their cap fill it)
+    tenant_concurrency_share: float = 0.25
     #: upload-topic lag above which uploads are shed with 503
     shed_lag: int = 10_000
     #: sha256 hex of the admin token ("" = admin API off)
@@ -427,6 +430,10 @@ def _validate(settings: Settings) -> None:
         )
     if settings.search.freshness_boost < 0:
         raise ConfigError("search.freshness_boost", settings.search.freshness_boost, "0 or more")
+    if not 0 < settings.api.tenant_concurrency_share <= 1:
+        raise ConfigError("api.tenant_concurrency_share", settings.api.tenant_concurrency_share, "a share in (0, 1]")
+    if settings.api.concurrency < 1:
+        raise ConfigError("api.concurrency", settings.api.concurrency, "a value greater than 0")
     if not 0 < settings.runtime.dlq_breaker_ratio <= 1:
         raise ConfigError("runtime.dlq_breaker_ratio", settings.runtime.dlq_breaker_ratio, "a share in (0, 1]")
 

@@ -74,7 +74,7 @@ def create_app(
             blobs=deps.blobs,
             limits=Limits(api, stores.tenants, deps.clock),
             auth=Authenticator(stores.tenants, deps.clock),
-            bulkhead=Bulkhead(api.concurrency),
+            bulkhead=Bulkhead(api.concurrency, api.tenant_concurrency_share),
             shedder=LoadShedder(getattr(deps, "bus", None), api.shed_group, api.shed_lag, deps.clock),
             verifier=Verifier(fetcher, verify_origins),
             guard=AddressGuard(settings.http.allowlist),

@@ -8,7 +8,10 @@ than the work it protects, and nothing reads the body):
    need the admin token; every other route needs a tenant token (``401``);
 3. **declared size** — a ``Content-Length`` over ``api.max_upload_bytes`` is
    ``413`` before it can touch the tenant's byte budget;
-4. **tenant buckets** — one request token and ``Content-Length`` byte tokens,
+4. **the tenant's share of the bulkhead** — over ``api.tenant_concurrency_share``
+   of it in flight for this tenant: ``429 concurrency_limited`` (the tenant's own
+   excess, so one tenant's burst never turns into every tenant's 503);
+5. **tenant buckets** — one request token and ``Content-Length`` byte tokens,
    else ``429`` with ``Retry-After`` and the RateLimit headers.
 
 Only then does the handler run. Every response to an admitted tenant
@@ -27,6 +30,7 @@ from cubes.api.auth import TENANT, check_admin
 from cubes.api.bodies import too_large
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, problem
+from cubes.api.throttle import TenantBuckets
 
 __all__ = ["ADMIN_PREFIX", "PUBLIC_ROUTES", "gate_middleware"]
 
@@ -64,22 +68,41 @@ async def gate_middleware(request: web.Request, handler: Handler) -> web.StreamR
         size = request.content_length or 0
         if size > ctx.settings.api.max_upload_bytes:
             raise too_large(ctx.settings.api.max_upload_bytes)
-        state = (await ctx.limits.buckets(tenant_id)).admit(size)
-        headers = state.headers()
-        if not state.allowed:
+        buckets = await ctx.limits.buckets(tenant_id)
+        if not ctx.bulkhead.try_enter_tenant(tenant_id):
+            # before the buckets: a request refused here must not spend the tenant's rate budget
             return problem(
                 429,
-                "rate_limited",
-                f"too many requests or bytes for this tenant; retry after {headers['Retry-After']} s",
-                headers=headers,
-                retry_after=int(headers["Retry-After"]),
+                "concurrency_limited",
+                f"this tenant has {ctx.bulkhead.tenant_in_flight(tenant_id)} requests in flight, its share "
+                f"of the API's concurrency ({ctx.bulkhead.tenant_limit} of {ctx.bulkhead.limit}); retry shortly",
+                headers={**buckets.current().headers(), "Retry-After": _BULKHEAD_RETRY_AFTER},
+                retry_after=int(_BULKHEAD_RETRY_AFTER),
             )
         try:
-            response = await handler(request)
-        except ApiError as exc:
-            response = exc.response()
-        if not response.prepared:
-            response.headers.update(headers)
-        return response
+            return await _admitted(request, handler, buckets, size)
+        finally:
+            ctx.bulkhead.leave_tenant(tenant_id)
     finally:
         ctx.bulkhead.leave()
+
+
+async def _admitted(request: web.Request, handler: Handler, buckets: TenantBuckets, size: int) -> web.StreamResponse:
+    """A tenant request within its concurrency share: its rate buckets, then the handler."""
+    state = buckets.admit(size)
+    headers = state.headers()
+    if not state.allowed:
+        return problem(
+            429,
+            "rate_limited",
+            f"too many requests or bytes for this tenant; retry after {headers['Retry-After']} s",
+            headers=headers,
+            retry_after=int(headers["Retry-After"]),
+        )
+    try:
+        response = await handler(request)
+    except ApiError as exc:
+        response = exc.response()
+    if not response.prepared:
+        response.headers.update(headers)
+    return response

@@ -211,7 +211,7 @@ _ERROR_TEXT = {
     413: "body over the limit (Content-Length or while streaming)",
     415: "wrong Content-Type for this operation / format",
     422: "field errors: {error: validation, fields: [{field, message}]}",
-    429: "tenant over its requests/s or bytes/s; Retry-After from the bucket",
+    429: "tenant over its requests/s or bytes/s, or its share of the concurrency; Retry-After says when",
     503: "over the concurrency cap, the pipeline behind is lagging, or the bus is unreachable",
 }
 

@@ -125,6 +125,19 @@ class TenantBuckets:
         self.requests.reconfigure(rps, burst)
         self.bytes.reconfigure(bytes_per_s, bytes_per_s)
 
+    def current(self) -> RateState:
+        """The requests bucket's state, taking nothing (the headers of a refusal made elsewhere)."""
+        req = self.requests
+        req._refill()
+        return RateState(
+            allowed=True,
+            retry_after=0.0,
+            quota=int(req.capacity),
+            window=req.capacity / req.rate,
+            remaining=max(0, math.floor(req.tokens)),
+            reset=max(0.0, (req.capacity - req.tokens) / req.rate),
+        )
+
     def admit(self, size: int = 0) -> RateState:
         """Decide one request carrying ``size`` declared body bytes.
 
@@ -158,17 +171,29 @@ class TenantBuckets:
 
 
 class Bulkhead:
-    """The global concurrency cap: at most ``limit`` requests in the handlers at once.
+    """The global concurrency cap, and each tenant's share of it.
 
-    It never queues: a request over the cap is refused at once (503), because
-    queueing in front of a saturated service only adds latency to every request.
+    At most ``limit`` requests are in the handlers at once, and at most ``tenant_limit`` of them
+    for any one tenant: ``max(1, floor(limit * share))``. One busy tenant gets its share and the
+    others still find room -- before this, one tenant's burst filled the bulkhead and every other
+    tenant got 503 (issue 18, finding 4). With the default share of a quarter, four tenants at
+    their cap together fill it; ``api.concurrency`` is sized for the tenants expected at peak.
+
+    It never queues: a request over either cap is refused at once, because queueing in front of a
+    saturated service only adds latency to every request. The global slot is taken first, before
+    authentication (a refusal under overload costs nothing); the tenant's once the token says who.
+    Per-tenant counts are dropped at zero, so the table holds only tenants with requests in flight.
     """
 
-    __slots__ = ("in_flight", "limit")
+    __slots__ = ("_tenants", "in_flight", "limit", "tenant_limit")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, share: float = 1.0) -> None:
+        if limit < 1 or not 0 < share <= 1:
+            raise ValueError(f"a bulkhead needs limit >= 1 and 0 < share <= 1, got {limit=} {share=}")
         self.limit = limit
+        self.tenant_limit = max(1, math.floor(limit * share))
         self.in_flight = 0
+        self._tenants: dict[str, int] = {}
 
     def try_enter(self) -> bool:
         if self.in_flight >= self.limit:
@@ -178,3 +203,21 @@ class Bulkhead:
 
     def leave(self) -> None:
         self.in_flight -= 1
+
+    def try_enter_tenant(self, tenant_id: str) -> bool:
+        """Take one of the tenant's slots (the caller holds a global one already)."""
+        held = self._tenants.get(tenant_id, 0)
+        if held >= self.tenant_limit:
+            return False
+        self._tenants[tenant_id] = held + 1
+        return True
+
+    def leave_tenant(self, tenant_id: str) -> None:
+        held = self._tenants.get(tenant_id, 0) - 1
+        if held > 0:
+            self._tenants[tenant_id] = held
+        else:
+            self._tenants.pop(tenant_id, None)
+
+    def tenant_in_flight(self, tenant_id: str) -> int:
+        return self._tenants.get(tenant_id, 0)

@@ -78,3 +78,31 @@ def test_bulkhead_refuses_over_the_cap_and_frees_on_leave() -> None:
     assert not b.try_enter()
     b.leave()
     assert b.try_enter()
+
+
+def test_bulkhead_caps_each_tenant_at_its_share() -> None:
+    b = Bulkhead(8, share=0.25)
+    assert b.tenant_limit == 2
+    for _ in range(2):
+        assert b.try_enter()
+        assert b.try_enter_tenant("a")
+    assert b.try_enter()
+    assert not b.try_enter_tenant("a")  # a's share is taken; the caller gives its global slot back
+    b.leave()
+    assert b.try_enter()
+    assert b.try_enter_tenant("b")  # another tenant still finds room
+    b.leave_tenant("a")
+    assert b.tenant_in_flight("a") == 1
+    b.leave_tenant("a")
+    assert b.tenant_in_flight("a") == 0
+    assert "a" not in b._tenants  # counts are dropped at zero: the table holds only busy tenants
+    assert Bulkhead(2, share=0.1).tenant_limit == 1  # never below one request
+
+
+def test_bulkhead_refuses_a_share_outside_zero_to_one() -> None:
+    for share in (0.0, -1.0, 1.5):
+        try:
+            Bulkhead(8, share=share)
+        except ValueError:
+            continue
+        raise AssertionError(f"share {share} accepted")
