@@ -15,8 +15,15 @@ the beginning.
 
 Reading offsets costs a round trip (on Kafka, a metadata request), so the
 answer is cached for ``CHECK_S`` and refreshed in the background while the
-cached answer is served (stale-while-revalidate): requests never wait on it,
-except the very first one after start.
+cached answer is served (stale-while-revalidate). A background refresh only
+happens when a request comes, though, so after a quiet spell the cached
+reading can be from before it: an upload was shed as "837 records behind"
+about 110 s after the lag had gone to 0 (issue 18, finding 5). So a reading
+older than ``MAX_AGE_S`` is never used: the request waits for a fresh one
+(at most ``TIMEOUT_S``; a bus that does not answer in time is shed as
+unreachable, as before). Requests wait only after start and after an idle
+spell; under steady traffic the reading is never older than ``CHECK_S`` plus
+one round trip.
 """
 
 from __future__ import annotations
@@ -29,12 +36,16 @@ from typing import Any
 
 from shared.clock import Clock
 
-__all__ = ["CHECK_S", "RETRY_AFTER_S", "LoadShedder", "Pressure"]
+__all__ = ["CHECK_S", "MAX_AGE_S", "RETRY_AFTER_S", "LoadShedder", "Pressure"]
 
 log = logging.getLogger(__name__)
 
-#: how old a lag reading may be; one bus round trip per second per instance is negligible
+#: how old a lag reading may be before a background refresh; one bus round trip per second per instance
+#: is negligible
 CHECK_S = 1.0
+#: a reading older than this is not used at all: a few refresh periods, so a slow bus round trip under
+#: steady traffic never makes requests wait, while a reading from before a quiet spell is never trusted
+MAX_AGE_S = 5.0
 #: a lag or bus reading that takes longer than this counts as "bus unreachable"
 TIMEOUT_S = 2.0
 #: what a shed client is told to wait: long enough for a few parser batches to drain
@@ -92,10 +103,14 @@ class LoadShedder:
             self._task = asyncio.get_running_loop().create_task(self.refresh())
 
     async def pressure(self) -> Pressure:
-        """The current reading; only the first call ever waits for the bus."""
-        if self._reading is None:
-            return await self.refresh()
-        if self._clock.monotonic() - self._read_at >= CHECK_S:
+        """A reading at most ``MAX_AGE_S`` old; waits for the bus only when the last one is older."""
+        age = self._clock.monotonic() - self._read_at
+        if self._reading is None or age >= MAX_AGE_S:
+            if self._task is not None and not self._task.done():
+                return await asyncio.shield(self._task)  # one measurement in flight serves everybody
+            self._task = asyncio.get_running_loop().create_task(self.refresh())
+            return await asyncio.shield(self._task)
+        if age >= CHECK_S:
             self._refresh_in_background()
         return self._reading
 
