@@ -90,14 +90,21 @@ def turbocubes_bin() -> str:
 
 
 def plan(cubes: list[str], parsers: int, crawlers: int, metrics_base: int) -> list[Instance]:
-    """The instances to run, in pipeline order, with their metrics ports."""
+    """The instances to run, in pipeline order, with their metrics ports.
+
+    An instance's port is its place in the *whole* topology, whatever ``cubes`` holds, so
+    ``--only parser`` beside a running topology gets the parsers' own ports, not the api's.
+    """
     out: list[Instance] = []
-    for cube in cubes:
+    place = 0
+    for cube in [*CUBES, *(c for c in cubes if c not in CUBES)]:
         copies = {"parser": parsers, "crawler": crawlers}.get(cube, 1)
         for i in range(1, copies + 1):
             name = f"{cube}-{i}" if cube in SCALED else cube
-            port = metrics_base + len(out) if metrics_base else 0
-            out.append(Instance(name=name, cube=cube, metrics_port=port))
+            port = metrics_base + place if metrics_base else 0
+            place += 1
+            if cube in cubes:
+                out.append(Instance(name=name, cube=cube, metrics_port=port))
     return out
 
 
@@ -309,10 +316,35 @@ def start(instances: list[Instance], extra_env: dict[str, str], wait_s: float) -
     return 0
 
 
+def _read_state() -> list[dict[str, object]]:
+    try:
+        rows = json.loads((var_dir() / "topology.json").read_text())["instances"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("name"), str)]
+
+
+def _pipeline_order(row: dict[str, object]) -> tuple[int, str]:
+    cube = str(row.get("cube", ""))
+    return (CUBES.index(cube) if cube in CUBES else len(CUBES), str(row["name"]))
+
+
 def _write_state(instances: list[Instance]) -> None:
+    """``topology.json`` as the topology now is: this call's instances, and every other one still alive.
+
+    ``start --only X`` beside a running topology used to write X alone, so the file forgot every
+    other process (issue 18).
+    """
     path = var_dir() / "topology.json"
+    mine = {i.name for i in instances}
+    others = [
+        r
+        for r in _read_state()
+        if r["name"] not in mine and isinstance(r.get("pid"), int) and _alive(r["pid"])  # type: ignore[arg-type]
+    ]
+    rows = sorted([*others, *(asdict(i) for i in instances)], key=_pipeline_order)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"instances": [asdict(i) for i in instances]}, indent=2) + "\n")
+    tmp.write_text(json.dumps({"instances": rows}, indent=2) + "\n")
     tmp.replace(path)
 
 
