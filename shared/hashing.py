@@ -15,10 +15,14 @@ collision (the CDN keys its objects by sha256 for that reason).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import xxhash
 
-__all__ = ["HASH_PREFIX", "body_hash", "content_hash"]
+__all__ = ["HASH_PREFIX", "body_hash", "content_hash", "file_hash"]
+
+#: bytes read at a time by ``file_hash``: memory stays at this whatever the file's size
+_CHUNK = 1024 * 1024
 
 HASH_PREFIX = "xxh3:"
 #: a separator that normalized text never contains (whitespace is squashed, controls are not kept)
@@ -33,3 +37,12 @@ def content_hash(fields: Sequence[str]) -> str:
 def body_hash(body: bytes) -> str:
     """The hash of a whole fetched body (a feed, a page), byte for byte."""
     return HASH_PREFIX + xxhash.xxh3_128_hexdigest(body)
+
+
+def file_hash(path: Path) -> str:
+    """``body_hash`` of the file at ``path``, read a chunk at a time (a body too big to hold whole)."""
+    digest = xxhash.xxh3_128()
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return HASH_PREFIX + digest.hexdigest()

@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -41,7 +42,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import NotFound, Reject
-from shared.hashing import body_hash
+from shared.hashing import body_hash, file_hash
 from shared.http.retry_after import parse_retry_after
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedRegistration, FetchStatus
 from shared.overload import DEFER_S, Overload
@@ -155,7 +156,10 @@ class SchedulerHandler:
             return body_hash(res.body)
         if res.body_ref and self._blobs is not None:
             try:
-                return body_hash(await (await self._blobs()).get(res.body_ref))
+                # from a local file, a chunk at a time: a 45 MB catalog was read whole into memory just to
+                # be hashed (issue 18); the embedded store hands its own file, S3 streams to a temporary one
+                async with (await self._blobs()).local_copy(res.body_ref) as path:
+                    return await asyncio.to_thread(file_hash, path)
             except NotFound:
                 log.warning("feed body %s is gone from the blob store; counted as changed", res.body_ref)
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import tracemalloc
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cubes.scheduler.handler import SchedulerHandler
+from shared.blobs.file import FileBlobStore
 from shared.clock import ManualClock
 from shared.config import SchedulerConfig, Settings
 from shared.hashing import body_hash
@@ -394,3 +396,33 @@ async def test_lease_of_a_failing_feed_follows_its_backoff(stores: Stores, clock
     st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
     assert st.next_fetch_at == datetime.fromtimestamp(clock.time() + 480.0, UTC)
     assert len(pub.requests()) == 1
+
+
+async def test_a_big_feed_body_is_hashed_as_a_stream(stores: Stores, clock: ManualClock, tmp_path: Path) -> None:
+    """A 32 MB body in the blob store is hashed a chunk at a time (it was read whole; issue 18)."""
+    blobs = FileBlobStore("file://blobs", tmp_path / "blobs")
+
+    async def get_blobs() -> FileBlobStore:
+        return blobs
+
+    body = b"<rss><channel>" + b"<item><title>x</title></item>" * (32 * 1024 * 1024 // 29) + b"</channel></rss>"
+    digest = body_hash(body)
+    await blobs.put("feeds/big", body)
+    size = len(body)
+    del body
+    pub = Collector()
+    h = SchedulerHandler(SETTINGS, stores.feeds, pub, clock, rng=random.Random(7), blobs=get_blobs)  # type: ignore[arg-type]
+    await announce(h, stores.feeds, reg("big", URL))
+    fetched = result("big", URL, clock.time() + 1, body=None).model_copy(update={"body_ref": "feeds/big"})
+
+    tracemalloc.start()
+    try:
+        await h.handle(fetched, ctx("crawl.feeds"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    feed = await stores.feeds.get("big")
+    assert feed is not None
+    assert feed.status.last_hash == digest
+    assert peak < size / 4, f"hashing a {size:,}-byte body peaked at {peak:,} bytes"
+    await blobs.close()
