@@ -9,12 +9,13 @@ For each parsed document:
    drop the failed ones, publish to ``documents.ready`` with ``media_ready_at``.
    What was dropped is written as the page's problems (``shared/losses.py``),
    for its webmaster; a release (step 4, and the delay cube) does the same.
-3. Otherwise order each missing image or video ONCE: ``ImageRegistry.mark_ordered``
-   is an atomic "first caller wins", so a thousand documents needing one image
-   send one ``crawl.requests`` (a lost order is re-sent after ``media.deadline_s``,
-   the window after which waiting for it is pointless anyway). A retried message
+3. Otherwise order each missing image or video ONCE: ``ImageRegistry.mark_ordered_many``
+   is an atomic "first caller wins" per image (a document's images in one call), so a
+   thousand documents needing one image send one ``crawl.requests`` (a lost order is
+   re-sent after ``media.deadline_s``, the window after which waiting for it is
+   pointless anyway). A retried message
    (``ctx.attempt > 1``) orders every missing image again: the first attempt may
-   have won ``mark_ordered`` and then failed before its orders were published, and
+   have won the order and then failed before its orders were published, and
    a duplicate order costs nothing (the crawler coalesces identical requests).
    Then park the document in the delay store with its pending set and its
    deadline; a newer version replaces an older parked one, an older one is ignored.
@@ -85,9 +86,9 @@ class MediaHandler:
 
         outputs: list[Output] = []
         requester = f"media:{doc.url}"
+        won = await self.images.mark_ordered_many(found.missing, now, window_s=self.media.deadline_s)
         for url, kind in found.missing.items():
-            first = await self.images.mark_ordered(url, now, window_s=self.media.deadline_s)
-            if first or ctx.attempt > 1:
+            if url in won or ctx.attempt > 1:
                 try:
                     host = host_of(url)
                 except ValueError:  # refs are canonical already; kept for safety

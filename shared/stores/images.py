@@ -73,3 +73,7 @@ class ImageRegistry(Protocol):
         ``pending`` and ordered less than ``window_s`` ago (a lost order is re-sent after the window).
         """
         ...
+
+    async def mark_ordered_many(self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0) -> set[str]:
+        """``mark_ordered`` of each URL (a document's missing images): the URLs this caller should order."""
+        ...

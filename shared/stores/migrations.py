@@ -203,3 +203,19 @@ _AUTOPARSER = (
 )
 SQLITE.append((7, "autoparser templates, pairs and calibrations", tuple(q.format(blob="BLOB") for q in _AUTOPARSER)))
 POSTGRES.append((7, "autoparser templates, pairs and calibrations", tuple(q.format(blob="BYTEA") for q in _AUTOPARSER)))
+
+# PostgreSQL only: a parked document counts the media it still waits for, so that resolving a media
+# URL is one statement that cannot leave a complete document parked (``postgres/delay.py`` says why;
+# SQLite has one writer and checks the pending rows themselves). SQLite records the version with no
+# statement, so both engines keep one numbering.
+SQLITE.append((8, "delay pending count (PostgreSQL only)", ()))
+POSTGRES.append(
+    (
+        8,
+        "delay pending count",
+        (
+            "ALTER TABLE delay_docs ADD COLUMN IF NOT EXISTS pending_n BIGINT NOT NULL DEFAULT 0",
+            "UPDATE delay_docs d SET pending_n = (SELECT count(*) FROM delay_pending p WHERE p.doc_url = d.url)",
+        ),
+    )
+)

@@ -14,11 +14,12 @@ from shared.errors import ConfigError, StoreUnavailable
 from shared.stores import open_stores
 from shared.stores.postgres import split_schema
 from tests.contract.problem_store_contract import ProblemStoreContract
+from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import StoreContract
 
 
 @pytest.mark.postgres
-class TestPostgresStores(StoreContract, ProblemStoreContract):
+class TestPostgresStores(StoreContract, StoreBatchContract, ProblemStoreContract):
     @pytest.fixture
     async def store_url(self, postgres_url: str) -> AsyncIterator[str]:
         schema = f"t_{uuid.uuid4().hex[:16]}"
@@ -117,6 +118,58 @@ async def test_round_trips_are_counted_per_store(postgres_url: str) -> None:
         await stores.pages.upsert_many([])  # nothing to write: no round trip at all
         assert _round_trips("pages") == pages
     finally:
+        await stores.close()
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()
+
+
+async def test_an_outage_fails_the_whole_group_and_writes_none_of_it(postgres_url: str) -> None:
+    """The calls of one turn share a statement: when its connection dies, every caller hears
+    ``StoreUnavailable`` (the runtime retries them all, in place) and none of it is written."""
+    from shared.stores import ParkOutcome
+    from tests.contract.store_contract import T0
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    a, b = "https://a.example/a", "https://a.example/b"
+    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
+    admin = await asyncpg.connect(postgres_url, server_settings={"search_path": schema})
+    watch = await asyncpg.connect(postgres_url)  # outside any transaction: sees pg_stat_activity as it is now
+    try:
+        assert await stores.delay.park(a, 1, b"a1", ["m1"], T0) is ParkOutcome.parked
+        blocker = admin.transaction()
+        await blocker.start()
+        await admin.execute("SELECT 1 FROM delay_docs WHERE url = $1 FOR UPDATE", a)  # a's park must wait
+        me = admin.get_server_pid()
+        group = asyncio.gather(
+            stores.delay.park(a, 2, b"a2", ["m2"], T0),
+            stores.delay.park(b, 1, b"b1", ["m1"], T0),
+            return_exceptions=True,
+        )
+        victim = None
+        async with asyncio.timeout(30):
+            while victim is None:  # the group's statement, waiting for the lock
+                victim = await watch.fetchval(
+                    "SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", me
+                )
+                await asyncio.sleep(0.02)  # a poll interval, not a synchronization
+        assert await watch.fetchval("SELECT pg_terminate_backend($1)", victim)
+        outcomes = await asyncio.wait_for(group, timeout=30)
+        assert [type(o) for o in outcomes] == [StoreUnavailable, StoreUnavailable]
+        await blocker.rollback()
+        assert await stores.delay.get(b) is None  # not half of the group: none of it
+        parked = await stores.delay.get(a)
+        assert parked is not None
+        assert parked.version == 1
+        retried = await asyncio.gather(
+            stores.delay.park(a, 2, b"a2", ["m2"], T0), stores.delay.park(b, 1, b"b1", ["m1"], T0)
+        )
+        assert retried == [ParkOutcome.replaced, ParkOutcome.parked]
+    finally:
+        await watch.close()
+        await admin.close()
         await stores.close()
         conn = await asyncpg.connect(postgres_url)
         try:

@@ -1,8 +1,9 @@
 """``open_postgres(url)``: the production store engine (DESIGN.md section 4).
 
-``postgres/db.py`` is the pool; the roles that need a plan of their own are
-``pages.py``, ``hashes.py`` and ``delay.py`` here; the others run the portable
-statements of ``shared/stores/sql/``.
+``postgres/db.py`` is the pool and ``batch.py`` the calls of one loop turn
+sent as one statement; the roles that need a plan of their own are
+``pages.py``, ``hashes.py``, ``images.py`` and ``delay.py`` here; the others run
+the portable statements of ``shared/stores/sql/``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from shared.stores.base import Stores
 from shared.stores.postgres.db import PgDb, connect, split_schema
 from shared.stores.postgres.delay import PgDelayStore
 from shared.stores.postgres.hashes import PgHashStore
+from shared.stores.postgres.images import PgImageRegistry
 from shared.stores.postgres.pages import PgPageStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
-from shared.stores.sql.images import SqlImageRegistry
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.status import SqlStatusStore
 from shared.stores.sql.tasks import SqlTaskStore
@@ -29,7 +30,7 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         url,
         pages=PgPageStore(db.view("pages")),
         hashes=PgHashStore(db.view("hashes")),
-        images=SqlImageRegistry(db.view("images")),
+        images=PgImageRegistry(db.view("images")),
         delay=PgDelayStore(db.view("delay")),
         feeds=SqlFeedStore(db.view("feeds")),
         tenants=SqlTenantStore(db.view("tenants")),

@@ -30,6 +30,7 @@ from prometheus_client import Counter
 
 from shared.errors import ConfigError, StoreUnavailable
 from shared.stores.migrations import POSTGRES
+from shared.stores.postgres.batch import Inflight
 
 __all__ = ["ROUND_TRIPS", "PgDb", "connect", "split_schema", "unnest_columns"]
 
@@ -50,6 +51,7 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
 )
 _PLACEHOLDER = re.compile(r"\?")
 
+
 ROUND_TRIPS = Counter(
     "turbocubes_postgres_round_trips_total",
     "Requests the PostgreSQL store engine sent and waited for (statements, BEGIN, COMMIT), by store",
@@ -57,11 +59,11 @@ ROUND_TRIPS = Counter(
 )
 
 
-def _requests(conn: asyncpg.Connection) -> int:
-    """How many requests the driver has sent on ``conn`` (asyncpg's protocol counts them; the pool
-    reads the same count for ``max_queries``)."""
-    count: int = conn._protocol.queries_count  # no public accessor
-    return count
+def _protocol(conn: asyncpg.Connection) -> Any:
+    """The driver's protocol object of ``conn``: it counts the requests sent on the connection
+    (``queries_count``; the pool reads the same count for ``max_queries``), and it outlives the
+    connection, so the count can be read after the server went away. No public accessor."""
+    return conn._protocol
 
 
 def split_schema(url: str) -> tuple[str, str | None]:
@@ -87,11 +89,14 @@ class PgDb:
         self.store = store
         self._sql_cache: dict[str, str] = {}
         self._round_trips = ROUND_TRIPS.labels(store)
+        #: statements that batches of this pool have sent (``batch.py``): ``close`` waits for them
+        self.inflight = Inflight()
 
     def view(self, store: str) -> PgDb:
         """This pool, counting round trips under ``store``."""
         other = PgDb(self.pool, self.url, store)
         other._sql_cache = self._sql_cache
+        other.inflight = self.inflight
         return other
 
     def _sql(self, sql: str) -> str:
@@ -114,11 +119,12 @@ class PgDb:
     async def connection(self) -> AsyncIterator[asyncpg.Connection]:
         """A pooled connection, its round trips counted; transient errors become ``StoreUnavailable``."""
         async with self.guard(), self.pool.acquire() as conn:
-            before = _requests(conn)
+            protocol = _protocol(conn)
+            before = protocol.queries_count
             try:
                 yield conn
             finally:
-                self._round_trips.inc(_requests(conn) - before)
+                self._round_trips.inc(protocol.queries_count - before)
 
     async def tx(self, fn: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
         """Run ``fn(conn)`` in a transaction on a pooled connection."""
@@ -162,6 +168,7 @@ class PgDb:
                     await conn.execute("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", version, name)
 
     async def close(self) -> None:
+        await self.inflight.wait()  # callers of a batch in flight hear its answer
         await self.pool.close()
 
 

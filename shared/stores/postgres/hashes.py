@@ -5,21 +5,33 @@ transaction-scoped advisory lock on the URL, which also covers URLs that have
 no row yet. The batch forms lock all their URLs first, in the order of the
 lock keys (so two batches never deadlock; a single call holds one lock), then
 read with ``= ANY($n)``, decide in Python (``hashes.plan_*``) and write with
-one ``INSERT … SELECT FROM unnest(…)``: four statements per batch. The rest
-is ``sql/hashes.py``.
+one ``INSERT … SELECT FROM unnest(…)``: four statements per batch. The batch
+reads take one array parameter (``= ANY($1)``) instead of ``sql/hashes.py``'s
+``IN (?, ?, …)``, whose text changes with the number of keys: each length
+would be a statement of its own to prepare, and they would crowd asyncpg's
+per-connection statement cache. The rest is ``sql/hashes.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import asyncpg
 
 from shared.stores.codec import now_us
-from shared.stores.hashes import ClaimOutcome, HashCheck, claim_outcome, next_version, plan_claims, plan_hashes
+from shared.stores.hashes import (
+    ClaimOutcome,
+    HashCheck,
+    HashEntry,
+    Owner,
+    claim_outcome,
+    next_version,
+    plan_claims,
+    plan_hashes,
+)
 from shared.stores.postgres.db import PgDb, unnest_columns
-from shared.stores.sql.hashes import SqlHashStore
+from shared.stores.sql.hashes import ENTRY_COLUMNS, OWNER_COLUMNS, SqlHashStore, entry_from_row, owner_from_row
 
 __all__ = ["PgHashStore"]
 
@@ -58,6 +70,36 @@ class PgHashStore(SqlHashStore):
     def __init__(self, db: PgDb) -> None:
         super().__init__(db)
         self._db = db
+
+    async def get_many(self, source_id: str, urls: Iterable[str]) -> dict[str, HashEntry]:
+        wanted = list(dict.fromkeys(urls))
+        if not wanted:
+            return {}
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(
+                f"SELECT {ENTRY_COLUMNS} FROM doc_hashes WHERE source_id = $1 AND url = ANY($2::text[])",
+                source_id,
+                wanted,
+            )
+        return {row[1]: entry_from_row(row) for row in rows}
+
+    async def owners(self, urls: Iterable[str]) -> dict[str, Owner]:
+        wanted = list(dict.fromkeys(urls))
+        if not wanted:
+            return {}
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(f"SELECT {OWNER_COLUMNS} FROM url_owners WHERE url = ANY($1::text[])", wanted)
+        return {row[0]: owner_from_row(row) for row in rows}
+
+    async def urls_for_guids(self, source_id: str, guids: Iterable[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(guids))
+        if not wanted:
+            return {}
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(
+                "SELECT guid, url FROM guids WHERE source_id = $1 AND guid = ANY($2::text[])", source_id, wanted
+            )
+        return {row[0]: str(row[1]) for row in rows}
 
     async def check_and_set(
         self, source_id: str, url: str, content_hash: str, *, now: datetime | None = None

@@ -26,7 +26,7 @@ from shared.stores.pages import (
     search_terms,
     upsert_outcome,
 )
-from shared.stores.postgres.db import PgDb
+from shared.stores.postgres.db import PgDb, unnest_columns
 from shared.stores.sql.pages import PAGE_COLUMNS, page_from_row, page_params, tombstone_params
 from shared.urls import host_of
 
@@ -48,6 +48,36 @@ def _guarded_write(guard: str) -> str:
 
 
 _UPSERT = _guarded_write("excluded.version > pages.version")
+
+#: the array type of each column, for ``unnest``; a column added to PAGE_COLUMNS must be added here
+_ARRAY_TYPES = {
+    "url": "text",
+    "host": "text",
+    "version": "bigint",
+    "html": "text",
+    "doc_json": "bytea",
+    "title": "text",
+    "text": "text",
+    "content_hash": "text",
+    "etag": "text",
+    "seen_at": "bigint",
+    "parsed_at": "bigint",
+    "media_ready_at": "bigint",
+    "written_at": "bigint",
+    "deleted": "boolean",
+    "source_kind": "text",
+}
+assert list(_ARRAY_TYPES) == _COLUMNS, "PAGE_COLUMNS and _ARRAY_TYPES differ"
+_ARRAYS = ", ".join(f"${i}::{t}[]" for i, t in enumerate(_ARRAY_TYPES.values(), start=1))
+#: ``upsert`` of a batch in one statement: each row classified from the row the snapshot saw
+_UPSERT_MANY = (
+    f"WITH t AS (SELECT * FROM unnest({_ARRAYS}) WITH ORDINALITY AS t({PAGE_COLUMNS}, ord)),"
+    " prev AS (SELECT p.url, p.version, p.deleted FROM pages p JOIN t USING (url)),"
+    f" w AS (INSERT INTO pages ({PAGE_COLUMNS}) SELECT {PAGE_COLUMNS} FROM t ORDER BY url"
+    f" ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL} WHERE excluded.version > pages.version RETURNING url)"
+    " SELECT prev.version, prev.deleted, w.url IS NOT NULL FROM t LEFT JOIN prev USING (url)"
+    " LEFT JOIN w USING (url) ORDER BY t.ord"
+)
 # a delete wins a tie with a live page of the same version (see codec.delete_outcome)
 _TOMBSTONE = _guarded_write(
     "excluded.version > pages.version OR (excluded.version = pages.version AND NOT pages.deleted)"
@@ -64,14 +94,37 @@ _SEARCH = (
 )
 
 
-async def _write(conn: asyncpg.Connection, page: Page) -> UpsertOutcome:
-    prev_version, prev_deleted, written = await conn.fetchrow(_UPSERT, *page_params(page))
+def _upsert_outcome(prev_version: int | None, prev_deleted: bool | None, written: bool, version: int) -> UpsertOutcome:
     prev = None if prev_version is None else (prev_version, bool(prev_deleted))
-    outcome = upsert_outcome(prev, page.version)
+    outcome = upsert_outcome(prev, version)
     if written:
         return outcome
     # not written although the snapshot said it would be: a concurrent writer stored a higher version
     return outcome if outcome in (UpsertOutcome.stale, UpsertOutcome.unchanged) else UpsertOutcome.stale
+
+
+async def _write(conn: asyncpg.Connection, page: Page) -> UpsertOutcome:
+    prev_version, prev_deleted, written = await conn.fetchrow(_UPSERT, *page_params(page))
+    return _upsert_outcome(prev_version, prev_deleted, written, page.version)
+
+
+async def _write_many(conn: asyncpg.Connection, pages: Sequence[Page]) -> list[UpsertOutcome]:
+    """One statement for ``pages`` (distinct URLs: ON CONFLICT may not touch a row twice)."""
+    rows = await conn.fetch(_UPSERT_MANY, *unnest_columns((page_params(p) for p in pages), len(_COLUMNS)))
+    return [_upsert_outcome(r[0], r[1], r[2], p.version) for r, p in zip(rows, pages, strict=True)]
+
+
+def _rounds(pages: Sequence[Page]) -> list[list[tuple[int, Page]]]:
+    """``pages`` (with their positions) split so that no round holds a URL twice, in order."""
+    rounds: list[list[tuple[int, Page]]] = []
+    seen: dict[str, int] = {}
+    for i, page in enumerate(pages):
+        n = seen.get(page.url, 0)
+        seen[page.url] = n + 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append((i, page))
+    return rounds
 
 
 class PgPageStore:
@@ -83,11 +136,21 @@ class PgPageStore:
             return await _write(conn, page)
 
     async def upsert_many(self, pages: Sequence[Page]) -> list[UpsertOutcome]:
+        """One statement for the batch (one round trip, its own transaction); a URL that comes
+        again goes in a later statement of one transaction, as one-by-one calls would see it."""
         if not pages:
             return []
+        rounds = _rounds(pages)
+        if len(rounds) == 1:
+            async with self._db.connection() as conn:
+                return await _write_many(conn, pages)
 
         async def run(conn: asyncpg.Connection) -> list[UpsertOutcome]:
-            return [await _write(conn, page) for page in pages]
+            out: list[UpsertOutcome] = [UpsertOutcome.stale] * len(pages)
+            for round_ in rounds:
+                for (i, _), outcome in zip(round_, await _write_many(conn, [p for _, p in round_]), strict=True):
+                    out[i] = outcome
+            return out
 
         return await self._db.tx(run)
 

@@ -15,16 +15,19 @@ from shared.stores.codec import from_us
 from shared.stores.hashes import HashEntry, Owner
 from shared.stores.sql.runner import SqlRunner, chunks
 
-__all__ = ["SqlHashStore"]
+__all__ = ["ENTRY_COLUMNS", "OWNER_COLUMNS", "SqlHashStore", "entry_from_row", "owner_from_row"]
+
+ENTRY_COLUMNS = "source_id, url, content_hash, version, updated_at"
+OWNER_COLUMNS = "url, source_id, priority, claimed_at"
 
 
-def _entry(row: Sequence[Any]) -> HashEntry:
+def entry_from_row(row: Sequence[Any]) -> HashEntry:
     updated = from_us(row[4])
     assert updated is not None
     return HashEntry(source_id=row[0], url=row[1], content_hash=row[2], version=row[3], updated_at=updated)
 
 
-def _owner(row: Sequence[Any]) -> Owner:
+def owner_from_row(row: Sequence[Any]) -> Owner:
     claimed = from_us(row[3])
     assert claimed is not None
     return Owner(url=row[0], source_id=row[1], priority=row[2], claimed_at=claimed)
@@ -36,24 +39,23 @@ class SqlHashStore:
 
     async def get(self, source_id: str, url: str) -> HashEntry | None:
         row = await self._sql.fetchone(
-            "SELECT source_id, url, content_hash, version, updated_at FROM doc_hashes WHERE source_id = ? AND url = ?",
+            f"SELECT {ENTRY_COLUMNS} FROM doc_hashes WHERE source_id = ? AND url = ?",
             source_id,
             url,
         )
-        return None if row is None else _entry(row)
+        return None if row is None else entry_from_row(row)
 
     async def get_many(self, source_id: str, urls: Iterable[str]) -> dict[str, HashEntry]:
         found: dict[str, HashEntry] = {}
         for chunk in chunks(list(dict.fromkeys(urls))):
             marks = ", ".join("?" * len(chunk))
             rows = await self._sql.fetch(
-                "SELECT source_id, url, content_hash, version, updated_at FROM doc_hashes"
-                f" WHERE source_id = ? AND url IN ({marks})",
+                f"SELECT {ENTRY_COLUMNS} FROM doc_hashes WHERE source_id = ? AND url IN ({marks})",
                 source_id,
                 *chunk,
             )
             for row in rows:
-                found[row[1]] = _entry(row)
+                found[row[1]] = entry_from_row(row)
         return found
 
     async def forget(self, source_id: str, url: str) -> bool:
@@ -65,18 +67,16 @@ class SqlHashStore:
         return [r[0] for r in rows]
 
     async def owner(self, url: str) -> Owner | None:
-        row = await self._sql.fetchone("SELECT url, source_id, priority, claimed_at FROM url_owners WHERE url = ?", url)
-        return None if row is None else _owner(row)
+        row = await self._sql.fetchone(f"SELECT {OWNER_COLUMNS} FROM url_owners WHERE url = ?", url)
+        return None if row is None else owner_from_row(row)
 
     async def owners(self, urls: Iterable[str]) -> dict[str, Owner]:
         found: dict[str, Owner] = {}
         for chunk in chunks(list(dict.fromkeys(urls))):
             marks = ", ".join("?" * len(chunk))
-            rows = await self._sql.fetch(
-                f"SELECT url, source_id, priority, claimed_at FROM url_owners WHERE url IN ({marks})", *chunk
-            )
+            rows = await self._sql.fetch(f"SELECT {OWNER_COLUMNS} FROM url_owners WHERE url IN ({marks})", *chunk)
             for row in rows:
-                found[row[0]] = _owner(row)
+                found[row[0]] = owner_from_row(row)
         return found
 
     async def release(self, url: str, source_id: str) -> bool:

@@ -8,6 +8,7 @@ ask for the same image at once.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -115,3 +116,10 @@ class SqlImageRegistry:
             stamp,
         )
         return bool(rows)
+
+    async def mark_ordered_many(self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0) -> set[str]:
+        # asked all at once, in one turn of the loop: SQLite commits them together (its group
+        # commit), PostgreSQL sends them as one statement (``postgres/images.py``)
+        wanted = list(dict.fromkeys(urls))
+        won = await asyncio.gather(*(self.mark_ordered(url, now, window_s=window_s) for url in wanted))
+        return {url for url, first in zip(wanted, won, strict=True) if first}

@@ -167,6 +167,9 @@ class _CachedDuringPark:
     async def mark_ordered(self, url: str, now: datetime, *, window_s: float = 3600.0) -> bool:
         return await self.env.stores.images.mark_ordered(url, now, window_s=window_s)
 
+    async def mark_ordered_many(self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0) -> set[str]:
+        return await self.env.stores.images.mark_ordered_many(urls, now, window_s=window_s)
+
 
 async def test_image_cached_between_look_up_and_park_releases_the_document(env: Env) -> None:
     images = _CachedDuringPark(env, "https://img.test/race.jpg")
