@@ -7,8 +7,7 @@ else:
 * the URL is canonicalized once (``shared.urls.canonical_url``) and trusted
   past this boundary: the scheduler reads it from the row, never again from
   the announcement;
-* the format is one of ``FeedFormat`` (a caller may narrow the choice: the
-  webmaster API does not offer ``auto``), service names match
+* the format is one of ``FeedFormat`` (a caller may narrow the choice), service names match
   ``SERVICE_NAME_RE``, at most ``SERVICES_MAX`` of them;
 * the URL passes the SSRF guard as the crawler will apply it: scheme, literal
   addresses, and every address the host resolves to (``http.allowlist`` is the
@@ -67,8 +66,9 @@ __all__ = [
 SERVICE_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 #: a feed feeds a handful of services; this bounds what one registration may claim
 SERVICES_MAX = 16
-#: what a webmaster may register through the API ("auto" is for the operator, who knows less)
-WEBMASTER_FORMATS = (FeedFormat.rss, FeedFormat.turbo, FeedFormat.yml)
+#: what a webmaster may register through the API: every format, "auto" too (the parser detects it
+#: from the body, and the feed's reports say what it found -- issue 14: the API refused the CLI's default)
+WEBMASTER_FORMATS = (FeedFormat.rss, FeedFormat.turbo, FeedFormat.yml, FeedFormat.auto)
 #: a push, an operator's or a webmaster's "fetch now", a new feed: ahead of routine polls in the lane
 URGENT_PRIORITY = 0
 #: the requester of a "fetch now" order: ``fetch:<id>``. The crawler never answers it from a result

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api import admin, feeds, hosts, uploads
+from cubes.api import admin, docs, feeds, fetches, hosts, uploads
 from cubes.api.auth import Authenticator
 from cubes.api.context import CTX, ApiContext, ContextSlot
 from cubes.api.errors import error_middleware, json_response
@@ -58,9 +58,11 @@ def create_app(
     app[CTX] = slot
     app.router.add_get("/api/v1/openapi.json", _openapi, name="openapi", allow_head=False)
     feeds.add_routes(app.router)
+    fetches.add_routes(app)
     uploads.add_routes(app.router)
     hosts.add_routes(app.router)
     admin.add_routes(app.router)
+    docs.add_routes(app.router)
 
     async def context(_: web.Application) -> AsyncIterator[None]:
         stores = await deps.stores()

@@ -1,6 +1,7 @@
-"""The webmaster API: register feeds and watch their status (DESIGN.md sections 1-2; issue 7).
+"""The webmaster API: register feeds and watch their status (DESIGN.md sections 1-2 and 10; issues 7, 14).
 
-* ``POST /api/v1/feeds`` {url, format: rss|turbo|yml, services} — the URL's
+* ``POST /api/v1/feeds`` {url, format: rss|turbo|yml|auto (default auto),
+  services, autoparser} — the URL's
   host must be the tenant's and verified; the rest of the rules (canonical
   URL, SSRF guard, service names, the feed id) are the registration
   service's (``shared.feeds.FeedRegistry``), which stores the feed and
@@ -8,7 +9,12 @@
   ``201`` the first time, ``200`` after.
 * ``GET /api/v1/feeds``, ``GET /api/v1/feeds/{feed_id}`` — the registration
   and its status: last fetch, HTTP status, items, last error with line /
-  column, next fetch (written by the scheduler, the crawler and the parser).
+  column, next fetch (written by the scheduler, the crawler and the parser);
+  the newest fetch's report with every problem and its hint, the roll-up
+  (items refused and images failed by code, conflicts with the source that
+  won) and the pages that lost something (``shared/overview.py``).
+* ``PATCH /api/v1/feeds/{feed_id}`` {autoparser, services, format} — change
+  the registration (the autoparser on or off) through the registration service.
 * ``DELETE /api/v1/feeds/{feed_id}`` — ``action=delete`` on ``feeds.registry``,
   then a soft delete (``FeedRegistry.remove``).
 
@@ -29,15 +35,17 @@ from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_respon
 from cubes.api.shedding import RETRY_AFTER_S
 from shared.errors import TurbocubesError
 from shared.feeds import SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
+from shared.overview import FeedOverview, feed_overview, page_json, report_json, rollup_json
 from shared.stores import Feed, UpsertOutcome
 
-__all__ = ["add_routes", "feed_json"]
+__all__ = ["add_routes", "feed_json", "overview_json", "own_feed", "registry_of", "unavailable_on_outage"]
 
 T = TypeVar("T")
 
 #: a registration body is a few hundred bytes; this bounds what is read
 _BODY_MAX = 16 * 1024
-_FIELDS = frozenset({"url", "format", "services"})
+_FIELDS = frozenset({"url", "format", "services", "autoparser"})
+_PATCH_FIELDS = frozenset({"format", "services", "autoparser"})
 
 
 def feed_json(feed: Feed) -> dict[str, Any]:
@@ -48,6 +56,7 @@ def feed_json(feed: Feed) -> dict[str, Any]:
         "host": feed.host,
         "format": feed.format,
         "services": list(feed.services),
+        "autoparser": feed.autoparser,
         "created_at": feed.created_at,
         "status": {
             "last_fetch_at": s.last_fetch_at,
@@ -67,7 +76,18 @@ def feed_json(feed: Feed) -> dict[str, Any]:
     }
 
 
-def _registry(ctx: ApiContext) -> FeedRegistry:
+def overview_json(o: FeedOverview) -> dict[str, Any]:
+    """The feed with what its webmaster must see: the newest fetch and every problem, the roll-up, the pages."""
+    return {
+        **feed_json(o.feed),
+        "latest_fetch": report_json(o.latest) if o.latest else None,
+        "rollup": rollup_json(o.rollup),
+        "pages_with_problems": [page_json(p) for p in o.pages],
+        "fetches_url": f"/api/v1/feeds/{o.feed.feed_id}/fetches",
+    }
+
+
+def registry_of(ctx: ApiContext) -> FeedRegistry:
     return FeedRegistry(ctx.stores.feeds, ctx.publish, ctx.guard, resolver=ctx.resolver, clock=ctx.clock)
 
 
@@ -75,7 +95,7 @@ def _refused(exc: RegistrationRefused) -> ValidationFailed:
     return ValidationFailed([FieldError(p.field, p.message) for p in exc.problems])
 
 
-async def _unavailable_on_outage(call: Awaitable[T]) -> T:
+async def unavailable_on_outage(call: Awaitable[T]) -> T:
     """``call``, with a retriable bus failure answered as ``503`` + ``Retry-After``."""
     try:
         return await call
@@ -101,9 +121,13 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
     if not isinstance(services, list):
         problems.append(FieldError("services", f"a list of at most {SERVICES_MAX} service names"))
         services = []
-    registry = _registry(ctx)
+    autoparser = body.get("autoparser", False)
+    if not isinstance(autoparser, bool):
+        problems.append(FieldError("autoparser", "true or false: read the site's HTML pages with the autoparser"))
+    fmt = body.get("format", "auto")
+    registry = registry_of(ctx)
     try:
-        registry.validate(body.get("url"), body.get("format"), services, formats=WEBMASTER_FORMATS)
+        registry.validate(body.get("url"), fmt, services, formats=WEBMASTER_FORMATS)
     except RegistrationRefused as exc:
         problems = [FieldError(p.field, p.message) for p in exc.problems] + problems
     if problems:
@@ -112,11 +136,12 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
     async def owned(host: str) -> None:
         await require_host(ctx.stores.tenants, tenant_id, host)
 
-    done = await _unavailable_on_outage(
+    done = await unavailable_on_outage(
         registry.register(
             body["url"],
-            fmt=body["format"],
+            fmt=fmt,
             services=services,
+            autoparser=bool(autoparser),
             tenant_id=tenant_id,
             formats=WEBMASTER_FORMATS,
             authorize=owned,
@@ -127,7 +152,7 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
     return json_response(feed_json(feed), status=status, headers={"Location": f"/api/v1/feeds/{feed.feed_id}"})
 
 
-async def _own_feed(request: web.Request) -> Feed:
+async def own_feed(request: web.Request) -> Feed:
     ctx = ctx_of(request)
     feed = await ctx.stores.feeds.get(request.match_info["feed_id"])
     if feed is None or feed.deleted or feed.tenant_id != request[TENANT]:
@@ -136,18 +161,59 @@ async def _own_feed(request: web.Request) -> Feed:
 
 
 async def list_feeds(request: web.Request) -> web.StreamResponse:
-    feeds = await ctx_of(request).stores.feeds.list(request[TENANT])
-    return json_response({"feeds": [feed_json(f) for f in feeds]})
+    stores = ctx_of(request).stores
+    feeds = [f for f in await stores.feeds.list(request[TENANT]) if not f.deleted]
+    latest = await stores.problems.latest_reports(f.feed_id for f in feeds)
+    return json_response(
+        {
+            "feeds": [
+                {**feed_json(f), "latest_fetch": report_json(r) if (r := latest.get(f.feed_id)) else None}
+                for f in feeds
+            ]
+        }
+    )
 
 
 async def get_feed(request: web.Request) -> web.StreamResponse:
-    return json_response(feed_json(await _own_feed(request)))
+    ctx = ctx_of(request)
+    return json_response(overview_json(await feed_overview(ctx.stores, await own_feed(request))))
+
+
+async def patch_feed(request: web.Request) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    feed = await own_feed(request)
+    body = await read_json_object(request, _BODY_MAX)
+    problems = [FieldError(name[:64], "unknown field") for name in sorted(set(body) - _PATCH_FIELDS)[:10]]
+    autoparser = body.get("autoparser", feed.autoparser)
+    if not isinstance(autoparser, bool):
+        problems.append(FieldError("autoparser", "true or false"))
+    services = body.get("services", list(feed.services))
+    if not isinstance(services, list):
+        problems.append(FieldError("services", f"a list of at most {SERVICES_MAX} service names"))
+    if problems:
+        raise ValidationFailed(problems)
+
+    async def owned(host: str) -> None:
+        await require_host(ctx.stores.tenants, request[TENANT], host)
+
+    done = await unavailable_on_outage(
+        registry_of(ctx).register(
+            feed.url,
+            fmt=body.get("format", feed.format),
+            services=services,
+            autoparser=bool(autoparser),
+            tenant_id=feed.tenant_id,
+            formats=WEBMASTER_FORMATS,
+            authorize=owned,
+        )
+    )
+    return json_response(overview_json(await feed_overview(ctx.stores, done.feed)))
 
 
 async def delete_feed(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    feed = await _own_feed(request)
-    await _unavailable_on_outage(_registry(ctx).remove(feed.feed_id))
+    feed = await own_feed(request)
+    await unavailable_on_outage(registry_of(ctx).remove(feed.feed_id))
     return web.Response(status=204)
 
 
@@ -155,4 +221,5 @@ def add_routes(router: web.UrlDispatcher) -> None:
     router.add_post("/api/v1/feeds", create_feed, name="feeds.create")
     router.add_get("/api/v1/feeds", list_feeds, name="feeds.list", allow_head=False)
     router.add_get("/api/v1/feeds/{feed_id}", get_feed, name="feeds.get", allow_head=False)
+    router.add_patch("/api/v1/feeds/{feed_id}", patch_feed, name="feeds.patch")
     router.add_delete("/api/v1/feeds/{feed_id}", delete_feed, name="feeds.delete")

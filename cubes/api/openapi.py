@@ -14,16 +14,49 @@ from __future__ import annotations
 
 from typing import Any
 
+from cubes.api.openapi_parts import (
+    ADMIN as _ADMIN,
+)
+from cubes.api.openapi_parts import (
+    JSON as _JSON,
+)
+from cubes.api.openapi_parts import (
+    NULLABLE_INT as _NULLABLE_INT,
+)
+from cubes.api.openapi_parts import (
+    NULLABLE_STR as _NULLABLE_STR,
+)
+from cubes.api.openapi_parts import (
+    NULLABLE_TIME as _NULLABLE_TIME,
+)
+from cubes.api.openapi_parts import (
+    STR as _STR,
+)
+from cubes.api.openapi_parts import (
+    XML_TYPES as _XML_TYPES,
+)
+from cubes.api.openapi_parts import (
+    error as _error,
+)
+from cubes.api.openapi_parts import (
+    json_body as _json_body,
+)
+from cubes.api.openapi_parts import (
+    ok as _ok,
+)
+from cubes.api.openapi_parts import (
+    op as _op,
+)
+from cubes.api.openapi_parts import (
+    path_param as _path,
+)
+from cubes.api.openapi_parts import (
+    query_param as _query,
+)
+from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaster_schemas
 from shared.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
 
 __all__ = ["document"]
-
-_JSON = "application/json"
-_XML_TYPES = ("application/rss+xml", "application/xml", "text/xml", "application/atom+xml")
-
-_NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
-_NULLABLE_INT = {"type": ["integer", "null"]}
-_NULLABLE_STR = {"type": ["string", "null"]}
 
 _SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -44,7 +77,7 @@ _SCHEMAS: dict[str, Any] = {
     },
     "FeedRequest": {
         "type": "object",
-        "required": ["url", "format"],
+        "required": ["url"],
         "additionalProperties": False,
         "properties": {
             "url": {
@@ -52,7 +85,13 @@ _SCHEMAS: dict[str, Any] = {
                 "format": "uri",
                 "description": "absolute http(s) URL of a verified host",
             },
-            "format": {"type": "string", "enum": [f.value for f in WEBMASTER_FORMATS]},
+            "format": {
+                "type": "string",
+                "enum": [f.value for f in WEBMASTER_FORMATS],
+                "default": "auto",
+                "description": "auto: the parser detects it from the body",
+            },
+            "autoparser": {"type": "boolean", "default": False, "description": "also read the site's HTML pages"},
             "services": {
                 "type": "array",
                 "maxItems": SERVICES_MAX,
@@ -69,7 +108,15 @@ _SCHEMAS: dict[str, Any] = {
             "host": {"type": "string"},
             "format": {"type": "string"},
             "services": {"type": "array", "items": {"type": "string"}},
+            "autoparser": {"type": "boolean"},
             "created_at": _NULLABLE_TIME,
+            "latest_fetch": {
+                "oneOf": [{"$ref": "#/components/schemas/FetchReport"}, {"type": "null"}],
+                "description": "the newest fetch with every problem and its hint",
+            },
+            "rollup": {"$ref": "#/components/schemas/Rollup"},
+            "pages_with_problems": {"type": "array", "items": {"$ref": "#/components/schemas/PageProblems"}},
+            "fetches_url": {"type": "string"},
             "status": {
                 "type": "object",
                 "properties": {
@@ -120,14 +167,16 @@ _SCHEMAS: dict[str, Any] = {
                         "url": {"type": "string"},
                         "status": {"type": "string"},
                         "error": _NULLABLE_STR,
+                        "problems": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
                     },
                 },
             },
-            "errors": {"type": "array", "items": {"type": "string"}},
+            "errors": {"type": "array", "items": {"type": "string"}, "description": "the problems as lines"},
+            "problems": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
             "preview_urls": {
                 "type": "array",
                 "items": {"type": "string"},
-                "description": "debug uploads: frontend URLs of the unpublished previews",
+                "description": "debug uploads: frontend links that open the unpublished previews",
             },
         },
     },
@@ -192,100 +241,7 @@ _SCHEMAS: dict[str, Any] = {
     },
 }
 
-_STR = {"schema": {"type": "string"}}
-_RATE_HEADERS = {
-    "RateLimit-Policy": {
-        **_STR,
-        "description": 'e.g. "default";q=20;w=2 (quota = burst, window = s to refill)',
-    },
-    "RateLimit": {**_STR, "description": 'e.g. "default";r=19;t=1 (remaining requests, s until full)'},
-}
-_RETRY_AFTER = {"Retry-After": {"required": True, "schema": {"type": "string", "pattern": "^[0-9]+$"}}}
-
-_ADMIN: list[dict[str, list[str]]] = [{"adminToken": []}]
-_ERROR_TEXT = {
-    400: "malformed JSON (with line and column)",
-    401: "no, malformed, unknown or revoked token",
-    403: "host_not_owned / host_not_verified (a host is a public name); admin_disabled",
-    404: "no such object, or one of another tenant (never revealed as such)",
-    413: "body over the limit (Content-Length or while streaming)",
-    415: "wrong Content-Type for this operation / format",
-    422: "field errors: {error: validation, fields: [{field, message}]}",
-    429: "tenant over its requests/s or bytes/s, or its share of the concurrency; Retry-After says when",
-    503: "over the concurrency cap, the pipeline behind is lagging, or the bus is unreachable",
-}
-
-
-def _error(code: int) -> dict[str, Any]:
-    headers: dict[str, Any] = {}
-    if code in (429, 503):
-        headers.update(_RETRY_AFTER)
-    if code == 429:
-        headers.update(_RATE_HEADERS)
-    if code == 401:
-        headers["WWW-Authenticate"] = {"required": True, "schema": {"type": "string"}}
-    out: dict[str, Any] = {
-        "description": _ERROR_TEXT[code],
-        "content": {_JSON: {"schema": {"$ref": "#/components/schemas/Error"}}},
-    }
-    if headers:
-        out["headers"] = headers
-    return out
-
-
-def _ok(code: int, schema: str | None, description: str, **headers: Any) -> dict[int, Any]:
-    # tenant responses carry the RateLimit headers (not required: admin ones do not)
-    out: dict[str, Any] = {"description": description, "headers": {**_RATE_HEADERS, **headers}}
-    if schema is not None:
-        out["content"] = {_JSON: {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
-    return {code: out}
-
-
-def _op(
-    summary: str,
-    ok: dict[int, Any],
-    errors: tuple[int, ...],
-    *,
-    tag: str,
-    op_id: str,
-    params: list[dict[str, Any]] | None = None,
-    body: dict[str, Any] | None = None,
-    security: list[dict[str, list[str]]] | None = None,
-) -> dict[str, Any]:
-    # the gate answers these on every tenant operation (admin ones: 401 and the bulkhead's 503)
-    gate = {401, 503} if security is _ADMIN else {401, 413, 429, 503}
-    codes = sorted(set(errors) | gate)
-    responses = {str(k): v for k, v in ok.items()}
-    responses.update({str(c): _error(c) for c in codes})
-    op: dict[str, Any] = {"summary": summary, "operationId": op_id, "tags": [tag], "responses": responses}
-    if params:
-        op["parameters"] = params
-    if body:
-        op["requestBody"] = body
-    if security is not None:
-        op["security"] = security
-    return op
-
-
-def _path(name: str, description: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "path",
-        "required": True,
-        "description": description,
-        "schema": {"type": "string", "minLength": 1, "pattern": "^[^/]+$"},
-    }
-
-
-def _query(name: str, schema: dict[str, Any], *, required: bool, description: str) -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
-
-
 _LIMITS_PARAMS = [_path("tenant", "tenant id")]
-
-
-def _json_body(schema: str) -> dict[str, Any]:
-    return {"required": True, "content": {_JSON: {"schema": {"$ref": f"#/components/schemas/{schema}"}}}}
 
 
 def _paths() -> dict[str, Any]:
@@ -351,13 +307,14 @@ def _paths() -> dict[str, Any]:
         },
         "/api/v1/feeds/{feed_id}": {
             "get": _op(
-                "A feed and its status",
+                "A feed, its status, its newest fetch with every problem, its roll-up and pages that lost something",
                 _ok(200, "Feed", "the feed"),
                 (404,),
                 tag="webmaster",
                 op_id="getFeed",
                 params=[_path("feed_id", "feed id")],
             ),
+            "patch": patch_feed_op(),
             "delete": _op(
                 "Remove a feed",
                 _ok(204, None, "removed"),
@@ -466,11 +423,15 @@ def document(server_url: str = "/") -> dict[str, Any]:
             "version": "1.0.0",
             "description": "Webmaster and partner APIs: feeds, uploads, page deletions, per-tenant limits.",
         },
+        "externalDocs": {
+            "description": "for people: every operation, how to start, and the problem codes (schemas/problems.md)",
+            "url": "/docs",
+        },
         "servers": [{"url": server_url}],
         "security": [{"bearerToken": []}],
-        "paths": _paths(),
+        "paths": {**_paths(), **webmaster_paths()},
         "components": {
-            "schemas": _SCHEMAS,
+            "schemas": {**_SCHEMAS, **webmaster_schemas()},
             "securitySchemes": {
                 "bearerToken": {
                     "type": "http",

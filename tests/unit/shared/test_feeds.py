@@ -66,9 +66,9 @@ URL = "https://news.example/feed.xml"
 def test_validate_reports_every_problem_at_once() -> None:
     registry = FeedRegistry.from_settings(Settings(), None, Collector())  # type: ignore[arg-type]
     with pytest.raises(RegistrationRefused) as refused:
-        registry.validate("ftp://news.example/x", "auto", ["news", "Sport", 7], formats=WEBMASTER_FORMATS)
+        registry.validate("ftp://news.example/x", "atom", ["news", "Sport", 7], formats=WEBMASTER_FORMATS)
     assert [p.field for p in refused.value.problems] == ["url", "format", "services[1]", "services[2]"]
-    assert refused.value.problems[1] == FeedProblem("format", "required, one of rss, turbo, yml")
+    assert refused.value.problems[1] == FeedProblem("format", "required, one of rss, turbo, yml, auto")
     assert not refused.value.retriable  # bad input: asking again the same way will not help
     with pytest.raises(RegistrationRefused, match="at most 16"):
         registry.validate(URL, "rss", [f"s{i}" for i in range(17)])

@@ -1,0 +1,238 @@
+"""The webmaster's part of the OpenAPI document: problems, fetches, previews, docs (issue 14).
+
+Problems are documented once: the ``Problem`` schema lists every code of
+``shared/problem_codes.py`` and points at the table (``schemas/problems.md``,
+``GET /api/v1/problems``, the docs page at ``/docs``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cubes.api.openapi_parts import (
+    JSON,
+    NULLABLE_INT,
+    NULLABLE_STR,
+    PUBLIC,
+    STR,
+    error,
+    json_body,
+    ok,
+    op,
+    path_param,
+)
+from shared.problem_codes import CODES
+
+__all__ = ["webmaster_paths", "webmaster_schemas"]
+
+_REF = "#/components/schemas/"
+_COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": _REF + name}
+
+
+def _list(name: str) -> dict[str, Any]:
+    return {"type": "array", "items": _ref(name)}
+
+
+def webmaster_schemas() -> dict[str, Any]:
+    return {
+        "Problem": {
+            "type": "object",
+            "description": "A problem a webmaster can fix. Codes: schemas/problems.md, GET /api/v1/problems, /docs.",
+            "required": ["code", "severity", "where", "message", "hint"],
+            "properties": {
+                "code": {"type": "string", "enum": list(CODES)},
+                "severity": {"type": "string", "enum": ["error", "warning", "info"]},
+                "where": {
+                    "type": "object",
+                    "properties": {
+                        "feed": NULLABLE_STR,
+                        "item": {**NULLABLE_INT, "description": "0-based index of the item in the body"},
+                        "link": NULLABLE_STR,
+                        "line": NULLABLE_INT,
+                        "column": NULLABLE_INT,
+                    },
+                },
+                "message": {"type": "string"},
+                "hint": {"type": "string", "description": "how to fix it"},
+            },
+        },
+        "FetchReport": {
+            "type": "object",
+            "required": ["fetched_at", "result", "problems", "problem_counts"],
+            "properties": {
+                "fetched_at": {"type": "string", "format": "date-time"},
+                "result": {"type": "string", "description": "parsed, partial, parse_error, unchanged, a fetch status"},
+                "http_status": NULLABLE_INT,
+                "items": NULLABLE_INT,
+                "published": {"type": "integer"},
+                "unchanged": {"type": "integer"},
+                "refused": {"type": "integer"},
+                "removed": {"type": "integer"},
+                "problems": {**_list("Problem"), "description": "the first 100, errors first"},
+                "problem_counts": {**_COUNTS, "description": "every problem of the fetch, by code"},
+                "more_problems": {"type": "integer"},
+                "fetch_ids": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "PageProblems": {
+            "type": "object",
+            "required": ["url", "version", "problems"],
+            "properties": {"url": {"type": "string"}, "version": {"type": "integer"}, "problems": _list("Problem")},
+        },
+        "Rollup": {
+            "type": "object",
+            "properties": {
+                "feeds": {"type": "integer"},
+                "failing_feeds": {"type": "integer"},
+                "items_refused": _COUNTS,
+                "feed_problems": _COUNTS,
+                "images_failed": _COUNTS,
+                "warnings": _COUNTS,
+                "conflicts": _list("Problem"),
+                "conflicts_total": {"type": "integer"},
+                "pages_with_problems": {"type": "integer"},
+                "pages_more": {"type": "boolean"},
+            },
+        },
+        "FeedPatch": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "autoparser": {"type": "boolean"},
+                "format": {"type": "string", "enum": ["rss", "turbo", "yml", "auto"]},
+                "services": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "FetchOrder": {
+            "type": "object",
+            "required": ["feed_id", "fetch_id", "queued", "status_url"],
+            "properties": {
+                "feed_id": {"type": "string"},
+                "fetch_id": {"type": "string"},
+                "queued": {"type": "boolean", "description": "false: an order of the last 30 s is answered"},
+                "status_url": {"type": "string"},
+            },
+        },
+        "FetchState": {
+            "type": "object",
+            "required": ["feed_id", "fetch_id", "state"],
+            "properties": {
+                "feed_id": {"type": "string"},
+                "fetch_id": {"type": "string"},
+                "state": {"type": "string", "enum": ["pending", "done"]},
+                "report": {"oneOf": [_ref("FetchReport"), {"type": "null"}]},
+            },
+        },
+        "FetchList": {
+            "type": "object",
+            "required": ["feed_id", "fetches"],
+            "properties": {"feed_id": {"type": "string"}, "fetches": _list("FetchReport")},
+        },
+        "PageList": {
+            "type": "object",
+            "required": ["feed_id", "pages"],
+            "properties": {"feed_id": {"type": "string"}, "pages": _list("PageProblems")},
+        },
+        "ProblemCodes": {
+            "type": "object",
+            "required": ["codes"],
+            "properties": {
+                "codes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["code", "severity", "title", "hint"],
+                        "properties": {k: {"type": "string"} for k in ("code", "severity", "title", "hint")},
+                    },
+                }
+            },
+        },
+    }
+
+
+_FEED = [path_param("feed_id", "feed id")]
+
+
+def webmaster_paths() -> dict[str, Any]:
+    return {
+        "/api/v1/feeds/{feed_id}/fetch": {
+            "post": op(
+                "Fetch the feed now, through its host's polite crawler lane",
+                ok(202, "FetchOrder", "ordered (or an order of the last 30 s answered)", Location=STR),
+                (403, 404),
+                tag="webmaster",
+                op_id="fetchFeedNow",
+                params=_FEED,
+            ),
+        },
+        "/api/v1/feeds/{feed_id}/fetches": {
+            "get": op(
+                "The feed's last fetches with their problems, newest first",
+                ok(200, "FetchList", "the history"),
+                (404,),
+                tag="webmaster",
+                op_id="listFetches",
+                params=_FEED,
+            ),
+        },
+        "/api/v1/feeds/{feed_id}/fetches/{fetch_id}": {
+            "get": op(
+                "The outcome of a fetch-now order",
+                ok(200, "FetchState", "pending, or done with the fetch's report"),
+                (404,),
+                tag="webmaster",
+                op_id="getFetch",
+                params=[*_FEED, path_param("fetch_id", "from POST .../fetch")],
+            ),
+        },
+        "/api/v1/feeds/{feed_id}/pages": {
+            "get": op(
+                "The feed's live pages that lost something (an image that failed), with the problems",
+                ok(200, "PageList", "pages with problems"),
+                (404,),
+                tag="webmaster",
+                op_id="listFeedPages",
+                params=_FEED,
+            ),
+        },
+        "/api/v1/problems": {
+            "get": {
+                "summary": "The table of problem codes: what each means and how to fix it",
+                "operationId": "problemCodes",
+                "tags": ["meta"],
+                "security": PUBLIC,
+                "responses": {
+                    "200": {"description": "every code", "content": {JSON: {"schema": _ref("ProblemCodes")}}},
+                    "503": error(503),
+                },
+            }
+        },
+        "/docs": {
+            "get": {
+                "summary": "This API for people: every operation, how to start, the problem codes",
+                "operationId": "docs",
+                "tags": ["meta"],
+                "security": PUBLIC,
+                "responses": {
+                    "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}},
+                    "503": error(503),
+                },
+            }
+        },
+    }
+
+
+def patch_feed_op() -> dict[str, Any]:
+    return op(
+        "Change a feed's registration: the autoparser on or off, format, services",
+        ok(200, "Feed", "changed"),
+        (400, 403, 404, 415, 422),
+        tag="webmaster",
+        op_id="patchFeed",
+        params=_FEED,
+        body=json_body("FeedPatch"),
+    )

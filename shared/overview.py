@@ -1,0 +1,211 @@
+"""What a webmaster sees of a feed and of a host, read once for the API and the console (DESIGN.md 10).
+
+The webmaster API (``cubes/api``) answers it as JSON, the console
+(``cubes/frontend``) renders it as HTML; both read it through these functions,
+so the two can never tell a webmaster different things.
+
+* a feed: its registration and status, its newest fetch report (every problem
+  of that fetch with its hint, counted by code), its history, and the live
+  pages of the feed that lost something (an image that answered 404...);
+* roll-ups per feed and per host: items refused by code, images failed by
+  code, conflicts with the source that won, the pages that lost something,
+  and the feeds *failing*: whose last fetch failed, whose last fetch refused
+  items, or whose pages lost content -- the host's failing count;
+* a host: its feeds, the roll-up over them, and its documents waiting for
+  images with the images they wait for.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.problem_codes import CODES
+from shared.problems import Problem, Severity
+from shared.stores import Feed, FetchReport, PageProblems, ParkedDoc, Stores
+
+__all__ = [
+    "FeedOverview",
+    "HostOverview",
+    "Rollup",
+    "feed_overview",
+    "host_overview",
+    "page_json",
+    "report_json",
+    "rollup",
+    "rollup_json",
+]
+
+#: codes of problems that refuse one item (the rest concern a fetch or a whole body, or are warnings)
+_ITEM_CODES = ("item.", "turbo.", "conflict.outranked")
+#: results of a fetch that leave nothing to fix (the rest are a failed fetch or a parse with problems)
+_FINE = frozenset({"parsed", "unchanged", "not_modified", "ok"})
+#: pages that lost something shown per feed or host; the roll-up counts all of them up to the read limit
+PAGES_SHOWN = 50
+#: page-problem rows read for a roll-up: a host with more broken pages than this is shown as "5,000+"
+PAGES_READ = 5000
+#: conflicts listed in a roll-up (all are counted)
+CONFLICTS_SHOWN = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Rollup:
+    feeds: int = 0
+    failing_feeds: int = 0
+    #: refused items by code (errors with an item), over the newest reports
+    items_refused: dict[str, int] = field(default_factory=dict)
+    #: images left out of live pages by code
+    images_failed: dict[str, int] = field(default_factory=dict)
+    #: problems of a fetch or a body as a whole (a failed fetch, XML that cannot be read) by code
+    feed_problems: dict[str, int] = field(default_factory=dict)
+    #: warnings (recovered XML, undeclared prefixes...) by code, over the newest reports
+    warnings: dict[str, int] = field(default_factory=dict)
+    #: ``conflict.*`` problems: which URL, and the message naming the source that won
+    conflicts: tuple[Problem, ...] = ()
+    conflicts_total: int = 0
+    pages_with_problems: int = 0
+    #: True when more page-problem rows exist than were read (``PAGES_READ``)
+    pages_more: bool = False
+
+
+def _failing(feed: Feed, report: FetchReport | None, broken_pages: int) -> bool:
+    if feed.status.consecutive_failures or broken_pages:
+        return True
+    return report is not None and (report.result not in _FINE or report.refused > 0)
+
+
+def rollup(
+    feeds: Sequence[Feed], reports: Mapping[str, FetchReport], pages: Sequence[PageProblems], *, more: bool = False
+) -> Rollup:
+    """The roll-up over ``feeds`` (their newest ``reports``) and the live ``pages`` that lost something."""
+    refused: Counter[str] = Counter()
+    warnings: Counter[str] = Counter()
+    whole: Counter[str] = Counter()
+    conflicts: list[Problem] = []
+    for report in reports.values():
+        conflicts.extend(p for p in report.problems if p.code.startswith("conflict."))
+        for code, n in report.counts.items():
+            row = CODES.get(code)
+            if row is not None and row.severity == Severity.warning.value:
+                warnings[code] += n
+            elif code.startswith(_ITEM_CODES):
+                refused[code] += n
+            else:
+                whole[code] += n
+    images: Counter[str] = Counter(p.code for row in pages for p in row.problems if p.code.startswith("image."))
+    broken = Counter(row.source_id for row in pages)
+    return Rollup(
+        feeds=len(feeds),
+        failing_feeds=sum(1 for f in feeds if _failing(f, reports.get(f.feed_id), broken.get(f.feed_id, 0))),
+        items_refused=dict(sorted(refused.items())),
+        feed_problems=dict(sorted(whole.items())),
+        images_failed=dict(sorted(images.items())),
+        warnings=dict(sorted(warnings.items())),
+        conflicts=tuple(conflicts[:CONFLICTS_SHOWN]),
+        conflicts_total=len(conflicts),
+        pages_with_problems=len(pages),
+        pages_more=more,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FeedOverview:
+    feed: Feed
+    latest: FetchReport | None
+    #: newest first (empty unless asked for)
+    history: tuple[FetchReport, ...]
+    #: live pages of the feed that lost something, newest first (at most ``PAGES_SHOWN``)
+    pages: tuple[PageProblems, ...]
+    rollup: Rollup
+
+
+@dataclass(frozen=True, slots=True)
+class HostOverview:
+    host: str
+    feeds: tuple[FeedOverview, ...]
+    pages: tuple[PageProblems, ...]
+    waiting: tuple[ParkedDoc, ...]
+    rollup: Rollup
+
+
+async def feed_overview(stores: Stores, feed: Feed, *, history: int = 0) -> FeedOverview:
+    """One feed; ``history``: how many of its last reports to read (0: only the newest)."""
+    reports = await stores.problems.reports(feed.feed_id, limit=max(1, history))
+    pages = await stores.problems.page_problems(source_id=feed.feed_id, limit=PAGES_READ + 1)
+    latest = reports[0] if reports else None
+    more = len(pages) > PAGES_READ
+    pages = pages[:PAGES_READ]
+    return FeedOverview(
+        feed=feed,
+        latest=latest,
+        history=tuple(reports) if history else (),
+        pages=tuple(pages[:PAGES_SHOWN]),
+        rollup=rollup([feed], {feed.feed_id: latest} if latest else {}, pages, more=more),
+    )
+
+
+async def host_overview(stores: Stores, host: str, feeds: Iterable[Feed], *, waiting: int = 50) -> HostOverview:
+    """``host`` with the caller's feeds of it (the caller decides whose they are: one tenant's)."""
+    mine = [f for f in feeds if f.host == host and not f.deleted]
+    latest = await stores.problems.latest_reports(f.feed_id for f in mine)
+    rows = await stores.problems.page_problems(host=host, limit=PAGES_READ + 1)
+    ids = {f.feed_id for f in mine}
+    # the host's pages published from these feeds (another tenant's old pages of the host are not ours)
+    pages = [r for r in rows[:PAGES_READ] if r.source_id in ids or not ids]
+    overviews = []
+    for f in mine:
+        own = [r for r in pages if r.source_id == f.feed_id]
+        report = latest.get(f.feed_id)
+        overviews.append(
+            FeedOverview(
+                f, report, (), tuple(own[:PAGES_SHOWN]), rollup([f], {f.feed_id: report} if report else {}, own)
+            )
+        )
+    return HostOverview(
+        host=host,
+        feeds=tuple(overviews),
+        pages=tuple(pages[:PAGES_SHOWN]),
+        waiting=tuple(await stores.delay.waiting_on(host, limit=waiting)),
+        rollup=rollup(mine, latest, pages, more=len(rows) > PAGES_READ),
+    )
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def report_json(r: FetchReport) -> dict[str, Any]:
+    return {
+        "fetched_at": r.fetched_at,
+        "result": r.result,
+        "http_status": r.http_status,
+        "items": r.items,
+        "published": r.published,
+        "unchanged": r.unchanged,
+        "refused": r.refused,
+        "removed": r.removed,
+        "problems": [p.as_dict() for p in r.problems],
+        "problem_counts": r.counts,
+        "more_problems": r.more,
+        "fetch_ids": list(r.fetch_ids),
+    }
+
+
+def page_json(row: PageProblems) -> dict[str, Any]:
+    return {"url": row.url, "version": row.version, "problems": [p.as_dict() for p in row.problems]}
+
+
+def rollup_json(r: Rollup) -> dict[str, Any]:
+    return {
+        "feeds": r.feeds,
+        "failing_feeds": r.failing_feeds,
+        "items_refused": r.items_refused,
+        "feed_problems": r.feed_problems,
+        "images_failed": r.images_failed,
+        "warnings": r.warnings,
+        "conflicts": [p.as_dict() for p in r.conflicts],
+        "conflicts_total": r.conflicts_total,
+        "pages_with_problems": r.pages_with_problems,
+        "pages_more": r.pages_more,
+    }
