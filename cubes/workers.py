@@ -11,9 +11,6 @@ Not replicable, so parent-only:
 
 * ``api``, ``frontend`` -- they bind a port (and the api enforces its tenant
   limits per instance, ``api.instances``);
-* ``scheduler`` -- a singleton: its tick takes due feeds with ``due()``, a read
-  and not an atomic claim, so two schedulers would order every feed twice
-  (and it binds the WebSub port);
 * the demo site (``--demo``) -- it registers the feeds and draws the progress.
 
 A child is ``python -m cubes.workers`` (or a program's own worker mode, e.g.
@@ -69,7 +66,16 @@ __all__ = [
 log = logging.getLogger("turbocubes.workers")
 
 #: consumer-group cubes whose only shared state is the bus and the stores (see the module docstring)
-REPLICABLE: tuple[str, ...] = ("crawler", "parser", "autoparser", "media", "cdn", "delay", "kvwriter")
+REPLICABLE: tuple[str, ...] = (
+    "scheduler",  # each replica ticks the feeds of its partitions (cubes/scheduler/ownership.py)
+    "crawler",
+    "parser",
+    "autoparser",
+    "media",
+    "cdn",
+    "delay",
+    "kvwriter",
+)
 #: the command of a child: ``worker_main`` below
 DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cubes.workers")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -96,9 +102,11 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
 
 
 def worker_settings(settings: Settings, index: int) -> Settings:
-    """A child's settings: the parent's, with its own ``/metrics`` port (``metrics_port + index``; 0 stays 0)."""
+    """A child's settings: the parent's, with its own ``/metrics`` port (``metrics_port + index``; 0 stays 0)
+    and its scheduler's WebSub callback on a free port (hubs call the public base, the parent's; any
+    replica answers any feed from the store, cubes/scheduler/callback.py)."""
     port = settings.runtime.metrics_port
-    return settings.replace(runtime={"metrics_port": port + index if port else 0})
+    return settings.replace(runtime={"metrics_port": port + index if port else 0}, scheduler={"websub_port": 0})
 
 
 # --------------------------------------------------------------------------- the parent's side

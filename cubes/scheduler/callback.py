@@ -1,5 +1,10 @@
 """The WebSub callback endpoint of the scheduler: ``/websub/{feed_id}`` (DESIGN.md section 3, issue 4).
 
+Any replica of the scheduler answers any feed: the subscription is read from
+the feed's row (``websub.Subscriptions``), and a push becomes a crawl request
+keyed by host, which reaches the crawler that owns the host's lane, and its
+result the scheduler replica that owns the feed.
+
 * ``GET``: the hub verifies a (un)subscription we asked for. We echo
   ``hub.challenge`` only when the feed exists, we asked for that mode and the
   topic is the one we asked about, and record the granted lease in the feed
@@ -44,14 +49,13 @@ def create_app(
         feed_id = request.match_info["feed_id"]
         q = request.query
         mode, topic, challenge = q.get("hub.mode", ""), q.get("hub.topic", ""), q.get("hub.challenge", "")
-        sub = book.get(feed_id)
+        # the row, not this process's memory: the replica that asked the hub may be another one
         feed = await feeds.get(feed_id)
+        sub = None if feed is None else book.of(feed)
         if mode == "denied":
             # the hub refused (or cancelled) the subscription: stop trusting pushes, polling goes on
             if sub is not None and sub.topic == topic:
-                book.discard(feed_id)
-                if feed is not None:
-                    await feeds.update_schedule(feed_id, websub_hub=None, websub_expires_at=None)
+                await book.discard(feed_id)
                 log.warning("websub hub denied feed %s: %s", feed_id, q.get("hub.reason", ""))
             return web.Response(text="")
         if not challenge or sub is None or sub.topic != topic:
@@ -64,16 +68,10 @@ def create_app(
             except ValueError:
                 raise web.HTTPBadRequest(text="hub.lease_seconds is not a number") from None
             lease = min(max(lease, 0.0), _MAX_LEASE_S)
-            expires = clock.time() + lease
-            book.activate(feed_id, expires)
-            await feeds.update_schedule(
-                feed_id, websub_hub=sub.hub, websub_expires_at=datetime.fromtimestamp(expires, UTC)
-            )
+            await book.activate(feed_id, clock.time() + lease)
             return web.Response(text=challenge, content_type="text/plain")
         if mode == "unsubscribe" and sub.state is SubState.unsubscribing:
-            book.discard(feed_id)
-            if feed is not None:
-                await feeds.update_schedule(feed_id, websub_hub=None, websub_expires_at=None)
+            await book.discard(feed_id)
             return web.Response(text=challenge, content_type="text/plain")
         raise web.HTTPNotFound(text="no such subscription")
 
@@ -82,7 +80,7 @@ def create_app(
         feed = await feeds.get(feed_id)
         if feed is None or feed.deleted:
             raise web.HTTPGone(text="no such feed")
-        sub = book.get(feed_id)
+        sub = book.of(feed)
         if sub is None or sub.state is SubState.unsubscribing:
             log.info("websub push for feed %s without a subscription: ignored", feed_id)
             return web.Response(status=202)

@@ -1,5 +1,7 @@
 """The scheduler cube's wiring (DESIGN.md section 3; STYLE.md rule 1).
 
+Runs as any number of replicas in one consumer group: each ticks the feeds of
+the hosts in its ``crawl.feeds`` partitions (``ownership.py``, ``tick.py``).
 Consumes ``feeds.registry`` (what to fetch), ``crawl.feeds`` (how the
 last fetch went) and ``crawl.pages`` (sitemaps and home pages of autoparser
 hosts, ``discovery.py``), ticks every ``scheduler.tick_s`` to emit due feeds
@@ -15,6 +17,7 @@ from __future__ import annotations
 from cubes.scheduler.callback import CallbackServer, create_app
 from cubes.scheduler.discovery import Discovery
 from cubes.scheduler.handler import SchedulerHandler
+from cubes.scheduler.ownership import Ownership
 from cubes.scheduler.subscriber import Subscriber
 from cubes.scheduler.websub import Subscriptions
 from shared.config import Settings
@@ -33,6 +36,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     # YML re-fetches and discovery rounds yield while the pipeline lags (shared/overload.py);
     # a timer refreshes it
     overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES, PAGE_CRAWLS))
+    # this replica ticks the feeds of the hosts in its crawl.feeds partitions (ownership.py)
+    ownership = await Ownership.of(deps.bus)
     discovery = Discovery(
         settings.scheduler,
         feeds,
@@ -42,6 +47,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         blobs=deps.blobs,
         overload=overload,
         tenants=stores.tenants,
+        ownership=ownership,
     )
     handler = SchedulerHandler(
         settings,
@@ -52,6 +58,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         blobs=deps.blobs,
         overload=overload,
         discovery=discovery,
+        ownership=ownership,
     )
     services: tuple[Service, ...] = ()
     if subscriber.enabled:
@@ -71,6 +78,6 @@ async def build(settings: Settings, deps: Deps) -> Cube:
             Timer("overload", settings.runtime.status_interval_s, overload.tick),
         ),
         services=services,
-        on_start=book.load_quietly,
+        on_assignment=ownership.follow,
         on_stop=handler.close,
     )

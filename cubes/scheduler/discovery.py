@@ -26,11 +26,15 @@ the scheduler finds them:
   (pages still on their way, and pages that turned out not to be articles).
   The autoparser cube skips the discovery fetches themselves.
 
-State is in memory (the hosts come from the feed store, loaded once, then
-kept current by ``feeds.registry``): a restarted scheduler runs a round at
-once, and the HashStore check keeps that from ordering known pages again.
-Several scheduler instances each run rounds; the crawler coalesces their
-fetches and the HashStore filters their orders.
+State is in memory: the autoparser hosts come from the feed store (its
+autoparser feeds only, read again every ``RELOAD_S``, since a registration's
+announcement reaches one replica of the scheduler and the others learn of it
+there) and are kept current by the announcements this replica receives. Each
+replica runs the rounds of the hosts it owns (``ownership.py``) and answers
+any discovery result it is given (``crawl.pages`` is keyed by host too, but
+its partitions need not be assigned like those of ``crawl.feeds``). A
+restarted replica runs its rounds at once; the HashStore check keeps that
+from ordering known pages again.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from urllib.parse import urlsplit
 
 from prometheus_client import Counter
 
+from cubes.scheduler.ownership import Ownership
 from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import SchedulerConfig
@@ -73,6 +78,8 @@ REORDER_S = 86_400.0
 _ORDERED_MAX = 200_000
 #: child sitemaps of one index fetched per round (sitemaps.org allows 50,000; news sites use a few dozen)
 _CHILDREN_MAX = 50
+#: the autoparser hosts are read from the store again this often (registrations other replicas received)
+RELOAD_S = 300.0
 
 ORDERED = Counter("turbocubes_discovery_pages_total", "Article pages ordered for autoparser hosts")
 READ = Counter("turbocubes_discovery_reads_total", "Sitemaps and home pages read for article links", ["kind"])
@@ -108,8 +115,10 @@ class Discovery:
         blobs: Callable[[], Awaitable[BlobStore]] | None = None,
         overload: Overload | None = None,
         tenants: TenantStore | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
         self._cfg = cfg
+        self._owner = ownership or Ownership()
         self._feeds = feeds
         self._publish = publish
         self._clock = clock
@@ -119,16 +128,22 @@ class Discovery:
         self._tenants = tenants
         self.hosts: dict[str, _Host] = {}
         self._ordered: dict[str, float] = {}
-        self._loaded = False
+        self._loaded_at: float | None = None
 
     # ------------------------------------------------------------------ registry
 
     async def _load(self) -> None:
-        if self._loaded:
+        now = self._clock.monotonic()
+        if self._loaded_at is not None and now - self._loaded_at < RELOAD_S:
             return
-        self._loaded = True
-        for feed in await self._feeds.list():
-            if feed.autoparser and not feed.deleted:
+        self._loaded_at = now
+        feeds = await self._feeds.list(autoparser_only=True)
+        live = {f.feed_id for f in feeds}
+        known = {fid for host in self.hosts.values() for fid in host.origins}
+        for feed_id in known - live:  # removed or unflagged through another replica
+            self.remove(feed_id)
+        for feed in feeds:
+            if feed.feed_id not in self.hosts.get(feed.host, _Host()).origins:
                 self._add(feed)
 
     def _add(self, feed: Feed) -> None:
@@ -159,7 +174,7 @@ class Discovery:
         """Start the rounds that are due (published here); returns how many fetches were ordered."""
         await self._load()
         now = self._clock.time()
-        due = [(name, h) for name, h in self.hosts.items() if h.due <= now]
+        due = [(name, h) for name, h in self.hosts.items() if h.due <= now and self._owner.owns(name)]
         if not due:
             return 0
         if self._overload is not None and (work := self._overload.yields(CrawlKind.page)) is not None:

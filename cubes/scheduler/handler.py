@@ -1,25 +1,24 @@
 """The scheduler's handler: registrations in, lessons from fetches, due feeds out (DESIGN.md section 3).
 
 * ``feeds.registry`` -> follow the registration service (``shared.feeds``),
-  which wrote the row: a new feed is due at once (``next_fetch_at`` None), a
-  removed one gets a new feed's schedule back (so it is due at once if it is
-  registered again), and discovery follows the autoparser flag.
+  which wrote the row: a new (or re-registered) feed is placed in its host's
+  partition and due at once (``tick.Ticker.place``), a removed one gets a new
+  feed's schedule back and leaves every partition, and discovery follows the
+  autoparser flag.
 * ``crawl.feeds`` -> learn: hash the body (xxh3-128), classify the fetch
   (changed / unchanged / failed), compute the next due time with
-  ``policy`` and ``spread``, and write the *fetch* fields of the feed status.
+  ``policy`` and ``spread`` (among the host's other feeds, as the store holds
+  them), and write the *fetch* fields of the feed status.
   The parser consumes the same topic and writes the parse fields
   (``items``, ``parse_error``, ...); this handler writes the fetch's own
   (``fetch_result``, ``fetch_error``) and the schedule (``shared/stores/feeds.py``
   says who writes which field).
   A result older than the last one learned is ignored (redelivery, reordering).
-* ``tick`` (a ``Timer``) -> the feeds the store says are due become
-  ``crawl.requests`` — except, while the pipeline is overloaded, YML
-  re-fetches, whose next fetch is pushed ``overload.DEFER_S`` ahead instead.
-  Order matters: each emitted feed's ``next_fetch_at`` is pushed one
-  interval ahead *before* publishing, so no instance or later tick emits it
-  twice and a result racing the tick is never overwritten; if the publish
-  fails the old values are put back, so nothing is lost either.
-  All state is in the store, so a restarted scheduler carries on.
+* ``tick`` (a ``Timer``) -> the due feeds of this replica's partitions
+  become ``crawl.requests``, each poll once (``tick.py`` writes the order
+  down), and feeds no announcement placed are placed.
+  All state is in the store — nothing per feed in memory — so a restarted
+  replica, or the one that takes its partitions, carries on.
 * ``crawl.pages`` and the same tick -> article discovery for the hosts of
   feeds registered with ``autoparser=True`` (``discovery.py``).
 """
@@ -34,9 +33,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cubes.scheduler.discovery import Discovery
-from cubes.scheduler.policy import Outcome, backoff, classify, next_delay, next_interval
-from cubes.scheduler.spread import HostIndex, effective_gap, spread
+from cubes.scheduler.ownership import Ownership
+from cubes.scheduler.policy import Outcome, classify, next_delay, next_interval
+from cubes.scheduler.spread import HostSpread
 from cubes.scheduler.subscriber import Subscriber
+from cubes.scheduler.tick import Ticker
 from cubes.scheduler.websub import discover
 from shared.blobs.base import BlobStore
 from shared.clock import Clock
@@ -44,8 +45,8 @@ from shared.config import Settings
 from shared.errors import NotFound, Reject
 from shared.hashing import body_hash, file_hash
 from shared.http.retry_after import parse_retry_after
-from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedRegistration, FetchStatus
-from shared.overload import DEFER_S, Overload
+from shared.messages import CrawlKind, CrawlResult, FeedRegistration, FetchStatus
+from shared.overload import Overload
 from shared.runtime.cube import Context, Output
 from shared.runtime.deps import Publish
 from shared.stores import Feed, FeedStore
@@ -54,10 +55,10 @@ __all__ = ["SchedulerHandler"]
 
 log = logging.getLogger(__name__)
 
-#: routine polls; pushes and first fetches use 0 (CrawlRequest.priority)
-_ROUTINE_PRIORITY = 5
-#: the schedule of a feed never fetched: due at once, the shortest interval, no validators
+#: the schedule of a feed never fetched, in no partition: placed again (due at once, the shortest
+#: interval, no validators) when it is registered again
 _NEW_SCHEDULE: dict[str, Any] = {
+    "schedule_partition": None,
     "next_fetch_at": None,
     "interval_s": None,
     "consecutive_failures": 0,
@@ -84,6 +85,7 @@ class SchedulerHandler:
         rng: random.Random | None = None,
         overload: Overload | None = None,
         discovery: Discovery | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
         self._cfg = settings.scheduler
         #: under overload, YML re-fetches yield (shared/overload.py)
@@ -96,8 +98,10 @@ class SchedulerHandler:
         self._subscriber = subscriber
         self._blobs = blobs
         self._rng = rng or random.Random()
-        self.index = HostIndex()
-        self._index_loaded = False
+        #: which partitions this replica ticks (a lone scheduler: all)
+        self.ownership = ownership or Ownership()
+        self.ticker = Ticker(self._cfg, feeds, publish, clock, self.ownership, overload=overload)
+        self._spread = HostSpread(feeds, clock, self._cfg.host_gap_s)
 
     # ------------------------------------------------------------------ dispatch
 
@@ -123,7 +127,6 @@ class SchedulerHandler:
         """
         feed = await self._feeds.get(reg.feed_id)
         if reg.action == "delete":
-            self.index.discard(reg.feed_id)
             if self._discovery is not None:
                 self._discovery.remove(reg.feed_id)
             if feed is None:
@@ -136,6 +139,7 @@ class SchedulerHandler:
             return
         if feed is None or feed.deleted:
             return  # an announcement older than a removal (a compacted log read again): nothing to follow
+        await self.ticker.place(feed)
         if self._discovery is not None:
             await self._discovery.update(feed)
 
@@ -171,7 +175,6 @@ class SchedulerHandler:
         st = feed.status
         if st.last_fetch_at is not None and res.fetched_at <= st.last_fetch_at:
             return  # already learned (redelivery) or older than what we know
-        await self._load_index()
         fetched = res.fetched_at.timestamp()
         outcome = classify(res.status, digest, st.last_hash)
         failures = st.consecutive_failures + 1 if outcome is Outcome.failed else 0
@@ -185,7 +188,7 @@ class SchedulerHandler:
             u=self._rng.random(),
             cfg=self._cfg,
         )
-        due = self._spread(feed, fetched + delay, interval)
+        due = await self._spread.place(feed.host, feed_id, fetched + delay, interval)
         fields: dict[str, Any] = {
             "last_fetch_at": res.fetched_at,
             "last_http_status": res.http_status,
@@ -210,85 +213,26 @@ class SchedulerHandler:
             if res.headers.get("last-modified"):
                 fields["last_modified"] = res.headers["last-modified"]
         await self._feeds.update_schedule(feed_id, **fields)
-        self.index.set(feed.host, feed_id, due)
         await self._maybe_subscribe(feed, res, fetched)
-
-    def _spread(self, feed: Feed, candidate: float, interval: float) -> float:
-        others = self.index.others(feed.host, feed.feed_id)
-        gap = effective_gap(self._cfg.host_gap_s, interval, len(others) + 1)
-        return spread(candidate, others, gap)
-
-    async def _load_index(self) -> None:
-        """Fill the host index from the store once (it is a cache; see ``spread``)."""
-        if self._index_loaded:
-            return
-        self._index_loaded = True
-        for feed in await self._feeds.list():
-            if feed.status.next_fetch_at is not None:
-                self.index.set(feed.host, feed.feed_id, feed.status.next_fetch_at.timestamp())
 
     async def _maybe_subscribe(self, feed: Feed, res: CrawlResult, now: float) -> None:
         if self._subscriber is None or not self._subscriber.enabled or res.status is not FetchStatus.ok:
             return
         found = discover(res.body, res.headers)
-        if found is not None and self._subscriber.due_for(feed.feed_id, found, now):
+        if found is not None and self._subscriber.due_for(self._subscriber.book.of(feed), found, now):
             # failures are logged by the subscriber and retried on a later poll; polling goes on meanwhile
             await self._subscriber.subscribe(feed.feed_id, feed.url, found, now)
 
     # ------------------------------------------------------------------ tick
 
     async def tick(self) -> list[Output]:
-        """Emit every due feed once, then the due discovery rounds (both published here)."""
-        await self._tick_feeds()
+        """Place what no announcement placed, emit every due feed once, then the due discovery rounds
+        (published here)."""
+        await self.ticker.sweep()
+        await self.ticker.tick()
         if self._discovery is not None:
             await self._discovery.tick()
         return []
-
-    async def _tick_feeds(self) -> None:
-        now = self._clock.time()
-        now_dt = _dt(now)
-        due = await self._feeds.due(now_dt, limit=self._cfg.tick_batch)
-        if self._overload is not None and due:
-            due, held = self._overload.split_feeds(due)
-            for feed in held:
-                # not emitted, not lost: due again after the deferral, fetched once the lag falls
-                await self._feeds.update_schedule(feed.feed_id, next_fetch_at=_dt(now + DEFER_S))
-        if not due:
-            return
-        outputs = [self._request(feed, now_dt) for feed in due]
-        for feed in due:
-            # a lease: if the result never comes back (lost, or the crawler is down), the feed is due
-            # again after the delay it would have had anyway (its interval, or its failure backoff)
-            st = feed.status
-            lease = max(
-                next_interval(st.interval_s, Outcome.failed, self._cfg), backoff(st.consecutive_failures, self._cfg)
-            )
-            await self._feeds.update_schedule(feed.feed_id, next_fetch_at=_dt(now + lease))
-        try:
-            await self._publish(outputs)
-        except Exception:
-            for feed in due:
-                await self._feeds.update_schedule(feed.feed_id, next_fetch_at=feed.status.next_fetch_at)
-            raise
-
-    @staticmethod
-    def _request(feed: Feed, now: datetime) -> Output:
-        st = feed.status
-        first = st.last_fetch_at is None
-        return Output(
-            "crawl.requests",
-            CrawlRequest(
-                kind=CrawlKind.feed,
-                url=feed.url,
-                host=feed.host,
-                requesters=[f"feed:{feed.feed_id}"],
-                feed_id=feed.feed_id,
-                etag=None if first else st.etag,
-                last_modified=None if first else st.last_modified,
-                requested_at=now,
-                priority=0 if first else _ROUTINE_PRIORITY,
-            ),
-        )
 
     async def close(self) -> None:
         if self._subscriber is not None:

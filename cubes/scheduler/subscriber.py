@@ -54,11 +54,10 @@ class Subscriber:
     def callback_url(self, feed_id: str) -> str:
         return f"{self.callback_base}/websub/{quote(feed_id, safe='')}"
 
-    def due_for(self, feed_id: str, found: Discovery, now: float) -> bool:
-        """Whether a fetch that found ``found`` should (re)subscribe now."""
+    def due_for(self, sub: Subscription | None, found: Discovery, now: float) -> bool:
+        """Whether a fetch that found ``found`` should (re)subscribe now, ``sub`` being the feed's."""
         if not self.enabled:
             return False
-        sub = self.book.get(feed_id)
         if sub is None or sub.hub != found.hub or sub.topic != found.topic:
             return True
         if sub.state is SubState.pending:
@@ -79,8 +78,8 @@ class Subscriber:
             requested_at=now,
         )
         # remembered before the POST: the hub may verify before it even answers us
-        previous = self.book.get(feed_id)
-        self.book.put(sub)
+        previous = await self.book.get(feed_id)
+        await self.book.put(sub)
         try:
             hub = resolve_url(feed_url, found.hub)
         except ValueError as exc:
@@ -100,28 +99,18 @@ class Subscriber:
         if error is not None:
             # keep a still-valid older subscription rather than forget it
             if previous is not None and previous.state is SubState.active:
-                self.book.put(previous)
+                await self.book.put(previous)
             else:
-                self.book.put(sub)  # pending: retried after PENDING_RETRY_S, not on every poll
+                await self.book.put(sub)  # pending: retried after PENDING_RETRY_S, not on every poll
             log.warning("websub subscribe of feed %s at %s failed: %s", feed_id, hub, error)
         return error
 
     async def unsubscribe(self, feed_id: str, feed_url: str) -> str | None:
         """Ask the hub to stop pushing (the feed was removed); None when it accepted."""
-        sub = self.book.get(feed_id)
+        # the row says "unsubscribing" itself (the removal's announcement reset its schedule first)
+        sub = await self.book.get(feed_id)
         if sub is None or not self.enabled:
             return None
-        self.book.put(
-            Subscription(
-                feed_id=feed_id,
-                hub=sub.hub,
-                topic=sub.topic,
-                secret=sub.secret,
-                state=SubState.unsubscribing,
-                requested_at=sub.requested_at,
-                expires_at=sub.expires_at,
-            )
-        )
         try:
             hub = resolve_url(feed_url, sub.hub)
         except ValueError as exc:

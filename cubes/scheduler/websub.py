@@ -9,16 +9,16 @@ Discovery parses only the head of the document (up to the first item /
 entry) with lxml, entity expansion, DTD loading and network access all off,
 so a hostile feed can neither blow up memory nor make us fetch anything.
 
-``Subscriptions`` holds the per-feed hub, topic and HMAC secret in memory for
-the callback's fast path and writes them through to the FeedStore
-(``websub_hub``, ``websub_topic``, ``websub_secret``, ``websub_expires_at``),
-so a restarted scheduler — or another instance the hub's callback lands on
-after ``load()`` — can still verify pushes.
+``Subscriptions`` keeps the per-feed hub, topic, HMAC secret and lease in the
+feed's row (``websub_hub``, ``websub_topic``, ``websub_secret``,
+``websub_expires_at``) and nowhere else, written before the hub is asked: the
+scheduler runs as several replicas behind one callback address, and whichever
+replica a hub's verification or push reaches reads what the subscribing
+replica wrote (issue 19); a restarted replica forgets nothing either.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -26,12 +26,14 @@ import io
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from lxml import etree
 
-from shared.stores import FeedStore
+from shared.errors import NotFound
+from shared.stores import Feed, FeedStore
 
 __all__ = [
     "Discovery",
@@ -175,66 +177,56 @@ class Subscription:
 
 
 class Subscriptions:
-    """feed id -> its WebSub subscription: in memory, written through to the FeedStore when given one."""
+    """feed id -> its WebSub subscription, read from and written to the feed's row.
 
-    def __init__(self, feeds: FeedStore | None = None) -> None:
-        self._subs: dict[str, Subscription] = {}
+    The state is the row's: *pending* (asked, no lease yet), *active* (verified: a lease),
+    *unsubscribing* (the feed was removed: deleted, or its schedule already reset by the removal's
+    announcement). Only when a subscription was asked for is kept in memory: it paces asking a hub
+    that never verified again, and a restarted replica simply asks again.
+    """
+
+    def __init__(self, feeds: FeedStore) -> None:
         self._feeds = feeds
-        self._writes: set[asyncio.Task[None]] = set()
+        self._asked: dict[str, float] = {}
 
-    async def load(self) -> int:
-        """Read the subscriptions a previous run stored; returns how many."""
-        if self._feeds is None:
-            return 0
-        n = 0
-        for feed in await self._feeds.list():
-            st = feed.status
-            if st.websub_hub and st.websub_topic and st.websub_secret:
-                expires = st.websub_expires_at.timestamp() if st.websub_expires_at else None
-                state = SubState.active if expires is not None else SubState.pending
-                self._subs[feed.feed_id] = Subscription(
-                    feed.feed_id, st.websub_hub, st.websub_topic, st.websub_secret, state, 0.0, expires
-                )
-                n += 1
-        return n
-
-    async def load_quietly(self) -> None:
-        """``load`` as a cube start hook."""
-        await self.load()
-
-    def _persist(self, feed_id: str, **fields: object) -> None:
-        if self._feeds is None:
-            return
-        feeds = self._feeds
-
-        async def write() -> None:
-            with contextlib.suppress(Exception):  # a feed removed meanwhile: nothing to keep
-                await feeds.update_schedule(feed_id, **fields)
-
-        task = asyncio.ensure_future(write())
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
-
-    async def flush(self) -> None:
-        """Wait for the pending store writes (tests, shutdown)."""
-        if self._writes:
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
-
-    def get(self, feed_id: str) -> Subscription | None:
-        return self._subs.get(feed_id)
-
-    def put(self, sub: Subscription) -> None:
-        self._subs[sub.feed_id] = sub
-        self._persist(sub.feed_id, websub_hub=sub.hub, websub_topic=sub.topic, websub_secret=sub.secret)
-
-    def activate(self, feed_id: str, expires_at: float) -> Subscription | None:
-        sub = self._subs.get(feed_id)
-        if sub is None:
+    def of(self, feed: Feed) -> Subscription | None:
+        """The subscription ``feed``'s row holds, if any."""
+        st = feed.status
+        if not (st.websub_hub and st.websub_topic and st.websub_secret):
             return None
-        sub = replace(sub, state=SubState.active, expires_at=expires_at)
-        self._subs[feed_id] = sub
-        return sub
+        removed = feed.deleted or (st.schedule_partition is None and st.next_fetch_at is None)
+        expires = st.websub_expires_at.timestamp() if st.websub_expires_at else None
+        state = SubState.unsubscribing if removed else (SubState.active if expires is not None else SubState.pending)
+        asked = self._asked.get(feed.feed_id, 0.0)
+        return Subscription(feed.feed_id, st.websub_hub, st.websub_topic, st.websub_secret, state, asked, expires)
 
-    def discard(self, feed_id: str) -> None:
-        if self._subs.pop(feed_id, None) is not None:
-            self._persist(feed_id, websub_topic=None, websub_secret=None)
+    async def get(self, feed_id: str) -> Subscription | None:
+        feed = await self._feeds.get(feed_id)
+        return None if feed is None else self.of(feed)
+
+    async def put(self, sub: Subscription) -> None:
+        """Store ``sub`` (awaited: a hub may verify before it even answers the request)."""
+        self._asked[sub.feed_id] = sub.requested_at
+        expires = None if sub.expires_at is None else datetime.fromtimestamp(sub.expires_at, UTC)
+        with contextlib.suppress(NotFound):  # a feed removed meanwhile: nothing to keep
+            await self._feeds.update_schedule(
+                sub.feed_id,
+                websub_hub=sub.hub,
+                websub_topic=sub.topic,
+                websub_secret=sub.secret,
+                websub_expires_at=expires,
+            )
+
+    async def activate(self, feed_id: str, expires_at: float) -> None:
+        """The hub verified the subscription: it is active until ``expires_at``."""
+        self._asked.pop(feed_id, None)
+        with contextlib.suppress(NotFound):
+            await self._feeds.update_schedule(feed_id, websub_expires_at=datetime.fromtimestamp(expires_at, UTC))
+
+    async def discard(self, feed_id: str) -> None:
+        """No subscription any more (denied, or unsubscribed): pushes are not trusted, polling goes on."""
+        self._asked.pop(feed_id, None)
+        with contextlib.suppress(NotFound):
+            await self._feeds.update_schedule(
+                feed_id, websub_hub=None, websub_topic=None, websub_secret=None, websub_expires_at=None
+            )

@@ -25,6 +25,7 @@ feed as it is now, *read* from both the fetch's and the parse's fields.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -56,6 +57,7 @@ SCHEDULE_FIELDS = frozenset(
         "next_fetch_at",
         "interval_s",
         "consecutive_failures",
+        "schedule_partition",
         "websub_hub",
         "websub_topic",
         "websub_secret",
@@ -93,6 +95,9 @@ class FeedStatus:
     next_fetch_at: datetime | None = None  # None: due now
     interval_s: float | None = None
     consecutive_failures: int = 0
+    #: the partition of the scheduler's input (``crawl.feeds``, keyed by host) the feed's host falls
+    #: in: the replica holding that partition schedules the feed. None: not scheduled (new, removed)
+    schedule_partition: int | None = None
     websub_hub: str | None = None
     websub_expires_at: datetime | None = None
     #: the topic (self URL) and HMAC secret of the live WebSub subscription (migration 2)
@@ -149,13 +154,51 @@ class FeedStore(Protocol):
         """The feed with its status, deleted or not."""
         ...
 
-    async def list(self, tenant_id: str | None = None, *, include_deleted: bool = False) -> builtins.list[Feed]:
-        """Feeds (of ``tenant_id`` when given) ordered by feed_id."""
+    async def list(
+        self, tenant_id: str | None = None, *, include_deleted: bool = False, autoparser_only: bool = False
+    ) -> builtins.list[Feed]:
+        """Feeds (of ``tenant_id`` when given; registered with ``autoparser`` when asked) by feed_id."""
         ...
 
-    async def due(self, now: datetime, limit: int = 100) -> builtins.list[Feed]:
-        """Live feeds with ``next_fetch_at`` None or <= ``now``, the most overdue first (None first)."""
+    # ------------------------------------------------------------------ the scheduler's index
+
+    async def due(
+        self, now: datetime, limit: int = 100, *, partitions: Collection[int] | None = None
+    ) -> builtins.list[Feed]:
+        """Live feeds with ``next_fetch_at`` None or <= ``now``, the most overdue first (None first).
+
+        With ``partitions``: only feeds scheduled in those (``schedule_partition``), read through the
+        index on (partition, next fetch), so a tick costs what is due there, not what is registered.
+        """
         ...
+
+    async def unscheduled(self, limit: int) -> builtins.list[Feed]:
+        """Live feeds with no ``schedule_partition`` yet (new, or registered again), oldest first."""
+        ...
+
+    async def scheduled_sample(self, limit: int) -> builtins.list[tuple[str, int]]:
+        """(host, schedule_partition) of up to ``limit`` scheduled feeds: enough to see whether the
+        partitions were computed with the bus's current rule."""
+        ...
+
+    async def clear_partitions(self) -> int:
+        """Unschedule every feed (the partitioning rule changed); returns how many were scheduled."""
+        ...
+
+    async def host_due_times(self, host: str, after: datetime, *, exclude: str, limit: int) -> builtins.list[datetime]:
+        """The next fetch times >= ``after`` of the host's other live feeds, earliest first, at most ``limit``."""
+        ...
+
+    async def host_size(self, host: str) -> int:
+        """How many live feeds ``host`` has."""
+        ...
+
+    async def lease(self, feed_id: str, expected: datetime | None, next_fetch_at: datetime) -> bool:
+        """The scheduler's compare-and-set of ``next_fetch_at``: set only if it still is ``expected``
+        (a result learned meanwhile is newer and wins). True when it was set."""
+        ...
+
+    # ------------------------------------------------------------------ the writers
 
     async def update_schedule(self, feed_id: str, **fields: Any) -> None:
         """The scheduler's write: some ``SCHEDULE_FIELDS``. Another field -> ``ValueError``;

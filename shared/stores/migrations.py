@@ -219,3 +219,19 @@ POSTGRES.append(
         ),
     )
 )
+
+# Scheduler replicas (issue 19): each feed is scheduled in the partition of ``crawl.feeds`` its host
+# falls in, and the replica holding that partition ticks it. A tick reads only what is due in its
+# partitions (feeds_due), the spread of a host's feeds reads the host's next few due times
+# (feeds_host_due), new and re-registered feeds are found without a scan (feeds_unscheduled), and
+# discovery reads the autoparser feeds alone (feeds_autoparser).
+_SCHEDULE_INDEX = (
+    "ALTER TABLE feeds ADD COLUMN schedule_partition BIGINT",
+    "CREATE INDEX IF NOT EXISTS feeds_due ON feeds (schedule_partition, next_fetch_at) WHERE NOT deleted",
+    "CREATE INDEX IF NOT EXISTS feeds_host_due ON feeds (host, next_fetch_at) WHERE NOT deleted",
+    "CREATE INDEX IF NOT EXISTS feeds_unscheduled ON feeds (created_at)"
+    " WHERE schedule_partition IS NULL AND NOT deleted",
+    "CREATE INDEX IF NOT EXISTS feeds_autoparser ON feeds (feed_id) WHERE autoparser AND NOT deleted",
+)
+SQLITE.append((9, "scheduler partitions and the due index", _SCHEDULE_INDEX))
+POSTGRES.append((9, "scheduler partitions and the due index", _SCHEDULE_INDEX))

@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import hmac
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +59,8 @@ class Hub:
     challenge_echoed: bool = False
     lease_seconds: int = 3600
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    #: where a callback URL is really sent (a load balancer in front of several scheduler replicas)
+    route: Callable[[str], str] = lambda url: url
 
     def app(self) -> web.Application:
         async def subscribe(request: web.Request) -> web.Response:
@@ -80,7 +82,7 @@ class Hub:
             "hub.challenge": "chal-123",
             "hub.lease_seconds": str(self.lease_seconds),
         }
-        async with aiohttp.ClientSession() as s, s.get(form["hub.callback"], params=params) as resp:
+        async with aiohttp.ClientSession() as s, s.get(self.route(form["hub.callback"]), params=params) as resp:
             self.challenge_echoed = resp.status == 200 and await resp.text() == "chal-123"
         self.verified.set()
 
@@ -91,7 +93,7 @@ class Hub:
         headers = {"X-Hub-Signature": sig, "Content-Type": "application/rss+xml"}
         async with (
             aiohttp.ClientSession() as s,
-            s.post(sub["hub.callback"], data=body, headers=headers) as resp,
+            s.post(self.route(sub["hub.callback"]), data=body, headers=headers) as resp,
         ):
             return resp.status
 
@@ -122,7 +124,7 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
     stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
     clock = ManualClock(start=1_700_000_000.0)
     published = Published()
-    book = Subscriptions()
+    book = Subscriptions(stores.feeds)
     subscriber = Subscriber(settings, book)
     server = CallbackServer(create_app(settings, stores.feeds, book, published, clock), "127.0.0.1", 0)
     await server.start()
@@ -295,7 +297,8 @@ async def test_callback_refuses_what_we_did_not_ask_for(rig: Rig) -> None:
 
 async def test_hub_behind_a_blocked_address_is_not_contacted(tmp_path: Path) -> None:
     settings = Settings().replace(scheduler={"websub_callback_base": "https://cb.example"})  # no allowlist
-    sub = Subscriber(settings, Subscriptions())
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    sub = Subscriber(settings, Subscriptions(stores.feeds))
     try:
         from cubes.scheduler.websub import Discovery
 
@@ -310,3 +313,49 @@ async def test_hub_behind_a_blocked_address_is_not_contacted(tmp_path: Path) -> 
             assert error.startswith("hub refused")
     finally:
         await sub.close()
+        await stores.close()
+
+
+async def test_callbacks_reach_any_replica(tmp_path: Path) -> None:
+    """Three scheduler replicas behind one callback address: the hub's verification and pushes reach
+    others than the replica that subscribed, which know the subscription from the store alone."""
+    hub = Hub()
+    hub_runner = web.AppRunner(hub.app())
+    await hub_runner.setup()
+    await web.TCPSite(hub_runner, "127.0.0.1", 0).start()
+    hub.url = f"http://127.0.0.1:{hub_runner.addresses[0][1]}/"
+    settings = Settings().replace(
+        http={"allowlist": ["127.0.0.1/32"]},
+        scheduler={"jitter": 0.0, "websub_callback_base": "http://placeholder", "websub_port": 0},
+    )
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    clock = ManualClock(start=1_700_000_000.0)
+    replicas: list[tuple[SchedulerHandler, CallbackServer, Published]] = []
+    try:
+        for _ in range(3):
+            published = Published()
+            book = Subscriptions(stores.feeds)  # each replica its own: nothing shared but the store
+            subscriber = Subscriber(settings, book)
+            server = CallbackServer(create_app(settings, stores.feeds, book, published, clock), "127.0.0.1", 0)
+            await server.start()
+            subscriber.callback_base = "http://lb.example"  # the public address, in front of all three
+            handler = SchedulerHandler(settings, stores.feeds, published, clock, subscriber=subscriber)
+            replicas.append((handler, server, published))
+        (a, _, _), (_, b_server, _), (_, c_server, c_published) = replicas
+        turns = iter([b_server.port, c_server.port])
+        hub.route = lambda url: url.replace("http://lb.example", f"http://127.0.0.1:{next(turns)}")
+        rig = Rig(stores, clock, a, a._subscriber, replicas[0][2], hub, 0)  # type: ignore[arg-type]
+        await _register_and_fetch(rig)  # replica A fetches the feed and subscribes
+        await asyncio.wait_for(hub.verified.wait(), WAIT_S)
+        assert hub.challenge_echoed  # replica B answered the verification of A's subscription
+        st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+        assert st.websub_expires_at == datetime.fromtimestamp(clock.time() + 3600, UTC)
+        assert await hub.push(_feed_body(hub.url)) == 202  # replica C gets the push
+        [req] = c_published.requests
+        assert (req.feed_id, req.host, req.priority) == ("f1", "news.example", 0)  # keyed by host: to the owners
+    finally:
+        for handler, server, _ in replicas:
+            await handler.close()
+            await server.stop()
+        await hub_runner.cleanup()
+        await stores.close()

@@ -71,7 +71,7 @@ async def test_up_demo_with_a_worker_writes_every_page_and_stops_cleanly(tmp_pat
         await eventually("the worker to report the replicable cubes (and only those)", worker_runs_its_cubes, task)
         snaps = await stores.status.get_status("cube:")
         mine = {s.data["cube"] for s in snaps if s.data["instance"] == ME}
-        assert {"api", "scheduler", "frontend"} <= mine  # the singletons run here only
+        assert {"api", "scheduler", "frontend"} <= mine  # the singletons run here only (and a scheduler)
     finally:
         stop.set()
         rc = await asyncio.wait_for(task, 30)

@@ -8,7 +8,7 @@ guarded statement, so no transaction spans an ``await``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -88,7 +88,9 @@ class SqlFeedStore:
         row = await self._db.fetchone(f"SELECT {FEED_COLUMNS} FROM feeds WHERE feed_id = ?", feed_id)
         return None if row is None else feed_from_row(row)
 
-    async def list(self, tenant_id: str | None = None, *, include_deleted: bool = False) -> builtins.list[Feed]:
+    async def list(
+        self, tenant_id: str | None = None, *, include_deleted: bool = False, autoparser_only: bool = False
+    ) -> builtins.list[Feed]:
         where = ["TRUE"]
         args: builtins.list[Any] = []
         if tenant_id is not None:
@@ -96,20 +98,83 @@ class SqlFeedStore:
             args.append(tenant_id)
         if not include_deleted:
             where.append("NOT deleted")
+        if autoparser_only:
+            where.append("autoparser")
         rows = await self._db.fetch(
             f"SELECT {FEED_COLUMNS} FROM feeds WHERE {' AND '.join(where)} ORDER BY feed_id", *args
         )
         return [feed_from_row(row) for row in rows]
 
-    async def due(self, now: datetime, limit: int = 100) -> builtins.list[Feed]:
+    async def due(
+        self, now: datetime, limit: int = 100, *, partitions: Collection[int] | None = None
+    ) -> builtins.list[Feed]:
+        if partitions is None:
+            rows = await self._db.fetch(
+                f"SELECT {FEED_COLUMNS} FROM feeds"
+                " WHERE NOT deleted AND (next_fetch_at IS NULL OR next_fetch_at <= ?)"
+                " ORDER BY next_fetch_at ASC NULLS FIRST, feed_id LIMIT ?",
+                to_us(now),
+                limit,
+            )
+            return [feed_from_row(row) for row in rows]
+        owned = sorted({int(p) for p in partitions})
+        if not owned:
+            return []
+        # a scheduled feed always has a next fetch time (the scheduler sets it with the partition), so
+        # this is a range on the index feeds_due (schedule_partition, next_fetch_at) WHERE NOT deleted
+        marks = ", ".join("?" for _ in owned)  # integers, counted: safe to splice
         rows = await self._db.fetch(
             f"SELECT {FEED_COLUMNS} FROM feeds"
-            " WHERE NOT deleted AND (next_fetch_at IS NULL OR next_fetch_at <= ?)"
-            " ORDER BY next_fetch_at ASC NULLS FIRST, feed_id LIMIT ?",
+            f" WHERE schedule_partition IN ({marks}) AND NOT deleted AND next_fetch_at <= ?"
+            " ORDER BY next_fetch_at, feed_id LIMIT ?",
+            *owned,
             to_us(now),
             limit,
         )
         return [feed_from_row(row) for row in rows]
+
+    async def unscheduled(self, limit: int) -> builtins.list[Feed]:
+        rows = await self._db.fetch(
+            f"SELECT {FEED_COLUMNS} FROM feeds WHERE schedule_partition IS NULL AND NOT deleted"
+            " ORDER BY created_at, feed_id LIMIT ?",
+            limit,
+        )
+        return [feed_from_row(row) for row in rows]
+
+    async def scheduled_sample(self, limit: int) -> builtins.list[tuple[str, int]]:
+        rows = await self._db.fetch(
+            "SELECT host, schedule_partition FROM feeds WHERE schedule_partition IS NOT NULL AND NOT deleted LIMIT ?",
+            limit,
+        )
+        return [(str(h), int(p)) for h, p in rows]
+
+    async def clear_partitions(self) -> int:
+        return await self._db.execute("UPDATE feeds SET schedule_partition = NULL WHERE schedule_partition IS NOT NULL")
+
+    async def host_due_times(self, host: str, after: datetime, *, exclude: str, limit: int) -> builtins.list[datetime]:
+        rows = await self._db.fetch(
+            "SELECT next_fetch_at FROM feeds"
+            " WHERE host = ? AND NOT deleted AND next_fetch_at >= ? AND feed_id <> ?"
+            " ORDER BY next_fetch_at LIMIT ?",
+            host,
+            to_us(after),
+            exclude,
+            limit,
+        )
+        return [t for (value,) in rows if (t := from_us(value)) is not None]
+
+    async def host_size(self, host: str) -> int:
+        row = await self._db.fetchone("SELECT COUNT(*) FROM feeds WHERE host = ? AND NOT deleted", host)
+        return int(row[0]) if row else 0
+
+    async def lease(self, feed_id: str, expected: datetime | None, next_fetch_at: datetime) -> bool:
+        count = await self._db.execute(
+            "UPDATE feeds SET next_fetch_at = ? WHERE feed_id = ? AND next_fetch_at IS NOT DISTINCT FROM ?",
+            to_us(next_fetch_at),
+            feed_id,
+            to_us(expected),
+        )
+        return count > 0
 
     async def update_schedule(self, feed_id: str, **fields: Any) -> None:
         await self._update(SCHEDULE_FIELDS, "update_schedule", feed_id, fields)

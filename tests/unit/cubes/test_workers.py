@@ -155,13 +155,23 @@ def test_settings_reach_a_child_whole() -> None:
     wire = orjson.loads(orjson.dumps(settings_to_dict(settings)))
     assert settings_from_dict(wire) == settings
     assert worker_settings(settings, 2).runtime.metrics_port == 9302
+    assert worker_settings(settings, 2).scheduler.websub_port == 0  # the parent binds the public one
     assert worker_settings(settings.replace(runtime={"metrics_port": 0}), 2).runtime.metrics_port == 0
 
 
 def test_only_consumer_group_cubes_are_replicated() -> None:
     assert set(REPLICABLE) <= set(registry.CUBE_NAMES)
-    assert replicable(registry.CUBE_NAMES) == ["crawler", "parser", "autoparser", "media", "cdn", "delay", "kvwriter"]
-    for singleton in ("api", "frontend", "scheduler"):
+    assert replicable(registry.CUBE_NAMES) == [
+        "scheduler",
+        "crawler",
+        "parser",
+        "autoparser",
+        "media",
+        "cdn",
+        "delay",
+        "kvwriter",
+    ]
+    for singleton in ("api", "frontend"):
         assert singleton not in REPLICABLE
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import tracemalloc
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,11 +30,14 @@ class Collector:
     def __init__(self) -> None:
         self.outputs: list[Output] = []
         self.fail = False
+        self.on_publish: Callable[[int], object] | None = None
 
     async def __call__(self, outputs: Sequence[Output]) -> None:
         if self.fail:
             raise ConnectionError("bus down")
         self.outputs.extend(outputs)
+        if self.on_publish is not None:
+            self.on_publish(len(outputs))
 
     def requests(self) -> list[CrawlRequest]:
         out = []
@@ -365,16 +368,31 @@ async def test_failed_publish_leaves_feeds_due(stores: Stores, clock: ManualCloc
     assert [r.feed_id for r in pub.requests()] == ["f1"]
 
 
-async def test_tick_takes_the_most_overdue_first_within_the_batch(stores: Stores, clock: ManualClock) -> None:
+async def test_tick_drains_what_is_due_in_batches_most_overdue_first(stores: Stores, clock: ManualClock) -> None:
     pub = Collector()
     settings = SETTINGS.replace(scheduler={"tick_batch": 2})
     h = make(stores, clock, pub, settings)
-    for i in range(3):
+    for i in (2, 1, 0):
         await announce(h, stores.feeds, reg(f"f{i}", f"https://h{i}.example/feed.xml"))
+        clock.advance(1.0)
+    batches: list[int] = []
+    pub.on_publish = lambda n: batches.append(n)
+    await h.tick()
+    assert [r.feed_id for r in pub.requests()] == ["f2", "f1", "f0"]
+    assert batches == [2, 1]  # tick_batch at a time, until nothing is left
+
+
+async def test_a_tick_leaves_the_rest_to_the_next_once_its_time_is_spent(stores: Stores, clock: ManualClock) -> None:
+    pub = Collector()
+    settings = SETTINGS.replace(scheduler={"tick_batch": 2, "tick_s": 1.0})
+    h = make(stores, clock, pub, settings)
+    for i in range(5):
+        await announce(h, stores.feeds, reg(f"f{i}", f"https://h{i}.example/feed.xml"))
+    pub.on_publish = lambda n: clock.advance(1.0)  # a slow bus: each batch takes the whole tick
     await h.tick()
     assert len(pub.requests()) == 2
     await h.tick()
-    assert sorted(r.feed_id or "" for r in pub.requests()) == ["f0", "f1", "f2"]
+    assert len(pub.requests()) == 4
 
 
 async def test_lease_reemits_a_lost_request(stores: Stores, clock: ManualClock) -> None:
