@@ -263,6 +263,14 @@ class ApiConfig:
     shed_group: str = "parser"
     #: upload bodies up to this size travel inside the partner.uploads message, larger ones as a blob
     inline_body_max: int = 256 * 1024
+    #: public URL of the API, used in links printed to the user (the docs page is at <public_url>/docs)
+    public_url: str = "http://127.0.0.1:8081"
+    #: self-service sign-up (POST /api/v1/signup): new tenants per client address, per hour and at once
+    signup_enabled: bool = True
+    signup_per_hour: float = 10.0
+    signup_burst: int = 3
+    #: DNS servers ("ip" or "ip:port") for TXT host verification; empty: the system's resolvers
+    dns_servers: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

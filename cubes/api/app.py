@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api import admin, docs, feeds, fetches, hosts, uploads
+from cubes.api import admin, docs, feeds, fetches, hosts, signup, uploads
 from cubes.api.auth import Authenticator
 from cubes.api.context import CTX, ApiContext, ContextSlot
 from cubes.api.errors import error_middleware, json_response
@@ -31,9 +31,9 @@ from cubes.api.limits import Limits
 from cubes.api.openapi import document
 from cubes.api.shedding import LoadShedder
 from cubes.api.throttle import Bulkhead
-from cubes.api.verify import Verifier, default_origins
 from shared.config import Settings
 from shared.http import AddressGuard, Fetcher
+from shared.verification import Verifier, dns_txt_lookup
 
 __all__ = ["create_app"]
 
@@ -46,9 +46,10 @@ def create_app(
     settings: Settings,
     deps: Any,
     *,
-    verify_origins: Callable[[str], Sequence[str]] = default_origins,
+    verify_origins: Callable[[str], Sequence[str]] | None = None,
 ) -> web.Application:
-    """The API application. ``verify_origins`` lets tests point ownership checks at a local port."""
+    """The API application. ``verify_origins`` overrides where ownership files and meta tags are looked
+    for (by default: the claim's own origin, its feeds', then https and http; ``shared.verification``)."""
     slot = ContextSlot()
     app = web.Application(
         middlewares=[error_middleware, gate_middleware],
@@ -63,6 +64,7 @@ def create_app(
     hosts.add_routes(app.router)
     admin.add_routes(app.router)
     docs.add_routes(app.router)
+    signup.add_routes(app)
 
     async def context(_: web.Application) -> AsyncIterator[None]:
         stores = await deps.stores()
@@ -78,7 +80,7 @@ def create_app(
             auth=Authenticator(stores.tenants, deps.clock),
             bulkhead=Bulkhead(api.concurrency, api.tenant_concurrency_share),
             shedder=LoadShedder(getattr(deps, "bus", None), api.shed_group, api.shed_lag, deps.clock),
-            verifier=Verifier(fetcher, verify_origins),
+            verifier=Verifier(fetcher, verify_origins, txt=dns_txt_lookup(api.dns_servers)),
             guard=AddressGuard(settings.http.allowlist),
             resolver=deps.resolver,
         )

@@ -3,15 +3,17 @@
 (``turbocubes feeds``, the operator's side of feed registration, sits beside it in
 ``feed_commands.py`` and is registered from here.)
 
-    turbocubes hosts add example.com [--tenant ID | --name NAME] [--new-token]
+    turbocubes hosts add example.com|URL [--tenant ID | --name NAME] [--new-token]
     turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://127.0.0.1:8000]
     turbocubes hosts revoke TOKEN
     turbocubes hosts list --tenant ID
 
 ``add`` creates a tenant (unless ``--tenant`` names one) and claims the host
 for it, then prints the API token ONCE (the store keeps only its sha256),
-the host's verification token and the two ways to publish it. ``verify``
-runs the same guarded check as ``POST /api/v1/hosts/{host}/verify``.
+the host's verification token and the three ways to publish it (a URL instead
+of a bare host, ``http://shop.example:8080/``, is where the site answers: the
+file and the meta tag are looked for there). ``verify`` runs the same guarded
+check as ``POST /api/v1/hosts/{host}/verify`` (``shared.verification``).
 ``revoke`` takes the token's plaintext (the store can find a token by it and
 by nothing else). Exit codes: 0 done, 1 refused / not found / not verified.
 """
@@ -23,13 +25,14 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from cubes.api import feed_commands
-from cubes.api.verify import Verifier, default_origins, instructions
 from shared.config import Settings, load_settings
 from shared.http import Fetcher
 from shared.stores import open_stores
 from shared.urls import canonical_host
+from shared.verification import Verifier, claim_origin, dns_txt_lookup, instructions
 
 __all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_verify", "register"]
 
@@ -39,7 +42,7 @@ def register(subparsers: Any) -> None:
     sub = p.add_subparsers(dest="hosts_command", required=True)
 
     add = sub.add_parser("add", help="claim HOST for a (new) tenant; prints its API token once")
-    add.add_argument("host")
+    add.add_argument("host", help="the host, or the site's URL (its scheme and port are where it is checked)")
     add.add_argument("--tenant", help="add the host to this existing tenant instead of a new one")
     add.add_argument("--name", help="name of the new tenant (default: the host)")
     add.add_argument("--new-token", action="store_true", help="with --tenant: also issue another API token")
@@ -62,7 +65,7 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="URL",
-        help="check this base URL instead of https://HOST and http://HOST",
+        help="check this base URL instead of the claim's origin, its feeds', https://HOST and http://HOST",
     )
     verify.set_defaults(
         func=lambda a: _run(hosts_verify(_settings(a), a.host, a.tenant, allow=a.allow, origins=a.origin))
@@ -77,6 +80,10 @@ def register(subparsers: Any) -> None:
     ls.set_defaults(func=lambda a: _run(hosts_list(_settings(a), a.tenant)))
 
     feed_commands.register(subparsers)
+
+
+def _host_of_origin(origin: str) -> str:
+    return canonical_host(urlsplit(origin).hostname or "")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -97,8 +104,9 @@ async def hosts_add(
     out: TextIO | None = None,
 ) -> int:
     out = out or sys.stdout
+    origin = claim_origin(host) if "://" in host else None
     try:
-        host = canonical_host(host.strip())
+        host = canonical_host(host.strip()) if origin is None else _host_of_origin(origin)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -114,7 +122,7 @@ async def hosts_add(
         else:
             tenant = await stores.tenants.create_tenant(name or host)
             token = await stores.tenants.issue_token(tenant.tenant_id)
-        claim = await stores.tenants.add_host(tenant.tenant_id, host)
+        claim = await stores.tenants.add_host(tenant.tenant_id, host, origin=origin)
     print(f"tenant:             {tenant.tenant_id} ({tenant.name})", file=out)
     print(f"host:               {claim.host} ({'verified' if claim.verified else 'not verified yet'})", file=out)
     if token is not None:
@@ -123,10 +131,11 @@ async def hosts_add(
         print("                    Authorization: Bearer <token>", file=out)
     print(f"verification token: {claim.verification_token}", file=out)
     if not claim.verified:
-        how = instructions(claim.host, claim.verification_token)
+        how = instructions(claim.host, claim.verification_token, claim.origin)
         print("prove ownership, one of:", file=out)
-        print(f"  1. {how['file']}", file=out)
-        print(f"  2. {how['meta'].removeprefix('or ')}", file=out)
+        print(f"  1. {how['dns']}", file=out)
+        print(f"  2. {how['file'].removeprefix('or ')}", file=out)
+        print(f"  3. {how['meta'].removeprefix('or ')}", file=out)
         print(f"then: turbocubes hosts verify {claim.host} --tenant {tenant.tenant_id}", file=out)
         print(f"  or: POST /api/v1/hosts/{claim.host}/verify with the API token", file=out)
     return 0
@@ -151,9 +160,14 @@ async def hosts_verify(
             print(f"error: tenant {tenant_id!r} has not claimed {host} (turbocubes hosts add)", file=sys.stderr)
             return 1
         bases = [o.rstrip("/") for o in origins]
-        verifier = Verifier(Fetcher(settings, resolver=resolver), (lambda _: bases) if bases else default_origins)
+        feeds = [f.url for f in await stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
+        verifier = Verifier(
+            Fetcher(settings, resolver=resolver),
+            (lambda _: bases) if bases else None,
+            txt=dns_txt_lookup(settings.api.dns_servers),
+        )
         try:
-            result = await verifier.check(host, claim.verification_token)
+            result = await verifier.check(host, claim.verification_token, origin=claim.origin, feed_urls=feeds)
         finally:
             await verifier.close()
         if result.verified:

@@ -15,13 +15,13 @@ from cubes.api.auth import Authenticator
 from cubes.api.limits import Limits
 from cubes.api.shedding import LoadShedder
 from cubes.api.throttle import Bulkhead
-from cubes.api.verify import Verifier
 from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
 from shared.http import AddressGuard
 from shared.runtime.deps import Publish
 from shared.stores import Stores
+from shared.verification import Verifier
 
 __all__ = ["CTX", "ApiContext", "ContextSlot", "ctx_of"]
 

@@ -37,7 +37,7 @@ __all__ = ["ADMIN_PREFIX", "PUBLIC_ROUTES", "gate_middleware"]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 #: route names anyone may call
-PUBLIC_ROUTES = frozenset({"openapi", "docs", "problems"})
+PUBLIC_ROUTES = frozenset({"openapi", "docs", "problems", "signup"})
 #: route names starting with this need the admin token
 ADMIN_PREFIX = "admin."
 #: what a request refused by the bulkhead is told to wait: in-flight requests finish in well under that

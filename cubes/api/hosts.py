@@ -1,61 +1,159 @@
-"""Host routes: list the tenant's hosts and trigger the ownership check (issue 7 "Tenants").
+"""Host routes: claim a host, list the tenant's hosts, verify one (DESIGN.md sections 6 and 10; issue 14 item 6).
 
+* ``POST /api/v1/hosts`` {url} (or {host}) — claim the host for the calling
+  tenant: ``201`` with its verification token and the three ways to publish
+  it (DNS TXT, a file, a meta tag). The URL's scheme and port are where the
+  site answers, and where the file and the meta tag are looked for. A claim
+  gives no right to publish until it is verified, so tenants make their own
+  (at most ``MAX_CLAIMS``); claiming again is idempotent (a new URL updates
+  the origin).
 * ``GET /api/v1/hosts`` — every host the tenant claimed, verified or not,
-  with its verification token and how to publish it, and its ``alias``: the
-  ``www.`` spelling it is one site with, when the tenant verified both
-  (``shared.hosts``; otherwise the two are separate hosts).
-* ``POST /api/v1/hosts/{host}/verify`` — fetch the token through the SSRF
-  guard (``cubes.api.verify``); on success the claim is verified (and any
-  other tenant's verified claim on the host is dropped by the store).
-  ``200`` either way, with ``verified`` and what each attempt found.
+  with its verification token, origin and how to publish the token, and its
+  ``alias``: the ``www.`` spelling it is one site with, when the tenant
+  verified both (``shared.hosts``; otherwise the two are separate hosts).
+* ``GET /api/v1/hosts/{host}`` — one host's overview: its feeds with their
+  newest fetch, the roll-up (items refused and images failed by code,
+  conflicts, failing feeds) and the documents waiting for images.
+* ``POST /api/v1/hosts/{host}/verify`` — look for the token
+  (``shared.verification``: DNS TXT, then the file and the meta tag on the
+  claim's origin, the tenant's feeds' origins, https and http), every fetch
+  through the SSRF guard; on success the claim is verified (and any other
+  tenant's verified claim on the host is dropped by the store). ``200``
+  either way, with ``verified`` and what each attempt found.
 
-Hosts are added by the operator (``turbocubes hosts add``), not through the
-API: a claim creates a tenant's right to publish, which is the operator's call.
+The operator's ``turbocubes hosts add`` stays, for tenants made by hand.
 """
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlsplit
+
 from aiohttp import web
 
 from cubes.api.auth import TENANT, require_host
+from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
-from cubes.api.errors import FieldError, ValidationFailed, json_response
-from cubes.api.verify import instructions
+from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from shared.hosts import scope_for
+from shared.overview import host_overview, page_json, report_json, rollup_json
+from shared.stores import HostClaim
 from shared.urls import canonical_host
+from shared.verification import claim_origin, instructions
 
-__all__ = ["add_routes"]
+__all__ = ["MAX_CLAIMS", "add_routes", "claim_json"]
+
+#: hosts one tenant may claim through the API (the operator's CLI is not bound by it)
+MAX_CLAIMS = 100
+_BODY_MAX = 4096
+
+
+def claim_json(c: HostClaim, verified_hosts: list[str]) -> dict[str, Any]:
+    return {
+        "host": c.host,
+        "verified": c.verified,
+        "origin": c.origin,
+        # the www. spelling this host is one site with (shared.hosts): both verified by you
+        "alias": scope_for(c.host, verified_hosts).alias if c.verified else None,
+        "verification_token": c.verification_token,
+        "how_to_verify": instructions(c.host, c.verification_token, c.origin),
+    }
+
+
+def _host_param(request: web.Request) -> str:
+    try:
+        return canonical_host(request.match_info["host"])
+    except ValueError as exc:
+        raise ValidationFailed([FieldError("host", str(exc))]) from None
+
+
+def _claimed(body: dict[str, Any]) -> tuple[str, str | None]:
+    """(host, origin) from ``{"url": ...}`` or ``{"host": ...}``; every problem at once."""
+    problems = [FieldError(k[:64], "unknown field") for k in sorted(set(body) - {"url", "host"})[:10]]
+    url, host = body.get("url"), body.get("host")
+    origin = None
+    if isinstance(url, str) and url:
+        origin = claim_origin(url)
+        if origin is None:
+            problems.append(FieldError("url", "an absolute http(s) URL of the site, e.g. https://shop.example/"))
+        else:
+            host = urlsplit(origin).hostname
+    elif url is not None:
+        problems.append(FieldError("url", "a string"))
+    if not isinstance(host, str) or not host:
+        if not problems:
+            problems.append(FieldError("url", "required: the site's URL (or host: its name)"))
+        raise ValidationFailed(problems)
+    try:
+        host = canonical_host(host)
+    except ValueError as exc:
+        problems.append(FieldError("host" if url is None else "url", str(exc)))
+    if problems:
+        raise ValidationFailed(problems)
+    return host, origin
+
+
+async def claim_host(request: web.Request) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    tenant_id: str = request[TENANT]
+    host, origin = _claimed(await read_json_object(request, _BODY_MAX))
+    claims = await ctx.stores.tenants.hosts_of(tenant_id)
+    existing = next((c for c in claims if c.host == host), None)
+    if existing is None and len(claims) >= MAX_CLAIMS:
+        raise ApiError(
+            403, "forbidden", f"a tenant claims at most {MAX_CLAIMS} hosts through the API; ask the operator"
+        )
+    claim = await ctx.stores.tenants.add_host(tenant_id, host, origin=origin)
+    verified = [c.host for c in claims if c.verified]
+    return json_response(
+        claim_json(claim, verified),
+        status=200 if existing is not None else 201,
+        headers={"Location": f"/api/v1/hosts/{host}"},
+    )
 
 
 async def list_hosts(request: web.Request) -> web.StreamResponse:
     claims = await ctx_of(request).stores.tenants.hosts_of(request[TENANT])
     verified = [c.host for c in claims if c.verified]
+    return json_response({"hosts": [claim_json(c, verified) for c in claims]})
+
+
+async def get_host(request: web.Request) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    host = _host_param(request)
+    tenant_id: str = request[TENANT]
+    claim = await require_host(ctx.stores.tenants, tenant_id, host, verified=False)
+    claims = await ctx.stores.tenants.hosts_of(tenant_id)
+    view = await host_overview(ctx.stores, host, await ctx.stores.feeds.list(tenant_id))
     return json_response(
         {
-            "hosts": [
+            **claim_json(claim, [c.host for c in claims if c.verified]),
+            "rollup": rollup_json(view.rollup),
+            "feeds": [
                 {
-                    "host": c.host,
-                    "verified": c.verified,
-                    # the www. spelling this host is one site with (shared.hosts): both verified by you
-                    "alias": scope_for(c.host, verified).alias if c.verified else None,
-                    "verification_token": c.verification_token,
-                    "how_to_verify": instructions(c.host, c.verification_token),
+                    "feed_id": f.feed.feed_id,
+                    "url": f.feed.url,
+                    "latest_fetch": report_json(f.latest) if f.latest else None,
+                    "failing": bool(f.rollup.failing_feeds),
                 }
-                for c in claims
-            ]
+                for f in view.feeds
+            ],
+            "pages_with_problems": [page_json(p) for p in view.pages],
+            "waiting_for_images": [
+                {"url": w.url, "missing": sorted(w.pending), "deadline": w.deadline, "parked_at": w.parked_at}
+                for w in view.waiting
+            ],
         }
     )
 
 
 async def verify_host(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    try:
-        host = canonical_host(request.match_info["host"])
-    except ValueError as exc:
-        raise ValidationFailed([FieldError("host", str(exc))]) from None
+    host = _host_param(request)
     tenant_id: str = request[TENANT]
     claim = await require_host(ctx.stores.tenants, tenant_id, host, verified=False)
-    result = await ctx.verifier.check(host, claim.verification_token)
+    feeds = [f.url for f in await ctx.stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
+    result = await ctx.verifier.check(host, claim.verification_token, origin=claim.origin, feed_urls=feeds)
     if result.verified:
         await ctx.stores.tenants.set_verified(tenant_id, host, True)
     return json_response(
@@ -69,5 +167,7 @@ async def verify_host(request: web.Request) -> web.StreamResponse:
 
 
 def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_post("/api/v1/hosts", claim_host, name="hosts.claim")
     router.add_get("/api/v1/hosts", list_hosts, name="hosts.list", allow_head=False)
+    router.add_get("/api/v1/hosts/{host}", get_host, name="hosts.get", allow_head=False)
     router.add_post("/api/v1/hosts/{host}/verify", verify_host, name="hosts.verify")

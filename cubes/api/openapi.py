@@ -363,6 +363,14 @@ def _paths() -> dict[str, Any]:
             ),
         },
         "/api/v1/hosts": {
+            "post": _op(
+                "Claim a host (its URL: where the site answers); verify it next",
+                {**_ok(201, "HostClaim", "claimed", Location=_STR), **_ok(200, "HostClaim", "claimed already")},
+                (400, 403, 415, 422),
+                tag="hosts",
+                op_id="claimHost",
+                body=_json_body("HostClaimRequest"),
+            ),
             "get": _op(
                 "Your hosts and their verification tokens",
                 _ok(200, "HostList", "your hosts"),

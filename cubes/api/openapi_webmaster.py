@@ -137,6 +137,56 @@ def webmaster_schemas() -> dict[str, Any]:
             "required": ["feed_id", "pages"],
             "properties": {"feed_id": {"type": "string"}, "pages": _list("PageProblems")},
         },
+        "SignupRequest": {
+            "type": "object",
+            "required": ["name"],
+            "additionalProperties": False,
+            "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 100}},
+        },
+        "Signup": {
+            "type": "object",
+            "required": ["tenant_id", "name", "token", "token_shown_once"],
+            "properties": {
+                "tenant_id": {"type": "string"},
+                "name": {"type": "string"},
+                "token": {"type": "string", "description": "the API token: shown this once, only its hash is kept"},
+                "token_shown_once": {"type": "boolean"},
+                "next": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+        "HostClaimRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "url": {"type": "string", "description": "the site's URL: its scheme and port are where it is checked"},
+                "host": {"type": "string", "description": "or the bare host name (https, then http, on 443 / 80)"},
+            },
+        },
+        "HostClaim": {
+            "type": "object",
+            "required": ["host", "verified", "verification_token", "how_to_verify"],
+            "properties": {
+                "host": {"type": "string"},
+                "verified": {"type": "boolean"},
+                "origin": NULLABLE_STR,
+                "alias": NULLABLE_STR,
+                "verification_token": {"type": "string"},
+                "how_to_verify": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+        "HostOverview": {
+            "type": "object",
+            "required": ["host", "verified", "rollup", "feeds", "pages_with_problems", "waiting_for_images"],
+            "properties": {
+                "host": {"type": "string"},
+                "verified": {"type": "boolean"},
+                "origin": NULLABLE_STR,
+                "rollup": _ref("Rollup"),
+                "feeds": {"type": "array", "items": {"type": "object"}},
+                "pages_with_problems": _list("PageProblems"),
+                "waiting_for_images": {"type": "array", "items": {"type": "object"}},
+            },
+        },
         "ProblemCodes": {
             "type": "object",
             "required": ["codes"],
@@ -197,6 +247,29 @@ def webmaster_paths() -> dict[str, Any]:
                 tag="webmaster",
                 op_id="listFeedPages",
                 params=_FEED,
+            ),
+        },
+        "/api/v1/signup": {
+            "post": {
+                **op(
+                    "Sign up: a new tenant and its API token (shown once); rate-limited per address",
+                    {201: {"description": "signed up", "content": {JSON: {"schema": _ref("Signup")}}}},
+                    (400, 403, 415, 422, 429),
+                    tag="onboarding",
+                    op_id="signup",
+                    body=json_body("SignupRequest"),
+                ),
+                "security": PUBLIC,
+            }
+        },
+        "/api/v1/hosts/{host}": {
+            "get": op(
+                "A host of yours: feeds, roll-up of problems, pages waiting for images",
+                ok(200, "HostOverview", "the host"),
+                (403, 422),
+                tag="hosts",
+                op_id="getHost",
+                params=[path_param("host", "a host you claimed")],
             ),
         },
         "/api/v1/problems": {

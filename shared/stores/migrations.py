@@ -235,3 +235,9 @@ _SCHEDULE_INDEX = (
 )
 SQLITE.append((9, "scheduler partitions and the due index", _SCHEDULE_INDEX))
 POSTGRES.append((9, "scheduler partitions and the due index", _SCHEDULE_INDEX))
+
+# Where a claimed host's site answers (``scheme://host[:port]``), so its ownership is checked on its own
+# scheme and port (shared/verification.py); NULL: https, then http, on their default ports.
+_CLAIM_ORIGIN = ("ALTER TABLE tenant_hosts ADD COLUMN origin TEXT",)
+SQLITE.append((10, "host claim origin", _CLAIM_ORIGIN))
+POSTGRES.append((10, "host claim origin", _CLAIM_ORIGIN))

@@ -34,6 +34,9 @@ class HostClaim:
     verified: bool
     verification_token: str  # the partner publishes it (DNS TXT / file) to prove control
     created_at: datetime
+    #: ``scheme://host[:port]`` the tenant gave for the host, where the file and meta tag are looked
+    #: for (``shared.verification``); None: https, then http, on their default ports
+    origin: str | None = None
 
 
 class TenantStore(Protocol):
@@ -49,8 +52,14 @@ class TenantStore(Protocol):
 
     async def get_tenant(self, tenant_id: str) -> Tenant | None: ...
 
-    async def add_host(self, tenant_id: str, host: str, *, now: datetime | None = None) -> HostClaim:
-        """Claim ``host`` for the tenant (unverified, with a fresh verification token); idempotent."""
+    async def add_host(
+        self, tenant_id: str, host: str, *, origin: str | None = None, now: datetime | None = None
+    ) -> HostClaim:
+        """Claim ``host`` for the tenant (unverified, with a fresh verification token); idempotent.
+
+        ``origin`` (where the site answers, ``scheme://host[:port]``) is stored, or replaced when the
+        claim exists; None leaves a stored one as it is.
+        """
         ...
 
     async def set_verified(self, tenant_id: str, host: str, verified: bool = True) -> None:

@@ -114,3 +114,14 @@ class ProblemStoreContract:
         assert await d.waiting_on("a.example", limit=1) == got[:1]
         await d.resolve("https://a.example/i3", now=T0)  # released: no longer waiting
         assert [w.url for w in await d.waiting_on("a.example")] == ["https://a.example/1"]
+
+    async def test_a_host_claim_keeps_its_origin(self, stores: Stores) -> None:
+        t = await stores.tenants.create_tenant("t", tenant_id="t1")
+        first = await stores.tenants.add_host(t.tenant_id, "shop.example", origin="http://shop.example:8080")
+        assert first.origin == "http://shop.example:8080"
+        again = await stores.tenants.add_host(t.tenant_id, "shop.example")  # no origin: the stored one stays
+        assert (again.origin, again.verification_token) == (first.origin, first.verification_token)
+        moved = await stores.tenants.add_host(t.tenant_id, "shop.example", origin="https://shop.example:8443")
+        assert (moved.origin, moved.verification_token) == ("https://shop.example:8443", first.verification_token)
+        (listed,) = await stores.tenants.hosts_of(t.tenant_id)
+        assert listed == moved

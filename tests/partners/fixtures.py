@@ -4,20 +4,22 @@
 * ``partner_resolver`` — an aiohttp resolver mapping ``*.partner.test`` to 127.0.0.1
   (any other name fails like a DNS miss: tests never use real DNS).
 * ``partner_settings`` — ``Settings()`` whose SSRF allowlist lets 127.0.0.1 through.
+* ``dns_server`` — a started ``DnsServer`` (``dns.py``) on 127.0.0.1: TXT records the test sets.
 """
 
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from shared.config import Settings
+from tests.partners.dns import DnsServer
 from tests.partners.server import PartnerServer
 
-__all__ = ["PartnerResolver", "partner", "partner_resolver", "partner_settings"]
+__all__ = ["PartnerResolver", "dns_server", "partner", "partner_resolver", "partner_settings"]
 
 PARTNER_SUFFIX = ".partner.test"
 
@@ -52,6 +54,16 @@ class PartnerResolver(AbstractResolver):
 
     async def close(self) -> None:
         return None
+
+
+@pytest.fixture
+def dns_server() -> Iterator[DnsServer]:
+    server = DnsServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

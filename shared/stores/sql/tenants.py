@@ -46,11 +46,16 @@ def _claim(row: Sequence[Any]) -> HostClaim:
     created = from_us(row[4])
     assert created is not None
     return HostClaim(
-        host=row[0], tenant_id=row[1], verified=bool(row[2]), verification_token=row[3], created_at=created
+        host=row[0],
+        tenant_id=row[1],
+        verified=bool(row[2]),
+        verification_token=row[3],
+        created_at=created,
+        origin=row[5],
     )
 
 
-_CLAIM_COLUMNS = "host, tenant_id, verified, verification_token, created_at"
+_CLAIM_COLUMNS = "host, tenant_id, verified, verification_token, created_at, origin"
 
 
 class SqlTenantStore:
@@ -82,15 +87,20 @@ class SqlTenantStore:
         if await self._db.fetchone("SELECT 1 FROM tenants WHERE tenant_id = ?", tenant_id) is None:
             raise NotFound(f"tenant {tenant_id!r} does not exist")
 
-    async def add_host(self, tenant_id: str, host: str, *, now: datetime | None = None) -> HostClaim:
+    async def add_host(
+        self, tenant_id: str, host: str, *, origin: str | None = None, now: datetime | None = None
+    ) -> HostClaim:
         host = canonical_host(host)
         await self._require(tenant_id)
         await self._db.execute(
-            f"INSERT INTO tenant_hosts ({_CLAIM_COLUMNS}) VALUES (?, ?, FALSE, ?, ?) ON CONFLICT DO NOTHING",
+            f"INSERT INTO tenant_hosts ({_CLAIM_COLUMNS}) VALUES (?, ?, FALSE, ?, ?, ?)"
+            # a repeated claim keeps its token and verification; a new origin replaces the old one
+            " ON CONFLICT (host, tenant_id) DO UPDATE SET origin = COALESCE(excluded.origin, tenant_hosts.origin)",
             host,
             tenant_id,
             secrets.token_urlsafe(24),
             now_us(now),
+            origin,
         )
         row = await self._db.fetchone(
             f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id

@@ -4,13 +4,16 @@
 SQLite stores, file blobs, all under ``tmp_path``) with a ``ManualClock``, so
 tests assert exact throttling, and serves ``create_app`` through aiohttp's
 ``TestServer`` (a real socket on a random port). ``publish`` can be wrapped
-to fail, to test what a partner sees when the bus is down.
+to fail, to test what a partner sees when the bus is down. A DNS server of its
+own on 127.0.0.1 (``dns``, ``tests/partners/dns.py``) answers the TXT lookups
+of host verification, so no test reaches the real DNS.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from shared.config import Settings
 from shared.errors import BusUnavailable
 from shared.messages import Message
 from shared.runtime import Deps, Output, ensure_topics, open_deps
+from tests.partners.dns import DnsServer
 from tests.partners.fixtures import PartnerResolver
 
 __all__ = ["ADMIN_TOKEN", "ApiHarness", "api_settings", "rss"]
@@ -69,8 +73,12 @@ class ApiHarness:
         self.published: list[Output] = []
         self.deps: Deps
         self.client: TestClient[Any, Any]
+        self.dns = DnsServer()
 
     async def __aenter__(self) -> ApiHarness:
+        self.dns.start()
+        if not self.settings.api.dns_servers:
+            self.settings = self.settings.replace(api={"dns_servers": [self.dns.address]})
         self.deps = await open_deps(self.settings, clock=self.clock, resolver=self.resolver)
         await ensure_topics(self.deps)
         real_publish = self.deps.publish
@@ -94,6 +102,7 @@ class ApiHarness:
     async def __aexit__(self, *exc: object) -> None:
         await self.client.close()
         await self.deps.close()
+        self.dns.stop()
 
     def fail_publish(self) -> None:
         self.publish_error = BusUnavailable("test: the bus is down")
@@ -105,6 +114,10 @@ class ApiHarness:
         if verified:
             await self.stores.tenants.set_verified(t.tenant_id, host, True)
         return t.tenant_id, await self.stores.tenants.issue_token(t.tenant_id)
+
+    def clock_now(self) -> datetime:
+        """The harness clock's wall time, as the stores take it."""
+        return datetime.fromtimestamp(self.clock.time(), UTC)
 
     @staticmethod
     def auth(token: str) -> dict[str, str]:

@@ -10,9 +10,9 @@ import sqlite3
 from pathlib import Path
 
 from cubes.api.commands import hosts_add, hosts_list, hosts_revoke, hosts_verify
-from cubes.api.verify import WELL_KNOWN_PATH
 from shared.config import Settings
 from shared.stores import open_stores
+from shared.verification import WELL_KNOWN_PATH
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer
 

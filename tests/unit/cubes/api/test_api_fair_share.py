@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from cubes.api.verify import WELL_KNOWN_PATH
 from shared.config import load_settings
 from shared.errors import ConfigError
+from shared.verification import WELL_KNOWN_PATH
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import ApiHarness
 

@@ -1,0 +1,120 @@
+"""Self-service onboarding (issue 14 item 6): sign up, claim a host by its URL, verify it on the host's own
+scheme and port or by a DNS TXT record answered by a DNS server of the test's own on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shared.verification import DNS_PREFIX, META_NAME, WELL_KNOWN_PATH
+from tests.partners.server import PartnerServer
+from tests.unit.cubes.api.apikit import ApiHarness, rss
+
+HOST = "shop.partner.test"
+
+
+async def _signup(api: ApiHarness, name: str = "Shop of Things") -> tuple[str, str]:
+    r = await api.client.post("/api/v1/signup", json={"name": name})
+    assert r.status == 201, await r.text()
+    got = await r.json()
+    assert r.headers["Cache-Control"] == "no-store"
+    return got["tenant_id"], got["token"]
+
+
+async def test_a_webmaster_signs_up_and_the_token_is_stored_hashed(tmp_path: Path) -> None:
+    """Issue 14: a tenant could be created only with the operator's CLI."""
+    async with ApiHarness(tmp_path) as api:
+        tenant_id, token = await _signup(api)
+        assert token.startswith("tc_")
+        assert await api.stores.tenants.tenant_for_token(token) == tenant_id
+        tenant = await api.stores.tenants.get_tenant(tenant_id)
+        assert tenant is not None
+        assert tenant.name == "Shop of Things"
+        # the token works, and the new tenant has nothing yet
+        assert await (await api.client.get("/api/v1/hosts", headers=api.auth(token))).json() == {"hosts": []}
+        bad = await api.client.post("/api/v1/signup", json={"name": " ", "email": "x"})
+        assert bad.status == 422
+        assert {f["field"] for f in (await bad.json())["fields"]} == {"name", "email"}
+
+
+async def test_sign_up_is_rate_limited_per_address(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path, signup_burst=2, signup_per_hour=4.0) as api:
+        await _signup(api, "one")
+        await _signup(api, "two")
+        refused = await api.client.post("/api/v1/signup", json={"name": "three"})
+        assert refused.status == 429
+        assert refused.headers["Retry-After"] == "900"  # one sign-up per 15 minutes at 4 an hour
+        api.clock.advance(900)
+        await _signup(api, "three")
+
+
+async def test_sign_up_can_be_turned_off(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path, signup_enabled=False) as api:
+        r = await api.client.post("/api/v1/signup", json={"name": "x"})
+        assert r.status == 403
+        assert "api.signup_enabled" in (await r.json())["message"]
+
+
+async def test_a_host_is_verified_on_its_own_scheme_and_port(tmp_path: Path, partner: PartnerServer) -> None:
+    """Issue 14: verification tried only ports 80 and 443; a site on another port could never be verified."""
+    async with ApiHarness(tmp_path) as api:  # no verify_origins override: the claim's own origin is used
+        _, token = await _signup(api)
+        site = f"http://{HOST}:{partner.port}/"
+        claimed = await api.client.post("/api/v1/hosts", json={"url": site}, headers=api.auth(token))
+        assert claimed.status == 201, await claimed.text()
+        claim = await claimed.json()
+        assert (claim["host"], claim["origin"], claim["verified"]) == (HOST, f"http://{HOST}:{partner.port}", False)
+        secret = claim["verification_token"]
+        assert f"http://{HOST}:{partner.port}{WELL_KNOWN_PATH}" in claim["how_to_verify"]["file"]
+        assert f"{DNS_PREFIX}{secret}" in claim["how_to_verify"]["dns"]
+        assert (await api.upload(token, rss(1, HOST), host=HOST)).status == 403  # not verified yet
+
+        partner.set(
+            HOST,
+            "/",
+            f'<html><head><meta name="{META_NAME}" content="{secret}"></head></html>',
+            headers={"Content-Type": "text/html"},
+        )
+        got = await (await api.client.post(f"/api/v1/hosts/{HOST}/verify", headers=api.auth(token))).json()
+        assert (got["verified"], got["method"]) == (True, "meta"), got
+        assert partner.hits(HOST, "/")
+        assert (await api.upload(token, rss(1, HOST), host=HOST)).status == 202
+        again = await api.client.post("/api/v1/hosts", json={"host": HOST}, headers=api.auth(token))
+        assert again.status == 200  # claiming again changes nothing
+        assert (await again.json())["verified"] is True
+
+
+async def test_a_host_is_verified_by_a_dns_txt_record(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path) as api:
+        _, token = await _signup(api)
+        claim = await (await api.client.post("/api/v1/hosts", json={"host": HOST}, headers=api.auth(token))).json()
+        api.dns.set_txt(HOST, "v=spf1 -all", f"{DNS_PREFIX}somebody-else")
+        first = await (await api.client.post(f"/api/v1/hosts/{HOST}/verify", headers=api.auth(token))).json()
+        assert first["verified"] is False
+        assert first["attempts"][0] == f"DNS TXT {HOST}: a {DNS_PREFIX} record, but not with the token"
+        api.dns.set_txt(HOST, "v=spf1 -all", f"{DNS_PREFIX}{claim['verification_token']}")
+        got = await (await api.client.post(f"/api/v1/hosts/{HOST}/verify", headers=api.auth(token))).json()
+        assert (got["verified"], got["method"]) == (True, "dns")
+        assert api.dns.queries[HOST] == 2  # really asked over the wire, once per check
+
+
+async def test_claims_are_validated(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path) as api:
+        _, token = await _signup(api)
+        for body, field in (({"url": "ftp://x.example/"}, "url"), ({}, "url"), ({"host": "bad host!"}, "host")):
+            r = await api.client.post("/api/v1/hosts", json=body, headers=api.auth(token))
+            assert r.status == 422, body
+            assert field in {f["field"] for f in (await r.json())["fields"]}
+
+
+async def test_a_host_overview_shows_its_rollup_and_waiting_pages(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path) as api:
+        _, token = await api.tenant(HOST)
+        await api.stores.delay.park(
+            f"https://{HOST}/p/1", 1, b"{}", [f"https://{HOST}/i.png"], api.clock_now(), host=HOST
+        )
+        got = await (await api.client.get(f"/api/v1/hosts/{HOST}", headers=api.auth(token))).json()
+        assert got["verified"] is True
+        assert got["waiting_for_images"][0]["missing"] == [f"https://{HOST}/i.png"]
+        assert got["rollup"]["feeds"] == 0
+        _, other = await api.tenant("other.partner.test")
+        assert (await api.client.get(f"/api/v1/hosts/{HOST}", headers=api.auth(other))).status == 403
