@@ -30,6 +30,7 @@ import lxml.html
 from lxml import etree
 
 from shared.urls import host_of, resolve_url, try_canonical_url
+from shared.xmlguard import declared_entity
 
 __all__ = [
     "MAX_SITEMAP_BYTES",
@@ -91,6 +92,8 @@ def _parse(sitemap_xml: bytes) -> etree._Element | None:
                 return None
     if not data.strip() or len(data) > MAX_SITEMAP_BYTES:
         return None
+    if declared_entity(data) is not None:
+        return None  # entity declarations are an attack (shared/xmlguard.py); no sitemap needs one
     try:
         return etree.fromstring(data, _XML_PARSER)
     except etree.XMLSyntaxError:

@@ -8,10 +8,8 @@
 * a DOCTYPE with an internal subset that declares entities is refused before
   parsing, with a reason that names the attack (billion laughs when the
   entities nest, XXE when one is SYSTEM/PUBLIC). Real feeds never need that.
-  The DOCTYPE is found by reading the prolog as XML does (declaration,
-  comments, processing instructions, then the DOCTYPE or the root), however
-  long it is: a fixed-size window was skipped by a DOCTYPE placed after a
-  70 KB comment (issue 18).
+  The prolog is read by ``shared.xmlguard``, the one reader of it that the
+  scheduler's sitemap and WebSub readers use too.
 
 A refusal is ``HostileXml``; every other syntax error is an ``XmlError`` with
 line and column, which the caller may try to recover from.
@@ -24,19 +22,10 @@ from typing import IO
 
 from lxml import etree
 
+from shared.xmlguard import Declared, NeedMore, declared_entity
+
 __all__ = ["SAFE_XML", "HostileXml", "XmlError", "check_doctype", "check_doctype_stream", "parse_xml", "xml_error"]
 
-#: what may come before the DOCTYPE (XML 1.0 "prolog"): whitespace, the declaration, comments and
-#: processing instructions; ``find`` skips each at C speed, whatever its length
-_SPACE = re.compile(rb"[ \t\r\n]*")
-_BOM = b"\xef\xbb\xbf"
-_DOCTYPE_KEYWORD = b"<!DOCTYPE"
-#: the DOCTYPE up to its internal subset ("[") or its end (">"); quoted literals may hold either
-_DOCTYPE_HEAD = re.compile(rb"""<!DOCTYPE(?:[^\[>"']|"[^"]*"|'[^']*')*""", re.I)
-#: one token of an internal subset: space, comment, PI, a markup declaration (quotes honoured), a
-#: parameter-entity reference, or the closing "]"; the alternatives start differently, so no backtracking
-_SUBSET_TOKEN = re.compile(rb"""\s+|<!--.*?-->|<\?.*?\?>|<!(?:[^>"']|"[^"]*"|'[^']*')*>|%[^;\s]*;|\]""", re.S)
-_ENTITY = re.compile(rb"<!ENTITY\s+(%\s+)?([^\s]+)\s+(SYSTEM|PUBLIC)?", re.I)
 #: chunks read from a stream while its prolog is not over yet
 _CHUNK = 64 * 1024
 
@@ -71,106 +60,29 @@ class HostileXml(XmlError):
     """The body tries an XML attack (entities, depth, size); refused, never recovered."""
 
 
-def _line_col(body: bytes, offset: int) -> tuple[int, int]:
-    line = body.count(b"\n", 0, offset) + 1
-    return line, offset - (body.rfind(b"\n", 0, offset) + 1) + 1
-
-
-class _Incomplete(Exception):
-    """The bytes end inside the prolog: more are needed to decide."""
-
-
-def _doctype_start(body: bytes) -> int | None:
-    """Offset of the DOCTYPE, or None when the prolog ends (at the root or anything else) without one."""
-    i, n = (len(_BOM) if body.startswith(_BOM) else 0), len(body)
-    while True:
-        i = _SPACE.match(body, i).end()  # type: ignore[union-attr]  # "*" matches the empty string
-        if i >= n:
-            raise _Incomplete
-        for opener, closer in ((b"<?", b"?>"), (b"<!--", b"-->")):
-            if body.startswith(opener, i):
-                end = body.find(closer, i + len(opener))
-                if end < 0:
-                    raise _Incomplete
-                i = end + len(closer)
-                break
-        else:
-            if n - i < len(_DOCTYPE_KEYWORD):
-                raise _Incomplete  # too short to tell a DOCTYPE, a comment or the root apart yet
-            if body[i : i + len(_DOCTYPE_KEYWORD)].upper() == _DOCTYPE_KEYWORD:
-                return i
-            return None
-
-
-def _entity_declaration(body: bytes, start: int) -> re.Match[bytes] | None:
-    """The first ``<!ENTITY`` of the internal subset of the DOCTYPE at ``start``, if it has one."""
-    head = _DOCTYPE_HEAD.match(body, start)
-    assert head is not None  # the keyword is there: the pattern matches at least that
-    i = head.end()
-    if i >= len(body):
-        raise _Incomplete
-    if body[i : i + 1] != b"[":
-        return None  # ">" (no internal subset), or not well-formed: libxml2 refuses it itself
-    i += 1
-    while i < len(body):
-        token = _SUBSET_TOKEN.match(body, i)
-        if token is None:
-            if body.find(b">", i) < 0:
-                raise _Incomplete
-            return None  # not a declaration: libxml2 stops there with a syntax error
-        if token.group() == b"]":
-            return None
-        entity = _ENTITY.match(body, i)
-        if entity is not None:
-            return entity
-        i = token.end()
-    raise _Incomplete
-
-
-def _refuse(body: bytes, ent: re.Match[bytes]) -> HostileXml:
-    line, col = _line_col(body, ent.start())
-    if ent.group(3):
+def _refuse(found: Declared) -> HostileXml:
+    if found.external:
         return HostileXml(
-            f"DOCTYPE declares an external entity {ent.group(2).decode('utf-8', 'replace')!r} "
+            f"DOCTYPE declares an external entity {found.name!r} "
             "(XXE: reading local files or URLs); external entities are refused",
-            line,
-            col,
+            found.line,
+            found.column,
         )
     return HostileXml(
         "DOCTYPE declares entities (entity expansion, e.g. billion laughs); entity declarations are refused",
-        line,
-        col,
+        found.line,
+        found.column,
     )
-
-
-#: byte order marks and BOM-less starts ("<?" / "<!" / "<r" in UTF-16) of the wide encodings libxml2 reads
-_WIDE = ((b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"<\x00", "utf-16-le"), (b"\x00<", "utf-16-be"))
-
-
-def _ascii_compatible(body: bytes) -> bytes:
-    """UTF-16 bodies as UTF-8, so the prolog reads the same (the markup is ASCII in either)."""
-    for start, codec in _WIDE:
-        if body.startswith(start):
-            usable = len(body) - len(body) % 2
-            return body[:usable].decode(codec, "replace").encode("utf-8")
-    return body
 
 
 def _check(body: bytes, *, complete: bool) -> bool:
     """Raise ``HostileXml`` for entity declarations; False when ``body`` ends before that is known."""
-    body = _ascii_compatible(body)
     try:
-        start = _doctype_start(body)
-        ent = None if start is None else _entity_declaration(body, start)
-    except _Incomplete:
-        if not complete:
-            return False
-        # the body ends inside its prolog, so it has no root and libxml2 refuses it anyway; an entity
-        # declared in what there is is still named as the attack it is
-        at = body.upper().find(_DOCTYPE_KEYWORD)
-        ent = None if at < 0 else _ENTITY.search(body, at)
-    if ent is not None:
-        raise _refuse(body, ent)
+        found = declared_entity(body, complete=complete)
+    except NeedMore:
+        return False
+    if found is not None:
+        raise _refuse(found)
     return True
 
 

@@ -34,6 +34,7 @@ from lxml import etree
 
 from shared.errors import NotFound
 from shared.stores import Feed, FeedStore
+from shared.xmlguard import declared_entity
 
 __all__ = [
     "Discovery",
@@ -82,6 +83,10 @@ def _from_link_header(value: str) -> tuple[str | None, str | None]:
 def _from_body(body: bytes) -> tuple[str | None, str | None]:
     hub = topic = None
     head = body[:_HEAD_LIMIT]
+    if declared_entity(head) is not None:
+        # libxml2 expands internal entities inside attribute values even with resolve_entities off:
+        # a hub href of "&lol9;" came back as a thousand "lol"s (issue 18). No feed needs entities.
+        return None, None
     try:
         for _event, el in etree.iterparse(
             io.BytesIO(head),

@@ -1,0 +1,298 @@
+"""The auth matrix: every operation of the OpenAPI document x every kind of caller (issue 18 item 6).
+
+Callers, against the objects of tenant A (its verified host, a feed, an upload task, its limits):
+
+* ``none``   -- no ``Authorization`` header;
+* ``other``  -- tenant B's valid token (B owns another host);
+* ``own``    -- A's token;
+* ``alias``  -- A's token, naming the ``www.`` spelling of A's host, which tenant C verified
+  (www. is one site with A's host only for a tenant that verified both: shared/hosts.py);
+* ``admin``  -- the admin token.
+
+The operations come from the served document, so an endpoint added to the API without a row in
+``EXPECT`` fails here, loudly, naming what to add. Every answer must also be a status the
+document lists for that operation, and a list answered to B must not name A's objects.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cubes.api.openapi import document
+from tests.security.conftest import Matrix
+from tests.unit.cubes.api.apikit import ADMIN_TOKEN, ApiHarness, rss
+
+A_HOST = "a.partner.test"
+B_HOST = "b.partner.test"
+ALIAS = "www." + A_HOST  # verified by tenant C
+CALLERS = ("none", "other", "own", "alias", "admin")
+#: what names no host: the alias caller does not apply (written out, so a new row must decide)
+NA = None
+
+
+@dataclass(frozen=True)
+class Expect:
+    none: int
+    other: int
+    own: int
+    alias: int | None
+    admin: int
+
+    def of(self, caller: str) -> int | None:
+        value: int | None = getattr(self, caller)
+        return value
+
+
+#: (METHOD, path) -> the status each caller gets. Tenant operations: nobody 401, another tenant 403
+#: on a host that is not its own and 404 on an id that is not its own (ids are not guessable, and a
+#: 403 would confirm they exist), the admin token is not a tenant token (401). Admin operations: only
+#: the admin token.
+EXPECT: dict[tuple[str, str], Expect] = {
+    ("GET", "/api/v1/openapi.json"): Expect(none=200, other=200, own=200, alias=NA, admin=200),
+    ("GET", "/docs"): Expect(none=200, other=200, own=200, alias=NA, admin=200),
+    ("GET", "/api/v1/problems"): Expect(none=200, other=200, own=200, alias=NA, admin=200),
+    ("POST", "/api/v1/feeds"): Expect(none=401, other=403, own=201, alias=403, admin=401),
+    ("GET", "/api/v1/feeds"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("GET", "/api/v1/feeds/{feed_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("DELETE", "/api/v1/feeds/{feed_id}"): Expect(none=401, other=404, own=204, alias=NA, admin=401),
+    ("PATCH", "/api/v1/feeds/{feed_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("POST", "/api/v1/feeds/{feed_id}/fetch"): Expect(none=401, other=404, own=202, alias=NA, admin=401),
+    ("GET", "/api/v1/feeds/{feed_id}/fetches"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("GET", "/api/v1/feeds/{feed_id}/fetches/{fetch_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("GET", "/api/v1/feeds/{feed_id}/pages"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("POST", "/api/v1/uploads"): Expect(none=401, other=403, own=202, alias=403, admin=401),
+    ("GET", "/api/v1/uploads/{task_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("DELETE", "/api/v1/pages"): Expect(none=401, other=403, own=202, alias=403, admin=401),
+    ("GET", "/api/v1/hosts"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("GET", "/api/v1/hosts/{host}"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    # a claim gives no right until it is verified, so anyone may claim any host: B's claim on A's host
+    # is 201, A's own again 200 (idempotent), A's claim on the alias C verified 201 (C keeps it)
+    ("POST", "/api/v1/hosts"): Expect(none=401, other=201, own=200, alias=201, admin=401),
+    # public: a sign-up makes a new tenant whoever asks (rate-limited per address)
+    ("POST", "/api/v1/signup"): Expect(none=201, other=201, own=201, alias=NA, admin=201),
+    ("POST", "/api/v1/hosts/{host}/verify"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    ("GET", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
+    ("PUT", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
+    ("DELETE", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
+}
+
+
+@dataclass
+class World:
+    api: ApiHarness
+    a: str
+    tokens: dict[str, str]
+    feed_urls: itertools.count[int]
+
+    def headers(self, caller: str) -> dict[str, str]:
+        token = {"none": None, "other": self.tokens["b"], "own": self.tokens["a"], "alias": self.tokens["a"]}.get(
+            caller, ADMIN_TOKEN
+        )
+        return {} if token is None else {"Authorization": f"Bearer {token}"}
+
+    async def a_feed(self) -> str:
+        """A fresh feed of A's (a DELETE case removes one)."""
+        url = f"https://{A_HOST}/feed-{next(self.feed_urls)}.xml"
+        resp = await self.api.client.post(
+            "/api/v1/feeds", json={"url": url, "format": "rss"}, headers=self.headers("own")
+        )
+        assert resp.status == 201, await resp.text()
+        feed_id: str = (await resp.json())["feed_id"]
+        return feed_id
+
+    async def a_task(self) -> str:
+        resp = await self.api.upload(self.tokens["a"], rss(1, A_HOST), host=A_HOST)
+        assert resp.status == 202, await resp.text()
+        task_id: str = (await resp.json())["task_id"]
+        return task_id
+
+
+Request = tuple[str, dict[str, Any]]  # (path, aiohttp request keyword arguments)
+#: (METHOD, path) -> how to ask it as ``caller``: the host is A's, or its alias for the alias caller
+BUILD: dict[tuple[str, str], Callable[[World, str], Awaitable[Request]]] = {}
+
+
+def builds(method: str, path: str) -> Callable[[Callable[[World, str], Awaitable[Request]]], Any]:
+    def register(fn: Callable[[World, str], Awaitable[Request]]) -> Any:
+        BUILD[(method, path)] = fn
+        return fn
+
+    return register
+
+
+def _host(caller: str) -> str:
+    return ALIAS if caller == "alias" else A_HOST
+
+
+@builds("GET", "/api/v1/openapi.json")
+@builds("GET", "/docs")
+@builds("GET", "/api/v1/problems")
+@builds("GET", "/api/v1/feeds")
+@builds("GET", "/api/v1/hosts")
+async def _plain(world: World, caller: str) -> Request:
+    return "", {}
+
+
+@builds("POST", "/api/v1/feeds")
+async def _create_feed(world: World, caller: str) -> Request:
+    url = f"https://{_host(caller)}/new-{next(world.feed_urls)}.xml"
+    return "/api/v1/feeds", {"json": {"url": url, "format": "rss"}}
+
+
+@builds("GET", "/api/v1/feeds/{feed_id}")
+@builds("DELETE", "/api/v1/feeds/{feed_id}")
+async def _a_feed(world: World, caller: str) -> Request:
+    return f"/api/v1/feeds/{await world.a_feed()}", {}
+
+
+@builds("PATCH", "/api/v1/feeds/{feed_id}")
+async def _patch_feed(world: World, caller: str) -> Request:
+    return f"/api/v1/feeds/{await world.a_feed()}", {"json": {"autoparser": True}}
+
+
+@builds("POST", "/api/v1/feeds/{feed_id}/fetch")
+async def _fetch_now(world: World, caller: str) -> Request:
+    return f"/api/v1/feeds/{await world.a_feed()}/fetch", {}
+
+
+@builds("GET", "/api/v1/feeds/{feed_id}/fetches")
+async def _fetches(world: World, caller: str) -> Request:
+    return f"/api/v1/feeds/{await world.a_feed()}/fetches", {}
+
+
+@builds("GET", "/api/v1/feeds/{feed_id}/fetches/{fetch_id}")
+async def _a_fetch(world: World, caller: str) -> Request:
+    return f"/api/v1/feeds/{await world.a_feed()}/fetches/{'0' * 32}", {}
+
+
+@builds("GET", "/api/v1/feeds/{feed_id}/pages")
+async def _pages(world: World, caller: str) -> Request:
+    return f"/api/v1/feeds/{await world.a_feed()}/pages", {}
+
+
+@builds("POST", "/api/v1/uploads")
+async def _upload(world: World, caller: str) -> Request:
+    host = _host(caller)
+    return "/api/v1/uploads", {
+        "params": {"host": host, "format": "rss"},
+        "data": rss(1, host),
+        "headers": {"Content-Type": "application/rss+xml"},
+    }
+
+
+@builds("GET", "/api/v1/uploads/{task_id}")
+async def _a_task(world: World, caller: str) -> Request:
+    return f"/api/v1/uploads/{await world.a_task()}", {}
+
+
+@builds("DELETE", "/api/v1/pages")
+async def _delete_page(world: World, caller: str) -> Request:
+    return "/api/v1/pages", {"params": {"url": f"https://{_host(caller)}/p/0"}}
+
+
+@builds("GET", "/api/v1/hosts/{host}")
+async def _a_host(world: World, caller: str) -> Request:
+    return f"/api/v1/hosts/{_host(caller)}", {}
+
+
+@builds("POST", "/api/v1/hosts")
+async def _claim(world: World, caller: str) -> Request:
+    return "/api/v1/hosts", {"json": {"host": _host(caller)}}
+
+
+@builds("POST", "/api/v1/signup")
+async def _signup(world: World, caller: str) -> Request:
+    return "/api/v1/signup", {"json": {"name": f"signed up as {caller}"}}
+
+
+@builds("POST", "/api/v1/hosts/{host}/verify")
+async def _verify(world: World, caller: str) -> Request:
+    return f"/api/v1/hosts/{_host(caller)}/verify", {}
+
+
+@builds("GET", "/api/v1/admin/limits/{tenant}")
+@builds("DELETE", "/api/v1/admin/limits/{tenant}")
+async def _limits(world: World, caller: str) -> Request:
+    return f"/api/v1/admin/limits/{world.a}", {}
+
+
+@builds("PUT", "/api/v1/admin/limits/{tenant}")
+async def _put_limits(world: World, caller: str) -> Request:
+    return f"/api/v1/admin/limits/{world.a}", {"json": {"rps": 1000, "burst": 1000, "bytes_per_s": 1e9}}
+
+
+#: operations whose success changes what the others answer (B's claim on A's host would let B ask
+#: for that host's overview or verification): asked last
+LAST = (("POST", "/api/v1/hosts"),)
+
+
+def _operations() -> list[tuple[str, str, dict[str, Any]]]:
+    ops = []
+    for path, methods in document()["paths"].items():
+        for method, op in methods.items():
+            ops.append((method.upper(), path, op))
+    return sorted(ops, key=lambda o: (o[0], o[1]) in LAST)
+
+
+def test_every_operation_of_the_document_has_an_expectation_and_a_request() -> None:
+    documented = {(m, p) for m, p, _ in _operations()}
+    missing = sorted(documented - set(EXPECT))
+    assert not missing, (
+        f"operations without a row in tests/security/test_auth_matrix.py EXPECT: {missing}; "
+        "say what no token, another tenant, the own tenant, an alias host and the admin get"
+    )
+    assert not sorted(documented - set(BUILD)), "operations without a request builder (BUILD) in the auth matrix"
+    assert not sorted(set(EXPECT) - documented), "EXPECT rows for operations the document no longer has"
+
+
+async def test_auth_matrix(tmp_path: Path, matrix: Callable[[str], Matrix]) -> None:
+    report = matrix("auth")
+    # generous rate limits: the matrix is about who may, not how often
+    async with ApiHarness(tmp_path, tenant_rps=10_000.0, tenant_burst=10_000, concurrency=256, signup_burst=100) as api:
+        a, a_token = await api.tenant(A_HOST)
+        _, b_token = await api.tenant(B_HOST)
+        await api.tenant(ALIAS)  # C: the alias spelling of A's host is somebody else's
+        world = World(api, a, {"a": a_token, "b": b_token}, itertools.count())
+        a_objects = [A_HOST, a, await world.a_feed(), await world.a_task()]
+        wrong: list[str] = []
+        for method, path, op in _operations():
+            expect = EXPECT.get((method, path))
+            if expect is None:
+                continue  # reported by the test above
+            for caller in CALLERS:
+                want = expect.of(caller)
+                if want is None:
+                    continue
+                target, kwargs = await BUILD[(method, path)](world, caller)
+                url = target or path
+                headers = {**kwargs.pop("headers", {}), **world.headers(caller)}
+                resp = await api.client.request(method, url, headers=headers, **kwargs)
+                body = await resp.text()
+                label = f"{method} {path} as {caller}: {resp.status}, expected {want}"
+                ok = resp.status == want and str(resp.status) in op["responses"]
+                if ok and caller == "other" and resp.status == 200 and method == "GET":
+                    ok = not any(name in body for name in a_objects)  # B's lists never name A's objects
+                    label += " (and no object of A's in it)"
+                report.case(label, ok, kind=caller)
+                if not ok:
+                    wrong.append(f"{label}: {body[:200]}")
+    assert wrong == [], "\n".join(wrong)
+    assert report.cases >= 4 * len(EXPECT)
+
+
+@pytest.mark.parametrize("scheme", ["Basic", "Bearer"])
+async def test_malformed_and_revoked_tokens_are_nobody(tmp_path: Path, scheme: str) -> None:
+    async with ApiHarness(tmp_path) as api:
+        _, token = await api.tenant(A_HOST)
+        assert await api.stores.tenants.revoke_token(token)
+        api.deps.clock.advance(10)  # type: ignore[attr-defined]  # past the instance's token cache
+        for value in (f"{scheme} {token}", f"{scheme} ", f"{scheme} {'x' * 300}", scheme):
+            resp = await api.client.get("/api/v1/feeds", headers={"Authorization": value})
+            assert resp.status == 401, value
+            assert resp.headers["WWW-Authenticate"].startswith("Bearer")
