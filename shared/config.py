@@ -279,6 +279,8 @@ class FrontendConfig:
     port: int = 8080
     #: public URL of the frontend, used in links printed to the user
     public_url: str = "http://127.0.0.1:8080"
+    #: a webmaster console sign-in lasts this long (12 h: a working day, then sign in again)
+    session_ttl_s: float = 43_200.0
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ __all__ = [
     "FeedOverview",
     "HostOverview",
     "Rollup",
+    "failing",
     "feed_overview",
     "host_overview",
     "page_json",
@@ -70,7 +71,8 @@ class Rollup:
     pages_more: bool = False
 
 
-def _failing(feed: Feed, report: FetchReport | None, broken_pages: int) -> bool:
+def failing(feed: Feed, report: FetchReport | None, broken_pages: int = 0) -> bool:
+    """A feed is failing when its last fetch failed, refused items, or its pages lost content."""
     if feed.status.consecutive_failures or broken_pages:
         return True
     return report is not None and (report.result not in _FINE or report.refused > 0)
@@ -98,7 +100,7 @@ def rollup(
     broken = Counter(row.source_id for row in pages)
     return Rollup(
         feeds=len(feeds),
-        failing_feeds=sum(1 for f in feeds if _failing(f, reports.get(f.feed_id), broken.get(f.feed_id, 0))),
+        failing_feeds=sum(1 for f in feeds if failing(f, reports.get(f.feed_id), broken.get(f.feed_id, 0))),
         items_refused=dict(sorted(refused.items())),
         feed_problems=dict(sorted(whole.items())),
         images_failed=dict(sorted(images.items())),

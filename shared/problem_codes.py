@@ -287,14 +287,15 @@ _ROWS: tuple[ProblemCode, ...] = (
         "image.not_found",
         "error",
         "an image answered 404 or 410; the page was published without it",
-        "Fix the image's URL in the item (or put the file back); the page is rebuilt on the next fetch "
-        "once the image answers 200.",
+        "Fix the image's URL in the item and fetch the feed again: the changed item is rebuilt with the "
+        "image. The same URL is tried again only after media.failure_retry_s (7 days by default).",
     ),
     ProblemCode(
         "image.http_error",
         "error",
         "an image answered an HTTP error; the page was published without it",
-        "Make the image URL answer 200 to our crawler (401/403: allow it).",
+        "Make the image URL answer 200 to our crawler (401/403: allow it), or give the item another image "
+        "URL; a failed URL is tried again after media.failure_retry_s.",
     ),
     ProblemCode(
         "image.unreachable",

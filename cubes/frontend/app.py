@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import orjson
@@ -35,6 +36,9 @@ from cubes.frontend import templates
 from cubes.frontend.assets import FAVICON_SVG
 from cubes.frontend.audience import RegionTable, device_class
 from cubes.frontend.cdn import CdnFiles
+from cubes.frontend.console.context import ConsoleContext
+from cubes.frontend.console.routes import add_routes as add_console_routes
+from cubes.frontend.console.session import SessionGate
 from cubes.frontend.queries import QueryEvents
 from cubes.frontend.status.gather import gather_pipeline
 from cubes.frontend.status.page import render_status
@@ -46,6 +50,7 @@ from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.messages import SearchQueryEvent
 from shared.previews import preview_key
+from shared.runtime.deps import Publish
 from shared.stores import Page, SearchHit, Stores
 from shared.urls import canonical_url
 from shared.wordstat.lemmas import normalize_query
@@ -274,6 +279,10 @@ class _Frontend:
             request, 404, "No such file", "The CDN has no file under this name."
         )
 
+    async def api_docs(self, request: web.Request) -> web.Response:
+        """The API's docs page and OpenAPI document live with the API (``api.public_url``)."""
+        raise web.HTTPFound(self.settings.api.public_url.rstrip("/") + "/docs")
+
     async def healthz(self, request: web.Request) -> web.Response:
         return _json({"status": "ok"})
 
@@ -312,12 +321,34 @@ def create_app(
     *,
     clock: Clock | None = None,
     events: QueryEvents | None = None,
+    publish: Publish | None = None,
+    resolver: Any = None,
+    verify_origins: Any = None,
 ) -> web.Application:
     """The frontend application over ``stores`` (and the file ``cdn``, served under ``/cdn/``).
 
-    Answered searches go to ``events`` (``search.queries``) unless ``search.publish_queries`` is off."""
+    Answered searches go to ``events`` (``search.queries``) unless ``search.publish_queries`` is off.
+    The webmaster console (``/console``, ``console/``) publishes through ``publish`` (feeds added,
+    removed, fetched now); without it those actions say the bus is not there. ``resolver`` is what
+    the SSRF guard wraps, ``verify_origins`` overrides where host checks look (tests)."""
     fe = _Frontend(settings, stores, cdn, clock or SystemClock(), events)
     app = web.Application(middlewares=[fe.errors])
+    console = ConsoleContext(
+        settings,
+        stores,
+        fe.clock,
+        SessionGate(settings, stores, fe.clock),
+        publish=publish,
+        resolver=resolver,
+        verify_origins=verify_origins,
+    )
+
+    async def close_console(_: web.Application) -> None:
+        await console.close()
+
+    app.on_cleanup.append(close_console)
+    add_console_routes(app, console)
+    app.router.add_get("/docs/api", fe.api_docs)
     app.router.add_get("/", fe.home)
     app.router.add_get("/turbo", fe.turbo)
     app.router.add_get("/preview", fe.preview)

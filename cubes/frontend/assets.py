@@ -95,5 +95,7 @@ SITE_CSS = (
     ".scroll{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:.9rem;"
     "margin:0 0 2rem;box-shadow:var(--shadow)}"
     "footer.site{border-top:1px solid var(--line);color:var(--mut);font-size:.85rem;padding:1.4rem 0 2.4rem}"
-    "@media(max-width:34rem){.top form{display:none}.hero{padding-top:2rem}.phone{display:flex;margin:0 0 1.4rem}}"
+    "@media(max-width:34rem){.top form{display:none}.hero{padding-top:2rem}.phone{display:flex;margin:0 0 1.4rem}"
+    # four links beside the brand: they fit a 360 px phone only a little smaller and closer
+    ".top nav{gap:.65rem;font-size:.84rem}}"
 )

@@ -23,7 +23,12 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     # only the embedded file CDN is served from here; an S3 CDN has its own public URL
     cdn = await deps.cdn() if settings.cdn.url.startswith("file://") else None
     events = QueryEvents(deps.publish, queue_max=settings.search.queue_max, clock=deps.clock)
-    runner = web.AppRunner(create_app(settings, stores, cdn, clock=deps.clock, events=events), access_log=None)
+    runner = web.AppRunner(
+        create_app(
+            settings, stores, cdn, clock=deps.clock, events=events, publish=deps.publish, resolver=deps.resolver
+        ),
+        access_log=None,
+    )
 
     def urls() -> list[str]:
         return [f"http://{a[0]}:{a[1]}" for a in runner.addresses] if runner.server else []

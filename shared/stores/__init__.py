@@ -8,7 +8,7 @@
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
 
 The layout, one module per role (pages, hashes, images, delay, feeds, tenants,
-tasks, status, problems) on each floor; a floor imports only the floors above it:
+tasks, status, problems, sessions) on each floor; a floor imports only the floors above it:
 
 1. ``<role>.py`` — the contract: the Protocol, its rows and outcomes, and the
    engine-free rules both engines apply (``pages.upsert_outcome``,
@@ -43,6 +43,7 @@ from shared.stores.hashes import ClaimOutcome, HashCheck, HashEntry, HashStore, 
 from shared.stores.images import ImageRecord, ImageRegistry, ImageStatus
 from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
 from shared.stores.problems import FetchReport, PageProblems, ProblemStore
+from shared.stores.sessions import Session, SessionStore
 from shared.stores.status import StatusSnapshot, StatusStore
 from shared.stores.tasks import Task, TaskItem, TaskStatus, TaskStore
 from shared.stores.tenants import HostClaim, Tenant, TenantLimits, TenantStore
@@ -70,6 +71,8 @@ __all__ = [
     "ParkedDoc",
     "ProblemStore",
     "SearchHit",
+    "Session",
+    "SessionStore",
     "StatusSnapshot",
     "StatusStore",
     "Stores",

@@ -23,6 +23,7 @@ from shared.stores.hashes import HashStore
 from shared.stores.images import ImageRegistry
 from shared.stores.pages import PageStore
 from shared.stores.problems import ProblemStore
+from shared.stores.sessions import SessionStore
 from shared.stores.status import StatusStore
 from shared.stores.tasks import TaskStore
 from shared.stores.tenants import TenantStore
@@ -46,6 +47,7 @@ class Stores:
         tasks: TaskStore,
         status: StatusStore,
         problems: ProblemStore,
+        sessions: SessionStore,
         autoparser: AutoparserStore,
         close: Callable[[], Awaitable[None]],
     ) -> None:
@@ -59,6 +61,7 @@ class Stores:
         self.tasks = tasks
         self.status = status
         self.problems = problems
+        self.sessions = sessions
         self.autoparser = autoparser
         self._close = close
         self._closed = False

@@ -241,3 +241,14 @@ POSTGRES.append((9, "scheduler partitions and the due index", _SCHEDULE_INDEX))
 _CLAIM_ORIGIN = ("ALTER TABLE tenant_hosts ADD COLUMN origin TEXT",)
 SQLITE.append((10, "host claim origin", _CLAIM_ORIGIN))
 POSTGRES.append((10, "host claim origin", _CLAIM_ORIGIN))
+
+# Webmaster console sign-ins (shared/stores/sessions.py): the sha256 of each session's cookie, never the
+# cookie itself, with its tenant, its CSRF token and its expiry.
+_SESSIONS = (
+    """CREATE TABLE IF NOT EXISTS console_sessions (
+        session_sha256 TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, csrf TEXT NOT NULL,
+        created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS console_sessions_expiry ON console_sessions (expires_at)",
+)
+SQLITE.append((11, "console sessions", _SESSIONS))
+POSTGRES.append((11, "console sessions", _SESSIONS))

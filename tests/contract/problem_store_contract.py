@@ -125,3 +125,29 @@ class ProblemStoreContract:
         assert (moved.origin, moved.verification_token) == ("https://shop.example:8443", first.verification_token)
         (listed,) = await stores.tenants.hosts_of(t.tenant_id)
         assert listed == moved
+
+    async def test_sessions_store_only_a_hash_and_expire(self, stores: Stores, store_url: str) -> None:
+        sid, session = await stores.sessions.create_session("ten", ttl_s=60, now=T0)
+        assert (session.tenant_id, session.expires_at) == ("ten", T0 + timedelta(seconds=60))
+        assert session.csrf
+        assert await stores.sessions.get_session(sid, now=T0 + timedelta(seconds=59)) == session
+        assert await stores.sessions.get_session(sid, now=T0 + timedelta(seconds=60)) is None
+        assert await stores.sessions.get_session("made-up", now=T0) is None
+        rows = await self.raw_rows(store_url, "console_sessions")  # type: ignore[attr-defined]
+        assert sid not in repr(rows)  # only its sha256 is kept
+        assert await stores.sessions.delete_session(sid) is True
+        assert await stores.sessions.get_session(sid, now=T0) is None
+        await stores.sessions.create_session("ten", ttl_s=1, now=T0)
+        assert await stores.sessions.prune_sessions(T0 + timedelta(seconds=2)) == 1
+
+    async def test_recent_tasks_of_a_tenant(self, stores: Stores) -> None:
+        for i in range(3):
+            await stores.tasks.create(Task(task_id=f"t{i}", tenant_id="ten", host="a.example"), now=T0 + timedelta(i))
+        await stores.tasks.create(Task(task_id="x", tenant_id="other", host="b.example"), now=T0)
+        assert [t.task_id for t in await stores.tasks.recent("ten", limit=2)] == ["t2", "t1"]
+
+    async def test_urls_of_source_with_a_limit(self, stores: Stores) -> None:
+        for i in range(3):
+            await stores.hashes.check_and_set("feed:f", f"https://a.example/{i}", "h", now=T0)
+        assert await stores.hashes.urls_of_source("feed:f", limit=2) == ["https://a.example/0", "https://a.example/1"]
+        assert len(await stores.hashes.urls_of_source("feed:f")) == 3

@@ -17,6 +17,7 @@ from shared.stores.postgres.pages import PgPageStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.problems import SqlProblemStore
+from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
 from shared.stores.sql.tasks import SqlTaskStore
 from shared.stores.sql.tenants import SqlTenantStore
@@ -37,6 +38,7 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         tasks=SqlTaskStore(db.view("tasks")),
         status=SqlStatusStore(db.view("status")),
         problems=SqlProblemStore(db.view("problems")),
+        sessions=SqlSessionStore(db.view("sessions")),
         autoparser=SqlAutoparserStore(db.view("autoparser")),
         close=db.close,
     )

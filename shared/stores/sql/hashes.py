@@ -62,8 +62,9 @@ class SqlHashStore:
         count = await self._sql.execute("DELETE FROM doc_hashes WHERE source_id = ? AND url = ?", source_id, url)
         return count > 0
 
-    async def urls_of_source(self, source_id: str) -> list[str]:
-        rows = await self._sql.fetch("SELECT url FROM doc_hashes WHERE source_id = ? ORDER BY url", source_id)
+    async def urls_of_source(self, source_id: str, limit: int | None = None) -> list[str]:
+        sql = "SELECT url FROM doc_hashes WHERE source_id = ? ORDER BY url"
+        rows = await (self._sql.fetch(sql + " LIMIT ?", source_id, limit) if limit else self._sql.fetch(sql, source_id))
         return [r[0] for r in rows]
 
     async def owner(self, url: str) -> Owner | None:

@@ -144,3 +144,11 @@ class SqlTaskStore:
             f"SELECT {TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND idempotency_key = ?", tenant_id, key
         )
         return None if row is None else task_from_row(row)
+
+    async def recent(self, tenant_id: str, limit: int = 20) -> builtins.list[Task]:
+        rows = await self._db.fetch(
+            f"SELECT {TASK_COLUMNS} FROM tasks WHERE tenant_id = ? ORDER BY created_at DESC, task_id LIMIT ?",
+            tenant_id,
+            limit,
+        )
+        return [task_from_row(r) for r in rows]

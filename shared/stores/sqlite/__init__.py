@@ -17,6 +17,7 @@ from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
 from shared.stores.sql.problems import SqlProblemStore
+from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
 from shared.stores.sql.tasks import SqlTaskStore
 from shared.stores.sql.tenants import SqlTenantStore
@@ -52,6 +53,7 @@ async def open_sqlite(url: str) -> Stores:
         tasks=SqlTaskStore(db),
         status=SqlStatusStore(db),
         problems=SqlProblemStore(db),
+        sessions=SqlSessionStore(db),
         autoparser=SqlAutoparserStore(db),
         close=db.close,
     )

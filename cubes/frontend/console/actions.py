@@ -1,0 +1,129 @@
+"""The console's actions (issue 14 item 5): each one a form POST, answered with a redirect (post/redirect/get).
+
+Claim and verify a host, add and remove a feed, switch its autoparser, fetch
+it now -- each through the service the API uses (``shared.feeds``,
+``shared.verification``), with the same rules: a feed only on a verified host
+of the tenant, the SSRF guard on every URL, fetch now through the host's lane.
+A refusal re-renders the page with what to fix, as the API's 422 does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import quote, urlsplit
+
+from aiohttp import web
+
+from cubes.frontend.console.context import ConsoleContext, NoBus
+from cubes.frontend.console.session import Signed
+from cubes.frontend.console.views import feed_page, home_page, host_page, not_found
+from shared.errors import NotFound, TurbocubesError
+from shared.feeds import WEBMASTER_FORMATS, FeedProblem, RegistrationRefused
+from shared.urls import canonical_host
+from shared.verification import claim_origin
+
+__all__ = ["add_feed", "claim_host", "fetch_now", "remove_feed", "switch_autoparser", "verify_host"]
+
+#: hosts one tenant claims through the console (the API's limit, cubes/api/hosts.MAX_CLAIMS)
+_MAX_CLAIMS = 100
+
+
+def _see(path: str) -> web.HTTPSeeOther:
+    return web.HTTPSeeOther(path)
+
+
+async def claim_host(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
+    origin = claim_origin(form.get("url", ""))
+    host = urlsplit(origin).hostname if origin else None
+    if not host:
+        return await home_page(c, signed, host_errors=["Give your site's URL, e.g. https://your.site/"], status=422)
+    try:
+        host = canonical_host(host)
+    except ValueError as exc:
+        return await home_page(c, signed, host_errors=[str(exc)], status=422)
+    claims = await c.claims(signed.tenant_id)
+    if all(x.host != host for x in claims) and len(claims) >= _MAX_CLAIMS:
+        return await home_page(c, signed, host_errors=[f"At most {_MAX_CLAIMS} hosts per tenant."], status=403)
+    await c.stores.tenants.add_host(signed.tenant_id, host, origin=origin)
+    raise _see(f"/console/hosts/{quote(host, safe='')}")
+
+
+async def verify_host(c: ConsoleContext, signed: Signed, host: str) -> web.StreamResponse:
+    claim = next((x for x in await c.claims(signed.tenant_id) if x.host == host), None)
+    if claim is None:
+        return not_found(c, signed, "host")
+    feeds = [f.url for f in await c.stores.feeds.list(signed.tenant_id) if f.host == host and not f.deleted]
+    result = await c.verifier().check(host, claim.verification_token, origin=claim.origin, feed_urls=feeds)
+    if result.verified:
+        await c.stores.tenants.set_verified(signed.tenant_id, host, True)
+    notice = f"Verified by {result.method}." if result.verified else "Not verified yet: see what was found below."
+    return await host_page(c, signed, host, attempts=result.attempts, notice=notice)
+
+
+async def add_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
+    claims = {x.host: x for x in await c.claims(signed.tenant_id)}
+
+    async def owned(host: str) -> None:
+        claim = claims.get(host)
+        if claim is None:
+            raise RegistrationRefused([FeedProblem("url", f"{host} is not one of your hosts: claim it first")])
+        if not claim.verified:
+            raise RegistrationRefused([FeedProblem("url", f"{host} is not verified yet: verify it first")])
+
+    try:
+        done = await c.registry().register(
+            form.get("url", ""),
+            fmt=form.get("format", "auto") or "auto",
+            autoparser=form.get("autoparser") == "1",
+            tenant_id=signed.tenant_id,
+            formats=WEBMASTER_FORMATS,
+            authorize=owned,
+        )
+    except RegistrationRefused as exc:
+        return await home_page(c, signed, feed_errors=[f"{p.field}: {p.message}" for p in exc.problems], status=422)
+    except (NoBus, TurbocubesError) as exc:
+        return await home_page(c, signed, feed_errors=[f"not now: {exc}"], status=503)
+    raise _see(f"/console/feeds/{done.feed.feed_id}")
+
+
+async def fetch_now(c: ConsoleContext, signed: Signed, feed_id: str) -> web.StreamResponse:
+    feed = await c.own_feed(signed, feed_id)
+    if feed is None:
+        return not_found(c, signed, "feed")
+    fetch_id = uuid.uuid4().hex
+    try:
+        await c.registry().fetch_now(feed_id, fetch_id=fetch_id)
+    except (NoBus, TurbocubesError) as exc:
+        return await feed_page(c, signed, feed_id, notice=f"Not fetched: {exc}")
+    raise _see(f"/console/feeds/{feed_id}?fetch={fetch_id}")
+
+
+async def switch_autoparser(c: ConsoleContext, signed: Signed, feed_id: str, on: bool) -> web.StreamResponse:
+    feed = await c.own_feed(signed, feed_id)
+    if feed is None:
+        return not_found(c, signed, "feed")
+    try:
+        await c.registry().register(
+            feed.url,
+            fmt=feed.format,
+            services=feed.services,
+            autoparser=on,
+            tenant_id=signed.tenant_id,
+            formats=WEBMASTER_FORMATS,
+        )
+    except (RegistrationRefused, NoBus, TurbocubesError) as exc:
+        return await feed_page(c, signed, feed_id, notice=f"Not changed: {exc}")
+    raise _see(f"/console/feeds/{feed_id}")
+
+
+async def remove_feed(c: ConsoleContext, signed: Signed, feed_id: str) -> web.StreamResponse:
+    feed = await c.own_feed(signed, feed_id)
+    if feed is None:
+        return not_found(c, signed, "feed")
+    try:
+        await c.registry().remove(feed_id)
+    except NotFound:
+        pass  # removed meanwhile: what was asked is done
+    except (NoBus, TurbocubesError) as exc:
+        return await feed_page(c, signed, feed_id, notice=f"Not removed: {exc}")
+    raise _see("/console?removed=1")

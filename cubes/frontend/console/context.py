@@ -1,0 +1,120 @@
+"""What every console handler reaches: the stores, the registration service, the verifier (issue 14 item 5).
+
+The console is an HTML face of the same services the webmaster API uses --
+``shared.feeds.FeedRegistry`` (add, remove, fetch now, autoparser), ``shared.
+verification`` (host checks), ``shared.overview`` (what a feed and a host
+show) -- so the browser and the API can never disagree. Only the ways in
+differ: a cookie session with CSRF tokens here, a bearer token there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from cubes.frontend.console.session import SessionGate, Signed
+from cubes.frontend.jinja import render
+from cubes.frontend.status.page import STATUS_CSS
+from shared.clock import Clock
+from shared.config import Settings
+from shared.feeds import FeedRegistry
+from shared.http import AddressGuard, Fetcher
+from shared.runtime.cube import Output
+from shared.runtime.deps import Publish
+from shared.stores import Feed, HostClaim, Stores
+from shared.verification import Verifier, dns_txt_lookup
+
+__all__ = ["CONSOLE_CSS", "ConsoleContext", "NoBus"]
+
+CONSOLE_CSS = STATUS_CSS + (
+    ".bar{display:flex;align-items:center;gap:1rem;margin:0 0 1.2rem}.bar h2{margin:0}.bar form{margin-left:auto}"
+    ".card{background:var(--card);border:1px solid var(--line);border-radius:.9rem;padding:.9rem 1.1rem;"
+    "margin:0 0 1.6rem;box-shadow:var(--shadow)}.card h3{margin:.1rem 0 .5rem;font-size:1.05rem}"
+    ".feedurl{overflow-wrap:anywhere}.actions{display:flex;flex-wrap:wrap;gap:.5rem}"
+    "form.inline{display:inline}form.row{display:flex;flex-wrap:wrap;gap:.5rem;margin:0 0 2rem}"
+    "form.row input[type=url]{flex:1;min-width:16rem}"
+    "input,select{font:inherit;padding:.45rem .7rem;border-radius:.6rem;border:1px solid var(--line);"
+    "background:var(--card);color:var(--fg)}.check{display:flex;align-items:center;gap:.3rem}"
+    "button{font:inherit;font-weight:600;padding:.45rem .9rem;border:0;border-radius:.6rem;background:var(--acc);"
+    "color:#fff;cursor:pointer}button.quiet{background:var(--line);color:var(--fg)}"
+    "button.danger{background:var(--bad)}"
+    ".notice{background:var(--card);border:1px solid var(--line);border-left:.3rem solid var(--acc);"
+    "border-radius:.7rem;padding:.6rem 1rem}"
+    ".problems{list-style:none;margin:0 0 1rem;padding:0}.problem{border-left:.25rem solid var(--line);"
+    "padding:.3rem .8rem;margin:0 0 .7rem}.problem.error{border-left-color:var(--bad)}"
+    ".problem.warning{border-left-color:var(--acc)}.problem p{margin:.15rem 0;overflow-wrap:anywhere}"
+    ".problem .sev,.problem .at{color:var(--mut);font-size:.85rem}.hint{color:var(--mut)}"
+    ".errors{color:var(--bad)}.attempts{color:var(--mut);font-size:.9rem;overflow-wrap:anywhere}"
+    ".pages{list-style:none;padding:0}.pages li{margin:0 0 .5rem}.pages small{display:block;color:var(--mut)}"
+    "th small,td small{display:block}.how li{margin:0 0 .3rem;overflow-wrap:anywhere}"
+    ".stat b small{display:block;font-size:.8rem;font-weight:400;color:var(--mut)}"
+    ".bar{flex-wrap:wrap}.bar h2{overflow-wrap:anywhere;min-width:0}code{overflow-wrap:anywhere}"
+    ".console-login .search{max-width:30rem;margin:0 auto 1.2rem}"
+)
+
+
+class NoBus(Exception):
+    """The console runs without a bus (a frontend alone): actions that publish are unavailable."""
+
+
+@dataclass
+class ConsoleContext:
+    settings: Settings
+    stores: Stores
+    clock: Clock
+    gate: SessionGate
+    #: publish and await the acknowledgements (``Deps.publish``); None: a frontend without a bus
+    publish: Publish | None = None
+    #: the resolver the SSRF guard wraps (tests map *.partner.test to 127.0.0.1)
+    resolver: Any = None
+    verify_origins: Any = None
+    _fetcher: Fetcher | None = field(default=None, repr=False)
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.time(), UTC)
+
+    async def _publish(self, outputs: Sequence[Output]) -> None:
+        if self.publish is None:
+            raise NoBus("this frontend has no message bus: adding, removing and fetching feeds is off")
+        await self.publish(outputs)
+
+    def registry(self) -> FeedRegistry:
+        guard = AddressGuard(self.settings.http.allowlist)
+        return FeedRegistry(self.stores.feeds, self._publish, guard, resolver=self.resolver, clock=self.clock)
+
+    def verifier(self) -> Verifier:
+        if self._fetcher is None:
+            self._fetcher = Fetcher(self.settings, resolver=self.resolver, clock=self.clock)
+        return Verifier(self._fetcher, self.verify_origins, txt=dns_txt_lookup(self.settings.api.dns_servers))
+
+    async def close(self) -> None:
+        if self._fetcher is not None:
+            await self._fetcher.close()
+
+    async def claims(self, tenant_id: str) -> list[HostClaim]:
+        return await self.stores.tenants.hosts_of(tenant_id)
+
+    async def own_feed(self, signed: Signed, feed_id: str) -> Feed | None:
+        """The tenant's live feed ``feed_id``; None for an unknown one or another tenant's (the same 404)."""
+        feed = await self.stores.feeds.get(feed_id)
+        if feed is None or feed.deleted or feed.tenant_id != signed.tenant_id:
+            return None
+        return feed
+
+    def page(self, name: str, title: str, *, status: int = 200, **context: Any) -> web.Response:
+        body = render(name, title=f"{title} · turbocubes console", extra_css=CONSOLE_CSS, **context)
+        headers = {
+            "Content-Security-Policy": (
+                "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
+                "base-uri 'none'; frame-ancestors 'none'"
+            ),
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "same-origin",
+            # a console page is one tenant's: never kept by a shared cache, nor by the browser's back cache
+            "Cache-Control": "no-store",
+        }
+        return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=headers)

@@ -1,0 +1,121 @@
+"""The webmaster console's routes, beside the frontend (issue 14 item 5; DESIGN.md section 10).
+
+    GET  /console                      sign in, or my hosts, my feeds, my uploads (+ claim a host, add a feed)
+    POST /console/login                sign in with the API token       POST /console/logout
+    GET  /console/hosts/{host}         verification and how, feeds, roll-up, lane, pages that lost
+                                       something, pages waiting for images and why
+    POST /console/hosts                claim a host by its URL          POST /console/hosts/{host}/verify
+    GET  /console/feeds/{id}           status, every problem with its hint, history, next fetch, pages
+    POST /console/feeds                add a feed                       POST /console/feeds/{id}/fetch
+    POST /console/feeds/{id}/autoparser  on / off                      POST /console/feeds/{id}/delete
+    GET  /console/uploads/{task}       an upload task: per-item results and problems, previews
+
+Every POST needs a signed-in session whose CSRF token the form carries and must
+come from our own origin (``session.py``); a page without a session is the
+sign-in page (a POST without one: 401 with it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from urllib.parse import unquote
+
+from aiohttp import web
+
+from cubes.frontend.console import actions, views
+from cubes.frontend.console.context import ConsoleContext
+from cubes.frontend.console.session import Signed
+from cubes.frontend.jinja import duration
+from shared.urls import canonical_host
+
+__all__ = ["add_routes"]
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Action = Callable[[web.Request, Signed, dict[str, str]], Awaitable[web.StreamResponse]]
+#: form bodies are a few fields; larger ones are refused unread
+_FORM_MAX = 16 * 1024
+
+
+async def _form(request: web.Request) -> dict[str, str]:
+    if (request.content_length or 0) > _FORM_MAX:
+        raise web.HTTPRequestEntityTooLarge(max_size=_FORM_MAX, actual_size=request.content_length or 0)
+    data = await request.post()
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def add_routes(app: web.Application, c: ConsoleContext) -> None:
+    def page(view: Callable[[web.Request, Signed], Awaitable[web.StreamResponse]]) -> Handler:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            signed = await c.gate.signed(request)
+            if signed is None:
+                return views.login_page(c)
+            return await view(request, signed)
+
+        return handler
+
+    def action(do: Action) -> Handler:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            if not c.gate.same_origin(request):
+                return views.login_page(c, error="This form came from another site: refused.", status=403)
+            signed = await c.gate.signed(request)
+            if signed is None:
+                return views.login_page(c, error="Your session has ended: sign in again.", status=401)
+            form = await _form(request)
+            if not c.gate.csrf_ok(signed, form.get("csrf", "")):
+                return views.login_page(c, error="This form is out of date: sign in again.", status=403)
+            return await do(request, signed, form)
+
+        return handler
+
+    def host_of(request: web.Request) -> str:
+        try:
+            return canonical_host(unquote(request.match_info["host"]))
+        except ValueError:
+            return ""
+
+    async def login(request: web.Request) -> web.StreamResponse:
+        if not c.gate.same_origin(request):
+            return views.login_page(c, error="This form came from another site: refused.", status=403)
+        address = request.remote or ""
+        wait = c.gate.logins.wait_s(address)
+        if wait:
+            return views.login_page(c, error=f"Too many failed sign-ins: try again in {duration(wait)}.", status=429)
+        form = await _form(request)
+        response = web.HTTPSeeOther("/console")
+        if await c.gate.sign_in(form.get("token", ""), response) is None:
+            c.gate.logins.failed(address)
+            return views.login_page(c, error="That token is unknown or revoked.", status=401)
+        raise response
+
+    async def logout(request: web.Request, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
+        response = web.HTTPSeeOther("/console")
+        await c.gate.sign_out(signed, response)
+        raise response
+
+    async def home(request: web.Request, signed: Signed) -> web.StreamResponse:
+        notice = "Feed removed." if request.query.get("removed") else ""
+        return await views.home_page(c, signed, notice=notice)
+
+    r = app.router
+    r.add_get("/console", page(home))
+    r.add_post("/console/login", login)
+    r.add_post("/console/logout", action(logout))
+    r.add_get("/console/hosts/{host}", page(lambda q, s: views.host_page(c, s, host_of(q))))
+    r.add_post("/console/hosts", action(lambda q, s, f: actions.claim_host(c, s, f)))
+    r.add_post("/console/hosts/{host}/verify", action(lambda q, s, f: actions.verify_host(c, s, host_of(q))))
+    r.add_get(
+        "/console/feeds/{feed_id}",
+        page(lambda q, s: views.feed_page(c, s, q.match_info["feed_id"], fetch_id=q.query.get("fetch", "")[:64])),
+    )
+    r.add_post("/console/feeds", action(lambda q, s, f: actions.add_feed(c, s, f)))
+    r.add_post(
+        "/console/feeds/{feed_id}/fetch", action(lambda q, s, f: actions.fetch_now(c, s, q.match_info["feed_id"]))
+    )
+    r.add_post(
+        "/console/feeds/{feed_id}/autoparser",
+        action(lambda q, s, f: actions.switch_autoparser(c, s, q.match_info["feed_id"], f.get("on") == "1")),
+    )
+    r.add_post(
+        "/console/feeds/{feed_id}/delete", action(lambda q, s, f: actions.remove_feed(c, s, q.match_info["feed_id"]))
+    )
+    r.add_get("/console/uploads/{task_id}", page(lambda q, s: views.task_page(c, s, q.match_info["task_id"])))

@@ -1,0 +1,133 @@
+"""Console sign-in: a cookie session, CSRF-safe (issue 14 item 5; DESIGN.md sections 6 and 10).
+
+* **Sign in** with the tenant's API token (``POST /console/login``): the token
+  is checked against the tenant store and never kept; a new session id (256
+  random bits) goes into the ``tc_session`` cookie -- ``HttpOnly``,
+  ``SameSite=Strict``, ``Path=/console``, and ``Secure`` when the frontend's
+  public URL is https -- and only its sha256 into the session store.
+* **CSRF**: every form of a session carries the session's token (the
+  synchronizer token pattern), compared in constant time; and every POST
+  must come from our own origin when the browser says where it comes from
+  (``Origin``, else ``Sec-Fetch-Site``). The login form has no session yet:
+  it is guarded by the origin check and ``SameSite=Strict`` (no other site can
+  make a browser send the cookie, nor read the answer).
+* **Sign out** (``POST /console/logout``) deletes the session row and the cookie.
+
+Signing in is throttled like a password form: per client address, a few
+failed attempts a minute (``LoginThrottle``), so tokens cannot be guessed
+through it (they could not anyway: 256 bits).
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from shared.clock import Clock
+from shared.config import Settings
+from shared.stores import Stores
+
+__all__ = ["COOKIE", "LoginThrottle", "SessionGate", "Signed"]
+
+COOKIE = "tc_session"
+#: failed sign-ins per client address before it waits; refilled one per ``_LOGIN_REFILL_S``
+_LOGIN_FAILURES = 5
+_LOGIN_REFILL_S = 12.0
+_ADDRESSES_MAX = 50_000
+#: the longest token anyone has (ours are ~46 characters); longer input is refused unread
+_TOKEN_MAX = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Signed:
+    """The caller of a console page: a tenant, signed in."""
+
+    tenant_id: str
+    csrf: str
+    session_id: str
+
+
+class LoginThrottle:
+    """Failed sign-ins per client address, as a leaky count on the injected clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._failures: dict[str, tuple[float, float]] = {}  # address -> (count, at)
+
+    def _level(self, address: str) -> float:
+        count, at = self._failures.get(address, (0.0, 0.0))
+        return max(0.0, count - (self._clock.monotonic() - at) / _LOGIN_REFILL_S)
+
+    def wait_s(self, address: str) -> float:
+        """0 when ``address`` may try now, else seconds to wait."""
+        over = self._level(address) - (_LOGIN_FAILURES - 1)
+        return max(0.0, over * _LOGIN_REFILL_S)
+
+    def failed(self, address: str) -> None:
+        if len(self._failures) >= _ADDRESSES_MAX:
+            self._failures.clear()
+        self._failures[address] = (self._level(address) + 1.0, self._clock.monotonic())
+
+
+class SessionGate:
+    """Reads and writes the session of a request."""
+
+    def __init__(self, settings: Settings, stores: Stores, clock: Clock) -> None:
+        self.stores = stores
+        self.clock = clock
+        self.ttl_s = settings.frontend.session_ttl_s
+        public = urlsplit(settings.frontend.public_url)
+        self.secure = public.scheme == "https"
+        self.origin = f"{public.scheme}://{public.netloc}" if public.netloc else ""
+        self.logins = LoginThrottle(clock)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.time(), UTC)
+
+    async def signed(self, request: web.Request) -> Signed | None:
+        session_id = request.cookies.get(COOKIE, "")
+        if not session_id or len(session_id) > _TOKEN_MAX:
+            return None
+        session = await self.stores.sessions.get_session(session_id, now=self._now())
+        return None if session is None else Signed(session.tenant_id, session.csrf, session_id)
+
+    def same_origin(self, request: web.Request) -> bool:
+        """False when the browser says the request comes from another site (CSRF's first layer)."""
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != "null":
+            here = f"{request.scheme}://{request.host}"
+            return origin in (here, self.origin)
+        fetch_site = request.headers.get("Sec-Fetch-Site")
+        return fetch_site in (None, "same-origin", "none")
+
+    def csrf_ok(self, signed: Signed, form_token: str) -> bool:
+        return hmac.compare_digest(signed.csrf.encode(), form_token.encode())
+
+    async def sign_in(self, token: str, response: web.StreamResponse) -> str | None:
+        """The tenant of ``token``, with a fresh session cookie set on ``response``; None for a bad token."""
+        token = token.strip()
+        if not token or len(token) > _TOKEN_MAX:
+            return None
+        tenant_id = await self.stores.tenants.tenant_for_token(token)
+        if tenant_id is None:
+            return None
+        session_id, _ = await self.stores.sessions.create_session(tenant_id, ttl_s=self.ttl_s, now=self._now())
+        response.set_cookie(
+            COOKIE,
+            session_id,
+            max_age=int(self.ttl_s),
+            path="/console",
+            secure=self.secure,
+            httponly=True,
+            samesite="Strict",
+        )
+        await self.stores.sessions.prune_sessions(self._now())  # the sign-in pays for the sweep
+        return tenant_id
+
+    async def sign_out(self, signed: Signed, response: web.StreamResponse) -> None:
+        await self.stores.sessions.delete_session(signed.session_id)
+        response.del_cookie(COOKIE, path="/console")

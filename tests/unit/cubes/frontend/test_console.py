@@ -1,0 +1,184 @@
+"""The webmaster console (cubes/frontend/console/): sign-in, CSRF, the pages and the actions, on SQLite."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from cubes.frontend.app import create_app
+from shared.clock import ManualClock
+from shared.config import Settings
+from shared.messages import CrawlRequest, FeedRegistration
+from shared.problems import problem
+from shared.runtime.cube import Output
+from shared.stores import FetchReport, Stores, open_stores
+from tests.partners.fixtures import PartnerResolver
+
+T0 = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
+HOST = "a.partner.test"
+
+
+class Env:
+    def __init__(self, client: TestClient, stores: Stores, published: list[Output]) -> None:
+        self.client = client
+        self.stores = stores
+        self.published = published
+
+    async def tenant(self, host: str = HOST, *, verified: bool = True) -> tuple[str, str]:
+        t = await self.stores.tenants.create_tenant(f"of {host}")
+        await self.stores.tenants.add_host(t.tenant_id, host)
+        if verified:
+            await self.stores.tenants.set_verified(t.tenant_id, host)
+        return t.tenant_id, await self.stores.tenants.issue_token(t.tenant_id)
+
+    async def sign_in(self, token: str) -> str:
+        r = await self.client.post("/console/login", data={"token": token}, allow_redirects=False)
+        assert r.status == 303, await r.text()
+        return await self.csrf()
+
+    async def csrf(self, path: str = "/console") -> str:
+        body = await (await self.client.get(path)).text()
+        found = re.search(r'name="csrf" value="([^"]+)"', body)
+        assert found, body[:500]
+        return found.group(1)
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"}, http={"allowlist": ["127.0.0.1/32"]})
+    stores = await open_stores(settings.store.url)
+    published: list[Output] = []
+
+    async def publish(outputs: Sequence[Output]) -> None:
+        published.extend(outputs)
+
+    app = create_app(settings, stores, clock=ManualClock(T0.timestamp()), publish=publish, resolver=PartnerResolver())
+    client = TestClient(TestServer(app, host="127.0.0.1", port=0))
+    await client.start_server()
+    try:
+        yield Env(client, stores, published)
+    finally:
+        await client.close()
+        await stores.close()
+
+
+async def test_sign_in_sets_a_strict_http_only_cookie_and_sign_out_ends_it(env: Env) -> None:
+    first = await (await env.client.get("/console")).text()
+    assert "Sign in with your API token" in first
+    tenant_id, token = await env.tenant()
+    r = await env.client.post("/console/login", data={"token": token}, allow_redirects=False)
+    assert r.status == 303
+    cookie = r.headers["Set-Cookie"]
+    for flag in ("HttpOnly", "SameSite=Strict", "Path=/console"):
+        assert flag in cookie, cookie
+    assert token not in cookie  # the session is not the token
+    home = await env.client.get("/console")
+    assert home.headers["Cache-Control"] == "no-store"
+    body = await home.text()
+    assert f"tenant {tenant_id}" in body
+    assert f'href="/console/hosts/{HOST}"' in body
+    csrf = await env.csrf()
+    out = await env.client.post("/console/logout", data={"csrf": csrf}, allow_redirects=False)
+    assert out.status == 303
+    assert "Sign in with your API token" in await (await env.client.get("/console")).text()
+
+
+async def test_a_bad_token_is_refused_and_repeated_failures_wait(env: Env) -> None:
+    for _ in range(5):
+        r = await env.client.post("/console/login", data={"token": "tc_wrong"})
+        assert r.status == 401
+    assert (await env.client.post("/console/login", data={"token": "tc_wrong"})).status == 429
+
+
+async def test_forms_need_the_sessions_csrf_token_and_our_origin(env: Env) -> None:
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    no_token = await env.client.post("/console/hosts", data={"url": "https://b.partner.test/"})
+    assert no_token.status == 403
+    other_site = await env.client.post(
+        "/console/hosts",
+        data={"url": "https://b.partner.test/", "csrf": csrf},
+        headers={"Origin": "https://evil.example"},
+    )
+    assert other_site.status == 403
+    ok = await env.client.post(
+        "/console/hosts", data={"url": "https://b.partner.test:8443/", "csrf": csrf}, allow_redirects=False
+    )
+    assert ok.status == 303
+    assert ok.headers["Location"] == "/console/hosts/b.partner.test"
+    page = await (await env.client.get("/console/hosts/b.partner.test")).text()
+    assert "not verified yet" in page
+    assert "https://b.partner.test:8443/.well-known/turbocubes-verify.txt" in page
+
+
+async def test_add_a_feed_see_its_problems_and_fetch_it_now(env: Env) -> None:
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    r = await env.client.post(
+        "/console/feeds",
+        data={"url": f"https://{HOST}/feed.xml", "format": "auto", "autoparser": "1", "csrf": csrf},
+        allow_redirects=False,
+    )
+    assert r.status == 303, await r.text()
+    feed_path = r.headers["Location"]
+    feed_id = feed_path.rsplit("/", 1)[1]
+    (reg,) = [o.message for o in env.published if o.topic == "feeds.registry"]
+    assert isinstance(reg, FeedRegistration)
+    assert (reg.url, reg.autoparser) == (f"https://{HOST}/feed.xml", True)
+
+    broken = problem("item.no_title", "item has no <title> — <script>alert(1)</script>", feed=feed_id, item=2, line=9)
+    await env.stores.problems.add_report(
+        FetchReport(
+            feed_id, T0, "partial", 200, 3, published=2, refused=1, problems=(broken,), counts={"item.no_title": 1}
+        )
+    )
+    page = await (await env.client.get(feed_path)).text()
+    assert "<code>item.no_title</code>" in page
+    assert "item 3, line 9" in page
+    assert "How to fix:" in page
+    assert "<script>alert(1)</script>" not in page  # partner text is escaped
+    assert "&lt;script&gt;" in page
+
+    done = await env.client.post(f"{feed_path}/fetch", data={"csrf": csrf}, allow_redirects=False)
+    assert done.status == 303
+    fetch_id = done.headers["Location"].split("fetch=", 1)[1]
+    (req,) = [o.message for o in env.published if o.topic == "crawl.requests"]
+    assert isinstance(req, CrawlRequest)
+    assert (req.host, req.feed_id) == (HOST, feed_id)
+    assert f"fetch:{fetch_id}" in req.requesters
+    assert "Fetch ordered" in await (await env.client.get(done.headers["Location"])).text()
+
+    off = await env.client.post(f"{feed_path}/autoparser", data={"csrf": csrf, "on": "0"}, allow_redirects=False)
+    assert off.status == 303
+    stored = await env.stores.feeds.get(feed_id)
+    assert stored is not None
+    assert stored.autoparser is False
+    gone = await env.client.post(f"{feed_path}/delete", data={"csrf": csrf}, allow_redirects=False)
+    assert gone.status == 303
+    assert (await env.stores.feeds.get(feed_id)).deleted  # type: ignore[union-attr]
+
+
+async def test_a_feed_on_an_unverified_host_is_refused_with_the_reason(env: Env) -> None:
+    _, token = await env.tenant(verified=False)
+    csrf = await env.sign_in(token)
+    r = await env.client.post("/console/feeds", data={"url": f"https://{HOST}/f.xml", "csrf": csrf})
+    assert r.status == 422
+    assert "not verified yet" in await r.text()
+
+
+async def test_another_tenants_host_and_feed_are_not_found(env: Env) -> None:
+    _, mine = await env.tenant()
+    csrf = await env.sign_in(mine)
+    await env.client.post("/console/feeds", data={"url": f"https://{HOST}/feed.xml", "csrf": csrf})
+    feed_id = next(o.message.feed_id for o in env.published if o.topic == "feeds.registry")  # type: ignore[attr-defined]
+    await env.client.post("/console/logout", data={"csrf": csrf})
+    _, theirs = await env.tenant("b.partner.test")
+    await env.sign_in(theirs)
+    assert (await env.client.get(f"/console/feeds/{feed_id}")).status == 404
+    assert (await env.client.get(f"/console/hosts/{HOST}")).status == 404
+    assert (await env.client.get("/console/uploads/nope")).status == 404
