@@ -1,7 +1,9 @@
 """The crawler cube: crawl.requests -> crawl.feeds / crawl.images / crawl.pages (DESIGN.md sections 3, 6).
 
 ``crawl.requests`` is keyed by host, so one host's lane lives in exactly one
-crawler instance and scaling out needs no lock. The runtime runs
+crawler instance and scaling out needs no lock; what a lane must not forget
+(a pause, the adapted rate, robots.txt) is in the lane store, so the next
+owner of a host after a rebalance or a restart carries on (``memory.py``). The runtime runs
 ``crawler.parallel_hosts`` key-lanes at once: a handler waiting for its
 host's next token holds only its own key-lane, while the other hosts proceed.
 A ``status`` timer publishes the lanes for the status page and refreshes the
@@ -16,7 +18,7 @@ from cubes.crawler.report import LaneReport
 from shared.config import Settings
 from shared.http import Fetcher
 from shared.overload import PAGE_CRAWLS, Overload
-from shared.runtime.cube import Cube, Timer
+from shared.runtime.cube import Cube, Output, Timer
 from shared.runtime.deps import Deps
 
 __all__ = ["BUDGET_SHARE", "build"]
@@ -30,12 +32,29 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     # a request ends as a result (timeout / throttled) before the runtime's handler timeout
     # would cut it off and retry it; the rest is left for the blob upload
     budget = BUDGET_SHARE * settings.runtime.handler_timeout_s
-    statuses = (await deps.stores()).status
+    stores = await deps.stores()
+    statuses = stores.status
     overload = Overload(settings, statuses, deps.clock, cube="crawler", holds=(PAGE_CRAWLS,))
     metrics = CrawlMetrics(deps.clock)
     handler = CrawlHandler(
-        settings, fetcher, deps.clock, blobs=deps.blobs, budget_s=budget, overload=overload, metrics=metrics
+        settings,
+        fetcher,
+        deps.clock,
+        blobs=deps.blobs,
+        budget_s=budget,
+        overload=overload,
+        metrics=metrics,
+        lane_store=stores.lanes,  # what a lane must not forget, for the next owner of the host
     )
+
+    async def save_lanes() -> list[Output]:
+        await handler.memory.flush()
+        return []
+
+    async def stop() -> None:
+        await handler.memory.flush()
+        await fetcher.close()
+
     # publishes the lanes for the status page, refreshes the overload watcher and the per-host lane gauges
     report = LaneReport(handler.lanes, statuses, deps.clock, overload=overload, metrics=metrics)
     return Cube(
@@ -45,7 +64,10 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         handler=handler.handle,
         concurrency=settings.crawler.parallel_hosts,
         lanes="per_key",  # one lane per host: a host waiting for its politeness never holds up another
-        timers=(Timer("status", settings.runtime.status_interval_s, report.tick),),
-        on_stop=fetcher.close,
+        timers=(
+            Timer("status", settings.runtime.status_interval_s, report.tick),
+            Timer("lane-memory", settings.runtime.status_interval_s, save_lanes),
+        ),
+        on_stop=stop,
         status=handler.lanes.status,
     )

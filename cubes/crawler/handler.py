@@ -9,11 +9,13 @@ For each request, in this order:
 2. identical requests are coalesced (``coalesce.py``): only the first fetches;
 3. robots.txt of the origin is consulted (``robots.py``) — ``robots_denied``
    without any request for the URL;
-4. the host's lane (``lanes.py``) grants a slot: token bucket, concurrency
+4. the host's lane (``lanes.py``; restored from the lane store the first time
+   this process needs it, ``memory.py``) grants a slot: token bucket, concurrency
    cap, Crawl-delay, pause; a lane that cannot start the request within
    ``crawler.max_lane_wait_s`` answers ``throttled`` instead of holding a worker;
 5. the guarded fetch (``shared.http``) with the request's ETag / Last-Modified;
-6. the lane learns from the response (``policy.py``);
+6. the lane learns from the response (``policy.py``); a pause it was told to
+   keep is saved before the result is published (``memory.py``);
 7. the result goes to ``crawl.feeds`` / ``crawl.images`` (images and videos) /
    ``crawl.pages``; a body over ``crawler.inline_body_max`` is put into the
    blob store and travels as ``body_ref``.
@@ -34,6 +36,7 @@ from pathlib import Path
 
 from cubes.crawler.coalesce import Coalescer
 from cubes.crawler.lanes import Lanes
+from cubes.crawler.memory import LaneMemory
 from cubes.crawler.metrics import CrawlMetrics
 from cubes.crawler.robots import RobotsCache
 from cubes.crawler.signals import signal_for
@@ -45,6 +48,7 @@ from shared.http import Fetcher, FetchResult
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.overload import Overload
 from shared.runtime.cube import Context, Output
+from shared.stores.lanes import LaneStore
 
 __all__ = ["TOPIC_FOR_KIND", "CrawlHandler"]
 
@@ -70,6 +74,7 @@ class CrawlHandler:
         budget_s: float | None = None,
         overload: Overload | None = None,
         metrics: CrawlMetrics | None = None,
+        lane_store: LaneStore | None = None,
     ) -> None:
         self.settings = settings
         #: per-host fetch counts (turbocubes_crawl_fetches_total); bounded labels, see metrics.py
@@ -82,6 +87,8 @@ class CrawlHandler:
         self.fetcher = fetcher
         self.clock = clock
         self.lanes = lanes or Lanes(settings.crawler, clock)
+        #: what the lanes must not forget, kept in the lane store for the next owner of each host
+        self.memory = LaneMemory(self.lanes, lane_store, clock)
         c = settings.crawler
         self.robots = RobotsCache(
             fetcher,
@@ -89,6 +96,7 @@ class CrawlHandler:
             ttl_s=c.robots_ttl_s,
             agent=settings.http.user_agent,
             max_lane_wait_s=c.max_lane_wait_s,
+            store=lane_store,
         )
         self.coalescer = Coalescer(clock, c.coalesce_window_s)
         self._blobs = blobs
@@ -120,11 +128,13 @@ class CrawlHandler:
             return self._result(req, FetchStatus.blocked_address, error=exc.message)
         except ValueError as exc:
             return self._result(req, FetchStatus.bad_url, error=str(exc))
-        lane = self.lanes.get(url.host or req.host)
+        lane = await self.memory.lane(url.host or req.host)
         c = self.settings.crawler
 
         deadline = None if self.budget_s is None else started + self.budget_s
         verdict = await self.robots.check(url, lane, deadline=deadline)
+        # a robots.txt answer may have set a Crawl-delay, or a 429 to it paused the lane: saved first
+        await self.memory.saved(lane)
         if not verdict.allowed:
             return self._result(req, verdict.status, error=verdict.reason)
 
@@ -146,6 +156,9 @@ class CrawlHandler:
             )
         finally:
             lane.release(signal_for(fetched) if fetched is not None else None)
+        # order matters: a pause the partner asked for is saved before the result that reports it is
+        # published, so a crawler killed right after cannot leave a next owner not knowing of it
+        await self.memory.saved(lane)
         return await self._from_fetch(req, fetched, self.clock.monotonic() - started)
 
     async def _from_fetch(self, req: CrawlRequest, f: FetchResult, elapsed_s: float) -> CrawlResult:

@@ -272,6 +272,10 @@ class Lanes:
             self._lanes.move_to_end(host)
         return lane
 
+    def peek(self, host: str) -> Lane | None:
+        """The host's lane if this process has one (nothing created, the order of use untouched)."""
+        return self._lanes.get(host.lower())
+
     def _new(self, host: str) -> Lane:
         c = self.config
         o = c.host_overrides.get(host) or self._wildcard(host) or {}

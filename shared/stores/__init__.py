@@ -41,6 +41,7 @@ from shared.stores.delay import DelayStore, ParkedDoc, ParkOutcome
 from shared.stores.feeds import Feed, FeedStatus, FeedStore
 from shared.stores.hashes import ClaimOutcome, HashCheck, HashEntry, HashStore, Owner
 from shared.stores.images import ImageRecord, ImageRegistry, ImageStatus
+from shared.stores.lanes import LaneState, LaneStore, RobotsRecord
 from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
 from shared.stores.problems import FetchReport, PageProblems, ProblemStore
 from shared.stores.sessions import Session, SessionStore
@@ -63,6 +64,8 @@ __all__ = [
     "ImageRecord",
     "ImageRegistry",
     "ImageStatus",
+    "LaneState",
+    "LaneStore",
     "Owner",
     "Page",
     "PageProblems",
@@ -70,6 +73,7 @@ __all__ = [
     "ParkOutcome",
     "ParkedDoc",
     "ProblemStore",
+    "RobotsRecord",
     "SearchHit",
     "Session",
     "SessionStore",

@@ -21,6 +21,7 @@ from shared.stores.delay import DelayStore
 from shared.stores.feeds import FeedStore
 from shared.stores.hashes import HashStore
 from shared.stores.images import ImageRegistry
+from shared.stores.lanes import LaneStore
 from shared.stores.pages import PageStore
 from shared.stores.problems import ProblemStore
 from shared.stores.sessions import SessionStore
@@ -49,6 +50,7 @@ class Stores:
         problems: ProblemStore,
         sessions: SessionStore,
         autoparser: AutoparserStore,
+        lanes: LaneStore,
         close: Callable[[], Awaitable[None]],
     ) -> None:
         self.url = url
@@ -63,6 +65,7 @@ class Stores:
         self.problems = problems
         self.sessions = sessions
         self.autoparser = autoparser
+        self.lanes = lanes
         self._close = close
         self._closed = False
 

@@ -252,3 +252,18 @@ _SESSIONS = (
 )
 SQLITE.append((11, "console sessions", _SESSIONS))
 POSTGRES.append((11, "console sessions", _SESSIONS))
+
+# What a crawl lane must not forget across a rebalance or a restart (shared/stores/lanes.py; issue 19):
+# a host's pause deadline, adapted rate and back-off, and each origin's robots.txt with its fetch time.
+_CRAWL_LANES = (
+    """CREATE TABLE IF NOT EXISTS crawl_lanes (
+        host TEXT PRIMARY KEY, paused_until BIGINT NOT NULL, pause_reason TEXT NOT NULL DEFAULT '',
+        rate DOUBLE PRECISION NOT NULL, incidents BIGINT NOT NULL DEFAULT 0, last_incident_at BIGINT,
+        latency_avg_s DOUBLE PRECISION, crawl_delay DOUBLE PRECISION NOT NULL DEFAULT 0,
+        not_before BIGINT NOT NULL DEFAULT 0, updated_at BIGINT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS crawl_robots (
+        origin TEXT PRIMARY KEY, fetched_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, allow_all BOOLEAN,
+        body TEXT, status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '')""",
+)
+SQLITE.append((12, "crawl lane state", _CRAWL_LANES))
+POSTGRES.append((12, "crawl lane state", _CRAWL_LANES))

@@ -13,13 +13,14 @@ import pytest
 from shared.errors import ConfigError, StoreUnavailable
 from shared.stores import open_stores
 from shared.stores.postgres import split_schema
+from tests.contract.lane_store_contract import LaneStoreContract
 from tests.contract.problem_store_contract import ProblemStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import StoreContract
 
 
 @pytest.mark.postgres
-class TestPostgresStores(StoreContract, StoreBatchContract, ProblemStoreContract):
+class TestPostgresStores(StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract):
     @pytest.fixture
     async def store_url(self, postgres_url: str) -> AsyncIterator[str]:
         schema = f"t_{uuid.uuid4().hex[:16]}"

@@ -16,6 +16,7 @@ from shared.stores.postgres.images import PgImageRegistry
 from shared.stores.postgres.pages import PgPageStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
+from shared.stores.sql.lanes import SqlLaneStore
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
@@ -40,5 +41,6 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         problems=SqlProblemStore(db.view("problems")),
         sessions=SqlSessionStore(db.view("sessions")),
         autoparser=SqlAutoparserStore(db.view("autoparser")),
+        lanes=SqlLaneStore(db.view("lanes")),
         close=db.close,
     )

@@ -16,6 +16,7 @@ from shared.stores.base import Stores
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
+from shared.stores.sql.lanes import SqlLaneStore
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
@@ -55,5 +56,6 @@ async def open_sqlite(url: str) -> Stores:
         problems=SqlProblemStore(db),
         sessions=SqlSessionStore(db),
         autoparser=SqlAutoparserStore(db),
+        lanes=SqlLaneStore(db),
         close=db.close,
     )
