@@ -140,7 +140,10 @@ class CrawlerConfig:
     max_rate: float = 10.0
     #: per-host overrides: { "example.com" = { rate = 5.0, burst = 5, concurrency = 4 } }
     host_overrides: dict[str, dict[str, float]] = field(default_factory=dict)
-    max_feed_bytes: int = 50 * 1024 * 1024
+    #: a feed's most bytes: a big shop's whole YML catalog (a body over inline_body_max streams to disk on
+    #: its way in and is read back as a stream, so memory is not the bound; parser.max_body_bytes is the
+    #: most of a body that is not a streamable catalog)
+    max_feed_bytes: int = 1024 * 1024 * 1024
     max_image_bytes: int = 20 * 1024 * 1024
     max_video_bytes: int = 200 * 1024 * 1024
     max_page_bytes: int = 5 * 1024 * 1024
@@ -186,6 +189,9 @@ class ParserConfig:
     max_items: int = 1000
     #: Turbo's documented limit on one item's content
     max_item_bytes: int = 1024 * 1024
+    #: the most bytes of a body read whole into memory: a feed that is not a YML catalog read as a stream
+    #: (RSS, Atom, Turbo, JSON, a catalog whose charset only its whole body tells), or a gzip file inflated
+    max_body_bytes: int = 50 * 1024 * 1024
     #: replaces runtime.handler_timeout_s for the parser: a YML catalog's first load is one handler call
     #: publishing every offer (~11,000 offers/s on a busy 2-CPU machine, bench/parser.py (d)); past the
     #: limit the catalog would be retried, dead-lettered, never loaded. 120 s: ~1,000,000 offers

@@ -16,7 +16,8 @@ into an invalid one; use ``model_copy(update=...)`` for a changed copy.
 
 from __future__ import annotations
 
-import uuid
+import os
+import random
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -50,8 +51,16 @@ __all__ = [
 ]
 
 
+#: trace ids need to be unique, not unpredictable: a generator seeded from the OS once per process (and
+#: again in a forked child) instead of uuid4's read of os.urandom for every document (~7 us each, a
+#: few percent of a catalog's first load)
+_TRACE_IDS = random.Random()
+os.register_at_fork(after_in_child=_TRACE_IDS.seed)
+
+
 def new_trace_id() -> str:
-    return uuid.uuid4().hex
+    """32 hex digits, like a uuid4's."""
+    return f"{_TRACE_IDS.getrandbits(128):032x}"
 
 
 Url = Annotated[str, Field(min_length=1, max_length=4096)]

@@ -121,7 +121,7 @@ async def parse_command(
             print(f"--base-url {base_url!r}: error: give an absolute http(s) URL", file=err)
             return 2
         host = host or urlsplit(base_url).hostname
-    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.crawler.max_feed_bytes)
+    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.parser.max_body_bytes)
     cleaner = ContentCleaner(settings.kvwriter.video_hosts)
     declared = None if fmt == "auto" else fmt
     url: str | None = None

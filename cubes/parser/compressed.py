@@ -4,7 +4,7 @@ HTTP ``Content-Encoding: gzip`` is undone by the fetcher; this is the other way
 feeds come compressed: the body itself is a gzip file (a YML catalog served as
 ``application/x-gzip``, a file given to ``turbocubes parse``). Such a body is
 recognized by its magic bytes (``1f 8b``) and inflated at most to
-``limit`` bytes -- the limit of a fetched feed (``crawler.max_feed_bytes``) --
+``limit`` bytes -- the most of a body read whole (``parser.max_body_bytes``) --
 so a gzip bomb costs at most that much memory.
 """
 
@@ -46,7 +46,7 @@ def gunzip(body: bytes, limit: int) -> bytes:
         size += len(chunk)
         if size > limit or inflater.unconsumed_tail:
             raise InflateError(
-                f"the gzip body inflates to more than {limit} bytes (crawler.max_feed_bytes)", "fetch.too_large"
+                f"the gzip body inflates to more than {limit} bytes (parser.max_body_bytes)", "fetch.too_large"
             )
         if not inflater.eof:
             raise InflateError("the gzip body is truncated", "feed.not_readable")

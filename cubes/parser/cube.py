@@ -24,7 +24,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         settings.parser,
         deps.clock,
         cleaner=ContentCleaner(settings.kvwriter.video_hosts),
-        max_body_bytes=settings.crawler.max_feed_bytes,
+        max_body_bytes=settings.parser.max_body_bytes,
     )
     return Cube(
         name="parser",

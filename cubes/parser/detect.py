@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from cubes.parser.model import DetectedFormat
 
-__all__ = ["Prepared", "detect_format", "prepare_xml", "utf16_without_bom"]
+__all__ = ["Prepared", "detect_format", "prepare_xml", "stream_encoding", "utf16_without_bom"]
 
 #: how far into the body the root element is looked for; comments and a
 #: DOCTYPE can come first, 8 KB covers every real feed header we have seen
@@ -165,6 +165,41 @@ def prepare_xml(body: bytes, content_type: str | None = None) -> Prepared:
     if _valid_utf8(body):
         return Prepared(body, "utf-8", "utf-8")
     return _detected(body)
+
+
+def stream_encoding(head: bytes) -> str | None:
+    """The charset of a body judged by its first bytes only, when they settle it; else None.
+
+    For a body read as a stream (a catalog too big to hold, ``catalog_file.py``), which lxml then
+    decodes itself: a BOM, an XML declaration naming a known charset (a head that says UTF-8 must
+    be UTF-8), or no declaration over a head that is UTF-8 (XML's default). Everything
+    ``prepare_xml`` would have to re-encode (UTF-16 without a BOM, a charset only in the HTTP
+    header, a mislabelled body) answers None.
+    """
+    for bom, enc in _BOMS:
+        if head.startswith(bom):
+            return enc
+    if utf16_without_bom(head) is not None:
+        return None
+    m = _DECL.match(head[:512])
+    em = _DECL_ENC.search(m.group(0)) if m is not None else None
+    if em is not None:
+        declared = _known(em.group(1).decode("ascii"))
+        if declared is None or (declared == "utf-8" and not _utf8_head(head)):
+            return None
+        return declared
+    return "utf-8" if _utf8_head(head) else None
+
+
+def _utf8_head(head: bytes) -> bool:
+    """``head`` is UTF-8, allowing a character cut in two at its very end."""
+    for cut in range(4):
+        try:
+            head[: len(head) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return True
+    return False
 
 
 def _valid_utf8(body: bytes) -> bool:

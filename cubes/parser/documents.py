@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.model import ItemError, MediaRef, ParsedItem
@@ -141,17 +141,27 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
     )
 
 
+class FirstSeen(Protocol):
+    """URL -> index of the first item that had it (a dict, or a compact index for a whole catalog)."""
+
+    def __contains__(self, url: object, /) -> bool: ...
+
+    def __getitem__(self, url: str, /) -> int: ...
+
+    def __setitem__(self, url: str, index: int, /) -> None: ...
+
+
 def prepare_items(
     items: Iterable[ParsedItem],
     *,
     feed_host: HostScope | str | None,
-    first: dict[str, int] | None = None,
+    first: FirstSeen | None = None,
     cleaner: ContentCleaner = _CLEANER,
 ) -> tuple[list[Candidate], list[ItemError]]:
     """Candidates of every usable item, and an error for every other one.
 
     ``first`` (URL -> index of the item that has it) carries the duplicate check across the
-    batches of one streamed catalog.
+    batches of one streamed catalog (``catalog_stream.UrlIndex``).
     """
     out: list[Candidate] = []
     errors: list[ItemError] = []

@@ -46,10 +46,20 @@ retries: a catalog that could never be loaded. Now (``bench/parser.py`` (d)):
 100,000 offers: ~9 s in the handler on a busy 2-CPU machine (~14 s with the
 batch calls alone; about 60 s one by one, extrapolated from 20,000). Later
 fetches are cheap: a byte-identical body is one read; a changed catalog is one
-batch read per 1,000 offers. Limit: the handler returns every document at
-once, so memory grows with the catalog -- a peak of ~1 GB for 100,000 offers
-(documents, their outputs, the catalog's bytes). Publishing a catalog in parts
-would need a runtime that takes outputs incrementally.
+batch read per 1,000 offers.
+
+Bounded memory (issue 13 item 5; ``bench/parser.py`` (d), 1,000,000 offers): a
+body that came as a blob reference is read from a local file
+(``BlobStore.local_copy``; the crawler streamed it to the blob store), hashed as
+a stream (``shared.hashing.file_hash``), and a YML catalog in it is parsed as a
+stream (``catalog_stream.py``: gzip inflated on the way, bounded by
+``STREAM_LIMIT``). Under a runner, each batch's documents are emitted
+(``Context.emit``) and, once acknowledged, its hashes recorded at once -- so
+neither documents nor their hashes pile up, and a crash resumes where the
+acknowledged offers end (see ``_load_catalog``). The duplicate-link check keeps
+8 bytes an offer (``UrlIndex``), the per-offer results fold into counts. A
+body that is not a streamable catalog is read whole within
+``parser.max_body_bytes``, or refused with ``feed.too_large``.
 
 Crash safety: the store writes that make an item "seen" (its hash, its GUID,
 a released old URL, the body hash, the upload task's "done") run in a
@@ -66,6 +76,7 @@ max(now in microseconds, every earlier version of the URL + 1).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import io
 import itertools
@@ -73,9 +84,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
 
 from cubes.parser import metrics
+from cubes.parser.catalog_stream import STREAM_LIMIT, UrlIndex, catalog_opener
 from cubes.parser.collector import collector_paused
+from cubes.parser.compressed import InflateError
 from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
@@ -89,6 +104,7 @@ from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
 from shared.errors import NotFound, Reject
 from shared.hashing import body_hash as hash_body
+from shared.hashing import file_hash
 from shared.hosts import HostScope, tenant_scope
 from shared.messages import (
     CrawlKind,
@@ -100,7 +116,7 @@ from shared.messages import (
     UploadFormat,
 )
 from shared.runtime.cube import Context, Output
-from shared.stores import Stores
+from shared.stores import Feed, Stores
 from shared.urls import canonical_url
 
 __all__ = ["ParserHandler", "source_kind"]
@@ -127,6 +143,17 @@ def _body_key(feed_url: str) -> str | None:
 def _host_refused(scope: HostScope) -> ParseResult:
     """The whole body refused, unread: its source no longer holds a verified claim on its host."""
     problem = ItemError(scope.refusal(scope.host), code="host.not_verified")
+    return ParseResult(DetectedFormat.unknown, fatal=True, errors=[problem])
+
+
+def _too_large(size: int) -> ParseResult:
+    """A body too big to read whole that is not a catalog we can stream: refused, and why."""
+    problem = ItemError(
+        f"the feed is {size:,} bytes: only a YML catalog is read as a stream past the parser's"
+        " limit (parser.max_body_bytes); split the feed, or serve the catalog with an XML declaration that"
+        " names its charset",
+        code="feed.too_large",
+    )
     return ParseResult(DetectedFormat.unknown, fatal=True, errors=[problem])
 
 
@@ -222,11 +249,26 @@ class ParserHandler:
                     self.stores, msg.feed_id, refused, Outcome(errors=list(refused.errors)), fetch=Fetch.of(msg)
                 )
             return []
-        body = await self._body(msg.body, msg.body_ref)
+        async with contextlib.AsyncExitStack() as held:
+            body = await self._feed_body(msg, held)
+            return await self._handle_body(msg, ctx, feed, host, scope, body)
+
+    async def _feed_body(self, msg: CrawlResult, held: contextlib.AsyncExitStack) -> bytes | Path:
+        """The body in memory, or for a blob reference a local file (kept while ``held`` lasts)."""
+        if msg.body is not None or not msg.body_ref:
+            return await self._body(msg.body, msg.body_ref)
+        try:
+            return await held.enter_async_context((await self._blobs()).local_copy(msg.body_ref))
+        except NotFound:
+            raise Reject(f"body blob {msg.body_ref!r} does not exist (expired or never written)") from None
+
+    async def _handle_body(
+        self, msg: CrawlResult, ctx: Context, feed: Feed | None, host: str, scope: HostScope, source: bytes | Path
+    ) -> list[Output]:
         url = msg.final_url or msg.url
         store_id = f"feed:{msg.feed_id}" if msg.feed_id else f"url:{msg.url}"
         body_key = _body_key(msg.url)
-        body_hash = hash_body(body)
+        body_hash = hash_body(source) if isinstance(source, bytes) else await asyncio.to_thread(file_hash, source)
         if body_key is not None:
             # the whole body as it was last time: every item is unchanged, skip them all in one read
             # (a 100,000-offer catalog would otherwise cost a store round trip per offer)
@@ -237,14 +279,14 @@ class ParserHandler:
                     await write_fetch_outcome(self.stores.problems, feed.feed_id, msg, items=feed.status.items)
                 return []
         declared = feed.format if feed else None
-        catalog = None
-        if len(body) > _THREAD_BYTES:
-            catalog = yml_source(body, content_type=msg.content_type, declared_format=declared, limits=self.limits)
+        catalog, encoding, body, size = await self._catalog(source, msg.content_type, declared)
         count: int | None = None
         if catalog is not None:
             result = ParseResult(
-                DetectedFormat.yml, meta=FeedMeta(parser="iterparse", version="yml"), encoding=catalog[1]
+                DetectedFormat.yml, meta=FeedMeta(parser="iterparse", version="yml"), encoding=encoding
             )
+        elif body is None:
+            result = _too_large(size)
         else:
             result = await self._parse(body, url=url, content_type=msg.content_type, declared_format=declared)
         kind = source_kind(result.format)
@@ -259,8 +301,8 @@ class ParserHandler:
         run = Outcome(errors=list(result.errors))
         if catalog is not None:
             with collector_paused():  # see collector.py: half the time of a big first load otherwise
-                count = await self._load_catalog(catalog[0], url, result, src, run)
-        elif not result.fatal:
+                count = await self._load_catalog(catalog, url, result, src, run, ctx)
+        elif not result.fatal and body is not None:
             await self._apply(result, src, run, len(body))
         if result.fatal:
             metrics.FEED_ERRORS.labels(kind.value).inc()
@@ -353,17 +395,54 @@ class ParserHandler:
         )
         run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))  # previews add nothing to it
 
-    async def _load_catalog(self, body: bytes, url: str, result: ParseResult, src: Source, run: Outcome) -> int:
+    async def _catalog(
+        self, source: bytes | Path, content_type: str | None, declared: str | None
+    ) -> tuple[Callable[[], IO[bytes]] | None, str | None, bytes | None, int]:
+        """How to stream ``source`` when it is a big YML catalog (and its charset), else its bytes; its size.
+
+        The bytes are None for a file too big to read whole that is not a catalog lxml can stream.
+        """
+        if isinstance(source, bytes):
+            found = None
+            if len(source) > _THREAD_BYTES:
+                found = yml_source(source, content_type=content_type, declared_format=declared, limits=self.limits)
+            if found is None:
+                return None, None, source, len(source)
+            data, encoding = found
+            return lambda: io.BytesIO(data), encoding, None, len(source)
+        size = (await asyncio.to_thread(source.stat)).st_size
+        opener = await asyncio.to_thread(catalog_opener, source, declared, STREAM_LIMIT)
+        if opener is not None:
+            return opener, None, None, size
+        if size > self.limits.max_body_bytes:
+            return None, None, None, size
+        return None, None, await asyncio.to_thread(source.read_bytes), size
+
+    async def _load_catalog(
+        self,
+        open_catalog: Callable[[], IO[bytes]],
+        url: str,
+        result: ParseResult,
+        src: Source,
+        run: Outcome,
+        ctx: Context,
+    ) -> int:
         """A YML catalog streamed ``BATCH`` offers at a time; how many offers it held.
 
         Parsing and preparing a batch run in a worker thread, then the batch goes through the store
-        and becomes documents: only the documents accumulate, not the parsed offers and candidates
-        (a third of the objects; fewer objects also make the garbage collector's passes cheaper).
-        One thread for the whole catalog, because lxml's iterparse should stay on the thread it
-        started on.
+        and becomes documents. One thread for the whole catalog, because lxml's iterparse should stay
+        on the thread it started on.
+
+        Bounded memory (issue 13 item 5): with a runner (``ctx.can_emit``) each batch's documents are
+        emitted as soon as the batch is through the store, and once the broker has them the batch is
+        recorded as seen (its hashes) right away, not after the commit. So neither the documents nor
+        their hashes pile up, and a crash half-way resumes: the redelivered catalog finds the offers
+        already published unchanged and goes on from there. The body's own hash is still written
+        last, after the commit: only a catalog fully through counts as "the same body next time".
         """
-        entries = iter_yml(io.BytesIO(body), base=url)
-        first: dict[str, int] = {}
+        stream = open_catalog()
+        entries = iter_yml(stream, base=url)
+        first = UrlIndex()
         host = src.hosts
 
         def next_batch() -> tuple[int, list[Candidate], list[ItemError], list[ItemError]]:
@@ -394,7 +473,18 @@ class ParserHandler:
                 run.errors.extend(broken)
                 self._rejects(errs, broken, src, run)
                 await self.items.apply(cands, src, run, seen, parsed_at)
+                if ctx.can_emit and not src.preview:
+                    # ORDER MATTERS: published (acknowledged) first, then recorded as seen
+                    await ctx.emit(run.outputs)
+                    run.outputs.clear()
+                    await record(self.stores.hashes, src.store_id, seen, parsed_at)()
+                    seen = Seen()
+                    run.tally()
+        except InflateError as exc:
+            result.errors.append(ItemError(exc.reason, code=exc.code))
+            run.errors.append(result.errors[-1])
         finally:
+            thread.submit(stream.close)  # on the reading thread, after whatever it is still doing
             thread.shutdown(wait=False)  # not waiting on the event loop, should the handler be cut off
         metrics.PARSED.labels(src.kind.value).inc(count)
         result.fatal = not count and bool(result.errors)  # as parse_yml: nothing readable at all

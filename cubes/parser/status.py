@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,15 +59,23 @@ class Outcome:
     errors: list[ItemError] = field(default_factory=list)
     #: store writes that may only happen once ``outputs`` are durable (``Context.after_commit``)
     writes: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    #: results already folded into counts by status (``tally``: a streamed catalog keeps no per-offer rows)
+    tallied: Counter[str] = field(default_factory=Counter)
 
     def merge(self, other: Outcome) -> None:
         self.outputs.extend(other.outputs)
         self.results.extend(other.results)
         self.errors.extend(other.errors)
         self.writes.extend(other.writes)
+        self.tallied.update(other.tallied)
+
+    def tally(self) -> None:
+        """Fold the per-item results into counts (for a feed, whose status shows counts only)."""
+        self.tallied.update(status for _, status, _ in self.results)
+        self.results.clear()
 
     def count(self, statuses: set[str]) -> int:
-        return sum(1 for _, status, _ in self.results if status in statuses)
+        return sum(1 for _, status, _ in self.results if status in statuses) + sum(self.tallied[s] for s in statuses)
 
 
 @dataclass(frozen=True, slots=True)

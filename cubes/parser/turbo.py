@@ -35,7 +35,7 @@ class Limits:
     max_items: int = 1000
     #: limit on one item's content HTML in bytes (settings.parser.max_item_bytes)
     max_item_bytes: int = 1024 * 1024
-    #: the most a gzipped body may inflate to: a fetched feed's limit (settings.crawler.max_feed_bytes)
+    #: the most of a body read whole, and of a gzipped one inflated in memory (settings.parser.max_body_bytes)
     max_body_bytes: int = 50 * 1024 * 1024
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
-from collections.abc import AsyncIterator
+import gzip
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from cubes.parser import handler as parser_handler
 from cubes.parser.collector import collector_paused
 from cubes.parser.documents import prepare_items
 from cubes.parser.feed import parse_feed
@@ -17,6 +20,7 @@ from cubes.parser.items import BATCH
 from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
 from shared.clock import ManualClock
+from shared.errors import BusUnavailable as BusUnavailableError
 from shared.messages import CrawlKind, CrawlResult, Document, FetchStatus
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, Stores, open_stores
@@ -57,7 +61,9 @@ class Env:
 
         self.handler = ParserHandler(stores, get_blobs, clock=self.clock)
 
-    async def load(self, body: bytes, *, commit: bool = True) -> list[Output]:
+    async def load(
+        self, body: bytes, *, commit: bool = True, emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None
+    ) -> list[Output]:
         self.clock.advance(60)
         await self.blobs.put("feeds/shop", body)
         msg = CrawlResult(
@@ -69,7 +75,7 @@ class Env:
             feed_id="shop",
             fetched_at=datetime.fromtimestamp(self.clock.time(), UTC),
         )
-        ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0)
+        ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0, emitter=emitter)
         out = list(await self.handler.handle(msg, ctx))
         if commit:
             for hook in ctx.committed_hooks or ():
@@ -178,3 +184,65 @@ def test_collector_pause_is_counted_and_restores_what_it_found() -> None:
     with pytest.raises(RuntimeError), collector_paused():
         raise RuntimeError("a failed load")
     assert gc.isenabled()
+
+
+async def test_with_a_runner_a_catalog_goes_out_a_batch_at_a_time_and_a_crash_resumes(env: Env) -> None:
+    offers = [offer(i) for i in range(OFFERS)]
+    emitted: list[list[str]] = []
+
+    async def broker_down_after_two(outputs: Sequence[Output]) -> int:
+        if len(emitted) == 2:
+            raise BusUnavailableError("the broker went away")
+        emitted.append([d.url for d in docs(list(outputs))])
+        return len(outputs)
+
+    with pytest.raises(BusUnavailableError):
+        await env.load(catalog(offers), emitter=broker_down_after_two)
+    assert [len(b) for b in emitted] == [BATCH, BATCH]  # never the whole catalog at once
+    # what the broker acknowledged is recorded as seen at once (not after a commit that never came)
+    published = [url for batch in emitted for url in batch]
+    assert set(await env.stores.hashes.get_many("feed:shop", published)) == set(published)
+
+    again: list[list[str]] = []
+
+    async def broker_back(outputs: Sequence[Output]) -> int:
+        again.append([d.url for d in docs(list(outputs))])
+        return len(outputs)
+
+    returned = await env.load(catalog(offers), emitter=broker_back)
+    assert docs(returned) == []  # everything went out through emit
+    resumed = [url for batch in again for url in batch]
+    assert resumed == [f"https://shop.test/p/{i}" for i in range(2 * BATCH, OFFERS)]  # only the rest
+    assert await env.status() == ("parsed", OFFERS, None)
+    assert await env.load(catalog(offers), emitter=broker_back) == []  # then the body shortcut
+
+
+async def test_a_gzipped_catalog_streams_and_a_bomb_stops_at_the_limit(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = catalog([offer(i) for i in range(OFFERS)])
+    out = docs(await env.load(gzip.compress(body)))
+    assert len(out) == OFFERS
+    monkeypatch.setattr(parser_handler, "STREAM_LIMIT", 450_000)  # past one batch, short of the whole
+    more = catalog([offer(i, price=i + 1) for i in range(OFFERS + 1)])  # every offer changed
+    out = docs(await env.load(gzip.compress(more)))
+    assert 0 < len(out) < OFFERS + 1  # what came before the limit is kept
+    result, _items, error = await env.status()
+    assert result == "partial"
+    assert error is not None
+    assert "inflates past" in error
+
+
+async def test_a_big_body_that_cannot_be_streamed_is_refused_with_the_reason(env: Env) -> None:
+    env.handler.limits = dataclasses.replace(env.handler.limits, max_body_bytes=100_000)
+    rss = (
+        b'<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>t</title>'
+        + b"".join(b"<item><title>t</title><link>https://shop.test/a</link></item>" for _ in range(5000))
+        + b"</channel></rss>"
+    )
+    assert len(rss) > 256 * 1024
+    assert await env.load(rss) == []
+    result, _items, error = await env.status()
+    assert result == "parse_error"
+    assert error is not None
+    assert "only a YML catalog is read as a stream" in error
