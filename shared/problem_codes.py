@@ -116,6 +116,14 @@ _ROWS: tuple[ProblemCode, ...] = (
         "The URL answered 200 with nothing: make it return the feed.",
     ),
     ProblemCode(
+        "feed.too_large",
+        "error",
+        "the body is too big to read whole, and is not a YML catalog that can be read as a stream",
+        "Only a YML catalog is read as a stream past parser.max_body_bytes: split a bigger RSS / Atom / Turbo "
+        "feed into several, and give a big catalog an XML declaration that names its charset "
+        '(<?xml version="1.0" encoding="UTF-8"?>). A gzipped catalog must inflate to less than 4 GiB.',
+    ),
+    ProblemCode(
         "feed.not_a_feed",
         "error",
         "the body is not a feed (unexpected root element)",

@@ -125,7 +125,7 @@ def test_limits_by_kind():
     from shared.http import max_bytes_for
 
     s = Settings()
-    assert max_bytes_for(CrawlKind.feed, s) == 50 * 1024 * 1024
+    assert max_bytes_for(CrawlKind.feed, s) == 1024 * 1024 * 1024  # a shop's whole catalog: it streams to disk
     assert max_bytes_for(CrawlKind.image, s) == 20 * 1024 * 1024
     assert max_bytes_for(CrawlKind.page, s) == 5 * 1024 * 1024
 
