@@ -173,6 +173,16 @@ _SCHEMAS: dict[str, Any] = {
             },
             "errors": {"type": "array", "items": {"type": "string"}, "description": "the problems as lines"},
             "problems": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
+            "problem_counts": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "description": "every problem of the upload by code, listed in full or not",
+            },
+            "problems_more": {
+                "type": "integer",
+                "description": "problems counted but not listed: the first 50 are; past the first 100 items "
+                "with problems, an item's error is its problem's code",
+            },
             "preview_urls": {
                 "type": "array",
                 "items": {"type": "string"},

@@ -84,6 +84,9 @@ def task_json(task: Task, frontend_url: str = "") -> dict[str, Any]:
         ],
         "errors": list(task.errors),
         "problems": [p.as_dict() for p in task.problems],
+        # every problem by code, and how many are not listed in full (the lists are capped)
+        "problem_counts": dict(task.problem_counts),
+        "problems_more": task.problems_more,
         "preview_urls": [preview_url(frontend_url, task.task_id, u) for u in task.preview_urls],
     }
 

@@ -15,7 +15,10 @@ The webmaster sees, for a feed (webmaster API, console, CLI):
 
 A partner sees the upload task: one result per item (ok / unchanged / deleted
 / rejected / conflict / preview) with its problems, the task's problems, and
-their one-line texts (``errors``, for clients that predate problems).
+their one-line texts (``errors``, for clients that predate problems). Both are
+capped -- the first ``MAX_TASK_ERRORS`` problems, the first
+``MAX_TASK_ITEM_DETAILS`` items in full, the rest of the items with the code of
+their problem -- and ``problem_counts`` counts every problem by code.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ log = logging.getLogger(__name__)
 
 #: at most this many one-line errors go into a task's ``errors`` (its problems are capped the same way)
 MAX_TASK_ERRORS = 50
+#: items of a task that carry their problems in full; past them an item keeps its status and the code
+#: of its first problem (the task's ``problem_counts`` counts every one): a task stays a few hundred KB
+MAX_TASK_ITEM_DETAILS = 100
+#: what is kept of a problem without a code on an item past the cap
+_SHORT_ERROR = 80
 #: the status columns hold a sentence, not a report
 MAX_ERROR_TEXT = 2000
 #: per-item result statuses, as the report counts them
@@ -222,20 +230,43 @@ def _by_item(problems: Iterable[Problem]) -> dict[object, list[Problem]]:
     return out
 
 
+def _task_items(results: Iterable[tuple[str, str, str | None]], by_item: dict[object, list[Problem]]) -> list[TaskItem]:
+    """One result per item; the first ``MAX_TASK_ITEM_DETAILS`` items with a problem carry it in full,
+    the rest only its code (the task counts them all). One upload of 60,000 broken items stored
+    59,000 problem objects in its task (issue 18)."""
+    out: list[TaskItem] = []
+    detailed = 0
+    for url, status, error in results:
+        found = by_item.get(url, ())
+        if not (found or error):
+            out.append(TaskItem(url=url, status=status))
+        elif detailed < MAX_TASK_ITEM_DETAILS:
+            detailed += 1
+            out.append(TaskItem(url=url, status=status, error=error, problems=tuple(found)))
+        else:
+            short = found[0].code if found else (error or "")[:_SHORT_ERROR]
+            out.append(TaskItem(url=url, status=status, error=short))
+    return out
+
+
 async def write_task(
     tasks: TaskStore, task_id: str, result: ParseResult, run: Outcome, preview: list[str], now: datetime
 ) -> None:
     problems = to_problems(run.errors)
-    by_item = _by_item(problems)
-    items = [TaskItem(url=u, status=s, error=e, problems=tuple(by_item.get(u, ()))) for u, s, e in run.results]
+    items = _task_items(run.results, _by_item(problems))
     capped = cap(problems, MAX_TASK_ERRORS)
+    errors = [p.describe() for p in capped.kept]
+    if capped.more:
+        by_code = ", ".join(f"{code} {n:,}" for code, n in sorted(capped.counts.items()))
+        errors.append(f"{capped.more:,} more problems not listed; all {capped.total:,} by code: {by_code}")
     try:
         await tasks.update(
             task_id,
             status=TaskStatus.failed if result.fatal else TaskStatus.done,
             items=items,
-            errors=[p.describe() for p in capped.kept],
+            errors=errors,
             problems=capped.kept,
+            problem_counts=capped.counts,
             preview_urls=preview,
             now=now,
         )

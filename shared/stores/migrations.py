@@ -267,3 +267,10 @@ _CRAWL_LANES = (
 )
 SQLITE.append((12, "crawl lane state", _CRAWL_LANES))
 POSTGRES.append((12, "crawl lane state", _CRAWL_LANES))
+
+# An upload task's problems are capped (shared/problems.py ``cap``: the first ones in full); this keeps
+# how many of each code there were in all, so "59,000 items refused" is one number, never 59,000
+# problem objects in the task (issue 18)
+_TASK_COUNTS = ("ALTER TABLE tasks ADD COLUMN problem_counts TEXT NOT NULL DEFAULT '{}'",)
+SQLITE.append((13, "task problem counts", _TASK_COUNTS))
+POSTGRES.append((13, "task problem counts", _TASK_COUNTS))

@@ -5,8 +5,8 @@ One implementation for both engines: ``sql/tasks.py``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
@@ -46,6 +46,13 @@ class Task:
     idempotency_key: str | None = None  # unique per tenant
     #: every problem of the upload (capped by the parser; ``errors`` are their one-line texts)
     problems: tuple[Problem, ...] = ()
+    #: how many problems of each code the upload had in all, kept in ``problems`` or not
+    problem_counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def problems_more(self) -> int:
+        """How many problems were counted but not kept in full."""
+        return max(0, sum(self.problem_counts.values()) - len(self.problems))
 
 
 class TaskStore(Protocol):
@@ -68,6 +75,7 @@ class TaskStore(Protocol):
         errors: Sequence[str] | None = None,
         preview_urls: Sequence[str] | None = None,
         problems: Sequence[Problem] | None = None,
+        problem_counts: Mapping[str, int] | None = None,
         now: datetime | None = None,
     ) -> Task:
         """Replace the given fields and stamp ``updated_at``. ``NotFound`` for an unknown task."""

@@ -717,9 +717,13 @@ class StoreContract:
             items=[TaskItem("https://a.example/1", "ok"), TaskItem("https://a.example/2", "failed", "no title")],
             errors=["1 item failed"],
             preview_urls=["/turbo?url=x"],
+            problem_counts={"item.no_title": 59_000, "item.bad_link": 2},
             now=T0 + timedelta(seconds=3),
         )
         assert updated.status is TaskStatus.done
+        assert updated.problem_counts == {"item.no_title": 59_000, "item.bad_link": 2}
+        assert updated.problems_more == 59_002  # none of them kept in full here
+        assert t1.problem_counts == {}
         assert updated.items[1] == TaskItem("https://a.example/2", "failed", "no title")
         assert updated.updated_at == T0 + timedelta(seconds=3)
         assert await stores.tasks.get("task1", tenant_id="ta") == updated

@@ -8,7 +8,7 @@ guarded statement, so no transaction spans an ``await``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +23,8 @@ from shared.stores.tasks import Task, TaskItem, TaskStatus
 __all__ = ["TASK_COLUMNS", "SqlTaskStore", "task_from_row", "task_items_json"]
 
 TASK_COLUMNS = (
-    "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key, problems"
+    "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key, problems,"
+    " problem_counts"
 )
 
 
@@ -62,6 +63,7 @@ def task_from_row(row: Sequence[Any]) -> Task:
         preview_urls=tuple(orjson.loads(row[8] or "[]")),
         idempotency_key=row[9],
         problems=tuple(problems_from(orjson.loads(row[10] or "[]"))),
+        problem_counts=orjson.loads(row[11] or "{}"),
     )
 
 
@@ -72,7 +74,7 @@ class SqlTaskStore:
     async def create(self, task: Task, *, now: datetime | None = None) -> Task:
         stamp = now_us(now)
         rows = await self._db.execute_returning(
-            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             # no conflict target: a reused task id and a reused idempotency key both mean "exists"
             f" ON CONFLICT DO NOTHING RETURNING {TASK_COLUMNS}",
             task.task_id,
@@ -86,6 +88,7 @@ class SqlTaskStore:
             dumps(list(task.preview_urls)),
             task.idempotency_key,
             _problems_json(task.problems),
+            dumps(dict(task.problem_counts)),
         )
         if rows:
             return task_from_row(rows[0])
@@ -113,6 +116,7 @@ class SqlTaskStore:
         errors: Sequence[str] | None = None,
         preview_urls: Sequence[str] | None = None,
         problems: Sequence[Problem] | None = None,
+        problem_counts: Mapping[str, int] | None = None,
         now: datetime | None = None,
     ) -> Task:
         sets = ["updated_at = ?"]
@@ -132,6 +136,9 @@ class SqlTaskStore:
         if problems is not None:
             sets.append("problems = ?")
             args.append(_problems_json(problems))
+        if problem_counts is not None:
+            sets.append("problem_counts = ?")
+            args.append(dumps(dict(problem_counts)))
         rows = await self._db.execute_returning(
             f"UPDATE tasks SET {', '.join(sets)} WHERE task_id = ? RETURNING {TASK_COLUMNS}", *args, task_id
         )

@@ -26,6 +26,7 @@ from shared.messages import (
 )
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, Stores, Task, TaskStatus, open_stores
+from shared.stores.sql.tasks import task_items_json
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -351,3 +352,31 @@ async def test_a_feed_of_a_tenant_publishes_its_www_alias_only_when_both_are_ver
     await env.stores.tenants.set_verified("ten", "www.news.test")
     [doc] = docs(await env.feed(body + b" ", feed_id="f4"))  # a changed body: the same one is skipped whole
     assert doc.url == "https://www.news.test/1"
+
+
+async def test_a_big_upload_of_broken_items_keeps_a_bounded_task_and_counts_every_problem(env: Env) -> None:
+    """One upload of 60,000 items stored 59,000 problem objects in its task (issue 18): now the first
+    items carry their problems, the rest their code, and the task counts them all by code."""
+    n, good = 3_000, 50
+    items = [f"<item><title>T{i}</title><link>https://news.test/p{i}</link></item>" for i in range(good)]
+    items += [f"<item><link>https://news.test/broken{i}</link></item>" for i in range(n - good)]  # no title
+    body = f'<rss version="2.0"><channel><title>c</title>{"".join(items)}</channel></rss>'.encode()
+    await env.stores.tasks.create(Task(task_id="big", tenant_id="ten", host="news.test"))
+    upload = PartnerUpload(
+        task_id="big", tenant_id="ten", host="news.test", format=UploadFormat.rss, body=body, received_at=T0
+    )
+    assert len(docs(await env.handle(upload))) == good
+    task = await env.stores.tasks.get("big")
+    assert task is not None
+    assert len(task.items) == n  # one result per item, still
+    assert sum(i.status == "rejected" for i in task.items) == n - good
+    assert sum(bool(i.problems) for i in task.items) == 100  # in full: the first hundred only
+    rest = {i.error for i in task.items if i.status == "rejected" and not i.problems}
+    assert rest == {"item.no_title", "item.too_many"}  # the others: the code of their problem
+    # parser.max_items (1,000) read, the other 2,000 refused as too many: every one counted
+    assert task.problem_counts == {"item.no_title": 1_000 - good, "item.too_many": n - 1_000}
+    assert len(task.problems) == 50
+    assert task.problems_more == n - good - 50
+    assert task.errors[-1].startswith(f"{n - good - 50:,} more problems not listed")
+    stored = len(task_items_json(task.items))
+    assert stored < n * 120, f"the task's items take {stored:,} bytes"
