@@ -1,0 +1,243 @@
+"""The console matrix: every route of the webmaster console x every kind of visitor (issue 18 item 6).
+
+The console (``cubes/frontend/console/``) is the API's other door: a browser signed in with a
+tenant's token. Its routes are read from the frontend's router, so a console route added without a
+row in ``EXPECT`` fails here. Visitors, against tenant A's objects (its verified host, a feed, an
+upload task):
+
+* ``none``   -- no session: a page is the sign-in page (200, nothing of A's), an action is 401;
+* ``other``  -- signed in as tenant B: A's host, feed and task are "not found" (404), never shown;
+* ``own``    -- signed in as A;
+* ``alias``  -- signed in as A, naming the ``www.`` spelling of A's host (tenant C verified it).
+
+And every action (POST) signed in as A is refused without the session's CSRF token, and when the
+browser says it comes from another site (403).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import DummyCookieJar
+from aiohttp.test_utils import TestClient, TestServer
+
+from cubes.frontend.app import create_app
+from cubes.frontend.console.session import COOKIE
+from shared.clock import ManualClock
+from shared.config import Settings
+from shared.runtime.cube import Output
+from shared.stores import Stores, Task, open_stores
+from tests.partners.fixtures import PartnerResolver
+from tests.security.conftest import Matrix
+
+A_HOST = "a.partner.test"
+B_HOST = "b.partner.test"
+ALIAS = "www." + A_HOST
+SIGN_IN = "Sign in with your API token"
+NA = None
+
+
+@dataclass(frozen=True)
+class Expect:
+    none: int
+    other: int
+    own: int
+    alias: int | None
+
+
+#: (METHOD, route) -> the status each visitor gets (303: the action done, the browser sent on)
+EXPECT: dict[tuple[str, str], Expect] = {
+    ("GET", "/console"): Expect(none=200, other=200, own=200, alias=NA),
+    ("POST", "/console/login"): Expect(none=401, other=303, own=303, alias=NA),
+    ("POST", "/console/logout"): Expect(none=401, other=303, own=303, alias=NA),
+    ("GET", "/console/hosts/{host}"): Expect(none=200, other=404, own=200, alias=404),
+    ("POST", "/console/hosts"): Expect(none=401, other=303, own=303, alias=303),
+    ("POST", "/console/hosts/{host}/verify"): Expect(none=401, other=404, own=200, alias=404),
+    ("GET", "/console/feeds/{feed_id}"): Expect(none=200, other=404, own=200, alias=NA),
+    ("POST", "/console/feeds"): Expect(none=401, other=422, own=303, alias=422),
+    ("POST", "/console/feeds/{feed_id}/fetch"): Expect(none=401, other=404, own=303, alias=NA),
+    ("POST", "/console/feeds/{feed_id}/autoparser"): Expect(none=401, other=404, own=303, alias=NA),
+    ("POST", "/console/feeds/{feed_id}/delete"): Expect(none=401, other=404, own=303, alias=NA),
+    ("GET", "/console/uploads/{task_id}"): Expect(none=200, other=404, own=200, alias=NA),
+}
+#: asked last: a claim by B on A's host, or a sign-out, changes what the other rows answer
+LAST = (("POST", "/console/hosts"), ("POST", "/console/logout"))
+
+
+@dataclass
+class World:
+    client: TestClient[Any, Any]
+    stores: Stores
+    published: list[Output]
+    tokens: dict[str, str]
+    a: str
+    task_id: str
+    cookies: dict[str, str]
+    csrf: dict[str, str]
+    n: itertools.count[int]
+
+    async def sign_in(self, who: str) -> None:
+        resp = await self.client.post("/console/login", data={"token": self.tokens[who]}, allow_redirects=False)
+        assert resp.status == 303, await resp.text()
+        self.cookies[who] = resp.cookies[COOKIE].value
+        page = await (await self.client.get("/console", headers=self.headers(who))).text()
+        found = re.search(r'name="csrf" value="([^"]+)"', page)
+        assert found, page[:300]
+        self.csrf[who] = found.group(1)
+
+    def headers(self, who: str | None) -> dict[str, str]:
+        return {"Cookie": f"{COOKIE}={self.cookies[who]}"} if who in self.cookies else {}
+
+    async def a_feed(self) -> str:
+        """A fresh feed of A's, added through the console (a delete case removes one)."""
+        url = f"https://{A_HOST}/feed-{next(self.n)}.xml"
+        resp = await self.client.post(
+            "/console/feeds",
+            data={"url": url, "csrf": self.csrf["a"]},
+            headers=self.headers("a"),
+            allow_redirects=False,
+        )
+        assert resp.status == 303, await resp.text()
+        return resp.headers["Location"].rsplit("/", 1)[1]
+
+
+def _visitor(caller: str) -> str | None:
+    return {"none": None, "other": "b", "own": "a", "alias": "a"}[caller]
+
+
+def _host(caller: str) -> str:
+    return ALIAS if caller == "alias" else A_HOST
+
+
+async def _request(world: World, method: str, route: str, caller: str) -> tuple[str, dict[str, str]]:
+    """(path, form) of ``route`` as ``caller`` asks it."""
+    host = _host(caller)
+    if route == "/console/login":
+        return route, {"token": world.tokens[_visitor(caller) or ""] if caller != "none" else ""}
+    if "{feed_id}" in route:
+        return route.replace("{feed_id}", await world.a_feed()), {"on": "1"}
+    if "{host}" in route:
+        return route.replace("{host}", host), {}
+    if "{task_id}" in route:
+        return route.replace("{task_id}", world.task_id), {}
+    if route == "/console/hosts":
+        return route, {"url": f"https://{host}/"}
+    if route == "/console/feeds":
+        return route, {"url": f"https://{host}/new-{next(world.n)}.xml"}
+    return route, {}
+
+
+def _console_routes(client: TestClient[Any, Any]) -> list[tuple[str, str]]:
+    out = set()
+    for route in client.server.app.router.routes():  # type: ignore[union-attr]
+        info = route.resource.get_info() if route.resource is not None else {}
+        path = info.get("path") or info.get("formatter") or ""
+        if path.startswith("/console") and route.method in ("GET", "POST"):
+            out.add((route.method, path))
+    return sorted(out, key=lambda r: r in LAST)
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"}, http={"allowlist": ["127.0.0.1/32"]})
+    stores = await open_stores(settings.store.url)
+    published: list[Output] = []
+
+    async def publish(outputs: Sequence[Output]) -> None:
+        published.extend(outputs)
+
+    app = create_app(settings, stores, clock=ManualClock(), publish=publish, resolver=PartnerResolver())
+    # no cookie jar: each request names its visitor's session itself
+    client = TestClient(TestServer(app, host="127.0.0.1", port=0), cookie_jar=DummyCookieJar())
+    await client.start_server()
+    tokens = {}
+    ids = {}
+    for who, host in (("a", A_HOST), ("b", B_HOST), ("c", ALIAS)):
+        t = await stores.tenants.create_tenant(f"tenant {who}")
+        await stores.tenants.add_host(t.tenant_id, host)
+        await stores.tenants.set_verified(t.tenant_id, host)
+        tokens[who], ids[who] = await stores.tenants.issue_token(t.tenant_id), t.tenant_id
+    await stores.tasks.create(Task(task_id="a-task-0001", tenant_id=ids["a"], host=A_HOST))
+    w = World(client, stores, published, tokens, ids["a"], "a-task-0001", {}, {}, itertools.count())
+    await w.sign_in("a")
+    await w.sign_in("b")
+    try:
+        yield w
+    finally:
+        await client.close()
+        await stores.close()
+
+
+async def test_console_matrix(world: World, matrix: Callable[[str], Matrix]) -> None:
+    report = matrix("console")
+    routes = _console_routes(world.client)
+    missing = [r for r in routes if r not in EXPECT]
+    assert not missing, f"console routes without a row in tests/security/test_console_matrix.py EXPECT: {missing}"
+    assert not [r for r in EXPECT if r not in routes], "EXPECT rows for console routes that are gone"
+    a_objects = [A_HOST, world.task_id, world.a]
+    wrong = []
+    for method, route in routes:
+        expect = EXPECT[(method, route)]
+        for caller in ("none", "other", "own", "alias"):
+            want = getattr(expect, caller)
+            if want is None:
+                continue
+            who = _visitor(caller)
+            path, form = await _request(world, method, route, caller)
+            headers = {} if route == "/console/login" else world.headers(who)
+            if method == "POST":
+                if who is not None and route != "/console/login":
+                    form["csrf"] = world.csrf[who]
+                resp = await world.client.post(path, data=form, headers=headers, allow_redirects=False)
+            else:
+                resp = await world.client.get(path, headers=headers, allow_redirects=False)
+            body = await resp.text()
+            ok = resp.status == want
+            label = f"{method} {route} as {caller}: {resp.status}, expected {want}"
+            if ok and caller == "none" and method == "GET":
+                ok = SIGN_IN in body and not any(x in body for x in a_objects)
+                label += " (the sign-in page, nothing of A's)"
+            if ok and caller == "other" and resp.status in (200, 404):
+                ok = world.task_id not in body and f"{A_HOST}/feed-" not in body
+                label += " (nothing of A's in it)"
+            report.case(label, ok, kind=caller)
+            if not ok:
+                wrong.append(f"{label}: {body[:200]}")
+            if route == "/console/logout" and resp.status == 303 and who is not None:
+                await world.sign_in(who)  # signed out: back in for the next rows
+    assert wrong == [], "\n".join(wrong)
+
+
+async def test_every_console_action_needs_the_csrf_token_and_our_origin(
+    world: World, matrix: Callable[[str], Matrix]
+) -> None:
+    report = matrix("console")
+    wrong = []
+    for method, route in _console_routes(world.client):
+        if method != "POST" or route == "/console/login":
+            continue
+        for case in ("no csrf", "wrong csrf", "another site"):
+            path, form = await _request(world, method, route, "own")
+            headers = world.headers("a")
+            if case == "wrong csrf":
+                form["csrf"] = "x" * 40
+            if case == "another site":
+                form["csrf"] = world.csrf["a"]
+                headers = {**headers, "Origin": "https://evil.example"}
+            resp = await world.client.post(path, data=form, headers=headers, allow_redirects=False)
+            ok = resp.status == 403
+            report.case(f"{route} with {case}: {resp.status}", ok, kind="csrf")
+            if not ok:
+                wrong.append(f"{route} with {case}: {resp.status}")
+    login = await world.client.post(
+        "/console/login", data={"token": world.tokens["a"]}, headers={"Origin": "https://evil.example"}
+    )
+    report.case(f"/console/login from another site: {login.status}", login.status == 403, kind="csrf")
+    assert login.status == 403
+    assert wrong == [], "\n".join(wrong)
