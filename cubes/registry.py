@@ -25,6 +25,7 @@ CUBE_NAMES: tuple[str, ...] = (
     "delay",
     "kvwriter",
     "frontend",
+    "wordstat",
 )
 
 

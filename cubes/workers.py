@@ -75,6 +75,7 @@ REPLICABLE: tuple[str, ...] = (
     "cdn",
     "delay",
     "kvwriter",
+    "wordstat",
 )
 #: the command of a child: ``worker_main`` below
 DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cubes.workers")

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api import admin, docs, feeds, fetches, hosts, signup, uploads
+from cubes.api import admin, docs, feeds, fetches, hosts, signup, uploads, wordstat
 from cubes.api.auth import Authenticator
 from cubes.api.context import CTX, ApiContext, ContextSlot
 from cubes.api.errors import error_middleware, json_response
@@ -65,6 +65,7 @@ def create_app(
     admin.add_routes(app.router)
     docs.add_routes(app.router)
     signup.add_routes(app)
+    wordstat.add_routes(app.router)
 
     async def context(_: web.Application) -> AsyncIterator[None]:
         stores = await deps.stores()

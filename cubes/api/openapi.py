@@ -218,6 +218,92 @@ _SCHEMAS: dict[str, Any] = {
             }
         },
     },
+    "Count": {
+        "type": "object",
+        "required": ["count", "display"],
+        "properties": {
+            "count": {"type": ["integer", "null"], "description": "null under the privacy threshold"},
+            "display": {"type": "string", "description": 'the count as shown: "< 5" under the threshold'},
+        },
+    },
+    "Frequency": {
+        "type": "object",
+        "required": [
+            "query",
+            "period_months",
+            "privacy_threshold",
+            "total",
+            "months",
+            "regions",
+            "devices",
+            "similar",
+            "approximate",
+        ],
+        "properties": {
+            "query": {"type": "string", "description": "the query as understood (canonical form)"},
+            "period_months": {"type": "integer"},
+            "privacy_threshold": {"type": "integer"},
+            "total": {"$ref": "#/components/schemas/Count"},
+            "months": {
+                "type": "array",
+                "description": "searches per month, oldest first (24 months)",
+                "items": {
+                    "type": "object",
+                    "required": ["month", "count", "display"],
+                    "properties": {
+                        "month": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+                        "count": {"type": ["integer", "null"]},
+                        "display": {"type": "string"},
+                    },
+                },
+            },
+            "regions": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}},
+            "devices": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}},
+            "similar": {
+                "type": "array",
+                "description": "the most searched queries this one counts (each searched at least the threshold)",
+                "items": {
+                    "type": "object",
+                    "required": ["query", "count", "display"],
+                    "properties": {
+                        "query": {"type": "string"},
+                        "count": {"type": ["integer", "null"]},
+                        "display": {"type": "string"},
+                    },
+                },
+            },
+            "approximate": {"type": "boolean", "description": "true: more queries matched than were checked"},
+        },
+    },
+    "Share": {
+        "type": "object",
+        "required": ["count", "display", "share"],
+        "properties": {
+            "region": {"type": "string"},
+            "device": {"type": "string", "enum": ["desktop", "mobile", "tablet"]},
+            "count": {"type": ["integer", "null"]},
+            "display": {"type": "string"},
+            "share": {"type": ["number", "null"], "description": "of the period's searches; null under the threshold"},
+        },
+    },
+    "HostQueries": {
+        "type": "object",
+        "required": ["host", "period_months", "privacy_threshold", "queries", "hidden"],
+        "properties": {
+            "host": {"type": "string"},
+            "period_months": {"type": "integer"},
+            "privacy_threshold": {"type": "integer"},
+            "queries": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["query", "impressions"],
+                    "properties": {"query": {"type": "string"}, "impressions": {"type": "integer"}},
+                },
+            },
+            "hidden": {"type": "integer", "description": "queries searched fewer times than the threshold"},
+        },
+    },
     "Verification": {
         "type": "object",
         "required": ["host", "verified", "method", "attempts"],
@@ -252,6 +338,15 @@ _SCHEMAS: dict[str, Any] = {
 }
 
 _LIMITS_PARAMS = [_path("tenant", "tenant id")]
+
+
+_MONTHS = {
+    "name": "months",
+    "in": "query",
+    "required": False,
+    "description": "the period: the last N months, this one included (1 to 24; default 1)",
+    "schema": {"type": "integer", "minimum": 1, "maximum": 24, "default": 1},
+}
 
 
 def _paths() -> dict[str, Any]:
@@ -397,6 +492,42 @@ def _paths() -> dict[str, Any]:
                 tag="hosts",
                 op_id="verifyHost",
                 params=[_path("host", "a host you added")],
+            ),
+        },
+        "/api/v1/hosts/{host}/queries": {
+            "get": _op(
+                "The searches that showed your host's pages",
+                _ok(200, "HostQueries", "most frequent first"),
+                (403, 422),
+                tag="wordstat",
+                op_id="hostQueries",
+                params=[_path("host", "a verified host of yours"), _MONTHS],
+            ),
+        },
+        "/api/v1/wordstat": {
+            "get": _op(
+                "How often a query is searched, with Wordstat's operators",
+                _ok(200, "Frequency", "the frequency"),
+                (422,),
+                tag="wordstat",
+                op_id="wordstat",
+                params=[
+                    _query(
+                        "q",
+                        {"type": "string", "minLength": 1, "maxLength": 300},
+                        required=True,
+                        description='words in any form; "…" these words only; !word this form; +в a function '
+                        "word counted; [...] this order; (a|b) either; -word excluded",
+                    ),
+                    _MONTHS,
+                    _query("region", {"type": "string"}, required=False, description="one region only"),
+                    _query(
+                        "device",
+                        {"type": "string", "enum": ["desktop", "mobile", "tablet"]},
+                        required=False,
+                        description="one device class only",
+                    ),
+                ],
             ),
         },
         "/api/v1/admin/limits/{tenant}": {

@@ -2,7 +2,7 @@
 
 ``draw_pictures()`` draws every picture (independent of the address, so it
 can run before the port is known); ``build_site(base, pictures)`` renders the
-feeds and pages for the site's base URL and lists the four *sources* the
+feeds and pages for the site's base URL and lists the six *sources* the
 progress display follows, each with the canonical URLs of its pages.
 """
 
@@ -16,6 +16,7 @@ from cubes.demo.features import FEATURES
 from cubes.demo.pictures import MIME, draw_picture
 from cubes.demo.posts import POSTS
 from cubes.demo.products import PRODUCTS
+from cubes.demo.russian import RU_CATEGORIES, RU_NEWS, RU_PRODUCTS
 from cubes.demo.stories import NEWS
 from shared.urls import canonical_url
 
@@ -24,9 +25,9 @@ __all__ = ["Resource", "Site", "Source", "build_site", "draw_pictures", "picture
 _HTML = "text/html; charset=utf-8"
 _XML = "application/xml; charset=utf-8"
 _RSS = "application/rss+xml; charset=utf-8"
-_EXT = {"news": "jpg", "feature": "jpg", "shop": "jpg", "blog": "png"}
+_EXT = {"news": "jpg", "feature": "jpg", "shop": "jpg", "blog": "png", "ru-news": "jpg", "ru-shop": "jpg"}
 #: picture sizes per kind: product shots square-ish, the rest 16:9
-_SIZE = {"shop": (360, 300)}
+_SIZE = {"shop": (360, 300), "ru-shop": (360, 300)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +73,14 @@ def picture_path(prefix: str, slug: str, index: int) -> str:
 
 def _captions() -> dict[str, str]:
     out: dict[str, str] = {}
-    for prefix, items in (("news", NEWS), ("feature", FEATURES), ("blog", POSTS)):
+    for prefix, items in (("news", NEWS), ("feature", FEATURES), ("blog", POSTS), ("ru-news", RU_NEWS)):
         for item in items:
             for i, caption in enumerate(item.pictures):
                 out[picture_path(prefix, item.slug, i)] = caption
-    for p in PRODUCTS:
-        for i, caption in enumerate(p.pictures):
-            out[picture_path("shop", p.offer_id, i)] = caption
+    for prefix, products in (("shop", PRODUCTS), ("ru-shop", RU_PRODUCTS)):
+        for p in products:
+            for i, caption in enumerate(p.pictures):
+                out[picture_path(prefix, p.offer_id, i)] = caption
     return out
 
 
@@ -86,7 +88,8 @@ def draw_pictures() -> dict[str, Resource]:
     """Every picture the site serves, by path (~70 small images; about a second of CPU)."""
     out: dict[str, Resource] = {}
     for path, caption in _captions().items():
-        prefix = path.removeprefix("/img/").split("-", 1)[0]
+        name = path.removeprefix("/img/")
+        prefix = next(p for p in sorted(_EXT, key=len, reverse=True) if name.startswith(p + "-"))
         ext = _EXT[prefix]
         body = draw_picture(path, caption, ext=ext, size=_SIZE.get(prefix, (480, 270)))
         out[path] = Resource(body, MIME[ext])
@@ -109,12 +112,14 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
     res["/news/rss.xml"] = Resource(feeds.rss_feed(base, pic), _RSS)
     res["/news/turbo.xml"] = Resource(feeds.turbo_feed(base, pic), _RSS)
     res["/shop/catalog.yml"] = Resource(feeds.yml_catalog(base, pic), _XML)
+    res["/ru/news/turbo.xml"] = Resource(feeds.ru_turbo_feed(base, pic), _RSS)
+    res["/ru/shop/catalog.yml"] = Resource(feeds.ru_yml_catalog(base, pic), _XML)
     # the scheduler reads <origin>/sitemap.xml of an autoparser host: an index leading to the blog's
     res["/sitemap.xml"] = Resource(feeds.sitemap_index(base), _XML)
     res["/blog/sitemap.xml"] = Resource(feeds.sitemap(base), _XML)
     res["/blog/"] = Resource(pages.blog_index(), _HTML)
 
-    news_urls, feature_urls, shop_urls, blog_urls = [], [], [], []
+    news_urls, feature_urls, shop_urls, blog_urls, ru_news_urls, ru_shop_urls = [], [], [], [], [], []
     for i, story in enumerate(NEWS):
         path = f"/news/2026/11/{story.slug}.html"
         pics = [pic("news", story.slug, n) for n in range(len(story.pictures))]
@@ -130,6 +135,16 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
         pics = [pic("shop", p.offer_id, n) for n in range(len(p.pictures))]
         res[path] = Resource(pages.product_page(p, base + path, pics), _HTML)
         shop_urls.append(canonical_url(base + path))
+    for i, story in enumerate(RU_NEWS):
+        path = f"/ru/news/{story.slug}.html"
+        pics = [pic("ru-news", story.slug, n) for n in range(len(story.pictures))]
+        res[path] = Resource(pages.story_page(story, base + path, pics, feeds.news_date(i).isoformat()), _HTML)
+        ru_news_urls.append(canonical_url(base + path))
+    for p in RU_PRODUCTS:
+        path = feeds.ru_product_path(p)
+        pics = [pic("ru-shop", p.offer_id, n) for n in range(len(p.pictures))]
+        res[path] = Resource(pages.product_page(p, base + path, pics, RU_CATEGORIES, currency="₽"), _HTML)
+        ru_shop_urls.append(canonical_url(base + path))
     for post in POSTS:
         path = pages.post_path(post)
         pics = [pic("blog", post.slug, n) for n in range(len(post.pictures))]
@@ -157,10 +172,27 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
         _HTML,
     )
 
+    res["/ru/news/"] = Resource(
+        pages.listing_page(
+            "Приморские вести", "Приморские вести", [(s.title, f"/ru/news/{s.slug}.html", s.lead) for s in RU_NEWS]
+        ),
+        _HTML,
+    )
+    res["/ru/shop/"] = Resource(
+        pages.listing_page(
+            "Дом и сад: все товары",
+            "Дом и сад",
+            [(p.name, feeds.ru_product_path(p), f"{p.price} ₽. {p.description}") for p in RU_PRODUCTS],
+        ),
+        _HTML,
+    )
+
     sources = (
         Source("news-rss", "news RSS", "/news/rss.xml", "rss", ("news",), tuple(news_urls)),
         Source("news-turbo", "news Turbo", "/news/turbo.xml", "turbo", ("news",), tuple(feature_urls)),
         Source("shop-yml", "shop YML", "/shop/catalog.yml", "yml", ("market",), tuple(shop_urls)),
         Source("blog", "blog (autoparser)", None, "autoparser", (), tuple(blog_urls)),
+        Source("ru-news-turbo", "Russian news Turbo", "/ru/news/turbo.xml", "turbo", ("news",), tuple(ru_news_urls)),
+        Source("ru-shop-yml", "Russian shop YML", "/ru/shop/catalog.yml", "yml", ("market",), tuple(ru_shop_urls)),
     )
     return Site(base, res, sources)

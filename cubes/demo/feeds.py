@@ -16,7 +16,8 @@ from lxml import etree
 
 from cubes.demo.features import FEATURES
 from cubes.demo.posts import POSTS
-from cubes.demo.products import CATEGORIES, PRODUCTS
+from cubes.demo.products import CATEGORIES, PRODUCTS, Product
+from cubes.demo.russian import RU_CATEGORIES, RU_NEWS, RU_PRODUCTS
 from cubes.demo.stories import NEWS, Story
 
 __all__ = [
@@ -25,7 +26,11 @@ __all__ = [
     "TURBO_NS",
     "feature_date",
     "news_date",
+    "product_path",
     "rss_feed",
+    "ru_product_path",
+    "ru_turbo_feed",
+    "ru_yml_catalog",
     "sitemap",
     "sitemap_index",
     "story_html",
@@ -87,12 +92,12 @@ def _serialize(root: etree._Element) -> bytes:
     return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
 
 
-def _channel(root: etree._Element, title: str, link: str, description: str) -> etree._Element:
+def _channel(root: etree._Element, title: str, link: str, description: str, lang: str = "en") -> etree._Element:
     channel = etree.SubElement(root, "channel")
     _text(channel, "title", title)
     _text(channel, "link", link)
     _text(channel, "description", description)
-    _text(channel, "language", "en")
+    _text(channel, "language", lang)
     return channel
 
 
@@ -123,20 +128,35 @@ def rss_feed(base: str, picture_url: PictureUrl) -> bytes:
 
 def turbo_feed(base: str, picture_url: PictureUrl) -> bytes:
     """Yandex Turbo RSS: each item's page in ``turbo:content`` (header with h1 and a cover figure)."""
+    channel = ("Harbourview Gazette: features", "Longer reads about the people and places of Harbourview.")
+    return _turbo(base, "/news/features/", channel, FEATURES, "feature", feature_date, picture_url, "en")
+
+
+def ru_turbo_feed(base: str, picture_url: PictureUrl) -> bytes:
+    """The Russian news desk's Turbo RSS feed (``russian.py``): ``<language>ru</language>``, dated like the news."""
+    channel = ("Приморские вести", "Новости Приморска, выдуманного приморского города.")
+    return _turbo(base, "/ru/news/", channel, RU_NEWS, "ru-news", news_date, picture_url, "ru")
+
+
+def _turbo(
+    base: str,
+    path: str,
+    channel_text: tuple[str, str],
+    stories: tuple[Story, ...],
+    prefix: str,
+    date: Callable[[int], datetime],
+    picture_url: PictureUrl,
+    lang: str,
+) -> bytes:
     root = etree.Element("rss", version="2.0", nsmap={"yandex": YANDEX_NS, "media": MEDIA_NS, "turbo": TURBO_NS})
-    channel = _channel(
-        root,
-        "Harbourview Gazette: features",
-        f"{base}/news/features/",
-        "Longer reads about the people and places of Harbourview.",
-    )
-    for i, story in enumerate(FEATURES):
-        pictures = [picture_url("feature", story.slug, n) for n in range(len(story.pictures))]
+    channel = _channel(root, channel_text[0], f"{base}{path}", channel_text[1], lang)
+    for i, story in enumerate(stories):
+        pictures = [picture_url(prefix, story.slug, n) for n in range(len(story.pictures))]
         item = etree.SubElement(channel, "item", turbo="true")
         _text(item, "title", story.title)
-        _text(item, "link", f"{base}/news/features/{story.slug}.html")
-        _text(item, "pubDate", format_datetime(feature_date(i)))
-        _text(item, "author", "Harbourview Gazette")
+        _text(item, "link", f"{base}{path}{story.slug}.html")
+        _text(item, "pubDate", format_datetime(date(i)))
+        _text(item, "author", channel_text[0])
         content = etree.SubElement(item, f"{{{TURBO_NS}}}content")
         content.text = etree.CDATA(story_html(story, pictures, turbo=True))
     return _serialize(root)
@@ -144,27 +164,57 @@ def turbo_feed(base: str, picture_url: PictureUrl) -> bytes:
 
 def yml_catalog(base: str, picture_url: PictureUrl) -> bytes:
     """A YML catalog: shop, currencies, categories and one offer per product."""
+    shop = ("Linn & Loom", "Linn & Loom Home Goods (a demo shop)")
+    return _yml(base, "/shop/", shop, "GBP", CATEGORIES, PRODUCTS, "shop", picture_url, product_path)
+
+
+def ru_yml_catalog(base: str, picture_url: PictureUrl) -> bytes:
+    """The Russian shop's YML catalog (``russian.py``), priced in roubles."""
+    shop = ("Дом и сад", "ООО «Дом и сад» (выдуманный магазин)")
+    return _yml(base, "/ru/shop/", shop, "RUR", RU_CATEGORIES, RU_PRODUCTS, "ru-shop", picture_url, ru_product_path)
+
+
+def product_path(p: Product) -> str:
+    return f"/shop/p/{p.offer_id}-{p.slug}.html"
+
+
+def ru_product_path(p: Product) -> str:
+    # the offer id alone: a Cyrillic slug would be percent-encoded in every link and log line
+    return f"/ru/shop/p/{p.offer_id}.html"
+
+
+def _yml(
+    base: str,
+    path: str,
+    names: tuple[str, str],
+    currency: str,
+    categories_by_id: dict[int, str],
+    products: tuple[Product, ...],
+    prefix: str,
+    picture_url: PictureUrl,
+    page_path: Callable[[Product], str],
+) -> bytes:
     root = etree.Element("yml_catalog", date=NEWS_EPOCH.strftime("%Y-%m-%dT%H:%M+00:00"))
     shop = etree.SubElement(root, "shop")
-    _text(shop, "name", "Linn & Loom")
-    _text(shop, "company", "Linn & Loom Home Goods (a demo shop)")
-    _text(shop, "url", f"{base}/shop/")
+    _text(shop, "name", names[0])
+    _text(shop, "company", names[1])
+    _text(shop, "url", f"{base}{path}")
     currencies = etree.SubElement(shop, "currencies")
-    etree.SubElement(currencies, "currency", id="GBP", rate="1")
+    etree.SubElement(currencies, "currency", id=currency, rate="1")
     categories = etree.SubElement(shop, "categories")
-    for cid, name in CATEGORIES.items():
+    for cid, name in categories_by_id.items():
         _text(categories, "category", name, id=str(cid))
     offers = etree.SubElement(shop, "offers")
-    for p in PRODUCTS:
+    for p in products:
         offer = etree.SubElement(offers, "offer", id=p.offer_id, available="true")
-        _text(offer, "url", f"{base}/shop/p/{p.offer_id}-{p.slug}.html")
+        _text(offer, "url", base + page_path(p))
         _text(offer, "price", str(p.price))
         if p.old_price is not None:
             _text(offer, "oldprice", str(p.old_price))
-        _text(offer, "currencyId", "GBP")
+        _text(offer, "currencyId", currency)
         _text(offer, "categoryId", str(p.category))
         for n in range(len(p.pictures)):
-            _text(offer, "picture", picture_url("shop", p.offer_id, n))
+            _text(offer, "picture", picture_url(prefix, p.offer_id, n))
         _text(offer, "name", p.name)
         _text(offer, "vendor", p.vendor)
         _text(offer, "description", p.description)

@@ -105,13 +105,24 @@ def story_page(story: Story, url: str, pictures: list[str], date: str) -> bytes:
     )
 
 
-def product_page(product: Product, url: str, pictures: list[str]) -> bytes:
+def product_page(
+    product: Product,
+    url: str,
+    pictures: list[str],
+    categories: dict[int, str] = CATEGORIES,
+    *,
+    currency: str = "£",
+) -> bytes:
     figures = "".join(_figure(src, cap) for src, cap in zip(pictures, product.pictures, strict=True))
     params = "".join(f"<tr><th>{escape(n)}</th><td>{escape(v)} {escape(u)}</td></tr>" for n, v, u in product.params)
-    old = f" <s>£{product.old_price}</s>" if product.old_price else ""
+
+    def price(value: int) -> str:  # "£39", but "2 490 ₽" as roubles are written
+        return f"£{value}" if currency == "£" else f"{value:,} {currency}".replace(",", "\u00a0")
+
+    old = f" <s>{price(product.old_price)}</s>" if product.old_price else ""
     body = (
         f"<main><article><h1>{escape(product.name)}</h1><p>by {escape(product.vendor)} · "
-        f"{escape(CATEGORIES[product.category])}</p>{figures}<p><strong>£{product.price}</strong>{old}</p>"
+        f"{escape(categories[product.category])}</p>{figures}<p><strong>{price(product.price)}</strong>{old}</p>"
         f"<p>{escape(product.description)}</p><table>{params}</table></article></main>"
     )
     return _page(

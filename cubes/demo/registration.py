@@ -1,6 +1,6 @@
 """Registers the demo's sources the way an operator would (DESIGN.md sections 1, 2 and 8).
 
-* The three feeds go through ``shared.feeds.FeedRegistry`` -- the registration
+* The five feeds (three English, two Russian) go through ``shared.feeds.FeedRegistry`` -- the registration
   service behind ``turbocubes feeds add`` and the webmaster API: SSRF check,
   feed store upsert and a ``FeedRegistration`` on ``feeds.registry``. The feed
   id is derived from the canonical URL, so a second ``up --demo`` on the same
@@ -32,7 +32,9 @@ from shared.stores import FeedStore
 __all__ = ["DEMO_FEED_PATHS", "RegistrationError", "register_feeds", "remove_stale_feeds"]
 
 #: the paths of the demo's feeds; a feed on 127.0.0.1 with one of these paths is a demo feed
-DEMO_FEED_PATHS = frozenset({"/news/rss.xml", "/news/turbo.xml", "/shop/catalog.yml"})
+DEMO_FEED_PATHS = frozenset(
+    {"/news/rss.xml", "/news/turbo.xml", "/shop/catalog.yml", "/ru/news/turbo.xml", "/ru/shop/catalog.yml"}
+)
 
 
 class RegistrationError(RuntimeError):

@@ -7,7 +7,8 @@ cube (``cube.py``) serves it. Routes:
 * ``GET /turbo?url=<original URL>`` the Turbo page (ETag / 304, ``Cache-Control: public, max-age=60``)
 * ``GET /preview?task=<id>&url=<URL>`` a debug upload's preview page (never cached, never indexed)
 * ``GET /api/v1/pages?url=`` the page's JSON form
-* ``GET /search?q=&page=`` full-text results, each with its rocket badge
+* ``GET /search?q=&type=&host=&from=&to=&after=`` results with filters and cursor pages (``search.py``)
+* ``GET /wordstat?q=&months=`` how often a query is searched (``wordstat.py``)
 * ``GET /status`` pipeline-wide aggregates: counts, freshness, overload, cubes, dead letters
   (``status/``); ``?host=H`` redirects to the console's view of that host, behind its sign-in
 * ``GET /api/v1/status`` the same aggregates as JSON
@@ -40,10 +41,12 @@ from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.routes import add_routes as add_console_routes
 from cubes.frontend.console.session import SessionGate
 from cubes.frontend.queries import QueryEvents
+from cubes.frontend.search import results_page, search_params
 from cubes.frontend.status.gather import gather_pipeline
 from cubes.frontend.status.page import render_status
 from cubes.frontend.status.payload import pipeline_json
 from cubes.frontend.status.view import pipeline_view
+from cubes.frontend.wordstat import WordstatPage
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
@@ -51,7 +54,10 @@ from shared.errors import StoreUnavailable
 from shared.messages import SearchQueryEvent
 from shared.previews import preview_key
 from shared.runtime.deps import Publish
-from shared.stores import Page, SearchHit, Stores
+from shared.search.query import parse_query
+from shared.search.ranking import Ranking
+from shared.search.request import Hit, SearchRequest, SearchResults
+from shared.stores import Page, Stores
 from shared.urls import canonical_url
 from shared.wordstat.lemmas import normalize_query
 
@@ -61,9 +67,8 @@ log = logging.getLogger(__name__)
 
 #: Turbo pages change rarely and a stale minute is harmless; a CDN in front absorbs the load.
 _TURBO_MAX_AGE = 60
-#: Results per search page; one extra row is fetched to know whether there is a next page.
+#: Results per search page.
 _PER_PAGE = 20
-_MAX_SEARCH_PAGE = 50
 _MAX_QUERY = 200
 _RECENT = 12
 
@@ -143,8 +148,17 @@ class _Frontend:
         self.stores = stores
         self.events = events if settings.search.publish_queries else None
         self.regions = RegionTable(settings.search.region_ranges)
+        self.wordstat_page = WordstatPage(settings, stores, self._now)
+        self.ranking = Ranking(
+            title_weight=settings.search.title_weight,
+            freshness_boost=settings.search.freshness_boost,
+            freshness_half_life_s=settings.search.freshness_half_life_s,
+        )
         self.cdn = CdnFiles(cdn) if cdn is not None and settings.cdn.url.startswith("file://") else None
         self.turbo_csp = turbo_csp(settings)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.time(), tz=UTC)
 
     # ------------------------------------------------------------------ pages
 
@@ -226,20 +240,24 @@ class _Frontend:
         return web.Response(body=page.doc_json, content_type="application/json", headers=headers)
 
     async def search(self, request: web.Request) -> web.Response:
-        query = " ".join(request.query.get("q", "").split())[:_MAX_QUERY]
-        try:
-            page = min(max(int(request.query.get("page", "1")), 1), _MAX_SEARCH_PAGE)
-        except ValueError:
-            page = 1
-        hits = []
-        if query:
-            hits = await self.stores.pages.search(query, limit=_PER_PAGE + 1, offset=(page - 1) * _PER_PAGE)
-        if query and page == 1:
-            self._count_search(request, query, hits[:_PER_PAGE])
-        body = templates.search_page(query, hits[:_PER_PAGE], page=page, has_more=len(hits) > _PER_PAGE)
-        return _html(body)
+        params = search_params(request.query, max_query=_MAX_QUERY)
+        results = SearchResults()
+        if params.query:
+            results = await self.stores.search.search(
+                SearchRequest(
+                    query=parse_query(params.query),
+                    filters=params.filters,
+                    limit=_PER_PAGE,
+                    cursor=params.cursor,
+                    now=self._now(),
+                    ranking=self.ranking,
+                )
+            )
+            if params.cursor is None:  # a search is counted once, on its first page
+                self._count_search(request, params.query, results.hits)
+        return _html(results_page(params, results.hits, results.next_cursor))
 
-    def _count_search(self, request: web.Request, query: str, hits: Sequence[SearchHit]) -> None:
+    def _count_search(self, request: web.Request, query: str, hits: Sequence[Hit]) -> None:
         """Publish the search for query statistics: its words, month, region and device, never who asked."""
         if self.events is None:
             return
@@ -252,13 +270,17 @@ class _Frontend:
             SearchQueryEvent(
                 event_id=uuid.uuid4().hex,
                 query=normalized,
-                at=datetime.fromtimestamp(self.clock.time(), tz=UTC),
+                at=self._now(),
                 region=self.regions.region(request.headers.get(header) if header else None, request.remote),
                 device=device,
                 results=len(hits),
                 hosts=list(dict.fromkeys(h.host for h in hits))[:_EVENT_HOSTS],
             )
         )
+
+    async def wordstat(self, request: web.Request) -> web.Response:
+        body, status = await self.wordstat_page.render(request)
+        return _html(body, status)
 
     async def status(self, request: web.Request) -> web.Response:
         host = _host_param(request)
@@ -354,6 +376,7 @@ def create_app(
     app.router.add_get("/preview", fe.preview)
     app.router.add_get("/api/v1/pages", fe.api_page)
     app.router.add_get("/search", fe.search)
+    app.router.add_get("/wordstat", fe.wordstat)
     app.router.add_get("/status", fe.status)
     app.router.add_get("/api/v1/status", fe.api_status)
     app.router.add_get("/cdn/{key:.+}", fe.cdn_file)

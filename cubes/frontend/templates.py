@@ -21,7 +21,7 @@ from shared.search.query import parse_query
 from shared.search.snippets import Snippet, highlight
 from shared.stores import SearchHit
 
-__all__ = ["error_page", "home_page", "layout", "search_page", "turbo_link"]
+__all__ = ["BADGE", "error_page", "home_page", "layout", "marked", "search_form", "turbo_link", "when"]
 
 BADGE = f'<span class="badge" title="Turbo page">{ROCKET_SVG}Turbo</span>'
 
@@ -31,13 +31,13 @@ def turbo_link(url: str) -> str:
     return escape("/turbo?" + urlencode({"url": url}))
 
 
-def _when(ts: datetime | None) -> str:
+def when(ts: datetime | None) -> str:
     if ts is None:
         return ""
     return f'<time datetime="{ts.isoformat()}">{ts.strftime("%d %b %Y, %H:%M")} UTC</time>'
 
 
-def _search_form(query: str, *, autofocus: bool = False, extra_class: str = "") -> str:
+def search_form(query: str, *, autofocus: bool = False, extra_class: str = "") -> str:
     focus = " autofocus" if autofocus else ""
     return (
         f'<form class="search{extra_class}" action="/search" method="get" role="search">'
@@ -48,7 +48,7 @@ def _search_form(query: str, *, autofocus: bool = False, extra_class: str = "") 
 
 def layout(title: str, body: str, *, query: str = "", header_search: bool = True, extra_css: str = "") -> str:
     """The page frame around ``body`` (HTML these functions built, every data value escaped already)."""
-    search = _search_form(query) if header_search else ""
+    search = search_form(query) if header_search else ""
     return render(
         "layout.html",
         title=title,
@@ -81,7 +81,7 @@ def _hits(hits: Sequence[SearchHit], query: str = "") -> str:
     for h in hits:
         items.append(
             '<li class="hit">'
-            f'<div class="meta">{BADGE}<span>{escape(h.host)}</span>{_when(h.written_at)}</div>'
+            f'<div class="meta">{BADGE}<span>{escape(h.host)}</span>{when(h.written_at)}</div>'
             f'<h3><a href="{turbo_link(h.url)}">{escape(h.title or h.url)}</a></h3>'
             f"<p>{_highlight(_shorten(h.snippet), query)}</p></li>"
         )
@@ -99,7 +99,7 @@ def home_page(*, pages: int, feeds: int, parked: int, recent: Sequence[SearchHit
         '<section class="hero"><h1>Fast pages, <span>instantly.</span></h1>'
         "<p>turbocubes turns partner feeds and documents into light Turbo pages: "
         "no scripts, no trackers, every image from our CDN.</p>"
-        f"{_search_form('', autofocus=True)}</section>"
+        f"{search_form('', autofocus=True)}</section>"
         '<section class="stats">'
         f'<div class="stat"><b>{pages:,}</b><span>Turbo pages</span></div>'
         f'<div class="stat"><b>{feeds:,}</b><span>registered feeds</span></div>'
@@ -109,25 +109,6 @@ def home_page(*, pages: int, feeds: int, parked: int, recent: Sequence[SearchHit
     return layout("turbocubes: Turbo pages", body, header_search=False)
 
 
-def search_page(query: str, hits: Sequence[SearchHit], *, page: int, has_more: bool) -> str:
-    if not query:
-        body = '<section class="hero"><h1>Search <span>Turbo pages</span></h1>' + _search_form("", autofocus=True)
-        return layout("Search · turbocubes", body + "</section>", header_search=False)
-    if hits:
-        found = _hits(hits, query)
-    else:
-        found = f'<p class="empty">Nothing matches <b>{escape(query)}</b> yet. Try fewer or different words.</p>'
-    pager = []
-    if page > 1:
-        pager.append(f'<a href="/search?{escape(urlencode({"q": query, "page": page - 1}))}">← Newer</a>')
-    if has_more:
-        pager.append(f'<a href="/search?{escape(urlencode({"q": query, "page": page + 1}))}">More results →</a>')
-    nav = f'<nav class="pager">{"".join(pager)}</nav>' if pager else ""
-    # phones have no room for the header's search box: the results page repeats it
-    body = f"{_search_form(query, extra_class=' phone')}<h2>Results for “{escape(query)}”</h2>{found}{nav}"
-    return layout(f"{query} · turbocubes search", body, query=query)
-
-
 def error_page(status: int, title: str, message: str, *, url: str | None = None) -> str:
     original = ""
     if url and url.startswith(("http://", "https://")):
@@ -135,7 +116,7 @@ def error_page(status: int, title: str, message: str, *, url: str | None = None)
         original = f"<p>The original is still there: {link}</p>"
     body = (
         f'<section class="hero err"><p class="big">{status}</p><h1>{escape(title)}</h1>'
-        f"<p>{escape(message)}</p>{original}{_search_form('')}"
+        f"<p>{escape(message)}</p>{original}{search_form('')}"
         '<p><a href="/">← Back to the home page</a></p></section>'
     )
     return layout(f"{title} · turbocubes", body, header_search=False)

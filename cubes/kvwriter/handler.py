@@ -21,9 +21,20 @@ from shared.config import Settings
 from shared.errors import Reject
 from shared.messages import Document, DocumentDeleted
 from shared.runtime.cube import Context, Output
+from shared.search.analysis import page_lang
+from shared.search.kinds import page_kind
 from shared.stores import DeleteOutcome, Page, PageStore, UpsertOutcome
 
 __all__ = ["KvwriterHandler"]
+
+#: characters of a page's text that language detection reads (enough letters to tell Cyrillic from Latin)
+_LANG_SAMPLE = 2000
+
+
+def _declared_lang(doc: Document) -> str | None:
+    """The language the source declares (RSS ``<language>``), if any."""
+    value = doc.extra.get("language")
+    return value if isinstance(value, str) else None
 
 
 class KvwriterHandler:
@@ -71,6 +82,10 @@ class KvwriterHandler:
             media_ready_at=doc.media_ready_at,
             written_at=written_at,
             source_kind=doc.source.kind.value,
+            # search's filters, freshness and PostgreSQL text-search configuration
+            kind="" if doc.preview else page_kind(doc.kind.value, doc.published_at).value,
+            published_at=doc.published_at,
+            lang=page_lang(_declared_lang(doc), f"{doc.title} {out.text[:_LANG_SAMPLE]}"),
         )
 
     async def write(self, doc: Document) -> UpsertOutcome:

@@ -52,7 +52,19 @@ __all__ = ["Instance", "main", "plan", "start", "stop"]
 
 REPO = Path(__file__).resolve().parents[2]
 #: the pipeline's cubes; parser and crawler are the two that scale out (DESIGN.md section 3)
-CUBES = ("api", "scheduler", "crawler", "parser", "autoparser", "media", "cdn", "delay", "kvwriter", "frontend")
+CUBES = (
+    "api",
+    "scheduler",
+    "crawler",
+    "parser",
+    "autoparser",
+    "media",
+    "cdn",
+    "delay",
+    "kvwriter",
+    "frontend",
+    "wordstat",
+)
 SCALED = ("crawler", "parser")
 #: one poll of every /healthz per this many seconds; a cube process needs a few seconds to import
 POLL_S = 0.25

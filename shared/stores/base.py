@@ -24,10 +24,12 @@ from shared.stores.images import ImageRegistry
 from shared.stores.lanes import LaneStore
 from shared.stores.pages import PageStore
 from shared.stores.problems import ProblemStore
+from shared.stores.search import SearchIndex
 from shared.stores.sessions import SessionStore
 from shared.stores.status import StatusStore
 from shared.stores.tasks import TaskStore
 from shared.stores.tenants import TenantStore
+from shared.stores.wordstat import WordstatStore
 
 __all__ = ["Stores"]
 
@@ -51,6 +53,8 @@ class Stores:
         sessions: SessionStore,
         autoparser: AutoparserStore,
         lanes: LaneStore,
+        wordstat: WordstatStore,
+        search: SearchIndex,
         close: Callable[[], Awaitable[None]],
     ) -> None:
         self.url = url
@@ -66,6 +70,8 @@ class Stores:
         self.sessions = sessions
         self.autoparser = autoparser
         self.lanes = lanes
+        self.wordstat = wordstat
+        self.search = search
         self._close = close
         self._closed = False
 

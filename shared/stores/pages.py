@@ -3,13 +3,12 @@
 The ``PageStore`` Protocol, its rows and outcomes, and the versioning rules
 both engines apply (``upsert_outcome``, ``delete_outcome``): the highest
 version wins, a delete wins a tie. Engines: ``sqlite/pages.py`` and
-``postgres/pages.py`` (the versioned guard and full-text search are engine
-specific); the row codec is in ``sql/pages.py``.
+``postgres/pages.py`` (the versioned guard is engine specific); the row codec
+is in ``sql/pages.py``. Search over the pages is its own role (``search.py``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,14 +16,12 @@ from enum import StrEnum
 from typing import Protocol
 
 __all__ = [
-    "MAX_SEARCH_TERMS",
     "DeleteOutcome",
     "Page",
     "PageStore",
     "SearchHit",
     "UpsertOutcome",
     "delete_outcome",
-    "search_terms",
     "upsert_outcome",
 ]
 
@@ -62,6 +59,12 @@ class Page:
     written_at: datetime | None = None
     deleted: bool = False  # a tombstone: ``get`` hides it unless asked
     source_kind: str = ""
+    #: for search: news, article or product (``shared.search.kinds``); "" for a page of no type
+    kind: str = ""
+    #: when the source says it was published (search's date filter and freshness)
+    published_at: datetime | None = None
+    #: two-letter language (``shared.search.analysis.page_lang``): PostgreSQL's text-search configuration
+    lang: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +94,6 @@ class PageStore(Protocol):
 
     async def get(self, url: str, *, include_deleted: bool = False) -> Page | None:
         """The page at ``url``; ``None`` when absent or tombstoned (unless ``include_deleted``)."""
-        ...
-
-    async def search(self, query: str, limit: int = 20, offset: int = 0) -> list[SearchHit]:
-        """Full-text search over title and text; every word must match; best first.
-
-        ``query`` is user text: operators are not interpreted, so any input is safe.
-        """
         ...
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
@@ -147,14 +143,3 @@ def delete_outcome(prev: tuple[int, bool] | None, version: int) -> DeleteOutcome
             return DeleteOutcome.absent
         return DeleteOutcome.unchanged if version == stored else DeleteOutcome.stale
     return DeleteOutcome.deleted if version >= stored else DeleteOutcome.stale
-
-
-#: a search term is a run of letters/digits (any script); everything else separates terms
-_TERM_RE = re.compile(r"\w+", re.UNICODE)
-#: more terms than this adds nothing to relevance and only costs time
-MAX_SEARCH_TERMS = 16
-
-
-def search_terms(query: str) -> list[str]:
-    """The words of a user query, lower-cased; operators and punctuation are dropped, so any text is safe."""
-    return [term.lower() for term in _TERM_RE.findall(query)][:MAX_SEARCH_TERMS]

@@ -43,6 +43,7 @@ __all__ = [
     "WordstatSyntaxError",
     "matches",
     "parse",
+    "variant_matches",
 ]
 
 #: alternatives expand into at most this many variants ((a|b) (c|d) (e|f) is 8)
@@ -273,7 +274,8 @@ def _fits(ops: Sequence[WordOp], groups: Sequence[int], words: Sequence[Word], *
     return walk(0)
 
 
-def _matches_variant(v: Variant, words: Sequence[Word]) -> bool:
+def variant_matches(v: Variant, words: Sequence[Word]) -> bool:
+    """Whether a counted query (its analyzed words) is counted under variant ``v``."""
     if any(m.accepts(w) for m in v.minus for w in words):
         return False
     ops: list[WordOp] = []
@@ -293,4 +295,4 @@ def _matches_variant(v: Variant, words: Sequence[Word]) -> bool:
 
 def matches(query: WordstatQuery, words: Sequence[Word]) -> bool:
     """Whether a counted query (its analyzed words) is counted under ``query``."""
-    return any(_matches_variant(v, words) for v in query.variants)
+    return any(variant_matches(v, words) for v in query.variants)

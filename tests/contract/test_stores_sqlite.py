@@ -16,6 +16,7 @@ from tests.contract.lane_store_contract import LaneStoreContract
 from tests.contract.problem_store_contract import ProblemStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import URL, StoreContract, page
+from tests.searching import found
 
 
 class TestSqliteStores(StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract):
@@ -34,6 +35,7 @@ class TestSqliteStores(StoreContract, StoreBatchContract, ProblemStoreContract, 
 _WRITER = """
 import asyncio, sys
 from shared.stores import UpsertOutcome, open_stores
+from tests.searching import found
 from tests.contract.store_contract import page
 
 async def main(url, start):
@@ -90,4 +92,4 @@ async def test_in_memory_database_for_unit_tests() -> None:
     async with await open_stores("sqlite:///:memory:") as stores:
         assert await stores.pages.upsert(page(1)) is UpsertOutcome.inserted
         assert await stores.pages.get(URL) == page(1)
-        assert [h.url for h in await stores.pages.search("body")] == [URL]
+        assert await found(stores, "body") == [URL]

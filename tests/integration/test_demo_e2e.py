@@ -98,7 +98,7 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
         async def all_written() -> bool:
             return len(await _versions(stores, site)) == expected
 
-        await eventually(f"all {expected} pages of the 4 sources to be written", all_written, task)
+        await eventually(f"all {expected} pages of the {len(site.sources)} sources to be written", all_written, task)
         first_versions = await _versions(stores, site)
 
         async with aiohttp.ClientSession() as http:
@@ -119,6 +119,13 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
                     img.verify()
             async with http.get(f"{front}/search?q=lighthouse") as resp:
                 assert "lighthouse-keeper" in await resp.text()
+            # the Russian news: another form of the word finds the page, and the word is marked in it
+            async with http.get(f"{front}/search", params={"q": "мосты"}) as resp:
+                body = await resp.text()
+                assert "novyj-most" in body
+                assert "<mark>мост</mark>" in body
+            async with http.get(f"{front}/search", params={"q": "чайник", "type": "product"}) as resp:
+                assert "2001.html" in await resp.text()
 
         out_so_far: list[str] = []
 
@@ -144,7 +151,7 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
 
         await eventually("the rerun's report", rerun_reported, task)
         assert site.base in "".join(out_so_far)  # the same port again
-        assert len(await stores.feeds.list()) == 3
+        assert len(await stores.feeds.list()) == len(DEMO_FEED_PATHS)
 
         async def blog_discovered_again() -> bool:
             # the scheduler reads the host's sitemap index and the blog's sitemap again on every start ...

@@ -14,6 +14,8 @@ from shared.stores.postgres.delay import PgDelayStore
 from shared.stores.postgres.hashes import PgHashStore
 from shared.stores.postgres.images import PgImageRegistry
 from shared.stores.postgres.pages import PgPageStore
+from shared.stores.postgres.search import PgSearchIndex
+from shared.stores.postgres.wordstat import PgWordstatStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.lanes import SqlLaneStore
@@ -42,5 +44,7 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         sessions=SqlSessionStore(db.view("sessions")),
         autoparser=SqlAutoparserStore(db.view("autoparser")),
         lanes=SqlLaneStore(db.view("lanes")),
+        search=PgSearchIndex(db.view("search")),
+        wordstat=PgWordstatStore(db.view("wordstat")),
         close=db.close,
     )

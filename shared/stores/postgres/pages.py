@@ -23,7 +23,6 @@ from shared.stores.pages import (
     SearchHit,
     UpsertOutcome,
     delete_outcome,
-    search_terms,
     upsert_outcome,
 )
 from shared.stores.postgres.db import PgDb, unnest_columns
@@ -81,16 +80,6 @@ _UPSERT_MANY = (
 # a delete wins a tie with a live page of the same version (see codec.delete_outcome)
 _TOMBSTONE = _guarded_write(
     "excluded.version > pages.version OR (excluded.version = pages.version AND NOT pages.deleted)"
-)
-#: most search results are read from the first page; ts_headline runs only on the page shown
-_SEARCH = (
-    "SELECT p.url, p.host, p.title,"
-    ' ts_headline(\'simple\', p.text, q, \'StartSel="", StopSel="", MaxWords=35, MinWords=15,'
-    ' MaxFragments=1, FragmentDelimiter=" … "\'), hit.rank, p.written_at'
-    " FROM (SELECT url, ts_rank_cd(tsv, q) AS rank FROM pages, plainto_tsquery('simple', $1) q"
-    "       WHERE tsv @@ q AND NOT deleted ORDER BY rank DESC, url LIMIT $2 OFFSET $3) hit"
-    " JOIN pages p ON p.url = hit.url, plainto_tsquery('simple', $1) q"
-    " ORDER BY hit.rank DESC, p.url"
 )
 
 
@@ -171,24 +160,6 @@ class PgPageStore:
         async with self._db.connection() as conn:
             row = await conn.fetchrow(sql, url)
         return None if row is None else page_from_row(row)
-
-    async def search(self, query: str, limit: int = 20, offset: int = 0) -> list[SearchHit]:
-        terms = search_terms(query)
-        if not terms or limit <= 0:
-            return []
-        async with self._db.connection() as conn:
-            rows = await conn.fetch(_SEARCH, " ".join(terms), limit, max(offset, 0))
-        return [
-            SearchHit(
-                url=r[0],
-                host=r[1],
-                title=r[2],
-                snippet=r[3] or "",
-                rank=float(r[4]),
-                written_at=from_us(r[5]),
-            )
-            for r in rows
-        ]
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
         rows = await self._db.fetch(

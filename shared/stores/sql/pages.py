@@ -1,7 +1,7 @@
 """The page store's row codec, shared by both engines (DESIGN.md section 4, "stores").
 
-No portable page store: the versioned guard and full-text search are engine
-specific (``sqlite/pages.py``, ``postgres/pages.py``).
+No portable page store: the versioned guard is engine specific
+(``sqlite/pages.py``, ``postgres/pages.py``), and so is search (``*/search.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["PAGE_COLUMNS", "page_from_row", "page_params", "tombstone_params"]
 
 PAGE_COLUMNS = (
     "url, host, version, html, doc_json, title, text, content_hash, etag, seen_at, parsed_at, "
-    "media_ready_at, written_at, deleted, source_kind"
+    "media_ready_at, written_at, deleted, source_kind, kind, published_at, lang"
 )
 
 
@@ -39,6 +39,9 @@ def page_params(page: Page) -> tuple[Any, ...]:
         to_us(page.written_at),
         bool(page.deleted),
         page.source_kind,
+        page.kind,
+        to_us(page.published_at),
+        page.lang,
     )
 
 
@@ -59,9 +62,12 @@ def page_from_row(row: Sequence[Any]) -> Page:
         written_at=from_us(row[12]),
         deleted=bool(row[13]),
         source_kind=row[14],
+        kind=row[15],
+        published_at=from_us(row[16]),
+        lang=row[17],
     )
 
 
 def tombstone_params(url: str, host: str, version: int, written_at: int) -> tuple[Any, ...]:
     """``PAGE_COLUMNS`` values of a tombstone: the content is dropped, the version fences older upserts."""
-    return (url, host, version, "", b"", "", "", "", "", None, None, None, written_at, True, "")
+    return (url, host, version, "", b"", "", "", "", "", None, None, None, written_at, True, "", "", None, "")

@@ -3,7 +3,8 @@
 Engine specific because its guard is: each write reads the stored version and
 writes under the same ``BEGIN IMMEDIATE`` lock (the group commit of
 ``db.py``), so concurrent writers (tasks or processes) always leave the
-highest version; and search is FTS5 with bm25. ``upsert_many`` puts a batch in
+highest version; and every write keeps the search index (``search.py``) in the
+same transaction. ``upsert_many`` puts a batch in
 one transaction, which is what lets the kvwriter write thousands of pages per
 second (one commit per batch instead of one per page).
 """
@@ -21,11 +22,11 @@ from shared.stores.pages import (
     SearchHit,
     UpsertOutcome,
     delete_outcome,
-    search_terms,
     upsert_outcome,
 )
 from shared.stores.sql.pages import PAGE_COLUMNS, page_from_row, page_params, tombstone_params
 from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
+from shared.stores.sqlite.search import IndexTerms, index_page, index_terms
 from shared.urls import host_of
 
 __all__ = ["SqlitePageStore"]
@@ -34,26 +35,18 @@ _PLACEHOLDERS = ", ".join("?" * len(PAGE_COLUMNS.split(",")))
 _UPDATE_ALL = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in PAGE_COLUMNS.split(",")[1:])
 _WRITE_PAGE = (
     f"INSERT INTO pages ({PAGE_COLUMNS}) VALUES ({_PLACEHOLDERS}) ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL}"
+    " RETURNING rowid"
 )
 _PREV = "SELECT version, deleted FROM pages WHERE url = ?"
-#: title matches weigh more than body matches (bm25 column weights: title, text)
-_BM25 = "bm25(pages_fts, 5.0, 1.0)"
-#: words of context around a match in a search snippet
-SNIPPET_TOKENS = 24
 
 
-def _upsert_one(conn: sqlite3.Connection, page: Page) -> UpsertOutcome:
+def _upsert_one(conn: sqlite3.Connection, page: Page, terms: IndexTerms | None) -> UpsertOutcome:
     row = conn.execute(_PREV, (page.url,)).fetchone()
     outcome = upsert_outcome(None if row is None else (row[0], bool(row[1])), page.version)
     if outcome in (UpsertOutcome.inserted, UpsertOutcome.updated):
-        conn.execute(_WRITE_PAGE, page_params(page))
+        rowid = conn.execute(_WRITE_PAGE, page_params(page)).fetchone()[0]
+        index_page(conn, rowid, page, terms)  # the same transaction: the index never lags the page
     return outcome
-
-
-def _fts_query(query: str) -> str | None:
-    terms = search_terms(query)
-    # each term quoted: FTS5 operators (AND, NEAR, *, :) in user text are taken literally
-    return " ".join(f'"{term}"' for term in terms) if terms else None
 
 
 class SqlitePageStore:
@@ -61,13 +54,16 @@ class SqlitePageStore:
         self._db = db
 
     async def upsert(self, page: Page) -> UpsertOutcome:
-        return await self._db.write(lambda conn: _upsert_one(conn, page))
+        terms = index_terms(page)  # stemmed here, on the caller's thread, not under the write lock
+        return await self._db.write(lambda conn: _upsert_one(conn, page, terms))
 
     async def upsert_many(self, pages: Sequence[Page]) -> list[UpsertOutcome]:
         if not pages:
             return []
+        terms = [index_terms(page) for page in pages]
         return await self._db.write(
-            lambda conn: [_upsert_one(conn, page) for page in pages], long=len(pages) > LONG_BATCH
+            lambda conn: [_upsert_one(conn, page, t) for page, t in zip(pages, terms, strict=True)],
+            long=len(pages) > LONG_BATCH,
         )
 
     async def delete(self, url: str, version: int, *, now: datetime | None = None) -> DeleteOutcome:
@@ -89,28 +85,6 @@ class SqlitePageStore:
             sql += " AND NOT deleted"
         row = await self._db.read_inline(lambda conn: conn.execute(sql, (url,)).fetchone())
         return None if row is None else page_from_row(row)
-
-    async def search(self, query: str, limit: int = 20, offset: int = 0) -> list[SearchHit]:
-        match = _fts_query(query)
-        if match is None or limit <= 0:
-            return []
-        sql = (
-            f"SELECT p.url, p.host, p.title, snippet(pages_fts, 1, '', '', '…', {SNIPPET_TOKENS}),"
-            f" -{_BM25}, p.written_at FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid"
-            f" WHERE pages_fts MATCH ? ORDER BY {_BM25} LIMIT ? OFFSET ?"
-        )
-        rows = await self._db.read(lambda conn: conn.execute(sql, (match, limit, max(offset, 0))).fetchall())
-        return [
-            SearchHit(
-                url=r[0],
-                host=r[1],
-                title=r[2],
-                snippet=r[3] or "",
-                rank=float(r[4]),
-                written_at=from_us(r[5]),
-            )
-            for r in rows
-        ]
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
         sql = (

@@ -170,6 +170,7 @@ def test_only_consumer_group_cubes_are_replicated() -> None:
         "cdn",
         "delay",
         "kvwriter",
+        "wordstat",
     ]
     for singleton in ("api", "frontend"):
         assert singleton not in REPLICABLE

@@ -47,14 +47,14 @@ async def test_registering_twice_gives_one_feed_per_url(stores: Stores) -> None:
     first = await register_feeds(SETTINGS, site, stores.feeds, pub)
     second = await register_feeds(SETTINGS, site, stores.feeds, pub)
     assert first == second
-    assert set(first) == {"news-rss", "news-turbo", "shop-yml"}
+    assert set(first) == {"news-rss", "news-turbo", "shop-yml", "ru-news-turbo", "ru-shop-yml"}
     feeds = await stores.feeds.list()
     assert sorted(f.url for f in feeds) == sorted({site.feed_url(s) for s in site.sources if s.feed_path})
     assert {f.format for f in feeds} == {"rss", "turbo", "yml"}
     # the id is the operator CLI's and the API's formula, so `feeds add` of the same URL is this feed
     assert first["news-rss"] == feed_id_for(None, "http://127.0.0.1:18765/news/rss.xml")
     regs = [o.message for o in pub.outputs]
-    assert len(regs) == 6
+    assert len(regs) == 10  # five feeds, twice
     assert all(isinstance(r, FeedRegistration) for r in regs)
 
 
@@ -72,9 +72,9 @@ async def test_feeds_of_an_earlier_port_are_removed(stores: Stores, tmp_path: Pa
     assert await remove_stale_feeds(old, stores.feeds, pub) == []
     await register_feeds(SETTINGS, new, stores.feeds, pub)
     removed = await remove_stale_feeds(new, stores.feeds, pub)
-    assert len(removed) == 3
+    assert len(removed) == 5
     live = await stores.feeds.list()
-    assert len(live) == 3
+    assert len(live) == 5
     assert all(":18766/" in f.url for f in live)
 
 
@@ -127,7 +127,14 @@ async def test_tracker_counts_parsed_waiting_written_per_source(stores: Stores) 
     await stores.feeds.update_schedule(ids["news-rss"], last_fetch_at=now, fetch_result="ok")
     await stores.feeds.update_parse_status(ids["news-rss"], parse_result="partial", parse_error="parse: bad item")
     rows = await Tracker(site, stores, ids).snapshot()
-    assert [r.label for r in rows] == ["news RSS", "news Turbo", "shop YML", "blog (autoparser)"]
+    assert [r.label for r in rows] == [
+        "news RSS",
+        "news Turbo",
+        "shop YML",
+        "blog (autoparser)",
+        "Russian news Turbo",
+        "Russian shop YML",
+    ]
     assert (rows[0].parsed, rows[0].waiting, rows[0].written, rows[0].expected) == (3, 1, 1, 12)
     assert rows[0].fetched
     assert rows[0].error == "parse: bad item"

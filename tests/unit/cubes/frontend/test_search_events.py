@@ -16,6 +16,7 @@ from shared.config import Settings
 from shared.errors import BusUnavailable
 from shared.messages import Device, Document, SearchQueryEvent, SourceKind, SourceRef
 from shared.runtime.cube import Output
+from shared.search.request import Cursor
 from shared.stores import open_stores
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -98,10 +99,12 @@ async def test_the_frontend_publishes_what_was_searched_but_not_who(tmp_path: Pa
     await client.start_server()
     try:
         phone = {"User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4) Mobile/15E148"}
-        assert (await client.get("/search", params={"q": "Мосты!"}, headers=phone)).status == 200
+        assert (await client.get("/search", params={"q": "Мосты! -пробки"}, headers=phone)).status == 200
         await client.get("/search", params={"q": "мосты"}, headers={"X-Region": "Moscow"})
         await client.get("/search", params={"q": "мосты"}, headers={"User-Agent": "YandexBot/3.0"})
-        await client.get("/search", params={"q": "мосты", "page": "2"})
+        # the next results page of a search already counted
+        after = Cursor(now_us=1, score=1.0, url="https://news.example/bridges").encode()
+        await client.get("/search", params={"q": "мосты", "after": after})
         await client.get("/search", params={"q": "!!!"})
     finally:
         await client.close()

@@ -63,7 +63,7 @@ async def test_a_ready_document_is_served_and_searchable(tmp_path: Path) -> None
             assert (await client.get("/turbo", params={"url": b})).status == 404
             body = await (await client.get("/search", params={"q": "zeppelin"})).text()
             assert body.count('class="hit"') == 1
-            assert "Zeppelin returns" in body
+            assert "<mark>Zeppelin</mark> returns" in body  # the title with the matched word marked
         finally:
             await client.close()
     finally:

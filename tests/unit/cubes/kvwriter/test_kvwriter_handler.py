@@ -15,6 +15,7 @@ from shared.clock import ManualClock
 from shared.config import Settings
 from shared.messages import Document, DocumentDeleted, Media, SourceKind, SourceRef
 from shared.stores import DeleteOutcome, Stores, UpsertOutcome, open_stores
+from tests.searching import found
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 URL = "https://news.example/a/story"
@@ -137,7 +138,7 @@ async def test_preview_goes_under_its_own_key(handler: KvwriterHandler, stores: 
     page = await stores.pages.get(preview_key("task-9", URL))
     assert page is not None
     assert "Preview: this page is not published" in page.html
-    assert await stores.pages.search("Story") == []
+    assert await found(stores, "Story") == []
 
 
 async def test_canonical_urls_are_trusted_not_normalized_again(handler: KvwriterHandler, stores: Stores) -> None:

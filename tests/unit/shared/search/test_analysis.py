@@ -59,3 +59,11 @@ def test_detect_lang_reads_letters_only() -> None:
 def test_pg_config_by_language() -> None:
     assert pg_config("en") == "english"
     assert pg_config("ru") == pg_config("de") == "russian"
+
+
+def test_postgres_migration_chooses_configurations_as_pg_config_does() -> None:
+    from shared.stores.migrations import PG_TS_CONFIG
+
+    assert f"WHEN lang = 'en' THEN '{pg_config('en')}'::regconfig" in PG_TS_CONFIG
+    assert f"ELSE '{pg_config('ru')}'::regconfig" in PG_TS_CONFIG
+    assert pg_config("xx") == pg_config("ru")

@@ -1,0 +1,96 @@
+"""Query statistics routes (issue 16, "Where people see it"; DESIGN.md section 3, "wordstat").
+
+* ``GET /api/v1/wordstat?q=&months=&region=&device=`` — the frequency of a query
+  in Wordstat's operators: the period's total, 24 months of history, the split
+  by region and device, the most searched queries it covers
+  (``shared.wordstat.frequency``). Any tenant may ask: every number is an
+  aggregate, and counts under ``wordstat.privacy_threshold`` are ``null``
+  (shown as "< N"). A query that cannot be read is 422 with where and why.
+* ``GET /api/v1/hosts/{host}/queries?months=`` — the searches that showed the
+  tenant's own verified host's pages, most frequent first; only queries searched
+  at least the threshold's number of times are listed (the rest are counted in
+  ``hidden``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from cubes.api.auth import TENANT, require_host
+from cubes.api.context import ctx_of
+from cubes.api.errors import FieldError, ValidationFailed, json_response
+from shared.stores.wordstat import month_of
+from shared.urls import canonical_host
+from shared.wordstat.frequency import frequency, frequency_json, months_back
+from shared.wordstat.operators import WordstatSyntaxError, parse
+
+__all__ = ["add_routes"]
+
+_MAX_QUERY = 300
+#: queries of a host listed at most
+_HOST_QUERIES = 100
+
+
+def _months(request: web.Request, history: int) -> int:
+    raw = request.query.get("months", "1")
+    try:
+        months = int(raw)
+    except ValueError:
+        months = 0
+    if not 1 <= months <= history:
+        raise ValidationFailed([FieldError("months", f"a whole number of months from 1 to {history}")])
+    return months
+
+
+async def get_wordstat(request: web.Request) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    cfg = ctx.settings.wordstat
+    text = request.query.get("q", "").strip()
+    if not text or len(text) > _MAX_QUERY:
+        raise ValidationFailed([FieldError("q", f"a query of 1 to {_MAX_QUERY} characters")])
+    months = _months(request, cfg.history_months)
+    try:
+        query = parse(text)
+    except WordstatSyntaxError as exc:
+        raise ValidationFailed([FieldError("q", str(exc))]) from None
+    f = await frequency(
+        ctx.stores.wordstat,
+        query,
+        now=datetime.fromtimestamp(ctx.clock.time(), tz=UTC),
+        threshold=cfg.privacy_threshold,
+        history_months=cfg.history_months,
+        period_months=months,
+        region=request.query.get("region") or None,
+        device=request.query.get("device") or None,
+    )
+    return json_response(frequency_json(f, threshold=cfg.privacy_threshold, period_months=months))
+
+
+async def host_queries(request: web.Request) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    cfg = ctx.settings.wordstat
+    try:
+        host = canonical_host(request.match_info["host"])
+    except ValueError as exc:
+        raise ValidationFailed([FieldError("host", str(exc))]) from None
+    await require_host(ctx.stores.tenants, request[TENANT], host)
+    months = _months(request, cfg.history_months)
+    last = month_of(datetime.fromtimestamp(ctx.clock.time(), tz=UTC))
+    rows = await ctx.stores.wordstat.host_queries(host, months_back(last, months - 1), last, limit=_HOST_QUERIES * 10)
+    shown = [(q, n) for q, n in rows if n >= cfg.privacy_threshold][:_HOST_QUERIES]
+    return json_response(
+        {
+            "host": host,
+            "period_months": months,
+            "privacy_threshold": cfg.privacy_threshold,
+            "queries": [{"query": q, "impressions": n} for q, n in shown],
+            "hidden": len(rows) - len(shown),
+        }
+    )
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_get("/api/v1/wordstat", get_wordstat, name="wordstat.frequency", allow_head=False)
+    router.add_get("/api/v1/hosts/{host}/queries", host_queries, name="hosts.queries", allow_head=False)

@@ -1,0 +1,1 @@
+"""wordstat: counts answered searches for Wordstat-style frequencies (DESIGN.md section 3)."""

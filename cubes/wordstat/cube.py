@@ -1,0 +1,28 @@
+"""The wordstat cube: counts answered searches for Wordstat-style frequencies (DESIGN.md section 3)."""
+
+from __future__ import annotations
+
+from cubes.wordstat.handler import WordstatHandler
+from shared.config import Settings
+from shared.runtime.cube import Cube, Timer
+from shared.runtime.deps import Deps
+
+__all__ = ["build"]
+
+#: how often old event ids are forgotten (the window is two weeks: hourly is plenty)
+_FORGET_EVERY_S = 3600.0
+#: handler calls at once: each only queues its search for the next group commit, so many lanes
+#: make big batches (one transaction each) instead of many small ones
+_LANES = 1024
+
+
+async def build(settings: Settings, deps: Deps) -> Cube:
+    handler = WordstatHandler((await deps.stores()).wordstat, settings.wordstat, deps.clock)
+    return Cube(
+        name="wordstat",
+        inputs=("search.queries",),
+        outputs=(),
+        handler=handler.handle,
+        concurrency=_LANES,
+        timers=(Timer(name="wordstat-forget", interval_s=_FORGET_EVERY_S, fn=handler.forget),),
+    )

@@ -1,0 +1,60 @@
+"""The wordstat cube's handler: ``search.queries`` → counters (DESIGN.md section 3, "wordstat").
+
+Each answered search is analyzed (its words' lemmas, ``shared.wordstat.lemmas``,
+cached) and counted under its month, region and device, for its query, each of
+its lemmas and each host its results showed. Counting is idempotent: the store
+remembers every event id for ``wordstat.dedupe_window_s``, so a redelivered or
+replayed event counts once. A timer forgets ids older than that window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from cubes.wordstat.batch import GroupCounter
+from shared.clock import Clock, SystemClock
+from shared.config import WordstatConfig
+from shared.errors import Reject
+from shared.messages import SearchQueryEvent
+from shared.runtime.cube import Context, Output
+from shared.stores.wordstat import CountedSearch, WordstatStore, month_of
+from shared.wordstat.lemmas import analyze, normalize_query
+
+__all__ = ["WordstatHandler", "counted"]
+
+
+def counted(event: SearchQueryEvent) -> CountedSearch:
+    """The search as the store counts it (its words analyzed)."""
+    # normalized again: a producer other than our frontend may send "Ёлки" for "елки"
+    words = analyze(normalize_query(event.query))
+    if not words:
+        raise Reject(f"search event {event.event_id} has no word to count: {event.query!r}")
+    return CountedSearch(
+        event_id=event.event_id,
+        query=" ".join(w.form for w in words),
+        lemmas=" ".join("|".join(w.lemmas) for w in words),
+        content=sum(1 for w in words if not w.stop),
+        month=month_of(event.at.astimezone(UTC)),
+        region=event.region,
+        device=event.device.value,
+        hosts=tuple(dict.fromkeys(event.hosts)),
+    )
+
+
+class WordstatHandler:
+    def __init__(self, store: WordstatStore, config: WordstatConfig, clock: Clock | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.counter = GroupCounter(store)
+
+    async def handle(self, msg: SearchQueryEvent, ctx: Context | None = None) -> Sequence[Output]:
+        await self.counter.count(counted(msg))
+        return []
+
+    async def forget(self) -> Sequence[Output]:
+        """Timer: drop event ids older than the dedupe window."""
+        now = datetime.fromtimestamp(self.clock.time(), tz=UTC)
+        await self.store.forget_seen(now - timedelta(seconds=self.config.dedupe_window_s))
+        return []

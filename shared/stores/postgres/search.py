@@ -1,0 +1,148 @@
+"""PostgreSQL search: the ``russian`` / ``english`` configurations, GIN, a BM25-shaped rank (DESIGN.md s.3).
+
+Each page's ``tsv`` is generated from its title (weight A) and text (weight B)
+with the configuration of its language (migration 15; ``analysis.pg_config``).
+A query is given to PostgreSQL as written (folded words, ``:*`` for a prefix,
+``<->`` inside a phrase, ``!`` for an exclusion) and stemmed there by both
+configurations, OR-ed, so it finds Russian and English pages alike.
+
+PostgreSQL has no BM25. The rank is its three ingredients: for each query word
+(or phrase) its IDF, ``ln(1 + (N - df + 0.5) / (df + 0.5))``, times ``ts_rank``
+of that word alone — a term frequency that saturates, a title position weighing
+``title_weight`` times a text one — with ``ts_rank``'s length normalization
+(÷ (1 + log length)); times the freshness factor. Document frequencies cost a
+count each, so they are cached for a minute (a few new pages barely move an IDF).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from typing import Any
+
+from shared.search.query import SearchQuery, Term
+from shared.search.request import Cursor, SearchRequest, SearchResults
+from shared.stores.codec import to_us
+from shared.stores.postgres.db import PgDb
+from shared.stores.sql.search import freshness_params, freshness_sql, hit_from_row
+
+__all__ = ["PgSearchIndex", "tsquery_text"]
+
+#: how long a document frequency is trusted (s) and how many are kept
+_DF_TTL_S = 60.0
+_DF_MAX = 10_000
+_TSQ = "(to_tsquery('russian', ?) || to_tsquery('english', ?))"
+
+
+def _lexeme(t: Term) -> str:
+    # words are runs of letters and digits: quoted, nothing in them is tsquery syntax
+    return f"'{t.word}'" + (":*" if t.prefix else "")
+
+
+def _group(g: tuple[Term, ...]) -> str:
+    return _lexeme(g[0]) if len(g) == 1 else "(" + " <-> ".join(_lexeme(t) for t in g) + ")"
+
+
+def tsquery_text(query: SearchQuery) -> str:
+    """The ``to_tsquery`` input of a (non-empty) query."""
+    return " & ".join([*(_group(g) for g in query.groups), *(f"!{_lexeme(t)}" for t in query.excluded)])
+
+
+class _DocFrequencies:
+    def __init__(self) -> None:
+        self._cache: OrderedDict[str, tuple[float, int]] = OrderedDict()
+
+    def get(self, key: str) -> int | None:
+        hit = self._cache.get(key)
+        if hit is None or time.monotonic() - hit[0] > _DF_TTL_S:
+            return None
+        self._cache.move_to_end(key)
+        return hit[1]
+
+    def put(self, key: str, value: int) -> None:
+        self._cache[key] = (time.monotonic(), value)
+        self._cache.move_to_end(key)
+        while len(self._cache) > _DF_MAX:
+            self._cache.popitem(last=False)
+
+
+class PgSearchIndex:
+    def __init__(self, db: PgDb) -> None:
+        self._db = db
+        self._df = _DocFrequencies()
+
+    async def _count(self, key: str, sql: str, *args: Any) -> int:
+        cached = self._df.get(key)
+        if cached is None:
+            row = await self._db.fetchone(sql, *args)
+            cached = int(row[0]) if row else 0
+            self._df.put(key, cached)
+        return cached
+
+    async def _idf(self, group: str) -> float:
+        n = await self._count("\0N", "SELECT count(*) FROM pages WHERE NOT deleted AND title || text <> ''")
+        df = await self._count(group, f"SELECT count(*) FROM pages WHERE tsv @@ {_TSQ}", group, group)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    async def _matches(self, request: SearchRequest, extra: str = "") -> tuple[str, list[Any]]:
+        q, r, f = request.query, request.ranking, request.filters
+        groups = [_group(g) for g in q.groups]
+        weights = [0.1, 0.1, 1.0 / r.title_weight, 1.0]  # {D, C, B = text, A = title}
+        rank_parts: list[str] = []
+        params: list[Any] = []
+        for g in groups:
+            rank_parts.append(f"ts_rank(?::float4[], tsv, {_TSQ}, 1) * CAST(? AS DOUBLE PRECISION)")
+            params.extend([weights, g, g, await self._idf(g)])
+        published = "coalesce(published_at, written_at)"
+        score = f"({' + '.join(rank_parts)}) * {freshness_sql('kind', published)}"
+        params.extend(freshness_params(r, request.now_us))
+        text = tsquery_text(q)
+        where = f"tsv @@ {_TSQ} AND NOT deleted"
+        params.extend([text, text])
+        if f.host:
+            where += " AND host = ?"
+            params.append(f.host)
+        if f.kind:
+            where += " AND kind = ?"
+            params.append(f.kind.value)
+        if f.since:
+            where += f" AND {published} >= ?"
+            params.append(to_us(f.since))
+        if f.until:
+            where += f" AND {published} <= ?"
+            params.append(to_us(f.until))
+        return f"SELECT url, {score} AS score FROM pages WHERE {where}{extra}", params
+
+    async def search(self, request: SearchRequest) -> SearchResults:
+        if request.query.empty or request.limit <= 0:
+            return SearchResults()
+        matches, params = await self._matches(request)
+        after, after_params = "", []
+        cursor = request.cursor
+        if cursor is not None:
+            one, one_params = await self._matches(request, " AND url = ?")
+            row = await self._db.fetchone(f"SELECT score FROM ({one}) m", *one_params, cursor.url)
+            score = float(row[0]) if row is not None else cursor.score
+            after = " WHERE score < CAST(? AS DOUBLE PRECISION) OR (score = CAST(? AS DOUBLE PRECISION) AND url > ?)"
+            after_params = [score, score, cursor.url]
+        top = await self._db.fetch(
+            f"SELECT url, score FROM ({matches}) m{after} ORDER BY score DESC, url LIMIT ?",
+            *params,
+            *after_params,
+            request.limit + 1,
+        )
+        if not top:
+            return SearchResults()
+        pages = {
+            r[0]: r
+            for r in await self._db.fetch(
+                "SELECT url, host, title, text, written_at, kind, published_at FROM pages WHERE url = ANY(?::text[])",
+                [t[0] for t in top],
+            )
+        }
+        hits = tuple(hit_from_row(pages[u], s, request.query) for u, s in top if u in pages)
+        more = len(hits) > request.limit
+        hits = hits[: request.limit]
+        next_cursor = Cursor(request.now_us, hits[-1].score, hits[-1].url) if more and hits else None
+        return SearchResults(hits=hits, next_cursor=next_cursor)

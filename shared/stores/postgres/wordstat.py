@@ -1,0 +1,181 @@
+"""PostgreSQL query-statistics store (DESIGN.md sections 3 and 4, "wordstat"; contract: ``wordstat.py``).
+
+A batch is one transaction of a few statements whatever its size: the event ids
+go in with ``unnest`` and ``ON CONFLICT DO NOTHING RETURNING`` (what comes back
+is new: a concurrent consumer's insert of the same id waits, then is skipped),
+new queries likewise, then each counter table gets one ``INSERT … SELECT FROM
+unnest(…) ON CONFLICT DO UPDATE SET n = n + excluded.n``. Rows are summed per
+key first (a statement may not update a row twice) and sorted, so concurrent
+batches lock rows in one order and never deadlock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from shared.stores.codec import now_us
+from shared.stores.postgres.db import PgDb
+from shared.stores.sql.wordstat import LEMMA_WEIGHTS, candidates_sql, order_groups
+from shared.stores.wordstat import CountedSearch, QueryRow, Selection, TallyRow, aggregate, index_entries
+
+__all__ = ["PgWordstatStore"]
+
+
+def _in_list(column: str, values: Sequence[str]) -> tuple[str, list[object]]:
+    return f"{column} = ANY(?::text[])", [list(values)]
+
+
+def _columns(rows: Sequence[Sequence[object]], width: int) -> list[list[object]]:
+    return [[r[i] for r in rows] for i in range(width)] if rows else [[] for _ in range(width)]
+
+
+async def _count(conn: asyncpg.Connection, searches: Sequence[CountedSearch], stamp: int) -> int:
+    batch = {s.event_id: s for s in searches}
+    fresh_ids = await conn.fetch(
+        "INSERT INTO ws_seen (event_id, at) SELECT u, $2 FROM unnest($1::text[]) AS u"
+        " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+        list(batch),
+        stamp,
+    )
+    fresh = [batch[r[0]] for r in fresh_ids]
+    if not fresh:
+        return 0
+    queries = {s.query: s for s in fresh}
+    names = sorted(queries)
+    created = await conn.fetch(
+        "INSERT INTO ws_queries (query, lemmas, content)"
+        " SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])"
+        " ON CONFLICT (query) DO NOTHING RETURNING qid, query",
+        names,
+        [queries[q].lemmas for q in names],
+        [queries[q].content for q in names],
+    )
+    qids = {r[0]: r[1] for r in await conn.fetch("SELECT query, qid FROM ws_queries WHERE query = ANY($1)", names)}
+    terms = sorted(
+        {(entry, queries[r[1]].content, r[0]) for r in created for entry in index_entries(queries[r[1]].lemmas, r[1])}
+    )
+    if terms:
+        await conn.execute(
+            "INSERT INTO ws_terms (lemma, content, qid) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])"
+            " ON CONFLICT DO NOTHING",
+            *_columns(terms, 3),
+        )
+    agg = aggregate(fresh, qids)
+    await conn.execute(
+        "INSERT INTO ws_counts (qid, month, region, device, n)"
+        " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[])"
+        " ON CONFLICT (qid, month, region, device) DO UPDATE SET n = ws_counts.n + excluded.n",
+        *_columns(agg.counts, 5),
+    )
+    await conn.execute(
+        "UPDATE ws_queries q SET total = q.total + v.n FROM unnest($1::bigint[], $2::bigint[]) AS v(qid, n)"
+        " WHERE q.qid = v.qid",
+        *_columns(agg.totals, 2),
+    )
+    await conn.execute(
+        "INSERT INTO ws_lemma_counts (lemma, month, region, device, n)"
+        " SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[])"
+        " ON CONFLICT (lemma, month, region, device) DO UPDATE SET n = ws_lemma_counts.n + excluded.n",
+        *_columns(agg.lemmas, 5),
+    )
+    if agg.hosts:
+        await conn.execute(
+            "INSERT INTO ws_hosts (host, month, qid, n)"
+            " SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])"
+            " ON CONFLICT (host, month, qid) DO UPDATE SET n = ws_hosts.n + excluded.n",
+            *_columns(agg.hosts, 4),
+        )
+    return len(fresh)
+
+
+def _tally_rows(rows: Sequence[Sequence[Any]]) -> list[TallyRow]:
+    return [TallyRow(month=int(r[0]), region=r[1], device=r[2], n=int(r[3])) for r in rows]
+
+
+class PgWordstatStore:
+    def __init__(self, db: PgDb) -> None:
+        self._db = db
+
+    async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
+        if not searches:
+            return 0
+        stamp = now_us(now)
+        return await self._db.tx(lambda conn: _count(conn, searches, stamp))
+
+    async def forget_seen(self, before: datetime) -> int:
+        return await self._db.execute("DELETE FROM ws_seen WHERE at < ?", now_us(before))
+
+    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow]:
+        rows = await self._db.fetch(
+            "SELECT month, region, device, sum(n) FROM ws_lemma_counts WHERE lemma = ANY(?::text[])"
+            " AND month BETWEEN ? AND ? GROUP BY month, region, device",
+            list(lemmas),
+            first,
+            last,
+        )
+        return _tally_rows(rows)
+
+    async def _candidates(self, sel: Selection) -> tuple[str, list[object]]:
+        groups = list(sel.required)
+        if len(groups) > 1:
+            cond, p = _in_list("lemma", sorted({lemma for g in groups for lemma in g}))
+            weights = {r[0]: int(r[1]) for r in await self._db.fetch(LEMMA_WEIGHTS.format(cond=cond), *p)}
+            groups = order_groups(groups, weights)
+        return candidates_sql(groups, sel, _in_list)
+
+    async def select(self, selection: Selection, *, limit: int) -> list[QueryRow]:
+        cand, params = await self._candidates(selection)
+        rows = await self._db.fetch(
+            f"SELECT q.qid, q.query, q.lemmas, q.total FROM ({cand}) c JOIN ws_queries q ON q.qid = c.qid"
+            " ORDER BY q.total DESC, q.query LIMIT ?",
+            *params,
+            limit,
+        )
+        return [QueryRow(int(r[0]), r[1], r[2], int(r[3])) for r in rows]
+
+    async def tally(
+        self, selections: Sequence[Selection], qids: Sequence[int], first: int, last: int
+    ) -> list[TallyRow]:
+        if not selections and not qids:
+            return []
+        parts: list[str] = []
+        params: list[object] = []
+        for sel in selections:
+            cand, p = await self._candidates(sel)
+            parts.append(cand)
+            params.extend(p)
+        if qids:
+            parts.append("SELECT unnest(?::bigint[])")
+            params.append(list(qids))
+        rows = await self._db.fetch(
+            "SELECT month, region, device, sum(n) FROM ws_counts"
+            f" WHERE qid IN ({' UNION '.join(parts)}) AND month BETWEEN ? AND ? GROUP BY month, region, device",
+            *params,
+            first,
+            last,
+        )
+        return _tally_rows(rows)
+
+    async def query_totals(self, qids: Sequence[int], first: int, last: int) -> dict[int, int]:
+        rows = await self._db.fetch(
+            "SELECT qid, sum(n) FROM ws_counts WHERE qid = ANY(?::bigint[]) AND month BETWEEN ? AND ? GROUP BY qid",
+            list(qids),
+            first,
+            last,
+        )
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    async def host_queries(self, host: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
+        rows = await self._db.fetch(
+            "SELECT q.query, sum(h.n) AS n FROM ws_hosts h JOIN ws_queries q ON q.qid = h.qid"
+            " WHERE h.host = ? AND h.month BETWEEN ? AND ? GROUP BY q.query ORDER BY n DESC, q.query LIMIT ?",
+            host,
+            first,
+            last,
+            limit,
+        )
+        return [(r[0], int(r[1])) for r in rows]

@@ -1,0 +1,190 @@
+"""SQLite query-statistics store (DESIGN.md sections 3 and 4, "wordstat"; contract: ``wordstat.py``).
+
+A batch of searches is one write-lock hold: the new event ids are found with
+one read per chunk and recorded with one ``executemany``, new queries get their
+ids (``RETURNING``) and index entries, and the counters are upserted, each
+table with one ``executemany`` of rows summed in Python. Every counter table is
+``WITHOUT ROWID``, clustered on its key, so a read of one lemma's or one
+query's counts is a single range of one b-tree.
+
+Selections compile to joins over ``ws_terms``, whose key ``(lemma, content, qid)``
+lets a phrase read only the short queries of a lemma. The joins start from the
+required word with the fewest searches (``ws_lemma_counts`` tells), since each
+next word is an index probe per row of the first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+
+import orjson
+
+from shared.stores.codec import now_us
+from shared.stores.sql.wordstat import LEMMA_WEIGHTS, candidates_sql, order_groups
+from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
+from shared.stores.wordstat import (
+    CountedSearch,
+    QueryRow,
+    Selection,
+    TallyRow,
+    aggregate,
+    index_entries,
+)
+
+__all__ = ["SqliteWordstatStore"]
+
+#: rows per IN (...) list (SQLite allows 32,766 variables; smaller lists keep plans cached)
+_CHUNK = 500
+
+
+def _chunks(items: Sequence[str]) -> list[Sequence[str]]:
+    return [items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK)]
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+def _count(conn: sqlite3.Connection, searches: Sequence[CountedSearch], stamp: int) -> int:
+    batch = {s.event_id: s for s in searches}  # a redelivery inside one batch counts once too
+    ids = list(batch)
+    seen: set[str] = set()
+    for chunk in _chunks(ids):
+        seen.update(
+            r[0] for r in conn.execute(f"SELECT event_id FROM ws_seen WHERE event_id IN ({_marks(len(chunk))})", chunk)
+        )
+    fresh = [s for i, s in batch.items() if i not in seen]
+    if not fresh:
+        return 0
+    conn.executemany("INSERT INTO ws_seen (event_id, at) VALUES (?, ?)", [(s.event_id, stamp) for s in fresh])
+    queries = {s.query: s for s in fresh}
+    qids: dict[str, int] = {}
+    names = list(queries)
+    for chunk in _chunks(names):
+        qids.update(conn.execute(f"SELECT query, qid FROM ws_queries WHERE query IN ({_marks(len(chunk))})", chunk))
+    terms: list[tuple[str, int, int]] = []
+    for q in names:
+        if q in qids:
+            continue
+        s = queries[q]
+        qid = conn.execute(
+            "INSERT INTO ws_queries (query, lemmas, content, total) VALUES (?, ?, ?, 0) RETURNING qid",
+            (q, s.lemmas, s.content),
+        ).fetchone()[0]
+        qids[q] = qid
+        terms.extend((entry, s.content, qid) for entry in index_entries(s.lemmas, q))
+    if terms:
+        conn.executemany("INSERT OR IGNORE INTO ws_terms (lemma, content, qid) VALUES (?, ?, ?)", sorted(terms))
+    agg = aggregate(fresh, qids)
+    conn.executemany(
+        "INSERT INTO ws_counts (qid, month, region, device, n) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (qid, month, region, device) DO UPDATE SET n = n + excluded.n",
+        agg.counts,
+    )
+    conn.executemany("UPDATE ws_queries SET total = total + ? WHERE qid = ?", [(n, q) for q, n in agg.totals])
+    conn.executemany(
+        "INSERT INTO ws_lemma_counts (lemma, month, region, device, n) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (lemma, month, region, device) DO UPDATE SET n = n + excluded.n",
+        agg.lemmas,
+    )
+    conn.executemany(
+        "INSERT INTO ws_hosts (host, month, qid, n) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (host, month, qid) DO UPDATE SET n = n + excluded.n",
+        agg.hosts,
+    )
+    return len(fresh)
+
+
+def _in_list(column: str, values: Sequence[str]) -> tuple[str, list[object]]:
+    return f"{column} IN ({_marks(len(values))})", list(values)
+
+
+def _candidates(conn: sqlite3.Connection, sel: Selection) -> tuple[str, list[object]]:
+    """SQL selecting the qids of ``sel``, the rarest word first, and its parameters."""
+    groups = list(sel.required)
+    if len(groups) > 1:
+        cond, p = _in_list("lemma", sorted({lemma for g in groups for lemma in g}))
+        groups = order_groups(groups, dict(conn.execute(LEMMA_WEIGHTS.format(cond=cond), p)))
+    return candidates_sql(groups, sel, _in_list)
+
+
+def _tally_rows(rows: Sequence[tuple[int, str, str, int]]) -> list[TallyRow]:
+    return [TallyRow(month=r[0], region=r[1], device=r[2], n=int(r[3])) for r in rows]
+
+
+class SqliteWordstatStore:
+    def __init__(self, db: SqliteDb) -> None:
+        self._db = db
+
+    async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
+        if not searches:
+            return 0
+        stamp = now_us(now)
+        return await self._db.write(lambda conn: _count(conn, searches, stamp), long=len(searches) > LONG_BATCH)
+
+    async def forget_seen(self, before: datetime) -> int:
+        stamp = now_us(before)
+        return await self._db.write(
+            lambda conn: conn.execute("DELETE FROM ws_seen WHERE at < ?", (stamp,)).rowcount, long=True
+        )
+
+    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow]:
+        sql = (
+            f"SELECT month, region, device, sum(n) FROM ws_lemma_counts WHERE lemma IN ({_marks(len(lemmas))})"
+            " AND month BETWEEN ? AND ? GROUP BY month, region, device"
+        )
+        rows = await self._db.read(lambda conn: conn.execute(sql, (*lemmas, first, last)).fetchall())
+        return _tally_rows(rows)
+
+    async def select(self, selection: Selection, *, limit: int) -> list[QueryRow]:
+        def run(conn: sqlite3.Connection) -> list[QueryRow]:
+            cand, params = _candidates(conn, selection)
+            sql = (
+                f"SELECT q.qid, q.query, q.lemmas, q.total FROM ({cand}) c JOIN ws_queries q ON q.qid = c.qid"
+                " ORDER BY q.total DESC, q.query LIMIT ?"
+            )
+            return [QueryRow(*r) for r in conn.execute(sql, (*params, limit))]
+
+        return await self._db.read(run)
+
+    async def tally(
+        self, selections: Sequence[Selection], qids: Sequence[int], first: int, last: int
+    ) -> list[TallyRow]:
+        def run(conn: sqlite3.Connection) -> list[tuple[int, str, str, int]]:
+            parts: list[str] = []
+            params: list[object] = []
+            for sel in selections:
+                cand, p = _candidates(conn, sel)
+                parts.append(cand)
+                params.extend(p)
+            if qids:
+                parts.append("SELECT value FROM json_each(?)")
+                params.append(orjson.dumps(list(qids)).decode())
+            sql = (
+                "SELECT month, region, device, sum(n) FROM ws_counts"
+                f" WHERE qid IN ({' UNION '.join(parts)}) AND month BETWEEN ? AND ? GROUP BY month, region, device"
+            )
+            return conn.execute(sql, (*params, first, last)).fetchall()
+
+        if not selections and not qids:
+            return []
+        return _tally_rows(await self._db.read(run))
+
+    async def query_totals(self, qids: Sequence[int], first: int, last: int) -> dict[int, int]:
+        sql = (
+            "SELECT qid, sum(n) FROM ws_counts WHERE qid IN (SELECT value FROM json_each(?))"
+            " AND month BETWEEN ? AND ? GROUP BY qid"
+        )
+        payload = orjson.dumps(list(qids)).decode()
+        rows = await self._db.read(lambda conn: conn.execute(sql, (payload, first, last)).fetchall())
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    async def host_queries(self, host: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
+        sql = (
+            "SELECT q.query, sum(h.n) AS n FROM ws_hosts h JOIN ws_queries q ON q.qid = h.qid"
+            " WHERE h.host = ? AND h.month BETWEEN ? AND ? GROUP BY q.query ORDER BY n DESC, q.query LIMIT ?"
+        )
+        rows = await self._db.read(lambda conn: conn.execute(sql, (host, first, last, limit)).fetchall())
+        return [(r[0], int(r[1])) for r in rows]

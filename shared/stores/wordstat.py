@@ -1,0 +1,177 @@
+"""The query-statistics store's contract (DESIGN.md sections 3 and 4, "wordstat").
+
+Counted searches, aggregated so a frequency never reads raw events:
+
+* ``ws_queries`` — one row per distinct normalized query: its words' lemmas
+  (aligned with its words), its number of content words and its all-time count;
+* ``ws_terms`` — the inverted index: every lemma of every word, and every form
+  (as ``=form``, for ``!form`` and ``+в``) → the queries that have it, with
+  their number of content words (a phrase reads only the short queries);
+* ``ws_counts`` — searches per query × month × region × device;
+* ``ws_lemma_counts`` — searches per lemma × month × region × device (a
+  single-word base frequency, the commonest question, is one indexed read);
+* ``ws_hosts`` — per host × query × month, how often the host's pages were shown;
+* ``ws_seen`` — the event ids counted, so a redelivered event counts once
+  (kept ``wordstat.dedupe_window_s``, longer than ``search.queries`` keeps events).
+
+Writes are batches (``count``): the events a loop turn brought, deduplicated by
+id and aggregated in Python, then upserted with ``n = n + excluded.n`` in one
+transaction, every table's keys sorted so concurrent batches never deadlock.
+
+Reads take a ``Selection`` — which queries a frequency covers, in the index's
+terms: for each required word the lemmas any of which a query must have, the
+lemmas none of which it may have, and for a phrase the most content words it
+may have. Operators the index cannot decide (a form with ``!``, word order, a
+phrase's exact cover) are checked in Python on the selection's rows
+(``shared.wordstat.frequency``). Engines: ``sqlite/wordstat.py``, ``postgres/wordstat.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+__all__ = [
+    "FORM_MARK",
+    "Aggregate",
+    "CountedSearch",
+    "QueryRow",
+    "Selection",
+    "TallyRow",
+    "WordstatStore",
+    "aggregate",
+    "index_entries",
+    "month_of",
+]
+
+
+#: an index entry for a word's form rather than its lemma (``=купить``); no lemma starts with it
+FORM_MARK = "="
+
+
+def index_entries(lemmas: str, query: str) -> set[str]:
+    """The index entries of a counted query: each word's lemmas and ``=form``."""
+    out = {FORM_MARK + form for form in query.split()}
+    for word in lemmas.split(" "):
+        out.update(word.split("|"))
+    return out
+
+
+def month_of(ts: datetime) -> int:
+    """The month bucket of a time: ``YYYYMM`` (UTC)."""
+    return ts.year * 100 + ts.month
+
+
+@dataclass(frozen=True, slots=True)
+class CountedSearch:
+    """One search to count, analyzed (``shared.wordstat.lemmas``)."""
+
+    event_id: str
+    query: str
+    #: per word of ``query``, its lemmas joined by ``|``; words joined by spaces
+    lemmas: str
+    #: words of ``query`` that are not function words
+    content: int
+    month: int
+    region: str
+    device: str
+    hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which counted queries a frequency looks at (see the module docstring)."""
+
+    #: for each required word, the lemmas any one of which a query must have
+    required: tuple[tuple[str, ...], ...]
+    #: a query with any of these lemmas is left out
+    minus: tuple[str, ...] = ()
+    #: a phrase: at most this many content words
+    max_content: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRow:
+    qid: int
+    query: str
+    lemmas: str
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class TallyRow:
+    month: int
+    region: str
+    device: str
+    n: int
+
+
+class WordstatStore(Protocol):
+    async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
+        """Count the searches whose event id is new; returns how many were counted."""
+        ...
+
+    async def forget_seen(self, before: datetime) -> int:
+        """Drop event ids recorded before ``before``; returns how many."""
+        ...
+
+    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow]:
+        """Searches with any of ``lemmas`` in months ``first``..``last`` (a one-word base frequency)."""
+        ...
+
+    async def select(self, selection: Selection, *, limit: int) -> list[QueryRow]:
+        """Up to ``limit`` queries of the selection, the most searched (all time) first."""
+        ...
+
+    async def tally(
+        self, selections: Sequence[Selection], qids: Sequence[int], first: int, last: int
+    ) -> list[TallyRow]:
+        """Searches of the queries in any of ``selections`` or in ``qids`` (each counted once), in months
+        ``first``..``last``."""
+        ...
+
+    async def query_totals(self, qids: Sequence[int], first: int, last: int) -> dict[int, int]:
+        """Searches of each query in months ``first``..``last``."""
+        ...
+
+    async def host_queries(self, host: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
+        """The queries that showed ``host``'s pages in months ``first``..``last``, most often first."""
+        ...
+
+
+@dataclass(slots=True)
+class Aggregate:
+    """A batch of new searches summed per row of each counter table, keys sorted (no deadlocks)."""
+
+    counts: list[tuple[int, int, str, str, int]]
+    totals: list[tuple[int, int]]
+    lemmas: list[tuple[str, int, str, str, int]]
+    hosts: list[tuple[str, int, int, int]]
+
+
+def aggregate(searches: Sequence[CountedSearch], qids: dict[str, int]) -> Aggregate:
+    """Sum ``searches`` (already deduplicated) by counter row; ``qids`` maps each query to its id."""
+    counts: dict[tuple[int, int, str, str], int] = {}
+    totals: dict[int, int] = {}
+    lemmas: dict[tuple[str, int, str, str], int] = {}
+    hosts: dict[tuple[str, int, int], int] = {}
+    for s in searches:
+        qid = qids[s.query]
+        key = (qid, s.month, s.region, s.device)
+        counts[key] = counts.get(key, 0) + 1
+        totals[qid] = totals.get(qid, 0) + 1
+        # each lemma once per search: a search "мост мосты" is one search with "мост"
+        for lemma in {lemma for word in s.lemmas.split(" ") for lemma in word.split("|")}:
+            lkey = (lemma, s.month, s.region, s.device)
+            lemmas[lkey] = lemmas.get(lkey, 0) + 1
+        for host in s.hosts:
+            hkey = (host, s.month, qid)
+            hosts[hkey] = hosts.get(hkey, 0) + 1
+    return Aggregate(
+        counts=sorted((*k, n) for k, n in counts.items()),
+        totals=sorted(totals.items()),
+        lemmas=sorted((*k, n) for k, n in lemmas.items()),
+        hosts=sorted((*k, n) for k, n in hosts.items()),
+    )

@@ -1,0 +1,224 @@
+"""A frequency with Wordstat's operators, over the counted searches (DESIGN.md section 3, "wordstat").
+
+``frequency(store, query, ...)`` turns each variant of a parsed query
+(``operators.py``) into a ``Selection`` the store's index can answer, and:
+
+* a variant the index decides exactly (words in any form, ``!form``, ``+в``,
+  ``-word``: the index holds every lemma and every form) is counted in SQL
+  without reading its queries;
+* a variant with operators the index cannot decide (``[...]``, ``"..."``, two
+  words that could be one) reads the selection's queries, the most searched
+  first, and keeps those that ``operators.variant_matches``; past
+  ``VERIFY_LIMIT`` of them the frequency is a lower bound and says so;
+* a lone word with one lemma reads the per-lemma counters: one indexed read.
+
+The answer holds the searches in the period (the last ``period_months`` months,
+this one included), the history by month, the split by region and device over
+the period, and the most searched queries it covers. Privacy
+(``wordstat.privacy_threshold``): every count under the threshold is shown as
+"< N" and a query searched fewer times is never listed; the numbers below the
+threshold never leave this module (``Count.visible``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from shared.search.stopwords import is_stop_word
+from shared.stores.wordstat import FORM_MARK, QueryRow, Selection, TallyRow, WordstatStore, month_of
+from shared.wordstat.lemmas import Word
+from shared.wordstat.operators import Ordered, Variant, WordOp, WordstatQuery, variant_matches
+
+__all__ = ["VERIFY_LIMIT", "Count", "Frequency", "Share", "frequency", "frequency_json", "months_back", "words_of"]
+
+#: queries read to check operators the index cannot decide; past this the frequency is a lower bound
+VERIFY_LIMIT = 20_000
+#: similar queries listed at most
+SIMILAR = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """A count as it may be shown: exact at or above the threshold, "< N" below it."""
+
+    n: int
+    threshold: int
+
+    @property
+    def visible(self) -> int | None:
+        """The number, or None when it is under the threshold (never shown)."""
+        return self.n if self.n >= self.threshold else None
+
+    @property
+    def display(self) -> str:
+        return f"{self.n:,}".replace(",", "\u202f") if self.n >= self.threshold else f"< {self.threshold}"
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    key: str
+    count: Count
+    #: share of the period's searches, None when the count is under the threshold
+    share: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Frequency:
+    query: str
+    total: Count
+    #: (YYYYMM, count) oldest first, one entry per month of the history
+    months: tuple[tuple[int, Count], ...]
+    regions: tuple[Share, ...]
+    devices: tuple[Share, ...]
+    similar: tuple[tuple[str, Count], ...]
+    #: a variant had more queries to check than VERIFY_LIMIT: the counts are lower bounds
+    approximate: bool = False
+
+
+def months_back(month: int, n: int) -> int:
+    """The month ``n`` months before ``month`` (YYYYMM)."""
+    index = (month // 100) * 12 + (month % 100 - 1) - n
+    return (index // 12) * 100 + index % 12 + 1
+
+
+def words_of(row: QueryRow) -> tuple[Word, ...]:
+    """A stored query's words, as ``operators.matches`` needs them (no analysis again)."""
+    forms = row.query.split()
+    lemmas = row.lemmas.split(" ")
+    return tuple(
+        Word(form=f, lemmas=tuple(lemmas[i].split("|")) if i < len(lemmas) else (f,), stop=is_stop_word(f))
+        for i, f in enumerate(forms)
+    )
+
+
+def _alternatives(op: WordOp) -> tuple[str, ...]:
+    """What the index must hold for ``op``: one of its lemmas, or its form (``=form``) for ``!`` and ``+``."""
+    if op.exact or (op.fixed and op.word.stop):
+        return (FORM_MARK + op.word.form,)
+    return op.word.lemmas
+
+
+def _selection(v: Variant) -> Selection:
+    ops = v.required
+    required = tuple(sorted({_alternatives(op) for op in ops}))
+    minus = tuple(sorted({alt for m in v.minus for alt in _alternatives(m)}))
+    return Selection(required=required, minus=minus, max_content=len(ops) if v.phrase else None)
+
+
+def _decided_by_index(v: Variant) -> bool:
+    """Whether the index's answer for the variant's selection is exactly the variant's.
+
+    Not for word order, nor for a phrase (its words must cover every content word, which
+    the index narrows, by content-word count, but cannot decide), nor when two words could
+    match one word of a query (a lemma in common: each needs a word of its own)."""
+    if v.phrase or any(isinstance(i, Ordered) for i in v.items):
+        return False
+    seen: set[str] = set()
+    for op in v.required:
+        lemmas = set(op.word.lemmas)
+        if seen & lemmas:
+            return False
+        seen |= lemmas
+    return True
+
+
+def _shares(rows: Sequence[TallyRow], field: str, total: int, threshold: int) -> tuple[Share, ...]:
+    sums: dict[str, int] = defaultdict(int)
+    for r in rows:
+        sums[getattr(r, field)] += r.n
+    out = [
+        Share(key, Count(n, threshold), (n / total) if total and n >= threshold else None) for key, n in sums.items()
+    ]
+    return tuple(sorted(out, key=lambda s: (-s.count.n, s.key)))
+
+
+async def frequency(
+    store: WordstatStore,
+    query: WordstatQuery,
+    *,
+    now: datetime,
+    threshold: int,
+    history_months: int = 24,
+    period_months: int = 1,
+    region: str | None = None,
+    device: str | None = None,
+) -> Frequency:
+    """The frequency of ``query`` (see the module docstring); ``region`` / ``device`` narrow every count."""
+    last = month_of(now)
+    first = months_back(last, history_months - 1)
+    period_first = months_back(last, max(1, min(period_months, history_months)) - 1)
+
+    indexed: list[Selection] = []
+    checked: dict[int, QueryRow] = {}
+    approximate = False
+    for v in query.variants:
+        sel = _selection(v)
+        if _decided_by_index(v):
+            indexed.append(sel)
+            continue
+        found = await store.select(sel, limit=VERIFY_LIMIT)
+        approximate = approximate or len(found) >= VERIFY_LIMIT
+        checked.update((r.qid, r) for r in found if variant_matches(v, words_of(r)))
+
+    only = query.variants[0] if len(query.variants) == 1 else None
+    rows: list[TallyRow] | None = None
+    if only is not None and indexed and not only.minus and len(indexed[0].required) == 1:
+        lemmas = indexed[0].required[0]
+        # a word with two lemmas would count a search having both twice; forms have no counters
+        if len(lemmas) == 1 and not lemmas[0].startswith(FORM_MARK):
+            rows = await store.lemma_tally(lemmas, first, last)
+    if rows is None:
+        rows = await store.tally(indexed, sorted(checked), first, last) if indexed or checked else []
+    rows = [r for r in rows if (region is None or r.region == region) and (device is None or r.device == device)]
+
+    by_month: dict[int, int] = defaultdict(int)
+    for r in rows:
+        by_month[r.month] += r.n
+    months = tuple(
+        (m, Count(by_month.get(m, 0), threshold))
+        for m in (months_back(last, k) for k in range(history_months - 1, -1, -1))
+    )
+    period = [r for r in rows if r.month >= period_first]
+    total = sum(r.n for r in period)
+
+    candidates: dict[int, QueryRow] = dict(checked)
+    for sel in indexed:
+        for q in await store.select(sel, limit=SIMILAR * 5):
+            candidates.setdefault(q.qid, q)
+    top = sorted(candidates.values(), key=lambda q: (-q.total, q.query))[: SIMILAR * 5]
+    in_period = await store.query_totals([q.qid for q in top], period_first, last) if top else {}
+    similar = sorted(
+        ((q.query, in_period.get(q.qid, 0)) for q in top if in_period.get(q.qid, 0) >= threshold),
+        key=lambda qn: (-qn[1], qn[0]),
+    )[:SIMILAR]
+    return Frequency(
+        query=query.text,
+        total=Count(total, threshold),
+        months=months,
+        regions=_shares(period, "region", total, threshold),
+        devices=_shares(period, "device", total, threshold),
+        similar=tuple((q, Count(n, threshold)) for q, n in similar),
+        approximate=approximate,
+    )
+
+
+def _count_json(c: Count) -> dict[str, object]:
+    return {"count": c.visible, "display": c.display}
+
+
+def frequency_json(f: Frequency, *, threshold: int, period_months: int) -> dict[str, object]:
+    """The JSON form of a frequency (the API's answer); a count under the threshold is ``null``."""
+    return {
+        "query": f.query,
+        "period_months": period_months,
+        "privacy_threshold": threshold,
+        "total": _count_json(f.total),
+        "months": [{"month": f"{m // 100}-{m % 100:02d}", **_count_json(c)} for m, c in f.months],
+        "regions": [{"region": s.key, **_count_json(s.count), "share": s.share} for s in f.regions],
+        "devices": [{"device": s.key, **_count_json(s.count), "share": s.share} for s in f.devices],
+        "similar": [{"query": q, **_count_json(c)} for q, c in f.similar],
+        "approximate": f.approximate,
+    }

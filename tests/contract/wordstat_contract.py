@@ -1,0 +1,116 @@
+"""The query-statistics store, written once and run on SQLite and PostgreSQL (STYLE.md rule 11).
+
+The searches of ``tests/unit/shared/wordstat/test_operators.py`` are counted
+through the store, and every operator's frequency must equal the hand count
+there: the index, the SQL and the Python checks together give the same answer
+as matching each search by hand.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cubes.wordstat.handler import counted
+from shared.messages import Device, SearchQueryEvent
+from shared.stores import Stores, open_stores
+from shared.wordstat.frequency import frequency
+from shared.wordstat.lemmas import normalize_query
+from shared.wordstat.operators import parse
+from tests.unit.shared.wordstat.test_operators import CASES, SEARCHES
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def events(
+    query: str,
+    n: int,
+    *,
+    at: datetime = NOW,
+    region: str = "moscow",
+    device: Device = Device.desktop,
+    hosts: tuple[str, ...] = (),
+) -> list[SearchQueryEvent]:
+    return [
+        SearchQueryEvent(
+            event_id=uuid.uuid4().hex,
+            query=normalize_query(query),
+            at=at,
+            region=region,
+            device=device,
+            hosts=list(hosts),
+        )
+        for _ in range(n)
+    ]
+
+
+class WordstatContract:
+    @pytest.fixture
+    async def stores(self, store_url: str) -> AsyncIterator[Stores]:
+        stores = await open_stores(store_url)
+        yield stores
+        await stores.close()
+
+    @pytest.fixture
+    async def counted_stores(self, stores: Stores) -> Stores:
+        batch = [counted(e) for q, n in SEARCHES.items() for e in events(q, n)]
+        assert await stores.wordstat.count(batch[:40], now=NOW) == 40
+        assert await stores.wordstat.count(batch[40:], now=NOW) == len(batch) - 40
+        return stores
+
+    @pytest.mark.parametrize(("query", "expected", "why"), CASES)
+    async def test_every_operator_matches_the_hand_count(
+        self, counted_stores: Stores, query: str, expected: int, why: str
+    ) -> None:
+        f = await frequency(counted_stores.wordstat, parse(query), now=NOW, threshold=1)
+        assert f.total.n == expected, why
+        assert f.months[-1][1].n == expected
+        assert sum(c.n for _, c in f.months) == expected
+
+    async def test_a_redelivered_event_counts_once(self, stores: Stores) -> None:
+        batch = [counted(e) for e in events("купить слона", 3)]
+        assert await stores.wordstat.count(batch, now=NOW) == 3
+        assert await stores.wordstat.count(batch[:2], now=NOW) == 0  # redelivered
+        assert await stores.wordstat.count(batch + batch, now=NOW) == 0
+        f = await frequency(stores.wordstat, parse("слон"), now=NOW, threshold=1)
+        assert f.total.n == 3
+
+    async def test_history_regions_devices_and_similar(self, stores: Stores) -> None:
+        w = stores.wordstat
+        old = NOW - timedelta(days=62)  # two months back
+        batch = (
+            events("купить слона", 6, device=Device.mobile)
+            + events("купить слона", 4, region="spb")
+            + events("слон фото", 7, at=old)
+            + events("слон", 2)
+        )
+        await w.count([counted(e) for e in batch], now=NOW)
+        f = await frequency(w, parse("слон"), now=NOW, threshold=5)
+        assert f.total.n == 12  # this month: 6 + 4 + 2
+        assert [(m, c.visible) for m, c in f.months[-3:]] == [(202609, 7), (202610, None), (202611, 12)]
+        assert f.months[-2][1].display == "< 5"
+        assert {s.key: s.count.visible for s in f.regions} == {"moscow": 8, "spb": None}
+        assert {s.key: s.count.n for s in f.devices} == {"mobile": 6, "desktop": 6}
+        # listed: queries searched at least 5 times this month ("слон" 2 and "слон фото" 0 are not)
+        assert [(q, c.n) for q, c in f.similar] == [("купить слона", 10)]
+        narrowed = await frequency(w, parse("слон"), now=NOW, threshold=1, device="mobile")
+        assert narrowed.total.n == 6
+        three = await frequency(w, parse("слон"), now=NOW, threshold=1, period_months=3)
+        assert three.total.n == 19
+
+    async def test_queries_that_showed_a_host(self, stores: Stores) -> None:
+        batch = events("мосты москвы", 3, hosts=("a.example", "b.example")) + events("мосты", 2, hosts=("a.example",))
+        await stores.wordstat.count([counted(e) for e in batch], now=NOW)
+        got = await stores.wordstat.host_queries("a.example", 202611, 202611, limit=10)
+        assert got == [("мосты москвы", 3), ("мосты", 2)]
+        assert await stores.wordstat.host_queries("b.example", 202611, 202611, limit=10) == [("мосты москвы", 3)]
+        assert await stores.wordstat.host_queries("c.example", 202611, 202611, limit=10) == []
+
+    async def test_old_event_ids_are_forgotten(self, stores: Stores) -> None:
+        batch = [counted(e) for e in events("слон", 2)]
+        await stores.wordstat.count(batch, now=NOW)
+        assert await stores.wordstat.forget_seen(NOW - timedelta(days=1)) == 0
+        assert await stores.wordstat.forget_seen(NOW + timedelta(seconds=1)) == 2

@@ -1,0 +1,87 @@
+"""The Wordstat page: totals, the server-side chart, splits, privacy, and readable syntax errors."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from cubes.frontend.app import create_app
+from cubes.frontend.chart import history_svg, month_label
+from cubes.wordstat.handler import counted
+from shared.clock import ManualClock
+from shared.config import Settings
+from shared.messages import Device, SearchQueryEvent
+from shared.stores import open_stores
+from shared.wordstat.frequency import Count
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def search(query: str, *, device: Device = Device.desktop, region: str = "moscow") -> SearchQueryEvent:
+    return SearchQueryEvent(event_id=uuid.uuid4().hex, query=query, at=NOW, region=region, device=device)
+
+
+@pytest.fixture
+async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
+    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
+    stores = await open_stores(settings.store.url)
+    batch = (
+        [search("купить слона", device=Device.mobile) for _ in range(7)]
+        + [search("куплю слонов <b>", region="spb") for _ in range(2)]
+        + [search("слон фото") for _ in range(6)]
+    )
+    await stores.wordstat.count([counted(e) for e in batch], now=NOW)
+    app = create_app(settings, stores, clock=ManualClock(NOW.timestamp()))
+    client = TestClient(TestServer(app, host="127.0.0.1", port=0))
+    await client.start_server()
+    yield client
+    await client.close()
+    await stores.close()
+
+
+async def test_frequency_page_with_chart_and_splits(client: TestClient) -> None:
+    r = await client.get("/wordstat", params={"q": "купить слона"})
+    assert r.status == 200
+    body = await r.text()
+    assert '<span class="ws-total">9</span> searches for “купить слона” this month' in body
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", body)
+    assert svg is not None
+    assert svg.group().count("<rect") == 1  # one month with searches of the 24
+    assert "Nov 2026: 9" in svg.group()
+    assert '<td>mobile</td><td class="n">7</td><td class="n">78%</td>' in body
+    assert '<td>spb</td><td class="n">&lt; 5</td><td class="n"></td>' in body  # 2 searches: hidden
+    # listed queries: only those searched at least 5 times ("куплю слонов" 2 is not)
+    assert ">купить слона</a>" in body
+    assert "куплю слонов" not in body
+
+
+async def test_operators_and_privacy_on_the_page(client: TestClient) -> None:
+    body = await (await client.get("/wordstat", params={"q": '"!куплю слонов"'})).text()
+    assert '<span class="ws-total">&lt; 5</span>' in body
+    body = await (await client.get("/wordstat", params={"q": "слон -фото", "months": "24"})).text()
+    assert '<span class="ws-total">9</span>' in body
+    assert "the last 24 months" in body
+
+
+async def test_a_query_that_cannot_be_read_says_why(client: TestClient) -> None:
+    r = await client.get("/wordstat", params={"q": "(купить|заказать слона"})
+    assert r.status == 400
+    body = await r.text()
+    assert "This query cannot be counted: expected &#x27;)&#x27; (at character 23)." in body
+    assert (await client.get("/wordstat")).status == 200
+
+
+def test_chart_marks_hidden_months_and_escapes() -> None:
+    months = [(202610, Count(3, 5)), (202611, Count(40, 5))]
+    svg = history_svg(months, title='<script>"x"</script>')
+    assert "<script>" not in svg
+    assert 'class="bar low"' in svg
+    assert "Oct 2026: &lt; 5" in svg
+    assert ">3<" not in svg  # a hidden count is never drawn
+    assert month_label(202601) == "Jan 2026"
