@@ -367,7 +367,7 @@ class Device(StrEnum):
 
 
 class SearchQueryEvent(Message):
-    """A search the frontend answered, for query statistics (``wordstat``). Key: ``query``.
+    """A search the frontend answered, for query statistics (``wordstat``). Key: ``event_id``.
 
     Private by construction: no IP address, no User-Agent, no session — a coarse region
     and a device class only. ``event_id`` makes counting idempotent under redelivery.

@@ -23,7 +23,8 @@ allowlisted video hosts. Unknown paths get a friendly 404 page.
 from __future__ import annotations
 
 import logging
-import uuid
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -133,6 +134,11 @@ def _html(body: str, status: int = 200, *, csp: str = _SITE_CSP, cache: str = "n
 def _json(data: object, status: int = 200) -> web.Response:
     headers = {**_COMMON, "Cache-Control": "no-cache", "Access-Control-Allow-Origin": "*"}
     return web.Response(body=orjson.dumps(data), status=status, content_type="application/json", headers=headers)
+
+
+def _event_id() -> str:
+    """Time first, then random (as UUIDv7 is): the store's index of counted ids grows at its end."""
+    return f"{time.time_ns():016x}{secrets.token_hex(8)}"
 
 
 #: hosts of a results page a search event names at most (``SearchQueryEvent.hosts``)
@@ -268,7 +274,7 @@ class _Frontend:
         header = self.settings.search.region_header
         self.events.record(
             SearchQueryEvent(
-                event_id=uuid.uuid4().hex,
+                event_id=_event_id(),
                 query=normalized,
                 at=self._now(),
                 region=self.regions.region(request.headers.get(header) if header else None, request.remote),

@@ -79,7 +79,8 @@ class QueryEvents:
         if not batch:
             return True
         try:
-            await self._publish([Output(TOPIC, e, key=e.query) for e in batch])
+            # keyed by event: counting needs no order, and a popular query must not make one hot partition
+            await self._publish([Output(TOPIC, e) for e in batch])
         except Exception as exc:  # any failure: keep the batch, try again later
             log.warning("publishing %d search events failed, will retry: %s", len(batch), exc)
             return False

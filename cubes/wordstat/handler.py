@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from cubes.wordstat.batch import GroupCounter
 from shared.clock import Clock, SystemClock
@@ -18,27 +19,43 @@ from shared.config import WordstatConfig
 from shared.errors import Reject
 from shared.messages import SearchQueryEvent
 from shared.runtime.cube import Context, Output
-from shared.stores.wordstat import CountedSearch, WordstatStore, month_of
+from shared.stores.wordstat import CountedSearch, WordstatStore, distinct_lemmas, month_of
 from shared.wordstat.lemmas import analyze, normalize_query
 
 __all__ = ["WordstatHandler", "counted"]
 
 
+#: distinct queries whose analysis stays in memory (searches repeat: a Zipf law, most hit the cache)
+_CACHE_QUERIES = 100_000
+
+
+@lru_cache(maxsize=_CACHE_QUERIES)
+def _analyzed(query: str) -> tuple[str, str, int, tuple[str, ...]] | None:
+    """(normalized query, lemmas per word, content words, distinct lemmas) of a query as sent, or None."""
+    # normalized again: a producer other than our frontend may send "Ёлки" for "елки"
+    words = analyze(normalize_query(query))
+    if not words:
+        return None
+    lemmas = " ".join("|".join(w.lemmas) for w in words)
+    return (" ".join(w.form for w in words), lemmas, sum(1 for w in words if not w.stop), distinct_lemmas(lemmas))
+
+
 def counted(event: SearchQueryEvent) -> CountedSearch:
     """The search as the store counts it (its words analyzed)."""
-    # normalized again: a producer other than our frontend may send "Ёлки" for "елки"
-    words = analyze(normalize_query(event.query))
-    if not words:
+    analyzed = _analyzed(event.query)
+    if analyzed is None:
         raise Reject(f"search event {event.event_id} has no word to count: {event.query!r}")
+    query, lemmas, content, lemma_set = analyzed
     return CountedSearch(
         event_id=event.event_id,
-        query=" ".join(w.form for w in words),
-        lemmas=" ".join("|".join(w.lemmas) for w in words),
-        content=sum(1 for w in words if not w.stop),
+        query=query,
+        lemmas=lemmas,
+        content=content,
         month=month_of(event.at.astimezone(UTC)),
         region=event.region,
         device=event.device.value,
         hosts=tuple(dict.fromkeys(event.hosts)),
+        lemma_set=lemma_set,
     )
 
 

@@ -354,7 +354,8 @@ POSTGRES.append(
         15,
         "search: russian/english configurations, page type, date and language",
         (
-            *_PAGE_SEARCH_COLUMNS,
+            # IF NOT EXISTS: a database that ran this under another number while branches were merged
+            *(c.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS") for c in _PAGE_SEARCH_COLUMNS),
             "DROP INDEX IF EXISTS pages_tsv",
             "ALTER TABLE pages DROP COLUMN IF EXISTS tsv",
             "ALTER TABLE pages ADD COLUMN tsv tsvector GENERATED ALWAYS AS ("

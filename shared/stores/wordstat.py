@@ -42,6 +42,7 @@ __all__ = [
     "TallyRow",
     "WordstatStore",
     "aggregate",
+    "distinct_lemmas",
     "index_entries",
     "month_of",
 ]
@@ -57,6 +58,11 @@ def index_entries(lemmas: str, query: str) -> set[str]:
     for word in lemmas.split(" "):
         out.update(word.split("|"))
     return out
+
+
+def distinct_lemmas(lemmas: str) -> tuple[str, ...]:
+    """Each lemma of a query's ``lemmas`` once, in order."""
+    return tuple(dict.fromkeys(lemma for word in lemmas.split(" ") for lemma in word.split("|")))
 
 
 def month_of(ts: datetime) -> int:
@@ -78,6 +84,9 @@ class CountedSearch:
     region: str
     device: str
     hosts: tuple[str, ...] = ()
+    #: every lemma of the query once (a search "мост мосты" is one search with "мост"); derived from
+    #: ``lemmas`` when empty
+    lemma_set: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +171,7 @@ def aggregate(searches: Sequence[CountedSearch], qids: dict[str, int]) -> Aggreg
         key = (qid, s.month, s.region, s.device)
         counts[key] = counts.get(key, 0) + 1
         totals[qid] = totals.get(qid, 0) + 1
-        # each lemma once per search: a search "мост мосты" is one search with "мост"
-        for lemma in {lemma for word in s.lemmas.split(" ") for lemma in word.split("|")}:
+        for lemma in s.lemma_set or distinct_lemmas(s.lemmas):
             lkey = (lemma, s.month, s.region, s.device)
             lemmas[lkey] = lemmas.get(lkey, 0) + 1
         for host in s.hosts:

@@ -1,8 +1,9 @@
 """SQLite query-statistics store (DESIGN.md sections 3 and 4, "wordstat"; contract: ``wordstat.py``).
 
 A batch of searches is one write-lock hold: the new event ids are found with
-one read per chunk and recorded with one ``executemany``, new queries get their
-ids (``RETURNING``) and index entries, and the counters are upserted, each
+one read per chunk and recorded with one ``executemany``, new queries are
+inserted with one and their ids read back per chunk, with their index entries,
+and the counters are upserted, each
 table with one ``executemany`` of rows summed in Python. Every counter table is
 ``WITHOUT ROWID``, clustered on its key, so a read of one lemma's or one
 query's counts is a single range of one b-tree.
@@ -16,7 +17,8 @@ next word is an index probe per row of the first.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import orjson
@@ -35,6 +37,9 @@ from shared.stores.wordstat import (
 
 __all__ = ["SqliteWordstatStore"]
 
+_SEEN = "INSERT INTO ws_seen (event_id, at) VALUES (?, ?) ON CONFLICT (event_id) DO NOTHING"
+#: query -> id remembered per store (an id never changes once given): most batches read no id at all
+_QID_CACHE = 200_000
 #: rows per IN (...) list (SQLite allows 32,766 variables; smaller lists keep plans cached)
 _CHUNK = 500
 
@@ -47,36 +52,51 @@ def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
 
-def _count(conn: sqlite3.Connection, searches: Sequence[CountedSearch], stamp: int) -> int:
-    batch = {s.event_id: s for s in searches}  # a redelivery inside one batch counts once too
-    ids = list(batch)
+def _fresh(conn: sqlite3.Connection, batch: dict[str, CountedSearch], stamp: int) -> list[CountedSearch]:
+    """Record the batch's event ids; the searches whose id was new."""
+    # the common case, no redelivery: every id goes in and the change count says so, one statement
+    conn.execute("SAVEPOINT ws_seen")
+    before = conn.total_changes
+    conn.executemany(_SEEN, [(i, stamp) for i in batch])
+    if conn.total_changes - before == len(batch):
+        conn.execute("RELEASE ws_seen")
+        return list(batch.values())
+    conn.execute("ROLLBACK TO ws_seen")
+    conn.execute("RELEASE ws_seen")
     seen: set[str] = set()
-    for chunk in _chunks(ids):
-        seen.update(
-            r[0] for r in conn.execute(f"SELECT event_id FROM ws_seen WHERE event_id IN ({_marks(len(chunk))})", chunk)
-        )
+    for chunk in _chunks(list(batch)):
+        sql = f"SELECT event_id FROM ws_seen WHERE event_id IN ({_marks(len(chunk))})"
+        seen.update(r[0] for r in conn.execute(sql, chunk))
     fresh = [s for i, s in batch.items() if i not in seen]
+    conn.executemany(_SEEN, [(s.event_id, stamp) for s in fresh])
+    return fresh
+
+
+def _count(
+    conn: sqlite3.Connection, searches: Sequence[CountedSearch], stamp: int, known: Mapping[str, int]
+) -> tuple[int, dict[str, int]]:
+    """Count the new searches of a batch: (how many, the ids of the queries it read or made)."""
+    fresh = _fresh(conn, {s.event_id: s for s in searches}, stamp)  # a redelivery inside one batch counts once
     if not fresh:
-        return 0
-    conn.executemany("INSERT INTO ws_seen (event_id, at) VALUES (?, ?)", [(s.event_id, stamp) for s in fresh])
+        return 0, {}
     queries = {s.query: s for s in fresh}
-    qids: dict[str, int] = {}
-    names = list(queries)
+    qids: dict[str, int] = {q: known[q] for q in queries if q in known}
+    names = [q for q in queries if q not in qids]
     for chunk in _chunks(names):
         qids.update(conn.execute(f"SELECT query, qid FROM ws_queries WHERE query IN ({_marks(len(chunk))})", chunk))
-    terms: list[tuple[str, int, int]] = []
-    for q in names:
-        if q in qids:
-            continue
-        s = queries[q]
-        qid = conn.execute(
-            "INSERT INTO ws_queries (query, lemmas, content, total) VALUES (?, ?, ?, 0) RETURNING qid",
-            (q, s.lemmas, s.content),
-        ).fetchone()[0]
-        qids[q] = qid
-        terms.extend((entry, s.content, qid) for entry in index_entries(s.lemmas, q))
-    if terms:
-        conn.executemany("INSERT OR IGNORE INTO ws_terms (lemma, content, qid) VALUES (?, ?, ?)", sorted(terms))
+    new = [q for q in names if q not in qids]
+    if new:
+        # the new queries in one statement, then their ids in one read per chunk
+        conn.executemany(
+            "INSERT INTO ws_queries (query, lemmas, content, total) VALUES (?, ?, ?, 0) ON CONFLICT (query) DO NOTHING",
+            [(q, queries[q].lemmas, queries[q].content) for q in new],
+        )
+        for chunk in _chunks(new):
+            qids.update(conn.execute(f"SELECT query, qid FROM ws_queries WHERE query IN ({_marks(len(chunk))})", chunk))
+        terms = sorted(
+            (entry, queries[q].content, qids[q]) for q in new for entry in index_entries(queries[q].lemmas, q)
+        )
+        conn.executemany("INSERT OR IGNORE INTO ws_terms (lemma, content, qid) VALUES (?, ?, ?)", terms)
     agg = aggregate(fresh, qids)
     conn.executemany(
         "INSERT INTO ws_counts (qid, month, region, device, n) VALUES (?, ?, ?, ?, ?)"
@@ -94,7 +114,7 @@ def _count(conn: sqlite3.Connection, searches: Sequence[CountedSearch], stamp: i
         " ON CONFLICT (host, month, qid) DO UPDATE SET n = n + excluded.n",
         agg.hosts,
     )
-    return len(fresh)
+    return len(fresh), qids
 
 
 def _in_list(column: str, values: Sequence[str]) -> tuple[str, list[object]]:
@@ -117,12 +137,23 @@ def _tally_rows(rows: Sequence[tuple[int, str, str, int]]) -> list[TallyRow]:
 class SqliteWordstatStore:
     def __init__(self, db: SqliteDb) -> None:
         self._db = db
+        self._qids: OrderedDict[str, int] = OrderedDict()
 
     async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
         if not searches:
             return 0
         stamp = now_us(now)
-        return await self._db.write(lambda conn: _count(conn, searches, stamp), long=len(searches) > LONG_BATCH)
+        known = self._qids
+        n, qids = await self._db.write(
+            lambda conn: _count(conn, searches, stamp, known), long=len(searches) > LONG_BATCH
+        )
+        # remembered only now that the batch is committed: a rolled-back insert gave no id
+        for q, qid in qids.items():
+            known[q] = qid
+            known.move_to_end(q)
+        while len(known) > _QID_CACHE:
+            known.popitem(last=False)
+        return n
 
     async def forget_seen(self, before: datetime) -> int:
         stamp = now_us(before)
