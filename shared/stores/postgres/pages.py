@@ -65,6 +65,9 @@ _ARRAY_TYPES = {
     "written_at": "bigint",
     "deleted": "boolean",
     "source_kind": "text",
+    "kind": "text",
+    "published_at": "bigint",
+    "lang": "text",
 }
 assert list(_ARRAY_TYPES) == _COLUMNS, "PAGE_COLUMNS and _ARRAY_TYPES differ"
 _ARRAYS = ", ".join(f"${i}::{t}[]" for i, t in enumerate(_ARRAY_TYPES.values(), start=1))
