@@ -6,6 +6,7 @@
     turbocubes dlq list TOPIC         dead letters with their reasons
     turbocubes dlq replay TOPIC       re-publish dead letters to their original topic
     turbocubes schemas write|check    regenerate / verify schemas/*.json and asyncapi.yaml
+    turbocubes render FILE|URL        a feed's Turbo pages as local HTML files, with every problem and its fix
 
 Cube packages add their own commands through ``cubes/<name>/commands.py``
 (``feeds``, ``fetch``, ``parse``, ``hosts``, ``autoparser``...).
@@ -19,7 +20,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from cubes import registry
+from cubes import registry, render
 from shared.config import load_settings
 from shared.errors import ConfigError, TurbocubesError
 
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod in registry.command_modules():
         mod.register(sub)
+    render.register(sub)  # composes the parser's and the kvwriter's functions (cubes/render.py)
     return p
 
 

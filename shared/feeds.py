@@ -49,7 +49,9 @@ from shared.stores import Feed, FeedStore, UpsertOutcome
 from shared.urls import canonical_url, host_of
 
 __all__ = [
+    "CHECK_PREFIX",
     "FETCH_NOW_PREFIX",
+    "FRESH_PREFIXES",
     "SERVICES_MAX",
     "SERVICE_NAME_RE",
     "WEBMASTER_FORMATS",
@@ -57,6 +59,7 @@ __all__ = [
     "FeedRegistry",
     "Registered",
     "RegistrationRefused",
+    "check_request",
     "feed_id_for",
     "fetch_request",
     "registration",
@@ -75,6 +78,11 @@ URGENT_PRIORITY = 0
 #: remembered from before the order (the webmaster fixed the feed and wants to see it now), and the
 #: parser's report of the fetch names the order, so the order's answer can link to its outcome
 FETCH_NOW_PREFIX = "fetch:"
+#: the requester of a feed check (``POST /api/v1/feeds/check``): ``check:<task id>``; the parser handles
+#: its body as a preview (``cubes/parser/checks.py``) and the crawler, like "fetch now", fetches it fresh
+CHECK_PREFIX = "check:"
+#: requesters that want what is there now, never a result remembered from before they asked
+FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX)
 
 Authorize = Callable[[str], Awaitable[None]]
 
@@ -98,6 +106,21 @@ def registration(
         tenant_id=feed.tenant_id,
         autoparser=feed.autoparser,
         registered_at=registered_at or feed.created_at or datetime.now(UTC),
+    )
+
+
+def check_request(task_id: str, url: str, host: str, now: datetime) -> Output:
+    """The crawl request of a feed check: the host's lane, urgent, unconditional, no feed of its own."""
+    return Output(
+        "crawl.requests",
+        CrawlRequest(
+            kind=CrawlKind.feed,
+            url=url,
+            host=host,
+            requesters=[f"{CHECK_PREFIX}{task_id}"],
+            requested_at=now,
+            priority=URGENT_PRIORITY,
+        ),
     )
 
 

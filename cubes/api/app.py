@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api import admin, docs, feeds, fetches, hosts, signup, uploads, wordstat
+from cubes.api import admin, checks, docs, feeds, fetches, hosts, signup, uploads, wordstat
 from cubes.api.auth import Authenticator
 from cubes.api.context import CTX, ApiContext, ContextSlot
 from cubes.api.errors import error_middleware, json_response
@@ -58,6 +58,7 @@ def create_app(
     )
     app[CTX] = slot
     app.router.add_get("/api/v1/openapi.json", _openapi, name="openapi", allow_head=False)
+    checks.add_routes(app.router)  # before feeds: /api/v1/feeds/check is not a feed id
     feeds.add_routes(app.router)
     fetches.add_routes(app)
     uploads.add_routes(app.router)

@@ -137,6 +137,22 @@ def webmaster_schemas() -> dict[str, Any]:
             "required": ["feed_id", "pages"],
             "properties": {"feed_id": {"type": "string"}, "pages": _list("PageProblems")},
         },
+        "CheckRequest": {
+            "type": "object",
+            "required": ["url"],
+            "additionalProperties": False,
+            "properties": {"url": {"type": "string", "description": "the feed's URL on a verified host of yours"}},
+        },
+        "CheckAccepted": {
+            "type": "object",
+            "required": ["task_id", "url", "status_url"],
+            "properties": {
+                "task_id": {"type": "string"},
+                "url": {"type": "string"},
+                "status_url": {"type": "string", "description": "GET it: items, problems, preview links"},
+                "console_url": {"type": "string"},
+            },
+        },
         "SignupRequest": {
             "type": "object",
             "required": ["name"],
@@ -247,6 +263,17 @@ def webmaster_paths() -> dict[str, Any]:
                 tag="webmaster",
                 op_id="listFeedPages",
                 params=_FEED,
+            ),
+        },
+        "/api/v1/feeds/check": {
+            "post": op(
+                "Check a feed before registering it: fetched through the host's lane, parsed, rendered as "
+                "previews, every problem reported; nothing published",
+                ok(202, "CheckAccepted", "checking: follow status_url (an upload task)", Location=STR),
+                (400, 403, 415, 422),
+                tag="webmaster",
+                op_id="checkFeed",
+                body=json_body("CheckRequest"),
             ),
         },
         "/api/v1/signup": {

@@ -17,9 +17,10 @@ fetch:
   recording it), and it gets nothing, so a failover costs the partner no
   request.
 
-A webmaster's "fetch now" (a requester ``fetch:<id>``, ``shared.feeds.FETCH_NOW_PREFIX``) is
-never answered from a remembered result, even as a new requester: they fixed the feed a moment ago
-and want to see the fix. It may still join a fetch in flight (started at most one request ago).
+A webmaster's "fetch now" or feed check (a requester ``fetch:<id>`` / ``check:<task>``,
+``shared.feeds.FRESH_PREFIXES``) is never answered from a remembered result, even as a new
+requester: they fixed the feed a moment ago and want to see the fix. It may still join a fetch in
+flight (started at most one request ago).
 
 The remembered results are bounded by a byte budget (bodies inside results
 are at most ``crawler.inline_body_max``; larger ones are blob references).
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from shared.clock import Clock
-from shared.feeds import FETCH_NOW_PREFIX
+from shared.feeds import FRESH_PREFIXES
 from shared.messages import CrawlResult, FetchStatus
 
 __all__ = ["Coalescer", "Share"]
@@ -116,7 +117,7 @@ class Coalescer:
             # the leader was cancelled (a handler timeout): this request fetches itself
             flight = self._flights.get(key)
         fresh = self._lookup(key)
-        if fresh is not None and any(r.startswith(FETCH_NOW_PREFIX) for r in requesters):
+        if fresh is not None and any(r.startswith(FRESH_PREFIXES) for r in requesters):
             self._forget(key)  # "fetch now": what is there now (see the module docstring)
             fresh = None
         if fresh is not None:

@@ -89,6 +89,7 @@ from typing import IO
 
 from cubes.parser import metrics
 from cubes.parser.catalog_stream import STREAM_LIMIT, UrlIndex, catalog_opener
+from cubes.parser.checks import check_task_id, check_upload
 from cubes.parser.collector import collector_paused
 from cubes.parser.compressed import InflateError
 from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
@@ -115,8 +116,9 @@ from shared.messages import (
     SourceRef,
     UploadFormat,
 )
+from shared.problems import fetch_problem
 from shared.runtime.cube import Context, Output
-from shared.stores import Feed, Stores
+from shared.stores import Feed, Stores, TaskStatus
 from shared.urls import canonical_url
 
 __all__ = ["ParserHandler", "source_kind"]
@@ -230,6 +232,8 @@ class ParserHandler:
     async def handle_feed(self, msg: CrawlResult, ctx: Context) -> list[Output]:
         if msg.kind is not CrawlKind.feed:
             return []
+        if (task_id := check_task_id(msg.requesters)) is not None:
+            return await self._check(msg, task_id, ctx)
         feed = await self.stores.feeds.get(msg.feed_id) if msg.feed_id else None
         if feed is not None and feed.deleted:
             return []
@@ -317,6 +321,20 @@ class ParserHandler:
             run.writes.append(record_body)  # last: only once every item of it is recorded
         self._after_commit(ctx, run)
         return run.outputs
+
+    async def _check(self, msg: CrawlResult, task_id: str, ctx: Context) -> list[Output]:
+        """A feed check (``checks.py``): the fetched body as a debug upload of its task."""
+        task = await self.stores.tasks.get(task_id)
+        if task is None:
+            log.warning("feed check %s has no task; its fetch is dropped", task_id)
+            return []
+        if msg.status is not FetchStatus.ok:
+            found = fetch_problem(msg.status.value, msg.http_status, msg.error)
+            await self.stores.tasks.update(
+                task_id, status=TaskStatus.failed, errors=[found.describe()], problems=[found], now=self._now()
+            )
+            return []
+        return await self.handle_upload(check_upload(msg, task, await self._body(msg.body, msg.body_ref)), ctx)
 
     # ------------------------------------------------------------------ uploads
 

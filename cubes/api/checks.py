@@ -1,0 +1,69 @@
+"""``POST /api/v1/feeds/check``: check a feed before registering it, publishing nothing (issue 14 item 3).
+
+{url} — the feed is fetched through the host's polite crawler lane (a
+``crawl.requests`` message keyed by host, ``shared.feeds.check_request``),
+parsed as the parser cube parses feeds, and every page rendered as a preview
+(``cubes/parser/checks.py``: the body is handled as a debug upload). ``202``
+with an upload task whose status (``GET /api/v1/uploads/{task_id}``) gives
+every item's result with its problems, the feed's problems and the preview
+links. The host must be a verified host of the tenant, as for a registration
+(the crawler fetches nobody else's site on a tenant's behalf), and the URL
+passes the SSRF guard.
+
+A body in hand (a feed not online yet) is checked the same way by
+``POST /api/v1/uploads?host=H&format=F&mode=debug``.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from aiohttp import web
+
+from cubes.api.auth import TENANT, require_host
+from cubes.api.bodies import read_json_object
+from cubes.api.context import ctx_of
+from cubes.api.errors import FieldError, ValidationFailed, json_response
+from cubes.api.feeds import registry_of, unavailable_on_outage
+from shared.clock import utcnow
+from shared.feeds import check_request
+from shared.stores import Task
+from shared.urls import host_of
+
+__all__ = ["add_routes"]
+
+_BODY_MAX = 8 * 1024
+
+
+async def check_feed(request: web.Request) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    tenant_id: str = request[TENANT]
+    body = await read_json_object(request, _BODY_MAX)
+    problems = [FieldError(k[:64], "unknown field") for k in sorted(set(body) - {"url"})[:10]]
+    registry = registry_of(ctx)
+
+    async def check() -> str:
+        url, _, _ = registry.validate(body.get("url"), "auto")
+        host = host_of(url)
+        await require_host(ctx.stores.tenants, tenant_id, host)
+        await registry.check_address(url)
+        return url
+
+    if problems:
+        raise ValidationFailed(problems)
+    url = await unavailable_on_outage(check())
+    host = host_of(url)
+    task_id = uuid.uuid4().hex
+    await ctx.stores.tasks.create(Task(task_id=task_id, tenant_id=tenant_id, host=host), now=utcnow())
+    await unavailable_on_outage(ctx.publish([check_request(task_id, url, host, utcnow())]))
+    status_url = f"/api/v1/uploads/{task_id}"
+    console = ctx.settings.frontend.public_url.rstrip("/") + f"/console/uploads/{task_id}"
+    return json_response(
+        {"task_id": task_id, "url": url, "status_url": status_url, "console_url": console},
+        status=202,
+        headers={"Location": status_url},
+    )
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_post("/api/v1/feeds/check", check_feed, name="feeds.check")

@@ -1,0 +1,193 @@
+"""``turbocubes render FILE|URL``: a feed's Turbo pages as local HTML files, with every problem (issue 14 item 3).
+
+For a webmaster who checks a feed before publishing it: the feed is read (a
+file, or a URL fetched through the crawler's SSRF guard and limits;
+``--allow`` lets a local test server through), parsed as the parser cube
+does, every item prepared as it would be published, and each page rendered
+as the kvwriter renders it, into ``--out`` (default ``./turbo-pages``): one
+``.html`` per page and an ``index.html`` listing the pages and every problem
+with its fix. Nothing is published, nothing is stored.
+
+The one difference from the published page: images point at the feed's own
+URLs (``MediaRule.source``), since there is no CDN here; the published page
+serves them from the CDN, and an image that fails there is reported in the
+console.
+
+Exit status: 0 when every item made a page, 1 when some item was refused or
+the feed could not be read (the problems say why), 2 on bad arguments.
+
+This module composes two cubes' pure functions (the parser's parse and
+prepare, the kvwriter's render), like the launcher composes cubes; the cubes
+themselves never import each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, StrictUndefined
+
+from cubes.kvwriter.render import render
+from cubes.parser.documents import prepare_deletions, prepare_items, to_document
+from cubes.parser.feed import Limits, parse_feed
+from cubes.parser.handler import source_kind
+from cubes.parser.problems import to_problems
+from cubes.parser.sanitize import ContentCleaner
+from shared.clock import utcnow
+from shared.config import Settings, load_settings
+from shared.http import Fetcher
+from shared.messages import CrawlKind, SourceRef
+from shared.problems import Problem, Severity
+from shared.safehtml import MediaRule, SafeHtml
+
+__all__ = ["register", "render_command"]
+
+_FORMATS = ("auto", "rss", "turbo", "yml", "json")
+_SLUG = re.compile(r"[^a-z0-9]+")
+_INDEX = Environment(autoescape=True, undefined=StrictUndefined).from_string(
+    """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>Turbo pages of {{ source }}</title>
+<style>body{font:16px/1.55 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem}
+li{margin:.4rem 0}.error{color:#c5221f}.warning{color:#b06000}code{font-size:.9em}small{color:#5f6368}</style>
+</head><body><h1>Turbo pages of {{ source }}</h1>
+<p>{{ pages | length }} page(s); {{ problems | length }} problem(s). Images point at your site here: the published
+pages serve them from our CDN.</p>
+<h2>Pages</h2><ul>{% for file, title, url in pages %}
+<li><a href="{{ file }}">{{ title }}</a><br><small>{{ url }}</small></li>{% endfor %}</ul>
+<h2>Problems</h2>{% if problems %}<ul>{% for p in problems %}
+<li class="{{ p.severity.value }}"><code>{{ p.code }}</code> {{ p.describe() }}<br>
+<small>How to fix: {{ p.hint }}</small></li>{% endfor %}</ul>{% else %}<p>None.</p>{% endif %}
+</body></html>
+"""
+)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "render", help="render a feed file or URL into Turbo pages (local HTML files), with every problem and its fix"
+    )
+    p.add_argument("source", metavar="FILE|URL")
+    p.add_argument("--format", choices=_FORMATS, default="auto", help="the feed's format (default: detect)")
+    p.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="for a file: the URL the feed is served from; relative links resolve against it and "
+        "items must be on its host",
+    )
+    p.add_argument("--out", default="turbo-pages", metavar="DIR", help="where the pages go (default: ./turbo-pages)")
+    p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="CIDR|HOST",
+        help="let this address range / host through the SSRF guard (a local test server; repeatable)",
+    )
+    p.set_defaults(func=_cmd)
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    return asyncio.run(
+        render_command(
+            load_settings(args.config),
+            args.source,
+            fmt=args.format,
+            base_url=args.base_url,
+            out_dir=Path(args.out),
+            allow=args.allow,
+        )
+    )
+
+
+async def _read(settings: Settings, source: str, allow: list[str], err: TextIO) -> tuple[bytes, str | None] | None:
+    if not source.startswith(("http://", "https://")):
+        data = await asyncio.to_thread(_read_file, Path(source))
+        if data is None:
+            print(f"{source}: error: no such file (give a file path or an http(s) URL)", file=err)
+            return None
+        return data, None
+    fetcher = Fetcher(settings.replace(http={"allowlist": [*settings.http.allowlist, *allow]}))
+    try:
+        res = await fetcher.fetch(source, kind=CrawlKind.feed)
+    finally:
+        await fetcher.close()
+    if res.body is None or res.http_status is None or not 200 <= res.http_status < 300:
+        hint = " (a local server? --allow 127.0.0.1/32; the cube's setting is http.allowlist)"
+        local = res.status.value == "blocked_address"
+        print(f"{source}: error: fetch failed: {res.status.value}: {res.error or res.http_status}"
+              f"{hint if local else ''}", file=err)  # fmt: skip
+        return None
+    return res.body, res.headers.get("content-type")
+
+
+def _read_file(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+def _slug(n: int, url: str) -> str:
+    path = urlsplit(url).path.strip("/").lower()
+    return f"{n:03d}-{_SLUG.sub('-', path).strip('-')[:60] or 'page'}.html"
+
+
+def _write(
+    out_dir: Path, source: str, cands: list[Any], ref: SourceRef, sanitizer: SafeHtml, problems: list[Problem]
+) -> list[tuple[str, str, str]]:
+    """Render each candidate into its page file and write the index; (file, title, URL) per page."""
+    now = utcnow()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pages = []
+    for n, cand in enumerate(cands, 1):
+        doc = to_document(cand, source=ref, version=0, seen_at=now, parsed_at=now)
+        name = _slug(n, doc.url)
+        (out_dir / name).write_text(render(doc, sanitizer, written_at=now).html, encoding="utf-8")
+        pages.append((name, doc.title, doc.url))
+    (out_dir / "index.html").write_text(_INDEX.render(source=source, pages=pages, problems=problems), encoding="utf-8")
+    return pages
+
+
+async def render_command(
+    settings: Settings,
+    source: str,
+    *,
+    fmt: str = "auto",
+    base_url: str | None = None,
+    out_dir: Path = Path("turbo-pages"),
+    allow: list[str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    if base_url is not None and (not base_url.startswith(("http://", "https://")) or not urlsplit(base_url).hostname):
+        print(f"--base-url {base_url!r}: error: give an absolute http(s) URL", file=err)
+        return 2
+    read = await _read(settings, source, allow or [], err)
+    if read is None:
+        return 2 if not source.startswith(("http://", "https://")) else 1
+    body, content_type = read
+    url = source if source.startswith(("http://", "https://")) else base_url
+    host = urlsplit(url).hostname if url else None
+    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.crawler.max_feed_bytes)
+    result = parse_feed(
+        body, url=url, content_type=content_type, declared_format=None if fmt == "auto" else fmt, limits=limits
+    )
+    cands, errs = prepare_items(result.items, feed_host=host, cleaner=ContentCleaner(settings.kvwriter.video_hosts))
+    _, derrs = prepare_deletions(result.deletions, feed_host=host)
+    problems: list[Problem] = to_problems([*result.errors, *errs, *derrs])
+    if host is None and any(p.code == "item.bad_link" for p in problems):
+        print("note: a file has no address of its own: give --base-url for its relative links", file=err)
+    ref = SourceRef(kind=source_kind(result.format), id="render")
+    sanitizer = SafeHtml(media=MediaRule.source, video_hosts=settings.kvwriter.video_hosts, page=True)
+    pages = await asyncio.to_thread(_write, out_dir, source, cands, ref, sanitizer, problems)
+    for p in problems:
+        print(f"{source}: {p.severity.value}: {p.describe()}\n  fix: {p.hint}", file=err)
+    print(
+        f"{len(pages)} Turbo page(s) in {out_dir}/ (open {out_dir / 'index.html'}); {len(problems)} problem(s)",
+        file=out,
+    )
+    refused = result.fatal or any(p.severity is Severity.error for p in problems)
+    return 1 if refused else 0
