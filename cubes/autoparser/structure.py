@@ -26,6 +26,7 @@ Two failures of a block classifier that look at one block at a time:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -119,8 +120,12 @@ def table_html(table: Any, cell: Callable[[Any], str]) -> str:
     return "".join(out)
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
 def _norm(text: str) -> str:
-    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
+    """Lower-case words joined by single spaces: punctuation and spacing do not make a text new."""
+    return " ".join(_WORD.findall(text.lower()))
 
 
 def _caption_like(page: Page) -> npt.NDArray[np.bool_]:
@@ -142,6 +147,8 @@ def _caption_like(page: Page) -> npt.NDArray[np.bool_]:
 def drop_repeats(page: Page, body: npt.NDArray[np.bool_]) -> int:
     """Unmarks caption-like body blocks that repeat an earlier body block (in place); returns how many."""
     caption = _caption_like(page) if page.n else np.zeros(0, dtype=bool)
+    if not (caption & body).any():
+        return 0
     kept: list[str] = []
     dropped = 0
     for i in np.flatnonzero(body):
