@@ -14,7 +14,6 @@ built with another order (see ``model.py``).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -360,43 +359,46 @@ def _sibling_repeats(page: Page) -> npt.NDArray[np.float64]:
     ``div.teaser`` x 8) around short blocks; an article's paragraphs are runs of ``p``
     inside one container that is itself unique on the page.
     """
-    per_parent: dict[Any, Counter[tuple[Any, str | None]]] = {}
-
-    def repeats(el: Any) -> float:
-        parent = el.getparent()
-        if parent is None:
-            return 0.0
-        counts = per_parent.get(parent)
-        if counts is None:
-            counts = per_parent[parent] = Counter((c.tag, c.get("class")) for c in parent)
-        return float(counts[(el.tag, el.get("class"))] - 1)
-
+    #: (parent, tag, class) -> siblings of that tag and class; found by lxml (``findall`` of the tag,
+    #: in C), only the class compared here: a parent's other children are never touched
+    same: dict[tuple[Any, str, str | None], float] = {}
+    #: by preorder id: blocks share their parents, so each element is counted once
+    done: dict[int, float] = {-1: 0.0}
     block_el = page.block_el
-    out = np.zeros((page.n, 3))
-    anc = page.anc_array()
-    for i, el in enumerate(page.elements):
-        out[i, 0] = repeats(el)
-        for j in (0, 1):
-            a = int(anc[i, j])
-            if a >= 0:
-                out[i, j + 1] = repeats(block_el[a])
+
+    def repeats(pre: int) -> float:
+        hit = done.get(pre)
+        if hit is not None:
+            return hit
+        el = block_el[pre]
+        parent = el.getparent()
+        value = 0.0
+        if parent is not None:
+            tag, cls = el.tag, el.get("class")
+            key = (parent, tag, cls)
+            found = same.get(key)
+            if found is None:
+                peers = parent.findall(tag)
+                found = same[key] = float(sum(1 for c in peers if c.get("class") == cls))
+            value = found - 1.0
+        done[pre] = value
+        return value
+
+    out = np.fromiter(
+        (repeats(x) for pre, (a0, a1, _) in zip(page.pre, page.anc, strict=True) for x in (pre, a0, a1)),
+        dtype=np.float64,
+        count=3 * page.n,
+    ).reshape(page.n, 3)
     return np.log1p(out)
 
 
 def _run_lengths(flag: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
     """Length of the run of True that each position belongs to (0 where False)."""
-    n = flag.size
-    out = np.zeros(n)
-    i = 0
-    while i < n:
-        if flag[i]:
-            j = i
-            while j < n and flag[j]:
-                j += 1
-            out[i:j] = j - i
-            i = j
-        else:
-            i += 1
+    edges = np.diff(np.concatenate(([0], flag.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    out = np.zeros(flag.size)
+    lengths = np.repeat(ends - starts, ends - starts)
+    out[flag] = lengths
     return out
 
 

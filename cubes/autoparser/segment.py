@@ -220,6 +220,21 @@ _BYLINE_REST_CHARS = 150
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
+_steps: dict[tuple[str, str], str] = {}
+
+
+def _path_step(tag: str, cls: str) -> str:
+    """``tag.firstclass`` with digits dropped ("post-1234" is "post-"), cached like ``_class_mask``."""
+    step = _steps.get((tag, cls))
+    if step is None:
+        first = cls.split(None, 1)
+        step = f"{tag}.{_DIGITS.sub('', first[0])}" if first else tag
+        if len(_steps) >= _CLASS_CACHE_MAX:
+            _steps.clear()
+        _steps[(tag, cls)] = step
+    return step
+
+
 def _class_mask(value: str) -> int:
     mask = _class_cache.get(value)
     if mask is None:
@@ -372,8 +387,7 @@ class _Walker:
             first_image = len(p.images)
             self.anc.append(pre)
             p.block_el[pre] = el
-            step = f"{tag}.{_DIGITS.sub('', cls.split(None, 1)[0])}" if cls and cls.strip() else tag
-            self.path.append(step)
+            self.path.append(_path_step(tag, cls) if cls else tag)
         if tag == "a":
             self.cur_nlinks += 1
             in_link = True
@@ -434,35 +448,36 @@ class _Walker:
 
         if is_block:
             self.anc.pop()
-            path = "/".join(self.path[-4:])
-            self.path.pop()
-            first_block = len(p.texts)
-            anc_row = anc3 + (-1,) * (3 - len(anc3))
             parts = self._parts() if self.cur_breaks else None
             if parts is None:
-                parts = [(" ".join("".join(self.cur_pieces).split()), self.cur_link, self.cur_nlinks)]
-            for txt, link, nlinks in parts:
-                if not txt:
-                    continue
-                p.texts.append(txt)
-                p.tags.append(tag)
-                p.elements.append(el)
-                p.depth.append(depth)
-                p.pre.append(pre)
-                p.anc.append(anc_row)  # type: ignore[arg-type]
-                p.link_chars.append(min(link, len(txt)))
-                p.n_links.append(nlinks)
-                p.n_images.append(self.cur_imgs if len(p.texts) - 1 == first_block else 0)
-                p.ctx.append(ctx)
-                p.own_class.append(mask)
-                p.anc_class.append(class_snapshot)
-                p.split.append(len(parts) > 1)
-                p.path.append(path)
-                p.in_comment.append(self.comment_depth > 0)
-            if len(p.texts) > first_block:
+                txt = " ".join("".join(self.cur_pieces).split())
+                parts = [(txt, self.cur_link, self.cur_nlinks)] if txt else []
+            if parts:  # most block elements (wrappers, lists) hold no text of their own: nothing to record
+                first_block = len(p.texts)
+                anc_row = anc3 + (-1,) * (3 - len(anc3))
+                path = "/".join(self.path[-4:])
+                split = len(parts) > 1
+                in_comment = self.comment_depth > 0
+                for txt, link, nlinks in parts:
+                    p.texts.append(txt)
+                    p.tags.append(tag)
+                    p.elements.append(el)
+                    p.depth.append(depth)
+                    p.pre.append(pre)
+                    p.anc.append(anc_row)  # type: ignore[arg-type]
+                    p.link_chars.append(min(link, len(txt)))
+                    p.n_links.append(nlinks)
+                    p.n_images.append(self.cur_imgs if len(p.texts) - 1 == first_block else 0)
+                    p.ctx.append(ctx)
+                    p.own_class.append(mask)
+                    p.anc_class.append(class_snapshot)
+                    p.split.append(split)
+                    p.path.append(path)
+                    p.in_comment.append(in_comment)
                 for img in p.images[first_image:]:
                     if img.block < 0:
                         img.block = first_block
+            self.path.pop()
             (self.cur_pieces, self.cur_link, self.cur_nlinks, self.cur_imgs, self.cur_breaks) = saved
         if comment:
             self.comment_depth -= 1
@@ -497,6 +512,7 @@ class _Walker:
                     out.append(para[0])
                     para = para[1:]
             out.append((" ".join(t for t, _, _ in para), sum(x[1] for x in para), sum(x[2] for x in para)))
+        out = [part for part in out if part[0]]
         return out if len(out) > 1 else None
 
 

@@ -72,25 +72,41 @@ def test_the_declared_article_body_decides() -> None:
     assert assess(page, _mask(page, set(ARTICLE)), 0, article_body=body, description=desc).score == 1.0
 
 
-def test_a_lead_shown_in_og_description_and_dropped_lowers_the_score() -> None:
-    html = teaser_page().replace("<title>", f'<meta property="og:description" content="{ARTICLE[0]}"><title>')
-    page, body, desc = _page(html)
-    without_lead = assess(page, _mask(page, set(ARTICLE[1:])), 0, article_body=body, description=desc)
-    assert without_lead.region == "og:description"
-    assert without_lead.score == 0.0
-    assert assess(page, _mask(page, set(ARTICLE)), 0, article_body=body, description=desc).score == 1.0
+def test_og_description_is_the_region_of_last_resort() -> None:
+    # a page of short lines only (no paragraph to compare with): its description, shown on the page, decides
+    words = ARTICLE[0].split()
+    lines = [" ".join(words[i : i + 9]) for i in range(0, len(words), 9)]  # each under 80 characters
+    body = "".join(f"<div>{line}</div>" for line in lines)
+    html = f'<html><head><meta property="og:description" content="{ARTICLE[0]}"></head><body>{body}</body></html>'
+    page, art, desc = _page(html)
+    lost = assess(page, _mask(page, set(lines[:1])), 0, article_body=art, description=desc)
+    assert lost.region == "og:description"
+    assert lost.score < MIN
+    assert assess(page, _mask(page, set(lines)), 0, article_body=art, description=desc).score == 1.0
+    # with paragraphs to compare with, a description the extraction leaves out refuses nothing
+    # (sites show it as a standfirst that references leave out too: 48 good corpus pages were refused)
+    page, art, desc = _page(
+        teaser_page().replace("<title>", f'<meta property="og:description" content="{ARTICLE[0]}"><title>')
+    )
+    kept = assess(page, _mask(page, set(ARTICLE[1:])), 0, article_body=art, description=desc)
+    assert kept.region != "og:description"
+    assert kept.score >= MIN
 
 
-def test_images_count() -> None:
+def test_images_count_for_a_quarter() -> None:
     gallery = "".join(f'<img src="/img/{i}.jpg" width="640" height="400">' for i in range(4))
     html = teaser_page().replace(f"<p>{ARTICLE[1]}</p>", f"<p>{ARTICLE[1]}</p>{gallery}")
     page, body, desc = _page(html)
-    kept = _mask(page, set(ARTICLE))
-    lost = assess(page, kept, 0, article_body=body, description=desc)
-    assert lost.images == 0.0
-    assert lost.score == 0.0
-    assert "of its images" in lost.reason
-    assert assess(page, kept, 4, article_body=body, description=desc).score == 1.0
+    all_text = _mask(page, set(ARTICLE))
+    no_images = assess(page, all_text, 0, article_body=body, description=desc)
+    assert no_images.images == 0.0
+    assert no_images.score == pytest.approx(0.75)  # the whole text: images alone never refuse
+    assert "100% of its images" in no_images.reason
+    assert assess(page, all_text, 4, article_body=body, description=desc).score == 1.0
+    # a page that lost a quarter of its text and all its images is refused
+    three = assess(page, _mask(page, set(ARTICLE[1:])), 0, article_body=body, description=desc)
+    assert three.score < MIN
+    assert assess(page, _mask(page, set(ARTICLE[1:])), 4, article_body=body, description=desc).score >= MIN
 
 
 @pytest.mark.parametrize(
