@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from shared.stores import ImageRecord
 
-__all__ = ["Lookup", "MediaDoc", "Records", "look_up", "parse_srcset"]
+__all__ = ["Lookup", "MediaDoc", "Records", "cached_medium", "look_up", "parse_srcset"]
 
 
 class Records(Protocol):
@@ -110,6 +110,14 @@ def _drop(el: etree._Element) -> None:
         else:
             parent.text = (parent.text or "") + el.tail
     parent.remove(el)
+
+
+def cached_medium(m: Media, cdn_url: str, size: tuple[int, int] | None) -> Media:
+    """``m`` as the page shows it: its CDN copy, and the size the CDN measured (the source's otherwise)."""
+    update: dict[str, object] = {"cdn_url": cdn_url}
+    if size is not None:
+        update["width"], update["height"] = size
+    return m.model_copy(update=update)
 
 
 def _is_video(media: Media) -> bool:
@@ -267,8 +275,18 @@ class MediaDoc:
         # the partner may have written <body class=...>: its attributes go with the tag
         return out[out.index(">") + 1 : -len(_BODY_CLOSE)]
 
-    def rewrite(self, cdn_urls: Mapping[str, str], *, media_ready_at: datetime | None = None) -> Document:
-        """The document with media pointing at the CDN; references missing from ``cdn_urls`` removed."""
+    def rewrite(
+        self,
+        cdn_urls: Mapping[str, str],
+        *,
+        sizes: Mapping[str, tuple[int, int]] | None = None,
+        media_ready_at: datetime | None = None,
+    ) -> Document:
+        """The document with media pointing at the CDN; references missing from ``cdn_urls`` removed.
+
+        ``sizes``: the pixels the cdn cube measured (``Lookup.sizes``), copied into ``Document.media``
+        so the page can give every image its box before it loads.
+        """
         update: dict[str, object] = {}
         if self._root is not None:
             update["content_html"] = self._rewrite_html(self._root, cdn_urls)
@@ -277,7 +295,7 @@ class MediaDoc:
         for m in self.doc.media:
             cdn = self._cdn(m.url, cdn_urls)
             if cdn:
-                media.append(m.model_copy(update={"cdn_url": cdn}))
+                media.append(cached_medium(m, cdn, (sizes or {}).get(self.canonical(m.url) or "")))
         update["media"] = media
         if media_ready_at is not None:
             update["media_ready_at"] = media_ready_at
@@ -307,6 +325,8 @@ class Lookup:
     missing: dict[str, MediaKind] = field(default_factory=dict)
     #: why each failed one failed, as the cdn cube recorded it (``http_404``, ``not_an_image``...)
     reasons: dict[str, str] = field(default_factory=dict)
+    #: (width, height) the cdn cube measured, of the cached ones that have them
+    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def lost(self, refs: Iterable[str]) -> dict[str, str]:
         """Of ``refs``, those a rewrite now leaves out, and why: the recorded failure, or ``late``
@@ -326,6 +346,8 @@ async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime)
         rec = records.get(url)
         if rec is not None and rec.status == ImageStatus.ok and rec.cdn_url:
             out.cdn[url] = rec.cdn_url
+            if rec.width and rec.height:
+                out.sizes[url] = (rec.width, rec.height)
         elif (
             rec is not None and rec.status == ImageStatus.failed and (rec.retry_after is None or rec.retry_after > now)
         ):

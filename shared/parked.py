@@ -30,7 +30,7 @@ from datetime import datetime
 
 import orjson
 
-from shared.media import MediaDoc, Records, look_up
+from shared.media import MediaDoc, Records, cached_medium, look_up
 from shared.messages import Document, MediaKind
 
 __all__ = ["MAGIC", "ParkedPayloadError", "Released", "park_payload", "parked_document", "release"]
@@ -137,7 +137,7 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
     if template is None:
         media_doc = MediaDoc(doc)
         found = await look_up(images, media_doc.refs, now)
-        return Released(media_doc.rewrite(found.cdn, media_ready_at=now), found.lost(media_doc.refs))
+        return Released(media_doc.rewrite(found.cdn, sizes=found.sizes, media_ready_at=now), found.lost(media_doc.refs))
     found = await look_up(images, template.refs, now)
     cdn = [found.cdn.get(url) for url in template.refs]
     if all(c is not None and _VERBATIM.fullmatch(c) for c in cdn):
@@ -146,7 +146,7 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
         if template.html is not None:
             update["content_html"] = _fill(template.html, template.prefix, ready)
         update["media"] = [
-            m.model_copy(update={"cdn_url": c})
+            cached_medium(m, c, found.sizes.get(url))
             for m, url in zip(doc.media, template.media, strict=True)
             if url is not None and (c := found.cdn.get(url))
         ]
@@ -157,4 +157,5 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
         more = await look_up(images, dict.fromkeys(unknown, MediaKind.image), now)
         found.cdn.update(more.cdn)
         found.reasons.update(more.reasons)
-    return Released(media_doc.rewrite(found.cdn, media_ready_at=now), found.lost(media_doc.refs))
+        found.sizes.update(more.sizes)
+    return Released(media_doc.rewrite(found.cdn, sizes=found.sizes, media_ready_at=now), found.lost(media_doc.refs))

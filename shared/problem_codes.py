@@ -277,6 +277,13 @@ _ROWS: tuple[ProblemCode, ...] = (
     ),
     # ---------------------------------------------------------------- ownership between sources
     ProblemCode(
+        "turbo.unsupported_block",
+        "warning",
+        "a Turbo block this page does not render as such; its content is shown as plain HTML",
+        "Use one of the blocks the page renders (cubes/kvwriter/README.md lists them), or accept the plain "
+        "form of this one.",
+    ),
+    ProblemCode(
         "conflict.outranked",
         "error",
         "another source owns this URL; the item was not published from this one",

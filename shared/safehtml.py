@@ -104,7 +104,7 @@ CLASSES: Mapping[str, frozenset[str]] = {
     "nav": frozenset({"tc-menu", "tc-crumbs", "tc-share"}),
     "p": frozenset({"tc-rating", "tc-author", "tc-cap", "tc-buttons", "tc-sub", "tc-note"}),
     "section": frozenset({"tc-feedback", "tc-comments"}),
-    "span": frozenset({"tc-stars", "tc-btn", "tc-off", "tc-when"}),
+    "span": frozenset({"tc-stars", "tc-btn", "tc-off", "tc-when", "tc-label"}),
     "table": frozenset({"tc-histogram"}),
 }
 

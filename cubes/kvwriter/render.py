@@ -21,7 +21,10 @@ from typing import Any
 
 import orjson
 
+from cubes.kvwriter.body import with_image_sizes, with_local_anchors, without_repeated_title
+from cubes.kvwriter.css import PAGE_CSS
 from shared.config import Settings
+from shared.i18n import format_date, label, language
 from shared.messages import DocKind, Document, Media, Product
 from shared.previews import preview_key
 from shared.safehtml import MediaRule, SafeHtml, plain_text
@@ -29,7 +32,7 @@ from shared.safehtml import MediaRule, SafeHtml, plain_text
 __all__ = ["PAGE_CSS", "RENDER_REVISION", "Rendered", "etag_for", "page_sanitizer", "preview_key", "render"]
 
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
-RENDER_REVISION = 1
+RENDER_REVISION = 2
 
 #: Media roles shown above the body when the body does not show them already.
 _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
@@ -37,43 +40,6 @@ _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
 _MAX_PICTURES = 5
 _ETAG_SAFE = re.compile(r"[^A-Za-z0-9]")
 _CURRENCY = {"RUR": "₽", "RUB": "₽", "USD": "$", "EUR": "€", "GBP": "£", "KZT": "₸", "UAH": "₴", "BYN": "Br"}
-
-PAGE_CSS = (
-    ":root{color-scheme:light dark;--fg:#18181b;--mut:#5f6368;--bg:#fff;--card:#f4f5f7;--line:#e5e7eb;"
-    "--acc:#e8490f;--ok:#137333;--bad:#c5221f}"
-    "@media(prefers-color-scheme:dark){:root{--fg:#e8eaed;--mut:#9aa0a6;--bg:#111214;--card:#1c1d21;"
-    "--line:#2c2e33;--acc:#ff7a45;--ok:#81c995;--bad:#f28b82}}"
-    "*{box-sizing:border-box}html{-webkit-text-size-adjust:100%}"
-    "body{margin:0;background:var(--bg);color:var(--fg);"
-    "font:17px/1.65 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}"
-    ".bar{position:sticky;top:0;z-index:1;background:var(--bg);border-bottom:1px solid var(--line)}"
-    ".bar div{display:flex;align-items:center;gap:.6rem;max-width:42rem;margin:0 auto;padding:.55rem 1.1rem}"
-    ".bar a{color:inherit;text-decoration:none}.host{font-weight:650;overflow:hidden;text-overflow:ellipsis;"
-    "white-space:nowrap}.turbo{margin-left:auto;flex:none;font-size:.78rem;font-weight:650;"
-    "padding:.12rem .6rem;border-radius:999px;background:var(--acc);color:#fff}"
-    ".pre{background:#fbbc04;color:#202124;text-align:center;font-size:.85rem;padding:.3rem}"
-    "main,footer{max-width:42rem;margin:0 auto;padding:1.4rem 1.1rem}"
-    "h1{font-size:clamp(1.6rem,5vw,2.3rem);line-height:1.18;letter-spacing:-.015em;margin:.2rem 0 .7rem}"
-    ".by{color:var(--mut);font-size:.9rem;margin:0 0 1.6rem}"
-    "img,video{max-width:100%;height:auto;border-radius:.5rem}"
-    "iframe{width:100%;height:auto;aspect-ratio:16/9;border:0;border-radius:.5rem}"
-    "figure{margin:1.6rem 0}figcaption{color:var(--mut);font-size:.85rem;margin-top:.4rem}"
-    "a{color:var(--acc);text-underline-offset:2px}"
-    "blockquote{margin:1.6rem 0;padding:.1rem 1.1rem;border-left:3px solid var(--acc);color:var(--mut)}"
-    "pre{overflow:auto;background:var(--card);padding:1rem;border-radius:.5rem;font-size:.88rem}"
-    "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em}"
-    "table{border-collapse:collapse;display:block;overflow-x:auto;max-width:100%}"
-    "td,th{border:1px solid var(--line);padding:.35rem .6rem;text-align:left}"
-    ".lead{margin:0 0 1.4rem}.strip{display:flex;gap:.5rem;overflow-x:auto;margin-top:.5rem}"
-    ".strip img{height:4.5rem;width:auto}"
-    ".product{background:var(--card);border-radius:.8rem;padding:1rem 1.2rem;margin:0 0 1.6rem}"
-    ".price{font-size:1.7rem;font-weight:750;margin:0}.old{color:var(--mut);font-size:1rem;font-weight:400;"
-    "margin-left:.5rem}.stock{margin:.1rem 0 .8rem;font-weight:600}.in{color:var(--ok)}.out{color:var(--bad)}"
-    ".params{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.3rem 1rem;margin:0}"
-    ".params dt{color:var(--mut)}.params dd{margin:0}"
-    "footer{border-top:1px solid var(--line);color:var(--mut);font-size:.9rem;padding-bottom:2.5rem}"
-    "footer a{font-weight:600}"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +67,9 @@ def etag_for(content_hash: str, version: int) -> str:
     return f'"{_ETAG_SAFE.sub("", content_hash)[:40]}-{version}-r{RENDER_REVISION}"'
 
 
-def _when(ts: datetime) -> str:
-    return f'<time datetime="{ts.isoformat()}">{ts.strftime("%d %b %Y, %H:%M")} UTC</time>'
+def _when(ts: datetime, lang: str | None) -> str:
+    """The date in the page's language, at the source's own UTC offset (``shared.i18n``)."""
+    return f'<time datetime="{ts.isoformat()}">{escape(format_date(ts, lang))}</time>'
 
 
 def _money(amount: str, currency: str | None) -> str:
@@ -154,6 +121,15 @@ def _lead_media(doc: Document, shown: list[str | None], body: str) -> tuple[str,
     return f'<figure class="lead">{first}{f"<div class=strip>{strip}</div>" if strip else ""}</figure>', len(urls)
 
 
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _sizes(media: list[Media]) -> dict[str, tuple[int, int]]:
+    """CDN URL -> (width, height) of every medium the CDN measured (the media cube copies them in)."""
+    return {m.cdn_url: (m.width, m.height) for m in media if m.cdn_url and m.width and m.height}
+
+
 def _media_json(media: list[Media], shown: list[str | None]) -> list[dict[str, Any]]:
     out = []
     for m, cdn in zip(media, shown, strict=True):
@@ -162,25 +138,13 @@ def _media_json(media: list[Media], shown: list[str | None]) -> list[dict[str, A
     return out
 
 
-#: a leading <h1> of the body (Turbo's <header><h1> repeats the title), after sanitizing
-_LEADING_H1 = re.compile(r"^\s*(<header>\s*)?<h1>(.*?)</h1>", re.S)
-
-
-def _without_repeated_title(body: str, title: str) -> str:
-    """Drop the body's leading <h1> when it only repeats the page title (shown once, above)."""
-    m = _LEADING_H1.match(body)
-    if m is None:
-        return body
-    if " ".join(plain_text(m.group(2)).split()).casefold() != " ".join(title.split()).casefold():
-        return body
-    return body[: m.start(2) - len("<h1>")] + body[m.end() :]
-
-
 def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rendered:
     """Render ``doc`` (a ``documents.ready`` message) into its Turbo page."""
     media_map = {m.url: m.cdn_url for m in doc.media if m.cdn_url}
     body = sanitizer.clean(doc.content_html, base_url=doc.url, media_map=media_map) if doc.content_html else ""
-    body = _without_repeated_title(body, doc.title)
+    body = without_repeated_title(body, doc.title)
+    body = with_local_anchors(body, doc.url)
+    body = with_image_sizes(body, _sizes(doc.media))
     if not body and doc.summary:
         body = f"<p>{escape(doc.summary)}</p>"
     # each medium's CDN URL, decided once for the lead pictures, the JSON form and the count
@@ -192,13 +156,13 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
     title = escape(doc.title)
     host = escape(doc.host)
     url = escape(doc.url)
+    lang = language(_str(doc.extra.get("language")))
     by = [escape(doc.author)] if doc.author else []
     if doc.published_at:
-        by.append(_when(doc.published_at))
+        by.append(_when(doc.published_at, lang))
     byline = f'<p class="by">{" · ".join(by)}</p>' if by else ""
     product = _product_block(doc.product) if doc.product else ""
-    lang = doc.extra.get("language")
-    lang_attr = f' lang="{escape(lang)}"' if isinstance(lang, str) and lang.isascii() and len(lang) < 16 else ""
+    lang_attr = f' lang="{escape(lang)}"' if lang else ""
     banner = '<div class="pre">Preview: this page is not published</div>' if doc.preview else ""
     robots = '<meta name="robots" content="noindex">' if doc.preview else ""
 
@@ -212,7 +176,7 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
         '<span class="turbo" title="Turbo page">&#128640; Turbo</span></div></header>'
         f"<main><article><h1>{title}</h1>{byline}{lead}{product}"
         f'<div class="body">{body}</div></article></main>'
-        f'<footer>Original: <a href="{url}" rel="noopener">{host}</a></footer></body></html>'
+        f'<footer>{escape(label("original", lang))}: <a href="{url}" rel="noopener">{host}</a></footer></body></html>'
     )
 
     text_parts = [doc.summary or "", plain_text(body) if doc.content_html else ""]

@@ -79,8 +79,11 @@ def _is_html(mime: str | None) -> bool:
     return mime is None or mime in ("text/html", "application/xhtml+xml")
 
 
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
 def _read_entry(el: etree._Element, index: int, base: str | None) -> ParsedItem:
-    it = ParsedItem(index=index, base=base, line=el.sourceline)
+    it = ParsedItem(index=index, base=base, line=el.sourceline, language=el.get(_XML_LANG))
     content = summary = None
     alternate = first_link = None
     alt_html = False
@@ -154,6 +157,5 @@ def atom_meta(root: etree._Element, feed_url: str | None) -> FeedMeta:
                 meta.self_url = c.get("href")
             elif rel == "alternate" and meta.link is None:
                 meta.link = absolute(c.get("href"), feed_url)
-    lang = root.get("{http://www.w3.org/XML/1998/namespace}lang")
-    meta.language = lang
+    meta.language = root.get(_XML_LANG)
     return meta

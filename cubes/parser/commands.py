@@ -210,6 +210,8 @@ def _emit(
             )
             continue
         seen.add(cand.url)
+        for warning in cand.warnings:
+            _err(where, warning, err)
         now = utcnow()
         doc = to_document(cand, source=ref, version=0, seen_at=now, parsed_at=now)
         print(doc.model_dump_json(), file=out)

@@ -1,11 +1,16 @@
-"""Feed dates to timezone-aware UTC (DESIGN.md section 5: every stage time is UTC).
+"""Feed dates to timezone-aware datetimes at the source's own UTC offset (DESIGN.md section 5).
+
+Stage times are UTC; a publication date is the source's, and keeps its offset
+(``Tue, 21 Apr 2015 14:15:00 +0300`` stays ``+03:00``), so the page can show
+it as the source wrote it (``shared.i18n.format_date``). Aware datetimes
+compare by the instant, so nothing that orders or compares dates cares.
 
 Two fast paths cover nearly every real feed: RFC 822 (``pubDate``) through
 ``email.utils`` and ISO 8601 / W3C-DTF (Atom, ``dc:date``) through
 ``datetime.fromisoformat``. Anything else goes to feedparser's collection of
 date handlers (Korean, Greek, Hungarian, Perforce, asctime ...) so we read
 the same dates feedparser does. A date without a zone is taken as UTC, like
-feedparser does.
+feedparser does; feedparser's own dates come back in UTC (it drops the offset).
 
 Parsed dates are remembered by their text (``functools.lru_cache``): a feed
 fetched again repeats nearly every item's date verbatim, and reading an RFC
@@ -30,9 +35,10 @@ _CACHED = 16_384
 
 
 def _aware(dt: datetime) -> datetime:
+    """A zoneless date is UTC (as feedparser reads it); a zoned one keeps its offset."""
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    return dt
 
 
 def parse_date(text: str | None) -> datetime | None:

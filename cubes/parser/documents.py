@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from cubes.parser.blocks import related_html, turbo_blocks
 from cubes.parser.identity import IdentityError, identify
-from cubes.parser.model import ItemError, MediaRef, ParsedItem
+from cubes.parser.model import ItemError, MediaRef, ParsedItem, Severity
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
 from shared.hashing import content_hash
 from shared.hosts import HostScope
+from shared.i18n import language
 from shared.messages import DocKind, Document, MediaKind, SourceRef
 from shared.urls import canonical_url
 
@@ -66,6 +68,8 @@ class Candidate:
     extra: dict[str, str | list[str]] = field(default_factory=dict)
     guid: str | None = None
     line: int | None = None
+    #: what the page could not carry as the source has it (the item is published all the same)
+    warnings: list[ItemError] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,10 @@ def _media(item: ParsedItem, content: str) -> list[MediaRef]:
 _CLEANER = ContentCleaner()
 
 
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: ContentCleaner = _CLEANER) -> Candidate:
     """One item as a candidate; ``IdentityError`` (with the reason) when it cannot be a page.
 
@@ -108,7 +116,11 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
         raise IdentityError("item has no title (or it is empty)", code="item.no_title")
     if len(title) > _TITLE_MAX:
         title = title[: _TITLE_MAX - 1] + "…"
-    content = cleaner.clean(item.content_html, item.base or ident.url, page_url=ident.url)
+    lang = language(item.language or _str(item.extra.get("language")))
+    extra = {**item.extra, "language": lang} if lang else item.extra
+    html = item.content_html + related_html(item.related) if item.related else item.content_html
+    html, notes = turbo_blocks(html, page_url=ident.url, lang=lang, video_hosts=cleaner.video_hosts)
+    content = cleaner.clean(html, item.base or ident.url, page_url=ident.url)
     media = _media(item, content)
     summary = plain(item.summary)[:_SUMMARY_MAX] or None if item.summary else None
     digest = content_hash(
@@ -118,9 +130,13 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
             author=item.author,
             media_urls=[m.url for m in media],
             product=item.product,
-            extra=item.extra,
+            extra=extra,
         )
     )
+    warnings = [
+        ItemError(n.message, item.line, None, item.index, ident.url, severity=Severity.warning, code=n.code)
+        for n in notes
+    ]
     return Candidate(
         url=ident.url,
         host=ident.host,
@@ -135,9 +151,10 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
         summary=summary,
         media=media,
         product=item.product,
-        extra=item.extra,
+        extra=extra,
         guid=item.guid,
         line=item.line,
+        warnings=warnings,
     )
 
 

@@ -87,6 +87,9 @@ def parse_feed(
     if result.items:
         apply_turbo(result)
         apply_limits(result, limits)
+        if result.meta.language:  # the channel's language is every item's that does not say its own
+            for it in result.items:
+                it.language = it.language or result.meta.language
     return result
 
 

@@ -167,6 +167,12 @@ def source_kind(fmt: DetectedFormat) -> SourceKind:
     return SourceKind.rss
 
 
+def _warnings(cands: list[Candidate], run: Outcome) -> None:
+    """What the pages of ``cands`` could not carry (published all the same): into the run's problems."""
+    for cand in cands:
+        run.errors.extend(cand.warnings)
+
+
 class ParserHandler:
     def __init__(
         self,
@@ -405,6 +411,7 @@ class ParserHandler:
             cands, errs = prepare_items(result.items, feed_host=src.hosts, cleaner=self.cleaner)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
         self._rejects([*errs, *derrs], result.errors, src, run)
+        _warnings(cands, run)
         parsed_at = self._now()
         seen = Seen()
         await self.items.apply(cands, src, run, seen, parsed_at)
@@ -490,6 +497,7 @@ class ParserHandler:
                 result.errors.extend(broken)
                 run.errors.extend(broken)
                 self._rejects(errs, broken, src, run)
+                _warnings(cands, run)
                 await self.items.apply(cands, src, run, seen, parsed_at)
                 if ctx.can_emit and not src.preview:
                     # ORDER MATTERS: published (acknowledged) first, then recorded as seen

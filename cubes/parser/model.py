@@ -21,6 +21,7 @@ __all__ = [
     "MediaRef",
     "ParseResult",
     "ParsedItem",
+    "Related",
     "Severity",
 ]
 
@@ -86,6 +87,15 @@ class MediaRef:
     height: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A ``<yandex:related>`` link: the page it points to, its title and picture."""
+
+    url: str
+    title: str
+    image: str | None = None
+
+
 @dataclass(slots=True)
 class ParsedItem:
     """One entry / item / offer as found in the body."""
@@ -108,6 +118,10 @@ class ParsedItem:
     #: base URL for relative links inside the item (xml:base, the feed URL)
     base: str | None = None
     line: int | None = None
+    #: the item's language (its xml:lang, else the channel's <language>), as written
+    language: str | None = None
+    #: Turbo's ``<yandex:related>`` links, shown as cards below the content
+    related: list[Related] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from lxml import etree
 
 from cubes.parser.dates import parse_date
-from cubes.parser.model import FeedMeta, ParsedItem
+from cubes.parser.model import FeedMeta, ParsedItem, Related
 from cubes.parser.xmltext import (
     ATOM10,
     CONTENT,
@@ -125,16 +125,20 @@ for _m in MEDIA_NS:
         _FIELDS[_q(_m, _local)] = _MEDIA
 
 
-def _related(el: etree._Element, base: str | None) -> list[str]:
-    urls = []
+def _related(el: etree._Element, base: str | None) -> list[Related]:
+    """``<yandex:related><link url= img=>title</link>``: the pages Turbo shows below this one."""
+    out = []
     for link in el:
         if isinstance(link.tag, str) and (url := absolute(link.get("url"), base)):
-            urls.append(url)
-    return urls
+            out.append(Related(url, text_of(link), absolute(link.get("img"), base)))
+    return out
+
+
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
 
 def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
-    it = ParsedItem(index=index, base=base, line=el.sourceline)
+    it = ParsedItem(index=index, base=base, line=el.sourceline, language=el.get(_XML_LANG))
     desc = encoded = turbo = xbody = other_desc = None
     link = atom_link = guid_link = dctitle = None
     authors: list[str] = []
@@ -187,7 +191,8 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
         elif code == _TURBO_TOPIC:
             it.extra["turbo:topic"] = (c.text or "").strip()
         elif code == _RELATED:
-            it.extra["yandex:related"] = _related(c, base)
+            it.related = _related(c, base)
+            it.extra["yandex:related"] = [r.url for r in it.related]
         elif code == _CATEGORY:
             cats = it.extra.setdefault("category", [])
             if isinstance(cats, list) and c.text and c.text.strip():

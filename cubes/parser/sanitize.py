@@ -46,6 +46,8 @@ class ContentCleaner:
 
     def __init__(self, video_hosts: Iterable[str] = EMBED_HOSTS) -> None:
         self._safe = SafeHtml(media=MediaRule.source, video_hosts=video_hosts)
+        #: the players an iframe may show (the Turbo blocks report the others)
+        self.video_hosts = self._safe.video_hosts
 
     def clean(self, html: str, base: str | None = None, *, page_url: str | None = None) -> str:
         """Safe HTML of ``html``; relative URLs resolved against ``base``, ``#fragments`` against ``page_url``."""

@@ -44,7 +44,7 @@ def test_page_has_the_expected_parts() -> None:
     assert '<meta name="viewport" content="width=device-width,initial-scale=1">' in page
     assert "<h1>Rockets &amp; &lt;Cats&gt;</h1>" in page
     assert "Ann Author" in page
-    assert "30 Nov 2026" in page
+    assert '<time datetime="2026-11-30T08:00:00+00:00">30 November 2026, 08:00 (UTC)</time>' in page
     assert "&#128640; Turbo" in page  # the rocket, as an entity: the page stays 1 byte per character
     assert "news.example" in page
     assert '<footer>Original: <a href="https://news.example/a/story"' in page
@@ -132,9 +132,49 @@ def test_preview_page_is_marked_and_keyed_apart() -> None:
 
 
 def test_a_turbo_header_h1_that_repeats_the_title_is_shown_once() -> None:
-    from cubes.kvwriter.render import _without_repeated_title
+    from cubes.kvwriter.body import without_repeated_title
 
     body = "<header><h1>Big  News</h1><p>lead</p></header><p>text</p>"
-    assert _without_repeated_title(body, "big news") == "<header><p>lead</p></header><p>text</p>"
+    assert without_repeated_title(body, "big news") == "<header><p>lead</p></header><p>text</p>"
+    turbo = '<header class="tc-head"><h1>Big News</h1><h2>Sub</h2></header><p>text</p>'
+    assert without_repeated_title(turbo, "Big News") == '<header class="tc-head"><h2>Sub</h2></header><p>text</p>'
     other = "<h1>Something else</h1><p>text</p>"
-    assert _without_repeated_title(other, "Big news") == other
+    assert without_repeated_title(other, "Big news") == other
+
+
+def test_images_get_the_size_the_cdn_measured() -> None:
+    doc = make_doc(
+        content_html='<p><img src="https://news.example/a.jpg" alt="a"></p><p><img src="https://news.example/b.jpg"></p>',
+        media=[
+            Media(url="https://news.example/a.jpg", cdn_url="/cdn/img/a.jpg", width=1200, height=675),
+            Media(url="https://news.example/b.jpg", cdn_url="/cdn/img/b.jpg"),  # not measured: no size invented
+        ],
+    )
+    page = render(doc, SAN, written_at=T0).html
+    assert '<img src="/cdn/img/a.jpg" width="1200" height="675" alt="a"' in page
+    [b_tag] = re.findall(r'<img src="/cdn/img/b.jpg"[^>]*>', page)
+    assert "width=" not in b_tag  # not measured: no size invented (nh3 orders its own attributes freely)
+
+
+def test_a_link_into_the_page_becomes_an_in_page_anchor() -> None:
+    doc = make_doc(
+        content_html=(
+            '<p><a href="https://news.example/a/story#c2">below</a> <a href="https://news.example/a/story#gone">x</a></p>'
+            '<h2 id="c-c2">Two</h2>'
+        )
+    )
+    page = render(doc, SAN, written_at=T0).html
+    assert '<a href="#c-c2" rel=' in page
+    assert 'href="https://news.example/a/story#gone"' in page  # no such id here: it stays a link to the original
+
+
+def test_language_and_localized_date_at_the_source_offset() -> None:
+    from datetime import timedelta, timezone
+
+    moscow = datetime(2026, 11, 30, 11, 0, tzinfo=timezone(timedelta(hours=3)))
+    page = render(make_doc(published_at=moscow, extra={"language": "ru-RU"}), SAN, written_at=T0).html
+    assert page.startswith('<!doctype html><html lang="ru-RU">')
+    assert '<time datetime="2026-11-30T11:00:00+03:00">30 ноября 2026, 11:00 (UTC+03:00)</time>' in page
+    assert "<footer>Оригинал: " in page
+    bogus = render(make_doc(extra={"language": '"><script>'}), SAN, written_at=T0).html
+    assert bogus.startswith("<!doctype html><html><head>")

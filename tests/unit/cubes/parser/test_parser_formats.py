@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import UTC
 from pathlib import Path
 
 import feedparser
@@ -54,14 +55,20 @@ def test_turbo_items_content_and_deletions() -> None:
     assert it.media[0].role == "cover"
     assert it.media[0].url == "https://site.test/img/cover.jpg"
     assert it.published is not None
-    assert it.published.utcoffset().total_seconds() == 0
-    assert it.published.hour == 21  # 00:00 +03:00 is 21:00 UTC the day before
+    assert it.published.utcoffset().total_seconds() == 3 * 3600  # the source's +0300, kept for the page
+    assert it.published.astimezone(UTC).hour == 21  # 00:00 +03:00 is 21:00 UTC the day before
     # www. is the same site only for a tenant that verified both (shared.hosts)
     [cand], errors = prepare_items(result.items, feed_host=scope_for("www.site.test", ["site.test", "www.site.test"]))
     assert errors == []
     assert "<script>" not in cand.content_html
     assert "alert" not in cand.content_html
-    assert "<header><h1>Heading A</h1>" in cand.content_html
+    assert '<header class="tc-head"><h1>Heading A</h1>' in cand.content_html
+    # <yandex:related> becomes cards below the content (titles and pictures kept)
+    assert cand.content_html.endswith(
+        '<aside class="tc-related"><p class="tc-cap">Read also</p><div class="tc-cards">'
+        '<a class="tc-card" href="https://site.test/b" rel="noopener noreferrer nofollow ugc">'
+        '<img src="https://site.test/b.jpg" alt=""><span>B</span></a></div></aside>'
+    )
 
 
 def test_turbo_samples_keep_content_whole(data_dir: Path) -> None:
@@ -228,7 +235,7 @@ def test_atom03() -> None:
     [it] = result.items
     assert it.link == "https://a.test/blog/posts/1"  # xml:base applied
     assert it.published is not None
-    assert it.published.isoformat() == "2004-05-01T10:00:00+00:00"
+    assert it.published.isoformat() == "2004-05-01T12:00:00+02:00"  # the same instant, at the source's offset
     assert it.updated is not None
     assert it.updated.isoformat() == "2004-05-02T12:00:00+00:00"
     assert it.author == "Ann"

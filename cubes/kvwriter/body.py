@@ -1,0 +1,72 @@
+"""What the page does to a body once it is sanitized (DESIGN.md section 3, "kvwriter").
+
+Each pass reads nh3's output, where a literal ``<`` only ever opens a tag and
+attribute values are double-quoted and escaped, so a regular expression over
+it is exact (``shared/safehtml.py`` says why):
+
+* ``without_repeated_title``: Turbo's ``<header><h1>`` repeats the title the
+  page already shows;
+* ``with_image_sizes``: every CDN image gets the ``width`` / ``height`` the CDN
+  measured (``Media.width/height``), so the browser reserves its box and the
+  page does not jump while images load;
+* ``with_local_anchors``: a link to this very page's ``#fragment`` (the parser
+  resolves bare fragments against the document) becomes an in-page anchor when
+  the body has that id (ids carry the ``c-`` prefix of the policy).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from html import escape
+
+from shared.safehtml import ID_PREFIX, plain_text
+
+__all__ = ["with_image_sizes", "with_local_anchors", "without_repeated_title"]
+
+#: a leading <h1> of the body (Turbo's <header><h1> repeats the title), after sanitizing
+_LEADING_H1 = re.compile(r'^\s*(<header(?: class="tc-head")?>\s*)?<h1[^>]*>(.*?)</h1>', re.S)
+_IMG = re.compile(r'<img src="([^"]*)"([^>]*)>')
+_ID = re.compile(r'\sid="([^"]*)"')
+
+
+def without_repeated_title(body: str, title: str) -> str:
+    """Drop the body's leading <h1> when it only repeats the page title (shown once, above)."""
+    m = _LEADING_H1.match(body)
+    if m is None:
+        return body
+    if " ".join(plain_text(m.group(2)).split()).casefold() != " ".join(title.split()).casefold():
+        return body
+    start = body.index("<h1", m.start())
+    return body[:start] + body[m.end() :]
+
+
+def with_image_sizes(body: str, sizes: Mapping[str, tuple[int, int]]) -> str:
+    """``width`` / ``height`` on every ``<img>`` the CDN measured (``sizes``: CDN URL -> pixels)."""
+    if not sizes or "<img" not in body:
+        return body
+
+    def one(m: re.Match[str]) -> str:
+        rest = m.group(2)
+        size = sizes.get(m.group(1).replace("&amp;", "&"))
+        if size is None or " width=" in rest or " height=" in rest:
+            return m.group(0)
+        return f'<img src="{m.group(1)}" width="{size[0]}" height="{size[1]}"{rest}>'
+
+    return _IMG.sub(one, body)
+
+
+def with_local_anchors(body: str, page_url: str) -> str:
+    """Links to ``page_url#x`` -> ``#c-x`` where the body has ``id="c-x"``."""
+    prefix = f' href="{escape(page_url)}#'
+    if prefix not in body:
+        return body
+    ids = set(_ID.findall(body))
+    if not ids:
+        return body
+
+    def one(m: re.Match[str]) -> str:
+        anchor = ID_PREFIX + m.group(1)
+        return f' href="#{anchor}"' if anchor in ids else m.group(0)
+
+    return re.sub(re.escape(prefix) + r'([^"]*)"', one, body)
