@@ -30,8 +30,8 @@ from shared.messages import FetchStatus
 from shared.urls import host_of
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer
-from tests.security.conftest import Matrix
 from tests.unit.cubes.api.apikit import ApiHarness, api_settings
+from tests.unit.security.conftest import Matrix
 
 PARTNER = "a.partner.test"
 

@@ -33,8 +33,8 @@ from cubes.parser.cube import build as build_parser
 from shared.media import MediaDoc
 from shared.messages import Document
 from shared.runtime import run_cube
-from tests.security.conftest import Matrix
 from tests.unit.cubes.api.apikit import ApiHarness
+from tests.unit.security.conftest import Matrix
 from tests.unit.shared.test_safehtml import XSS_VECTORS
 
 HOST = "xss.partner.test"

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from cubes.api.openapi import document
-from tests.security.conftest import Matrix
 from tests.unit.cubes.api.apikit import ADMIN_TOKEN, ApiHarness, rss
+from tests.unit.security.conftest import Matrix
 
 A_HOST = "a.partner.test"
 B_HOST = "b.partner.test"
@@ -66,11 +66,15 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/api/v1/feeds/{feed_id}/fetches"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/feeds/{feed_id}/fetches/{fetch_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/feeds/{feed_id}/pages"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("POST", "/api/v1/feeds/check"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("POST", "/api/v1/uploads"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/uploads/{task_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("DELETE", "/api/v1/pages"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/hosts"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/hosts/{host}"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    ("GET", "/api/v1/hosts/{host}/queries"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    # search frequencies over every host (privacy-thresholded): any tenant may ask, nobody else
+    ("GET", "/api/v1/wordstat"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     # a claim gives no right until it is verified, so anyone may claim any host: B's claim on A's host
     # is 201, A's own again 200 (idempotent), A's claim on the alias C verified 201 (C keeps it)
     ("POST", "/api/v1/hosts"): Expect(none=401, other=201, own=200, alias=201, admin=401),
@@ -201,6 +205,21 @@ async def _a_host(world: World, caller: str) -> Request:
     return f"/api/v1/hosts/{_host(caller)}", {}
 
 
+@builds("GET", "/api/v1/hosts/{host}/queries")
+async def _queries(world: World, caller: str) -> Request:
+    return f"/api/v1/hosts/{_host(caller)}/queries", {}
+
+
+@builds("GET", "/api/v1/wordstat")
+async def _wordstat(world: World, caller: str) -> Request:
+    return "/api/v1/wordstat", {"params": {"q": "weather"}}
+
+
+@builds("POST", "/api/v1/feeds/check")
+async def _check(world: World, caller: str) -> Request:
+    return "/api/v1/feeds/check", {"json": {"url": f"https://{_host(caller)}/check-{next(world.feed_urls)}.xml"}}
+
+
 @builds("POST", "/api/v1/hosts")
 async def _claim(world: World, caller: str) -> Request:
     return "/api/v1/hosts", {"json": {"host": _host(caller)}}
@@ -244,7 +263,7 @@ def test_every_operation_of_the_document_has_an_expectation_and_a_request() -> N
     documented = {(m, p) for m, p, _ in _operations()}
     missing = sorted(documented - set(EXPECT))
     assert not missing, (
-        f"operations without a row in tests/security/test_auth_matrix.py EXPECT: {missing}; "
+        f"operations without a row in tests/unit/security/test_auth_matrix.py EXPECT: {missing}; "
         "say what no token, another tenant, the own tenant, an alias host and the admin get"
     )
     assert not sorted(documented - set(BUILD)), "operations without a request builder (BUILD) in the auth matrix"

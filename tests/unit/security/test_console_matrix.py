@@ -34,7 +34,7 @@ from shared.config import Settings
 from shared.runtime.cube import Output
 from shared.stores import Stores, Task, open_stores
 from tests.partners.fixtures import PartnerResolver
-from tests.security.conftest import Matrix
+from tests.unit.security.conftest import Matrix
 
 A_HOST = "a.partner.test"
 B_HOST = "b.partner.test"
@@ -178,7 +178,7 @@ async def test_console_matrix(world: World, matrix: Callable[[str], Matrix]) -> 
     report = matrix("console")
     routes = _console_routes(world.client)
     missing = [r for r in routes if r not in EXPECT]
-    assert not missing, f"console routes without a row in tests/security/test_console_matrix.py EXPECT: {missing}"
+    assert not missing, f"console routes without a row in tests/unit/security/test_console_matrix.py EXPECT: {missing}"
     assert not [r for r in EXPECT if r not in routes], "EXPECT rows for console routes that are gone"
     a_objects = [A_HOST, world.task_id, world.a]
     wrong = []

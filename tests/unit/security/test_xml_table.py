@@ -32,8 +32,8 @@ from cubes.scheduler.websub import discover
 from shared.runtime import run_cube
 from shared.sitemaps import discover_article_urls, sitemap_children
 from tests.partners.server import PartnerServer
-from tests.security.conftest import Matrix
 from tests.unit.cubes.api.apikit import ApiHarness
+from tests.unit.security.conftest import Matrix
 
 HOST = "xml.partner.test"
 LAUGHS_DTD = (
