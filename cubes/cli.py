@@ -89,8 +89,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod in registry.command_modules():
         mod.register(sub)
+    _name_subcommands(p)
     render.register(sub)  # composes the parser's and the kvwriter's functions (cubes/render.py)
     return p
+
+
+def _name_subcommands(parser: argparse.ArgumentParser) -> None:
+    """Usage errors name the choices, never our ``dest`` (issue 14: "required: hosts_command")."""
+    for action in parser._actions:  # argparse has no public walk of its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            if action.metavar is None:
+                action.metavar = "{" + ",".join(action.choices) + "}"
+            for child in action.choices.values():
+                _name_subcommands(child)
 
 
 def _cmd_up(args: argparse.Namespace) -> int:

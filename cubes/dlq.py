@@ -1,13 +1,20 @@
-"""``turbocubes dlq list|replay TOPIC``: the operator's view of dead letters."""
+"""``turbocubes dlq list|replay TOPIC``: the operator's view of dead letters.
+
+``TOPIC`` is a catalog topic (``schemas/topics.toml``) or its ``.dlq``; anything else is
+refused as unknown, with the catalog's names (issue 14: ``dlq list bogus.topic`` answered
+"0 dead letters", as if a typo were an empty queue).
+"""
 
 from __future__ import annotations
 
 import functools
+import sys
 from datetime import UTC, datetime
 
 from shared.bus import open_bus
 from shared.bus.base import Record
 from shared.config import Settings
+from shared.contracts import DLQ_SUFFIX, catalog
 from shared.runtime.dlq import dead_letters, replay
 from shared.runtime.headers import HEADERS
 
@@ -19,7 +26,20 @@ def _header_text(record: Record, name: str) -> str:
     return v.decode("utf-8", "replace") if v is not None else "-"
 
 
+def _unknown(topic: str) -> bool:
+    """True (and says so) when ``topic`` is neither a catalog topic nor one's dead-letter queue."""
+    names = catalog()
+    if topic.removesuffix(DLQ_SUFFIX) in names:
+        return False
+    print(
+        f"turbocubes: no such topic {topic!r}; dead letters are kept for: {', '.join(sorted(names))}", file=sys.stderr
+    )
+    return True
+
+
 async def list_dead_letters(settings: Settings, topic: str, limit: int) -> int:
+    if _unknown(topic):
+        return 2
     bus = open_bus(settings.bus.url)
     await bus.start()
     try:
@@ -40,6 +60,8 @@ async def list_dead_letters(settings: Settings, topic: str, limit: int) -> int:
 
 
 async def replay_dead_letters(settings: Settings, topic: str, limit: int) -> int:
+    if _unknown(topic):
+        return 2
     bus = open_bus(settings.bus.url)
     await bus.start()
     try:

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
@@ -159,9 +160,14 @@ async def run_cubes(
             {*tasks, stopper, *([watch] if watch else [])}, return_when=asyncio.FIRST_COMPLETED
         )
         failed = [t for t in done if t is not stopper and not t.cancelled() and t.exception() is not None]
+        misconfigured = False
         for t in failed:
             if isinstance(t.exception(), WorkerCrashed):
                 print(f"{label}: {t.exception()}; stopping everything", flush=True)
+            elif isinstance(t.exception(), ConfigError):
+                # a setting to change (a busy port...): one line naming the key, not a traceback
+                print(f"{label}: configuration error: {t.exception()}", file=sys.stderr, flush=True)
+                misconfigured = True
             else:
                 log.error("cube task %s failed", t.get_name(), exc_info=t.exception())
         print(f"{label}: stopping (finishing in-flight work)...", flush=True)
@@ -180,7 +186,7 @@ async def run_cubes(
                 print(f"{label}: {problem}", flush=True)
         stopper.cancel()
         print(f"{label}: stopped", flush=True)
-        return 1 if failed or problems else 0
+        return 2 if misconfigured else 1 if failed or problems else 0
     finally:
         if pool is not None and any(c.proc.returncode is None for c in pool.children):
             await pool.stop()  # an error before the normal stop: never leave children behind

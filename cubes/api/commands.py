@@ -6,7 +6,7 @@
     turbocubes hosts add example.com|URL [--tenant ID | --name NAME] [--new-token]
     turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://127.0.0.1:8000]
     turbocubes hosts revoke TOKEN
-    turbocubes hosts list --tenant ID
+    turbocubes hosts list [--tenant ID]
 
 ``add`` creates a tenant (unless ``--tenant`` names one) and claims the host
 for it, then prints the API token ONCE (the store keeps only its sha256),
@@ -75,8 +75,8 @@ def register(subparsers: Any) -> None:
     revoke.add_argument("token")
     revoke.set_defaults(func=lambda a: _run(hosts_revoke(_settings(a), a.token)))
 
-    ls = sub.add_parser("list", help="the hosts of a tenant, verified or not")
-    ls.add_argument("--tenant", required=True)
+    ls = sub.add_parser("list", help="the hosts of a tenant, verified or not (every tenant's, without --tenant)")
+    ls.add_argument("--tenant", help="only this tenant's hosts")
     ls.set_defaults(func=lambda a: _run(hosts_list(_settings(a), a.tenant)))
 
     feed_commands.register(subparsers)
@@ -190,13 +190,25 @@ async def hosts_revoke(settings: Settings, token: str, *, out: TextIO | None = N
     return 0 if revoked else 1
 
 
-async def hosts_list(settings: Settings, tenant_id: str, *, out: TextIO | None = None) -> int:
+async def hosts_list(settings: Settings, tenant_id: str | None = None, *, out: TextIO | None = None) -> int:
+    """The hosts of ``tenant_id``, or of every tenant (issue 14: nothing listed the tenants to ask about)."""
     out = out or sys.stdout
     async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
-        if await stores.tenants.get_tenant(tenant_id) is None:
-            print(f"error: no tenant {tenant_id!r}", file=sys.stderr)
-            return 1
-        claims = await stores.tenants.hosts_of(tenant_id)
-    for c in claims:
-        print(f"{c.host:40} {'verified' if c.verified else 'unverified':10} {c.verification_token}", file=out)
+        if tenant_id is not None:
+            tenant = await stores.tenants.get_tenant(tenant_id)
+            if tenant is None:
+                print(f"error: no tenant {tenant_id!r} (turbocubes hosts list shows every tenant)", file=sys.stderr)
+                return 1
+            tenants = [tenant]
+        else:
+            tenants = await stores.tenants.list_tenants()
+        claims = {t.tenant_id: await stores.tenants.hosts_of(t.tenant_id) for t in tenants}
+    for t in tenants:
+        if tenant_id is None:
+            print(f"tenant {t.tenant_id} ({t.name}), since {t.created_at:%Y-%m-%d}", file=out)
+        for c in claims[t.tenant_id]:
+            state = "verified" if c.verified else "unverified"
+            print(f"  {c.host:40} {state:10} {c.verification_token} {c.origin or ''}".rstrip(), file=out)
+    if not tenants:
+        print("no tenants yet (turbocubes hosts add HOST, or POST /api/v1/signup)", file=out)
     return 0

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from cubes.api.app import create_app
 from shared.config import Settings
+from shared.ports import listen
 from shared.runtime.cube import Cube, Service
 from shared.runtime.deps import Deps
 
@@ -31,7 +32,11 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
         await runner.setup()
         site = web.TCPSite(runner, settings.api.host, settings.api.port)
-        await site.start()
+        try:
+            await listen(site.start, key="api.port", host=settings.api.host, port=settings.api.port)
+        except BaseException:
+            await runner.cleanup()
+            raise
         state["runner"] = runner
         # with port 0 the OS picked one: report the real address
         address = runner.addresses[0] if runner.addresses else (settings.api.host, settings.api.port)

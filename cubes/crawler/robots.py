@@ -211,6 +211,9 @@ class RobotsCache:
         code = result.http_status or 0
         if 400 <= code < 500 and code != 429:
             return _Entry(None, True, now + self.ttl_s), None
+        if result.status is FetchStatus.blocked_address:
+            # the host itself may not be fetched: robots.txt is only the first URL that found out
+            return _Entry(None, False, now + UNREACHABLE_TTL_S, status=result.status, reason=result.error or ""), None
         if result.status in _TRANSPORT:
             reason = f"robots.txt: {result.status.value}: {result.error}"
             return _Entry(None, False, now + UNREACHABLE_TTL_S, status=result.status, reason=reason), None

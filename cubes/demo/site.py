@@ -143,6 +143,7 @@ class DemoSite:
         written = sum(r.written for r in self.rows)
         expected = sum(r.expected for r in self.rows)
         front = self.settings.frontend.public_url.rstrip("/")
+        api = self.settings.api.public_url.rstrip("/")
         example = self.site.sources[0].pages[0]
         if timed_out:
             head = (
@@ -163,6 +164,9 @@ class DemoSite:
                 f"  search:            {front}/search?q=lighthouse",
                 f"  a Turbo page:      {front}/turbo?url={quote(example, safe='')}",
                 f"  the original site: {self.site.base}/",
+                f"  webmaster console: {front}/console (a token: POST {api}/api/v1/signup)",
+                f"  API docs:          {api}/docs",
+                f"  OpenAPI document:  {api}/api/v1/openapi.json",
                 "  (Ctrl-C stops everything; the next `up --demo` resumes without re-processing unchanged pages)",
             ]
         )

@@ -10,6 +10,7 @@ from aiohttp import web
 from cubes.frontend.app import create_app
 from cubes.frontend.queries import QueryEvents
 from shared.config import Settings
+from shared.ports import listen
 from shared.runtime.cube import Cube, Service
 from shared.runtime.deps import Deps
 
@@ -36,7 +37,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     async def start() -> None:
         events.start()
         await runner.setup()
-        await web.TCPSite(runner, settings.frontend.host, settings.frontend.port).start()
+        site = web.TCPSite(runner, settings.frontend.host, settings.frontend.port)
+        await listen(site.start, key="frontend.port", host=settings.frontend.host, port=settings.frontend.port)
         log.info("frontend serving on %s", ", ".join(urls()))
 
     async def stop() -> None:

@@ -29,6 +29,7 @@ from cubes.scheduler.websub import SignatureCheck, Subscriptions, SubState
 from shared.clock import Clock
 from shared.config import Settings
 from shared.feeds import fetch_request
+from shared.ports import listen
 from shared.runtime.deps import Publish
 from shared.stores import FeedStore
 
@@ -118,7 +119,7 @@ class CallbackServer:
         self._runner = web.AppRunner(self._app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
-        await site.start()
+        await listen(site.start, key="scheduler.websub_port", host=self._host, port=self._port)
         self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:

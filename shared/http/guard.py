@@ -42,6 +42,10 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _COMPAT = ipaddress.ip_network("::/96")
 
 
+#: what a refusal says to whoever must decide: public feeds need public addresses; local ones an allowlist
+ALLOWLIST_HINT = "to fetch it anyway (a local test feed), add it to http.allowlist (TURBOCUBES_HTTP_ALLOWLIST)"
+
+
 def address_problem(ip: IPAddress) -> str | None:
     """Why ``ip`` must not be fetched (``"loopback"``, ``"private"``, ...), or None if it is public."""
     if isinstance(ip, ipaddress.IPv6Address):
@@ -120,7 +124,8 @@ class AddressGuard:
         problem = address_problem(ip)
         if problem is not None:
             name = f"{host} -> {ip}" if host and host != str(ip) else str(ip)
-            raise BlockedAddressError(f"blocked address {name}: {problem}")
+            # the one setting that lets it through, named: a local test feed is the usual case
+            raise BlockedAddressError(f"blocked address {name}: {problem}; {ALLOWLIST_HINT}")
 
     def check_url(self, url: str | URL) -> URL:
         """Scheme and literal-IP check; returns the parsed URL. Names are checked when resolved."""

@@ -8,6 +8,8 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from shared.ports import listen
+
 __all__ = ["HealthServer"]
 
 
@@ -37,7 +39,11 @@ class HealthServer:
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
+        try:
+            await listen(site.start, key="runtime.metrics_port", host=self.host, port=self.port)
+        except BaseException:
+            await self._runner.cleanup()
+            raise
         server = site._server
         assert server is not None
         self.bound_port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]

@@ -52,6 +52,10 @@ class TenantStore(Protocol):
 
     async def get_tenant(self, tenant_id: str) -> Tenant | None: ...
 
+    async def list_tenants(self, limit: int = 1000) -> list[Tenant]:
+        """Tenants, the oldest first (the operator's ``turbocubes hosts list``)."""
+        ...
+
     async def add_host(
         self, tenant_id: str, host: str, *, origin: str | None = None, now: datetime | None = None
     ) -> HostClaim:

@@ -83,6 +83,14 @@ class SqlTenantStore:
         )
         return None if row is None else _tenant(row)
 
+    async def list_tenants(self, limit: int = 1000) -> builtins.list[Tenant]:
+        rows = await self._db.fetch(
+            "SELECT tenant_id, name, created_at, rps, burst, bytes_per_s FROM tenants"
+            " ORDER BY created_at, tenant_id LIMIT ?",
+            limit,
+        )
+        return [_tenant(r) for r in rows]
+
     async def _require(self, tenant_id: str) -> None:
         if await self._db.fetchone("SELECT 1 FROM tenants WHERE tenant_id = ?", tenant_id) is None:
             raise NotFound(f"tenant {tenant_id!r} does not exist")

@@ -245,3 +245,19 @@ async def partner_slow_robots(request):
     except ConnectionError:
         pass  # the crawler hung up, as it should
     return resp
+
+
+async def test_a_refused_local_feed_names_the_setting_not_robots_txt(partner, partner_resolver):
+    """Issue 14: the SSRF refusal of a local test feed blamed robots.txt and named no setting."""
+    from shared.config import Settings
+    from tests.unit.cubes.crawler.crawlkit import make_handler as mk
+
+    h = mk(Settings(), partner_resolver)  # no allowlist; a.partner.test resolves to 127.0.0.1
+    try:
+        [out] = await h.handle(request(partner.url(A, "/feed.xml"), A), CTX)
+    finally:
+        await h.fetcher.close()
+    assert out.message.status is FetchStatus.blocked_address
+    assert not out.message.error.startswith("robots.txt")
+    assert "127.0.0.1" in out.message.error
+    assert "http.allowlist" in out.message.error
