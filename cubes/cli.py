@@ -106,8 +106,9 @@ def _name_subcommands(parser: argparse.ArgumentParser) -> None:
 
 def _cmd_up(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
+    from shared.runtime.shutdown import run_main
 
-    return asyncio.run(
+    return run_main(
         run_up(
             load_settings(args.config), only=args.only, demo=args.demo, workers=args.workers, log_level=args.log_level
         )
@@ -127,8 +128,9 @@ def _process_count(text: str) -> int:
 
 def _cmd_cube(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
+    from shared.runtime.shutdown import run_main
 
-    return asyncio.run(run_up(load_settings(args.config), only=[args.name], demo=False))
+    return run_main(run_up(load_settings(args.config), only=[args.name], demo=False))
 
 
 def _cmd_topics_create(args: argparse.Namespace) -> int:

@@ -5,8 +5,14 @@ through the registry, run them side by side with a ``/healthz`` + ``/metrics``
 server and a status writer (each runner's stats, lag and DLQ counts into the
 status store every ``runtime.status_interval_s``; ``shared/status.py``), and
 turn SIGTERM / SIGINT into a graceful stop of every runner
-(in-flight work finishes and is committed; the process exits within
-``runtime.shutdown_timeout_s``).
+(in-flight work finishes and is committed).
+
+A stop always ends (``shared/runtime/shutdown.py``; issue 18): in-flight work
+gets ``runtime.shutdown_timeout_s``, a runner ``WRAP_UP_S`` more to commit and
+leave its group; then what is still running is cancelled, and what ignores
+that for ``CANCEL_GRACE_S`` is left behind (named in the log); the status
+writer, the ``/metrics`` server and each engine then close under deadlines of
+their own. No wait at shutdown depends on a task honouring its cancellation.
 
 ``up --workers N`` also starts N-1 child processes running the replicable
 cubes (``cubes/workers.py``); each child runs ``run_cubes`` as this process
@@ -31,7 +37,8 @@ from shared.errors import ConfigError
 from shared.runtime import Runner, ensure_topics, open_deps
 from shared.runtime.deps import Deps
 from shared.runtime.health import HealthServer
-from shared.status import StatusWriter
+from shared.runtime.shutdown import WRAP_UP_S, bounded, settle
+from shared.status import READ_TIMEOUT_S, StatusWriter
 
 __all__ = ["run_cubes", "run_up"]
 
@@ -101,6 +108,7 @@ async def run_cubes(
     status_task: asyncio.Task[None] | None = None
     writer: StatusWriter | None = None
     watch: asyncio.Task[None] | None = None
+    status_stop = asyncio.Event()
     try:
         await ensure_topics(deps, names)
         for name in names:
@@ -150,7 +158,7 @@ async def run_cubes(
         # the status page's and the overload gate's view of this process (shared/status.py); kept out of
         # `tasks`, whose first ending means "stop"
         writer = StatusWriter(deps, runners)
-        status_task = asyncio.create_task(writer.run(), name="status")
+        status_task = asyncio.create_task(writer.run(status_stop), name="status")
         if side is not None:
             tasks.append(asyncio.create_task(side(deps, stop), name="side"))
         if pool is not None:
@@ -176,12 +184,9 @@ async def run_cubes(
         problems: list[str] = []
         stopping = asyncio.create_task(pool.stop()) if pool is not None else None
         # the children drain and commit at the same time as this process's runners
-        _, pending = await asyncio.wait(tasks, timeout=settings.runtime.shutdown_timeout_s)
-        for t in pending:
-            t.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await settle(tasks, settings.runtime.shutdown_timeout_s + WRAP_UP_S)
         if stopping is not None:
-            problems = await stopping
+            problems = await stopping  # bounded: children still there after their grace are killed
             for problem in problems:
                 print(f"{label}: {problem}", flush=True)
         stopper.cancel()
@@ -190,12 +195,15 @@ async def run_cubes(
     finally:
         if pool is not None and any(c.proc.returncode is None for c in pool.children):
             await pool.stop()  # an error before the normal stop: never leave children behind
-        for side_task in (watch, status_task):
-            if side_task is not None:
-                side_task.cancel()
-                await asyncio.gather(side_task, return_exceptions=True)
+        await settle([watch] if watch is not None else [], 0)
+        # the status writer ends its round in progress (cancelling a broker call half-way leaks its
+        # connection), within a deadline: then it is cancelled, and never waited on for long (it once
+        # held a loaded machine's shutdown for over a minute, waiting on PostgreSQL)
+        status_stop.set()
+        await settle([status_task] if status_task is not None else [], 2 * READ_TIMEOUT_S)
         if writer is not None:
-            await writer.close()  # stopped, not crashed: the status page drops this process at once
+            # stopped, not crashed: the status page drops this process at once
+            await bounded("status: the stopped snapshot", writer.close, READ_TIMEOUT_S)
         if health is not None:
-            await health.stop()
+            await bounded("the /metrics server", health.stop)
         await deps.close()

@@ -51,6 +51,7 @@ from typing import Any
 import orjson
 
 from shared.config import Settings
+from shared.runtime.shutdown import run_main
 
 __all__ = [
     "REPLICABLE",
@@ -296,7 +297,7 @@ def worker_main(argv: Sequence[str] | None = None, *, resolver: Any = None) -> i
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(serve_worker(resolver))
+        return run_main(serve_worker(resolver))
     except KeyboardInterrupt:
         return 130
 

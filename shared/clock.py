@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol
 
-__all__ = ["Clock", "ManualClock", "SystemClock", "utcnow"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "sleep_unless", "utcnow"]
 
 
 def utcnow() -> datetime:
@@ -19,6 +19,21 @@ class Clock(Protocol):
     def monotonic(self) -> float: ...
     def time(self) -> float: ...
     async def sleep(self, seconds: float) -> None: ...
+
+
+async def sleep_unless(clock: Clock, seconds: float, stop: asyncio.Event) -> bool:
+    """Sleep ``seconds`` on ``clock``, or until ``stop`` is set; True when it was (a loop's pause that a
+    stop ends at once, so that the loop's work in progress is never what a stop has to cut)."""
+    if stop.is_set():
+        return True
+    pause = asyncio.ensure_future(clock.sleep(seconds))
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((pause, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        pause.cancel()
+        stopped.cancel()
+    return stop.is_set()
 
 
 class SystemClock:

@@ -56,7 +56,7 @@ from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import ConfigError, StoreUnavailable, TransientError
 from shared.messages import CrawlKind, CrawlRequest
-from shared.runtime.cube import Output
+from shared.runtime.cube import Output, TimerContext
 from shared.status import CUBE_PREFIX, OVERLOAD_PREFIX, instance_id, pipeline_lag, stamp
 from shared.stores import Feed, StatusStore
 
@@ -229,7 +229,7 @@ class Overload:
             log.warning("%s: overload state not published: %s", self.cube, exc)
         return on
 
-    async def tick(self) -> list[Output]:
+    async def tick(self, ctx: TimerContext) -> list[Output]:
         """``refresh`` as a cube ``Timer``."""
         await self.refresh()
         return []

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from shared import contracts
-from shared.clock import Clock
+from shared.clock import Clock, sleep_unless
 from shared.stores import StatusSnapshot
 
 if TYPE_CHECKING:
@@ -131,11 +131,10 @@ async def runner_snapshot(runner: Runner, dlq_depth: dict[str, int]) -> dict[str
     """What the status page shows of one runner; ``dlq_depth`` maps each DLQ topic to its records
     (a topic's DLQ is shared by every group that consumes the topic, so it is reported as a topic's)."""
     lag_by_topic: dict[str, int] = {}
-    consumer = runner.consumer
-    if consumer is not None:
-        with contextlib.suppress(Exception):  # a broker in trouble: no lag this round, the rest still goes
-            for tp, n in (await asyncio.wait_for(consumer.lag(), READ_TIMEOUT_S)).items():
-                lag_by_topic[tp.topic] = lag_by_topic.get(tp.topic, 0) + int(n)
+    with contextlib.suppress(Exception):  # a broker in trouble: no lag this round, the rest still goes
+        # through the runner, which lets the reading end before its consumer stops (Runner.lag)
+        for tp, n in (await asyncio.wait_for(runner.lag(), READ_TIMEOUT_S)).items():
+            lag_by_topic[tp.topic] = lag_by_topic.get(tp.topic, 0) + int(n)
     s = runner.stats
     inputs = list(runner.cube.inputs)
     return {
@@ -210,9 +209,14 @@ class StatusWriter:
         except Exception as exc:
             log.warning("the stopped state was not written (%s: %s)", type(exc).__name__, exc)
 
-    async def run(self) -> None:
-        """Write forever (until cancelled), one round per interval."""
-        while True:
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Write one round per interval until ``stop`` (or cancelled).
+
+        A stop ends the pause between rounds, never a round: cancelling one half-way through a
+        broker or store call can leave a connection open (aiokafka, asyncpg) or hold the shutdown.
+        """
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
             try:
                 await self.write_once()
             except asyncio.CancelledError:
@@ -221,4 +225,4 @@ class StatusWriter:
                 log.warning(
                     "status snapshot not written (%s: %s); next try in %.0fs", type(exc).__name__, exc, self.interval_s
                 )
-            await self.deps.clock.sleep(self.interval_s)
+            await sleep_unless(self.deps.clock, self.interval_s, stop)

@@ -18,7 +18,7 @@ from cubes.crawler.report import LaneReport
 from shared.config import Settings
 from shared.http import Fetcher
 from shared.overload import PAGE_CRAWLS, Overload
-from shared.runtime.cube import Cube, Output, Timer
+from shared.runtime.cube import Cube, Output, Timer, TimerContext
 from shared.runtime.deps import Deps
 
 __all__ = ["BUDGET_SHARE", "build"]
@@ -47,7 +47,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         lane_store=stores.lanes,  # what a lane must not forget, for the next owner of the host
     )
 
-    async def save_lanes() -> list[Output]:
+    async def save_lanes(ctx: TimerContext) -> list[Output]:
         await handler.memory.flush()
         return []
 

@@ -19,7 +19,7 @@ from cubes.crawler.lanes import Lane, Lanes
 from cubes.crawler.metrics import CrawlMetrics, lane_interest
 from shared.clock import Clock
 from shared.overload import Overload
-from shared.runtime.cube import Output
+from shared.runtime.cube import Output, TimerContext
 from shared.status import LANES_PREFIX, instance_id, stamp
 from shared.stores import StatusStore
 
@@ -83,7 +83,7 @@ class LaneReport:
             "lanes": [lane_row(ln, self.clock) for ln in chosen],
         }
 
-    async def tick(self) -> list[Output]:
+    async def tick(self, ctx: TimerContext) -> list[Output]:
         if self.overload is not None:
             await self.overload.refresh()
         if self.metrics is not None:

@@ -12,7 +12,7 @@ __all__ = ["build"]
 
 async def build(settings: Settings, deps: Deps) -> Cube:
     stores = await deps.stores()
-    handler = DelayHandler(settings, stores.images, stores.delay, deps.clock, deps.publish, stores.problems)
+    handler = DelayHandler(settings, stores.images, stores.delay, deps.clock, stores.problems)
     return Cube(
         name="delay",
         inputs=("media.cached",),

@@ -17,11 +17,10 @@ deadline -- is written as the page's problems (``shared/losses.py``) before
 the document is published, so its webmaster sees what the page lost and why.
 
 No document is ever lost: the store does not delete what it releases, it leases
-it (``released_at``). ``handle`` returns the documents as outputs and confirms
-them (``DelayStore.confirm`` deletes them) in an ``after_commit`` hook, which the
-runtime runs only once those outputs are acknowledged and the input committed;
-``sweep`` publishes itself (``deps.publish`` awaits the acknowledgements) and
-then confirms. A crash or a failed publish in between leaves the release
+it (``released_at``). ``handle`` and ``sweep`` return the documents as outputs and
+confirm them (``DelayStore.confirm`` deletes them) in an ``after_commit`` hook,
+which the runtime runs only once those outputs are acknowledged (and, for
+``handle``, the input committed). A crash or a failed publish in between leaves the release
 unconfirmed, and the sweep hands it out again once ``delay.release_lease_s`` has
 passed: at worst a duplicate, which the kvwriter drops (newest version wins).
 """
@@ -39,8 +38,7 @@ from shared.lookups import LookupBatcher
 from shared.losses import page_problems
 from shared.messages import MediaCached, MediaStatus
 from shared.parked import ParkedPayloadError, release
-from shared.runtime.cube import Context, Output
-from shared.runtime.deps import Publish
+from shared.runtime.cube import Context, Output, TimerContext
 from shared.stores import DelayStore, ImageRegistry, PageProblems, ParkedDoc, ProblemStore
 
 __all__ = ["DelayHandler"]
@@ -57,7 +55,6 @@ class DelayHandler:
         images: ImageRegistry,
         delay: DelayStore,
         clock: Clock,
-        publish: Publish,
         problems: ProblemStore | None = None,
     ) -> None:
         #: where what a released page lost is written; None: nowhere (tests of other concerns)
@@ -68,7 +65,6 @@ class DelayHandler:
         self.lookups = LookupBatcher(images, cache_size=settings.media.lookup_cache_size)
         self.delay = delay
         self.clock = clock
-        self.publish = publish
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)
@@ -101,24 +97,22 @@ class DelayHandler:
         if msg.status == MediaStatus.ok and msg.cdn_url:
             self.lookups.remember(url, msg.cdn_url)
         outputs, released = await self._ready(await self.delay.resolve(url, now=now), now)
-        if released:
-
-            async def confirm() -> None:
-                await self.delay.confirm(released)
-
-            ctx.after_commit(confirm)  # only once our outputs are durable; see the module docstring
+        self._confirm_after_commit(ctx, released)
         return outputs
 
-    async def sweep(self) -> list[Output]:
-        """Release documents past their deadline, and releases never confirmed (at most ``sweep_batch``).
-
-        Publishes them itself and confirms once they are acknowledged, so it returns nothing.
-        """
+    async def sweep(self, ctx: TimerContext) -> list[Output]:
+        """Release documents past their deadline, and releases never confirmed (at most ``sweep_batch``)."""
         now = self._now()
         docs = await self.delay.due(now, limit=self.sweep_batch, lease_s=self.lease_s)
         outputs, released = await self._ready(docs, now)
-        if outputs:
-            await self.publish(outputs)  # raises unless every output is acknowledged: then no confirm
-        if released:
+        self._confirm_after_commit(ctx, released)
+        return outputs
+
+    def _confirm_after_commit(self, ctx: Context | TimerContext, released: Released) -> None:
+        if not released:
+            return
+
+        async def confirm() -> None:
             await self.delay.confirm(released)
-        return []
+
+        ctx.after_commit(confirm)  # only once our outputs are durable; see the module docstring

@@ -41,7 +41,6 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     discovery = Discovery(
         settings.scheduler,
         feeds,
-        deps.publish,
         deps.clock,
         hashes=stores.hashes,
         blobs=deps.blobs,
@@ -52,7 +51,6 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     handler = SchedulerHandler(
         settings,
         feeds,
-        deps.publish,
         deps.clock,
         subscriber=subscriber,
         blobs=deps.blobs,

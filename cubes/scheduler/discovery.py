@@ -55,8 +55,7 @@ from shared.errors import NotFound
 from shared.hosts import HostScope, scope_for, tenant_scope
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.overload import DEFER_S, Overload
-from shared.runtime.cube import Output
-from shared.runtime.deps import Publish
+from shared.runtime.cube import Output, TimerContext
 from shared.sitemaps import discover_article_urls, hosts_related, is_sitemap, page_links, sitemap_children
 from shared.stores import Feed, FeedStore, HashStore, TenantStore
 from shared.urls import host_of
@@ -108,7 +107,6 @@ class Discovery:
         self,
         cfg: SchedulerConfig,
         feeds: FeedStore,
-        publish: Publish,
         clock: Clock,
         *,
         hashes: HashStore | None = None,
@@ -120,7 +118,6 @@ class Discovery:
         self._cfg = cfg
         self._owner = ownership or Ownership()
         self._feeds = feeds
-        self._publish = publish
         self._clock = clock
         self._hashes = hashes
         self._blobs = blobs
@@ -170,19 +167,19 @@ class Discovery:
 
     # ------------------------------------------------------------------ rounds
 
-    async def tick(self) -> int:
-        """Start the rounds that are due (published here); returns how many fetches were ordered."""
+    async def tick(self, ctx: TimerContext) -> list[Output]:
+        """The orders of the rounds that are due (the scheduler's tick publishes them)."""
         await self._load()
         now = self._clock.time()
         due = [(name, h) for name, h in self.hosts.items() if h.due <= now and self._owner.owns(name)]
         if not due:
-            return 0
+            return []
         if self._overload is not None and (work := self._overload.yields(CrawlKind.page)) is not None:
             for _, h in due:
                 h.due = now + DEFER_S  # not skipped: read once the lag falls
             self._overload.count(work, len(due))
             ROUNDS.labels("deferred").inc(len(due))
-            return 0
+            return []
         requested_at = datetime.fromtimestamp(now, UTC)
         outputs = [
             self._request(url, name, DISCOVER_PREFIX + name, _ROUND_PRIORITY, requested_at)
@@ -195,14 +192,17 @@ class Discovery:
             h.due = now + self._cfg.discovery_interval_s
             h.sitemaps.clear()
             h.ordered_in_round = 0
-        try:
-            await self._publish(outputs)
-        except Exception:
+
+        async def put_back() -> None:  # the orders did not go out: the rounds are due as they were
             for name, h in due:
                 h.due = before[name]
-            raise
-        ROUNDS.labels("started").inc(len(due))
-        return len(outputs)
+
+        async def started() -> None:
+            ROUNDS.labels("started").inc(len(due))
+
+        ctx.on_failure(put_back)
+        ctx.after_commit(started)
+        return outputs
 
     @staticmethod
     def _request(url: str, host: str, requester: str, priority: int, now: datetime) -> Output:

@@ -47,8 +47,7 @@ from shared.hashing import body_hash, file_hash
 from shared.http.retry_after import parse_retry_after
 from shared.messages import CrawlKind, CrawlResult, FeedRegistration, FetchStatus
 from shared.overload import Overload
-from shared.runtime.cube import Context, Output
-from shared.runtime.deps import Publish
+from shared.runtime.cube import Context, Output, TimerContext
 from shared.stores import Feed, FeedStore
 
 __all__ = ["SchedulerHandler"]
@@ -77,7 +76,6 @@ class SchedulerHandler:
         self,
         settings: Settings,
         feeds: FeedStore,
-        publish: Publish,
         clock: Clock,
         *,
         subscriber: Subscriber | None = None,
@@ -93,14 +91,13 @@ class SchedulerHandler:
         #: article discovery for autoparser hosts (None: off)
         self._discovery = discovery
         self._feeds = feeds
-        self._publish = publish
         self._clock = clock
         self._subscriber = subscriber
         self._blobs = blobs
         self._rng = rng or random.Random()
         #: which partitions this replica ticks (a lone scheduler: all)
         self.ownership = ownership or Ownership()
-        self.ticker = Ticker(self._cfg, feeds, publish, clock, self.ownership, overload=overload)
+        self.ticker = Ticker(self._cfg, feeds, clock, self.ownership, overload=overload)
         self._spread = HostSpread(feeds, clock, self._cfg.host_gap_s)
 
     # ------------------------------------------------------------------ dispatch
@@ -225,13 +222,13 @@ class SchedulerHandler:
 
     # ------------------------------------------------------------------ tick
 
-    async def tick(self) -> list[Output]:
-        """Place what no announcement placed, emit every due feed once, then the due discovery rounds
-        (published here)."""
+    async def tick(self, ctx: TimerContext) -> list[Output]:
+        """Place what no announcement placed, emit every due feed once (``ctx.emit``: each batch is
+        leased once durable, ``tick.py``), then return the due discovery rounds' orders."""
         await self.ticker.sweep()
-        await self.ticker.tick()
+        await self.ticker.tick(ctx)
         if self._discovery is not None:
-            await self._discovery.tick()
+            return await self._discovery.tick(ctx)
         return []
 
     async def close(self) -> None:

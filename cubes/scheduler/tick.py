@@ -9,7 +9,8 @@ Every ``scheduler.tick_s``, in this order (the order is the exactly-once design,
 2. **defer** YML re-fetches while the pipeline is overloaded (their next fetch
    moves ``overload.DEFER_S`` ahead: not emitted, not lost);
 3. **publish** one crawl request per feed, naming the poll (``due_at``: the
-   feed's due time as read in 1), and wait until every one is durable;
+   feed's due time as read in 1), and wait until every one is durable (the
+   timer round's ``emit``: the runtime publishes, as for a handler's outputs);
 4. only then **lease** each feed: its next fetch moves to now + the delay it
    would have had anyway (its interval, or its failure backoff), by
    compare-and-set against the value read in 1, so a result learned meanwhile
@@ -43,8 +44,7 @@ from shared.clock import Clock
 from shared.config import SchedulerConfig
 from shared.messages import CrawlKind, CrawlRequest
 from shared.overload import DEFER_S, Overload
-from shared.runtime.cube import Output
-from shared.runtime.deps import Publish
+from shared.runtime.cube import Output, TimerContext
 from shared.stores.feeds import Feed, FeedStore
 
 __all__ = ["ROUTINE_PRIORITY", "SWEEP_EVERY_S", "Ticker"]
@@ -74,7 +74,6 @@ class Ticker:
         self,
         cfg: SchedulerConfig,
         feeds: FeedStore,
-        publish: Publish,
         clock: Clock,
         ownership: Ownership,
         *,
@@ -82,7 +81,6 @@ class Ticker:
     ) -> None:
         self._cfg = cfg
         self._feeds = feeds
-        self._publish = publish
         self._clock = clock
         self._owner = ownership
         self._overload = overload
@@ -135,8 +133,9 @@ class Ticker:
 
     # ------------------------------------------------------------------ the tick
 
-    async def tick(self) -> int:
-        """Emit every due feed of this replica's partitions once (published here); returns how many."""
+    async def tick(self, ctx: TimerContext) -> int:
+        """Emit every due feed of this replica's partitions once (through the round's ``ctx.emit``);
+        returns how many."""
         owned = self._owner.owned()
         if owned is not None and not owned:
             return 0  # no partition (yet): another replica ticks everything
@@ -152,17 +151,17 @@ class Ticker:
                     # not emitted, not lost: due again after the deferral, fetched once the lag falls
                     await self._feeds.update_schedule(feed.feed_id, next_fetch_at=_dt(now + DEFER_S))
             if due:
-                await self._emit(due, now)
+                await self._emit(ctx, due, now)
                 emitted += len(due)
             if read < self._cfg.tick_batch or self._clock.monotonic() - started > _TICK_SHARE * self._cfg.tick_s:
                 break
         self.emitted += emitted
         return emitted
 
-    async def _emit(self, due: list[Feed], now: float) -> None:
+    async def _emit(self, ctx: TimerContext, due: list[Feed], now: float) -> None:
         now_dt = _dt(now)
         # step 3: every request durable first (a failure raises here, and nothing was leased)
-        await self._publish([self._request(feed, now_dt) for feed in due])
+        await ctx.emit([self._request(feed, now_dt) for feed in due])
         # step 4: the lease, compare-and-set against what step 1 read
         for feed in due:
             st = feed.status

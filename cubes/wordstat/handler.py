@@ -18,7 +18,7 @@ from shared.clock import Clock, SystemClock
 from shared.config import WordstatConfig
 from shared.errors import Reject
 from shared.messages import SearchQueryEvent
-from shared.runtime.cube import Context, Output
+from shared.runtime.cube import Context, Output, TimerContext
 from shared.stores.wordstat import CountedSearch, WordstatStore, distinct_lemmas, month_of
 from shared.wordstat.lemmas import analyze, normalize_query
 
@@ -70,7 +70,7 @@ class WordstatHandler:
         await self.counter.count(counted(msg))
         return []
 
-    async def forget(self) -> Sequence[Output]:
+    async def forget(self, ctx: TimerContext | None = None) -> Sequence[Output]:
         """Timer: drop event ids older than the dedupe window."""
         now = datetime.fromtimestamp(self.clock.time(), tz=UTC)
         await self.store.forget_seen(now - timedelta(seconds=self.config.dedupe_window_s))

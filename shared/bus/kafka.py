@@ -125,23 +125,15 @@ class KafkaBus:
         )
         consumer = KafkaConsumer(raw, group, on_revoke, self.prefix)
         raw.subscribe([self.prefix + t for t in topics], listener=consumer.listener)
-        try:
-            await raw.start()
-        except KafkaError as exc:
-            with contextlib.suppress(Exception):
-                await raw.stop()
-            raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
+        await _started(raw, self.servers)
         self._consumers.append(consumer)
         consumer._on_stop = lambda: self._consumers.remove(consumer) if consumer in self._consumers else None
         return consumer
 
     async def _admin(self) -> AIOKafkaAdminClient:
         admin = AIOKafkaAdminClient(bootstrap_servers=self.servers, client_id=self.client_id)
-        try:
-            await admin.start()
-        except KafkaError as exc:
-            raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
-        return admin
+        started: AIOKafkaAdminClient = await _started(admin, self.servers)
+        return started
 
     async def create_topics(self, specs: Sequence[TopicSpec]) -> list[str]:
         admin = await self._admin()
@@ -169,11 +161,8 @@ class KafkaBus:
 
     async def _plain_consumer(self) -> AIOKafkaConsumer:
         c = AIOKafkaConsumer(bootstrap_servers=self.servers, client_id=self.client_id, enable_auto_commit=False)
-        try:
-            await c.start()
-        except KafkaError as exc:
-            raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
-        return c
+        started: AIOKafkaConsumer = await _started(c, self.servers)
+        return started
 
     async def end_offsets(self, topic: str) -> dict[int, int]:
         topic = self.prefix + topic
@@ -226,13 +215,22 @@ class KafkaBus:
             await c.stop()
 
 
-async def _started(raw: AIOKafkaProducer, servers: str) -> AIOKafkaProducer:
+async def _started(raw: Any, servers: str) -> Any:
+    """``raw.start()`` (a producer, consumer or admin client), or ``raw`` stopped again.
+
+    A start that fails *or is cancelled* half-way has connections open already: without the
+    stop they leak, and warn (ResourceWarning) when collected -- a status reader cancelled at
+    shutdown while it opened its consumer did that (issue 18). The stop runs even when the
+    start was cancelled; the cancellation goes on after it.
+    """
     try:
         await raw.start()
-    except KafkaError as exc:
+    except BaseException as exc:
         with contextlib.suppress(Exception):
-            await raw.stop()
-        raise BusUnavailable(f"Kafka at {servers}: {exc}") from exc
+            await (raw.close() if isinstance(raw, AIOKafkaAdminClient) else raw.stop())
+        if isinstance(exc, KafkaError):
+            raise BusUnavailable(f"Kafka at {servers}: {exc}") from exc
+        raise
     return raw
 
 

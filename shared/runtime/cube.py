@@ -20,7 +20,12 @@ handler raises ``shared.errors.Reject(reason)`` (-> DLQ at once); a
 
 Cubes without inputs (api, frontend) declare ``services``: long-running
 coroutines started and stopped with the cube. ``timers`` run periodically
-and may return outputs (the delay cube's sweep, the scheduler's tick).
+(the delay cube's sweep, the scheduler's tick) and are written like handlers:
+a timer takes a ``TimerContext`` and returns its ``Output``s, which the runtime
+publishes and waits for (``timers.py``); state that may go only once they are
+durable goes in ``after_commit``, and what assumed they would be goes back in
+``on_failure``. Neither a handler nor a timer touches the bus; only the HTTP
+services publish themselves (``Deps.publish``), since a request is their input.
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ from typing import Any, Literal
 from shared.bus.base import TopicPartition
 from shared.messages import Message
 
-__all__ = ["Context", "Cube", "Handler", "Output", "Service", "Timer"]
+__all__ = ["Context", "Cube", "Handler", "Hook", "Output", "Service", "Timer", "TimerContext", "TimerFn"]
+
+#: something to run once, later: after the outputs are durable, or after they failed
+Hook = Callable[[], Awaitable[None]]
 
 
 @dataclass(slots=True)  # one per published message: not frozen (a frozen __init__ costs ~3x)
@@ -46,8 +54,53 @@ class Output:
     headers: tuple[tuple[str, bytes], ...] = ()
 
 
+@dataclass(slots=True)
+class _Outputs:
+    """What handlers and timers share: hooks after their outputs are durable, and ``emit``."""
+
+    #: hooks to run once the outputs are acknowledged (and, for a message, its offset committed)
+    committed_hooks: list[Hook] | None = field(default=None, kw_only=True)
+    #: the runtime's way to publish part of the outputs early (``emit``); None outside a runner
+    emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = field(default=None, kw_only=True)
+
+    def after_commit(self, hook: Hook) -> None:
+        """Run ``hook`` after the outputs are durable (and, for a message, the input is committed).
+
+        For state that may only be dropped once the work it stands for is safely
+        published (the delay store releases a parked document this way). A hook that
+        never runs (a crash in between) must be harmless: a message is delivered again,
+        a timer's next round finds the work still to do.
+        """
+        if self.committed_hooks is None:
+            self.committed_hooks = []
+        self.committed_hooks.append(hook)
+
+    @property
+    def can_emit(self) -> bool:
+        return self.emitter is not None
+
+    async def emit(self, outputs: Sequence[Output]) -> None:
+        """Publish ``outputs`` now and return once the broker has acknowledged every one of them.
+
+        For work whose outputs grow with its input (the first load of a shop's catalog of a
+        million offers) or that must know them durable before it goes on (the scheduler leases
+        a feed only once its request is out): it emits them a batch at a time instead of
+        returning them all at once, so its memory stays bounded. A message's input is still
+        committed only after the handler returns and its returned outputs are acknowledged; a
+        crash in between delivers the input again and the emitted outputs go out again
+        (at-least-once, as for returned ones). So what a handler records as done *after* an
+        ``emit`` returns (the offers' hashes) must be what makes the redelivery skip them: then a
+        crash resumes instead of starting over. Validation and errors are those of returned
+        outputs (``PublishContractError``; ``BusUnavailable`` is an outage). Only with
+        ``can_emit`` (a runner); elsewhere return the outputs.
+        """
+        if self.emitter is None:
+            raise RuntimeError("emit needs a runner; return the outputs instead (see can_emit)")
+        await self.emitter(outputs)
+
+
 @dataclass(slots=True)  # built once per message: not frozen, which costs ~3x in __init__
-class Context:
+class Context(_Outputs):
     """Where the message being handled came from."""
 
     topic: str
@@ -58,54 +111,40 @@ class Context:
     attempt: int
     received_at: datetime
     headers: Sequence[tuple[str, bytes]] = ()
-    #: hooks to run once this message's outputs are acknowledged and its offset committed
-    committed_hooks: list[Callable[[], Awaitable[None]]] | None = None
-    #: the runner's way to publish part of the outputs early (``emit``); None outside a runner
-    emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None
-
-    @property
-    def can_emit(self) -> bool:
-        return self.emitter is not None
-
-    async def emit(self, outputs: Sequence[Output]) -> None:
-        """Publish ``outputs`` now and return once the broker has acknowledged every one of them.
-
-        For a handler whose outputs grow with its input (the first load of a shop's catalog of a
-        million offers): it emits them a batch at a time instead of returning them all at once, so
-        its memory stays bounded. The input is still committed only after the handler returns and
-        its returned outputs are acknowledged; a crash in between delivers the input again and the
-        emitted outputs go out again (at-least-once, as for returned ones). So what a handler
-        records as done *after* an ``emit`` returns (the offers' hashes) must be what makes the
-        redelivery skip them: then a crash resumes instead of starting over. Validation and errors
-        are those of returned outputs (``PublishContractError``; ``BusUnavailable`` is an outage).
-        Only with ``can_emit`` (a runner); elsewhere return the outputs.
-        """
-        if self.emitter is None:
-            raise RuntimeError("emit needs a runner; return the outputs instead (see can_emit)")
-        await self.emitter(outputs)
-
-    def after_commit(self, hook: Callable[[], Awaitable[None]]) -> None:
-        """Run ``hook`` after the outputs of this message are durable and the input is committed.
-
-        For state that may only be dropped once the work it stands for is safely
-        published (the delay store releases a parked document this way). A hook that
-        never runs (a crash in between) must be harmless: the message is delivered again.
-        """
-        if self.committed_hooks is None:
-            self.committed_hooks = []
-        self.committed_hooks.append(hook)
 
 
 Handler = Callable[[Any, Context], Awaitable[Sequence[Output]]]
 
 
+@dataclass(slots=True)
+class TimerContext(_Outputs):
+    """One round of a timer: ``after_commit`` and ``emit`` as a handler's, and ``on_failure``.
+
+    A timer has no input to read again when its outputs are lost, so what it
+    changed on the assumption that they would go out (the scheduler moves a feed's
+    next fetch ahead before it emits it) is put back by an ``on_failure`` hook: run
+    when the round fails, its own code or the publish of its outputs.
+    """
+
+    timer: str
+    failed_hooks: list[Hook] | None = field(default=None, kw_only=True)
+
+    def on_failure(self, hook: Hook) -> None:
+        if self.failed_hooks is None:
+            self.failed_hooks = []
+        self.failed_hooks.append(hook)
+
+
+TimerFn = Callable[[TimerContext], Awaitable[Sequence[Output]]]
+
+
 @dataclass(frozen=True, slots=True)
 class Timer:
-    """A periodic task of a cube. Its outputs are published like a handler's."""
+    """A periodic task of a cube. Its outputs are published like a handler's (``timers.py``)."""
 
     name: str
     interval_s: float
-    fn: Callable[[], Awaitable[Sequence[Output]]]
+    fn: TimerFn
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
+from shared.runtime.shutdown import bounded
 
 if TYPE_CHECKING:
     from shared.blobs.base import BlobStore
@@ -67,6 +68,8 @@ class Deps:
         return self._cdn
 
     async def close(self) -> None:
+        """Close every engine opened, the last opened first; each under a deadline (``shutdown.py``),
+        so that one that does not close (a peer gone, a driver stuck) cannot keep the process alive."""
         for close in reversed(self._closers):
-            await close()
+            await bounded(getattr(close, "__qualname__", "an engine"), close)
         self._closers.clear()

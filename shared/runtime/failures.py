@@ -37,6 +37,7 @@ from shared.metrics import BREAKER_OPEN, DEAD_LETTERED, RETRIED
 from shared.runtime.breaker import Breaker
 from shared.runtime.headers import failure_headers, retry_headers
 from shared.runtime.retry import Decision, decide
+from shared.runtime.shutdown import settle
 from shared.runtime.stats import Meter, RunStats
 
 __all__ = ["OUTAGE_CAP_S", "OUTAGE_FIRST_S", "FailureRouter", "Outage", "Rerun"]
@@ -245,5 +246,4 @@ class FailureRouter:
 
     async def close(self) -> None:
         if self._half_open is not None:
-            self._half_open.cancel()
-            await asyncio.gather(self._half_open, return_exceptions=True)
+            await settle([self._half_open], 0)

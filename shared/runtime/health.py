@@ -12,6 +12,9 @@ from shared.ports import listen
 
 __all__ = ["HealthServer"]
 
+#: how long a request in flight may finish when the server stops (scrapes take milliseconds)
+SHUTDOWN_TIMEOUT_S = 1.0
+
 
 class HealthServer:
     """A tiny aiohttp server; ``health()`` returns a JSON-able dict with an ``ok`` flag."""
@@ -36,7 +39,8 @@ class HealthServer:
         app = web.Application()
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics)
-        self._runner = web.AppRunner(app, access_log=None)
+        # a scrape in flight at shutdown gets a second, not aiohttp's default minute
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         try:

@@ -27,6 +27,7 @@ from shared.bus.base import Consumer, TopicPartition
 from shared.clock import Clock
 from shared.runtime.commits import Slot
 from shared.runtime.headers import HEADERS, header_of
+from shared.runtime.shutdown import settle
 
 __all__ = ["LaneDispatcher"]
 
@@ -197,11 +198,8 @@ class LaneDispatcher:
         await self.cancel()
 
     async def cancel(self) -> None:
-        """Cancel every worker and wait until they are gone."""
-        workers = list(self._workers)
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        """Cancel every worker and wait until they are gone (at most ``CANCEL_GRACE_S``)."""
+        await settle(list(self._workers), 0)
 
     def clear(self) -> None:
         """Forget every lane and held retry (after ``cancel``, when the runner re-reads from its commits)."""
@@ -211,6 +209,4 @@ class LaneDispatcher:
 
     async def close(self) -> None:
         await self.cancel()
-        for t in list(self._releases):
-            t.cancel()
-        await asyncio.gather(*self._releases, return_exceptions=True)
+        await settle(list(self._releases), 0)

@@ -27,12 +27,14 @@ partition back to its last commit, backs off (1 s doubling to 30 s) and reads
 again. Outputs that did get out are produced again then — at-least-once; the
 stores' versioning makes that harmless.
 
-Timers (``Cube.timers``) run beside the intake; their outputs are published
-and acknowledged, then their ``after_commit`` hooks run, as a handler's.
+Timers (``Cube.timers``, ``timers.py``) run beside the intake; their outputs
+are published and acknowledged, then their ``after_commit`` hooks run, as a
+handler's (their ``on_failure`` hooks when that failed).
 
 Shutdown (SIGTERM / SIGINT via ``stop()``): intake stops; in-flight work gets
 ``shutdown_timeout_s`` to finish; what finished is committed; the consumer
-leaves the group. A rebalance that takes partitions away waits for their
+leaves the group. Every step is bounded (``shutdown.py``), so a stop ends even
+when something does not honour it. A rebalance that takes partitions away waits for their
 in-flight records the same way and commits them before they go.
 
 Time: every time the runner *reads* and every wait that is a message's
@@ -67,7 +69,9 @@ from shared.runtime.failures import FailureRouter, Outage, Rerun
 from shared.runtime.headers import HEADERS, origin_of
 from shared.runtime.lanes import LaneDispatcher
 from shared.runtime.publish import Encoder, emitter, publish_outputs, reset_producer
+from shared.runtime.shutdown import bounded, settle
 from shared.runtime.stats import Meter, RunStats, sample_lag
+from shared.runtime.timers import run_timer
 from shared.runtime.watchdog import Watchdog
 
 __all__ = ["HEADERS", "RunStats", "Runner"]
@@ -77,6 +81,8 @@ log = logging.getLogger("turbocubes.runtime")
 #: a bus failure is waited out: first wait, and the cap of the doubling waits (seconds)
 BUS_BACKOFF_FIRST_S = 1.0
 BUS_BACKOFF_CAP_S = 30.0
+#: a lag reading in progress at a stop gets this long to end by itself
+LAG_READ_GRACE_S = 5.0
 #: the intake re-checks its state at least this often while it waits for room (a safety net:
 #: every change it waits for also wakes it)
 WAKE_EVERY_S = 1.0
@@ -124,6 +130,8 @@ class Runner:
         self._emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None
         self._lanes: LaneDispatcher
         self._failures: FailureRouter | None = None
+        self._lag_reads: set[asyncio.Future[dict[TopicPartition, int]]] = set()
+        self._leaving = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -146,9 +154,28 @@ class Runner:
             out.update(self._lanes.describe())
         return out
 
+    async def lag(self) -> dict[TopicPartition, int]:
+        """The consumer lag of the partitions this runner holds ({} before it joined, and once it leaves).
+
+        Readers (the lag gauge, the status writer) come through here, so that the runner can let
+        a reading in flight end before it stops its consumer: aiokafka, asked for a committed
+        offset while its client closes, opens a coordinator connection that nothing closes (it
+        warns when collected). A caller's timeout gives up its wait, never the reading (shield):
+        cancelling aiokafka half-way through opening a connection leaks it the same way.
+        """
+        if self.consumer is None or self._leaving:
+            return {}
+        reading = asyncio.ensure_future(self.consumer.lag())
+        self._lag_reads.add(reading)
+        reading.add_done_callback(self._lag_reads.discard)
+        return await asyncio.shield(reading)
+
     async def run(self) -> RunStats:
         cube = self.cube
         tasks: list[asyncio.Task[None]] = []
+        #: tasks that talk to the broker: they end at a stop by themselves (see ``sample_lag``)
+        readers: list[asyncio.Task[None]] = []
+        timers: list[asyncio.Task[int]] = []
         started_services = []
         try:
             if cube.on_start is not None:
@@ -157,14 +184,19 @@ class Runner:
                 await svc.start()
                 started_services.append(svc)
             for timer in cube.timers:
-                tasks.append(asyncio.create_task(self._timer(timer.name, timer.interval_s, timer.fn)))
+                timers.append(
+                    asyncio.create_task(
+                        run_timer(cube.name, timer, self._publish_round, self.clock, self._stop),
+                        name=f"timer:{cube.name}:{timer.name}",
+                    )
+                )
             if cube.inputs:
                 if cube.handler is None:
                     raise TypeError(f"cube {cube.name} has inputs but no handler")
                 consumer = await self._open()
                 if cube.on_assignment is not None:
                     cube.on_assignment(consumer.assignment)
-                tasks.append(asyncio.create_task(sample_lag(cube.name, consumer)))
+                readers.append(asyncio.create_task(sample_lag(cube.name, self.lag, self._stop)))
                 tasks.append(asyncio.create_task(self._watchdog.run()))
                 self._started.set()
                 await self._consume()
@@ -172,19 +204,21 @@ class Runner:
                 self._started.set()
                 await self._stop.wait()
         finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # every step bounded (shutdown.py): a stop always ends, whatever does not honour it
+            self._stop.set()  # also when run() fails: the timers end their rounds
+            await settle(tasks, 0)
+            self._leaving = True  # no new lag reading; the ones in flight end before the consumer stops
+            await settle([*readers, *self._lag_reads], LAG_READ_GRACE_S)
+            await settle(timers, self.cfg.shutdown_timeout_s)  # a round in progress may finish
             if self._failures is not None:
                 await self._lanes.close()
                 await self._failures.close()
             if self.consumer is not None:
-                await self.consumer.stop()
+                await bounded(f"{cube.name}: leaving the group", self.consumer.stop)
             for svc in reversed(started_services):
-                with contextlib.suppress(Exception):
-                    await svc.stop()
+                await bounded(f"{cube.name}: stopping {svc.name}", svc.stop)
             if cube.on_stop is not None:
-                await cube.on_stop()
+                await bounded(f"{cube.name}: on_stop", cube.on_stop)
         return self.stats
 
     async def _open(self) -> Consumer:
@@ -377,8 +411,7 @@ class Runner:
             attempt,
             self._received_at,
             r.headers,
-            None,
-            self._emitter,
+            emitter=self._emitter,
         )
         handler = self.cube.handler
         assert handler is not None
@@ -423,15 +456,5 @@ class Runner:
 
     # ------------------------------------------------------------------ timers
 
-    async def _timer(self, name: str, interval: float, call: Callable[[], Awaitable[Sequence[Output]]]) -> None:
-        producer = self.deps.bus.producer()
-        while not self._stop.is_set():
-            try:
-                outputs = await call()
-                if outputs:
-                    await publish_outputs(producer, self._encoder, outputs)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("%s: timer %s failed; it runs again in %.1fs", self.cube.name, name, interval)
-            await self.clock.sleep(interval)
+    async def _publish_round(self, outputs: Sequence[Output]) -> int:
+        return await publish_outputs(self.deps.bus.producer(), self._encoder, outputs)

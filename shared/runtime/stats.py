@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from prometheus_client import Counter
 
-from shared.bus.base import Consumer
+from shared.bus.base import TopicPartition
 from shared.metrics import CONSUMER_LAG, HANDLER_SECONDS, PROCESSED, PUBLISHED
 
 __all__ = ["LAG_EVERY_S", "Meter", "RunStats", "sample_lag"]
@@ -74,13 +75,18 @@ class Meter:
             self.latencies.clear()
 
 
-async def sample_lag(cube: str, consumer: Consumer) -> None:
-    """Set the consumer-lag gauge every ``LAG_EVERY_S`` until cancelled (a failed reading is skipped).
+async def sample_lag(cube: str, read: Callable[[], Awaitable[dict[TopicPartition, int]]], stop: asyncio.Event) -> None:
+    """Set the consumer-lag gauge every ``LAG_EVERY_S`` until ``stop`` (a failed reading is skipped).
 
     A pace, not a behaviour: on the event loop's time (a test's ManualClock need not move for it).
+    A stop ends the pause, never a reading: cancelling aiokafka while it opens a connection to the
+    coordinator leaves that connection open for good (it warns when collected).
     """
     while True:
-        await asyncio.sleep(LAG_EVERY_S)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), LAG_EVERY_S)
+        if stop.is_set():
+            return
         with contextlib.suppress(Exception):
-            for tp, lag in (await consumer.lag()).items():
+            for tp, lag in (await read()).items():
                 CONSUMER_LAG.labels(cube, tp.topic, str(tp.partition)).set(lag)

@@ -22,7 +22,7 @@ from shared.clock import ManualClock
 from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
 from shared.runtime import Runner, ensure_topics, open_deps
-from shared.runtime.cube import Cube, Output, Timer
+from shared.runtime.cube import Cube, Output, Timer, TimerContext
 from shared.runtime.deps import Deps
 from shared.stores import Feed
 
@@ -31,21 +31,12 @@ URL = "https://news.example/feed.xml"
 
 
 class Probe:
-    """Wraps a built cube so the test can wait for: a handled message, a finished tick, published requests."""
+    """Wraps a built cube so the test can wait for: a handled message, a finished tick and its published requests."""
 
     def __init__(self) -> None:
         self.handled: asyncio.Queue[Any] = asyncio.Queue()
         self.ticks: asyncio.Queue[None] = asyncio.Queue()
         self.requests: list[CrawlRequest] = []
-
-    def wrap_publish(self, deps: Deps) -> None:
-        inner = deps.publish
-
-        async def publish(outputs: Sequence[Output]) -> None:
-            await inner(outputs)
-            self.requests.extend(o.message for o in outputs if isinstance(o.message, CrawlRequest))
-
-        deps.publish = publish
 
     def wrap_cube(self, cube: Cube) -> Cube:
         handle = cube.handler
@@ -58,9 +49,23 @@ class Probe:
             self.handled.put_nowait(msg)
             return out
 
-        async def ticked() -> Sequence[Output]:
-            out = await timer.fn()
-            self.ticks.put_nowait(None)
+        async def ticked(ctx: TimerContext) -> Sequence[Output]:
+            inner = ctx.emitter
+            assert inner is not None
+
+            async def emit(outputs: Sequence[Output]) -> int:  # what the tick emits: recorded once durable
+                n = await inner(outputs)
+                self.requests.extend(o.message for o in outputs if isinstance(o.message, CrawlRequest))
+                return n
+
+            ctx.emitter = emit
+            out = await timer.fn(ctx)
+
+            async def published() -> None:  # the tick's round is over: what it returned is durable too
+                self.requests.extend(o.message for o in out if isinstance(o.message, CrawlRequest))
+                self.ticks.put_nowait(None)
+
+            ctx.after_commit(published)
             return out
 
         return dataclasses.replace(cube, handler=handled, timers=(Timer(timer.name, timer.interval_s, ticked), *others))
@@ -70,7 +75,6 @@ async def _start(settings: Settings, clock: ManualClock) -> tuple[Deps, Runner, 
     deps = await open_deps(settings, clock=clock)
     await ensure_topics(deps, ["scheduler"])
     probe = Probe()
-    probe.wrap_publish(deps)  # before build: the cube captures deps.publish
     cube = probe.wrap_cube(await build(settings, deps))
     runner = Runner(cube, deps, group="scheduler-test")
     task = asyncio.create_task(runner.run())

@@ -130,7 +130,7 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
     await server.start()
     assert server.port
     subscriber.callback_base = f"http://127.0.0.1:{server.port}"  # known only once bound to port 0
-    handler = SchedulerHandler(settings, stores.feeds, published, clock, subscriber=subscriber, rng=random.Random(1))
+    handler = SchedulerHandler(settings, stores.feeds, clock, subscriber=subscriber, rng=random.Random(1))
     try:
         yield Rig(stores, clock, handler, subscriber, published, hub, server.port)
     finally:
@@ -339,7 +339,7 @@ async def test_callbacks_reach_any_replica(tmp_path: Path) -> None:
             server = CallbackServer(create_app(settings, stores.feeds, book, published, clock), "127.0.0.1", 0)
             await server.start()
             subscriber.callback_base = "http://lb.example"  # the public address, in front of all three
-            handler = SchedulerHandler(settings, stores.feeds, published, clock, subscriber=subscriber)
+            handler = SchedulerHandler(settings, stores.feeds, clock, subscriber=subscriber)
             replicas.append((handler, server, published))
         (a, _, _), (_, b_server, _), (_, c_server, c_published) = replicas
         turns = iter([b_server.port, c_server.port])

@@ -19,6 +19,8 @@ statements per connection, so that is once per statement text and connection).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -35,6 +37,11 @@ from shared.stores.postgres.batch import Inflight
 __all__ = ["ROUND_TRIPS", "PgDb", "connect", "split_schema", "unnest_columns"]
 
 T = TypeVar("T")
+log = logging.getLogger("turbocubes.stores")
+
+#: how long closing waits for busy connections before it terminates them (a graceful close of an idle
+#: pool takes milliseconds; a query the server is still running gets this long to end)
+POOL_CLOSE_TIMEOUT_S = 5.0
 
 #: an advisory lock key (any constant) that serializes migrations of concurrent openers
 _MIGRATION_LOCK = 0x7475_7262_6F63  # "turboc"
@@ -169,7 +176,14 @@ class PgDb:
 
     async def close(self) -> None:
         await self.inflight.wait()  # callers of a batch in flight hear its answer
-        await self.pool.close()
+        # Pool.close waits for every connection to be released, and a connection whose query was
+        # cancelled may never be (MagicStack/asyncpg#431): asyncpg's advice is a timeout, on which
+        # close() terminates the pool (closes the sockets outright) -- so shutdown ends, and no
+        # connection is left open to warn later
+        try:
+            await asyncio.wait_for(self.pool.close(), POOL_CLOSE_TIMEOUT_S)
+        except TimeoutError:
+            log.warning("postgresql: connections still busy after %.0fs; pool terminated", POOL_CLOSE_TIMEOUT_S)
 
 
 async def _keep_session(conn: asyncpg.Connection) -> None:

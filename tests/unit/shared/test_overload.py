@@ -32,6 +32,7 @@ from shared.runtime.cube import Context, Output
 from shared.runtime.retry import Decision, decide
 from shared.status import OVERLOAD_PREFIX, stamp
 from shared.stores import Feed, Stores, open_stores
+from tests.unit.cubes.scheduler.schedkit import Ticking
 
 T0 = 1_800_000_000.0
 SETTINGS = Settings().replace(
@@ -127,7 +128,7 @@ async def test_scheduler_holds_yml_refetches_while_news_flows(stores: Stores) ->
             await feeds.update_schedule(feed_id, last_fetch_at=fetched, next_fetch_at=fetched)
     overload = Overload(SETTINGS, stores.status, clock, cube="scheduler", holds=(YML_REFETCHES,), instance="s1")
     publish = Collector()
-    handler = SchedulerHandler(SETTINGS, feeds, publish, clock, overload=overload)
+    handler = Ticking(SchedulerHandler(SETTINGS, feeds, clock, overload=overload), publish)
 
     # the parser and media lag 4,000 + 2,000 records: over the 5,000 limit
     await report_lag(stores, clock, parser=4000, media=2000, crawler=10**6)

@@ -3,6 +3,8 @@
 Nothing is lost between a release and its publish: ``commit=False`` plays a
 publish that failed (or a crash before the runtime's acknowledgement): the
 after-commit hooks never run, and the sweep publishes the document again later.
+The sweep runs as the runtime runs a timer's round (``run_round``), publishing
+through the test's ``publish``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from shared.errors import BusUnavailable
 from shared.messages import Document, Media, MediaCached, MediaStatus, SourceKind, SourceRef
 from shared.parked import MAGIC
 from shared.runtime.cube import Context, Output
+from shared.runtime.timers import run_round
 from shared.stores import ImageRecord, ImageRegistry, Page, Stores, open_stores
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -52,14 +55,14 @@ class Env:
         self.clock = clock
         self.settings = Settings()
         self.stores: Stores
-        self.published: list[Output] = []  # what the sweep published through ``deps.publish``
+        self.published: list[Output] = []  # what the sweep's rounds published
         self.fail_publish = 0  # the next N sweep publishes raise (the broker is down)
 
     async def open(self) -> None:
         self.stores = await open_stores(self.url)
         s = self.stores
         self.media = MediaHandler(self.settings, s.images, s.delay, self.clock, s.problems)
-        self.delay = DelayHandler(self.settings, s.images, s.delay, self.clock, self.publish, s.problems)
+        self.delay = DelayHandler(self.settings, s.images, s.delay, self.clock, s.problems)
 
     async def publish(self, outputs: Sequence[Output]) -> None:
         if self.fail_publish:
@@ -95,10 +98,14 @@ class Env:
         msg = MediaCached(url=url, status=MediaStatus.failed, reason="http_404", cached_at=self.now())
         return await self.handle(msg, commit=True)
 
+    async def sweep_round(self) -> int:
+        """One sweep as the runtime runs it: its outputs published, then its hooks (the confirms)."""
+        return await run_round("delay", "deadline-sweep", self.delay.sweep, self.publish)
+
     async def sweep(self) -> list[Document]:
         """One sweep; the documents it published."""
         before = len(self.published)
-        assert await self.delay.sweep() == []  # it publishes itself, then confirms
+        await self.sweep_round()
         return ready_docs(self.published[before:])
 
 
@@ -233,7 +240,7 @@ async def test_a_failed_sweep_publish_keeps_the_documents(env: Env) -> None:
     env.clock.advance(env.settings.media.deadline_s)
     env.fail_publish = 1
     with pytest.raises(BusUnavailable):
-        await env.delay.sweep()
+        await env.sweep_round()
     assert env.published == []
     for url in ("https://news.test/d1", "https://news.test/d2"):
         held = await env.stores.delay.get(url)
@@ -254,7 +261,7 @@ async def test_a_restart_republishes_released_but_unconfirmed_documents(env: Env
     env.clock.advance(env.settings.media.deadline_s)
     env.fail_publish = 1
     with pytest.raises(BusUnavailable):
-        await env.delay.sweep()  # c2 released by the deadline, its publish failed too
+        await env.sweep_round()  # c2 released by the deadline, its publish failed too
     await env.stores.close()
     await env.open()  # a new process
     assert await env.sweep() == []  # the leases of the dead process still run
@@ -301,7 +308,7 @@ class CountingImages:
 async def test_the_last_announced_image_releases_without_a_registry_query(env: Env) -> None:
     await env.park(document("https://news.test/q", [A, B]))
     counting = CountingImages(env.stores.images)
-    env.delay = DelayHandler(env.settings, counting, env.stores.delay, env.clock, env.publish)  # type: ignore[arg-type]
+    env.delay = DelayHandler(env.settings, counting, env.stores.delay, env.clock)  # type: ignore[arg-type]
     assert await env.cached(A) == []
     [doc] = ready_docs(await env.cached(B))
     assert counting.queries == []  # both CDN URLs came with their media.cached messages

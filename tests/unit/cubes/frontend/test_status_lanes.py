@@ -17,6 +17,7 @@ from cubes.frontend.status.view import host_view
 from shared.clock import ManualClock
 from shared.config import CrawlerConfig, Settings
 from shared.overload import PAGE_CRAWLS, Overload
+from shared.runtime.cube import TimerContext
 from shared.status import LANES_PREFIX, OVERLOAD_PREFIX
 from shared.stores import open_stores
 
@@ -40,7 +41,7 @@ async def test_lane_pauses_and_rates_reach_the_status_page(tmp_path: Path) -> No
 
         overload = Overload(settings, stores.status, clock, cube="crawler", holds=(PAGE_CRAWLS,), instance="c1")
         report = LaneReport(lanes, stores.status, clock, overload=overload, instance="c1")
-        assert await report.tick() == []
+        assert await report.tick(TimerContext("status")) == []
 
         (snap,) = await stores.status.get_status(LANES_PREFIX)
         assert snap.name == "lanes:c1"
@@ -76,7 +77,7 @@ async def test_lane_pauses_and_rates_reach_the_status_page(tmp_path: Path) -> No
 
         # the pause ends: the next snapshot says so
         clock.advance(121.0)
-        await report.tick()
+        await report.tick(TimerContext("status"))
         (snap,) = await stores.status.get_status(LANES_PREFIX)
         rows = {r["host"]: r for r in snap.data["lanes"]}
         assert rows["slow.example"]["paused_until"] is None

@@ -18,7 +18,7 @@ from shared.overload import Overload
 from shared.runtime.cube import Context, Output
 from shared.status import stamp
 from shared.stores import Stores, open_stores
-from tests.unit.cubes.scheduler.schedkit import announce
+from tests.unit.cubes.scheduler.schedkit import Ticking, announce
 
 SETTINGS = Settings().replace(scheduler={"jitter": 0.0, "discovery_interval_s": 600.0, "discovery_batch": 3})
 ORIGIN = "https://blog.example"
@@ -95,9 +95,9 @@ def clock() -> ManualClock:
     return ManualClock(start=1_700_000_000.0)
 
 
-def make(stores: Stores, clock: ManualClock, pub: Collector, overload: Overload | None = None) -> SchedulerHandler:
-    discovery = Discovery(SETTINGS.scheduler, stores.feeds, pub, clock, hashes=stores.hashes, overload=overload)
-    return SchedulerHandler(SETTINGS, stores.feeds, pub, clock, rng=random.Random(7), discovery=discovery)
+def make(stores: Stores, clock: ManualClock, pub: Collector, overload: Overload | None = None) -> Ticking:
+    discovery = Discovery(SETTINGS.scheduler, stores.feeds, clock, hashes=stores.hashes, overload=overload)
+    return Ticking(SchedulerHandler(SETTINGS, stores.feeds, clock, rng=random.Random(7), discovery=discovery), pub)
 
 
 def discovery_fetches(reqs: list[CrawlRequest]) -> list[str]:
@@ -235,8 +235,8 @@ async def test_articles_are_ordered_only_on_hosts_the_feeds_tenant_may_publish(
 ) -> None:
     """shared.hosts: a sibling or a www. spelling may be another tenant's site (issue 18, finding 1)."""
     pub = Collector()
-    discovery = Discovery(SETTINGS.scheduler, stores.feeds, pub, clock, hashes=stores.hashes, tenants=stores.tenants)
-    h = SchedulerHandler(SETTINGS, stores.feeds, pub, clock, rng=random.Random(7), discovery=discovery)
+    discovery = Discovery(SETTINGS.scheduler, stores.feeds, clock, hashes=stores.hashes, tenants=stores.tenants)
+    h = Ticking(SchedulerHandler(SETTINGS, stores.feeds, clock, rng=random.Random(7), discovery=discovery), pub)
     await stores.tenants.create_tenant("T", tenant_id="t")
     await stores.tenants.add_host("t", "blog.example")
     await stores.tenants.set_verified("t", "blog.example")

@@ -19,13 +19,13 @@ from shared.hashing import body_hash
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, Stores, open_stores
-from tests.unit.cubes.scheduler.schedkit import announce
+from tests.unit.cubes.scheduler.schedkit import Ticking, announce
 
 SETTINGS = Settings().replace(scheduler={"jitter": 0.0, "host_gap_s": 10.0})
 
 
 class Collector:
-    """A ``deps.publish`` that records what it was asked to publish (and can be told to fail)."""
+    """Publishes a tick's outputs in the test: records them (and can be told to fail)."""
 
     def __init__(self) -> None:
         self.outputs: list[Output] = []
@@ -100,8 +100,8 @@ def clock() -> ManualClock:
     return ManualClock(start=1_700_000_000.0)
 
 
-def make(stores: Stores, clock: ManualClock, publish: Collector, settings: Settings = SETTINGS) -> SchedulerHandler:
-    return SchedulerHandler(settings, stores.feeds, publish, clock, rng=random.Random(7))
+def make(stores: Stores, clock: ManualClock, publish: Collector, settings: Settings = SETTINGS) -> Ticking:
+    return Ticking(SchedulerHandler(settings, stores.feeds, clock, rng=random.Random(7)), publish)
 
 
 URL = "https://news.example/feed.xml"
@@ -428,8 +428,7 @@ async def test_a_big_feed_body_is_hashed_as_a_stream(stores: Stores, clock: Manu
     await blobs.put("feeds/big", body)
     size = len(body)
     del body
-    pub = Collector()
-    h = SchedulerHandler(SETTINGS, stores.feeds, pub, clock, rng=random.Random(7), blobs=get_blobs)  # type: ignore[arg-type]
+    h = SchedulerHandler(SETTINGS, stores.feeds, clock, rng=random.Random(7), blobs=get_blobs)  # type: ignore[arg-type]
     await announce(h, stores.feeds, reg("big", URL))
     fetched = result("big", URL, clock.time() + 1, body=None).model_copy(update={"body_ref": "feeds/big"})
 

@@ -18,7 +18,7 @@ from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FeedFormat, FeedRegistration, FetchStatus
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, Stores, open_stores
-from tests.unit.cubes.scheduler.schedkit import announce
+from tests.unit.cubes.scheduler.schedkit import Ticking, announce
 
 SETTINGS = Settings().replace(scheduler={"jitter": 0.0})
 PARTITIONS = 4
@@ -44,11 +44,11 @@ class Collector:
             raise SystemExit("killed after its requests went out, before it leased them")
 
 
-def replica(stores: Stores, clock: ManualClock, owned: set[int]) -> tuple[SchedulerHandler, Collector]:
+def replica(stores: Stores, clock: ManualClock, owned: set[int]) -> tuple[Ticking, Collector]:
     ownership = Ownership(place)
     ownership.follow(lambda: {TopicPartition(OWNED_TOPIC, p) for p in owned} | {TopicPartition("crawl.pages", 0)})
     pub = Collector()
-    return SchedulerHandler(SETTINGS, stores.feeds, pub, clock, rng=random.Random(1), ownership=ownership), pub
+    return Ticking(SchedulerHandler(SETTINGS, stores.feeds, clock, rng=random.Random(1), ownership=ownership), pub), pub
 
 
 def reg(i: int) -> FeedRegistration:
@@ -164,7 +164,7 @@ async def test_feeds_no_announcement_placed_are_placed_and_a_changed_rule_places
 
     ownership = Ownership(other_rule)
     ownership.follow(lambda: {TopicPartition(OWNED_TOPIC, p) for p in range(PARTITIONS)})
-    moved = SchedulerHandler(SETTINGS, stores.feeds, Collector(), clock, ownership=ownership)
+    moved = Ticking(SchedulerHandler(SETTINGS, stores.feeds, clock, ownership=ownership), Collector())
     await moved.tick()
     for feed in await stores.feeds.list():
         assert feed.status.schedule_partition == other_rule(feed.host.encode())
