@@ -41,8 +41,9 @@ __all__ = [
     "words",
 ]
 
-#: bump when what ``index_text`` makes changes: a store re-indexes pages analyzed by an older version
-ANALYZER_VERSION = 1
+#: bump when what the index holds changes: a store re-indexes pages indexed by an older version
+#: (2: the type, date and host moved out of the FTS5 table into search_docs)
+ANALYZER_VERSION = 2
 
 #: a word: letters and digits of any script, no underscore
 WORD_RE = re.compile(r"[^\W_]+")

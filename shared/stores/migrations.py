@@ -365,3 +365,29 @@ POSTGRES.append(
         ),
     )
 )
+
+# SQLite search: the type, date and host of an indexed page move from unindexed FTS5 columns (read
+# with the page's stems: every match loaded its text) to the narrow ``search_docs``; the FTS5 table
+# holds the stems only, rebuilt by the store at open (``ANALYZER_VERSION`` 2). PostgreSQL: nothing.
+SQLITE.append(
+    (
+        16,
+        "search: filter columns beside the index",
+        (
+            "DROP TRIGGER IF EXISTS pages_search_gone",
+            "DROP TRIGGER IF EXISTS pages_search_ad",
+            "DROP TABLE IF EXISTS search_fts",
+            """CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+                title, body, tokenize='unicode61 remove_diacritics 0')""",
+            """CREATE TABLE IF NOT EXISTS search_docs (
+                id INTEGER PRIMARY KEY, kind TEXT NOT NULL, published BIGINT, host TEXT NOT NULL)""",
+            """CREATE TRIGGER IF NOT EXISTS pages_search_gone AFTER UPDATE OF deleted ON pages
+                WHEN new.deleted AND NOT old.deleted BEGIN
+                DELETE FROM search_fts WHERE rowid = old.rowid; DELETE FROM search_docs WHERE id = old.rowid; END""",
+            """CREATE TRIGGER IF NOT EXISTS pages_search_ad AFTER DELETE ON pages BEGIN
+                DELETE FROM search_fts WHERE rowid = old.rowid; DELETE FROM search_docs WHERE id = old.rowid; END""",
+            "DELETE FROM search_meta WHERE key = 'analyzer'",
+        ),
+    )
+)
+POSTGRES.append((16, "search: filter columns beside the index (SQLite only)", ()))
