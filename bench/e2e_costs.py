@@ -79,11 +79,27 @@ class EngineCpu:
         return out
 
 
+#: a family whose totals are also kept per value of this label (``family:value``)
+SPLIT_BY = {"turbocubes_postgres_round_trips": "store"}
+
+
+def _add(totals: dict[str, float], family: Any) -> None:
+    """Add ``family``'s ``_total`` samples into ``totals`` (and per label value, for ``SPLIT_BY``)."""
+    label = SPLIT_BY.get(family.name)
+    for sample in family.samples:
+        if not sample.name.endswith("_total"):
+            continue
+        totals[family.name] = totals.get(family.name, 0.0) + sample.value
+        if label is not None and label in sample.labels:
+            key = f"{family.name}:{sample.labels[label]}"
+            totals[key] = totals.get(key, 0.0) + sample.value
+
+
 def _local_totals() -> dict[str, float]:
     totals: dict[str, float] = {}
     for family in REGISTRY.collect():
         if family.name in COUNTERS:
-            totals[family.name] = sum(s.value for s in family.samples if s.name.endswith("_total"))
+            _add(totals, family)
     return totals
 
 
@@ -107,8 +123,7 @@ class Counters:
                     continue  # a worker that is gone or busy: its share is missing, not fatal
                 for family in text_string_to_metric_families(text):
                     if family.name in COUNTERS:
-                        value = sum(s.value for s in family.samples if s.name.endswith("_total"))
-                        totals[family.name] = totals.get(family.name, 0.0) + value
+                        _add(totals, family)
         return totals
 
 
@@ -199,7 +214,15 @@ class Costs:
             )
         rt = delta.get("turbocubes_postgres_round_trips")
         if rt is not None:
-            lines.append(f"   PostgreSQL round trips: {rt:,.0f} = {rt / per_doc:.2f} per document")
+            prefix = "turbocubes_postgres_round_trips:"
+            split = sorted(
+                ((k[len(prefix) :], v) for k, v in delta.items() if k.startswith(prefix) and v), key=lambda kv: -kv[1]
+            )
+            by_store = ", ".join(f"{store} {n / per_doc:.2f}" for store, n in split)
+            lines.append(
+                f"   PostgreSQL round trips: {rt:,.0f} = {rt / per_doc:.2f} per document"
+                + (f" (by store: {by_store})" if by_store else "")
+            )
         s3 = delta.get("turbocubes_s3_requests")
         if s3 is not None and new_images:
             lines.append(f"   S3 requests: {s3:,.0f} = {s3 / new_images:.2f} per new image")

@@ -177,3 +177,58 @@ async def test_an_outage_fails_the_whole_group_and_writes_none_of_it(postgres_ur
             await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         finally:
             await conn.close()
+
+
+async def test_the_calls_of_one_turn_cost_one_round_trip_per_kind(postgres_url: str) -> None:
+    """Issue 13: parking a document with N missing images is one round trip, releasing it is one; and
+    the documents of one loop turn share them."""
+    from datetime import timedelta
+
+    from tests.contract.store_contract import T0
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    # one connection, each statement used once before it is counted: a statement's first use on a
+    # connection costs a few more requests (preparing it, looking up its types), once
+    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
+    docs = [f"https://a.example/doc/{i}" for i in range(50)]
+    media = {d: [f"{d}/img/{k}.jpg" for k in range(5)] for d in docs}
+    try:
+        warm = "https://warm.example/x"
+        await stores.images.mark_ordered_many([warm], T0)
+        await stores.delay.park(warm, 1, b"x", [warm], T0 + timedelta(minutes=5))
+        await stores.images.record_ok(warm, cdn_url="/c", now=T0)
+        await stores.images.get_many([warm])
+        await stores.delay.resolve(warm, now=T0)
+        await stores.delay.confirm([(warm, 1)])
+
+        async def costs(store: str, *calls: Any) -> tuple[float, list[Any]]:
+            before = _round_trips(store)
+            results = await asyncio.gather(*calls)
+            return _round_trips(store) - before, list(results)
+
+        spent, won = await costs("images", *(stores.images.mark_ordered_many(media[d], T0) for d in docs))
+        assert (spent, sum(len(w) for w in won)) == (1, 250)
+        spent, _ = await costs(
+            "delay", *(stores.delay.park(d, 1, b"x", media[d], T0 + timedelta(minutes=5)) for d in docs)
+        )
+        assert spent == 1
+        spent, _ = await costs(
+            "images", *(stores.images.record_ok(m, cdn_url="/c", now=T0) for d in docs for m in media[d])
+        )
+        assert spent == 1
+        spent, found = await costs("images", *(stores.images.get_many(media[d]) for d in docs))
+        assert (spent, sum(len(f) for f in found)) == (1, 250)
+        for k in range(4):  # all but the last image of each document: nothing is released
+            spent, released = await costs("delay", *(stores.delay.resolve(media[d][k], now=T0) for d in docs))
+            assert (spent, sum(len(r) for r in released)) == (1, 0)
+        spent, released = await costs("delay", *(stores.delay.resolve(media[d][4], now=T0) for d in docs))
+        assert (spent, sorted(doc.url for r in released for doc in r)) == (1, sorted(docs))
+        spent, confirmed = await costs("delay", *(stores.delay.confirm([(d, 1)]) for d in docs))
+        assert (spent, sum(confirmed)) == (1, 50)
+    finally:
+        await stores.close()
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()

@@ -12,9 +12,10 @@ deadlocks, which a retry resolves.
 Every round trip to the server (a statement, a ``BEGIN``, a ``COMMIT``) is
 counted in ``turbocubes_postgres_round_trips_total{store}``, from the driver's
 own count of the requests it sent on the connection while a store held it, so
-``bench/e2e.py`` can print round trips per document. Not counted: a
-statement's first preparation on a connection (asyncpg caches prepared
-statements per connection, so that is once per statement text and connection).
+``bench/e2e.py`` can print round trips per document. A statement's first use
+on a connection costs a few more (asyncpg prepares it and looks up its types;
+the preparation itself is not counted), once per statement text and
+connection: asyncpg keeps the prepared statements of each connection.
 """
 
 from __future__ import annotations
