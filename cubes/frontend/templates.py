@@ -81,7 +81,7 @@ def _hits(hits: Sequence[SearchHit], query: str = "") -> str:
     for h in hits:
         items.append(
             '<li class="hit">'
-            f'<div class="meta">{BADGE}<span>{escape(h.host)}</span>{when(h.written_at)}</div>'
+            f'<div class="meta">{BADGE}<span>{escape(h.host)}</span>{when(h.published_at or h.written_at)}</div>'
             f'<h3><a href="{turbo_link(h.url)}">{escape(h.title or h.url)}</a></h3>'
             f"<p>{_highlight(_shorten(h.snippet), query)}</p></li>"
         )

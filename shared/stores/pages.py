@@ -75,6 +75,8 @@ class SearchHit:
     snippet: str  # an excerpt of the text around the match (plain text, not HTML)
     rank: float  # larger is better; comparable only within one result list
     written_at: datetime | None = None
+    #: when the source says it was published: what a listing shows (else ``written_at``)
+    published_at: datetime | None = None
 
 
 class PageStore(Protocol):

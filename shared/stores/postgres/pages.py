@@ -166,12 +166,21 @@ class PgPageStore:
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
         rows = await self._db.fetch(
-            "SELECT url, host, title, substr(text, 1, 240), written_at FROM pages WHERE NOT deleted"
+            "SELECT url, host, title, substr(text, 1, 240), written_at, published_at FROM pages WHERE NOT deleted"
             " ORDER BY written_at DESC NULLS LAST LIMIT ?",
             limit,
         )
         return [
-            SearchHit(url=r[0], host=r[1], title=r[2], snippet=r[3], rank=0.0, written_at=from_us(r[4])) for r in rows
+            SearchHit(
+                url=r[0],
+                host=r[1],
+                title=r[2],
+                snippet=r[3],
+                rank=0.0,
+                written_at=from_us(r[4]),
+                published_at=from_us(r[5]),
+            )
+            for r in rows
         ]
 
     async def count(self) -> int:

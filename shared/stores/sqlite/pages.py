@@ -88,12 +88,21 @@ class SqlitePageStore:
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
         sql = (
-            "SELECT url, host, title, substr(text, 1, 240), written_at FROM pages WHERE NOT deleted"
+            "SELECT url, host, title, substr(text, 1, 240), written_at, published_at FROM pages WHERE NOT deleted"
             " ORDER BY written_at DESC LIMIT ?"
         )
         rows = await self._db.read(lambda conn: conn.execute(sql, (limit,)).fetchall())
         return [
-            SearchHit(url=r[0], host=r[1], title=r[2], snippet=r[3], rank=0.0, written_at=from_us(r[4])) for r in rows
+            SearchHit(
+                url=r[0],
+                host=r[1],
+                title=r[2],
+                snippet=r[3],
+                rank=0.0,
+                written_at=from_us(r[4]),
+                published_at=from_us(r[5]),
+            )
+            for r in rows
         ]
 
     async def count(self) -> int:

@@ -182,3 +182,13 @@ async def test_another_tenants_host_and_feed_are_not_found(env: Env) -> None:
     assert (await env.client.get(f"/console/feeds/{feed_id}")).status == 404
     assert (await env.client.get(f"/console/hosts/{HOST}")).status == 404
     assert (await env.client.get("/console/uploads/nope")).status == 404
+
+
+async def test_every_page_links_the_console_and_the_api_docs(env: Env) -> None:
+    """Issue 14: the OpenAPI document was linked from nowhere."""
+    home = await (await env.client.get("/")).text()
+    assert 'href="/console"' in home
+    assert 'href="/docs/api"' in home
+    r = await env.client.get("/docs/api", allow_redirects=False)
+    assert r.status == 302
+    assert r.headers["Location"] == "http://127.0.0.1:8081/docs"  # api.public_url: the API serves its docs
