@@ -21,6 +21,7 @@ dashboards see S3 requests per image.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import time
 from collections.abc import Callable
@@ -66,6 +67,8 @@ def _error_code(body: bytes) -> tuple[str, str]:
     return (root.findtext("Code") or "").strip(), (root.findtext("Message") or "").strip()
 
 
+#: bytes bodies bigger than this are sent as a stream (aiohttp's own threshold for its warning: 1 MiB)
+_BYTES_INLINE = 1 << 20
 #: a streamed download is written in pieces this big, each on a worker thread (a disk write can stall)
 _STREAM_CHUNK = 1 << 20
 
@@ -146,6 +149,11 @@ class S3Objects:
             if isinstance(data, Path):
                 body_file, size = await asyncio.get_running_loop().run_in_executor(None, _open_sized, data)
                 sent["Content-Length"] = str(size)
+            elif data is not None and len(data) > _BYTES_INLINE:
+                # aiohttp writes big raw bytes in one go (and warns that it may stall the loop); a stream
+                # of them is sent in pieces. A fresh one each attempt: a retry starts from the first byte
+                body_file = io.BytesIO(data)
+                sent["Content-Length"] = str(len(data))
             try:
                 async with session.request(
                     method, url, data=body_file or data, headers=sent, allow_redirects=False
