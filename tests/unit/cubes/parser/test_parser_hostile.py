@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import time
 
 import pytest
 
@@ -56,17 +55,15 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_hostile_feed_is_refused_fast(name: str) -> None:
+@pytest.mark.timeout(30)  # a bomb that expanded would run for minutes: the bound, not a speed target
+def test_hostile_feed_is_refused_before_it_expands(name: str) -> None:
     body, word = HOSTILE[name]
-    start = time.perf_counter()
     result = parse_feed(body, url="https://a.test/feed")
-    elapsed = time.perf_counter() - start
     assert result.fatal
     assert result.items == []
     [err] = result.errors
     assert word.lower() in err.reason.lower()
     assert err.line is not None
-    assert elapsed < 2.0
     assert "root:" not in repr(result)  # nothing of /etc/passwd anywhere
 
 
