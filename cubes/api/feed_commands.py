@@ -10,7 +10,8 @@ takes it at once (a new feed is due immediately).
     turbocubes feeds add https://example.com/feed.xml --format rss --service news [--tenant ID]
     turbocubes feeds list [--tenant ID] [--all]
     turbocubes feeds remove FEED_ID
-    turbocubes feeds fetch FEED_ID        # one fetch now, through the host's polite lane
+    turbocubes feeds fetch FEED_ID [--wait S]  # one fetch now, through the host's polite lane
+    turbocubes feeds show FEED_ID         # status, every problem of the last fetch with its fix, history
 
 The feed id is the API's (``sha256(tenant + "\\n" + canonical URL)[:24]``), so
 adding a URL twice is one feed and the operator's registration of a tenant's
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TextIO
@@ -30,9 +32,11 @@ from shared.config import Settings, load_settings
 from shared.errors import NotFound
 from shared.feeds import FeedRegistry, RegistrationRefused
 from shared.messages import FeedFormat
-from shared.stores import FeedStore, UpsertOutcome, open_stores
+from shared.overview import feed_overview
+from shared.stores import Feed, FeedStore, FetchReport, ProblemStore, Stores, UpsertOutcome, open_stores
+from shared.stores.problems import KEEP_REPORTS
 
-__all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "register"]
+__all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "feeds_show", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -77,7 +81,14 @@ def register(subparsers: Any) -> None:
 
     fetch = sub.add_parser("fetch", help="fetch a feed now, through its host's polite crawler lane")
     fetch.add_argument("feed_id")
-    fetch.set_defaults(func=lambda a: _with_registry(a, lambda registry: feeds_fetch(registry, a.feed_id)))
+    fetch.add_argument(
+        "--wait", type=float, default=0.0, metavar="S", help="wait up to S seconds for the fetch and print its problems"
+    )
+    fetch.set_defaults(func=_cmd_fetch)
+
+    show = sub.add_parser("show", help="a feed: status, every problem of its last fetch with the fix, its history")
+    show.add_argument("feed_id")
+    show.set_defaults(func=_cmd_show)
 
 
 # --------------------------------------------------------------------------- CLI glue
@@ -96,6 +107,33 @@ def _with_registry(args: argparse.Namespace, fn: Callable[[FeedRegistry], Awaita
             return await fn(FeedRegistry.from_settings(settings, feeds, deps.publish, resolver=deps.resolver))
         finally:
             await deps.close()
+
+    return asyncio.run(go())
+
+
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    from shared.runtime import open_deps
+
+    settings = load_settings(args.config)
+
+    async def go() -> int:
+        deps = await open_deps(settings)
+        try:
+            stores = await deps.stores()
+            registry = FeedRegistry.from_settings(settings, stores.feeds, deps.publish, resolver=deps.resolver)
+            return await feeds_fetch(registry, args.feed_id, problems=stores.problems, wait_s=args.wait)
+        finally:
+            await deps.close()
+
+    return asyncio.run(go())
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    settings: Settings = load_settings(args.config)
+
+    async def go() -> int:
+        async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+            return await feeds_show(stores, args.feed_id)
 
     return asyncio.run(go())
 
@@ -154,18 +192,88 @@ async def feeds_remove(
 
 
 async def feeds_fetch(
-    registry: FeedRegistry, feed_id: str, *, out: TextIO | None = None, err: TextIO | None = None
+    registry: FeedRegistry,
+    feed_id: str,
+    *,
+    problems: ProblemStore | None = None,
+    wait_s: float = 0.0,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
-    """0 when the fetch was ordered, 1 when there is no such live feed."""
+    """0 when the fetch was ordered (and, with ``wait_s``, reported in time), 1 when there is no such live
+    feed or the fetch was not reported within ``wait_s``."""
     out = out or sys.stdout
     err = err or sys.stderr
+    fetch_id = uuid.uuid4().hex
     try:
-        feed = await registry.fetch_now(feed_id)
+        feed = await registry.fetch_now(feed_id, fetch_id=fetch_id)
     except NotFound:
         print(f"turbocubes feeds fetch: no such feed {feed_id!r}", file=err)
         return 1
-    print(f"fetch of feed {feed_id} {feed.url} ordered (see `turbocubes feeds list` for the result)", file=out)
+    print(f"fetch {fetch_id} of feed {feed_id} {feed.url} ordered, through the host's lane", file=out)
+    print(
+        f"    its outcome: GET /api/v1/feeds/{feed_id}/fetches/{fetch_id}, or turbocubes feeds show {feed_id}", file=out
+    )
+    if wait_s <= 0 or problems is None:
+        return 0
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while (report := await problems.report_for_fetch(feed_id, fetch_id)) is None:
+        if loop.time() >= deadline:
+            print(f"turbocubes feeds fetch: not fetched within {wait_s:g} s (is the crawler running?)", file=err)
+            return 1
+        await asyncio.sleep(0.5)  # a person waiting on a command, polling the store
+    _print_report(report, out)
     return 0
+
+
+def _print_report(report: FetchReport, out: TextIO) -> None:
+    print(
+        f"    {_when(report.fetched_at)}  {report.result}: {report.published} published, {report.unchanged} unchanged,"
+        f" {report.refused} refused, {report.removed} removed",
+        file=out,
+    )
+    for p in report.problems:
+        print(f"    {p.severity.value}: {p.describe()}", file=out)
+        print(f"        fix: {p.hint}", file=out)
+    if report.more:
+        print(f"    ...and {report.more} more; by code: {report.counts}", file=out)
+
+
+async def feeds_show(stores: Stores, feed_id: str, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """The feed's status, every problem of its last fetch with the fix, pages that lost something, history."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    feed = await stores.feeds.get(feed_id)
+    if feed is None:
+        print(f"turbocubes feeds show: no such feed {feed_id!r}", file=err)
+        return 1
+    await feeds_list(_One(feed), out=out)
+    view = await feed_overview(stores, feed, history=KEEP_REPORTS)
+    if view.latest is None:
+        print("    not fetched yet", file=out)
+    else:
+        print("  last fetch:", file=out)
+        _print_report(view.latest, out)
+    for row in view.pages:
+        print(f"  page {row.url} lost:", file=out)
+        for p in row.problems:
+            print(f"    {p.severity.value}: [{p.code}] {p.message}\n        fix: {p.hint}", file=out)
+    if len(view.history) > 1:
+        print("  history:", file=out)
+        for r in view.history:
+            print(f"    {_when(r.fetched_at)}  {r.result:12} {r.counts or ''}", file=out)
+    return 0
+
+
+class _One:
+    """One feed as ``feeds_list`` reads a store."""
+
+    def __init__(self, feed: Feed) -> None:
+        self.feed = feed
+
+    async def list(self, tenant_id: str | None = None, *, include_deleted: bool = False) -> list[Feed]:
+        return [self.feed]
 
 
 def _when(value: datetime | None) -> str:
@@ -173,7 +281,7 @@ def _when(value: datetime | None) -> str:
 
 
 async def feeds_list(
-    feeds: FeedStore,
+    feeds: FeedStore | _One,
     *,
     tenant_id: str | None = None,
     include_deleted: bool = False,

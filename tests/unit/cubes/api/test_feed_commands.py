@@ -194,7 +194,14 @@ async def test_fetch_now_orders_one_urgent_unconditional_fetch(stores: Stores) -
     req = pub.outputs[-1].message
     assert pub.outputs[-1].topic == "crawl.requests"
     assert isinstance(req, CrawlRequest)
-    assert (req.url, req.host, req.feed_id, req.requesters) == (url, "news.example", fid, [f"feed:{fid}"])
+    fetch_id = out.getvalue().split()[1]
+    assert (req.url, req.host, req.feed_id, req.requesters) == (
+        url,
+        "news.example",
+        fid,
+        [f"feed:{fid}", f"fetch:{fetch_id}"],
+    )
+    assert f"/api/v1/feeds/{fid}/fetches/{fetch_id}" in out.getvalue()  # the answer links to the outcome
     assert (req.priority, req.etag) == (0, None)  # ahead of routine polls; a full fetch, not a 304
     err = io.StringIO()
     assert await feeds_fetch(registry(stores, pub), "nope", err=err) == 1
@@ -240,3 +247,40 @@ def test_cli_end_to_end_on_the_embedded_engines(tmp_path: Path, capsys: pytest.C
     regs = _registrations(bus_url)
     assert [(r.action, r.feed_id, r.url) for r in regs] == [("upsert", fid, url), ("delete", fid, url)]
     assert regs[0].services == ["news"]
+
+
+async def test_fetch_now_waits_for_its_report_and_show_prints_every_problem(stores: Stores) -> None:
+    from datetime import UTC, datetime
+
+    from cubes.api.feed_commands import feeds_show
+    from shared.problems import problem
+    from shared.stores import FetchReport
+
+    pub = Collector()
+    url = "https://news.example/feed.xml"
+    await add_feed(Settings(), stores, pub, url, out=io.StringIO())
+    fid = feed_id_for(None, url)
+
+    class Reporting(Collector):
+        """Plays the crawler and the parser: the ordered fetch is reported at once."""
+
+        async def __call__(self, outputs):  # type: ignore[no-untyped-def]
+            await super().__call__(outputs)
+            fetch_id = outputs[0].message.requesters[-1].removeprefix("fetch:")
+            bad = problem("item.no_title", "item has no title", feed=fid, item=0, line=3)
+            await stores.problems.add_report(
+                FetchReport(fid, datetime(2026, 1, 1, tzinfo=UTC), "partial", 200, 1, refused=1, problems=(bad,),
+                            counts={"item.no_title": 1}, fetch_ids=(fetch_id,))
+            )  # fmt: skip
+
+    out = io.StringIO()
+    assert await feeds_fetch(registry(stores, Reporting()), fid, problems=stores.problems, wait_s=5, out=out) == 0
+    assert "error: [item.no_title] item 1, line 3: item has no title" in out.getvalue()
+    assert "fix: Give every item a non-empty <title>" in out.getvalue()
+    shown = io.StringIO()
+    assert await feeds_show(stores, fid, out=shown) == 0
+    assert "[item.no_title]" in shown.getvalue()
+    assert await feeds_show(stores, "nope", err=io.StringIO()) == 1
+    late = io.StringIO()
+    assert await feeds_fetch(registry(stores, pub), fid, problems=stores.problems, wait_s=0.1, err=late) == 1
+    assert "not fetched within 0.1 s" in late.getvalue()
