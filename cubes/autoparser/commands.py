@@ -177,7 +177,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
     print(f"canonical: {ex.canonical_url or '-'}")
     print(f"published: {ex.published_at.isoformat() if ex.published_at else '-'}")
     print(
-        f"article: {'yes' if ex.is_article else 'no'}  completeness: {ex.completeness:.2f}  "
+        f"article: {'yes' if ex.is_article else 'no'}  completeness: {ex.completeness:.2f} "
+        f"(against {ex.completeness_region}{': ' + ex.completeness_reason if ex.completeness_reason else ''})  "
         f"blocks: {ex.body_blocks}/{ex.blocks}"
     )
     print(f"images ({len(ex.images)}):")
