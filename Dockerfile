@@ -16,6 +16,7 @@ RUN pip install $(python -c "import tomllib; print(' '.join(tomllib.load(open('p
 
 COPY shared ./shared
 COPY cubes ./cubes
+COPY demo ./demo
 COPY schemas ./schemas
 # schemas/ (the topic catalog and its JSON Schemas) is package data: the check proves it got in
 RUN pip install --no-deps . \

@@ -68,7 +68,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.e2e_costs import Costs, Counters, CubeCpu
 from bench.e2e_site import PARTNER_SUFFIX, PartnerProcess, PartnerResolver
 from cubes import registry
-from cubes.workers import WorkerPool, replicable, worker_main
+from cubes.worker import worker_main
+from cubes.workers import WorkerPool, replicable
 from shared.config import Settings
 from shared.feeds import FeedRegistry, RegistrationRefused, feed_id_for
 from shared.runtime import Runner, ensure_topics, open_deps
@@ -828,7 +829,7 @@ async def amain(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [WORKER_FLAG]:
-        # a worker process of run_engine_set: settings and cubes come on stdin (cubes/workers.py)
+        # a worker process of run_engine_set: settings and cubes come on stdin (cubes/worker.py)
         return worker_main(argv[1:], resolver=PartnerResolver())
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--docs", type=int, default=10_000, help="documents in all (default 10,000)")

@@ -73,7 +73,7 @@ async def run_up(
         workers = 1
     demo_site: Any = None
     if demo:
-        from cubes.demo import DemoSite
+        from demo import DemoSite
 
         demo_site = DemoSite(settings)
         settings = await demo_site.start()

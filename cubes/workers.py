@@ -13,11 +13,11 @@ Not replicable, so parent-only:
   limits per instance, ``api.instances``);
 * the demo site (``--demo``) -- it registers the feeds and draws the progress.
 
-A child is ``python -m cubes.workers`` (or a program's own worker mode, e.g.
-``bench/e2e.py``'s): it reads one JSON line from stdin -- its index, its cubes
-and the parent's *effective* settings (after ``--demo`` adjusted them, which
-re-reading the config file and environment would lose) -- and then runs
-``cubes.launcher.run_cubes`` as the parent does: its own status writer
+A child is ``python -m cubes.worker`` (``cubes/worker.py``, or a program's own
+worker mode, e.g. ``bench/e2e.py``'s): it reads one JSON line from stdin -- its
+index, its cubes and the parent's *effective* settings (after ``--demo``
+adjusted them, which re-reading the config file and environment would lose) --
+and then runs ``cubes.launcher.run_cubes`` as the parent does: its own status writer
 (``cube:<cube>:<host>:<pid>`` snapshots, so the status page and the overload
 gate count each process once), its own ``/metrics`` (``runtime.metrics_port``
 + index; 0 stays 0), graceful stop on SIGTERM. Its stdin stays open as a
@@ -35,7 +35,6 @@ partitions next (on the embedded log, the survivors once its lease ends).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import dataclasses
@@ -51,16 +50,15 @@ from typing import Any
 import orjson
 
 from shared.config import Settings
-from shared.runtime.shutdown import run_main
 
 __all__ = [
+    "LOG_LEVELS",
     "REPLICABLE",
     "WorkerCrashed",
     "WorkerPool",
     "replicable",
     "settings_from_dict",
     "settings_to_dict",
-    "worker_main",
     "worker_settings",
 ]
 
@@ -78,8 +76,9 @@ REPLICABLE: tuple[str, ...] = (
     "kvwriter",
     "wordstat",
 )
-#: the command of a child: ``worker_main`` below
-DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cubes.workers")
+#: the command of a child: ``cubes/worker.py`` (the pool is the parent's side only, so that the launcher,
+#: which starts the pool, and the child, which runs the launcher, import each other in one direction)
+DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cubes.worker")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 #: a child gets this long past ``runtime.shutdown_timeout_s`` to close its engines before SIGKILL
 EXIT_GRACE_S = 5.0
@@ -247,60 +246,3 @@ class WorkerPool:
     def describe(self) -> list[dict[str, Any]]:
         """For ``/healthz``: each child's index, pid and whether it runs."""
         return [{"index": c.index, "pid": c.proc.pid, "running": c.proc.returncode is None} for c in self.children]
-
-
-# --------------------------------------------------------------------------- the child's side
-
-
-async def _read_spec_and_watch_stdin(stop: asyncio.Event) -> tuple[dict[str, Any], asyncio.Task[None]]:
-    """Read the spec line from stdin, then keep reading until EOF (the parent gone) and set ``stop``."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    line = await reader.readline()
-    if not line.endswith(b"\n"):
-        raise SystemExit("turbocubes worker: no spec on stdin (started by `turbocubes up --workers N`, not by hand)")
-    spec: dict[str, Any] = orjson.loads(line)
-
-    async def lifeline() -> None:
-        while await reader.read(65536):
-            pass
-        stop.set()
-
-    return spec, asyncio.create_task(lifeline(), name="lifeline")
-
-
-async def serve_worker(resolver: Any = None) -> int:
-    """Run the cubes the parent named on stdin until SIGTERM / SIGINT or the parent's end."""
-    from cubes.launcher import run_cubes
-
-    stop = asyncio.Event()
-    spec, lifeline = await _read_spec_and_watch_stdin(stop)
-    try:
-        return await run_cubes(
-            settings_from_dict(spec["settings"]),
-            list(spec["cubes"]),
-            stop_event=stop,
-            resolver=resolver,
-            label=f"turbocubes worker {spec['index']} (pid {os.getpid()})",
-        )
-    finally:
-        lifeline.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await lifeline
-
-
-def worker_main(argv: Sequence[str] | None = None, *, resolver: Any = None) -> int:
-    """A child's ``main``: ``python -m cubes.workers`` (``resolver``: an aiohttp resolver, for the bench)."""
-    p = argparse.ArgumentParser(prog="turbocubes-worker", description="a child of `turbocubes up --workers N`")
-    p.add_argument("--log-level", default="INFO", choices=LOG_LEVELS)
-    args = p.parse_args(argv)
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        return run_main(serve_worker(resolver))
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(worker_main())

@@ -20,9 +20,9 @@ import pytest
 from PIL import Image
 from prometheus_client import REGISTRY
 
-from cubes.demo.content import Site, build_site
-from cubes.demo.registration import DEMO_FEED_PATHS
 from cubes.launcher import run_up
+from demo.content import Site, build_site
+from demo.registration import DEMO_FEED_PATHS
 from shared.config import Settings
 from shared.stores import Stores, open_stores
 from tests.polling import eventually

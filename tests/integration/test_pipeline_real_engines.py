@@ -21,9 +21,9 @@ import aiohttp
 import pytest
 from PIL import Image
 
-from cubes.demo.content import Site, build_site
-from cubes.demo.registration import DEMO_FEED_PATHS
 from cubes.launcher import run_up
+from demo.content import Site, build_site
+from demo.registration import DEMO_FEED_PATHS
 from shared import contracts
 from shared.blobs import open_blobs
 from shared.bus import open_bus

@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from cubes.demo.content import build_site
-from cubes.demo.registration import DEMO_FEED_PATHS
 from cubes.launcher import run_up
 from cubes.workers import REPLICABLE
+from demo.content import build_site
+from demo.registration import DEMO_FEED_PATHS
 from shared.config import Settings
 from shared.stores import Stores, open_stores
 from tests.polling import eventually

@@ -1,6 +1,6 @@
-"""``turbocubes up --workers N`` (cubes/workers.py, cubes/launcher.py): the replicable cubes in child processes.
+"""``turbocubes up --workers N`` (cubes/workers.py, worker.py, launcher.py): the replicable cubes in child processes.
 
-The children are real processes (``python -m cubes.workers``) on one SQLite bus and store. What each
+The children are real processes (``python -m cubes.worker``) on one SQLite bus and store. What each
 process did is read from the status store: every process writes ``cube:<cube>:<host>:<pid>`` snapshots.
 Waits poll a condition under a deadline; documents are published in small waves until both processes
 have handled some, because the parent may drain a wave alone before the child has joined the group.
@@ -25,7 +25,6 @@ import pytest
 import shared.bus.sqlite
 from cubes import registry
 from cubes.cli import main as cli_main
-from cubes.demo import demo_settings
 from cubes.launcher import run_up
 from cubes.workers import (
     REPLICABLE,
@@ -35,6 +34,7 @@ from cubes.workers import (
     settings_to_dict,
     worker_settings,
 )
+from demo import demo_settings
 from shared.config import Settings
 from shared.errors import ConfigError
 from shared.messages import Document, SourceKind, SourceRef

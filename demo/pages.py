@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from html import escape
 
-from cubes.demo.posts import POSTS, Post
-from cubes.demo.products import CATEGORIES, Product
-from cubes.demo.stories import Story
+from demo.posts import POSTS, Post
+from demo.products import CATEGORIES, Product
+from demo.stories import Story
 
 __all__ = ["blog_index", "blog_post", "home_page", "listing_page", "post_path", "product_page", "story_page"]
 

@@ -13,10 +13,10 @@ from multidict import CIMultiDict
 from PIL import Image
 from protego import Protego
 
-from cubes.demo.content import Resource, draw_pictures
-from cubes.demo.feeds import CONTENT_NS, TURBO_NS
-from cubes.demo.server import DemoServer
 from cubes.parser.feed import parse_feed
+from demo.content import Resource, draw_pictures
+from demo.feeds import CONTENT_NS, TURBO_NS
+from demo.server import DemoServer
 
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 

@@ -9,6 +9,6 @@
 * ``site.py`` — ``DemoSite``, what the launcher calls.
 """
 
-from cubes.demo.site import DemoSite, demo_settings
+from demo.site import DemoSite, demo_settings
 
 __all__ = ["DemoSite", "demo_settings"]

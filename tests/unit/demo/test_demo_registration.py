@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cubes.demo.content import Site, build_site
-from cubes.demo.registration import RegistrationError, register_feeds, remove_stale_feeds
-from cubes.demo.site import demo_settings, previous_port
-from cubes.demo.tracker import Tracker
+from demo.content import Site, build_site
+from demo.registration import RegistrationError, register_feeds, remove_stale_feeds
+from demo.site import demo_settings, previous_port
+from demo.tracker import Tracker
 from shared.config import Settings
 from shared.feeds import feed_id_for
 from shared.messages import FeedRegistration

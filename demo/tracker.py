@@ -16,8 +16,8 @@ poll only asks about the pages not written yet.
 
 from __future__ import annotations
 
-from cubes.demo.content import Site, Source
-from cubes.demo.progress import SourceProgress
+from demo.content import Site, Source
+from demo.progress import SourceProgress
 from shared.stores import Stores
 
 __all__ = ["Tracker"]

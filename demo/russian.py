@@ -11,8 +11,8 @@ they use many word forms on purpose, so a search for "мост" finds "мост�
 
 from __future__ import annotations
 
-from cubes.demo.products import Product
-from cubes.demo.stories import Story
+from demo.products import Product
+from demo.stories import Story
 
 __all__ = ["RU_CATEGORIES", "RU_NEWS", "RU_PRODUCTS"]
 

@@ -7,7 +7,7 @@ h2, the cover figure) and the body.
 
 from __future__ import annotations
 
-from cubes.demo.stories import Story
+from demo.stories import Story
 
 __all__ = ["FEATURES"]
 

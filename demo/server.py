@@ -17,7 +17,7 @@ import socket
 
 from aiohttp import web
 
-from cubes.demo.content import Resource, Site, build_site
+from demo.content import Resource, Site, build_site
 
 __all__ = ["DemoServer", "bind_loopback"]
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from cubes.demo import feeds, pages
-from cubes.demo.features import FEATURES
-from cubes.demo.pictures import MIME, draw_picture
-from cubes.demo.posts import POSTS
-from cubes.demo.products import PRODUCTS
-from cubes.demo.russian import RU_CATEGORIES, RU_NEWS, RU_PRODUCTS
-from cubes.demo.stories import NEWS
+from demo import feeds, pages
+from demo.features import FEATURES
+from demo.pictures import MIME, draw_picture
+from demo.posts import POSTS
+from demo.products import PRODUCTS
+from demo.russian import RU_CATEGORIES, RU_NEWS, RU_PRODUCTS
+from demo.stories import NEWS
 from shared.urls import canonical_url
 
 __all__ = ["Resource", "Site", "Source", "build_site", "draw_pictures", "picture_path"]

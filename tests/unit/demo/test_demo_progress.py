@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from cubes.demo.progress import Display, FirstPass, SourceProgress, format_board, format_line, format_row
+from demo.progress import Display, FirstPass, SourceProgress, format_board, format_line, format_row
 
 
 def _row(

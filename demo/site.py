@@ -22,11 +22,11 @@ import time
 from typing import TextIO
 from urllib.parse import quote, urlsplit
 
-from cubes.demo.content import Site, draw_pictures
-from cubes.demo.progress import SETTLE_S, TIMEOUT_S, Display, FirstPass, SourceProgress
-from cubes.demo.registration import DEMO_FEED_PATHS, register_feeds, remove_stale_feeds
-from cubes.demo.server import DemoServer
-from cubes.demo.tracker import Tracker
+from demo.content import Site, draw_pictures
+from demo.progress import SETTLE_S, TIMEOUT_S, Display, FirstPass, SourceProgress
+from demo.registration import DEMO_FEED_PATHS, register_feeds, remove_stale_feeds
+from demo.server import DemoServer
+from demo.tracker import Tracker
 from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.runtime.deps import Deps

@@ -14,11 +14,11 @@ from html import escape
 
 from lxml import etree
 
-from cubes.demo.features import FEATURES
-from cubes.demo.posts import POSTS
-from cubes.demo.products import CATEGORIES, PRODUCTS, Product
-from cubes.demo.russian import RU_CATEGORIES, RU_NEWS, RU_PRODUCTS
-from cubes.demo.stories import NEWS, Story
+from demo.features import FEATURES
+from demo.posts import POSTS
+from demo.products import CATEGORIES, PRODUCTS, Product
+from demo.russian import RU_CATEGORIES, RU_NEWS, RU_PRODUCTS
+from demo.stories import NEWS, Story
 
 __all__ = [
     "CONTENT_NS",

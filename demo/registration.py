@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from cubes.demo.content import Site
+from demo.content import Site
 from shared.config import Settings
 from shared.feeds import FeedRegistry, RegistrationRefused
 from shared.http import AddressGuard
