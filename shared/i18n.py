@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 
-__all__ = ["LANGUAGES", "format_date", "label", "language"]
+__all__ = ["LANGUAGES", "currency_sign", "format_date", "format_price", "label", "language"]
 
 #: languages the page's own words exist in
 LANGUAGES = ("ru", "en")
@@ -36,10 +37,14 @@ _LABELS: dict[str, tuple[str, str]] = {
     "in_stock": ("В наличии", "In stock"),
     "out_of_stock": ("Нет в наличии", "Out of stock"),
     "buy": ("Купить", "Buy"),
+    "buy_at": ("Купить в магазине «{shop}»", "Buy at {shop}"),
     "to_shop": ("Перейти в магазин", "Go to the shop"),
+    "on_order": ("Под заказ", "On order"),
+    "days": ("дн.", "days"),
+    "free": ("бесплатно", "free"),
     "delivery": ("Доставка", "Delivery"),
     "pickup": ("Самовывоз", "Pickup"),
-    "store": ("Купить в магазине", "Buy in a store"),
+    "store": ("Можно купить в магазине", "In-store purchase"),
     "no_delivery": ("Нет доставки", "No delivery"),
     "vendor_code": ("Артикул", "Vendor code"),
     "vendor": ("Производитель", "Vendor"),
@@ -62,6 +67,17 @@ _MONTHS = {
     ),
 }  # fmt: skip
 
+#: YML ``currencyId`` (ISO 4217; RUR is the catalogs' old name of the rouble) -> its sign
+_SIGNS = {
+    "RUR": "₽", "RUB": "₽", "USD": "$", "EUR": "€", "GBP": "£", "KZT": "₸", "UAH": "₴", "BYN": "Br",
+    "CNY": "¥", "JPY": "¥", "TRY": "₺", "INR": "₹",
+}  # fmt: skip
+#: signs written before the amount in English ($1,990); the rest follow it
+_BEFORE = frozenset({"$", "£", "€", "¥", "₹"})
+#: currencies whose catalogs are written for Russian readers: their prices in the Russian style
+_RU_STYLE = frozenset({"RUR", "RUB", "KZT", "UAH", "BYN"})
+_NBSP = "\u00a0"
+
 #: a BCP 47 tag as feeds write it (``ru``, ``ru-RU``, ``en_US``, ``zh-Hant-TW``)
 _TAG = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 
@@ -81,10 +97,14 @@ def _base(lang: str | None) -> str:
     return primary if primary in LANGUAGES else "en"
 
 
-def label(key: str, lang: str | None) -> str:
-    """The page's word for ``key`` in ``lang`` (English when there is none in that language)."""
+def label(key: str, lang: str | None, **values: str) -> str:
+    """The page's word for ``key`` in ``lang`` (English when there is none in that language).
+
+    ``values`` fill the placeholders of labels that have them (``buy_at``: ``shop``).
+    """
     ru, en = _LABELS[key]
-    return ru if _base(lang) == "ru" else en
+    text = ru if _base(lang) == "ru" else en
+    return text.format(**values) if values else text
 
 
 def format_date(ts: datetime, lang: str | None) -> str:
@@ -98,3 +118,32 @@ def format_date(ts: datetime, lang: str | None) -> str:
         sign = "+" if minutes >= 0 else "-"
         zone = f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
     return f"{ts.day} {months[ts.month - 1]} {ts.year}, {ts.hour:02d}:{ts.minute:02d} ({zone})"
+
+
+def currency_sign(currency: str | None) -> str | None:
+    """₽ for RUB / RUR, $ for USD ...; None for a currency without a sign of its own."""
+    return _SIGNS.get((currency or "").strip().upper())
+
+
+def format_price(amount: str, currency: str | None, lang: str | None) -> str:
+    """``1 990 ₽`` / ``$1,990.50``: grouped, with its currency's sign, in the page's language.
+
+    Without a page language, the currency decides (a rouble price reads the Russian way). An
+    amount that is not a number is shown as written, with its currency.
+    """
+    code = (currency or "").strip().upper()
+    sign = _SIGNS.get(code) or code
+    try:
+        value = Decimal(amount.strip().replace(",", ".").replace(" ", ""))
+    except InvalidOperation:
+        return f"{amount}{_NBSP}{sign}".strip() if sign else amount
+    if not value.is_finite():
+        return amount
+    russian = _base(lang) == "ru" if lang else code in _RU_STYLE
+    whole = f"{value:,.2f}" if value != value.to_integral_value() else f"{value:,.0f}"
+    if russian:
+        whole = whole.replace(",", _NBSP).replace(".", ",")
+        return f"{whole}{_NBSP}{sign}" if sign else whole
+    if sign in _BEFORE:
+        return f"{sign}{whole}"
+    return f"{whole}{_NBSP}{sign}" if sign else whole

@@ -25,9 +25,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "CategoryRef",
     "CrawlKind",
     "CrawlRequest",
     "CrawlResult",
+    "DeliveryOption",
     "Device",
     "DocKind",
     "Document",
@@ -270,20 +272,53 @@ class ProductParam(BaseModel):
     unit: str | None = None
 
 
+class CategoryRef(BaseModel):
+    """One category of a YML catalog's tree, as a shop page's breadcrumbs show it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    #: the category's listing page (a Turbo page of the same feed)
+    url: str | None = None
+
+
+class DeliveryOption(BaseModel):
+    """A YML ``<delivery-options><option cost= days=>``: what delivery costs and how long it takes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cost: str
+    days: str | None = None
+
+
 class Product(BaseModel):
     """Fields of a YML offer."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     offer_id: str
+    #: YML ``available``: false means "on order", not out of stock (those are not in a catalog)
     available: bool = True
     price: str | None = None
     old_price: str | None = None
     currency: str | None = None
+    #: the category's name (the leaf of ``category_path``)
     category: str | None = None
+    #: the categories from the root to the offer's own (``categoryId`` / ``parentId``)
+    category_path: list[CategoryRef] = Field(default_factory=list)
     vendor: str | None = None
+    vendor_code: str | None = None
     model: str | None = None
     params: list[ProductParam] = Field(default_factory=list)
+    sales_notes: str | None = None
+    #: None: the catalog does not say
+    delivery: bool | None = None
+    pickup: bool | None = None
+    store: bool | None = None
+    delivery_options: list[DeliveryOption] = Field(default_factory=list)
+    #: the shop's name (``<shop><name>``), for the "buy at" button
+    shop: str | None = None
 
 
 class Document(Message):

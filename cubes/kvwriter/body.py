@@ -11,7 +11,10 @@ it is exact (``shared/safehtml.py`` says why):
   page does not jump while images load;
 * ``with_local_anchors``: a link to this very page's ``#fragment`` (the parser
   resolves bare fragments against the document) becomes an in-page anchor when
-  the body has that id (ids carry the ``c-`` prefix of the policy).
+  the body has that id (ids carry the ``c-`` prefix of the policy);
+* ``with_turbo_links``: links to a catalog's category listing pages (which exist
+  only as Turbo pages), and on a listing page every link to its shop's pages,
+  go to their Turbo pages (``/turbo?url=``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from collections.abc import Mapping
 from html import escape
 
 from shared.safehtml import ID_PREFIX, plain_text
+from shared.turbo_links import turbo_path
 
-__all__ = ["with_image_sizes", "with_local_anchors", "without_repeated_title"]
+__all__ = ["with_image_sizes", "with_local_anchors", "with_turbo_links", "without_repeated_title"]
 
 #: a leading <h1> of the body (Turbo's <header><h1> repeats the title), after sanitizing
 _LEADING_H1 = re.compile(r'^\s*(<header(?: class="tc-head")?>\s*)?<h1[^>]*>(.*?)</h1>', re.S)
@@ -70,3 +74,23 @@ def with_local_anchors(body: str, page_url: str) -> str:
         return f' href="#{anchor}"' if anchor in ids else m.group(0)
 
     return re.sub(re.escape(prefix) + r'([^"]*)"', one, body)
+
+
+#: the parameter that marks a category listing page's URL (the parser's ``yml.CATEGORY_PARAM``)
+_CATEGORY_PARAM = "turbo_category="
+_HREF = re.compile(r' href="(https?://[^"/?#]+)([/?][^"]*)?"')
+
+
+def with_turbo_links(body: str, host: str, *, listing: bool) -> str:
+    """Links on ``host`` to category listing pages (on a ``listing`` page: every one) -> their Turbo pages."""
+    if " href=" not in body or (not listing and _CATEGORY_PARAM not in body):
+        return body
+
+    def one(m: re.Match[str]) -> str:
+        origin, rest = m.group(1), m.group(2) or "/"
+        target = (origin + rest).replace("&amp;", "&")
+        if origin.split("//", 1)[1].lower() != host or not (listing or _CATEGORY_PARAM in rest):
+            return m.group(0)
+        return f' href="{escape(turbo_path(target))}"'
+
+    return _HREF.sub(one, body)

@@ -44,6 +44,8 @@ PAGE_CSS = (
     "margin-left:.5rem}.stock{margin:.1rem 0 .8rem;font-weight:600}.in{color:var(--ok)}.out{color:var(--bad)}"
     ".params{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.3rem 1rem;margin:0}"
     ".params dt{color:var(--mut)}.params dd{margin:0}"
+    ".off{color:var(--bad);font-size:1rem;font-weight:650;margin-left:.4rem}.buy{font-size:1.05rem}"
+    ".ways{color:var(--mut);margin:.2rem 0 .8rem}.product .tc-note{margin:.2rem 0 .8rem}"
     "body>footer{border-top:1px solid var(--line);color:var(--mut);font-size:.9rem;padding-bottom:2.5rem}"
     "body>footer a{font-weight:600}"
     # ---- Turbo's blocks (cubes/parser/blocks.py): static, no script; galleries scroll with CSS scroll-snap
@@ -75,6 +77,7 @@ PAGE_CSS = (
     "margin:1.2rem 0}.tc-card{display:block;background:var(--card);border-radius:.8rem;padding:.8rem;"
     "color:inherit;text-decoration:none;overflow:hidden}.tc-card img{width:100%;height:9rem;object-fit:cover}"
     ".tc-card h2,.tc-card h3{font-size:1.05rem;margin:.4rem 0}.tc-card p{margin:.3rem 0}"
+    ".tc-card span,.tc-card b{display:block;margin-top:.3rem}"
     ".tc-related{margin-top:2.2rem}.tc-feed .tc-card{margin:.6rem 0}.tc-note{color:var(--mut)}"
     ".tc-video video{width:100%}.tc-histogram th{font-weight:500}"
 )

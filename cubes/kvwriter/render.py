@@ -21,11 +21,12 @@ from typing import Any
 
 import orjson
 
-from cubes.kvwriter.body import with_image_sizes, with_local_anchors, without_repeated_title
+from cubes.kvwriter.body import with_image_sizes, with_local_anchors, with_turbo_links, without_repeated_title
 from cubes.kvwriter.css import PAGE_CSS
+from cubes.kvwriter.product import breadcrumbs, product_block, product_text
 from shared.config import Settings
 from shared.i18n import format_date, label, language
-from shared.messages import DocKind, Document, Media, Product
+from shared.messages import DocKind, Document, Media
 from shared.previews import preview_key
 from shared.safehtml import MediaRule, SafeHtml, plain_text
 
@@ -39,7 +40,6 @@ _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
 #: A product page shows at most this many pictures: the first big, the rest as a strip.
 _MAX_PICTURES = 5
 _ETAG_SAFE = re.compile(r"[^A-Za-z0-9]")
-_CURRENCY = {"RUR": "₽", "RUB": "₽", "USD": "$", "EUR": "€", "GBP": "£", "KZT": "₸", "UAH": "₴", "BYN": "Br"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,35 +70,6 @@ def etag_for(content_hash: str, version: int) -> str:
 def _when(ts: datetime, lang: str | None) -> str:
     """The date in the page's language, at the source's own UTC offset (``shared.i18n``)."""
     return f'<time datetime="{ts.isoformat()}">{escape(format_date(ts, lang))}</time>'
-
-
-def _money(amount: str, currency: str | None) -> str:
-    sign = _CURRENCY.get((currency or "").upper())
-    if sign:
-        return f"{escape(amount)}&nbsp;{escape(sign)}"
-    return f"{escape(amount)}&nbsp;{escape(currency)}" if currency else escape(amount)
-
-
-def _product_block(p: Product) -> str:
-    parts = ['<section class="product" aria-label="Product">']
-    if p.price:
-        old = f'<s class="old">{_money(p.old_price, p.currency)}</s>' if p.old_price else ""
-        parts.append(f'<p class="price">{_money(p.price, p.currency)}{old}</p>')
-    stock = '<p class="stock in">In stock</p>' if p.available else '<p class="stock out">Out of stock</p>'
-    parts.append(stock)
-    facts = [("Vendor", p.vendor), ("Model", p.model), ("Category", p.category)]
-    facts += [(q.name, f"{q.value} {q.unit}" if q.unit else q.value) for q in p.params]
-    rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts if v)
-    if rows:
-        parts.append(f'<dl class="params">{rows}</dl>')
-    parts.append("</section>")
-    return "".join(parts)
-
-
-def _product_text(p: Product) -> str:
-    words = [p.vendor, p.model, p.category, p.price and f"{p.price} {p.currency or ''}".strip()]
-    words += [f"{q.name} {q.value}" for q in p.params]
-    return " ".join(w for w in words if w)
 
 
 def _lead_media(doc: Document, shown: list[str | None], body: str) -> tuple[str, int]:
@@ -144,6 +115,7 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
     body = sanitizer.clean(doc.content_html, base_url=doc.url, media_map=media_map) if doc.content_html else ""
     body = without_repeated_title(body, doc.title)
     body = with_local_anchors(body, doc.url)
+    body = with_turbo_links(body, doc.host, listing="turbo:category" in doc.extra)
     body = with_image_sizes(body, _sizes(doc.media))
     if not body and doc.summary:
         body = f"<p>{escape(doc.summary)}</p>"
@@ -161,7 +133,8 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
     if doc.published_at:
         by.append(_when(doc.published_at, lang))
     byline = f'<p class="by">{" · ".join(by)}</p>' if by else ""
-    product = _product_block(doc.product) if doc.product else ""
+    product = product_block(doc.product, doc.url, lang) if doc.product else ""
+    crumbs = breadcrumbs(doc.product, lang) if doc.product else ""
     lang_attr = f' lang="{escape(lang)}"' if lang else ""
     banner = '<div class="pre">Preview: this page is not published</div>' if doc.preview else ""
     robots = '<meta name="robots" content="noindex">' if doc.preview else ""
@@ -174,14 +147,14 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
         f"<style>{PAGE_CSS}</style></head><body>{banner}"
         f'<header class="bar"><div><a class="host" href="/">{host}</a>'
         '<span class="turbo" title="Turbo page">&#128640; Turbo</span></div></header>'
-        f"<main><article><h1>{title}</h1>{byline}{lead}{product}"
+        f"<main><article>{crumbs}<h1>{title}</h1>{byline}{lead}{product}"
         f'<div class="body">{body}</div></article></main>'
         f'<footer>{escape(label("original", lang))}: <a href="{url}" rel="noopener">{host}</a></footer></body></html>'
     )
 
     text_parts = [doc.summary or "", plain_text(body) if doc.content_html else ""]
     if doc.product:
-        text_parts.append(_product_text(doc.product))
+        text_parts.append(product_text(doc.product))
     text = " ".join(t for t in text_parts if t)
 
     etag = etag_for(doc.content_hash, doc.version)

@@ -27,11 +27,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
+from cubes.parser.categories import Listings
 from cubes.parser.detect import detect_format
 from cubes.parser.documents import Candidate, prepare_deletions, prepare_one, to_document
 from cubes.parser.feed import Limits, parse_feed
@@ -40,7 +41,7 @@ from cubes.parser.identity import IdentityError
 from cubes.parser.model import DetectedFormat, ItemError, ParsedItem, Severity
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmlsafe import HostileXml
-from cubes.parser.yml import iter_yml
+from cubes.parser.yml import Catalog, iter_yml
 from shared.clock import utcnow
 from shared.config import Settings, load_settings
 from shared.messages import CrawlKind, DocumentDeleted, SourceRef
@@ -150,7 +151,7 @@ async def parse_command(
         return 1
     kind = source_kind(result.format)
     ref = SourceRef(kind=kind, id="cli")
-    _emit(result.items, host, ref, source, out, err, cleaner)
+    _emit([*result.items, *result.listings], host, ref, source, out, err, cleaner)
     removals, derrs = prepare_deletions(result.deletions, feed_host=host)
     for e in derrs:
         _err(source, e, err)
@@ -224,9 +225,20 @@ def _stream_yml(
     from shared.messages import SourceKind
 
     ref = SourceRef(kind=SourceKind.yml, id="cli")
+    catalog, listings = Catalog(), Listings()
+
+    def offers() -> Iterator[ParsedItem | ItemError]:
+        count = 0
+        for entry in iter_yml(f, base=base_url, catalog=catalog):
+            if isinstance(entry, ParsedItem):
+                listings.add(entry)
+                count += 1
+            yield entry
+        yield from listings.items(catalog, count)  # the category listing pages (categories.py), last
+
     with path.open("rb") as f:
         try:
-            fatal = _emit(iter_yml(f, base=base_url), host, ref, str(path), out, err, cleaner)
+            fatal = _emit(offers(), host, ref, str(path), out, err, cleaner)
         except HostileXml as exc:
             _err(str(path), ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"), err)
             return 1

@@ -33,6 +33,7 @@ import io
 from lxml import etree
 
 from cubes.parser.atom import ENTRY_TAGS, MISPLACED_ITEM_TAGS, atom_meta, read_atom_entries
+from cubes.parser.categories import Listings
 from cubes.parser.compressed import InflateError, gunzip, gunzip_head, is_gzip
 from cubes.parser.detect import detect_format, prepare_xml
 from cubes.parser.fallback import parse_with_feedparser
@@ -43,7 +44,7 @@ from cubes.parser.rss import ITEM_TAGS, read_rss_items, rss_meta
 from cubes.parser.turbo import Limits, apply_limits, apply_turbo
 from cubes.parser.xmlsafe import HostileXml, XmlError, parse_xml
 from cubes.parser.xmltext import ATOM03, ATOM10, RDF, TURBO
-from cubes.parser.yml import iter_yml
+from cubes.parser.yml import Catalog, iter_yml
 
 __all__ = ["Limits", "parse_feed", "parse_yml", "yml_source"]
 
@@ -285,16 +286,21 @@ def _has_entries(root: object) -> bool:
 def parse_yml(body: bytes, *, url: str | None = None) -> ParseResult:
     """A whole YML catalog as a ``ParseResult`` (the cube's path; the streaming reader is ``iter_yml``)."""
     result = ParseResult(DetectedFormat.yml, meta=FeedMeta(parser="iterparse", version="yml"))
+    catalog, listings = Catalog(), Listings()
     try:
-        for entry in iter_yml(io.BytesIO(body), base=url):
+        for entry in iter_yml(io.BytesIO(body), base=url, catalog=catalog):
             if isinstance(entry, ItemError):
                 result.errors.append(entry)
             else:
                 result.items.append(entry)
+                listings.add(entry)
     except HostileXml as exc:
         result.errors.append(ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
         result.fatal = True
         return result
     if not result.items and result.errors:
         result.fatal = True
+    else:
+        # the category listing pages, after the offers (categories.py)
+        result.listings = listings.items(catalog, len(result.items))
     return result

@@ -89,6 +89,7 @@ from typing import IO
 
 from cubes.parser import metrics
 from cubes.parser.catalog_stream import STREAM_LIMIT, UrlIndex, catalog_opener
+from cubes.parser.categories import Listings
 from cubes.parser.checks import check_task_id, check_upload
 from cubes.parser.collector import collector_paused
 from cubes.parser.compressed import InflateError
@@ -99,7 +100,7 @@ from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, 
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.status import Fetch, Outcome, write_feed_status, write_fetch_outcome, write_task
 from cubes.parser.xmlsafe import HostileXml
-from cubes.parser.yml import iter_yml
+from cubes.parser.yml import Catalog, iter_yml
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
@@ -403,12 +404,11 @@ class ParserHandler:
     async def _apply(self, result: ParseResult, src: Source, run: Outcome, body_bytes: int) -> None:
         metrics.PARSED.labels(src.kind.value).inc(len(result.items) + len(result.deletions))
         # sanitizing costs by the byte (nh3: ~15 us per KB): a few huge items stay off the loop too
-        if len(result.items) > _THREAD_ITEMS or body_bytes > _THREAD_BYTES:
-            cands, errs = await asyncio.to_thread(
-                prepare_items, result.items, feed_host=src.hosts, cleaner=self.cleaner
-            )
+        items = [*result.items, *result.listings]  # a catalog's category pages are published like its offers
+        if len(items) > _THREAD_ITEMS or body_bytes > _THREAD_BYTES:
+            cands, errs = await asyncio.to_thread(prepare_items, items, feed_host=src.hosts, cleaner=self.cleaner)
         else:
-            cands, errs = prepare_items(result.items, feed_host=src.hosts, cleaner=self.cleaner)
+            cands, errs = prepare_items(items, feed_host=src.hosts, cleaner=self.cleaner)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
         self._rejects([*errs, *derrs], result.errors, src, run)
         _warnings(cands, run)
@@ -466,15 +466,26 @@ class ParserHandler:
         last, after the commit: only a catalog fully through counts as "the same body next time".
         """
         stream = open_catalog()
-        entries = iter_yml(stream, base=url)
+        catalog, listings = Catalog(), Listings()
+        entries = iter_yml(stream, base=url, catalog=catalog)
         first = UrlIndex()
         host = src.hosts
+        state = {"offers": 0, "listed": False}
 
         def next_batch() -> tuple[int, list[Candidate], list[ItemError], list[ItemError]]:
             items: list[ParsedItem] = []
             broken: list[ItemError] = []
             for entry in itertools.islice(entries, BATCH):
-                (broken if isinstance(entry, ItemError) else items).append(entry)  # type: ignore[arg-type]
+                if isinstance(entry, ItemError):
+                    broken.append(entry)
+                else:
+                    items.append(entry)
+                    listings.add(entry)
+            state["offers"] += len(items)
+            if not items and not broken and not state["listed"]:
+                # the catalog is read: its category listing pages are the last batch (categories.py)
+                state["listed"] = True
+                items = listings.items(catalog, int(state["offers"]))
             cands, errs = prepare_items(items, feed_host=host, first=first, cleaner=self.cleaner)
             return len(items), cands, errs, broken
 
@@ -493,7 +504,7 @@ class ParserHandler:
                     break
                 if not offers and not broken:
                     break
-                count += offers
+                count = int(state["offers"])  # offers only: the listing pages are not the catalog's
                 result.errors.extend(broken)
                 run.errors.extend(broken)
                 self._rejects(errs, broken, src, run)

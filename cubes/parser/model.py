@@ -143,6 +143,8 @@ class ParseResult:
     items: list[ParsedItem] = field(default_factory=list)
     #: links (or GUIDs) of items the feed asks to remove (Turbo ``turbo="false"``)
     deletions: list[ParsedItem] = field(default_factory=list)
+    #: pages made from the feed, not items of it: a YML catalog's category listings (``categories.py``)
+    listings: list[ParsedItem] = field(default_factory=list)
     errors: list[ItemError] = field(default_factory=list)
     meta: FeedMeta = field(default_factory=FeedMeta)
     encoding: str | None = None

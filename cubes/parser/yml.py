@@ -10,16 +10,21 @@ no network, libxml2's size limits).
 
 Offer fields: ``id``, ``available``, ``type`` (``vendor.model`` titles are
 ``typePrefix vendor model`` when there is no ``name``), ``url``, ``price``,
-``oldprice``, ``currencyId``, ``categoryId`` (resolved to the category name),
-``picture`` x N, ``name`` (``artist`` + ``title`` for ``artist.title``), ``vendor``, ``model``,
-``description`` (HTML),
-``param name= unit=``.
+``oldprice``, ``currencyId``, ``categoryId`` (resolved through ``parentId`` to
+the path from the root: the page's breadcrumbs, each with its listing page),
+``picture`` x N, ``name`` (``artist`` + ``title`` for ``artist.title``), ``vendor``,
+``vendorCode``, ``model``, ``description`` (HTML), ``param name= unit=``,
+``sales_notes``, ``delivery`` / ``pickup`` / ``store`` and ``delivery-options``
+(the offer's, else the shop's). The shop's ``<name>`` goes with every offer, for
+the page's "buy" button.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import IO
+from urllib.parse import quote, urlsplit
 
 from lxml import etree
 
@@ -27,7 +32,7 @@ from cubes.parser.model import ItemError, MediaRef, ParsedItem
 from cubes.parser.xmlsafe import SAFE_XML, XmlError, check_doctype_stream, xml_error
 from cubes.parser.xmltext import absolute, inner_html
 
-__all__ = ["iter_yml"]
+__all__ = ["CATEGORY_PARAM", "Catalog", "category_url", "iter_yml"]
 
 
 def _text(el: etree._Element) -> str:
@@ -36,19 +41,92 @@ def _text(el: etree._Element) -> str:
 
 #: offer children read as plain text (the last one wins); picture / description / param are special
 _TEXT_FIELDS = frozenset(
-    {"url", "price", "oldprice", "currencyId", "categoryId", "name", "vendor", "model", "typePrefix", "title", "artist"}
-)
-#: YML name -> Product field
+    {
+        "url", "price", "oldprice", "currencyId", "categoryId", "name", "vendor", "model", "typePrefix", "title",
+        "artist", "vendorCode", "sales_notes", "delivery", "pickup", "store",
+    }
+)  # fmt: skip
+#: YML name -> Product field, taken as text
 _PRODUCT_FIELDS = (
     ("price", "price"),
     ("oldprice", "old_price"),
     ("currencyId", "currency"),
     ("vendor", "vendor"),
+    ("vendorCode", "vendor_code"),
     ("model", "model"),
+    ("sales_notes", "sales_notes"),
 )
+#: YML name -> Product field, taken as a boolean ("true" / "false")
+_FLAGS = (("delivery", "delivery"), ("pickup", "pickup"), ("store", "store"))
+#: the parameter of a category's listing page (``category_url``)
+CATEGORY_PARAM = "turbo_category"
 
 
-def _offer(el: etree._Element, index: int, categories: dict[str, str], base: str | None) -> ParsedItem:
+def category_url(site: str, category_id: str) -> str:
+    """The Turbo page listing a category: on the shop's own site (``site``: its origin)."""
+    return f"{site}/?{CATEGORY_PARAM}={quote(category_id, safe='')}"
+
+
+def _site(url: str | None) -> str | None:
+    parts = urlsplit(url or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+@dataclass(slots=True)
+class Catalog:
+    """What the catalog says before its offers: the category tree and the shop."""
+
+    #: category id -> (name, parent id)
+    categories: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    shop: str | None = None
+    #: the origin category pages live under (the shop's <url>, else the feed's)
+    site: str | None = None
+    delivery_options: list[dict[str, str | None]] = field(default_factory=list)
+    #: category id -> its path from the root, each step {id, name, url}: built once per category
+    _paths: dict[str, list[dict[str, str | None]]] = field(default_factory=dict)
+
+    def path(self, category_id: str) -> list[dict[str, str | None]]:
+        """The categories from the root to ``category_id`` (a loop in ``parentId`` ends the walk)."""
+        found = self._paths.get(category_id)
+        if found is not None:
+            return found
+        steps: list[dict[str, str | None]] = []
+        seen: set[str] = set()
+        at: str | None = category_id
+        while at and at in self.categories and at not in seen:
+            seen.add(at)
+            name, parent = self.categories[at]
+            steps.append({"id": at, "name": name, "url": category_url(self.site, at) if self.site else None})
+            at = parent
+        steps.reverse()
+        self._paths[category_id] = steps
+        return steps
+
+
+def _options(el: etree._Element) -> list[dict[str, str | None]]:
+    return [
+        {"cost": (o.get("cost") or "").strip(), "days": (o.get("days") or "").strip() or None}
+        for o in el.iter("option")
+        if (o.get("cost") or "").strip()
+    ]
+
+
+def _shop_header(offer: etree._Element, catalog: Catalog, base: str | None) -> None:
+    """The shop's name, site and delivery options: complete in the tree when the first offer ends."""
+    offers = offer.getparent()
+    shop = offers.getparent() if offers is not None else None
+    if shop is None:
+        catalog.site = _site(base)
+        return
+    catalog.shop = (shop.findtext("name") or shop.findtext("company") or "").strip() or None
+    own = _site((shop.findtext("url") or "").strip())
+    catalog.site = own if own and own == _site(base) else _site(base) or own
+    options = shop.find("delivery-options")
+    if options is not None:
+        catalog.delivery_options = _options(options)
+
+
+def _offer(el: etree._Element, index: int, catalog: Catalog, base: str | None) -> ParsedItem:
     # the hot loop of a catalog: one set lookup per child, text fields gathered first, mapped after
     oid = (el.get("id") or "").strip()
     it = ParsedItem(index=index, kind="product", base=base, line=el.sourceline)
@@ -58,6 +136,7 @@ def _offer(el: etree._Element, index: int, categories: dict[str, str], base: str
         "available": (el.get("available") or "true").strip().lower() != "false",
     }
     params: list[dict[str, str | None]] = []
+    options: list[dict[str, str | None]] | None = None
     f: dict[str, str] = {}
     for c in el:
         tag = c.tag
@@ -70,15 +149,27 @@ def _offer(el: etree._Element, index: int, categories: dict[str, str], base: str
             it.content_html = inner_html(c).strip()
         elif tag == "param" and c.get("name"):
             params.append({"name": c.get("name", "").strip(), "value": (c.text or "").strip(), "unit": c.get("unit")})
+        elif tag == "delivery-options":
+            options = _options(c)
     if "url" in f:
         it.link = absolute(f["url"], base)
     for src, dst in _PRODUCT_FIELDS:
         if f.get(src):
             product[dst] = f[src]
+    for src, dst in _FLAGS:
+        if src in f:
+            product[dst] = f[src].lower() == "true"
     if "categoryId" in f:
-        product["category"] = categories.get(f["categoryId"], f["categoryId"])
+        path = catalog.path(f["categoryId"])
+        product["category"] = path[-1]["name"] if path else f["categoryId"]
+        if path:
+            product["category_path"] = path
     if params:
         product["params"] = params
+    if options or catalog.delivery_options:
+        product["delivery_options"] = options if options is not None else catalog.delivery_options
+    if catalog.shop:
+        product["shop"] = catalog.shop
     name, title, model = f.get("name"), f.get("title"), f.get("model")
     if name:
         it.title = name
@@ -90,10 +181,16 @@ def _offer(el: etree._Element, index: int, categories: dict[str, str], base: str
     return it
 
 
-def iter_yml(source: IO[bytes], *, base: str | None = None) -> Iterator[ParsedItem | ItemError]:
-    """Offers one at a time; an ``ItemError`` for a broken offer, or (last) for a broken file."""
+def iter_yml(
+    source: IO[bytes], *, base: str | None = None, catalog: Catalog | None = None
+) -> Iterator[ParsedItem | ItemError]:
+    """Offers one at a time; an ``ItemError`` for a broken offer, or (last) for a broken file.
+
+    ``catalog`` is filled with the category tree and the shop as they are read (for the category
+    listing pages, ``categories.py``).
+    """
     check_doctype_stream(source)  # reads the prolog only, and rewinds
-    categories: dict[str, str] = {}
+    catalog = catalog if catalog is not None else Catalog()
     index = 0
     context = etree.iterparse(
         source,
@@ -104,10 +201,13 @@ def iter_yml(source: IO[bytes], *, base: str | None = None) -> Iterator[ParsedIt
     try:
         for _event, el in context:
             if el.tag == "category":
-                categories[(el.get("id") or "").strip()] = _text(el)
+                parent = (el.get("parentId") or "").strip() or None
+                catalog.categories[(el.get("id") or "").strip()] = (_text(el), parent)
                 continue
+            if index == 0:
+                _shop_header(el, catalog, base)
             try:
-                yield _offer(el, index, categories, base)
+                yield _offer(el, index, catalog, base)
             except (ValueError, TypeError) as exc:  # pragma: no cover - defensive: one offer never stops the rest
                 yield ItemError(f"offer could not be read: {exc}", el.sourceline, None, index, code="item.unreadable")
             index += 1

@@ -34,9 +34,10 @@ from aiohttp import web
 
 from cubes.frontend.app import create_app
 from cubes.kvwriter.handler import KvwriterHandler
-from cubes.parser.documents import prepare_items, to_document
+from cubes.parser.documents import Candidate, prepare_items, to_document
 from cubes.parser.feed import parse_feed
 from shared.blobs import open_blobs
+from shared.blobs.base import BlobStore
 from shared.config import Settings
 from shared.media import MediaDoc
 from shared.messages import SourceKind, SourceRef
@@ -73,6 +74,41 @@ def _picture(width: int, height: int, hue: int) -> bytes:
     return out.getvalue()
 
 
+async def _publish(cands: list[Candidate], kind: SourceKind, cdn: BlobStore, writer: KvwriterHandler) -> None:
+    """The rest of the pipeline for parsed candidates: the media cube's rewrite (images really in the
+    file CDN, with the size the cdn cube would measure), then the kvwriter."""
+    for n, cand in enumerate(cands):
+        doc = to_document(cand, source=SourceRef(kind=kind, id="feed-every"), version=1, seen_at=T0, parsed_at=T0)
+        media = MediaDoc(doc)
+        cdn_urls: dict[str, str] = {}
+        sizes: dict[str, tuple[int, int]] = {}
+        for i, url in enumerate(media.refs):
+            name = url.rsplit("/", 1)[1]
+            video = name.endswith(".mp4")
+            key = f"{'vid' if video else 'img'}/{n}{i:02d}/{name}"
+            size = (96, 96) if "avatar" in name else (1200, 675)
+            await cdn.put(key, b"\x00" * 64 if video else _picture(*size, hue=(40 * i + 60 * n) % 256))
+            cdn_urls[url] = f"/cdn/{key}"
+            sizes[url] = size
+        await writer.handle(media.rewrite(cdn_urls, sizes=sizes, media_ready_at=T0))
+
+
+SHOP = b"""<?xml version="1.0" encoding="UTF-8"?><yml_catalog date="2026-11-30 10:00"><shop><name>Posuda</name>
+<url>https://shop.example/</url><currencies><currency id="RUR" rate="1"/></currencies>
+<categories><category id="1">Kitchen</category><category id="7" parentId="1">Kettles</category></categories>
+<offers>
+<offer id="42"><url>https://shop.example/p/kettle</url><price>1990</price><oldprice>2490</oldprice>
+<currencyId>RUR</currencyId><categoryId>7</categoryId><picture>https://shop.example/i/kettle.jpg</picture>
+<name>Kettle "Dawn", 1.7 l</name><vendor>Kettly</vendor><vendorCode>KT-17</vendorCode>
+<sales_notes>Cash or card on delivery</sales_notes><delivery>true</delivery><pickup>true</pickup>
+<delivery-options><option cost="300" days="1-3"/></delivery-options>
+<description><![CDATA[<p>Boils a litre in three minutes.</p>]]></description>
+<param name="Volume" unit="l">1.7</param><param name="Colour">white</param></offer>
+<offer id="43"><url>https://shop.example/p/kettle-mini</url><price>1490</price><currencyId>RUR</currencyId>
+<categoryId>7</categoryId><picture>https://shop.example/i/mini.jpg</picture><name>Kettle mini, 0.8 l</name></offer>
+</offers></shop></yml_catalog>"""
+
+
 @pytest.fixture
 async def frontend(tmp_path: Path, data_dir: Path) -> AsyncIterator[str]:
     settings = Settings().replace(
@@ -80,27 +116,16 @@ async def frontend(tmp_path: Path, data_dir: Path) -> AsyncIterator[str]:
     )
     stores = await open_stores(settings.store.url)
     cdn = await open_blobs(settings.cdn.url, public_base_url=settings.cdn.public_base_url)
+    writer = KvwriterHandler(stores.pages, settings)
     body = (data_dir / "feeds" / "turbo" / "turbocubes__every-element.xml").read_bytes()
     result = parse_feed(body, url="https://turbo.example/turbo.xml")
     cands, refused = prepare_items(result.items, feed_host="turbo.example")
     assert refused == []
-    writer = KvwriterHandler(stores.pages, settings)
-    for n, cand in enumerate(cands):
-        doc = to_document(
-            cand, source=SourceRef(kind=SourceKind.turbo, id="feed-every"), version=1, seen_at=T0, parsed_at=T0
-        )
-        media = MediaDoc(doc)
-        cdn_urls: dict[str, str] = {}
-        sizes: dict[str, tuple[int, int]] = {}
-        for i, url in enumerate(media.refs):
-            # what the cdn cube does: the bytes under a key of theirs, the size it measured
-            name = url.rsplit("/", 1)[1]
-            key = f"img/{n}{i:02d}/{name}" if not name.endswith(".mp4") else f"vid/{n}{i:02d}/{name}"
-            size = (96, 96) if "avatar" in name else (1200, 675)
-            await cdn.put(key, _picture(*size, hue=(40 * i) % 256) if not name.endswith(".mp4") else b"\x00" * 64)
-            cdn_urls[url] = f"/cdn/{key}"
-            sizes[url] = size
-        await writer.handle(media.rewrite(cdn_urls, sizes=sizes, media_ready_at=T0))
+    await _publish(cands, SourceKind.turbo, cdn, writer)
+    shop = parse_feed(SHOP, url="https://shop.example/yml.xml")
+    cands, refused = prepare_items([*shop.items, *shop.listings], feed_host="shop.example")
+    assert refused == []
+    await _publish(cands, SourceKind.yml, cdn, writer)
     runner = web.AppRunner(create_app(settings, stores, cdn), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -287,3 +312,47 @@ async def test_every_turbo_element_on_a_phone(frontend: str, browser: Cdp) -> No
     foreign = [u for u in _requests(browser) if not u.startswith(local)]
     # the only requests that left the frontend: the allowlisted players, in their sandboxed iframes
     assert {urlsplit(u).hostname for u in foreign} <= set(PLAYERS), foreign
+
+
+async def test_shop_pages_sell_on_a_phone(frontend: str, browser: Cdp) -> None:  # noqa: F811
+    """Issue 15: a shop page has breadcrumbs, a formatted price and a buy button; its category lists it."""
+    product = f"{frontend}/turbo?url={quote('https://shop.example/p/kettle', safe='')}"
+    session, players = await _open_phone(browser, product)
+    try:
+        await _load_everything(browser, session)
+        ev = lambda js: _eval(browser, session, js)  # noqa: E731 - a short local helper
+        assert await ev("[...document.querySelectorAll('nav.tc-crumbs a')].map(a => a.textContent)") == [
+            "Kitchen",
+            "Kettles",
+        ]
+        price = await ev("document.querySelector('.price').textContent")
+        assert price == "1\u00a0990\u00a0₽2\u00a0490\u00a0₽ \u221220%"  # the price, the old one, the discount
+        assert await ev("document.querySelector('a.buy').getAttribute('href')") == "https://shop.example/p/kettle"
+        assert await ev("document.querySelector('a.buy').textContent") == "Buy at Posuda"
+        text = await ev("document.body.innerText")
+        assert "In stock" in text
+        assert "Delivery: 300\u00a0₽, 1-3 days · Pickup" in text
+        assert "Cash or card on delivery" in text
+        assert "KT-17" in text
+        assert await ev("document.documentElement.scrollWidth") <= 390
+        await _shot(browser, session, "turbo-shop-product-phone")
+        kettles = await ev("document.querySelectorAll('nav.tc-crumbs a')[1].href")
+    finally:
+        await _stop(players)
+
+    session, players = await _open_phone(browser, kettles)
+    try:
+        await _load_everything(browser, session)
+        ev = lambda js: _eval(browser, session, js)  # noqa: E731
+        assert await ev("document.querySelector('h1').textContent") == "Kettles"
+        cards = await ev(
+            "[...document.querySelectorAll('a.tc-card')].map(a => [a.textContent, a.getAttribute('href')])"
+        )
+        assert cards == [
+            ['Kettle "Dawn", 1.7 l1\u00a0990\u00a0₽', "/turbo?url=https%3A%2F%2Fshop.example%2Fp%2Fkettle"],
+            ["Kettle mini, 0.8 l1\u00a0490\u00a0₽", "/turbo?url=https%3A%2F%2Fshop.example%2Fp%2Fkettle-mini"],
+        ]
+        await _shot(browser, session, "turbo-shop-category-phone")
+    finally:
+        await _stop(players)
+    assert _errors(browser) == []

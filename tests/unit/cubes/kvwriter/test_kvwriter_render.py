@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 
 import orjson
+import pytest
 
 from cubes.kvwriter.render import etag_for, preview_key, render
 from shared.messages import DocKind, Document, Media, Product, ProductParam, SourceKind, SourceRef
@@ -97,12 +98,73 @@ def test_product_block() -> None:
         ),
     )
     out = render(doc, SAN, written_at=T0)
-    assert '<p class="price">1990&nbsp;₽<s class="old">2490&nbsp;₽</s></p>' in out.html
-    assert "Out of stock" in out.html
+    # no page language: a rouble price reads the Russian way; the words are English
+    assert '<p class="price">1\u00a0990\u00a0₽<s class="old">2\u00a0490\u00a0₽</s>' in out.html
+    assert '<span class="off">&minus;20%</span>' in out.html
+    assert "On order" in out.html  # YML available="false": made to order, not out of stock
     assert "<dt>Volume</dt><dd>1.7 l</dd>" in out.html
+    assert (
+        '<a class="tc-btn tc-primary buy" href="https://news.example/a/story" rel="noopener">Go to the shop</a>'
+        in out.html
+    )
     assert "<p>A good kettle</p>" in out.html
     assert "Kettly" in out.text
     assert "Volume 1.7" in out.text
+
+
+def test_a_shop_page_that_sells() -> None:
+    """Issue 15: breadcrumbs to the category pages, the price in its currency, delivery, notes, a buy button."""
+    from shared.messages import CategoryRef, DeliveryOption
+
+    doc = make_doc(
+        url="https://shop.example/p/kettle",
+        host="shop.example",
+        kind=DocKind.product,
+        content_html="<p>Boils fast.</p>",
+        extra={"language": "ru"},
+        product=Product(
+            offer_id="42",
+            price="1990.50",
+            currency="RUB",
+            category="Чайники",
+            category_path=[
+                CategoryRef(id="1", name="Кухня", url="https://shop.example/?turbo_category=1"),
+                CategoryRef(id="7", name="Чайники", url="https://shop.example/?turbo_category=7"),
+            ],
+            vendor_code="KT-17",
+            sales_notes="Оплата при получении",
+            delivery=True,
+            pickup=True,
+            delivery_options=[DeliveryOption(cost="300", days="1-3"), DeliveryOption(cost="0", days="5")],
+            shop="Посуда",
+        ),
+    )
+    page = render(doc, SAN, written_at=T0).html
+    assert (
+        '<nav class="tc-crumbs"><a href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D1">Кухня</a>'
+        '<a href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D7">Чайники</a></nav><h1>'
+    ) in page
+    assert '<p class="price">1\u00a0990,50\u00a0₽</p>' in page
+    assert '<p class="stock in">В наличии</p>' in page
+    assert 'href="https://shop.example/p/kettle" rel="noopener">Купить в магазине «Посуда»</a>' in page
+    assert "Доставка: 300\u00a0₽, 1-3 дн.; бесплатно, 5 дн. · Самовывоз" in page
+    assert '<p class="tc-note">Оплата при получении</p>' in page
+    assert "<dt>Артикул</dt><dd>KT-17</dd>" in page
+
+
+@pytest.mark.parametrize(
+    ("currency", "lang", "shown"),
+    [
+        ("USD", None, "$1,990.50"),
+        ("EUR", "ru", "1\u00a0990,50\u00a0€"),
+        ("GBP", "en", "£1,990.50"),
+        ("KZT", None, "1\u00a0990,50\u00a0₸"),
+    ],
+)
+def test_prices_are_formatted_with_their_currency(currency: str, lang: str | None, shown: str) -> None:
+    from shared.i18n import format_price
+
+    assert format_price("1990.50", currency, lang) == shown
 
 
 def test_text_and_json_forms() -> None:
@@ -178,3 +240,25 @@ def test_language_and_localized_date_at_the_source_offset() -> None:
     assert "<footer>Оригинал: " in page
     bogus = render(make_doc(extra={"language": '"><script>'}), SAN, written_at=T0).html
     assert bogus.startswith("<!doctype html><html><head>")
+
+
+def test_a_category_listing_links_to_turbo_pages() -> None:
+    doc = make_doc(
+        url="https://shop.example/?turbo_category=7",
+        host="shop.example",
+        title="Чайники",
+        extra={"turbo:category": "7"},
+        content_html=(
+            '<nav class="tc-crumbs"><a href="https://shop.example/?turbo_category=1">Кухня</a></nav>'
+            '<div class="tc-cards"><a class="tc-card" href="https://shop.example/p/kettle"><span>Чайник</span></a>'
+            '<a href="https://elsewhere.example/x">elsewhere</a></div>'
+        ),
+    )
+    page = render(doc, SAN, written_at=T0).html
+    assert 'href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D1"' in page
+    assert 'href="/turbo?url=https%3A%2F%2Fshop.example%2Fp%2Fkettle"' in page
+    assert 'href="https://elsewhere.example/x"' in page  # another site's link stays as it is
+    # on an ordinary page only the listing pages' links change (they exist only as Turbo pages)
+    other = render(doc.model_copy(update={"extra": {}}), SAN, written_at=T0).html
+    assert 'href="https://shop.example/p/kettle"' in other
+    assert 'href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D1"' in other

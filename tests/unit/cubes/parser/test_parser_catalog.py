@@ -21,7 +21,7 @@ from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
 from shared.clock import ManualClock
 from shared.errors import BusUnavailable as BusUnavailableError
-from shared.messages import CrawlKind, CrawlResult, Document, FetchStatus
+from shared.messages import CrawlKind, CrawlResult, DocKind, Document, FetchStatus
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, Stores, open_stores
 
@@ -102,17 +102,26 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
         await blobs.close()
 
 
-def docs(outputs: list[Output]) -> list[Document]:
+def all_docs(outputs: list[Output]) -> list[Document]:
     return [o.message for o in outputs if o.topic == "documents.parsed"]  # type: ignore[misc]
+
+
+def docs(outputs: list[Output]) -> list[Document]:
+    """The offers' documents (not the category listing pages the catalog also gives, categories.py)."""
+    return [d for d in all_docs(outputs) if d.kind is DocKind.product]
 
 
 async def test_streamed_catalog_publishes_what_parse_feed_reads(env: Env) -> None:
     body = catalog([offer(i) for i in range(OFFERS)])
     assert len(body) > 256 * 1024  # the streamed path
-    out = docs(await env.load(body))
-    expected, errors = prepare_items(parse_feed(body, url="https://shop.test/yml.xml").items, feed_host="shop.test")
+    published = all_docs(await env.load(body))
+    parsed = parse_feed(body, url="https://shop.test/yml.xml")
+    expected, errors = prepare_items([*parsed.items, *parsed.listings], feed_host="shop.test")
     assert errors == []
-    assert [(d.url, d.title, d.content_hash) for d in out] == [(c.url, c.title, c.content_hash) for c in expected]
+    assert [(d.url, d.title, d.content_hash) for d in published] == [(c.url, c.title, c.content_hash) for c in expected]
+    # the three categories' listing pages come last
+    assert [d.url for d in published[-3:]] == [f"https://shop.test/?turbo_category={c}" for c in range(3)]
+    out = [d for d in published if d.kind is DocKind.product]
     assert out[5].product is not None
     assert out[5].product.category == "Category 2"
     assert len({d.version for d in out}) == 1  # one run, one version for new URLs

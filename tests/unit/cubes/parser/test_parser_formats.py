@@ -160,7 +160,13 @@ def test_yml_offers_become_products() -> None:
         "old_price": "120",
         "currency": "RUR",
         "category": "Детективы",
+        # the breadcrumbs: categoryId through parentId, each with its listing page on the shop's site
+        "category_path": [
+            {"id": "1", "name": "Книги", "url": "https://shop.test/?turbo_category=1"},
+            {"id": "2", "name": "Детективы", "url": "https://shop.test/?turbo_category=2"},
+        ],
         "params": [{"name": "Вес", "value": "1.5", "unit": "кг"}],
+        "shop": "Shop",
     }
     assert [m.url for m in a.media] == ["https://shop.test/1.jpg", "https://shop.test/2.jpg"]
     assert {m.role for m in a.media} == {"picture"}

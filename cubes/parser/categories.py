@@ -1,0 +1,127 @@
+"""A YML catalog's categories as listing pages (issue 15 item 2; DESIGN.md section 3, parser).
+
+A shop page shows its breadcrumbs (``categoryId`` through ``parentId``); each
+crumb opens the category's listing page: a Turbo page of the same feed, made
+here from the catalog itself at each fetch, so it always lists what the
+catalog holds now. A listing has the category's breadcrumbs, its
+subcategories, and cards of its offers (picture, title, price) -- the first
+``MAX_CARDS`` in catalog order, then how many more there are. Its URL is on the
+shop's site with ``?turbo_category=<id>`` (``yml.category_url``): the frontend
+serves it like any page, the kvwriter links its cards and crumbs to the Turbo
+pages they stand for.
+
+``Listings`` sees every offer once as it streams by and keeps a bounded
+summary per category, so a catalog of any size costs at most
+``MAX_CARDS`` cards per category.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from cubes.parser.model import ParsedItem
+from cubes.parser.yml import CATEGORY_PARAM, Catalog, category_url
+from shared.i18n import format_price
+
+__all__ = ["CATEGORY_PARAM", "MAX_CARDS", "Listings"]
+
+#: offers shown on a listing page (a phone scrolls through ~50 cards; more is a catalog, not a page)
+MAX_CARDS = 48
+
+
+@dataclass(slots=True)
+class _Card:
+    url: str
+    title: str
+    price: str
+    picture: str | None
+
+
+@dataclass(slots=True)
+class _Category:
+    cards: list[_Card] = field(default_factory=list)
+    offers: int = 0
+
+
+class Listings:
+    """Offers by category, as they stream by; ``items`` makes the listing pages at the end."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, _Category] = {}
+
+    def add(self, item: ParsedItem) -> None:
+        product = item.product or {}
+        path = product.get("category_path")
+        if not path or not item.link or not item.title:
+            return
+        own = self._by_id.setdefault(str(path[-1]["id"]), _Category())
+        own.offers += 1
+        if len(own.cards) < MAX_CARDS:
+            price = str(product.get("price") or "")
+            picture = item.media[0].url if item.media else None
+            shown = format_price(price, product.get("currency"), None) if price else ""
+            own.cards.append(_Card(item.link, item.title, shown, picture))
+
+    def items(self, catalog: Catalog, first_index: int) -> list[ParsedItem]:
+        """A listing page for every category that holds an offer, itself or below it."""
+        if not catalog.site or not self._by_id:
+            return []
+        children: dict[str, list[str]] = {}
+        for cid, (_, parent) in catalog.categories.items():
+            if parent:
+                children.setdefault(parent, []).append(cid)
+        totals: dict[str, int] = {}
+
+        def total(cid: str, seen: frozenset[str] = frozenset()) -> int:
+            if cid in totals:
+                return totals[cid]
+            here = self._by_id[cid].offers if cid in self._by_id else 0
+            below = sum(total(c, seen | {cid}) for c in children.get(cid, ()) if c not in seen | {cid})
+            totals[cid] = here + below
+            return totals[cid]
+
+        out: list[ParsedItem] = []
+        for cid, (name, _) in catalog.categories.items():
+            if not name or total(cid) == 0:
+                continue
+            html = self._page(cid, catalog, [c for c in children.get(cid, ()) if total(c)], totals)
+            out.append(
+                ParsedItem(
+                    index=first_index + len(out),
+                    link=category_url(catalog.site, cid),
+                    guid=f"category:{cid}",
+                    title=name,
+                    content_html=html,
+                    base=catalog.site,
+                    extra={"turbo:category": cid},
+                )
+            )
+        return out
+
+    def _page(self, cid: str, catalog: Catalog, subs: list[str], totals: dict[str, int]) -> str:
+        parts = []
+        path = catalog.path(cid)
+        if len(path) > 1:
+            crumbs = "".join(f'<a href="{escape(str(p["url"]))}">{escape(str(p["name"]))}</a>' for p in path[:-1])
+            parts.append(f'<nav class="tc-crumbs">{crumbs}</nav>')
+        if subs:
+            links = "".join(
+                f'<a class="tc-card" href="{escape(category_url(str(catalog.site), c))}">'
+                f"<span>{escape(catalog.categories[c][0])} ({totals[c]})</span></a>"
+                for c in subs
+            )
+            parts.append(f'<div class="tc-cards">{links}</div>')
+        own = self._by_id.get(cid)
+        if own is not None and own.cards:
+            cards = []
+            for card in own.cards:
+                pic = f'<img src="{escape(card.picture)}" alt="">' if card.picture else ""
+                price = f"<b>{escape(card.price)}</b>" if card.price else ""
+                cards.append(
+                    f'<a class="tc-card" href="{escape(card.url)}">{pic}<span>{escape(card.title)}</span>{price}</a>'
+                )
+            parts.append(f'<div class="tc-cards">{"".join(cards)}</div>')
+            if own.offers > len(own.cards):
+                parts.append(f'<p class="tc-note">+ {own.offers - len(own.cards)}</p>')
+        return "".join(parts)
