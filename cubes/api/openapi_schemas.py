@@ -1,0 +1,295 @@
+"""The component schemas of the OpenAPI document (``openapi.py``): the API's request and answer bodies.
+
+Data, written by hand like the rest of the document; the webmaster's schemas (problems, fetches,
+onboarding) are in ``openapi_webmaster.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cubes.api.openapi_parts import NULLABLE_INT as _NULLABLE_INT
+from cubes.api.openapi_parts import NULLABLE_STR as _NULLABLE_STR
+from cubes.api.openapi_parts import NULLABLE_TIME as _NULLABLE_TIME
+from shared.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
+
+__all__ = ["SCHEMAS"]
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error", "message"],
+        "properties": {
+            "error": {"type": "string", "description": "a stable, machine-readable code"},
+            "message": {"type": "string"},
+            "fields": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["field", "message"],
+                    "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+                },
+            },
+        },
+    },
+    "FeedRequest": {
+        "type": "object",
+        "required": ["url"],
+        "additionalProperties": False,
+        "properties": {
+            "url": {
+                "type": "string",
+                "format": "uri",
+                "description": "absolute http(s) URL of a verified host",
+            },
+            "format": {
+                "type": "string",
+                "enum": [f.value for f in WEBMASTER_FORMATS],
+                "default": "auto",
+                "description": "auto: the parser detects it from the body",
+            },
+            "autoparser": {"type": "boolean", "default": False, "description": "also read the site's HTML pages"},
+            "services": {
+                "type": "array",
+                "maxItems": SERVICES_MAX,
+                "items": {"type": "string", "pattern": SERVICE_NAME_RE.pattern},
+            },
+        },
+    },
+    "Feed": {
+        "type": "object",
+        "required": ["feed_id", "url", "host", "format", "services", "created_at", "status"],
+        "properties": {
+            "feed_id": {"type": "string"},
+            "url": {"type": "string"},
+            "host": {"type": "string"},
+            "format": {"type": "string"},
+            "services": {"type": "array", "items": {"type": "string"}},
+            "autoparser": {"type": "boolean"},
+            "created_at": _NULLABLE_TIME,
+            "latest_fetch": {
+                "oneOf": [{"$ref": "#/components/schemas/FetchReport"}, {"type": "null"}],
+                "description": "the newest fetch with every problem and its hint",
+            },
+            "rollup": {"$ref": "#/components/schemas/Rollup"},
+            "pages_with_problems": {"type": "array", "items": {"$ref": "#/components/schemas/PageProblems"}},
+            "fetches_url": {"type": "string"},
+            "status": {
+                "type": "object",
+                "properties": {
+                    "last_fetch_at": _NULLABLE_TIME,
+                    "last_http_status": _NULLABLE_INT,
+                    "last_result": _NULLABLE_STR,
+                    "items": _NULLABLE_INT,
+                    "last_error": _NULLABLE_STR,
+                    # the two halves last_result / last_error are read from: the fetch and the parse
+                    "fetch_result": _NULLABLE_STR,
+                    "fetch_error": _NULLABLE_STR,
+                    "parse_result": _NULLABLE_STR,
+                    "parse_error": _NULLABLE_STR,
+                    "error_line": _NULLABLE_INT,
+                    "error_column": _NULLABLE_INT,
+                    "next_fetch_at": _NULLABLE_TIME,
+                    "consecutive_failures": {"type": "integer"},
+                },
+            },
+        },
+    },
+    "FeedList": {
+        "type": "object",
+        "required": ["feeds"],
+        "properties": {"feeds": {"type": "array", "items": {"$ref": "#/components/schemas/Feed"}}},
+    },
+    "Accepted": {
+        "type": "object",
+        "required": ["task_id", "status_url"],
+        "properties": {"task_id": {"type": "string"}, "status_url": {"type": "string"}},
+    },
+    "Task": {
+        "type": "object",
+        "required": ["task_id", "host", "status", "items", "errors", "preview_urls", "counts"],
+        "properties": {
+            "task_id": {"type": "string"},
+            "host": {"type": "string"},
+            "status": {"type": "string", "enum": ["queued", "processing", "done", "failed"]},
+            "created_at": _NULLABLE_TIME,
+            "updated_at": _NULLABLE_TIME,
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["url", "status"],
+                    "properties": {
+                        "url": {"type": "string"},
+                        "status": {"type": "string"},
+                        "error": _NULLABLE_STR,
+                        "problems": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
+                    },
+                },
+            },
+            "errors": {"type": "array", "items": {"type": "string"}, "description": "the problems as lines"},
+            "problems": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
+            "problem_counts": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "description": "every problem of the upload by code, listed in full or not",
+            },
+            "problems_more": {
+                "type": "integer",
+                "description": "problems counted but not listed: the first 50 are; past the first 100 items "
+                "with problems, an item's error is its problem's code",
+            },
+            "preview_urls": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "debug uploads: frontend links that open the unpublished previews",
+            },
+        },
+    },
+    "Deletion": {
+        "type": "object",
+        "required": ["url", "version"],
+        "properties": {"url": {"type": "string"}, "version": {"type": "integer"}},
+    },
+    "HostList": {
+        "type": "object",
+        "required": ["hosts"],
+        "properties": {
+            "hosts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["host", "verified", "alias", "verification_token", "how_to_verify"],
+                    "properties": {
+                        "host": {"type": "string"},
+                        "verified": {"type": "boolean"},
+                        "alias": {
+                            "type": ["string", "null"],
+                            "description": "the www. spelling this host is one site with: you verified both",
+                        },
+                        "verification_token": {"type": "string"},
+                        "how_to_verify": {"type": "object", "additionalProperties": {"type": "string"}},
+                    },
+                },
+            }
+        },
+    },
+    "Count": {
+        "type": "object",
+        "required": ["count", "display"],
+        "properties": {
+            "count": {"type": ["integer", "null"], "description": "null under the privacy threshold"},
+            "display": {"type": "string", "description": 'the count as shown: "< 5" under the threshold'},
+        },
+    },
+    "Frequency": {
+        "type": "object",
+        "required": [
+            "query",
+            "period_months",
+            "privacy_threshold",
+            "total",
+            "months",
+            "regions",
+            "devices",
+            "similar",
+            "approximate",
+        ],
+        "properties": {
+            "query": {"type": "string", "description": "the query as understood (canonical form)"},
+            "period_months": {"type": "integer"},
+            "privacy_threshold": {"type": "integer"},
+            "total": {"$ref": "#/components/schemas/Count"},
+            "months": {
+                "type": "array",
+                "description": "searches per month, oldest first (24 months)",
+                "items": {
+                    "type": "object",
+                    "required": ["month", "count", "display"],
+                    "properties": {
+                        "month": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+                        "count": {"type": ["integer", "null"]},
+                        "display": {"type": "string"},
+                    },
+                },
+            },
+            "regions": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}},
+            "devices": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}},
+            "similar": {
+                "type": "array",
+                "description": "the most searched queries this one counts (each searched at least the threshold)",
+                "items": {
+                    "type": "object",
+                    "required": ["query", "count", "display"],
+                    "properties": {
+                        "query": {"type": "string"},
+                        "count": {"type": ["integer", "null"]},
+                        "display": {"type": "string"},
+                    },
+                },
+            },
+            "approximate": {"type": "boolean", "description": "true: more queries matched than were checked"},
+        },
+    },
+    "Share": {
+        "type": "object",
+        "required": ["count", "display", "share"],
+        "properties": {
+            "region": {"type": "string"},
+            "device": {"type": "string", "enum": ["desktop", "mobile", "tablet"]},
+            "count": {"type": ["integer", "null"]},
+            "display": {"type": "string"},
+            "share": {"type": ["number", "null"], "description": "of the period's searches; null under the threshold"},
+        },
+    },
+    "HostQueries": {
+        "type": "object",
+        "required": ["host", "period_months", "privacy_threshold", "queries", "hidden"],
+        "properties": {
+            "host": {"type": "string"},
+            "period_months": {"type": "integer"},
+            "privacy_threshold": {"type": "integer"},
+            "queries": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["query", "impressions"],
+                    "properties": {"query": {"type": "string"}, "impressions": {"type": "integer"}},
+                },
+            },
+            "hidden": {"type": "integer", "description": "queries searched fewer times than the threshold"},
+        },
+    },
+    "Verification": {
+        "type": "object",
+        "required": ["host", "verified", "method", "attempts"],
+        "properties": {
+            "host": {"type": "string"},
+            "verified": {"type": "boolean"},
+            "method": {"type": ["string", "null"], "enum": ["file", "meta", None]},
+            "attempts": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    "LimitsRequest": {
+        "type": "object",
+        "required": ["rps", "burst", "bytes_per_s"],
+        "additionalProperties": False,
+        "properties": {
+            "rps": {"type": "number", "exclusiveMinimum": 0, "maximum": 1_000_000},
+            "burst": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+            "bytes_per_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 100 * 1024**3},
+        },
+    },
+    "Limits": {
+        "type": "object",
+        "required": ["tenant_id", "rps", "burst", "bytes_per_s", "custom"],
+        "properties": {
+            "tenant_id": {"type": "string"},
+            "rps": {"type": "number"},
+            "burst": {"type": "integer"},
+            "bytes_per_s": {"type": "number"},
+            "custom": {"type": "boolean", "description": "false: the configured defaults apply"},
+        },
+    },
+}
