@@ -96,6 +96,7 @@ SITE_CSS = (
     "margin:0 0 2rem;box-shadow:var(--shadow)}"
     "footer.site{border-top:1px solid var(--line);color:var(--mut);font-size:.85rem;padding:1.4rem 0 2.4rem}"
     "@media(max-width:34rem){.top form{display:none}.hero{padding-top:2rem}.phone{display:flex;margin:0 0 1.4rem}"
-    # four links beside the brand: they fit a 360 px phone only a little smaller and closer
-    ".top nav{gap:.65rem;font-size:.84rem}}"
+    # five links do not fit beside the brand on a 360 px phone: they go on a line of their own, closer
+    ".top .wrap{flex-wrap:wrap;row-gap:0;padding-bottom:.3rem}"
+    ".top nav{margin-left:0;flex-basis:100%;flex-wrap:wrap;gap:.2rem .9rem;font-size:.86rem}}"
 )
