@@ -24,7 +24,6 @@ OVER_500_KNOWN = frozenset(
         "cubes.autoparser.segment",
         "cubes.parser.handler",
         "shared.bus.sqlite",
-        "shared.config",  # shrinks with issue 20 item 6 (each cube's settings in the cube)
     }
 )
 
