@@ -25,6 +25,9 @@ __all__ = ["HASH_PREFIX", "body_hash", "content_hash", "file_hash"]
 _CHUNK = 1024 * 1024
 
 HASH_PREFIX = "xxh3:"
+#: what a source stores as the hash of a URL it removed (a tombstone): removing it again is "unchanged",
+#: publishing it again is a change (no content hash has this form)
+TOMBSTONE = "tombstone"
 #: a separator that normalized text never contains (whitespace is squashed, controls are not kept)
 _SEP = "\x1f"
 

@@ -277,6 +277,13 @@ _ROWS: tuple[ProblemCode, ...] = (
     ),
     # ---------------------------------------------------------------- ownership between sources
     ProblemCode(
+        "catalog.held",
+        "warning",
+        "the catalog lost more than half of its offers in one fetch; their pages are kept for now",
+        "If the offers are really gone, do nothing: the next fetch that lacks them removes their pages "
+        "(use fetch now to do it at once). If the export was cut short, fix it before the next fetch.",
+    ),
+    ProblemCode(
         "turbo.unsupported_block",
         "warning",
         "a Turbo block this page does not render as such; its content is shown as plain HTML",

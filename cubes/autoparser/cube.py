@@ -36,6 +36,6 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     return Cube(
         name="autoparser",
         inputs=("crawl.pages", "media.cached"),
-        outputs=("documents.parsed",),
+        outputs=("documents.parsed", "documents.deleted"),
         handler=handler.handle,
     )

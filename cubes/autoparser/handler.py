@@ -47,12 +47,13 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import AutoparserConfig
 from shared.errors import NotFound, Reject
-from shared.hashing import content_hash
+from shared.hashing import TOMBSTONE, content_hash
 from shared.messages import (
     SOURCE_PRIORITY,
     CrawlKind,
     CrawlResult,
     Document,
+    DocumentDeleted,
     FetchStatus,
     Media,
     MediaCached,
@@ -72,6 +73,7 @@ log = logging.getLogger(__name__)
 
 SKIPPED = Counter("turbocubes_autoparser_skipped_total", "Crawled pages not turned into documents", ["reason"])
 PUBLISHED_DOCS = Counter("turbocubes_autoparser_documents_total", "Autoparsed documents published")
+REMOVED = Counter("turbocubes_autoparser_removed_total", "Autoparsed pages removed: their page answered 404 or 410")
 PAIRS = Counter("turbocubes_autoparser_pairs_total", "Crawled pages stored with their feed's full text for training")
 #: a feed text shorter than this is a summary, not the article: no pair
 MIN_PAIR_WORDS = 80
@@ -79,6 +81,8 @@ MIN_PAIR_WORDS = 80
 #: /healthz; a typical page (~100 KB) takes ~8 ms, not worth a thread hop
 _OFFLOAD_BYTES = 512 * 1024
 _TITLE_MAX = 2000
+#: answers that mean the page is gone for good: its Turbo page is removed
+_GONE = frozenset({404, 410})
 #: the scheduler's requester for the pages it reads to find articles (cubes/scheduler/discovery.py)
 _DISCOVERY = "discover:"
 
@@ -134,6 +138,31 @@ class AutoparserHandler:
                 return
             await self.hosts.mark_unavailable(host, "robots.txt forbids fetching the host's images")
 
+    async def _on_gone(self, msg: CrawlResult) -> Sequence[Output]:
+        """The page answered 404 / 410: its Turbo page goes (issue 15 item 3), if this host's autoparser
+        published it and still owns it. A tombstone, recorded like the parser's removals (``TOMBSTONE``)."""
+        if self.hashes is None:
+            return self._skip("gone", msg)
+        url = try_canonical_url(msg.url) or msg.url
+        source_id = f"autoparser:{msg.host}"
+        owner = await self.hashes.owner(url)
+        entry = await self.hashes.get(source_id, url)
+        if owner is None or owner.source_id != source_id or entry is None or entry.content_hash == TOMBSTONE:
+            return self._skip("gone", msg)
+        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        check = await self.hashes.check_and_set(source_id, url, TOMBSTONE, now=now)
+        await self.hashes.release(url, source_id)
+        REMOVED.inc()
+        gone = DocumentDeleted(
+            url=url,
+            host=msg.host,
+            source=SourceRef(kind=SourceKind.autoparser, id=msg.host),
+            version=check.version,
+            reason=f"the page answered HTTP {msg.http_status}",
+            deleted_at=now,
+        )
+        return [Output(topic="documents.deleted", message=gone, key=url)]
+
     def _skip(self, reason: str, msg: CrawlResult) -> Sequence[Output]:
         SKIPPED.labels(reason=reason).inc()
         log.debug("autoparser skipped %s: %s", msg.url, reason)
@@ -145,6 +174,8 @@ class AutoparserHandler:
         if msg.requesters and all(r.startswith(_DISCOVERY) for r in msg.requesters):
             return self._skip("discovery", msg)  # a sitemap or home page the scheduler reads for links
         if msg.status != FetchStatus.ok:
+            if msg.http_status in _GONE:
+                return await self._on_gone(msg)
             return self._skip(f"fetch_{msg.status.value}", msg)
         if not _is_html(msg):
             return self._skip("not_html", msg)

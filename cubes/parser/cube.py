@@ -1,7 +1,8 @@
 """The parser cube's wiring (DESIGN.md section 3; STYLE.md rule 1).
 
-Consumes ``crawl.feeds`` (fetched registered feeds) and ``partner.uploads``
-(pushed payloads); publishes ``documents.parsed`` (key: canonical URL) and
+Consumes ``crawl.feeds`` (fetched registered feeds), ``partner.uploads``
+(pushed payloads) and ``feeds.registry`` (a deleted feed's pages go with it,
+``lifecycle.py``); publishes ``documents.parsed`` (key: canonical URL) and
 ``documents.deleted``. The work is in ``handler.py``; parsing itself is pure
 (``feed.parse_feed``) and also serves ``turbocubes parse`` and the benchmark.
 """
@@ -28,7 +29,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     )
     return Cube(
         name="parser",
-        inputs=("crawl.feeds", "partner.uploads"),
+        inputs=("crawl.feeds", "partner.uploads", "feeds.registry"),
         outputs=("documents.parsed", "documents.deleted"),
         handler=handler.handle,
         # a big catalog's first load is one long handler call (see handler.py, "Big catalogs")

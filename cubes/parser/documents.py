@@ -77,7 +77,8 @@ class Removal:
     url: str
     host: str
     guid: str | None
-    index: int
+    #: the item's index in the body; None for a removal of what the body no longer has
+    index: int | None
 
 
 def _media(item: ParsedItem, content: str) -> list[MediaRef]:

@@ -96,6 +96,7 @@ from cubes.parser.compressed import InflateError
 from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
+from cubes.parser.lifecycle import Lifecycle, complete
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, ParseResult, Severity
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.status import Fetch, Outcome, write_feed_status, write_fetch_outcome, write_task
@@ -111,6 +112,7 @@ from shared.hosts import HostScope, tenant_scope
 from shared.messages import (
     CrawlKind,
     CrawlResult,
+    FeedRegistration,
     FetchStatus,
     PartnerUpload,
     SourceKind,
@@ -195,15 +197,20 @@ class ParserHandler:
         if max_body_bytes is not None:  # a gzipped body inflates at most to a fetched feed's limit
             self.limits = dataclasses.replace(self.limits, max_body_bytes=max_body_bytes)
         self.items = ItemRecorder(stores)
+        self.lifecycle = Lifecycle(stores, self.items, self.clock)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)
 
-    async def handle(self, msg: CrawlResult | PartnerUpload, ctx: Context) -> list[Output]:
+    async def handle(self, msg: CrawlResult | PartnerUpload | FeedRegistration, ctx: Context) -> list[Output]:
         if isinstance(msg, CrawlResult):
             return await self.handle_feed(msg, ctx)
         if isinstance(msg, PartnerUpload):
             return await self.handle_upload(msg, ctx)
+        if isinstance(msg, FeedRegistration):
+            run = await self.lifecycle.feed_registered(msg)
+            self._after_commit(ctx, run)
+            return run.outputs
         raise Reject(f"the parser does not read {type(msg).__name__} messages")
 
     async def _body(self, body: bytes | None, ref: str | None) -> bytes:
@@ -312,9 +319,9 @@ class ParserHandler:
         run = Outcome(errors=list(result.errors))
         if catalog is not None:
             with collector_paused():  # see collector.py: half the time of a big first load otherwise
-                count = await self._load_catalog(catalog, url, result, src, run, ctx)
+                count = await self._load_catalog(catalog, url, result, src, run, ctx, feed_url=msg.url)
         elif not result.fatal and body is not None:
-            await self._apply(result, src, run, len(body))
+            await self._apply(result, src, run, len(body), feed_url=msg.url)
         if result.fatal:
             metrics.FEED_ERRORS.labels(kind.value).inc()
         if msg.feed_id:
@@ -325,7 +332,8 @@ class ParserHandler:
             async def record_body() -> None:
                 await hashes.check_and_set(store_id, body_key, body_hash, now=now)
 
-            run.writes.append(record_body)  # last: only once every item of it is recorded
+            if not run.keep_reading:  # a held catalog loss is read again, even unchanged (removals.py)
+                run.writes.append(record_body)  # last: only once every item of it is recorded
         self._after_commit(ctx, run)
         return run.outputs
 
@@ -401,7 +409,9 @@ class ParserHandler:
                 run.results.append((e.link or f"#{e.index + 1}", "rejected", e.reason))
         metrics.REJECTED.labels(src.kind.value).inc(len(errs) + in_parse)
 
-    async def _apply(self, result: ParseResult, src: Source, run: Outcome, body_bytes: int) -> None:
+    async def _apply(
+        self, result: ParseResult, src: Source, run: Outcome, body_bytes: int, *, feed_url: str | None = None
+    ) -> None:
         metrics.PARSED.labels(src.kind.value).inc(len(result.items) + len(result.deletions))
         # sanitizing costs by the byte (nh3: ~15 us per KB): a few huge items stay off the loop too
         items = [*result.items, *result.listings]  # a catalog's category pages are published like its offers
@@ -418,6 +428,8 @@ class ParserHandler:
         await self.items.remove_many(
             removals, src, run, seen, parsed_at, reasons=["removed by the source"] * len(removals)
         )
+        if result.format is DetectedFormat.yml and feed_url and complete(result):
+            await self.lifecycle.follow_catalog(src, run, seen, parsed_at, feed_url, {c.url for c in cands})
         run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))  # previews add nothing to it
 
     async def _catalog(
@@ -451,6 +463,8 @@ class ParserHandler:
         src: Source,
         run: Outcome,
         ctx: Context,
+        *,
+        feed_url: str | None = None,
     ) -> int:
         """A YML catalog streamed ``BATCH`` offers at a time; how many offers it held.
 
@@ -525,6 +539,8 @@ class ParserHandler:
             thread.shutdown(wait=False)  # not waiting on the event loop, should the handler be cut off
         metrics.PARSED.labels(src.kind.value).inc(count)
         result.fatal = not count and bool(result.errors)  # as parse_yml: nothing readable at all
+        if not result.fatal and feed_url and complete(result):
+            await self.lifecycle.follow_catalog(src, run, seen, parsed_at, feed_url, first)
         if not result.fatal:
             run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))
         return count

@@ -21,15 +21,14 @@ from cubes.parser import metrics
 from cubes.parser.documents import Candidate, Removal, to_document
 from cubes.parser.model import ItemError
 from cubes.parser.status import Outcome, note_conflict
+from shared.hashing import TOMBSTONE
 from shared.hosts import HostScope
 from shared.messages import SOURCE_PRIORITY, DocumentDeleted, SourceKind, SourceRef
 from shared.runtime.cube import Output
 from shared.stores import ClaimOutcome, HashStore, Stores
 
-__all__ = ["BATCH", "TOMBSTONE_HASH", "ItemRecorder", "Seen", "Source", "record"]
+__all__ = ["BATCH", "ItemRecorder", "Seen", "Source", "record"]
 
-#: stored as the content hash of a deleted URL, so a repeated deletion is "unchanged"
-TOMBSTONE_HASH = "tombstone"
 #: items per batch call to the hash store: 100,000 offers take 100 calls of each kind; on PostgreSQL
 #: a batch write holds one advisory lock per URL, and 1,000 stays far below the lock table's size
 BATCH = 1000
@@ -63,7 +62,7 @@ class Seen:
     releases: list[str] = field(default_factory=list)
     #: (guid, url) of published items
     guids: list[tuple[str, str]] = field(default_factory=list)
-    #: (url, content hash or TOMBSTONE_HASH): the last write, the one that makes an item unchanged next time
+    #: (url, content hash or TOMBSTONE): the last write, the one that makes an item unchanged next time
     hashes: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -219,7 +218,7 @@ class ItemRecorder:
             owners = await hashes.owners([r.url for r in chunk])
             for rem, reason in zip(chunk, reasons[start : start + BATCH], strict=True):
                 entry = entries.get(rem.url)
-                if entry is not None and entry.content_hash == TOMBSTONE_HASH:
+                if entry is not None and entry.content_hash == TOMBSTONE:
                     run.results.append((rem.url, "unchanged", None))
                     continue
                 owner = owners.get(rem.url)
@@ -240,4 +239,4 @@ class ItemRecorder:
                 )
                 run.outputs.append(Output("documents.deleted", msg, key=rem.url))
                 run.results.append((rem.url, "deleted", None))
-                seen.hashes.append((rem.url, TOMBSTONE_HASH))
+                seen.hashes.append((rem.url, TOMBSTONE))

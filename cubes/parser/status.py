@@ -69,6 +69,8 @@ class Outcome:
     writes: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     #: results already folded into counts by status (``tally``: a streamed catalog keeps no per-offer rows)
     tallied: Counter[str] = field(default_factory=Counter)
+    #: the body must be read again next time even if unchanged (a held catalog loss, ``removals.py``)
+    keep_reading: bool = False
 
     def merge(self, other: Outcome) -> None:
         self.outputs.extend(other.outputs)

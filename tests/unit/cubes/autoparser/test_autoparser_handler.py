@@ -21,6 +21,7 @@ from shared.messages import (
     CrawlKind,
     CrawlResult,
     Document,
+    DocumentDeleted,
     FetchStatus,
     MediaCached,
     MediaStatus,
@@ -228,3 +229,26 @@ async def test_discovery_fetches_are_skipped_but_shared_fetches_are_read(extract
     out = await handler.handle(both, CTX)
     assert [o.topic for o in out] == ["documents.parsed"]
     assert skipped("discovery") == before + 1
+
+
+@pytest.mark.parametrize("code", [404, 410])
+async def test_a_page_that_is_gone_loses_its_turbo_page(
+    extractor: Extractor, tmp_path: Path, stores: Stores, code: int
+) -> None:
+    """Issue 15: an autoparser page whose source answers 404 or 410 is removed (it stayed forever)."""
+    handler = make_handler(extractor, tmp_path, stores)
+    url = "https://news.example.com/2024/05/harbour-bridge"
+    [published] = await handler.handle(crawled(article_page().encode(), url=url), CTX)
+    gone = crawled(None, url=url, status=FetchStatus.http_4xx).model_copy(update={"http_status": code})
+    [out] = await handler.handle(gone, CTX)
+    assert out.topic == "documents.deleted"
+    assert out.key == url
+    tomb = out.message
+    assert isinstance(tomb, DocumentDeleted)
+    assert tomb.url == url
+    assert tomb.reason == f"the page answered HTTP {code}"
+    assert tomb.version > published.message.version  # type: ignore[attr-defined]
+    assert await stores.hashes.owner(url) is None  # free for a feed to publish
+    assert await handler.handle(gone, CTX) == []  # removed once
+    other = crawled(None, url="https://news.example.com/never-published", status=FetchStatus.http_4xx)
+    assert await handler.handle(other.model_copy(update={"http_status": 404}), CTX) == []
