@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,7 +46,7 @@ from shared.http.guard import AddressGuard, GuardedResolver
 from shared.messages import CrawlKind, CrawlRequest, FeedFormat, FeedRegistration
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
-from shared.stores import Feed, FeedStore, UpsertOutcome
+from shared.stores import Feed, FeedStore, Task, TaskStore, UpsertOutcome
 from shared.urls import canonical_url, host_of
 
 __all__ = [
@@ -299,6 +300,23 @@ class FeedRegistry:
         feed = await self._live(feed_id)
         await self._publish([fetch_request(feed.feed_id, feed.url, feed.host, self._now(), fetch_id=fetch_id)])
         return feed
+
+    async def check(self, url: Any, *, tasks: TaskStore, tenant_id: str, authorize: Authorize) -> Task:
+        """Order a check of ``url`` (issue 14): fetched through the host's polite lane and parsed as a
+        preview, publishing nothing (``cubes/parser/checks.py``); the upload task the results go to.
+
+        The same rules as a registration (canonical http(s) URL; ``authorize(host)``: the tenant's
+        verified host, as the crawler fetches nobody else's site on a tenant's behalf; the SSRF
+        guard), then the task is created and the crawl request published.
+        """
+        canonical, _, _ = self.validate(url, FeedFormat.auto.value)
+        host = host_of(canonical)
+        await authorize(host)
+        await self.check_address(canonical)
+        now = self._now()
+        task = await tasks.create(Task(task_id=uuid.uuid4().hex, tenant_id=tenant_id, host=host), now=now)
+        await self._publish([check_request(task.task_id, canonical, host, now)])
+        return task
 
     async def _live(self, feed_id: str) -> Feed:
         feed = await self.feeds.get(feed_id)

@@ -16,8 +16,6 @@ A body in hand (a feed not online yet) is checked the same way by
 
 from __future__ import annotations
 
-import uuid
-
 from aiohttp import web
 
 from cubes.api.auth import TENANT, require_host
@@ -25,10 +23,7 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
 from cubes.api.feeds import registry_of, unavailable_on_outage
-from shared.clock import utcnow
-from shared.feeds import check_request
-from shared.stores import Task
-from shared.urls import host_of
+from shared.urls import canonical_url
 
 __all__ = ["add_routes"]
 
@@ -40,26 +35,24 @@ async def check_feed(request: web.Request) -> web.StreamResponse:
     tenant_id: str = request[TENANT]
     body = await read_json_object(request, _BODY_MAX)
     problems = [FieldError(k[:64], "unknown field") for k in sorted(set(body) - {"url"})[:10]]
-    registry = registry_of(ctx)
-
-    async def check() -> str:
-        url, _, _ = registry.validate(body.get("url"), "auto")
-        host = host_of(url)
-        await require_host(ctx.stores.tenants, tenant_id, host)
-        await registry.check_address(url)
-        return url
-
     if problems:
         raise ValidationFailed(problems)
-    url = await unavailable_on_outage(check())
-    host = host_of(url)
-    task_id = uuid.uuid4().hex
-    await ctx.stores.tasks.create(Task(task_id=task_id, tenant_id=tenant_id, host=host), now=utcnow())
-    await unavailable_on_outage(ctx.publish([check_request(task_id, url, host, utcnow())]))
-    status_url = f"/api/v1/uploads/{task_id}"
-    console = ctx.settings.frontend.public_url.rstrip("/") + f"/console/uploads/{task_id}"
+
+    async def owned(host: str) -> None:
+        await require_host(ctx.stores.tenants, tenant_id, host)
+
+    task = await unavailable_on_outage(
+        registry_of(ctx).check(body.get("url"), tasks=ctx.stores.tasks, tenant_id=tenant_id, authorize=owned)
+    )
+    status_url = f"/api/v1/uploads/{task.task_id}"
+    console = ctx.settings.frontend.public_url.rstrip("/") + f"/console/uploads/{task.task_id}"
     return json_response(
-        {"task_id": task_id, "url": url, "status_url": status_url, "console_url": console},
+        {
+            "task_id": task.task_id,
+            "url": canonical_url(str(body["url"])),
+            "status_url": status_url,
+            "console_url": console,
+        },
         status=202,
         headers={"Location": status_url},
     )

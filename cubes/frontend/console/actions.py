@@ -22,7 +22,7 @@ from shared.feeds import WEBMASTER_FORMATS, FeedProblem, RegistrationRefused
 from shared.urls import canonical_host
 from shared.verification import claim_origin
 
-__all__ = ["add_feed", "claim_host", "fetch_now", "remove_feed", "switch_autoparser", "verify_host"]
+__all__ = ["add_feed", "check_feed", "claim_host", "fetch_now", "remove_feed", "switch_autoparser", "verify_host"]
 
 #: hosts one tenant claims through the console (the API's limit, cubes/api/hosts.MAX_CLAIMS)
 _MAX_CLAIMS = 100
@@ -84,6 +84,26 @@ async def add_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> w
     except (NoBus, TurbocubesError) as exc:
         return await home_page(c, signed, feed_errors=[f"not now: {exc}"], status=503)
     raise _see(f"/console/feeds/{done.feed.feed_id}")
+
+
+async def check_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
+    """A check of a feed URL (``FeedRegistry.check``): its results and previews on the upload's page."""
+    claims = {x.host: x for x in await c.claims(signed.tenant_id)}
+
+    async def owned(host: str) -> None:
+        claim = claims.get(host)
+        if claim is None or not claim.verified:
+            raise RegistrationRefused([FeedProblem("url", f"{host} is not a verified host of yours")])
+
+    try:
+        task = await c.registry().check(
+            form.get("url", ""), tasks=c.stores.tasks, tenant_id=signed.tenant_id, authorize=owned
+        )
+    except RegistrationRefused as exc:
+        return await home_page(c, signed, check_errors=[f"{p.field}: {p.message}" for p in exc.problems], status=422)
+    except (NoBus, TurbocubesError) as exc:
+        return await home_page(c, signed, check_errors=[f"not now: {exc}"], status=503)
+    raise _see(f"/console/uploads/{task.task_id}")
 
 
 async def fetch_now(c: ConsoleContext, signed: Signed, feed_id: str) -> web.StreamResponse:

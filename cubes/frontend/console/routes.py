@@ -7,6 +7,7 @@
     POST /console/hosts                claim a host by its URL          POST /console/hosts/{host}/verify
     GET  /console/feeds/{id}           status, every problem with its hint, history, next fetch, pages
     POST /console/feeds                add a feed                       POST /console/feeds/{id}/fetch
+    POST /console/check                check a feed URL: previews and problems, nothing published
     POST /console/feeds/{id}/autoparser  on / off                      POST /console/feeds/{id}/delete
     GET  /console/uploads/{task}       an upload task: per-item results and problems, previews
 
@@ -108,6 +109,7 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
         page(lambda q, s: views.feed_page(c, s, q.match_info["feed_id"], fetch_id=q.query.get("fetch", "")[:64])),
     )
     r.add_post("/console/feeds", action(lambda q, s, f: actions.add_feed(c, s, f)))
+    r.add_post("/console/check", action(lambda q, s, f: actions.check_feed(c, s, f)))
     r.add_post(
         "/console/feeds/{feed_id}/fetch", action(lambda q, s, f: actions.fetch_now(c, s, q.match_info["feed_id"]))
     )

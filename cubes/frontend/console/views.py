@@ -62,6 +62,7 @@ def _home_empty(signed: Signed) -> dict[str, Any]:
         "failing": 0,
         "host_errors": [],
         "feed_errors": [],
+        "check_errors": [],
     }
 
 
@@ -72,6 +73,7 @@ async def home_page(
     notice: str = "",
     host_errors: list[str] | None = None,
     feed_errors: list[str] | None = None,
+    check_errors: list[str] | None = None,
     status: int = 200,
 ) -> web.Response:
     now = c.clock.time()
@@ -102,6 +104,7 @@ async def home_page(
         notice=notice,
         host_errors=host_errors or [],
         feed_errors=feed_errors or [],
+        check_errors=check_errors or [],
     )
 
 

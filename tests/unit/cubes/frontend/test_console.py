@@ -192,3 +192,22 @@ async def test_every_page_links_the_console_and_the_api_docs(env: Env) -> None:
     r = await env.client.get("/docs/api", allow_redirects=False)
     assert r.status == 302
     assert r.headers["Location"] == "http://127.0.0.1:8081/docs"  # api.public_url: the API serves its docs
+
+
+async def test_a_feed_is_checked_from_the_console(env: Env) -> None:
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    r = await env.client.post(
+        "/console/check", data={"url": f"https://{HOST}/new.xml", "csrf": csrf}, allow_redirects=False
+    )
+    assert r.status == 303, await r.text()
+    task_path = r.headers["Location"]
+    task_id = task_path.rsplit("/", 1)[1]
+    (req,) = [o.message for o in env.published if o.topic == "crawl.requests"]
+    assert isinstance(req, CrawlRequest)
+    assert req.requesters == [f"check:{task_id}"]
+    assert await env.stores.feeds.list() == []  # nothing registered
+    assert "Working on it" in await (await env.client.get(task_path)).text()
+    other = await env.client.post("/console/check", data={"url": "https://b.partner.test/f.xml", "csrf": csrf})
+    assert other.status == 422
+    assert "not a verified host of yours" in await other.text()
