@@ -61,6 +61,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/console/hosts/{host}/verify"): Expect(none=401, other=404, own=200, alias=404),
     ("GET", "/console/feeds/{feed_id}"): Expect(none=200, other=404, own=200, alias=NA),
     ("POST", "/console/feeds"): Expect(none=401, other=422, own=303, alias=422),
+    ("POST", "/console/check"): Expect(none=401, other=422, own=303, alias=422),
     ("POST", "/console/feeds/{feed_id}/fetch"): Expect(none=401, other=404, own=303, alias=NA),
     ("POST", "/console/feeds/{feed_id}/autoparser"): Expect(none=401, other=404, own=303, alias=NA),
     ("POST", "/console/feeds/{feed_id}/delete"): Expect(none=401, other=404, own=303, alias=NA),
@@ -128,7 +129,7 @@ async def _request(world: World, method: str, route: str, caller: str) -> tuple[
         return route.replace("{task_id}", world.task_id), {}
     if route == "/console/hosts":
         return route, {"url": f"https://{host}/"}
-    if route == "/console/feeds":
+    if route in ("/console/feeds", "/console/check"):
         return route, {"url": f"https://{host}/new-{next(world.n)}.xml"}
     return route, {}
 
