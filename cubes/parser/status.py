@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from cubes.parser.model import ItemError, ParseResult
-from cubes.parser.problems import to_problem, to_problems
+from cubes.parser.problems import capped, code_of, to_problem
 from shared.errors import NotFound
 from shared.feeds import FETCH_NOW_PREFIX
 from shared.messages import CrawlResult
@@ -102,14 +102,11 @@ class Fetch:
         return cls(msg.fetched_at, msg.http_status, ids)
 
 
-def _summary(first: ItemError, problems: list[Problem], refused: int, whole: bool) -> str:
+def _summary(first: ItemError, refused_errors: list[ItemError], refused: int, whole: bool) -> str:
     """The status row's sentence: the refused items by code, then the first problem where it is."""
     text = to_problem(first).describe()
     if refused and not whole:
-        counts: dict[str, int] = {}
-        for p in problems:
-            if p.where.item is not None and p.severity.value == "error":
-                counts[p.code] = counts.get(p.code, 0) + 1
+        counts = Counter(code_of(e) for e in refused_errors)
         codes = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
         text = f"{refused} item(s) refused ({codes}); first: {text}"
     return text[:MAX_ERROR_TEXT]
@@ -132,7 +129,6 @@ async def write_feed_status(
     refused = max(len(refused_errors), run.count(_REFUSED))
     outcome = "parse_error" if result.fatal else ("partial" if refused or feed_err else "parsed")
     count = items if items is not None else len(result.items) + len(result.deletions)
-    problems = to_problems(run.errors, feed=feed_id)
     fields: dict[str, object] = {
         "parse_result": outcome,
         "items": count,
@@ -144,7 +140,9 @@ async def write_feed_status(
     if first is not None:
         whole = result.fatal or feed_err is not None
         fields.update(
-            parse_error=_summary(first, problems, refused, whole), error_line=first.line, error_column=first.column
+            parse_error=_summary(first, refused_errors, refused, whole),
+            error_line=first.line,
+            error_column=first.column,
         )
     try:
         await stores.feeds.update_parse_status(feed_id, **fields)
@@ -152,7 +150,7 @@ async def write_feed_status(
         log.info("feed %s is not registered; status not written", feed_id)
         return
     if fetch is not None:
-        capped = cap(problems)
+        found = capped(run.errors, feed=feed_id)
         report = FetchReport(
             feed_id=feed_id,
             fetched_at=fetch.at,
@@ -163,14 +161,14 @@ async def write_feed_status(
             unchanged=run.count(_UNCHANGED),
             refused=refused,
             removed=run.count(_REMOVED),
-            problems=tuple(capped.kept),
-            counts=capped.counts,
-            more=capped.more,
+            problems=tuple(found.kept),
+            counts=found.counts,
+            more=found.more,
             fetch_ids=fetch.fetch_ids,
         )
         await stores.problems.add_report(report)
-        if capped.total:
-            log.info("feed %s: %s, problems %s", feed_id, outcome, capped.counts)
+        if found.total:
+            log.info("feed %s: %s, problems %s", feed_id, outcome, found.counts)
 
 
 async def write_fetch_outcome(
@@ -221,21 +219,24 @@ async def note_conflict(
         )
 
 
-def _by_item(problems: Iterable[Problem]) -> dict[object, list[Problem]]:
-    """Problems by the item they concern: its link, and its index as ``#n`` (what the results name)."""
-    out: dict[object, list[Problem]] = {}
-    for p in problems:
-        if p.where.link:
-            out.setdefault(p.where.link, []).append(p)
-        if p.where.item is not None:
-            out.setdefault(f"#{p.where.item + 1}", []).append(p)
+def _by_item(errors: Iterable[ItemError]) -> dict[object, list[ItemError]]:
+    """Errors by the item they concern: its link, and its index as ``#n`` (what the results name)."""
+    out: dict[object, list[ItemError]] = {}
+    for e in errors:
+        if e.link:
+            out.setdefault(e.link, []).append(e)
+        if e.index is not None:
+            out.setdefault(f"#{e.index + 1}", []).append(e)
     return out
 
 
-def _task_items(results: Iterable[tuple[str, str, str | None]], by_item: dict[object, list[Problem]]) -> list[TaskItem]:
+def _task_items(
+    results: Iterable[tuple[str, str, str | None]], by_item: dict[object, list[ItemError]]
+) -> list[TaskItem]:
     """One result per item; the first ``MAX_TASK_ITEM_DETAILS`` items with a problem carry it in full,
     the rest only its code (the task counts them all). One upload of 60,000 broken items stored
-    59,000 problem objects in its task (issue 18)."""
+    59,000 problem objects in its task (issue 18); only the detailed ones are built as ``Problem``s
+    (each one a validated model: ``bench/problems.py``)."""
     out: list[TaskItem] = []
     detailed = 0
     for url, status, error in results:
@@ -244,9 +245,9 @@ def _task_items(results: Iterable[tuple[str, str, str | None]], by_item: dict[ob
             out.append(TaskItem(url=url, status=status))
         elif detailed < MAX_TASK_ITEM_DETAILS:
             detailed += 1
-            out.append(TaskItem(url=url, status=status, error=error, problems=tuple(found)))
+            out.append(TaskItem(url=url, status=status, error=error, problems=tuple(map(to_problem, found))))
         else:
-            short = found[0].code if found else (error or "")[:_SHORT_ERROR]
+            short = code_of(found[0]) if found else (error or "")[:_SHORT_ERROR]
             out.append(TaskItem(url=url, status=status, error=short))
     return out
 
@@ -254,21 +255,20 @@ def _task_items(results: Iterable[tuple[str, str, str | None]], by_item: dict[ob
 async def write_task(
     tasks: TaskStore, task_id: str, result: ParseResult, run: Outcome, preview: list[str], now: datetime
 ) -> None:
-    problems = to_problems(run.errors)
-    items = _task_items(run.results, _by_item(problems))
-    capped = cap(problems, MAX_TASK_ERRORS)
-    errors = [p.describe() for p in capped.kept]
-    if capped.more:
-        by_code = ", ".join(f"{code} {n:,}" for code, n in sorted(capped.counts.items()))
-        errors.append(f"{capped.more:,} more problems not listed; all {capped.total:,} by code: {by_code}")
+    items = _task_items(run.results, _by_item(run.errors))
+    found = capped(run.errors, limit=MAX_TASK_ERRORS)
+    errors = [p.describe() for p in found.kept]
+    if found.more:
+        by_code = ", ".join(f"{code} {n:,}" for code, n in sorted(found.counts.items()))
+        errors.append(f"{found.more:,} more problems not listed; all {found.total:,} by code: {by_code}")
     try:
         await tasks.update(
             task_id,
             status=TaskStatus.failed if result.fatal else TaskStatus.done,
             items=items,
             errors=errors,
-            problems=capped.kept,
-            problem_counts=capped.counts,
+            problems=found.kept,
+            problem_counts=found.counts,
             preview_urls=preview,
             now=now,
         )

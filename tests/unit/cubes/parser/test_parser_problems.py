@@ -83,3 +83,15 @@ def test_a_problem_without_a_code_is_still_reported() -> None:
     assert to_problem(ItemError("?", index=0)).code == "item.unreadable"
     assert to_problem(ItemError("?")).code == "feed.not_readable"
     assert to_problem(ItemError("?", code="made.up")).code == "feed.not_readable"
+
+
+def test_capped_gives_the_report_cap_gives_building_only_the_kept_problems() -> None:
+    from cubes.parser.problems import capped
+    from shared.problems import cap
+
+    errors = [
+        ItemError("w", 1, None, None, None, Severity.warning, code="xml.recovered"),
+        *(ItemError("e", i, None, i, f"https://news.test/{i}", code="item.no_title") for i in range(5)),
+        ItemError("?", 9, None, 7, None),  # no code: reported as item.unreadable
+    ]
+    assert capped(errors, feed="f1", limit=3) == cap(to_problems(errors, feed="f1"), limit=3)
