@@ -34,8 +34,8 @@ from cubes.parser.model import ItemError, ParseResult
 from cubes.parser.problems import capped, code_of, to_problem
 from shared.errors import NotFound
 from shared.feeds import FETCH_NOW_PREFIX
-from shared.messages import CrawlResult
-from shared.problems import Problem, cap, fetch_problem, problem
+from shared.messages import CrawlResult, FetchStatus
+from shared.problems import fetch_problem, problem
 from shared.runtime.cube import Output
 from shared.stores import FeedStore, FetchReport, ProblemStore, Stores, TaskItem, TaskStatus, TaskStore
 
@@ -55,6 +55,11 @@ MAX_ERROR_TEXT = 2000
 #: per-item result statuses, as the report counts them
 _PUBLISHED, _UNCHANGED, _REMOVED = {"ok", "preview"}, {"unchanged"}, {"deleted"}
 _REFUSED = {"rejected", "conflict"}
+#: reports of fetches that read no body (a failure, a 304, the same body, a conflict notice): the
+#: problems of a body are those of the last report that is none of these
+_NO_BODY = frozenset(
+    {"unchanged", "not_modified", "conflict"} | {s.value for s in FetchStatus if s.value not in ("ok",)}
+)
 
 
 @dataclass
@@ -174,29 +179,43 @@ async def write_feed_status(
 async def write_fetch_outcome(
     problems: ProblemStore, feed_id: str, msg: CrawlResult, *, items: int | None = None
 ) -> None:
-    """The report of a fetch that gave nothing to parse: not modified, the same body, or a failure."""
+    """The report of a fetch that gave nothing to parse: not modified, the same body, or a failure.
+
+    Not modified and the same body carry the problems of the last report that read a body: its items
+    are what they were, so what was refused then still is (else a feed polled every few minutes would
+    show "no problems" one poll after its last parse). A failed fetch reports the failure.
+    """
     fetch = Fetch.of(msg)
     status = msg.status.value
-    found: tuple[Problem, ...] = ()
-    result = status
-    if status == "ok":
-        result = "unchanged"  # a body byte for byte as the last one: every item as it was
-    elif status != "not_modified":
-        found = (fetch_problem(status, msg.http_status, msg.error, feed=feed_id),)
-    capped = cap(found)
-    await problems.add_report(
-        FetchReport(
+    if status in ("ok", "not_modified"):
+        result = "unchanged" if status == "ok" else status  # ok here: a body byte for byte as the last one
+        last = next((r for r in await problems.reports(feed_id) if r.result not in _NO_BODY), None)
+        report = FetchReport(
             feed_id=feed_id,
             fetched_at=fetch.at,
             result=result,
             http_status=msg.http_status,
             items=items,
-            unchanged=(items or 0) if result in ("unchanged", "not_modified") else 0,
-            problems=tuple(capped.kept),
-            counts=capped.counts,
+            unchanged=items or 0,
+            refused=last.refused if last else 0,
+            problems=last.problems if last else (),
+            counts=last.counts if last else {},
+            more=last.more if last else 0,
             fetch_ids=fetch.fetch_ids,
         )
-    )
+    else:
+        found = fetch_problem(status, msg.http_status, msg.error, feed=feed_id)
+        report = FetchReport(
+            feed_id=feed_id,
+            fetched_at=fetch.at,
+            result=status,
+            http_status=msg.http_status,
+            items=items,
+            problems=(found,),
+            counts={found.code: 1},
+            fetch_ids=fetch.fetch_ids,
+        )
+    await problems.add_report(report)
 
 
 async def note_conflict(

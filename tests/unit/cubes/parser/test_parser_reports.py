@@ -118,3 +118,20 @@ async def test_upload_task_items_carry_their_problems(env: Env) -> None:
     assert p.code == "item.no_title"
     assert [q.code for q in task.problems] == ["item.no_title"]
     assert task.errors == (p.describe(),)
+
+
+async def test_a_not_modified_fetch_still_shows_what_the_body_refused(env: Env) -> None:
+    """A feed polled every few minutes answers 304 most of the time: its refused items are still refused."""
+    await env.feed(turbo_feed(item(1), bad(2, title="")))
+    await env.handle(failed(env, FetchStatus.not_modified, http_status=304))
+    await env.feed(turbo_feed(item(1), bad(2, title="")))  # the same body again
+    await env.handle(failed(env, FetchStatus.http_5xx, http_status=503))
+    history = await env.stores.problems.reports("f1")
+    assert [r.result for r in history] == ["http_5xx", "unchanged", "not_modified", "partial"]
+    assert [[p.code for p in r.problems] for r in history] == [
+        ["fetch.server_error"],
+        ["item.no_title"],
+        ["item.no_title"],
+        ["item.no_title"],
+    ]
+    assert [r.refused for r in history] == [0, 1, 1, 1]
