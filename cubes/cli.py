@@ -196,12 +196,10 @@ def _cmd_config_example(args: argparse.Namespace) -> int:
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:
-    import dataclasses
-
     import orjson
 
     settings = load_settings(args.config)
-    print(orjson.dumps(dataclasses.asdict(settings), option=orjson.OPT_INDENT_2).decode())
+    print(orjson.dumps(settings.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode())
     return 0
 
 

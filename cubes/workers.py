@@ -37,12 +37,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
 import signal
 import sys
-import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -93,13 +91,12 @@ def replicable(names: Sequence[str]) -> list[str]:
 
 
 def settings_to_dict(settings: Settings) -> dict[str, Any]:
-    return dataclasses.asdict(settings)
+    return settings.model_dump(mode="json")
 
 
 def settings_from_dict(data: dict[str, Any]) -> Settings:
-    """The inverse of ``settings_to_dict`` (the parent validated these settings already)."""
-    hints = typing.get_type_hints(Settings)
-    return Settings(**{name: hints[name](**values) for name, values in data.items()})
+    """The inverse of ``settings_to_dict`` (validated again: cheap, and a child trusts no pipe blindly)."""
+    return Settings.model_validate(data)
 
 
 def worker_settings(settings: Settings, index: int) -> Settings:

@@ -24,7 +24,6 @@ OVER_500_KNOWN = frozenset(
         "cubes.autoparser.segment",
         "cubes.parser.handler",
         "shared.bus.sqlite",
-        "shared.config",  # goes with issue 20 item 6 (pydantic sections in a package)
     }
 )
 

@@ -11,7 +11,6 @@ for real in ``tests/integration/test_topology.py``.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import re
@@ -28,6 +27,7 @@ from prometheus_client import REGISTRY
 from cubes import registry
 from cubes.cli import build_parser
 from shared.config import RuntimeConfig, Settings, load_settings
+from shared.config.settings import section_models
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
@@ -74,10 +74,9 @@ def _replicas(service: dict[str, Any]) -> int:
 
 def _valid_env_keys() -> dict[str, tuple[str, str]]:
     keys: dict[str, tuple[str, str]] = {}
-    hints = typing.get_type_hints(Settings)
-    for section in dataclasses.fields(Settings):
-        for f in dataclasses.fields(hints[section.name]):
-            keys[f"TURBOCUBES_{section.name.upper()}_{f.name.upper()}"] = (section.name, f.name)
+    for name, model in section_models().items():
+        for key in model.model_fields:
+            keys[f"TURBOCUBES_{name.upper()}_{key.upper()}"] = (name, key)
     return keys
 
 

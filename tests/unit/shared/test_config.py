@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from shared.config import Settings, example_toml, load_settings
 from shared.errors import ConfigError
@@ -54,8 +55,61 @@ def test_a_wrong_value_fails_naming_the_key(tmp_path: Path, text: str, env: dict
 
 def test_settings_are_frozen() -> None:
     s = Settings()
-    with pytest.raises(AttributeError):
+    with pytest.raises(ValidationError, match="frozen"):
         s.bus.url = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="no key"):
+        s.replace(bus={"uri": "kafka://k:9092"})  # a typo is an error, not a silent no-op
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "key", "expected", "choices"),
+    [
+        ('[bus]\nurl = "redis://x"\n', {}, "bus.url", "a URL whose scheme", ["sqlite", "kafka"]),
+        ("[crawler]\nspeed = 3\n", {}, "crawler.speed", "a known key of [crawler]", ["burst", "concurrency"]),
+        ('[crawler]\nburst = "4"\n', {}, "crawler.burst", "an integer", []),  # the file's values have types
+        (
+            "",
+            {"TURBOCUBES_SEARCH_PUBLISH_QUERIES": "maybe"},
+            "TURBOCUBES_SEARCH_PUBLISH_QUERIES",
+            "a boolean",
+            ["true"],
+        ),
+        ("", {"TURBOCUBES_API_TENANT_CONCURRENCY_SHARE": "2"}, "api.tenant_concurrency_share", "a share in (0, 1]", []),
+        (
+            "",
+            {"TURBOCUBES_CRAWLER_HOST_OVERRIDES": "{not json"},
+            "TURBOCUBES_CRAWLER_HOST_OVERRIDES",
+            "a JSON object",
+            [],
+        ),
+        ('[http]\nallowlist = ["127.0.0.1/32", 3]\n', {}, "http.allowlist", "a list of strings", []),
+    ],
+)
+def test_an_error_says_what_was_expected_and_the_choices(
+    tmp_path: Path, text: str, env: dict[str, str], key: str, expected: str, choices: list[str]
+) -> None:
+    f = tmp_path / "t.toml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(f, env=env)
+    assert err.value.key == key
+    assert err.value.expected.startswith(expected)
+    assert set(choices) <= set(err.value.choices)
+
+
+def test_the_environment_reads_numbers_booleans_lists_and_tables() -> None:
+    s = load_settings(
+        env={
+            "TURBOCUBES_RUNTIME_MAX_ATTEMPTS": "7",
+            "TURBOCUBES_SEARCH_PUBLISH_QUERIES": "off",
+            "TURBOCUBES_RUNTIME_OVERLOAD_GROUPS": "parser, media",
+            "TURBOCUBES_CRAWLER_HOST_OVERRIDES": '{"a.example": {"rate": 5}}',
+        }
+    )
+    assert s.runtime.max_attempts == 7
+    assert s.search.publish_queries is False
+    assert s.runtime.overload_groups == ["parser", "media"]
+    assert s.crawler.host_overrides == {"a.example": {"rate": 5.0}}
 
 
 def test_example_file_lists_every_key_and_is_current() -> None:

@@ -1,0 +1,61 @@
+"""``turbocubes.example.toml``: every key with its default and its comment, generated (DESIGN.md section 7)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from shared.config.settings import Settings, section_models
+
+__all__ = ["example_toml"]
+
+
+def _field_comments(cls: type) -> dict[str, str]:
+    """The ``#:`` comment lines written above each field of a section class."""
+    comments: dict[str, str] = {}
+    pending: list[str] = []
+    for line in inspect.getsource(cls).splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            pending.append(stripped[2:].strip())
+        elif ":" in stripped and not stripped.startswith(("class ", "@", '"', "#")):
+            name = stripped.split(":", 1)[0].strip()
+            if name.isidentifier() and pending:
+                comments[name] = " ".join(pending)
+            pending = []
+        elif stripped:
+            pending = []
+    return comments
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(value)
+
+
+def example_toml() -> str:
+    """``turbocubes.example.toml``: every key with its default and its comment (a test keeps it current)."""
+    out = [
+        "# turbocubes configuration: every key with its default. Copy to turbocubes.toml and change what",
+        "# you need; any key can also be set as TURBOCUBES_<SECTION>_<KEY> (lists: comma-separated,",
+        "# tables: JSON). Generated from shared/config/ by `turbocubes config example`.",
+    ]
+    defaults = Settings()
+    for name, model in section_models().items():
+        out += ["", f"[{name}]"]
+        comments = _field_comments(model)
+        section = getattr(defaults, name)
+        for key in model.model_fields:
+            if key in comments:
+                out.append(f"# {comments[key]}")
+            out.append(f"{key} = {_toml_value(getattr(section, key))}")
+    return "\n".join(out) + "\n"

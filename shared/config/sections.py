@@ -1,0 +1,305 @@
+"""The sections of ``turbocubes.toml``: every key, its default, its meaning and its rule (DESIGN.md s.7).
+
+Adding a key = adding a field with a default and a ``#:`` comment; the rule a
+value must follow goes on the field (``Field(gt=0)``) or in a validator, and
+``turbocubes.example.toml`` is generated from these classes (a test keeps it
+current).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from shared.config.section import SHARE, Section, refuse, url_schemes
+
+__all__ = [
+    "ApiConfig",
+    "AutoparserConfig",
+    "BlobsConfig",
+    "BusConfig",
+    "CdnConfig",
+    "CrawlerConfig",
+    "DelayConfig",
+    "FrontendConfig",
+    "HttpConfig",
+    "KvwriterConfig",
+    "MediaConfig",
+    "ParserConfig",
+    "RuntimeConfig",
+    "SchedulerConfig",
+    "SearchConfig",
+    "StoreConfig",
+    "WordstatConfig",
+]
+
+
+class BusConfig(Section):
+    #: sqlite:///path/bus.db (embedded log) or kafka://host:9092[,host2:9092]
+    url: str = "sqlite:///var/bus.db"
+    #: ms a producer waits to fill a batch before sending (Kafka linger.ms; embedded flush delay)
+    linger_ms: int = 5
+    #: client id the Kafka engine announces to the broker
+    client_id: str = "turbocubes"
+
+    _url = url_schemes("sqlite", "kafka")
+
+
+class StoreConfig(Section):
+    #: sqlite:///path/store.db or postgresql://user:pass@host:port/db
+    url: str = "sqlite:///var/store.db"
+    #: connections in the PostgreSQL pool
+    pool_size: int = 10
+
+    _url = url_schemes("sqlite", "postgresql", "postgres")
+
+
+class CdnConfig(Section):
+    #: where cached media lives: file://var/cdn or s3://bucket?endpoint=http://127.0.0.1:8333
+    url: str = "file://var/cdn"
+    #: base URL under which the frontend (or a real CDN) serves those files
+    public_base_url: str = "/cdn"
+
+    _url = url_schemes("file", "s3")
+
+
+class BlobsConfig(Section):
+    #: large message bodies (big YML catalogs) travel as references into this store
+    url: str = "file://var/blobs"
+
+    _url = url_schemes("file", "s3")
+
+
+class RuntimeConfig(Section):
+    #: attempts before a failing message goes to <topic>.dlq
+    max_attempts: int = Field(default=5, gt=0)
+    #: first retry delay; doubles per attempt, full jitter, capped
+    backoff_base_s: float = 0.5
+    backoff_cap_s: float = 60.0
+    #: a handler running longer than this fails with a (retriable) timeout
+    handler_timeout_s: float = 30.0
+    #: concurrent key-lanes inside one cube; per-key order is kept. Most handlers spend their time
+    #: waiting for a store or the bus (a group commit ends a loop turn later), so many lanes are
+    #: cheap and keep the CPU busy: 8 -> 64 took the embedded pipeline's COLD pass from 271 to 345
+    #: documents/s (bench/e2e.py). The parser has its own, lower limit (parser.concurrency).
+    concurrency: int = Field(default=64, gt=0)
+    #: records taken from the bus per poll
+    batch_size: int = Field(default=500, gt=0)
+    #: DLQ storm breaker: over this share of the last `window` outcomes dead-lettered -> pause input
+    dlq_breaker_window: int = 100
+    dlq_breaker_ratio: float = Field(default=0.5, gt=0, le=1, json_schema_extra=SHARE)
+    dlq_breaker_cooldown_s: float = 30.0
+    #: SIGTERM -> stop intake, finish in-flight work, commit, exit within this many seconds
+    shutdown_timeout_s: float = 10.0
+    #: /healthz and /metrics; port 0 picks a free one (each cube process gets its own)
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int = 9300
+    #: how often each process publishes its cubes' stats, lag and DLQ counts (the crawler: its lanes)
+    status_interval_s: float = 5.0
+    #: lag (records, summed over overload_groups) past which low-value work yields; 0 = never
+    overload_lag: int = 5000
+    #: lag under which low-value work resumes (hysteresis: no flapping around one threshold)
+    overload_resume_lag: int = 1000
+    #: consumer groups whose lag measures load (not the crawler: politeness paces its backlog)
+    overload_groups: list[str] = Field(default_factory=lambda: ["parser", "autoparser", "media", "cdn", "kvwriter"])
+
+
+class HttpConfig(Section):
+    user_agent: str = "TurbocubesBot/0.1 (+https://github.com/turbocubes/turbocubes/blob/main/docs/bot.md)"
+    #: CIDRs / hosts the SSRF guard lets through anyway (tests and the demo: 127.0.0.1/32)
+    allowlist: list[str] = Field(default_factory=list)
+    connect_timeout_s: float = 5.0
+    read_timeout_s: float = 15.0
+    total_timeout_s: float = 60.0
+    max_redirects: int = 5
+
+
+class CrawlerConfig(Section):
+    #: default per-host lane: requests per second, burst, concurrent connections
+    rate: float = Field(default=1.0, gt=0)
+    burst: int = Field(default=2, gt=0)
+    concurrency: int = Field(default=2, gt=0)
+    #: the adaptive policy never goes above this many requests/s for any host
+    max_rate: float = 10.0
+    #: per-host overrides: { "example.com" = { rate = 5.0, burst = 5, concurrency = 4 } }
+    host_overrides: dict[str, dict[str, float]] = Field(default_factory=dict)
+    #: a feed's most bytes: a big shop's whole YML catalog (a body over inline_body_max streams to disk on
+    #: its way in and is read back as a stream, so memory is not the bound; parser.max_body_bytes is the
+    #: most of a body that is not a streamable catalog)
+    max_feed_bytes: int = 1024 * 1024 * 1024
+    max_image_bytes: int = 20 * 1024 * 1024
+    max_video_bytes: int = 200 * 1024 * 1024
+    max_page_bytes: int = 5 * 1024 * 1024
+    #: bodies up to this size travel inside the message; larger ones as a blob reference
+    inline_body_max: int = 256 * 1024
+    robots_ttl_s: float = 86_400.0
+    #: identical requests within this window share one fetch
+    coalesce_window_s: float = 60.0
+    #: a request whose host lane cannot start it within this many seconds (paused by Retry-After,
+    #: backing off) is answered `throttled` at once instead of holding a worker (below handler_timeout_s)
+    max_lane_wait_s: float = 20.0
+    #: hosts crawled at the same time by one crawler process (the cube's concurrent key-lanes)
+    parallel_hosts: int = 4096
+
+
+class SchedulerConfig(Section):
+    min_interval_s: float = Field(default=120.0, gt=0)
+    max_interval_s: float = 21_600.0
+    #: +/- share of the interval added at random so feeds do not fall due together
+    jitter: float = 0.1
+    tick_s: float = 1.0
+    #: WebSub callback endpoint served by the scheduler ("" = no WebSub)
+    websub_callback_base: str = ""
+    websub_port: int = 8082
+    #: address the WebSub callback server binds (put a reverse proxy in front for the public URL)
+    websub_host: str = "127.0.0.1"
+    #: lease asked from a WebSub hub; renewed before it runs out (hubs may grant less)
+    websub_lease_s: float = 864_000.0
+    #: feeds of one host fall due at least this far apart (shrunk to fit one interval on big hosts)
+    host_gap_s: float = 10.0
+    #: due feeds taken from the store per tick (the rest wait for the next tick, most overdue first)
+    tick_batch: int = 500
+    #: hosts of autoparser feeds: how often their sitemap.xml and home page are read for new articles
+    discovery_interval_s: float = 3600.0
+    #: new article pages ordered per host per discovery round (the rest come in later rounds)
+    discovery_batch: int = 200
+
+    @field_validator("max_interval_s")
+    @classmethod
+    def _not_under_min(cls, value: float, info: ValidationInfo) -> float:
+        low = info.data.get("min_interval_s")
+        if low is not None and value < low:
+            raise refuse("at least scheduler.min_interval_s")
+        return value
+
+
+class ParserConfig(Section):
+    #: Turbo's documented limit on items per feed
+    max_items: int = 1000
+    #: Turbo's documented limit on one item's content
+    max_item_bytes: int = 1024 * 1024
+    #: the most bytes of a body read whole into memory: a feed that is not a YML catalog read as a stream
+    #: (RSS, Atom, Turbo, JSON, a catalog whose charset only its whole body tells), or a gzip file inflated
+    max_body_bytes: int = 50 * 1024 * 1024
+    #: replaces runtime.handler_timeout_s for the parser: a YML catalog's first load is one handler call
+    #: publishing every offer (~11,000 offers/s on a busy 2-CPU machine, bench/parser.py (d)); past the
+    #: limit the catalog would be retried, dead-lettered, never loaded. 120 s: ~1,000,000 offers
+    handler_timeout_s: float = 120.0
+    #: replaces runtime.concurrency for the parser: parsing is CPU work on the event loop, and a
+    #: catalog in flight holds all its offers in memory, so more feeds at once only add memory
+    concurrency: int = Field(default=8, gt=0)
+
+
+class MediaConfig(Section):
+    #: a parked document is released this long after parking, with its missing media removed
+    deadline_s: float = 600.0
+    max_pixels: int = 50_000_000
+    #: permanent image failures are re-tried after this long
+    failure_retry_s: float = 7 * 86_400.0
+    #: a fetch that failed for now (5xx, timeout) is ordered again this many times before it counts as failed
+    fetch_retries: int = 2
+    #: ... and then it may be ordered again after this long (shorter than failure_retry_s: it may heal)
+    transient_retry_s: float = 1800.0
+    #: crawl.requests priority of media orders (0 urgent .. 9 bulk): parked documents wait on them
+    order_priority: int = 3
+    #: image-registry "ok" records the media and delay cubes each remember (LRU, ~200 bytes each; 0 = off)
+    lookup_cache_size: int = 50_000
+
+
+class DelayConfig(Section):
+    sweep_interval_s: float = 5.0
+    #: parked documents released per sweep at most (the next sweep takes the rest)
+    sweep_batch: int = 1000
+    #: a released document is kept until its publish is acknowledged; one unconfirmed this long
+    #: (a crash, a failed publish) is published again by the sweep, a duplicate at worst.
+    #: Far above a normal publish + commit (under a second), so a slow broker costs no duplicates.
+    release_lease_s: float = 60.0
+
+
+class KvwriterConfig(Section):
+    #: iframes survive sanitizing (in the parser and on the page) only when they point at these
+    #: video hosts; the frontend's Content-Security-Policy allows frames from them and nothing else
+    video_hosts: list[str] = Field(
+        default_factory=lambda: [
+            "www.youtube.com",
+            "www.youtube-nocookie.com",
+            "player.vimeo.com",
+            "rutube.ru",
+            "vk.com",
+            "vkvideo.ru",
+        ]
+    )
+
+
+class ApiConfig(Section):
+    host: str = "127.0.0.1"
+    port: int = 8081
+    max_upload_bytes: int = 10 * 1024 * 1024
+    #: per-tenant defaults (changed at run time through the admin API)
+    tenant_rps: float = 10.0
+    tenant_burst: int = 20
+    tenant_bytes_per_s: float = 5 * 1024 * 1024
+    #: global bulkhead: requests processed at once
+    concurrency: int = Field(default=64, gt=0)
+    #: the share of the bulkhead one tenant may hold: floor(concurrency * share), at least 1; a quarter
+    #: leaves room for others under any one tenant's burst (four tenants at their cap fill it)
+    tenant_concurrency_share: float = Field(default=0.25, gt=0, le=1, json_schema_extra=SHARE)
+    #: upload-topic lag above which uploads are shed with 503
+    shed_lag: int = 10_000
+    #: sha256 hex of the admin token ("" = admin API off)
+    admin_token_sha256: str = ""
+    #: API instances sharing the tenant limits: each enforces 1/instances of every rate and burst
+    instances: int = 1
+    #: the consumer group whose lag on partner.uploads is read for load shedding
+    shed_group: str = "parser"
+    #: upload bodies up to this size travel inside the partner.uploads message, larger ones as a blob
+    inline_body_max: int = 256 * 1024
+    #: public URL of the API, used in links printed to the user (the docs page is at <public_url>/docs)
+    public_url: str = "http://127.0.0.1:8081"
+    #: self-service sign-up (POST /api/v1/signup): new tenants per client address, per hour and at once
+    signup_enabled: bool = True
+    signup_per_hour: float = 10.0
+    signup_burst: int = 3
+    #: DNS servers ("ip" or "ip:port") for TXT host verification; empty: the system's resolvers
+    dns_servers: list[str] = Field(default_factory=list)
+
+
+class FrontendConfig(Section):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: public URL of the frontend, used in links printed to the user
+    public_url: str = "http://127.0.0.1:8080"
+    #: a webmaster console sign-in lasts this long (12 h: a working day, then sign in again)
+    session_ttl_s: float = 43_200.0
+
+
+class SearchConfig(Section):
+    #: a title word weighs this many text words in BM25 (shared/search/ranking.py)
+    title_weight: float = Field(default=5.0, gt=0)
+    #: extra weight of brand-new news (1.0: news published now counts double); 0 = no freshness
+    freshness_boost: float = Field(default=1.0, ge=0)
+    #: age at which news keeps half its extra weight (2 days)
+    freshness_half_life_s: float = Field(default=172_800.0, gt=0)
+    #: publish every answered search to search.queries for query statistics (false: count nothing)
+    publish_queries: bool = True
+    #: request header a trusted edge sets to the searcher's region, e.g. "X-Region" ("" = none)
+    region_header: str = ""
+    #: "CIDR region" lines giving a searcher's region by address when no header says it
+    region_ranges: list[str] = Field(default_factory=list)
+    #: searches waiting to be published at most; past that new ones are dropped (and counted in metrics)
+    queue_max: int = Field(default=10_000, gt=0)
+
+
+class WordstatConfig(Section):
+    #: counts below this show as "< N", and queries searched fewer times are never listed (privacy)
+    privacy_threshold: int = Field(default=5, gt=0)
+    #: months of history a frequency shows
+    history_months: int = Field(default=24, gt=0)
+    #: how long a search event's id is remembered so a redelivery is not counted twice (> topic retention)
+    dedupe_window_s: float = Field(default=14 * 86_400.0, gt=0)
+
+
+class AutoparserConfig(Section):
+    #: "" = the model shipped with the package
+    model_path: str = ""
+    #: refuse a page whose extracted text is below this share of the page's main visible text
+    min_completeness: float = 0.6

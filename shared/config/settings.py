@@ -1,0 +1,83 @@
+"""``Settings``: every section of ``turbocubes.toml``, frozen, read once (DESIGN.md section 7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.config.section import Section
+from shared.config.sections import (
+    ApiConfig,
+    AutoparserConfig,
+    BlobsConfig,
+    BusConfig,
+    CdnConfig,
+    CrawlerConfig,
+    DelayConfig,
+    FrontendConfig,
+    HttpConfig,
+    KvwriterConfig,
+    MediaConfig,
+    ParserConfig,
+    RuntimeConfig,
+    SchedulerConfig,
+    SearchConfig,
+    StoreConfig,
+    WordstatConfig,
+)
+
+__all__ = ["Settings", "section_models"]
+
+
+class Settings(BaseModel):
+    """The whole configuration; the order of the fields is the order of ``turbocubes.example.toml``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bus: BusConfig = Field(default_factory=BusConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    cdn: CdnConfig = Field(default_factory=CdnConfig)
+    blobs: BlobsConfig = Field(default_factory=BlobsConfig)
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    http: HttpConfig = Field(default_factory=HttpConfig)
+    crawler: CrawlerConfig = Field(default_factory=CrawlerConfig)
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    parser: ParserConfig = Field(default_factory=ParserConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
+    delay: DelayConfig = Field(default_factory=DelayConfig)
+    kvwriter: KvwriterConfig = Field(default_factory=KvwriterConfig)
+    api: ApiConfig = Field(default_factory=ApiConfig)
+    frontend: FrontendConfig = Field(default_factory=FrontendConfig)
+    autoparser: AutoparserConfig = Field(default_factory=AutoparserConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    wordstat: WordstatConfig = Field(default_factory=WordstatConfig)
+
+    def replace(self, **sections: dict[str, Any]) -> Settings:
+        """A copy with some keys changed: ``settings.replace(bus={"url": "kafka://..."})``.
+
+        For code and tests that adjust settings already read (the demo's allowlist, a worker's
+        port): values are taken as given, as ``dataclasses.replace`` did; an unknown section or key
+        is an error (``TypeError``), never a silent no-op.
+        """
+        out: dict[str, Any] = {}
+        for name, changes in sections.items():
+            if name not in type(self).model_fields:
+                raise TypeError(f"Settings has no section {name!r}")
+            current = getattr(self, name)
+            unknown = sorted(set(changes) - set(type(current).model_fields))
+            if unknown:
+                raise TypeError(f"[{name}] has no key {', '.join(unknown)}")
+            out[name] = current.model_copy(update=changes)
+        return self.model_copy(update=out)
+
+
+def section_models() -> dict[str, type[Section]]:
+    """Each section's name and model, in the order of ``Settings``."""
+    out: dict[str, type[Section]] = {}
+    for name, f in Settings.model_fields.items():
+        model = f.annotation
+        if not (isinstance(model, type) and issubclass(model, Section)):
+            raise TypeError(f"Settings.{name} is not a Section")
+        out[name] = model
+    return out
