@@ -114,7 +114,9 @@ async def test_parser_cube_end_to_end(tmp_path: Path) -> None:
 
         parsed = [m for m in await read_all(deps, "documents.parsed") if isinstance(m, Document)]
         deleted = [m for m in await read_all(deps, "documents.deleted") if isinstance(m, DocumentDeleted)]
-        assert len(parsed) == 1 + 300 + 1
+        # the Turbo item, 300 offers and their one category's listing page, the pushed document
+        assert len(parsed) == 1 + 300 + 1 + 1
+        assert len([d for d in parsed if d.url.startswith("https://shop.test/p/")]) == 300
         urls = {d.url for d in parsed}
         assert {"https://news.test/1", "https://news.test/pushed", "https://shop.test/p/299"} <= urls
         [one] = [d for d in parsed if d.url == "https://news.test/1"]
@@ -149,12 +151,12 @@ def _write_catalog(path: Path, n: int) -> None:
     """A YML catalog of ``n`` offers (categories, prices, pictures, params), written as it is generated."""
     with path.open("w", encoding="utf-8") as f:
         f.write('<?xml version="1.0" encoding="UTF-8"?><yml_catalog date="2026-01-01 10:00"><shop><categories>')
-        f.write("".join(f'<category id="{c}">Category {c}</category>' for c in range(50)))
+        f.write("".join(f'<category id="{c}">Category {c}</category>' for c in range(CATEGORIES)))
         f.write("</categories><offers>")
         for i in range(n):
             f.write(
                 f'<offer id="o{i}" available="true"><url>https://shop.test/p/{i}</url><price>{i % 5000}</price>'
-                f"<currencyId>RUR</currencyId><categoryId>{i % 50}</categoryId>"
+                f"<currencyId>RUR</currencyId><categoryId>{i % CATEGORIES}</categoryId>"
                 f"<picture>https://shop.test/i/{i}.jpg</picture><name>Product {i}</name>"
                 f"<vendor>Vendor {i % 30}</vendor><description><![CDATA[<p>Product {i}.</p>]]></description>"
                 f'<param name="Weight" unit="kg">{i % 9}.5</param></offer>\n'
@@ -165,6 +167,8 @@ def _write_catalog(path: Path, n: int) -> None:
 #: offers of the big catalog: 100,000 take 35-50 s here (the handler ~9 s; most of the rest is the runtime
 #: encoding 100,000 documents and the SQLite bus storing them); bench/parser.py (d) times the handler alone
 BIG_CATALOG = 100_000
+#: categories of ``_write_catalog``: each gets a listing page of its own
+CATEGORIES = 50
 
 
 @pytest.mark.slow
@@ -186,7 +190,7 @@ async def test_first_load_of_a_big_catalog_then_nothing(tmp_path: Path) -> None:
         await stores.feeds.upsert_feed(
             Feed(feed_id="big", url="https://shop.test/big.xml", host="shop.test", format="yml")
         )
-        await (await deps.blobs()).put("feeds/big", catalog.read_bytes())
+        await (await deps.blobs()).put_file("feeds/big", catalog)
         crawl = Output(
             "crawl.feeds",
             CrawlResult(
@@ -206,11 +210,14 @@ async def test_first_load_of_a_big_catalog_then_nothing(tmp_path: Path) -> None:
         stats = await run_cube(cube, deps, group="parser-big", max_messages=1, idle_timeout=60.0)
         assert (stats.processed, stats.failed, stats.dead_lettered) == (1, 0, 0)
         ends = await deps.bus.end_offsets("documents.parsed")
-        assert sum(ends.values()) == BIG_CATALOG
+        # every offer, and the listing page of each of the catalog's 50 categories
+        assert sum(ends.values()) == BIG_CATALOG + CATEGORIES
         keys: set[bytes | None] = set()
         for partition, end in ends.items():  # keys, not decoded documents: 100,000 decodes cost seconds
             keys.update(rec.key for rec in await deps.bus.read("documents.parsed", partition, 0, end + 1))
-        assert len(keys) == BIG_CATALOG
+        offers = {k for k in keys if k is not None and k.startswith(b"https://shop.test/p/")}
+        assert len(offers) == BIG_CATALOG
+        assert len(keys - offers) == CATEGORIES
         assert b"https://shop.test/p/0" in keys
         feed = await stores.feeds.get("big")
         assert feed is not None
@@ -222,6 +229,6 @@ async def test_first_load_of_a_big_catalog_then_nothing(tmp_path: Path) -> None:
         await deps.publish([crawl])
         stats = await run_cube(cube, deps, group="parser-big", max_messages=1, idle_timeout=60.0)
         assert stats.processed == 1
-        assert sum((await deps.bus.end_offsets("documents.parsed")).values()) == BIG_CATALOG
+        assert sum((await deps.bus.end_offsets("documents.parsed")).values()) == BIG_CATALOG + CATEGORIES
     finally:
         await deps.close()
