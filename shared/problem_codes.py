@@ -277,6 +277,13 @@ _ROWS: tuple[ProblemCode, ...] = (
     ),
     # ---------------------------------------------------------------- ownership between sources
     ProblemCode(
+        "host.turbo_off",
+        "warning",
+        "Turbo pages are switched off for this host: its pages were removed and nothing is published",
+        "Switch them on again (PUT /api/v1/hosts/{host}/turbo, or turbocubes hosts turbo HOST on): the next "
+        "fetch of each feed publishes its pages again.",
+    ),
+    ProblemCode(
         "catalog.held",
         "warning",
         "the catalog lost more than half of its offers in one fetch; their pages are kept for now",

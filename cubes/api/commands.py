@@ -7,6 +7,7 @@
     turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://127.0.0.1:8000]
     turbocubes hosts revoke TOKEN
     turbocubes hosts list [--tenant ID]
+    turbocubes hosts turbo example.com on|off --tenant ID
 
 ``add`` creates a tenant (unless ``--tenant`` names one) and claims the host
 for it, then prints the API token ONCE (the store keeps only its sha256),
@@ -15,7 +16,10 @@ of a bare host, ``http://shop.example:8080/``, is where the site answers: the
 file and the meta tag are looked for there). ``verify`` runs the same guarded
 check as ``POST /api/v1/hosts/{host}/verify`` (``shared.verification``).
 ``revoke`` takes the token's plaintext (the store can find a token by it and
-by nothing else). Exit codes: 0 done, 1 refused / not found / not verified.
+by nothing else). ``turbo`` switches the host's Turbo pages on or off, as
+``PUT /api/v1/hosts/{host}/turbo`` does (off: its feeds are fetched now, and
+each fetch removes every page of the host). Exit codes: 0 done, 1 refused /
+not found / not verified.
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ from urllib.parse import urlsplit
 
 from cubes.api import feed_commands
 from shared.config import Settings, load_settings
+from shared.feeds import FeedRegistry
 from shared.http import Fetcher
-from shared.stores import open_stores
+from shared.stores import Stores, open_stores
 from shared.urls import canonical_host
 from shared.verification import Verifier, claim_origin, dns_txt_lookup, instructions
 
-__all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_verify", "register"]
+__all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_turbo", "hosts_verify", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -75,6 +80,11 @@ def register(subparsers: Any) -> None:
     revoke.add_argument("token")
     revoke.set_defaults(func=lambda a: _run(hosts_revoke(_settings(a), a.token)))
 
+    turbo = sub.add_parser("turbo", help="switch a verified host's Turbo pages on or off (off removes them all)")
+    turbo.add_argument("host")
+    turbo.add_argument("state", choices=("on", "off"))
+    turbo.add_argument("--tenant", required=True, help="the tenant that verified the host")
+    turbo.set_defaults(func=_cmd_turbo)
     ls = sub.add_parser("list", help="the hosts of a tenant, verified or not (every tenant's, without --tenant)")
     ls.add_argument("--tenant", help="only this tenant's hosts")
     ls.set_defaults(func=lambda a: _run(hosts_list(_settings(a), a.tenant)))
@@ -179,6 +189,42 @@ async def hosts_verify(
         return 0
     print(f"{host}: NOT verified", file=out)
     return 1
+
+
+def _cmd_turbo(args: argparse.Namespace) -> int:
+    from shared.runtime import open_deps
+
+    settings = _settings(args)
+
+    async def go() -> int:
+        deps = await open_deps(settings)
+        try:
+            stores = await deps.stores()
+            registry = FeedRegistry.from_settings(settings, stores.feeds, deps.publish, resolver=deps.resolver)
+            return await hosts_turbo(stores, registry, args.host, args.tenant, enabled=args.state == "on")
+        finally:
+            await deps.close()
+
+    return asyncio.run(go())
+
+
+async def hosts_turbo(
+    stores: Stores, registry: FeedRegistry, host: str, tenant_id: str, *, enabled: bool, out: TextIO | None = None
+) -> int:
+    """Switch ``host``'s Turbo pages on or off for its verified owner, and fetch its feeds now to apply it."""
+    out = out or sys.stdout
+    host = canonical_host(host.strip())
+    claim = next((c for c in await stores.tenants.hosts_of(tenant_id) if c.host == host), None)
+    if claim is None or not claim.verified:
+        print(f"error: {host} is not a verified host of tenant {tenant_id!r} (turbocubes hosts list)", file=sys.stderr)
+        return 1
+    await stores.tenants.set_turbo(tenant_id, host, enabled)
+    feeds = [f for f in await stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
+    for feed in feeds:
+        await registry.fetch_now(feed.feed_id)
+    state = "on" if enabled else "off: every page of the host is removed at its feeds' fetch"
+    print(f"{host}: Turbo pages {state} ({len(feeds)} feed(s) fetched now)", file=out)
+    return 0
 
 
 async def hosts_revoke(settings: Settings, token: str, *, out: TextIO | None = None) -> int:

@@ -35,6 +35,7 @@ from cubes.api.auth import TENANT, require_host
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
+from cubes.api.feeds import registry_of, unavailable_on_outage
 from shared.hosts import scope_for
 from shared.overview import host_overview, page_json, report_json, rollup_json
 from shared.stores import HostClaim
@@ -57,6 +58,7 @@ def claim_json(c: HostClaim, verified_hosts: list[str]) -> dict[str, Any]:
         "alias": scope_for(c.host, verified_hosts).alias if c.verified else None,
         "verification_token": c.verification_token,
         "how_to_verify": instructions(c.host, c.verification_token, c.origin),
+        "turbo": c.turbo,
     }
 
 
@@ -166,8 +168,32 @@ async def verify_host(request: web.Request) -> web.StreamResponse:
     )
 
 
+async def set_turbo(request: web.Request) -> web.StreamResponse:
+    """Switch the host's Turbo pages on or off (issue 15: "Turbo off"), for a verified host of yours.
+
+    Off: at the next fetch of each of the host's feeds -- ordered here, at once, through the host's
+    polite lane -- every page of the host is removed (KV store and search) and nothing is published
+    until it is switched on again; then those fetches publish it all again.
+    """
+    ctx = ctx_of(request)
+    host = _host_param(request)
+    tenant_id: str = request[TENANT]
+    await require_host(ctx.stores.tenants, tenant_id, host)  # verified: only the owner switches its pages
+    body = await read_json_object(request, 1024)  # {"enabled": false} and nothing else
+    enabled = body.get("enabled")
+    if not isinstance(enabled, bool) or set(body) - {"enabled"}:
+        raise ValidationFailed([FieldError("enabled", 'give {"enabled": true} or {"enabled": false}')])
+    await ctx.stores.tenants.set_turbo(tenant_id, host, enabled)
+    feeds = [f for f in await ctx.stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
+    registry = registry_of(ctx)
+    for feed in feeds:
+        await unavailable_on_outage(registry.fetch_now(feed.feed_id))
+    return json_response({"host": host, "turbo": enabled, "fetching": [f.feed_id for f in feeds]})
+
+
 def add_routes(router: web.UrlDispatcher) -> None:
     router.add_post("/api/v1/hosts", claim_host, name="hosts.claim")
     router.add_get("/api/v1/hosts", list_hosts, name="hosts.list", allow_head=False)
     router.add_get("/api/v1/hosts/{host}", get_host, name="hosts.get", allow_head=False)
     router.add_post("/api/v1/hosts/{host}/verify", verify_host, name="hosts.verify")
+    router.add_put("/api/v1/hosts/{host}/turbo", set_turbo, name="hosts.turbo")

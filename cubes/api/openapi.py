@@ -207,6 +207,17 @@ def _paths() -> dict[str, Any]:
                 params=[_path("host", "a host you added")],
             ),
         },
+        "/api/v1/hosts/{host}/turbo": {
+            "put": _op(
+                "Switch the host's Turbo pages on or off",
+                _ok(200, "TurboSwitch", "switched; the host's feeds are fetched now to apply it"),
+                (400, 403, 404, 413, 415, 422),
+                tag="hosts",
+                op_id="setHostTurbo",
+                params=[_path("host", "a verified host of yours")],
+                body=_json_body("TurboSwitchRequest"),
+            ),
+        },
         "/api/v1/hosts/{host}/queries": {
             "get": _op(
                 "The searches that showed your host's pages",

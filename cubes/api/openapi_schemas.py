@@ -261,6 +261,21 @@ SCHEMAS: dict[str, Any] = {
             "hidden": {"type": "integer", "description": "queries searched fewer times than the threshold"},
         },
     },
+    "TurboSwitchRequest": {
+        "type": "object",
+        "required": ["enabled"],
+        "additionalProperties": False,
+        "properties": {"enabled": {"type": "boolean", "description": "false: every page of the host is removed"}},
+    },
+    "TurboSwitch": {
+        "type": "object",
+        "required": ["host", "turbo", "fetching"],
+        "properties": {
+            "host": {"type": "string"},
+            "turbo": {"type": "boolean"},
+            "fetching": {"type": "array", "items": {"type": "string"}, "description": "feeds fetched now"},
+        },
+    },
     "Verification": {
         "type": "object",
         "required": ["host", "verified", "method", "attempts"],

@@ -188,6 +188,7 @@ def webmaster_schemas() -> dict[str, Any]:
                 "alias": NULLABLE_STR,
                 "verification_token": {"type": "string"},
                 "how_to_verify": {"type": "object", "additionalProperties": {"type": "string"}},
+                "turbo": {"type": "boolean", "description": "Turbo pages on (PUT /api/v1/hosts/{host}/turbo)"},
             },
         },
         "HostOverview": {

@@ -32,6 +32,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         clock=deps.clock,
         store=stores.autoparser,  # host templates, training pairs, host calibrations
         pages=stores.pages,  # a feed's full text of a page, for the pairs
+        turbo_enabled=stores.tenants.turbo_enabled,  # a host whose Turbo pages are switched off: nothing
     )
     return Cube(
         name="autoparser",

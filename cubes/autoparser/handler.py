@@ -113,6 +113,7 @@ class AutoparserHandler:
         clock: Clock | None = None,
         store: AutoparserStore | None = None,
         pages: PageStore | None = None,
+        turbo_enabled: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.config = config
         self.extractor = extractor
@@ -122,6 +123,8 @@ class AutoparserHandler:
         self.clock = clock or SystemClock()
         self.store = store
         self.pages = pages
+        #: the webmaster's host-wide switch (``TenantStore.turbo_enabled``): off, nothing is published
+        self.turbo_enabled = turbo_enabled
         self.knowledge = HostKnowledge(store, self.clock) if store is not None else None
 
     async def handle(self, msg: CrawlResult | MediaCached, ctx: Context) -> Sequence[Output]:
@@ -181,6 +184,8 @@ class AutoparserHandler:
             return self._skip("not_html", msg)
         if self.hosts is not None and await self.hosts.unavailable_reason(msg.host):
             return self._skip("host_unavailable", msg)
+        if self.turbo_enabled is not None and not await self.turbo_enabled(msg.host):
+            return self._skip("turbo_off", msg)
         body = await self._body(msg)
         page_url = msg.final_url or msg.url
         ex = await self._extract(msg, body, page_url)

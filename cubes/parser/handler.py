@@ -10,7 +10,7 @@ For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
    (its xxh3 is kept in the hash store under ``<feed url>#body``);
 2. parse it (``feed.parse_feed``; pure, in a worker thread when large) and
    prepare the items (``documents``: identity, sanitizing, media, hash); a
-   large YML catalog is streamed instead (``_load_catalog``), see below;
+   large YML catalog is streamed instead (``catalog_load.py``);
 3. per item (``items.py``), in this order (ORDER MATTERS):
    a. ownership: a URL belongs to one source; a source of higher priority
       (``SOURCE_PRIORITY``: partner API > Turbo > YML / RSS > autoparser)
@@ -27,39 +27,7 @@ For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
 5. the result goes to the feed's status (errors with line and column) or to
    the upload task (one result per item), see ``status.py``.
 
-Big catalogs: a YML catalog of 100,000+ offers travels as a blob reference
-and its first load publishes every offer. One store round trip per offer and
-step made that 5,000 offers = 3.4 s in the handler on SQLite, so 100,000 ran
-past ``runtime.handler_timeout_s`` (30 s) and were dead-lettered after the
-retries: a catalog that could never be loaded. Now (``bench/parser.py`` (d)):
-
-* the store's share is a few hundred batch calls per 100,000 offers;
-* the catalog is streamed ``BATCH`` offers at a time (``iter_yml`` and
-  ``prepare_items`` in one worker thread, then the batch through the store
-  and into documents), so parsed offers and candidates never pile up;
-* the garbage collector is paused for the load (``collector.py``): its full
-  passes over the growing heap of documents were half of the time;
-* the cube declares its own, longer timeout (``parser.handler_timeout_s``),
-  because this one handler call grows with the catalog while the runtime's
-  default is sized for ordinary messages.
-
-100,000 offers: ~9 s in the handler on a busy 2-CPU machine (~14 s with the
-batch calls alone; about 60 s one by one, extrapolated from 20,000). Later
-fetches are cheap: a byte-identical body is one read; a changed catalog is one
-batch read per 1,000 offers.
-
-Bounded memory (issue 13 item 5; ``bench/parser.py`` (d), 1,000,000 offers): a
-body that came as a blob reference is read from a local file
-(``BlobStore.local_copy``; the crawler streamed it to the blob store), hashed as
-a stream (``shared.hashing.file_hash``), and a YML catalog in it is parsed as a
-stream (``catalog_stream.py``: gzip inflated on the way, bounded by
-``STREAM_LIMIT``). Under a runner, each batch's documents are emitted
-(``Context.emit``) and, once acknowledged, its hashes recorded at once -- so
-neither documents nor their hashes pile up, and a crash resumes where the
-acknowledged offers end (see ``_load_catalog``). The duplicate-link check keeps
-8 bytes an offer (``UrlIndex``), the per-offer results fold into counts. A
-body that is not a streamable catalog is read whole within
-``parser.max_body_bytes``, or refused with ``feed.too_large``.
+Big catalogs are streamed, in bounded memory (``catalog_load.py`` says how and why).
 
 Crash safety: the store writes that make an item "seen" (its hash, its GUID,
 a released old URL, the body hash, the upload task's "done") run in a
@@ -79,29 +47,24 @@ import asyncio
 import contextlib
 import dataclasses
 import io
-import itertools
 import logging
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from cubes.parser import metrics
-from cubes.parser.catalog_stream import STREAM_LIMIT, UrlIndex, catalog_opener
-from cubes.parser.categories import Listings
+from cubes.parser.catalog_load import CatalogLoader, add_warnings
+from cubes.parser.catalog_stream import STREAM_LIMIT, catalog_opener
 from cubes.parser.checks import check_task_id, check_upload
 from cubes.parser.collector import collector_paused
-from cubes.parser.compressed import InflateError
-from cubes.parser.documents import Candidate, prepare_deletions, prepare_items
+from cubes.parser.documents import prepare_deletions, prepare_items
 from cubes.parser.feed import Limits, parse_feed, yml_source
-from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
+from cubes.parser.items import ItemRecorder, Seen, Source, record
 from cubes.parser.lifecycle import Lifecycle, complete
-from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParsedItem, ParseResult, Severity
+from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParseResult, Severity
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.status import Fetch, Outcome, write_feed_status, write_fetch_outcome, write_task
-from cubes.parser.xmlsafe import HostileXml
-from cubes.parser.yml import Catalog, iter_yml
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
@@ -170,12 +133,6 @@ def source_kind(fmt: DetectedFormat) -> SourceKind:
     return SourceKind.rss
 
 
-def _warnings(cands: list[Candidate], run: Outcome) -> None:
-    """What the pages of ``cands`` could not carry (published all the same): into the run's problems."""
-    for cand in cands:
-        run.errors.extend(cand.warnings)
-
-
 class ParserHandler:
     def __init__(
         self,
@@ -198,6 +155,7 @@ class ParserHandler:
             self.limits = dataclasses.replace(self.limits, max_body_bytes=max_body_bytes)
         self.items = ItemRecorder(stores)
         self.lifecycle = Lifecycle(stores, self.items, self.clock)
+        self.catalogs = CatalogLoader(stores, self.items, self.lifecycle, self.cleaner, self._rejects, self.clock)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)
@@ -267,9 +225,42 @@ class ParserHandler:
                     self.stores, msg.feed_id, refused, Outcome(errors=list(refused.errors)), fetch=Fetch.of(msg)
                 )
             return []
+        if not await self.stores.tenants.turbo_enabled(host):
+            return await self._turbo_off(msg, ctx, feed, host)
         async with contextlib.AsyncExitStack() as held:
             body = await self._feed_body(msg, held)
             return await self._handle_body(msg, ctx, feed, host, scope, body)
+
+    async def _turbo_off(self, msg: CrawlResult, ctx: Context, feed: Feed | None, host: str) -> list[Output]:
+        """The host's Turbo pages are switched off: its pages removed, nothing published (``lifecycle.py``)."""
+        kind = source_kind(DetectedFormat(feed.format)) if feed is not None and feed.format != "auto" else None
+        run = await self.lifecycle.host_off(
+            msg.feed_id, feed.tenant_id if feed is not None else None, host, kind or SourceKind.rss
+        )
+        off = ParseResult(DetectedFormat.unknown)
+        removed = run.count({"deleted"})
+        off.errors.append(
+            ItemError(
+                f"Turbo pages are switched off for {host}: nothing is published"
+                + (f"; {removed} page(s) removed" if removed else ""),
+                severity=Severity.warning,
+                code="host.turbo_off",
+            )
+        )
+        run.errors.extend(off.errors)
+        if msg.feed_id:
+            await write_feed_status(self.stores, msg.feed_id, off, run, 0, fetch=Fetch.of(msg))
+        body_key = _body_key(msg.url)
+        if body_key is not None:
+            hashes, store_id = self.stores.hashes, f"feed:{msg.feed_id}" if msg.feed_id else f"url:{msg.url}"
+
+            async def forget_body() -> None:
+                await hashes.forget(store_id, body_key)
+
+            # switched on again, the next fetch reads the body whole, even unchanged: it republishes
+            run.writes.append(forget_body)
+        self._after_commit(ctx, run)
+        return run.outputs
 
     async def _feed_body(self, msg: CrawlResult, held: contextlib.AsyncExitStack) -> bytes | Path:
         """The body in memory, or for a blob reference a local file (kept while ``held`` lasts)."""
@@ -319,7 +310,7 @@ class ParserHandler:
         run = Outcome(errors=list(result.errors))
         if catalog is not None:
             with collector_paused():  # see collector.py: half the time of a big first load otherwise
-                count = await self._load_catalog(catalog, url, result, src, run, ctx, feed_url=msg.url)
+                count = await self.catalogs.load(catalog, url, result, src, run, ctx, feed_url=msg.url)
         elif not result.fatal and body is not None:
             await self._apply(result, src, run, len(body), feed_url=msg.url)
         if result.fatal:
@@ -360,6 +351,18 @@ class ParserHandler:
         declared = None if msg.format is UploadFormat.json else msg.format.value
         if not scope.verified:
             result = _host_refused(scope)
+        elif msg.mode != "debug" and not await self.stores.tenants.turbo_enabled(msg.host):
+            result = ParseResult(
+                DetectedFormat.unknown,
+                fatal=True,
+                errors=[
+                    ItemError(
+                        f"Turbo pages are switched off for {msg.host}: nothing is published",
+                        severity=Severity.error,
+                        code="host.turbo_off",
+                    )
+                ],
+            )
         elif msg.format is UploadFormat.json and body.lstrip()[:1] not in (b"{", b"["):
             result = ParseResult(
                 DetectedFormat.json,
@@ -421,7 +424,7 @@ class ParserHandler:
             cands, errs = prepare_items(items, feed_host=src.hosts, cleaner=self.cleaner)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
         self._rejects([*errs, *derrs], result.errors, src, run)
-        _warnings(cands, run)
+        add_warnings(cands, run)
         parsed_at = self._now()
         seen = Seen()
         await self.items.apply(cands, src, run, seen, parsed_at)
@@ -454,93 +457,3 @@ class ParserHandler:
         if size > self.limits.max_body_bytes:
             return None, None, None, size
         return None, None, await asyncio.to_thread(source.read_bytes), size
-
-    async def _load_catalog(
-        self,
-        open_catalog: Callable[[], IO[bytes]],
-        url: str,
-        result: ParseResult,
-        src: Source,
-        run: Outcome,
-        ctx: Context,
-        *,
-        feed_url: str | None = None,
-    ) -> int:
-        """A YML catalog streamed ``BATCH`` offers at a time; how many offers it held.
-
-        Parsing and preparing a batch run in a worker thread, then the batch goes through the store
-        and becomes documents. One thread for the whole catalog, because lxml's iterparse should stay
-        on the thread it started on.
-
-        Bounded memory (issue 13 item 5): with a runner (``ctx.can_emit``) each batch's documents are
-        emitted as soon as the batch is through the store, and once the broker has them the batch is
-        recorded as seen (its hashes) right away, not after the commit. So neither the documents nor
-        their hashes pile up, and a crash half-way resumes: the redelivered catalog finds the offers
-        already published unchanged and goes on from there. The body's own hash is still written
-        last, after the commit: only a catalog fully through counts as "the same body next time".
-        """
-        stream = open_catalog()
-        catalog, listings = Catalog(), Listings()
-        entries = iter_yml(stream, base=url, catalog=catalog)
-        first = UrlIndex()
-        host = src.hosts
-        state = {"offers": 0, "listed": False}
-
-        def next_batch() -> tuple[int, list[Candidate], list[ItemError], list[ItemError]]:
-            items: list[ParsedItem] = []
-            broken: list[ItemError] = []
-            for entry in itertools.islice(entries, BATCH):
-                if isinstance(entry, ItemError):
-                    broken.append(entry)
-                else:
-                    items.append(entry)
-                    listings.add(entry)
-            state["offers"] += len(items)
-            if not items and not broken and not state["listed"]:
-                # the catalog is read: its category listing pages are the last batch (categories.py)
-                state["listed"] = True
-                items = listings.items(catalog, int(state["offers"]))
-            cands, errs = prepare_items(items, feed_host=host, first=first, cleaner=self.cleaner)
-            return len(items), cands, errs, broken
-
-        count = 0
-        parsed_at = self._now()
-        seen = Seen()
-        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parser-yml")
-        loop = asyncio.get_running_loop()
-        try:
-            while True:
-                try:
-                    offers, cands, errs, broken = await loop.run_in_executor(thread, next_batch)
-                except HostileXml as exc:
-                    result.errors.append(ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
-                    run.errors.append(result.errors[-1])
-                    break
-                if not offers and not broken:
-                    break
-                count = int(state["offers"])  # offers only: the listing pages are not the catalog's
-                result.errors.extend(broken)
-                run.errors.extend(broken)
-                self._rejects(errs, broken, src, run)
-                _warnings(cands, run)
-                await self.items.apply(cands, src, run, seen, parsed_at)
-                if ctx.can_emit and not src.preview:
-                    # ORDER MATTERS: published (acknowledged) first, then recorded as seen
-                    await ctx.emit(run.outputs)
-                    run.outputs.clear()
-                    await record(self.stores.hashes, src.store_id, seen, parsed_at)()
-                    seen = Seen()
-                    run.tally()
-        except InflateError as exc:
-            result.errors.append(ItemError(exc.reason, code=exc.code))
-            run.errors.append(result.errors[-1])
-        finally:
-            thread.submit(stream.close)  # on the reading thread, after whatever it is still doing
-            thread.shutdown(wait=False)  # not waiting on the event loop, should the handler be cut off
-        metrics.PARSED.labels(src.kind.value).inc(count)
-        result.fatal = not count and bool(result.errors)  # as parse_yml: nothing readable at all
-        if not result.fatal and feed_url and complete(result):
-            await self.lifecycle.follow_catalog(src, run, seen, parsed_at, feed_url, first)
-        if not result.fatal:
-            run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))
-        return count

@@ -6,7 +6,12 @@
   takes its pages with it -- every page it published and still owns gets a
   tombstone (the kvwriter removes it from the KV store and the search index) and
   its ownership is released, so another source may publish the URL. Pages another
-  source owns now are left alone.
+  source owns now are left alone;
+* ``host_off``: the webmaster switched the host's Turbo pages off
+  (``TenantStore.set_turbo``): at each fetch of one of its feeds, every page of
+  the host -- the feed's, the tenant's uploads', the autoparser's -- is removed,
+  and nothing is published. Switched on again, the next fetch publishes it all
+  again (the hash store remembers the removals, so nothing reads as unchanged).
 
 Both go through ``ItemRecorder.remove_many``, like a Turbo ``turbo="false"``:
 one path for every removal, so the hash store always knows what was removed
@@ -89,4 +94,25 @@ class Lifecycle:
         seen.releases.extend(r.url for r in removals)  # the URLs are free for another source now
         run.writes.append(record(self.stores.hashes, store_id, seen, now))
         log.info("feed %s deleted: %d page(s) removed", msg.feed_id, len(removals))
+        return run
+
+    async def host_off(self, feed_id: str | None, tenant_id: str | None, host: str, kind: SourceKind) -> Outcome:
+        """Every page of ``host`` removed (its Turbo pages are switched off); the count in ``run.results``."""
+        run = Outcome()
+        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        sources: list[tuple[str, SourceKind, str, str | None]] = (
+            [(f"feed:{feed_id}", kind, feed_id, None)] if feed_id else []
+        )
+        if tenant_id:
+            sources.append((f"tenant:{tenant_id}", SourceKind.upload, tenant_id, host))
+        sources.append((f"autoparser:{host}", SourceKind.autoparser, host, None))
+        for store_id, source_kind, ref_id, only in sources:
+            removals = await source_removals(self.stores.hashes, store_id, host=only)
+            if not removals:
+                continue
+            src = Source(source_kind, SourceRef(kind=source_kind, id=ref_id), store_id, host, now)
+            seen = Seen()
+            reasons = ["Turbo pages are switched off for the host"] * len(removals)
+            await self.items.remove_many(removals, src, run, seen, now, reasons=reasons)
+            run.writes.append(record(self.stores.hashes, store_id, seen, now))
         return run

@@ -78,6 +78,13 @@ async def _live(hashes: HashStore, source_id: str, urls: list[str]) -> list[str]
     return out
 
 
+def _on(url: str, host: str) -> bool:
+    try:
+        return host_of(url) == host
+    except ValueError:
+        return False
+
+
 def _removal(url: str) -> Removal:
     return Removal(url, host_of(url), None, None)
 
@@ -103,9 +110,16 @@ async def catalog_removals(hashes: HashStore, source_id: str, feed_url: str, cur
     return CatalogPlan([_removal(u) for u in lost], previous=previous, lost=offers_lost)
 
 
-async def source_removals(hashes: HashStore, source_id: str, keep: Collection[str] = ()) -> list[Removal]:
-    """Every page ``source_id`` published and still owns (a deleted feed's), except ``keep``."""
-    known = [u for u in await hashes.urls_of_source(source_id) if "#" not in u and u not in keep]
+async def source_removals(
+    hashes: HashStore, source_id: str, keep: Collection[str] = (), *, host: str | None = None
+) -> list[Removal]:
+    """Every page ``source_id`` published and still owns (a deleted feed's), except ``keep``; on ``host`` only
+    when given (an upload tenant's pages of one host)."""
+    known = [
+        u
+        for u in await hashes.urls_of_source(source_id)
+        if "#" not in u and u not in keep and (host is None or _on(u, host))
+    ]
     live = await _live(hashes, source_id, known)
     out: list[Removal] = []
     for start in range(0, len(live), _BATCH):

@@ -391,3 +391,8 @@ SQLITE.append(
     )
 )
 POSTGRES.append((16, "search: filter columns beside the index (SQLite only)", ()))
+
+# 17: the webmaster's host-wide "Turbo off" (issue 15): a claim remembers whether its host's pages are on
+_TURBO_SWITCH = ("ALTER TABLE tenant_hosts ADD COLUMN turbo BOOLEAN NOT NULL DEFAULT TRUE",)
+SQLITE.append((17, "tenant_hosts: the Turbo switch", _TURBO_SWITCH))
+POSTGRES.append((17, "tenant_hosts: the Turbo switch", _TURBO_SWITCH))

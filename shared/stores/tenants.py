@@ -37,6 +37,8 @@ class HostClaim:
     #: ``scheme://host[:port]`` the tenant gave for the host, where the file and meta tag are looked
     #: for (``shared.verification``); None: https, then http, on their default ports
     origin: str | None = None
+    #: Turbo pages on for the host (the webmaster's switch, ``set_turbo``): off removes them all
+    turbo: bool = True
 
 
 class TenantStore(Protocol):
@@ -75,6 +77,14 @@ class TenantStore(Protocol):
         ...
 
     async def hosts_of(self, tenant_id: str) -> list[HostClaim]: ...
+
+    async def set_turbo(self, tenant_id: str, host: str, enabled: bool) -> None:
+        """Switch Turbo pages on or off for a claimed host (issue 15: "Turbo off"). ``NotFound`` if absent."""
+        ...
+
+    async def turbo_enabled(self, host: str) -> bool:
+        """False when the tenant that verified ``host`` switched its Turbo pages off; True otherwise."""
+        ...
 
     async def issue_token(self, tenant_id: str, *, now: datetime | None = None) -> str:
         """A new API token; the plaintext is returned once and only its sha256 is stored."""

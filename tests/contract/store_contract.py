@@ -669,6 +669,24 @@ class StoreContract:
         assert b.created_at is not None
         assert await stores.tenants.get_tenant("nobody") is None
 
+    async def test_a_host_turbo_switch_belongs_to_its_verified_owner(self, stores: Stores) -> None:
+        await stores.tenants.create_tenant("A", tenant_id="ta")
+        await stores.tenants.create_tenant("B", tenant_id="tb")
+        await stores.tenants.add_host("ta", "shop.example")
+        await stores.tenants.add_host("tb", "shop.example")
+        assert await stores.tenants.turbo_enabled("shop.example")  # on by default
+        await stores.tenants.set_turbo("tb", "shop.example", False)  # an unverified claim decides nothing
+        assert await stores.tenants.turbo_enabled("shop.example")
+        await stores.tenants.set_verified("ta", "shop.example")
+        await stores.tenants.set_turbo("ta", "Shop.Example", False)
+        assert not await stores.tenants.turbo_enabled("shop.example")
+        assert [c.turbo for c in await stores.tenants.hosts_of("ta")] == [False]
+        await stores.tenants.set_turbo("ta", "shop.example", True)
+        assert await stores.tenants.turbo_enabled("shop.example")
+        assert await stores.tenants.turbo_enabled("never.claimed.example")
+        with pytest.raises(NotFound):
+            await stores.tenants.set_turbo("ta", "other.example", False)
+
     # ------------------------------------------------------------------- tasks
 
     async def test_task_idempotency_and_isolation(self, stores: Stores) -> None:

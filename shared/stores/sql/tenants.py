@@ -52,10 +52,11 @@ def _claim(row: Sequence[Any]) -> HostClaim:
         verification_token=row[3],
         created_at=created,
         origin=row[5],
+        turbo=bool(row[6]),
     )
 
 
-_CLAIM_COLUMNS = "host, tenant_id, verified, verification_token, created_at, origin"
+_CLAIM_COLUMNS = "host, tenant_id, verified, verification_token, created_at, origin, turbo"
 
 
 class SqlTenantStore:
@@ -101,7 +102,7 @@ class SqlTenantStore:
         host = canonical_host(host)
         await self._require(tenant_id)
         await self._db.execute(
-            f"INSERT INTO tenant_hosts ({_CLAIM_COLUMNS}) VALUES (?, ?, FALSE, ?, ?, ?)"
+            f"INSERT INTO tenant_hosts ({_CLAIM_COLUMNS}) VALUES (?, ?, FALSE, ?, ?, ?, TRUE)"
             # a repeated claim keeps its token and verification; a new origin replaces the old one
             " ON CONFLICT (host, tenant_id) DO UPDATE SET origin = COALESCE(excluded.origin, tenant_hosts.origin)",
             host,
@@ -142,6 +143,23 @@ class SqlTenantStore:
             f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE tenant_id = ? ORDER BY host", tenant_id
         )
         return [_claim(row) for row in rows]
+
+    async def set_turbo(self, tenant_id: str, host: str, enabled: bool) -> None:
+        host = canonical_host(host)
+        exists = await self._db.fetchone("SELECT 1 FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id)
+        if exists is None:
+            raise NotFound(f"tenant {tenant_id!r} has not claimed host {host!r}")
+        await self._db.execute(
+            "UPDATE tenant_hosts SET turbo = ? WHERE host = ? AND tenant_id = ?", enabled, host, tenant_id
+        )
+
+    async def turbo_enabled(self, host: str) -> bool:
+        try:
+            host = canonical_host(host)
+        except ValueError:
+            return True
+        row = await self._db.fetchone("SELECT turbo FROM tenant_hosts WHERE host = ? AND verified LIMIT 1", host)
+        return True if row is None else bool(row[0])
 
     async def issue_token(self, tenant_id: str, *, now: datetime | None = None) -> str:
         await self._require(tenant_id)

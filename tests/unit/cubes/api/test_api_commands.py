@@ -108,3 +108,33 @@ async def test_verify_from_the_cli(tmp_path: Path, partner: PartnerServer, partn
     assert "verified (file)" in done.getvalue()
     async with await open_stores(settings.store.url) as stores:
         assert await stores.tenants.host_owner("cli.partner.test") == tenant_id
+
+
+async def test_turbo_off_and_on_from_the_cli(tmp_path: Path) -> None:
+    from cubes.api.commands import hosts_turbo
+    from shared.stores import Feed
+
+    class Orders:
+        """The registry's one call the command makes (ordering fetches goes through the bus)."""
+
+        def __init__(self) -> None:
+            self.fetched: list[str] = []
+
+        async def fetch_now(self, feed_id: str, *, fetch_id: str | None = None) -> None:
+            self.fetched.append(feed_id)
+
+    async with await open_stores(f"sqlite:///{tmp_path}/store.db") as stores:
+        await stores.tenants.create_tenant("T", tenant_id="t1")
+        await stores.tenants.add_host("t1", "shop.example")
+        await stores.feeds.upsert_feed(
+            Feed(feed_id="f1", url="https://shop.example/yml", host="shop.example", format="yml", tenant_id="t1")
+        )
+        orders, out = Orders(), io.StringIO()
+        assert await hosts_turbo(stores, orders, "shop.example", "t1", enabled=False, out=out) == 1  # type: ignore[arg-type]
+        await stores.tenants.set_verified("t1", "shop.example")
+        assert await hosts_turbo(stores, orders, "Shop.Example", "t1", enabled=False, out=out) == 0  # type: ignore[arg-type]
+        assert not await stores.tenants.turbo_enabled("shop.example")
+        assert orders.fetched == ["f1"]
+        assert "shop.example: Turbo pages off" in out.getvalue()
+        assert await hosts_turbo(stores, orders, "shop.example", "t1", enabled=True, out=out) == 0  # type: ignore[arg-type]
+        assert await stores.tenants.turbo_enabled("shop.example")
