@@ -81,6 +81,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     # public: a sign-up makes a new tenant whoever asks (rate-limited per address)
     ("POST", "/api/v1/signup"): Expect(none=201, other=201, own=201, alias=NA, admin=201),
     ("POST", "/api/v1/hosts/{host}/verify"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    # the host-wide Turbo switch: only the tenant that verified the host (issue 15)
+    ("PUT", "/api/v1/hosts/{host}/turbo"): Expect(none=401, other=403, own=200, alias=403, admin=401),
     ("GET", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("PUT", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("DELETE", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
@@ -233,6 +235,11 @@ async def _signup(world: World, caller: str) -> Request:
 @builds("POST", "/api/v1/hosts/{host}/verify")
 async def _verify(world: World, caller: str) -> Request:
     return f"/api/v1/hosts/{_host(caller)}/verify", {}
+
+
+@builds("PUT", "/api/v1/hosts/{host}/turbo")
+async def _turbo(world: World, caller: str) -> Request:
+    return f"/api/v1/hosts/{_host(caller)}/turbo", {"json": {"enabled": True}}
 
 
 @builds("GET", "/api/v1/admin/limits/{tenant}")
