@@ -70,10 +70,21 @@ class LookupBatcher:
                     self._remember(url, rec)
         return found
 
-    def remember(self, url: str, cdn_url: str) -> None:
-        """``url`` is in the CDN at ``cdn_url``: later look-ups of it need no query."""
+    def remember(
+        self,
+        url: str,
+        cdn_url: str,
+        *,
+        width: int | None = None,
+        height: int | None = None,
+        variants: tuple[int, ...] = (),
+    ) -> None:
+        """``url`` is in the CDN at ``cdn_url`` (with its size and copies): later look-ups need no query."""
         if self._cache_size > 0:
-            self._remember(url, ImageRecord(url=url, status=ImageStatus.ok, cdn_url=cdn_url))
+            rec = ImageRecord(
+                url=url, status=ImageStatus.ok, cdn_url=cdn_url, width=width, height=height, variants=variants
+            )
+            self._remember(url, rec)
 
     def _remember(self, url: str, rec: ImageRecord) -> None:
         self._cache[url] = rec

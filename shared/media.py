@@ -112,11 +112,14 @@ def _drop(el: etree._Element) -> None:
     parent.remove(el)
 
 
-def cached_medium(m: Media, cdn_url: str, size: tuple[int, int] | None) -> Media:
-    """``m`` as the page shows it: its CDN copy, and the size the CDN measured (the source's otherwise)."""
+def cached_medium(m: Media, cdn_url: str, size: tuple[int, int] | None, variants: tuple[int, ...] = ()) -> Media:
+    """``m`` as the page shows it: its CDN copy, the size the CDN measured (the source's otherwise), and
+    the widths of its smaller copies."""
     update: dict[str, object] = {"cdn_url": cdn_url}
     if size is not None:
         update["width"], update["height"] = size
+    if variants:
+        update["variants"] = list(variants)
     return m.model_copy(update=update)
 
 
@@ -280,6 +283,7 @@ class MediaDoc:
         cdn_urls: Mapping[str, str],
         *,
         sizes: Mapping[str, tuple[int, int]] | None = None,
+        variants: Mapping[str, tuple[int, ...]] | None = None,
         media_ready_at: datetime | None = None,
     ) -> Document:
         """The document with media pointing at the CDN; references missing from ``cdn_urls`` removed.
@@ -295,7 +299,8 @@ class MediaDoc:
         for m in self.doc.media:
             cdn = self._cdn(m.url, cdn_urls)
             if cdn:
-                media.append(cached_medium(m, cdn, (sizes or {}).get(self.canonical(m.url) or "")))
+                url = self.canonical(m.url) or ""
+                media.append(cached_medium(m, cdn, (sizes or {}).get(url), (variants or {}).get(url, ())))
         update["media"] = media
         if media_ready_at is not None:
             update["media_ready_at"] = media_ready_at
@@ -327,6 +332,8 @@ class Lookup:
     reasons: dict[str, str] = field(default_factory=dict)
     #: (width, height) the cdn cube measured, of the cached ones that have them
     sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: widths of the smaller copies the cdn cube made, of the cached ones that have any
+    variants: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def lost(self, refs: Iterable[str]) -> dict[str, str]:
         """Of ``refs``, those a rewrite now leaves out, and why: the recorded failure, or ``late``
@@ -348,6 +355,8 @@ async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime)
             out.cdn[url] = rec.cdn_url
             if rec.width and rec.height:
                 out.sizes[url] = (rec.width, rec.height)
+            if rec.variants:
+                out.variants[url] = rec.variants
         elif (
             rec is not None and rec.status == ImageStatus.failed and (rec.retry_after is None or rec.retry_after > now)
         ):

@@ -262,6 +262,8 @@ class Media(BaseModel):
     mime: str | None = None
     width: int | None = None
     height: int | None = None
+    #: widths of its smaller copies in the CDN (``shared.variants``), for the page's srcset
+    variants: list[int] = Field(default_factory=list)
 
 
 class ProductParam(BaseModel):
@@ -387,6 +389,8 @@ class MediaCached(Message):
     width: int | None = None
     height: int | None = None
     sha256: str | None = None
+    #: widths of the smaller copies made beside it (``shared.variants``)
+    variants: list[int] = Field(default_factory=list)
     cached_at: datetime
 
 

@@ -137,7 +137,10 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
     if template is None:
         media_doc = MediaDoc(doc)
         found = await look_up(images, media_doc.refs, now)
-        return Released(media_doc.rewrite(found.cdn, sizes=found.sizes, media_ready_at=now), found.lost(media_doc.refs))
+        return Released(
+            media_doc.rewrite(found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now),
+            found.lost(media_doc.refs),
+        )
     found = await look_up(images, template.refs, now)
     cdn = [found.cdn.get(url) for url in template.refs]
     if all(c is not None and _VERBATIM.fullmatch(c) for c in cdn):
@@ -146,7 +149,7 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
         if template.html is not None:
             update["content_html"] = _fill(template.html, template.prefix, ready)
         update["media"] = [
-            cached_medium(m, c, found.sizes.get(url))
+            cached_medium(m, c, found.sizes.get(url), found.variants.get(url, ()))
             for m, url in zip(doc.media, template.media, strict=True)
             if url is not None and (c := found.cdn.get(url))
         ]
@@ -158,4 +161,8 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
         found.cdn.update(more.cdn)
         found.reasons.update(more.reasons)
         found.sizes.update(more.sizes)
-    return Released(media_doc.rewrite(found.cdn, sizes=found.sizes, media_ready_at=now), found.lost(media_doc.refs))
+        found.variants.update(more.variants)
+    return Released(
+        media_doc.rewrite(found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now),
+        found.lost(media_doc.refs),
+    )

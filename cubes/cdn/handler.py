@@ -20,7 +20,9 @@ For each ``crawl.images`` result:
    asking first would double the cost of every new image to save a cheap overwrite
    of identical bytes. Objects are immutable, so they carry a one-year Cache-Control.
    S3 being down raises ``BlobUnavailable``, which the runtime retries with backoff.
-4. Registry first, then ``media.cached``: whoever reacts to the message finds the record.
+4. An image wider than a copy (``shared.variants``) gets smaller WebP copies beside it
+   (``copies.py``), for the pages' ``srcset``; the registry records their widths.
+5. Registry first, then ``media.cached``: whoever reacts to the message finds the record.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from cubes.cdn.checks import Checked, check_media
+from cubes.cdn.copies import resized
 from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
@@ -48,6 +51,7 @@ from shared.messages import (
 from shared.runtime.cube import Context, Output
 from shared.stores import ImageRegistry
 from shared.urls import host_of
+from shared.variants import variant_key, widths_for
 
 __all__ = ["CACHE_CONTROL", "HEAD_FIRST_BYTES", "CdnHandler", "media_key"]
 
@@ -137,9 +141,13 @@ class CdnHandler:
             assert verdict.refusal is not None
             return await self._failed(url, kind, verdict.refusal.value, now, self.media.failure_retry_s)
         key = media_key(sha, verdict.ext, kind)
+        widths = widths_for(verdict.width, verdict.mime) if kind == MediaKind.image else ()
         if key not in self._known:  # see step 3 of the module docstring
             if len(data) < HEAD_FIRST_BYTES or not await self.cdn.exists(key):
                 await self.cdn.put(key, data, content_type=verdict.mime, cache_control=CACHE_CONTROL)
+                await self._copies(key, data, widths)
+            elif widths and not await self.cdn.exists(variant_key(key, widths[-1])):
+                await self._copies(key, data, widths)  # stored before copies were made
             self._remember(key)
         cdn_url = self.cdn.public_url(key)
         await self.images.record_ok(
@@ -151,6 +159,7 @@ class CdnHandler:
             height=verdict.height,
             sha256=sha,
             now=now,
+            variants=widths,
         )
         cached = MediaCached(
             url=url,
@@ -162,10 +171,18 @@ class CdnHandler:
             width=verdict.width,
             height=verdict.height,
             sha256=sha,
+            variants=list(widths),
             cached_at=now,
             trace_id=msg.trace_id,
         )
         return [Output("media.cached", cached, key=url)]
+
+    async def _copies(self, key: str, data: bytes, widths: tuple[int, ...]) -> None:
+        """The smaller WebP copies of an image (``shared.variants``), beside it in the CDN."""
+        if not widths:
+            return
+        for width, copy in await asyncio.to_thread(resized, data, widths):
+            await self.cdn.put(variant_key(key, width), copy, content_type="image/webp", cache_control=CACHE_CONTROL)
 
     def _check(self, data: bytes, max_bytes: int, kind: MediaKind) -> tuple[Checked, str]:
         verdict = check_media(

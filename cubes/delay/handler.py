@@ -95,7 +95,7 @@ class DelayHandler:
         url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
         now = self._now()
         if msg.status == MediaStatus.ok and msg.cdn_url:
-            self.lookups.remember(url, msg.cdn_url)
+            self.lookups.remember(url, msg.cdn_url, width=msg.width, height=msg.height, variants=tuple(msg.variants))
         outputs, released = await self._ready(await self.delay.resolve(url, now=now), now)
         self._confirm_after_commit(ctx, released)
         return outputs

@@ -8,7 +8,8 @@ it is exact (``shared/safehtml.py`` says why):
   page already shows;
 * ``with_image_sizes``: every CDN image gets the ``width`` / ``height`` the CDN
   measured (``Media.width/height``), so the browser reserves its box and the
-  page does not jump while images load;
+  page does not jump while images load, and the ``srcset`` of its smaller copies
+  (``shared.variants``), so a phone downloads the copy its screen needs;
 * ``with_local_anchors``: a link to this very page's ``#fragment`` (the parser
   resolves bare fragments against the document) becomes an in-page anchor when
   the body has that id (ids carry the ``c-`` prefix of the policy);
@@ -21,12 +22,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from html import escape
 
 from shared.safehtml import ID_PREFIX, plain_text
 from shared.turbo_links import turbo_path
+from shared.variants import srcset
 
-__all__ = ["with_image_sizes", "with_local_anchors", "with_turbo_links", "without_repeated_title"]
+__all__ = [
+    "IMAGE_SIZES",
+    "Measured",
+    "with_image_sizes",
+    "with_local_anchors",
+    "with_turbo_links",
+    "without_repeated_title",
+]
 
 #: a leading <h1> of the body (Turbo's <header><h1> repeats the title), after sanitizing
 _LEADING_H1 = re.compile(r'^\s*(<header(?: class="tc-head")?>\s*)?<h1[^>]*>(.*?)</h1>', re.S)
@@ -45,17 +55,44 @@ def without_repeated_title(body: str, title: str) -> str:
     return body[:start] + body[m.end() :]
 
 
-def with_image_sizes(body: str, sizes: Mapping[str, tuple[int, int]]) -> str:
-    """``width`` / ``height`` on every ``<img>`` the CDN measured (``sizes``: CDN URL -> pixels)."""
+#: how wide an image of the body shows: the article's column (42rem) or the whole screen below it
+IMAGE_SIZES = "(max-width: 44rem) 100vw, 42rem"
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What the CDN knows of an image: its pixels and the widths of its smaller copies."""
+
+    width: int
+    height: int
+    variants: tuple[int, ...] = ()
+
+    def attrs(self, cdn_url: str, *, box: bool = True) -> str:
+        """``width height srcset sizes`` for its ``<img>`` (``box``: with the size attributes)."""
+        out = f' width="{self.width}" height="{self.height}"' if box else ""
+        if self.variants:
+            out += f' srcset="{escape(srcset(cdn_url, self.width, self.variants))}" sizes="{IMAGE_SIZES}"'
+        return out
+
+
+def with_image_sizes(body: str, sizes: Mapping[str, Measured]) -> str:
+    """``width`` / ``height`` (and the copies' ``srcset``) on every ``<img>`` the CDN measured.
+
+    ``sizes``: CDN URL -> what the CDN measured. A size or srcset the source wrote is kept.
+    """
     if not sizes or "<img" not in body:
         return body
 
     def one(m: re.Match[str]) -> str:
         rest = m.group(2)
-        size = sizes.get(m.group(1).replace("&amp;", "&"))
-        if size is None or " width=" in rest or " height=" in rest:
+        url = m.group(1).replace("&amp;", "&")
+        found = sizes.get(url)
+        if found is None:
             return m.group(0)
-        return f'<img src="{m.group(1)}" width="{size[0]}" height="{size[1]}"{rest}>'
+        box = " width=" not in rest and " height=" not in rest
+        if " srcset=" in rest:
+            found = Measured(found.width, found.height)
+        return f'<img src="{m.group(1)}"{found.attrs(url, box=box)}{rest}>'
 
     return _IMG.sub(one, body)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from cubes.kvwriter.body import with_image_sizes, with_local_anchors, with_turbo_links, without_repeated_title
+from cubes.kvwriter.body import Measured, with_image_sizes, with_local_anchors, with_turbo_links, without_repeated_title
 from cubes.kvwriter.css import PAGE_CSS
 from cubes.kvwriter.product import breadcrumbs, product_block, product_text
 from shared.config import Settings
@@ -33,7 +33,7 @@ from shared.safehtml import MediaRule, SafeHtml, plain_text
 __all__ = ["PAGE_CSS", "RENDER_REVISION", "Rendered", "etag_for", "page_sanitizer", "preview_key", "render"]
 
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
-RENDER_REVISION = 2
+RENDER_REVISION = 3
 
 #: Media roles shown above the body when the body does not show them already.
 _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
@@ -72,7 +72,9 @@ def _when(ts: datetime, lang: str | None) -> str:
     return f'<time datetime="{ts.isoformat()}">{escape(format_date(ts, lang))}</time>'
 
 
-def _lead_media(doc: Document, shown: list[str | None], body: str) -> tuple[str, int]:
+def _lead_media(
+    doc: Document, shown: list[str | None], body: str, measured: dict[str, Measured] | None = None
+) -> tuple[str, int]:
     """Cover / product pictures not already in the body, from the CDN only; (html, how many).
 
     ``shown``: the CDN URL to show for each of ``doc.media`` (None: not in the CDN).
@@ -87,7 +89,8 @@ def _lead_media(doc: Document, shown: list[str | None], body: str) -> tuple[str,
     if not urls:
         return "", 0
     alt = escape(doc.title)
-    first = f'<img src="{escape(urls[0])}" alt="{alt}">'
+    lead = (measured or {}).get(urls[0])
+    first = f'<img src="{escape(urls[0])}"{lead.attrs(urls[0]) if lead else ""} alt="{alt}">'
     strip = "".join(f'<img src="{escape(u)}" alt="" loading="lazy">' for u in urls[1:])
     return f'<figure class="lead">{first}{f"<div class=strip>{strip}</div>" if strip else ""}</figure>', len(urls)
 
@@ -96,9 +99,11 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _sizes(media: list[Media]) -> dict[str, tuple[int, int]]:
-    """CDN URL -> (width, height) of every medium the CDN measured (the media cube copies them in)."""
-    return {m.cdn_url: (m.width, m.height) for m in media if m.cdn_url and m.width and m.height}
+def _sizes(media: list[Media]) -> dict[str, Measured]:
+    """CDN URL -> what the CDN measured of every medium (the media cube copies it in)."""
+    return {
+        m.cdn_url: Measured(m.width, m.height, tuple(m.variants)) for m in media if m.cdn_url and m.width and m.height
+    }
 
 
 def _media_json(media: list[Media], shown: list[str | None]) -> list[dict[str, Any]]:
@@ -116,12 +121,13 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
     body = without_repeated_title(body, doc.title)
     body = with_local_anchors(body, doc.url)
     body = with_turbo_links(body, doc.host, listing="turbo:category" in doc.extra)
-    body = with_image_sizes(body, _sizes(doc.media))
+    measured = _sizes(doc.media)
+    body = with_image_sizes(body, measured)
     if not body and doc.summary:
         body = f"<p>{escape(doc.summary)}</p>"
     # each medium's CDN URL, decided once for the lead pictures, the JSON form and the count
     media_urls = [sanitizer.media_url(m.cdn_url or m.url) for m in doc.media]
-    lead, lead_count = _lead_media(doc, media_urls, body)
+    lead, lead_count = _lead_media(doc, media_urls, body, measured)
     shown = body.count("<img ") + body.count("<video ") + lead_count
     dropped = media_urls.count(None)
 

@@ -79,7 +79,7 @@ class MediaHandler:
             # An older version of this document may still be parked; it is left there; when it
             # is released, the kvwriter drops it as stale (newest version wins). Looking for it
             # here would cost a store round trip on the path every cached document takes.
-            ready = media_doc.rewrite(found.cdn, sizes=found.sizes, media_ready_at=now)
+            ready = media_doc.rewrite(found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now)
             if found.failed:
                 await self._tell([page_problems(doc, found.lost(found.failed))], now)
             return [Output("documents.ready", ready, key=doc.url)]

@@ -36,6 +36,8 @@ class ImageRecord:
     updated_at: datetime | None = None
     retry_after: datetime | None = None  # a failed image may be ordered again after this
     ordered_at: datetime | None = None
+    #: widths of the smaller copies the cdn cube made beside it (``shared.variants``); () for none
+    variants: tuple[int, ...] = ()
 
 
 class ImageRegistry(Protocol):
@@ -58,6 +60,7 @@ class ImageRegistry(Protocol):
         height: int | None = None,
         sha256: str | None = None,
         now: datetime | None = None,
+        variants: tuple[int, ...] = (),
     ) -> None: ...
 
     async def record_failed(

@@ -396,3 +396,8 @@ POSTGRES.append((16, "search: filter columns beside the index (SQLite only)", ()
 _TURBO_SWITCH = ("ALTER TABLE tenant_hosts ADD COLUMN turbo BOOLEAN NOT NULL DEFAULT TRUE",)
 SQLITE.append((17, "tenant_hosts: the Turbo switch", _TURBO_SWITCH))
 POSTGRES.append((17, "tenant_hosts: the Turbo switch", _TURBO_SWITCH))
+
+# 18: the smaller copies the cdn cube makes of an image (issue 15: srcset from CDN variants)
+_IMAGE_VARIANTS = ("ALTER TABLE images ADD COLUMN variants TEXT NOT NULL DEFAULT ''",)
+SQLITE.append((18, "images: variant widths", _IMAGE_VARIANTS))
+POSTGRES.append((18, "images: variant widths", _IMAGE_VARIANTS))

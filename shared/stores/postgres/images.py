@@ -23,7 +23,7 @@ from shared.stores.codec import now_us, to_us
 from shared.stores.images import ImageRecord
 from shared.stores.postgres.batch import TurnBatch
 from shared.stores.postgres.db import PgDb, unnest_columns
-from shared.stores.sql.images import IMAGE_COLUMNS, SqlImageRegistry, image_from_row
+from shared.stores.sql.images import IMAGE_COLUMNS, SqlImageRegistry, image_from_row, variants_text
 
 __all__ = ["PgImageRegistry"]
 
@@ -40,12 +40,13 @@ _MARK_ORDERED = (
     " RETURNING url"
 )
 _RECORD_OK = (
-    "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at)"
-    " SELECT u, 'ok', c, NULL, m, sz, w, h, sha, s FROM unnest($1::text[], $2::text[], $3::text[],"
-    " $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[]) AS t(u, c, m, sz, w, h, sha, s)"
+    "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, variants)"
+    " SELECT u, 'ok', c, NULL, m, sz, w, h, sha, s, v FROM unnest($1::text[], $2::text[], $3::text[],"
+    " $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[], $9::text[])"
+    " AS t(u, c, m, sz, w, h, sha, s, v)"
     " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
     " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
-    " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL"
+    " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL, variants = excluded.variants"
 )
 # A failure never downgrades an image already in the CDN: its copy there stays valid.
 _RECORD_FAILED = (
@@ -57,7 +58,7 @@ _RECORD_FAILED = (
 )
 
 _Mark = tuple[str, int]  # url, ordered_at
-_Ok = tuple[str, str, str | None, int, int | None, int | None, str | None, int]
+_Ok = tuple[str, str, str | None, int, int | None, int | None, str | None, int, str]
 _Failed = tuple[str, str, int, int | None]  # url, reason, updated_at, retry_after
 
 
@@ -104,8 +105,9 @@ class PgImageRegistry(SqlImageRegistry):
         height: int | None = None,
         sha256: str | None = None,
         now: datetime | None = None,
+        variants: tuple[int, ...] = (),
     ) -> None:
-        await self._ok((url, cdn_url, mime, size, width, height, sha256, now_us(now)))
+        await self._ok((url, cdn_url, mime, size, width, height, sha256, now_us(now), variants_text(variants)))
 
     async def record_failed(
         self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None
@@ -121,7 +123,7 @@ async def _get_many(conn: asyncpg.Connection, wanted: Sequence[list[str]]) -> li
 
 
 async def _write_ok(conn: asyncpg.Connection, items: Sequence[_Ok]) -> list[None]:
-    await conn.execute(_RECORD_OK, *unnest_columns(items, 8))
+    await conn.execute(_RECORD_OK, *unnest_columns(items, 9))
     return [None] * len(items)
 
 

@@ -17,9 +17,20 @@ from shared.stores.codec import from_us, now_us, to_us
 from shared.stores.images import ImageRecord, ImageStatus
 from shared.stores.sql.runner import SqlRunner, chunks
 
-__all__ = ["IMAGE_COLUMNS", "SqlImageRegistry", "image_from_row"]
+__all__ = ["IMAGE_COLUMNS", "SqlImageRegistry", "image_from_row", "variants_text"]
 
-IMAGE_COLUMNS = "url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, retry_after, ordered_at"
+IMAGE_COLUMNS = (
+    "url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, retry_after, ordered_at, variants"
+)
+
+
+def variants_text(widths: tuple[int, ...]) -> str:
+    """The ``variants`` column: widths as ``480,960`` ("" for none)."""
+    return ",".join(str(w) for w in widths)
+
+
+def _variants(text: str | None) -> tuple[int, ...]:
+    return tuple(int(w) for w in (text or "").split(",") if w.isdigit())
 
 
 def image_from_row(row: Sequence[Any]) -> ImageRecord:
@@ -36,6 +47,7 @@ def image_from_row(row: Sequence[Any]) -> ImageRecord:
         updated_at=from_us(row[9]),
         retry_after=from_us(row[10]),
         ordered_at=from_us(row[11]),
+        variants=_variants(row[12]),
     )
 
 
@@ -67,13 +79,15 @@ class SqlImageRegistry:
         height: int | None = None,
         sha256: str | None = None,
         now: datetime | None = None,
+        variants: tuple[int, ...] = (),
     ) -> None:
         await self._sql.execute(
-            "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at)"
-            " VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at,"
+            " variants) VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
             " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
-            " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL",
+            " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL,"
+            " variants = excluded.variants",
             url,
             cdn_url,
             mime,
@@ -82,6 +96,7 @@ class SqlImageRegistry:
             height,
             sha256,
             now_us(now),
+            variants_text(variants),
         )
 
     async def record_failed(

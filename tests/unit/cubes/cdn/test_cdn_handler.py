@@ -17,6 +17,7 @@ from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus, MediaCached, MediaStatus
 from shared.runtime.cube import Context
 from shared.stores import ImageStatus, Stores, open_stores
+from shared.variants import variant_key
 
 CTX = Context(topic="crawl.images", partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
 
@@ -232,10 +233,10 @@ async def test_puts_are_skipped_for_content_already_stored(env: Env, tmp_path: P
 
     second = CdnHandler(env.settings, env.stores.images, cdn, env.blobs, env.clock)  # another process
     await first.handle(result("https://a.test/big.png", big), CTX)
-    assert (cdn.puts, cdn.heads) == (2, 1)  # a big body: HEAD first, then put
+    assert (cdn.puts, cdn.heads) == (3, 1)  # a big body: HEAD first, then put (and its 480-pixel copy)
     await second.handle(result("https://c.test/big-copy.png", big), CTX)
-    assert (cdn.puts, cdn.heads) == (2, 2)  # found by HEAD: not uploaded again
-    assert len(env.objects()) == 2
+    assert (cdn.puts, cdn.heads) == (3, 3)  # found by HEAD, its copy too: not uploaded again
+    assert len(env.objects()) == 3
 
 
 def _noise_png(w: int, h: int) -> bytes:
@@ -244,3 +245,23 @@ def _noise_png(w: int, h: int) -> bytes:
     buf = io.BytesIO()
     Image.frombytes("RGB", (w, h), random.Random(1).randbytes(w * h * 3)).save(buf, "PNG")
     return buf.getvalue()
+
+
+async def test_a_wide_image_gets_smaller_webp_copies_for_srcset(env: Env) -> None:
+    """Issue 15: srcset from CDN variants (shared/variants.py): 480 and 960 pixels, beside the original."""
+    wide = _noise_png(1200, 675)
+    [out] = await env.handler.handle(result("https://a.test/wide.png", wide), CTX)
+    cached = out.message
+    assert isinstance(cached, MediaCached)
+    assert cached.variants == [480, 960]
+    record = await env.stores.images.get("https://a.test/wide.png")
+    assert record is not None
+    assert record.variants == (480, 960)
+    assert cached.cdn_url is not None
+    key = cached.cdn_url.removeprefix("/cdn/")
+    for width in (480, 960):
+        with Image.open(env.cdn.root / variant_key(key, width)) as copy:
+            assert (copy.format, copy.width, copy.height) == ("WEBP", width, round(675 * width / 1200))
+    # a narrow image and a GIF (its animation would be lost) get none
+    [narrow] = await env.handler.handle(result("https://a.test/narrow.png", _noise_png(300, 200)), CTX)
+    assert narrow.message.variants == []  # type: ignore[attr-defined]

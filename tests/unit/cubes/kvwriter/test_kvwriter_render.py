@@ -262,3 +262,33 @@ def test_a_category_listing_links_to_turbo_pages() -> None:
     other = render(doc.model_copy(update={"extra": {}}), SAN, written_at=T0).html
     assert 'href="https://shop.example/p/kettle"' in other
     assert 'href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D1"' in other
+
+
+def test_images_offer_the_cdns_smaller_copies_in_srcset() -> None:
+    doc = make_doc(
+        content_html='<p><img src="https://news.example/a.jpg" alt="a"></p>',
+        media=[
+            Media(
+                url="https://news.example/a.jpg",
+                cdn_url="/cdn/img/ab/a.jpg",
+                width=1200,
+                height=675,
+                variants=[480, 960],
+            ),
+            Media(
+                url="https://news.example/c.jpg",
+                role="cover",
+                cdn_url="/cdn/img/ab/c.png",
+                width=800,
+                height=600,
+                variants=[480],
+            ),
+        ],
+    )
+    page = render(doc, SAN, written_at=T0).html
+    assert (
+        '<img src="/cdn/img/ab/a.jpg" width="1200" height="675" srcset="/cdn/img/ab/a.w480.webp 480w, '
+        '/cdn/img/ab/a.w960.webp 960w, /cdn/img/ab/a.jpg 1200w" sizes="(max-width: 44rem) 100vw, 42rem" alt="a"'
+    ) in page
+    # the lead picture too
+    assert 'srcset="/cdn/img/ab/c.w480.webp 480w, /cdn/img/ab/c.png 800w"' in page

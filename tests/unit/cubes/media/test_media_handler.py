@@ -216,7 +216,7 @@ async def test_a_retried_message_orders_its_images_again(env: Env) -> None:
 async def test_the_sizes_the_cdn_measured_go_with_the_document(env: Env) -> None:
     """Issue 15: the page's images get width / height from the CDN's probe (no layout jump)."""
     await env.stores.images.record_ok(
-        "https://img.test/a.jpg", cdn_url="/cdn/img/a.jpg", width=1200, height=675, now=env.now()
+        "https://img.test/a.jpg", cdn_url="/cdn/img/a.jpg", width=1200, height=675, now=env.now(), variants=(480, 960)
     )
     doc = document("https://news.test/1", ["https://img.test/a.jpg"]).model_copy(
         update={"media": [Media(url="https://img.test/a.jpg", role="content", width=10, height=10)]}
@@ -224,4 +224,6 @@ async def test_the_sizes_the_cdn_measured_go_with_the_document(env: Env) -> None
     [out] = await env.handler.handle(doc, CTX)
     ready = out.message
     assert isinstance(ready, Document)
-    assert [(m.cdn_url, m.width, m.height) for m in ready.media] == [("/cdn/img/a.jpg", 1200, 675)]
+    assert [(m.cdn_url, m.width, m.height, m.variants) for m in ready.media] == [
+        ("/cdn/img/a.jpg", 1200, 675, [480, 960])  # and the widths of its smaller copies, for srcset
+    ]
