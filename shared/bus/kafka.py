@@ -295,6 +295,8 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         self.owner = owner
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
+        for k in revoked:  # their next owner commits them: what we knew is stale if they come back
+            self.owner._committed.pop(k, None)
         tps = {_tp(k, self.owner.prefix) for k in revoked}
         if tps and self.owner.on_revoke is not None:
             await self.owner.on_revoke(tps)
@@ -367,8 +369,8 @@ class KafkaConsumer:
         """Log end minus committed offset per owned partition (the usual consumer-lag definition).
 
         The committed offset is the one this member committed last; a partition it has not committed
-        yet since it got it is asked of the group coordinator once. ``highwater`` is what the last
-        fetch response said, so no request is sent for it.
+        yet since it got it is asked of the group coordinator once (a revoke forgets the answer).
+        ``highwater`` is what the last fetch response said, so no request is sent for it.
         """
         mine = self.raw.assignment()
         for k in [k for k in self._committed if k not in mine]:
@@ -380,10 +382,11 @@ class KafkaConsumer:
                 continue
             committed = self._committed.get(k)
             if committed is None:
+                # asked once per ownership, also when the group has no commit for it yet (0): while we
+                # own the partition nobody else commits it, so only our own commits change the answer
+                # (asking again on every reading was an OffsetFetch per idle partition every 5 s)
                 got = await self.raw.committed(k)
-                committed = int(got or 0)
-                if got is not None:
-                    self._committed[k] = committed
+                committed = self._committed[k] = int(got or 0)
             out[_tp(k, self.prefix)] = max(0, int(high) - committed)
         return out
 

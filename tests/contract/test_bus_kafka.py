@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
-from shared.bus.base import Bus
-from shared.bus.kafka import KafkaBus
-from tests.contract.bus_contract import BusContract
+from shared.bus.base import Bus, tp_of
+from shared.bus.kafka import KafkaBus, KafkaConsumer
+from tests.contract.bus_contract import BusContract, drain, produce
 
 pytestmark = pytest.mark.kafka
 
@@ -20,3 +21,34 @@ class TestKafkaBus(BusContract):
         await b.start()
         yield b
         await b.close()
+
+    async def test_lag_asks_the_group_once_for_a_partition_nobody_committed(self, bus: Bus, uid: str) -> None:
+        # every lag reading (5 s) used to ask the coordinator again for each owned partition without a
+        # commit (an OffsetFetch each: most retry-topic partitions never get one), ~0.3 requests per document
+        t, g = f"lag-once-{uid}", f"g-{uid}"
+        await self.make_topics(bus, t, partitions=1)
+        await produce(bus, t, [("k", b"1")])
+        c = await bus.consumer(g, [t])
+        assert isinstance(c, KafkaConsumer)
+        got = await drain(c, 1)
+        tp = tp_of(got[0])
+        asked = 0
+        ask = c.raw.committed
+
+        async def counted(k: Any) -> Any:
+            nonlocal asked
+            asked += 1
+            return await ask(k)
+
+        c.raw.committed = counted
+        for _ in range(3):
+            assert (await c.lag())[tp] == 1
+        assert asked == 1
+        await c.commit({tp: got[0].offset + 1})
+        assert (await c.lag())[tp] == 0
+        assert asked == 1  # our own commit is known without asking
+        # a revoke forgets: the partition's next owner commits it, so what we knew goes stale
+        await c.listener.on_partitions_revoked(list(c.raw.assignment()))
+        assert (await c.lag())[tp] == 0
+        assert asked == 2
+        await c.stop()
