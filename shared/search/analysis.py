@@ -22,6 +22,7 @@ Stemmer objects are not thread-safe: each thread gets its own.
 from __future__ import annotations
 
 import re
+import string
 import threading
 from collections.abc import Iterator, Sequence
 
@@ -53,8 +54,10 @@ _local = threading.local()
 _CYRILLIC_SHARE = 0.3
 #: how much of a text language detection reads (enough letters; cheap on long pages)
 _DETECT_CHARS = 4000
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-_LATIN = re.compile(r"[A-Za-z]")
+#: in UTF-8 every letter of the Cyrillic block U+0400..U+04FF starts with one of these bytes, and no
+#: other character contains one (continuation bytes are 0x80..0xBF): counting them counts those letters
+_CYRILLIC_LEADS = (b"\xd0", b"\xd1", b"\xd2", b"\xd3")
+_LATIN = string.ascii_letters.encode()
 
 
 def fold(text: str) -> str:
@@ -100,9 +103,11 @@ def index_text(text: str) -> str:
 
 def detect_lang(text: str) -> str:
     """``"ru"`` when a fair share of the letters are Cyrillic, else ``"en"``."""
-    head = text[:_DETECT_CHARS]
-    cyrillic = len(_CYRILLIC.findall(head))
-    latin = len(_LATIN.findall(head))
+    # byte counts in C instead of a list of one-letter matches per letter: ~25x faster on a page's
+    # text, and the kvwriter detects the language of every page it writes
+    head = text[:_DETECT_CHARS].encode("utf-8", "surrogatepass")
+    cyrillic = sum(map(head.count, _CYRILLIC_LEADS))
+    latin = len(head) - len(head.translate(None, _LATIN))
     if cyrillic + latin == 0:
         return "en"
     return "ru" if cyrillic / (cyrillic + latin) >= _CYRILLIC_SHARE else "en"

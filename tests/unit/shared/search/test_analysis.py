@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from shared.search.analysis import detect_lang, fold, index_text, page_lang, pg_config, stem, stems, words
@@ -54,6 +57,41 @@ def test_page_language(declared: str | None, text: str, lang: str) -> None:
 
 def test_detect_lang_reads_letters_only() -> None:
     assert detect_lang("12345 !!!") == "en"
+
+
+def _reference_lang(text: str) -> str:
+    """The rule spelled out with one regex match per letter (what detect_lang counted before it counted bytes)."""
+    head = text[:4000]
+    cyrillic = len(re.findall(r"[\u0400-\u04ff]", head))
+    latin = len(re.findall(r"[A-Za-z]", head))
+    if cyrillic + latin == 0:
+        return "en"
+    return "ru" if cyrillic / (cyrillic + latin) >= 0.3 else "en"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ЖЖЖabcdefg",  # 3 of 10 letters Cyrillic: exactly the share, Russian
+        "ЖЖabcdefgh",  # 2 of 10: English
+        "\u0400\u04ffabcde",  # the block's first and last letters count
+        "\u03ff\u0500\u0500\u0500abc",  # Greek and Cyrillic Supplement are not Cyrillic here
+        "ёЁ Ӿ Ѐ — «ёлка»日本語 🙂 abc",
+        "\ud800\udfffЖЖЖЖ ab",  # lone surrogates (a broken source's text) neither count nor fail
+        "x" * 3999 + "ЖЖЖЖЖЖ",  # only the first 4,000 characters are read
+        "",
+    ],
+)
+def test_detect_lang_counts_as_the_rule_says(text: str) -> None:
+    assert detect_lang(text) == _reference_lang(text)
+
+
+def test_detect_lang_agrees_with_the_rule_on_random_text() -> None:
+    rng = random.Random(13)
+    alphabet = "abcXYZ ЖжЁёӾ\u0400\u04ff\u0500\u03ff日1 ,.\ud800🙂"
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
+        assert detect_lang(text) == _reference_lang(text), repr(text)
 
 
 def test_pg_config_by_language() -> None:
