@@ -67,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.e2e_costs import Costs, Counters, CubeCpu
 from bench.e2e_site import PARTNER_SUFFIX, PartnerProcess, PartnerResolver
+from bench.e2e_waits import HopProbe, RunQueue, count_kafka_requests
 from cubes import registry
 from cubes.worker import worker_main
 from cubes.workers import WorkerPool, replicable
@@ -204,6 +205,9 @@ class Processes:
     def cpu(self) -> tuple[float, float]:
         """(this process, the workers) CPU seconds so far; the workers' read from /proc."""
         return cpu_s(), self.pool.cpu_s() if self.pool is not None else 0.0
+
+    def pids(self) -> list[int]:
+        return [os.getpid(), *(self.pool.pids if self.pool is not None else [])]
 
     def describe(self) -> str:
         n = self.pool.count if self.pool is not None else 0
@@ -419,6 +423,8 @@ async def run_pass(
     processes = processes or Processes(None)
     docs = sum(site.counts)
     lag.take()
+    queue = RunQueue()
+    queue.begin(processes.pids())
     if costs is not None:
         await costs.begin()
     cpu0, workers0 = processes.cpu()
@@ -450,9 +456,9 @@ async def run_pass(
     cpu_workers = workers - workers0
     cpu = here - cpu0 + cpu_workers
     wall = time.time() - t_start
-    cost_lines = []
+    cost_lines = [queue.end(wall)]
     if costs is not None:
-        cost_lines = await costs.end(
+        cost_lines += await costs.end(
             documents=written, new_images=2 * docs if new_images else 0, ours_cpu_s=cpu, bench_cpu_s=here - cpu0
         )
     if written < docs:
@@ -537,6 +543,9 @@ async def run_engine_set(
     profiler: Any = None
     side: list[asyncio.Task[None]] = []
     deps = await open_deps(settings, resolver=resolver)
+    hops = HopProbe() if probe is not None else None
+    if hops is not None:
+        hops.wrap_bus(deps.bus)
     pages = PageTimes(settings.store.url)
     runners: list[Runner] = []
     tasks: list[asyncio.Task[Any]] = []
@@ -617,7 +626,8 @@ async def run_engine_set(
                 _save_profile(profiler, f"{profile}-{engines}-{name.lower()}.txt")
                 profiler = None
             results.append(res)
-            for line in res.report() + (probe.report() if probe is not None else []):
+            probed = (probe.report() if probe is not None else []) + (hops.report() if hops is not None else [])
+            for line in res.report() + probed:
                 print(line, flush=True)
             dead = [t for t in tasks if t.done()]
             for t in dead:
@@ -828,6 +838,7 @@ async def amain(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    count_kafka_requests()  # in the workers too: their /metrics carry the counter to Costs
     if argv[:1] == [WORKER_FLAG]:
         # a worker process of run_engine_set: settings and cubes come on stdin (cubes/worker.py)
         return worker_main(argv[1:], resolver=PartnerResolver())
