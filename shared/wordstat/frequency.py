@@ -155,6 +155,8 @@ async def frequency(
     checked: dict[int, QueryRow] = {}
     approximate = False
     for v in query.variants:
+        if not v.required:
+            continue  # only function words (``в|слон``'s ``в``): like a query of them alone, it counts nothing
         sel = _selection(v)
         if _decided_by_index(v):
             indexed.append(sel)

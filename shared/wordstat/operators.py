@@ -201,8 +201,12 @@ class _Parser:
     def alternatives(self, close: str) -> list[list[Item]]:
         alts = self.sequence(("|", close, '"', "-"))
         while (tok := self.peek()) is not None and tok[1] == "|":
+            if not all(alts):
+                raise WordstatSyntaxError("'|' needs a word before it", tok[2])
             self.i += 1
             alts += self.sequence(("|", close, '"', "-"))
+            if not all(alts):
+                raise WordstatSyntaxError("'|' needs a word after it", tok[2])
         return alts
 
     def query(self) -> WordstatQuery:

@@ -59,5 +59,7 @@ async def test_frontend_searches_are_counted_once_each(tmp_path: Path) -> None:
         assert (await frequency(stores.wordstat, parse('"купить слона"'), now=now, threshold=1)).total.n == 3
         assert (await frequency(stores.wordstat, parse("[купить слона]"), now=now, threshold=1)).total.n == 2
         assert (await frequency(stores.wordstat, parse("слона -продать"), now=now, threshold=1)).total.n == 3
+        # an alternative of function words only counts nothing, the others count as alone (was an SQL error)
+        assert (await frequency(stores.wordstat, parse("в|продать"), now=now, threshold=1)).total.n == 1
     finally:
         await deps.close()
