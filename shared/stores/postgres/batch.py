@@ -21,6 +21,11 @@ The rules a ``TurnBatch`` keeps (``tests/contract`` checks them on both engines)
   by one, so only the caller whose data it was gets the error.
 * **An outage fails the whole group**, as ``StoreUnavailable``: the runtime
   retries every message involved, in place (``shared/errors.py``).
+* **One statement of a kind at a time.** Calls made while a statement is in
+  flight wait for it and go together in the next one (a group commit), so a
+  later turn's call never overtakes an earlier turn's on another connection
+  (``mark_ordered_many`` asks in the turn after its caller's: its statement
+  raced the first one's for the same rows, and sometimes won).
 * **Nothing is acknowledged before its commit.** A caller's result is set only
   when the statement that carried its call has returned: committed.
 * A caller cancelled before its turn ends is dropped from the statement; once
@@ -85,6 +90,8 @@ class TurnBatch(Generic[I, R]):
         self._key = key
         self._limit = limit
         self._pending: list[tuple[I, asyncio.Future[R]]] = []
+        #: the task sending this batch's statements, one after another, while calls keep coming
+        self._sender: asyncio.Task[None] | None = None
         #: statements sent, and how many calls they carried (tests and benchmarks read these)
         self.statements = 0
         self.calls = 0
@@ -93,16 +100,30 @@ class TurnBatch(Generic[I, R]):
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[R] = loop.create_future()
         self._pending.append((item, fut))
-        if len(self._pending) == 1:
-            # after every caller that runs in this turn of the loop has added its item
-            loop.call_soon(self._flush)
+        if len(self._pending) == 1 and self._sender is None:
+            # after every caller that runs in this turn of the loop has added its item (while a
+            # statement is in flight, the sender takes what came meanwhile when it is back)
+            loop.call_soon(self._start)
         return await fut
 
-    def _flush(self) -> None:
-        calls = [(item, fut) for item, fut in self._pending if not fut.done()]
-        self._pending = []
-        if calls:
-            self._inflight.add(asyncio.ensure_future(self._drain(calls)))
+    def _start(self) -> None:
+        if self._sender is None and self._pending:
+            self._sender = asyncio.ensure_future(self._send_all())
+            self._inflight.add(self._sender)
+
+    async def _send_all(self) -> None:
+        try:
+            while calls := [(item, fut) for item, fut in self._pending if not fut.done()]:
+                self._pending = []
+                await self._drain(calls)
+            self._pending = []
+        except BaseException as exc:  # cancelled at shutdown: what waits behind it is abandoned too
+            for _, fut in self._pending:
+                _fail(fut, StoreUnavailable(f"postgresql: batch abandoned: {exc!r}"))
+            self._pending = []
+            raise
+        finally:
+            self._sender = None
 
     async def _drain(self, calls: list[tuple[I, asyncio.Future[R]]]) -> None:
         try:
