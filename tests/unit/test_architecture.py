@@ -10,10 +10,10 @@ checker sees is still two modules that cannot be understood one without the othe
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.imports import cycles, import_graph, modules_under
+
 PACKAGES = ("cubes", "shared", "demo")
 MAX_LINES = 500
 #: modules over MAX_LINES when this test was written, each a debt of its area, reported to the lead
@@ -28,82 +28,11 @@ OVER_500_KNOWN = frozenset(
 
 
 def _modules() -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            out[".".join(parts)] = path
-    return out
-
-
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
-    """The modules of ours that ``name`` imports, anywhere in its source."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in modules:
-                    yield alias.name
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                if sub in modules:
-                    yield sub  # `from pkg import module`
-                elif base in modules:
-                    yield base  # `from module import name`
-
-
-def import_graph() -> dict[str, set[str]]:
-    modules = _modules()
-    return {name: set(_imports(name, path, modules)) - {name} for name, path in modules.items()}
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    counter = 0
-
-    def visit(v: str) -> None:
-        nonlocal counter
-        index[v] = low[v] = counter
-        counter += 1
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return sorted(found)
+    return modules_under(PACKAGES)
 
 
 def test_no_import_cycle_in_cubes_and_shared() -> None:
-    found = cycles(import_graph())
+    found = cycles(import_graph(_modules()))
     assert found == [], f"{len(found)} import cycle(s): " + "; ".join(" <-> ".join(c) for c in found)
 
 
@@ -129,7 +58,7 @@ def test_no_module_over_500_lines() -> None:
 
 
 def test_shared_and_the_demo_never_import_cubes_and_no_cube_imports_another() -> None:
-    graph = import_graph()
+    graph = import_graph(_modules())
     # the demo partner site is composed by the launcher; it uses shared/ only, like any partner of the API
     upward = sorted(
         f"{m} -> {d}"

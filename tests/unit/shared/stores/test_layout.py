@@ -6,97 +6,31 @@ a cycle broken only by a late import is still a cycle for the reader.
 
 from __future__ import annotations
 
-import ast
 import importlib
 from pathlib import Path
 
 import pytest
 
-import shared.stores
+from tests.imports import cycles, import_graph, modules_under
 
-#: the package itself, found through its import (this checkout, whatever the working directory)
-STORES = Path(shared.stores.__file__).resolve().parent
-ROOT = STORES.parents[1]
 ROLES = ("pages", "hashes", "images", "delay", "feeds", "tenants", "tasks", "status")
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in sorted(STORES.rglob("*.py"))}
-
-
-def _imports(path: Path, name: str, known: set[str]) -> set[str]:
-    """The ``shared.stores`` modules ``path`` imports (``from pkg import sub`` counts as ``pkg.sub``)."""
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                found.add(sub if sub in known else base)
-    return {m for m in found if m in known and m != name}
+    return modules_under(["shared.stores"])
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = _modules()
-    known = set(modules)
-    return {name: _imports(path, name, known) for name, path in modules.items()}
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                out.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
+    return import_graph(_modules())
 
 
 def test_the_cycle_finder_finds_a_late_import_cycle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
-    assert _cycles({"a": {"b"}, "b": set()}) == []
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_import_cycle_in_shared_stores() -> None:
-    assert _cycles(_graph()) == []
+    assert cycles(_graph()) == []
 
 
 def test_nothing_in_the_stores_imports_the_package_front() -> None:
