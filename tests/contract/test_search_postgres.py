@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
-import asyncpg
 import pytest
 
 from tests.contract.search_contract import SearchContract
+from tests.pgschema import fresh_schema
 
 
 @pytest.mark.postgres
 class TestPostgresSearch(SearchContract):
     @pytest.fixture
     async def store_url(self, postgres_url: str) -> AsyncIterator[str]:
-        schema = f"t_{uuid.uuid4().hex[:16]}"
-        yield f"{postgres_url}?schema={schema}"
-        conn = await asyncpg.connect(postgres_url)
-        try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await conn.close()
+        async with fresh_schema(postgres_url) as url:
+            yield url

@@ -17,19 +17,15 @@ from tests.contract.lane_store_contract import LaneStoreContract
 from tests.contract.problem_store_contract import ProblemStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import StoreContract
+from tests.pgschema import fresh_schema
 
 
 @pytest.mark.postgres
 class TestPostgresStores(StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract):
     @pytest.fixture
     async def store_url(self, postgres_url: str) -> AsyncIterator[str]:
-        schema = f"t_{uuid.uuid4().hex[:16]}"
-        yield f"{postgres_url}?schema={schema}"
-        conn = await asyncpg.connect(postgres_url)
-        try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await conn.close()
+        async with fresh_schema(postgres_url) as url:
+            yield url
 
     async def raw_rows(self, store_url: str, table: str) -> list[tuple[Any, ...]]:
         dsn, schema = split_schema(store_url)

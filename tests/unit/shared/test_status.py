@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from cubes.launcher import run_up
@@ -25,7 +23,7 @@ from shared.status import (
     stamp,
 )
 from shared.stores import Page, StatusSnapshot, Stores, open_stores
-from shared.stores.postgres import split_schema
+from tests.pgschema import fresh_schema
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -37,17 +35,10 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         yield s
         await s.close()
         return
-    base = request.getfixturevalue("postgres_url")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    s = await open_stores(f"{base}?schema={schema}")
-    yield s
-    await s.close()
-    dsn, _ = split_schema(base)
-    conn = await asyncpg.connect(dsn)
-    try:
-        await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    finally:
-        await conn.close()
+    async with fresh_schema(request.getfixturevalue("postgres_url")) as url:
+        s = await open_stores(url)
+        yield s
+        await s.close()
 
 
 def _page(url: str, seen: datetime, written: datetime, **kw: object) -> Page:
