@@ -177,6 +177,14 @@ _ROWS: tuple[ProblemCode, ...] = (
         "(&#160;), or wrap the HTML in <![CDATA[...]]>. A strict reader refuses the feed.",
     ),
     ProblemCode(
+        "xml.control_character",
+        "warning",
+        "a control character XML forbids (NUL, U+0001-U+001F but tab and newlines) was dropped",
+        "Remove the character from the feed (it is often a database's padding or a bad copy-paste): XML "
+        "allows it nowhere, not even in CDATA, and a strict reader refuses the feed. We dropped that one "
+        "character and kept the text around it.",
+    ),
+    ProblemCode(
         "xml.undeclared_prefix",
         "warning",
         "an XML prefix is used without its namespace declaration",

@@ -1,9 +1,15 @@
-"""Feeds that are almost XML: the two mistakes a reader can undo without losing text (DESIGN.md s.3, s.10).
+"""Feeds that are almost XML: the mistakes a reader can undo without losing text (DESIGN.md s.3, s.10).
 
 Recovery mode (libxml2's) keeps what it can parse and drops the rest: a title
 ``herons & egrets`` came out as ``herons  egrets`` under a green "ok". Two
 mistakes are common in real feeds and have exactly one reading, so they are
 *repaired* before recovery is even tried, and each repair is reported:
+
+* **control characters.** A NUL or another C0 control (not tab, newline or
+  carriage return) is not allowed anywhere in XML 1.0, not even in CDATA:
+  recovery cut the item's text at the first one. That one character is dropped
+  (it carries no text a reader could see) and the item says so, everything
+  after it is kept.
 
 * **ampersands and HTML entities.** A bare ``&`` (``AT&T``, ``?a=1&b=2``) is
   kept as ``&`` (written ``&amp;``); an HTML entity XML does not define
@@ -15,8 +21,8 @@ mistakes are common in real feeds and have exactly one reading, so they are
   (``KNOWN_PREFIXES``), any other prefix a placeholder namespace, so the
   document is read as its author meant it.
 
-Every repair keeps line numbers (nothing adds a newline), so the positions
-reported are the webmaster's own.
+Every repair keeps line numbers (nothing adds or drops a newline), so the
+positions reported are the webmaster's own.
 """
 
 from __future__ import annotations
@@ -60,6 +66,8 @@ _XML_ENTITIES = frozenset({b"amp;", b"lt;", b"gt;", b"quot;", b"apos;"})
 #: a prefix on an element or attribute name (``<turbo:content``, `` yandex:x=``, ``</turbo:content``)
 _PREFIX_USE = re.compile(rb"</?([A-Za-z_][\w.-]*):[A-Za-z_]|\s([A-Za-z_][\w.-]*):[A-Za-z_][\w.-]*\s*=")
 _PREFIX_DECL = re.compile(rb"xmlns:([A-Za-z_][\w.-]*)\s*=")
+#: the C0 controls XML 1.0 forbids everywhere (tab, newline and carriage return are allowed)
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 #: the root element's start tag: the first "<" that opens an element (after the prolog)
 _ROOT_TAG = re.compile(rb"<[A-Za-z_][^\s/>]*")
 
@@ -68,6 +76,7 @@ class FixKind(StrEnum):
     ampersand = "ampersand"  # a bare & kept as &
     entity = "entity"  # an HTML entity read as its character
     prefix = "prefix"  # a namespace declared for an undeclared prefix
+    control = "control"  # a control character XML forbids, dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +142,29 @@ def _declare(out: bytes, missing: list[bytes]) -> bytes:
 
 
 def repair_xml(body: bytes) -> Repaired:
-    """``body`` with bare ampersands, HTML entities and undeclared prefixes repaired (``fixes`` says where).
+    """``body`` with control characters, bare ampersands, HTML entities and undeclared prefixes repaired.
 
-    For an ASCII-compatible encoding (UTF-8 and the single-byte ones; UTF-16 is transcoded before).
+    ``fixes`` says where, as offsets in ``body``. For an ASCII-compatible encoding (UTF-8 and the
+    single-byte ones, where a byte below 0x20 is always that control; UTF-16 is transcoded before).
     """
+    fixes = [Fix(FixKind.control, m.start(), f"U+{m.group(0)[0]:04X}") for m in _CONTROL.finditer(body)]
+    if fixes:
+        # dropped first, everywhere (CDATA too); later offsets are mapped back to the original body
+        kept = _CONTROL.sub(b"", body)
+        rest = _repair_markup(kept)
+        starts = [f.offset for f in fixes]
+        moved = [Fix(f.kind, f.offset + _dropped_before(starts, f.offset), f.text) for f in rest.fixes]
+        return Repaired(rest.body, sorted(fixes + moved, key=lambda f: f.offset))
+    return _repair_markup(body)
+
+
+def _dropped_before(starts: Sequence[int], offset: int) -> int:
+    """How many dropped characters came before ``offset`` of the body they were dropped from."""
+    # the k-th dropped one sat at starts[k] in the original, i.e. right before starts[k] - k after the drop
+    return bisect.bisect_right([s - k for k, s in enumerate(starts)], offset)
+
+
+def _repair_markup(body: bytes) -> Repaired:
     fixes: list[Fix] = []
     parts: list[bytes] = []
     first_use: dict[bytes, int] = {}
@@ -162,6 +190,7 @@ _CODES = {
     FixKind.ampersand: "xml.bare_ampersand",
     FixKind.entity: "xml.html_entity",
     FixKind.prefix: "xml.undeclared_prefix",
+    FixKind.control: "xml.control_character",
 }
 
 
@@ -185,6 +214,10 @@ def fix_problems(body: bytes, fixes: Sequence[Fix], items: Sequence[ParsedItem])
         line, column = position(body, group[0].offset)
         if kind is FixKind.prefix:
             reason = f"prefix {group[0].text}: is used without its xmlns:{group[0].text} declaration; read as declared"
+        elif kind is FixKind.control:
+            names = ", ".join(sorted({f.text for f in group}))
+            what = "character" if len(group) == 1 else "characters"
+            reason = f"{len(group)} control {what} XML forbids ({names}) dropped; the text around kept"
         elif kind is FixKind.ampersand:
             reason = f"{len(group)} bare & kept as & (write &amp;)"
         else:

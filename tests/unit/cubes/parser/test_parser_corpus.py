@@ -33,6 +33,7 @@ import pytest
 
 from cubes.parser.documents import prepare_items
 from cubes.parser.feed import parse_feed
+from cubes.parser.model import Severity
 from cubes.parser.xmltext import plain
 
 FEED_SUFFIXES = (".xml", ".rss", ".atom", ".json", ".yml")
@@ -160,7 +161,8 @@ def test_item_counts_and_dates_agree_with_feedparser(data_dir: Path) -> None:
         body = path.read_bytes()
         ours = parse_feed(body, url="https://example.com/feed")
         oracle = feedparser.parse(io.BytesIO(body))
-        refused = sum(1 for e in ours.errors if e.index is not None)
+        # an item's warning (a dropped control character, a bare &) is no refusal: the item is in items
+        refused = sum(1 for e in ours.errors if e.index is not None and e.severity is Severity.error)
         items = ours.items + ours.deletions
         if len(oracle.entries) != len(items) + refused:
             mismatched.append(path.name)

@@ -80,3 +80,45 @@ async def test_the_cli_prints_the_documents_of_a_feed_without_xmlns_turbo(tmp_pa
     assert code == 0
     assert [json.loads(line)["url"] for line in out.getvalue().splitlines()] == ["https://s.test/1", "https://s.test/2"]
     assert "warning: prefix turbo: is used without its xmlns:turbo declaration" in err.getvalue()
+
+
+NUL = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>
+<item><title>One\x00</title><link>https://s.test/1</link>
+<description>before\x00after, and the rest of the text</description></item>
+<item><title>Two</title><link>https://s.test/2?a=1&b=2</link>
+<description><![CDATA[<p>in cdata\x01 too</p>]]></description></item>
+</channel></rss>"""
+
+
+def test_a_nul_byte_loses_no_text_and_is_reported_where_it_was() -> None:
+    """Recovery cut the text at the NUL ("before", the rest gone) under a mere xml.recovered."""
+    result = parse_feed(NUL, url="https://s.test/feed")
+    assert [(i.title, i.content_html) for i in result.items] == [
+        ("One", "beforeafter, and the rest of the text"),
+        ("Two", "<p>in cdata too</p>"),
+    ]
+    assert result.items[1].link == "https://s.test/2?a=1&b=2"
+    marks = [(e.code, e.index, e.line, e.column) for e in result.errors]
+    # positions are the webmaster's own: the & after a dropped character is still found at its column
+    assert marks == [
+        ("xml.control_character", 0, 2, 17),
+        ("xml.bare_ampersand", 1, 4, 51),
+        ("xml.control_character", 1, 5, 34),
+    ]
+    assert "2 control characters XML forbids (U+0000) dropped" in result.errors[0].reason  # title, text
+    assert "(U+0001) dropped" in result.errors[2].reason
+    assert NUL.splitlines()[3][50:51] == b"&"
+
+
+def test_control_characters_are_dropped_even_in_cdata_and_offsets_map_back() -> None:
+    body = b"<a>\x00x&y\x0b<![CDATA[\x1f]]>&</a>"
+    repaired = repair_xml(body)
+    assert repaired.body == b"<a>x&amp;y<![CDATA[]]>&amp;</a>"
+    assert [(f.kind.value, f.offset, body[f.offset : f.offset + 1]) for f in repaired.fixes] == [
+        ("control", 3, b"\x00"),
+        ("ampersand", 5, b"&"),
+        ("control", 7, b"\x0b"),
+        ("control", 17, b"\x1f"),
+        ("ampersand", 21, b"&"),
+    ]
+    assert repair_xml(b"<a>\t\n\r ok</a>").fixes == []  # tab and newlines are XML
