@@ -54,6 +54,8 @@ _LABELS: dict[str, tuple[str, str]] = {
     "home": ("Главная", "Home"),
     "products": ("Товары", "Products"),
     "more": ("Ещё", "More"),
+    "video_on": ("Видео на {site}", "Video on {site}"),
+    "watch_on": ("Смотреть на {site}", "Watch on {site}"),
 }
 
 _MONTHS = {

@@ -57,6 +57,8 @@ PAGE_CSS = (
     ".tc-slide{flex:0 0 86%;scroll-snap-align:start;margin:0}.tc-gallery .tc-slide{flex-basis:72%}"
     ".tc-slide img,.tc-slide video{width:100%;height:13rem;object-fit:cover}"
     ".tc-cap{font-weight:650;margin:1.6rem 0 .5rem}.tc-sub{color:var(--mut)}"
+    # an embed's title and "watch on" link sit right under the player (they carry it when it cannot load)
+    ".tc-embed{margin:1.6rem 0}.tc-embed .tc-cap{margin:.5rem 0 .1rem}.tc-embed .tc-sub{margin:0;font-size:.9rem}"
     ".tc-acc{border:1px solid var(--line);border-radius:.6rem;padding:.1rem 1rem;margin:.5rem 0}"
     ".tc-acc summary{cursor:pointer;font-weight:600;padding:.55rem 0}.tc-acc[open] summary{margin-bottom:.2rem}"
     ".tc-btn{display:inline-block;padding:.55rem 1.1rem;margin:.25rem .5rem .25rem 0;border-radius:.6rem;"

@@ -6,7 +6,9 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from cubes.parser.blockkit import Context, block_of, caption, children, make, move_content, replace
+from cubes.parser.blockkit import Context, block_of, caption, children, make, move_content, replace, text_of
+from cubes.parser.embeds import brand, site_name, watch_url
+from shared.i18n import label
 
 __all__ = [
     "ad",
@@ -120,14 +122,35 @@ def video_figure(el: etree._Element, ctx: Context) -> None:
 
 
 def iframe(el: etree._Element, ctx: Context) -> None:
+    """An allowed player, with its title and a "watch on <site>" link under it (``embeds.py``: why)."""
     src = (el.get("src") or "").strip()
-    host = (urlsplit("https:" + src if src.startswith("//") else src).hostname or "").lower() if src else ""
+    full = "https:" + src if src.startswith("//") else src
+    host = (urlsplit(full).hostname or "").lower() if src else ""
     if host not in ctx.video_hosts:
         ctx.note(
             "page.content_dropped",
             f"an embed from {host or 'nowhere'} is not shown: only players of kvwriter.video_hosts are",
         )
         replace(el, [])
+        return
+    parent = el.getparent()
+    if parent is not None and parent.get("class") == "tc-embed":  # made by us already
+        return
+    # the title: the partner's (the iframe's title, or the figure's caption that already shows it)
+    figure = parent if parent is not None and parent.tag == "figure" else None
+    shown = figure is not None and any(c.tag == "figcaption" and text_of(c) for c in children(figure))
+    title = (el.get("title") or "").strip()
+    default = label("video_on", ctx.lang, site=brand(host))
+    box = make("div", "tc-embed")
+    frame = make("iframe", None, None, **{k: v for k, v in el.attrib.items() if isinstance(k, str)})
+    frame.set("title", title or default)
+    box.append(frame)
+    if title or not shown:
+        box.append(make("p", "tc-cap", title or default))
+    link = make("p", "tc-sub")
+    link.append(make("a", None, label("watch_on", ctx.lang, site=site_name(host)), href=watch_url(full)))
+    box.append(link)
+    replace(el, [box])
 
 
 def ad(el: etree._Element, ctx: Context) -> None:

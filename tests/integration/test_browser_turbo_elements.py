@@ -264,6 +264,22 @@ async def test_every_turbo_element_on_a_phone(frontend: str, browser: Cdp) -> No
         frames = await ev("[...document.querySelectorAll('iframe')].map(f => [new URL(f.src).host, f.sandbox.value])")
         assert sorted(h for h, _ in frames) == sorted(PLAYERS)
         assert all(s == "allow-scripts allow-same-origin allow-presentation" for _, s in frames)
+        # each player has a visible title and a "watch on <site>" link under it: readable without the player
+        embeds = await ev(
+            "[...document.querySelectorAll('.tc-embed')].map(e => [e.querySelector('iframe').title,"
+            " e.querySelector('.tc-cap').innerText, e.querySelector('.tc-sub a').innerText,"
+            " e.querySelector('.tc-sub a').href, e.querySelector('.tc-sub a').getBoundingClientRect().height > 0,"
+            " e.querySelector('.tc-sub').getBoundingClientRect().top >= e.querySelector('iframe')"
+            ".getBoundingClientRect().bottom])"
+        )
+        assert embeds == [
+            ["Рассвет над озером: таймлапс", "Рассвет над озером: таймлапс", "Смотреть на youtube.com",
+             "https://www.youtube.com/watch?v=dQw4w9WgXcQ", True, True],
+            ["Видео на Vimeo", "Видео на Vimeo", "Смотреть на vimeo.com", "https://vimeo.com/76979871", True, True],
+            ["Видео на Rutube", "Видео на Rutube", "Смотреть на rutube.ru",
+             "https://rutube.ru/video/1234567890abcdef/", True, True],
+            ["Видео на VK", "Видео на VK", "Смотреть на vk.com", "https://vk.com/video-1_456239017", True, True],
+        ]  # fmt: skip
         # gallery and carousel scroll sideways by CSS scroll-snap
         assert await ev("getComputedStyle(document.querySelector('.tc-gallery')).scrollSnapType") == "x mandatory"
         assert await ev(_count(".tc-slider .tc-slide")) >= 3

@@ -63,6 +63,40 @@ def test_video_embeds_of_allowed_hosts_survive(ru: str, host: str) -> None:
     assert f'<iframe src="https://{host}/' in ru or f'src="https://{host}/' in ru
 
 
+def test_each_embed_has_a_title_and_a_watch_link_under_it(ru: str) -> None:
+    """A player that cannot load was a black box with nothing to read: the page now says what it was."""
+    assert (
+        '<p class="tc-cap">Рассвет над озером: таймлапс</p><p class="tc-sub">'
+        '<a href="https://www.youtube.com/watch?v=dQw4w9WgXcQ" rel="noopener noreferrer nofollow ugc">'
+        "Смотреть на youtube.com</a></p></div>"
+    ) in ru
+    assert ru.count('<div class="tc-embed"><iframe') == 4
+    assert '<a href="https://vimeo.com/76979871" rel="noopener noreferrer nofollow ugc">Смотреть на vimeo.com' in ru
+    assert 'title="Видео на Rutube"' in ru
+    assert '<a href="https://rutube.ru/video/1234567890abcdef/"' in ru
+    assert '<a href="https://vk.com/video-1_456239017"' in ru
+
+
+def test_an_embed_in_english_in_a_captioned_figure_and_of_another_host() -> None:
+    fragment = (
+        '<figure><iframe src="//player.vimeo.com/video/1"></iframe><figcaption>Dawn</figcaption></figure>'
+        '<iframe src="https://video.example/p/7"></iframe>'
+    )
+    html, notes = turbo_blocks(fragment, page_url=PAGE, lang="en", video_hosts=("player.vimeo.com", "video.example"))
+    # the figure's caption is the title already (not said twice); the link is in the page's language
+    assert html == (
+        '<figure><div class="tc-embed"><iframe src="//player.vimeo.com/video/1" title="Video on Vimeo"></iframe>'
+        '<p class="tc-sub"><a href="https://vimeo.com/1">Watch on vimeo.com</a></p></div>'
+        "<figcaption>Dawn</figcaption></figure>"
+        '<div class="tc-embed"><iframe src="https://video.example/p/7" title="Video on video.example"></iframe>'
+        '<p class="tc-cap">Video on video.example</p>'
+        '<p class="tc-sub"><a href="https://video.example/p/7">Watch on video.example</a></p></div>'
+    )
+    assert notes == []
+    again, _ = turbo_blocks(html, page_url=PAGE, lang="en", video_hosts=("player.vimeo.com", "video.example"))
+    assert again == html  # made once: a block already made is left as it is
+
+
 def test_gallery_and_slider_are_scrolling_figures(ru: str) -> None:
     assert '<p class="tc-cap">Галерея</p><div class="tc-gallery"><figure class="tc-slide"><img' in ru
     assert ru.count('<figure class="tc-slide">') >= 6
