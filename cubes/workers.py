@@ -4,7 +4,7 @@ One Python process runs every cube on one core (one GIL). ``up --workers N``
 keeps the parent as it was -- every cube, the HTTP services, the demo site --
 and starts N-1 children that run only the *replicable* cubes: members of a
 consumer group, which the bus splits among the group's members by partition
-(the embedded log by lease, ``shared/bus/sqlite.py``; Kafka by rebalancing),
+(the embedded log by lease, ``shared/bus/sqlite_consumer.py``; Kafka by rebalancing),
 so a child takes a share of every topic and the parent keeps the rest.
 
 Not replicable, so parent-only:

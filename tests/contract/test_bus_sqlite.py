@@ -96,7 +96,7 @@ async def test_a_member_that_does_not_poll_keeps_its_lease(tmp_path: Path, monke
     """A runner full of slow work stops polling; its partitions must not go to another member meanwhile."""
     import time
 
-    from shared.bus import sqlite as engine
+    from shared.bus import sqlite_consumer as engine
 
     monkeypatch.setattr(engine, "HEARTBEAT_S", 0.05)
     monkeypatch.setattr(engine, "SESSION_TIMEOUT_S", 0.3)

@@ -22,7 +22,6 @@ OVER_500_KNOWN = frozenset(
     {
         "cubes.autoparser.features",
         "cubes.autoparser.segment",
-        "shared.bus.sqlite",
     }
 )
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-import shared.bus.sqlite
+import shared.bus.sqlite_consumer
 from cubes import registry
 from cubes.cli import main as cli_main
 from cubes.launcher import run_up
@@ -255,7 +255,7 @@ async def test_a_dead_workers_partitions_go_back_after_its_lease(
 ) -> None:
     """A worker killed without leaving its group: this process's kvwriter takes its partitions back once
     its lease ends, from the committed offsets, and every document published before and after is written."""
-    monkeypatch.setattr(shared.bus.sqlite, "SESSION_TIMEOUT_S", 2.5)  # this process's view of a lease (10 s)
+    monkeypatch.setattr(shared.bus.sqlite_consumer, "SESSION_TIMEOUT_S", 2.5)  # this process's view of a lease (10 s)
     settings = _settings(tmp_path)
     deps = await open_deps(settings)
     runner = Runner(await registry.cube_module("kvwriter").build(settings, deps), deps)
