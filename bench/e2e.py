@@ -483,6 +483,8 @@ async def run_pass(
     stages: dict[str, list[float]] = {"feed -> parsed": [], "parsed -> media ready": [], "media ready -> written": []}
     img_span: list[float] = []
     beyond: list[float] = []
+    orders: list[float] = []
+    caches: list[float] = []
     for url, seen, parsed, ready, wrote in rows:
         if seen is None or wrote is None:
             continue
@@ -499,7 +501,14 @@ async def run_pass(
         own = (span[1] - span[0]) if span is not None else 0.0
         if span is not None:
             img_span.append(own)
+            if parsed is not None and ready is not None:
+                # the media stage split around the images' own fetch: ordering vs. caching + release
+                orders.append(span[0] - parsed / 1e6)
+                caches.append(ready / 1e6 - span[1])
         beyond.append(f - own)
+    if orders:
+        stages["  parsed -> 1st image request"] = orders
+        stages["  last image sent -> ready"] = caches
     return PassResult(
         engines,
         name,

@@ -276,6 +276,13 @@ class Lanes:
         """The host's lane if this process has one (nothing created, the order of use untouched)."""
         return self._lanes.get(host.lower())
 
+    def concurrency_for(self, host: str) -> int:
+        """The concurrency cap a lane of ``host`` is made with (its override's, or the default);
+        the runtime runs that many of the host's requests at once (``Cube.key_width``)."""
+        host = host.lower()
+        o = self.config.host_overrides.get(host) or self._wildcard(host) or {}
+        return max(1, int(o.get("concurrency", self.config.concurrency)))
+
     def _new(self, host: str) -> Lane:
         c = self.config
         o = c.host_overrides.get(host) or self._wildcard(host) or {}
@@ -285,7 +292,7 @@ class Lanes:
             clock=self.clock,
             limits=PolicyLimits(configured_rate=rate, max_rate=float(o.get("max_rate", c.max_rate))),
             burst=max(1, int(o.get("burst", c.burst))),
-            concurrency=max(1, int(o.get("concurrency", c.concurrency))),
+            concurrency=self.concurrency_for(host),
             rng=random.Random(self._rng.random()),
         )
 

@@ -169,6 +169,10 @@ class Cube:
     #: `concurrency` handlers run at once) — for handlers that wait per key, like the crawler's
     #: per-host politeness, where a host sharing a lane with another would run at half its rate
     lanes: Literal["hashed", "per_key"] = "hashed"
+    #: per_key lanes whose records need no order among themselves: how many of one key's records
+    #: (the key's bytes) may run at once; None = one at a time, in order (the crawler: the host
+    #: lane's concurrency cap, which its own lane enforces; one worker per host never reached it)
+    key_width: Callable[[bytes | None], int] | None = None
     timers: tuple[Timer, ...] = ()
     services: tuple[Service, ...] = ()
     on_start: Callable[[], Awaitable[None]] | None = None

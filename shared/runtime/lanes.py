@@ -6,6 +6,11 @@ bounds the handlers running at once to ``concurrency``) — which handles the
 lane's records one after another, so per-key order is kept while lanes run
 side by side. A lane's worker lives while its lane has records.
 
+A per-key cube whose keys need no order may say how many of one key's records
+run at once (``key_width``: the crawler's host lane's concurrency cap, which a
+single worker per host never reached): up to that many workers then take the
+key's records, in arrival order, each as soon as one is free.
+
 A delayed retry that is not due yet (``tc-not-before`` in the future) is
 *held*: its retry-topic partition pauses, the record and whatever arrives
 behind it on that partition wait, and they are dispatched when it is due —
@@ -20,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from shared.bus.base import Consumer, TopicPartition
@@ -48,9 +53,12 @@ class LaneDispatcher:
         clock: Clock,
         run_slot: RunSlot,
         may_resume: Callable[[], bool],
+        key_width: Callable[[Any], int] | None = None,
     ) -> None:
         self.concurrency = concurrency
         self.per_key = per_key
+        #: per-key lanes only: how many of one key's records may run at once (None: one, in order)
+        self.key_width = key_width if per_key else None
         self.retry_topic = retry_topic
         self.consumer = consumer
         self.clock = clock
@@ -66,6 +74,8 @@ class LaneDispatcher:
         #: per-key lanes are unbounded in number; this bounds the handlers running at once
         self._sem = asyncio.Semaphore(concurrency) if per_key else None
         self._workers: set[asyncio.Task[None]] = set()
+        #: workers per wide lane (``key_width``): more start while the key has records and room
+        self._width: dict[Any, int] = {}
         self._held: dict[tuple[str, int], deque[Slot]] = {}
         self._releases: set[asyncio.Task[None]] = set()
 
@@ -109,13 +119,24 @@ class LaneDispatcher:
         key = slot.record.key
         lane = key if self.per_key else hash(key) % self.concurrency
         q = self._queues.get(lane)
-        if q is None:
+        if self.key_width is not None:
+            if q is None:
+                q = self._queues[lane] = deque()
+            q.append(slot)
+            running = self._width.get(lane, 0)
+            if running < self.key_width(key):
+                self._width[lane] = running + 1
+                self._start(self._wide_worker(lane, q))
+        elif q is None:
             q = self._queues[lane] = deque([slot])
-            worker = asyncio.ensure_future(self._worker(lane, q))
-            self._workers.add(worker)
-            worker.add_done_callback(self._workers.discard)
+            self._start(self._worker(lane, q))
         else:
             q.append(slot)
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        worker = asyncio.ensure_future(work)
+        self._workers.add(worker)
+        worker.add_done_callback(self._workers.discard)
 
     async def _worker(self, lane: Any, q: deque[Slot]) -> None:
         """Handle one lane's records in order; ends when the lane has nothing left in flight."""
@@ -142,6 +163,35 @@ class LaneDispatcher:
         finally:
             if self._queues.get(lane) is q:
                 del self._queues[lane]
+
+    async def _wide_worker(self, lane: Any, q: deque[Slot]) -> None:
+        """One of up to ``key_width`` workers of one key: takes its records in arrival order, no
+        order kept between them (the commit order is the tracker's, per partition, all the same)."""
+        task = asyncio.current_task()
+        assert task is not None
+        assert self._sem is not None
+        run_slot = self.run_slot
+        try:
+            while q:
+                slot = q.popleft()
+                if not slot.cancelled:
+                    slot.started = True
+                    async with self._sem:
+                        finished = await run_slot(slot, task)
+                    if not finished:
+                        return  # not done: it is read again (after recovery, or by the next run)
+                    slot.done = True
+                self.in_flight -= 1
+                self.room.set()
+                self.finished.set()
+        finally:
+            left = self._width.get(lane, 1) - 1
+            if left > 0:
+                self._width[lane] = left
+            else:
+                self._width.pop(lane, None)
+                if self._queues.get(lane) is q:
+                    del self._queues[lane]
 
     # ------------------------------------------------------------------ delayed retries
 
@@ -204,6 +254,7 @@ class LaneDispatcher:
     def clear(self) -> None:
         """Forget every lane and held retry (after ``cancel``, when the runner re-reads from its commits)."""
         self._queues.clear()
+        self._width.clear()
         self._held.clear()
         self.in_flight = 0
 

@@ -232,6 +232,7 @@ class Runner:
         self._lanes = LaneDispatcher(
             concurrency=max(1, self.cube.concurrency or self.cfg.concurrency),
             per_key=self.cube.lanes == "per_key",
+            key_width=self.cube.key_width,
             retry_topic=self.retry_topic,
             consumer=consumer,
             clock=self.clock,

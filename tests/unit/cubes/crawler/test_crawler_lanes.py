@@ -150,6 +150,9 @@ def test_host_overrides_and_defaults():
     assert cdn.limits.configured_rate == 3.0
     assert ls.get("big.test") is big
     assert len(ls) == 3
+    # what the runtime runs of one host at once (Cube.key_width): the cap its lane is made with
+    assert [ls.concurrency_for(h) for h in ("Big.test", "small.test", "img.cdn.test", "new.test")] == [4, 2, 2, 2]
+    assert len(ls) == 3  # asking makes no lane
 
 
 async def test_status_and_idle_lane_eviction(monkeypatch):

@@ -54,6 +54,48 @@ async def test_lanes_run_keys_concurrently_but_keep_per_key_order(bus: Bus, uid:
         assert ns == sorted(ns), f"{key} out of order"
 
 
+async def test_per_key_lanes_run_as_many_of_one_key_at_once_as_its_width(bus: Bus, uid: str) -> None:
+    # the crawler's case: a host's requests need no order, and its lane allows `width` at once; one
+    # worker per key ran them one by one (a feed's 200 new images queued behind each other)
+    t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+    items = [("wide", i) for i in range(12)] + [("narrow", 100 + i) for i in range(12)]
+    await produce(bus, t_in, [(k, contracts.encode(t_in, Item(id=k, n=n))) for k, n in items])
+    running = {"wide": 0, "narrow": 0}
+    peak = {"wide": 0, "narrow": 0}
+    handled: list[int] = []
+    narrow_order: list[int] = []
+    three_at_once = asyncio.Event()
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        running[msg.id] += 1
+        peak[msg.id] = max(peak[msg.id], running[msg.id])
+        try:
+            if msg.id == "wide":
+                if running["wide"] == 3:
+                    three_at_once.set()
+                # the first three wait for each other: only three side by side get past this
+                async with asyncio.timeout(5):
+                    await three_at_once.wait()
+            else:
+                narrow_order.append(msg.n)
+                await asyncio.sleep(0)
+        finally:
+            running[msg.id] -= 1
+        handled.append(msg.n)
+        return [Output(t_out, msg)]
+
+    def width(key: bytes | None) -> int:
+        return 3 if key == b"wide" else 1
+
+    cube = Cube(f"c-{uid}", (t_in,), (t_out,), handle, concurrency=8, lanes="per_key", key_width=width)
+    runner = Runner(cube, make_deps(bus))
+    await run_until(runner, lambda: runner.stats.processed >= 24)
+    assert peak == {"wide": 3, "narrow": 1}
+    assert sorted(handled) == sorted(n for _k, n in items)  # each once
+    assert narrow_order == sorted(narrow_order)  # a width of one keeps the key's order
+    assert runner.stats.failed == 0
+
+
 async def test_a_hanging_handler_is_cut_off_and_retried(bus: Bus, uid: str) -> None:
     t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
     await produce(bus, t_in, [("h", contracts.encode(t_in, Item(id="h", n=1)))])
