@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
 
 from cubes.scheduler.ownership import Ownership
 from cubes.scheduler.policy import Outcome, backoff, next_interval
@@ -97,11 +96,9 @@ class Ticker:
         st = feed.status
         if st.schedule_partition == partition and st.next_fetch_at is not None:
             return False
-        fields: dict[str, Any] = {"schedule_partition": partition}
-        if st.next_fetch_at is None:
-            fields["next_fetch_at"] = _dt(self._clock.time())
-        await self._feeds.update_schedule(feed.feed_id, **fields)
-        return True
+        # ``feed`` may be a row read a while ago (a sweep's batch, an announcement): the store keeps a
+        # due time set since (another replica's lease), so a stale row cannot make the feed due again
+        return await self._feeds.place(feed.feed_id, partition, _dt(self._clock.time()))
 
     async def sweep(self, *, force: bool = False) -> int:
         """Place the feeds nobody placed (every ``SWEEP_EVERY_S``); returns how many."""

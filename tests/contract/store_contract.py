@@ -619,6 +619,19 @@ class StoreContract:
         assert deleted is not None
         assert deleted.deleted
 
+    async def test_a_placement_keeps_a_due_time_set_since_the_row_was_read(self, stores: Stores) -> None:
+        """The scheduler's placement is one statement (issue 19): a due time the row has is kept."""
+        await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://a.example/rss", host="a.example", format="rss"))
+        assert await stores.feeds.place("f1", 3, T0)  # new: placed, due at once
+        assert not await stores.feeds.place("f1", 3, T0 + timedelta(seconds=1))  # placed already: no change
+        assert await stores.feeds.lease("f1", T0, T0 + timedelta(minutes=10))
+        assert await stores.feeds.place("f1", 5, T0 + timedelta(seconds=2))  # another partition rule
+        got = await stores.feeds.get("f1")
+        assert got is not None
+        assert (got.status.schedule_partition, got.status.next_fetch_at) == (5, T0 + timedelta(minutes=10))
+        await stores.feeds.delete_feed("f1")
+        assert not await stores.feeds.place("f1", 1, T0)  # a removed feed is placed by nobody
+
     # ------------------------------------------------------------------- tenants
 
     async def test_tokens_are_stored_hashed(self, stores: Stores, store_url: str) -> None:

@@ -167,6 +167,20 @@ class SqlFeedStore:
         row = await self._db.fetchone("SELECT COUNT(*) FROM feeds WHERE host = ? AND NOT deleted", host)
         return int(row[0]) if row else 0
 
+    async def place(self, feed_id: str, partition: int, due: datetime) -> bool:
+        # the due time is the row's own unless it has none: COALESCE in the statement, not a value
+        # read before it (another replica may have leased the feed meanwhile)
+        count = await self._db.execute(
+            "UPDATE feeds SET schedule_partition = ?, next_fetch_at = COALESCE(next_fetch_at, ?)"
+            " WHERE feed_id = ? AND NOT deleted"
+            " AND (schedule_partition IS DISTINCT FROM ? OR next_fetch_at IS NULL)",
+            partition,
+            to_us(due),
+            feed_id,
+            partition,
+        )
+        return count > 0
+
     async def lease(self, feed_id: str, expected: datetime | None, next_fetch_at: datetime) -> bool:
         count = await self._db.execute(
             "UPDATE feeds SET next_fetch_at = ? WHERE feed_id = ? AND next_fetch_at IS NOT DISTINCT FROM ?",

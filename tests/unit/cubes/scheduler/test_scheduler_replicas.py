@@ -168,3 +168,26 @@ async def test_feeds_no_announcement_placed_are_placed_and_a_changed_rule_places
     await moved.tick()
     for feed in await stores.feeds.list():
         assert feed.status.schedule_partition == other_rule(feed.host.encode())
+
+
+async def test_a_placement_read_before_another_replica_ticked_leaves_its_lease_alone(stores: Stores) -> None:
+    """CI, under load, on the embedded log: a feed fetched twice 0.2 s apart at start. One replica's
+    sweep had read the feed unplaced; another placed it (the announcement), ticked and leased it;
+    the sweep's placement of its stale row then made the feed due again, a new poll (another
+    ``due_at``) that the crawler rightly fetched. Placing only sets a due time the row lacks."""
+    clock = ManualClock(start=1_700_000_000.0)
+    ticking, pub = replica(stores, clock, {0, 1, 2, 3})
+    sweeping, idle = replica(stores, clock, set())  # no partition yet: it sweeps, it does not tick
+    r = reg(1)
+    await stores.feeds.upsert_feed(Feed(feed_id=r.feed_id, url=r.url, host=r.host, format="rss"))
+    [stale] = await stores.feeds.unscheduled(10)  # the sweep reads its batch ...
+    await announce(ticking, stores.feeds, r)  # ... the announcement places the feed elsewhere ...
+    await ticking.tick()  # ... which is emitted and leased
+    clock.advance(0.2)
+    await sweeping.ticker.place(stale)  # the sweep goes on with the row it read
+    await ticking.tick()
+    await sweeping.tick()
+    assert [q.feed_id for q in pub.requests + idle.requests] == ["f1"]  # one poll, not two
+    st = (await stores.feeds.get("f1")).status  # type: ignore[union-attr]
+    assert st.next_fetch_at is not None
+    assert st.next_fetch_at.timestamp() > clock.time() + 60  # the lease holds
