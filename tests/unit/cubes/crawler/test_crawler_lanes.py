@@ -61,6 +61,22 @@ async def test_burst_then_rate():
     assert lane.in_flight == 0
 
 
+def test_try_start_grants_what_acquire_would_without_waiting():
+    """The simulation in bench/scale.py drives lanes from a discrete-event loop: no task may wait."""
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=1.0, burst=2, concurrency=1).get("a.test")
+    assert lane.try_start()
+    assert not lane.try_start()  # the concurrency cap: refused, nothing taken
+    assert (lane.in_flight, lane.started) == (1, 1)
+    lane.release()
+    assert lane.try_start()  # the burst's second slot
+    lane.release()
+    assert not lane.try_start()  # the window is full until the rate frees a slot
+    assert lane.next_allowed_at() == pytest.approx(1.0)
+    clock.advance(1.0)
+    assert lane.try_start()
+
+
 async def test_window_counts_from_answers():
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=4.0, burst=1, concurrency=10).get("a.test")
