@@ -54,7 +54,7 @@ class HostMarker:
         if self._loaded_at is not None and now - self._loaded_at < REFRESH_S:
             return
         current: dict[str, str] = {}
-        for feed in await self.feeds.list():
+        for feed in await self.feeds.list(autoparser_only=True):  # the others never matter here
             reason = feed.status.autoparser_unavailable_reason
             if reason and feed.autoparser and not feed.deleted:
                 current[feed.host] = reason
@@ -70,7 +70,7 @@ class HostMarker:
         if self._marked.get(image_host) == reason:
             return []
         marked: list[str] = []
-        for feed in await self.feeds.list():
+        for feed in await self.feeds.list(autoparser_only=True):  # the others never matter here
             if not feed.autoparser or feed.deleted or not hosts_related(image_host, feed.host):
                 continue
             if feed.status.autoparser_unavailable_reason != reason:
