@@ -37,8 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from cubes.autoparser.class_groups import CLASS_GROUPS
 from cubes.autoparser.features import readability_scores
-from cubes.autoparser.segment import CLASS_GROUPS, CONTEXT_TAGS, Page
+from cubes.autoparser.page import Page
+from cubes.autoparser.tags import ARTICLE_BODY_BIT, CONTEXT_TAGS
 
 __all__ = ["Completeness", "assess"]
 
@@ -59,7 +61,6 @@ _BOILER_GROUPS = [
     list(CLASS_GROUPS).index(g) for g in ("nav", "footer", "comment", "share", "related", "sidebar", "ad", "hidden")
 ]
 _COMMENT_GROUP = list(CLASS_GROUPS).index("comment")
-_ARTICLE_BODY_BIT = 1 << len(CONTEXT_TAGS)
 _WORD = re.compile(r"\w+")
 
 
@@ -132,7 +133,7 @@ def assess(
         if s is not None:
             declared.append(("articleBody", s, None))
     if not declared:
-        region = paragraph & ((ctx & _ARTICLE_BODY_BIT) != 0)
+        region = paragraph & ((ctx & ARTICLE_BODY_BIT) != 0)
         s = share(region)
         if s is not None:
             declared.append(("articleBody", s, region))

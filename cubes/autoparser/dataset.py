@@ -25,7 +25,8 @@ from cubes.autoparser.corpus import Sample
 from cubes.autoparser.features import page_features
 from cubes.autoparser.label import label_blocks, label_by_snippets
 from cubes.autoparser.meta import read_meta
-from cubes.autoparser.segment import Page, parse_html, segment, segment_tree
+from cubes.autoparser.page import Page
+from cubes.autoparser.segment import parse_html, segment, segment_tree
 from cubes.autoparser.sites import site_of
 from cubes.autoparser.templates import FILTER_SHARE, MIN_PAGES, HostTemplate
 

@@ -36,8 +36,10 @@ from cubes.autoparser.features import FEATURE_NAMES, page_features
 from cubes.autoparser.label import BODY, TITLE
 from cubes.autoparser.meta import read_meta
 from cubes.autoparser.model import BlockModel, load_model
-from cubes.autoparser.segment import BLOCK_TAGS, SKIP_TAGS, Page, parse_html, segment_tree
+from cubes.autoparser.page import Page
+from cubes.autoparser.segment import parse_html, segment_tree
 from cubes.autoparser.structure import drop_repeats, drop_teasers, keep_tables, table_html
+from cubes.autoparser.tags import BLOCK_TAGS, SKIP_TAGS
 from cubes.autoparser.templates import FILTER_SHARE, HostTemplate
 
 __all__ = ["MIN_ARTICLE_WORDS", "Extraction", "Extractor"]

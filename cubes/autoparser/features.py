@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cubes.autoparser.segment import CLASS_GROUPS, CONTEXT_TAGS, Page
+from cubes.autoparser.class_groups import CLASS_GROUPS
+from cubes.autoparser.page import Page
+from cubes.autoparser.tags import CONTEXT_TAGS
 from cubes.autoparser.templates import HostTemplate
 
 __all__ = ["FEATURE_NAMES", "page_features", "readability_scores"]

@@ -17,6 +17,9 @@ One recursive walk over the tree collects everything the features need (numbers
 per block, DOM context as preorder intervals), so feature extraction never walks
 the tree again. Speed matters: the cube must read >= 100 pages/s on one core and
 lxml's parse alone takes ~1.5 ms of that budget.
+
+The walk reads the tree with the tag vocabulary of ``tags.py`` and the class / id vocabulary
+of ``class_groups.py``, and fills a ``page.Page``.
 """
 
 from __future__ import annotations
@@ -24,298 +27,26 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from lxml import etree
 
+from cubes.autoparser.class_groups import GROUP_NAMES, MASK_VECTORS, class_mask, path_step
+from cubes.autoparser.page import ImageRef, Page
 from cubes.autoparser.parsing import parse_html
+from cubes.autoparser.tags import ARTICLE_BODY_BIT, BLOCK_TAGS, CTX_BIT, LEAF_FAST, SKIP_TAGS
 
-__all__ = [
-    "BLOCK_TAGS",
-    "CLASS_GROUPS",
-    "ImageRef",
-    "Page",
-    "parse_html",
-    "segment",
-    "segment_tree",
-]
+__all__ = ["parse_html", "segment", "segment_tree"]
 
-#: elements whose text forms its own block (everything else is inline and joins its block)
-BLOCK_TAGS = frozenset(
-    [
-        "p",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "li",
-        "td",
-        "th",
-        "pre",
-        "blockquote",
-        "figcaption",
-        "figure",
-        "div",
-        "section",
-        "article",
-        "main",
-        "header",
-        "footer",
-        "nav",
-        "aside",
-        "ul",
-        "ol",
-        "dl",
-        "dt",
-        "dd",
-        "table",
-        "tbody",
-        "thead",
-        "tfoot",
-        "tr",
-        "caption",
-        "form",
-        "fieldset",
-        "legend",
-        "address",
-        "center",
-        "details",
-        "summary",
-        "body",
-        "html",
-        "hgroup",
-        "menu",
-        "dialog",
-    ]
-)
-#: never visible as text
-SKIP_TAGS = frozenset(
-    [
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "svg",
-        "math",
-        "iframe",
-        "object",
-        "embed",
-        "canvas",
-        "select",
-        "textarea",
-        "button",
-        "input",
-        "head",
-        "link",
-        "meta",
-        "option",
-        "datalist",
-        "audio",
-        "video",
-        "source",
-        "track",
-        "map",
-        "area",
-    ]
-)
-#: ancestor tags reported as features (index = bit in the "context" mask)
-CONTEXT_TAGS = (
-    "article",
-    "main",
-    "header",
-    "footer",
-    "nav",
-    "aside",
-    "form",
-    "li",
-    "table",
-    "figure",
-    "blockquote",
-    "a",
-    "h",
-)
-_CTX_BIT = {t: 1 << i for i, t in enumerate(CONTEXT_TAGS)}
-for _h in ("h1", "h2", "h3", "h4", "h5", "h6"):
-    _CTX_BIT[_h] = _CTX_BIT["h"]
-for _t in ("td", "th", "tr"):
-    _CTX_BIT[_t] = _CTX_BIT["table"]
-_CTX_BIT["ul"] = _CTX_BIT["ol"] = _CTX_BIT["li"]
-_ARTICLE_BODY_BIT = 1 << len(CONTEXT_TAGS)
-#: inline elements the walk reads without recursing into when they have no children
-_LEAF_FAST = frozenset(
-    [
-        "a",
-        "span",
-        "b",
-        "strong",
-        "i",
-        "em",
-        "u",
-        "s",
-        "small",
-        "big",
-        "font",
-        "code",
-        "kbd",
-        "var",
-        "samp",
-        "tt",
-        "sub",
-        "sup",
-        "mark",
-        "abbr",
-        "cite",
-        "q",
-        "time",
-        "label",
-        "dfn",
-        "ins",
-        "del",
-        "bdi",
-        "bdo",
-        "wbr",
-        "data",
-    ]
-)
-
-#: class / id vocabulary, one feature per group (counted over the block and its ancestors).
-#: Words chosen after readability.js' unlikely/positive candidate lists and trafilatura's
-#: boilerplate selectors; a word may hit inside longer tokens ("site-footer", "postbody").
-CLASS_GROUPS: dict[str, str] = {
-    "nav": r"nav|menu|breadcrumb|masthead|topbar|toolbar|header|skip|pagination|pager",
-    "footer": r"footer|copyright|legal|colophon|bottom",
-    "comment": r"comment|disqus|repl(?:y|ies)|respond|discuss|forum",
-    "share": r"share|social|facebook|twitter|whatsapp|print|email|subscri|newsletter|follow",
-    "related": r"related|recommend|teaser|more|popular|trending|read-?next|also|outbrain|taboola",
-    "sidebar": r"sidebar|side-|widget|aside|rail|column|extra|supplement",
-    "ad": r"(?:^|[-_ ])ads?(?:$|[-_ ])|advert|sponsor|promo|banner|dfp|gpt|doubleclick|commercial",
-    "content": r"article|content|post|body|entry|text|story|main|blog|prose|hentry|rich",
-    "meta": r"byline|author|date|time|meta|tags?(?:$|[-_ ])|categor|caption|credit|dateline",
-    "hidden": r"hidden|invisible|sr-only|screen-reader|visually-hidden|modal|popup|cookie|gdpr|consent",
-}
-_GROUP_NAMES = tuple(CLASS_GROUPS)
-_GROUP_RE = re.compile("|".join(f"(?P<{k}>{v})" for k, v in CLASS_GROUPS.items()))
-_GROUP_BIT = {k: 1 << i for i, k in enumerate(_GROUP_NAMES)}
-#: mask -> per-group 0/1 vector, to add a mask to the ancestor counts in one step
-_MASK_VECTORS = [tuple((m >> b) & 1 for b in range(len(_GROUP_NAMES))) for m in range(1 << len(_GROUP_NAMES))]
-_class_cache: dict[str, int] = {}
-#: bounded so a crawl over millions of pages cannot grow it forever; class names repeat
-#: heavily across pages of one host, so a few thousand entries already hit most of the time
-_CLASS_CACHE_MAX = 20_000
 #: schema.org comment markup (Microdata): itemprop on the comment, or the Comment type
 _COMMENT_PROPS = frozenset({"comment", "comments"})
 _COMMENT_TYPE = "schema.org/Comment"
-_DIGITS = re.compile(r"\d+")
 #: a first line up to this long, followed by at least _BYLINE_REST_CHARS of text in the same
 #: paragraph, is split off as its own block: "By Ann Writer | 4 May" is ~30-80 characters, a
 #: story's opening paragraph a few hundred
 _BYLINE_CHARS = 100
 _BYLINE_REST_CHARS = 150
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
-
-
-_steps: dict[tuple[str, str], str] = {}
-
-
-def _path_step(tag: str, cls: str) -> str:
-    """``tag.firstclass`` with digits dropped ("post-1234" is "post-"), cached like ``_class_mask``."""
-    step = _steps.get((tag, cls))
-    if step is None:
-        first = cls.split(None, 1)
-        step = f"{tag}.{_DIGITS.sub('', first[0])}" if first else tag
-        if len(_steps) >= _CLASS_CACHE_MAX:
-            _steps.clear()
-        _steps[(tag, cls)] = step
-    return step
-
-
-def _class_mask(value: str) -> int:
-    mask = _class_cache.get(value)
-    if mask is None:
-        mask = 0
-        for m in _GROUP_RE.finditer(value.lower()):
-            mask |= _GROUP_BIT[m.lastgroup or "content"]
-        if len(_class_cache) >= _CLASS_CACHE_MAX:
-            _class_cache.clear()
-        _class_cache[value] = mask
-    return mask
-
-
-@dataclass(slots=True)
-class ImageRef:
-    """An ``<img>`` of the page, with its position (preorder) and the block it sits in."""
-
-    pre: int
-    src: str
-    alt: str
-    width: int | None
-    height: int | None
-    block: int  # index of the block it belongs to (-1 = none yet)
-
-
-@dataclass
-class Page:
-    """The segmented page: parallel per-block lists plus the element intervals the features use."""
-
-    root: Any
-    texts: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    elements: list[Any] = field(default_factory=list)
-    depth: list[int] = field(default_factory=list)
-    pre: list[int] = field(default_factory=list)
-    #: preorder ids of the three nearest block-level ancestors (-1 when there are fewer)
-    anc: list[tuple[int, int, int]] = field(default_factory=list)
-    link_chars: list[int] = field(default_factory=list)
-    n_links: list[int] = field(default_factory=list)
-    n_images: list[int] = field(default_factory=list)
-    #: bitmask of CONTEXT_TAGS among ancestors (+ itemprop=articleBody)
-    ctx: list[int] = field(default_factory=list)
-    #: per CLASS_GROUPS: hits on the block's own element (bitmask) and counts on ancestors
-    own_class: list[int] = field(default_factory=list)
-    anc_class: list[tuple[int, ...]] = field(default_factory=list)
-    images: list[ImageRef] = field(default_factory=list)
-    #: subtree end (exclusive preorder id) of every element, indexed by its preorder id
-    end_of: list[int] = field(default_factory=list)
-    #: the block is one piece of an element whose text was split at <br> (see the module docstring)
-    split: list[bool] = field(default_factory=list)
-    #: the block's DOM path: tag.class of its element and of its three nearest block ancestors
-    #: (digits dropped from class names: "post-1234" is "post-"), for host templates
-    path: list[str] = field(default_factory=list)
-    #: preorder id -> element, for the block-level elements (ancestors included)
-    block_el: dict[int, Any] = field(default_factory=dict)
-    #: the block sits inside a schema.org Comment (itemtype ...Comment, itemprop comment)
-    in_comment: list[bool] = field(default_factory=list)
-    #: <title> text
-    html_title: str = ""
-    #: preorder id of readability's top candidate, once ``page_features`` computed it (-1: none)
-    top_candidate: int | None = None
-    _anc: npt.NDArray[np.int64] | None = field(default=None, repr=False)
-    _anc_class: npt.NDArray[np.int64] | None = field(default=None, repr=False)
-
-    @property
-    def n(self) -> int:
-        return len(self.texts)
-
-    def anc_array(self) -> npt.NDArray[np.int64]:
-        """``anc`` as an (n, 3) array (built once; np.asarray on a list of tuples is slow)."""
-        if self._anc is None:
-            flat = np.fromiter(chain.from_iterable(self.anc), dtype=np.int64, count=3 * self.n)
-            self._anc = flat.reshape(self.n, 3)
-        return self._anc
-
-    def anc_class_array(self) -> npt.NDArray[np.int64]:
-        """``anc_class`` as an (n, len(CLASS_GROUPS)) array (built once)."""
-        if self._anc_class is None:
-            k = len(CLASS_GROUPS)
-            flat = np.fromiter(chain.from_iterable(self.anc_class), dtype=np.int64, count=k * self.n)
-            self._anc_class = flat.reshape(self.n, k)
-        return self._anc_class
 
 
 def segment(html: bytes | str, encoding: str | None = None) -> Page:
@@ -338,7 +69,7 @@ class _Walker:
         self.counter = 0
         #: how many ancestors (and self) hit each CLASS_GROUPS word; an immutable tuple, so
         #: a block's snapshot is free and leaving an element just restores the outer tuple
-        self.class_counts: tuple[int, ...] = (0,) * len(_GROUP_NAMES)
+        self.class_counts: tuple[int, ...] = (0,) * len(GROUP_NAMES)
         self.hidden: set[Any] = set()
         self.anc: list[int] = []  # preorder ids of block-level ancestors
         # the block being filled: [pieces, link_chars, n_links, n_images] or None
@@ -362,18 +93,18 @@ class _Walker:
         ident = el.get("id")
         mask = 0
         if cls:
-            mask = _class_mask(cls)
+            mask = class_mask(cls)
         if ident:
-            mask |= _class_mask(ident)
+            mask |= class_mask(ident)
         outer_counts = self.class_counts
         if mask:
-            self.class_counts = tuple(map(operator.add, outer_counts, _MASK_VECTORS[mask]))
-        child_ctx = ctx | _CTX_BIT.get(tag, 0)
+            self.class_counts = tuple(map(operator.add, outer_counts, MASK_VECTORS[mask]))
+        child_ctx = ctx | CTX_BIT.get(tag, 0)
         comment = False
         if is_block:
             itemprop = el.get("itemprop")
             if itemprop == "articleBody":  # schema.org puts it on containers
-                child_ctx |= _ARTICLE_BODY_BIT
+                child_ctx |= ARTICLE_BODY_BIT
             elif itemprop in _COMMENT_PROPS or _COMMENT_TYPE in (el.get("itemtype") or ""):
                 comment = True
                 self.comment_depth += 1
@@ -387,7 +118,7 @@ class _Walker:
             first_image = len(p.images)
             self.anc.append(pre)
             p.block_el[pre] = el
-            self.path.append(_path_step(tag, cls) if cls else tag)
+            self.path.append(path_step(tag, cls) if cls else tag)
         if tag == "a":
             self.cur_nlinks += 1
             in_link = True
@@ -419,7 +150,7 @@ class _Walker:
             ctag = child.tag
             if type(ctag) is not str:  # comments and processing instructions: only their tail counts
                 pass
-            elif ctag in _LEAF_FAST and len(child) == 0 and child not in hidden:
+            elif ctag in LEAF_FAST and len(child) == 0 and child not in hidden:
                 # fast path for inline leaves (<b>x</b>, <a>menu item</a>), most of a page's
                 # elements: they hold no block, so they need no preorder id and no class context
                 ctext = child.text

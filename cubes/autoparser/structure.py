@@ -34,7 +34,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cubes.autoparser.segment import CLASS_GROUPS, CONTEXT_TAGS, Page
+from cubes.autoparser.class_groups import CLASS_GROUPS
+from cubes.autoparser.page import Page
+from cubes.autoparser.tags import CONTEXT_TAGS
 
 __all__ = ["drop_repeats", "drop_teasers", "keep_tables", "table_html"]
 

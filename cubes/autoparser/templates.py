@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from cubes.autoparser.segment import Page
+from cubes.autoparser.page import Page
 
 __all__ = [
     "FILTER_SHARE",

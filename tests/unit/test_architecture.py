@@ -21,7 +21,6 @@ MAX_LINES = 500
 OVER_500_KNOWN = frozenset(
     {
         "cubes.autoparser.features",
-        "cubes.autoparser.segment",
     }
 )
 

@@ -14,7 +14,8 @@ import pytest
 from cubes.autoparser.completeness import assess
 from cubes.autoparser.extract import Extractor
 from cubes.autoparser.meta import read_meta
-from cubes.autoparser.segment import Page, parse_html, segment_tree
+from cubes.autoparser.page import Page
+from cubes.autoparser.segment import parse_html, segment_tree
 from tests.unit.cubes.autoparser.issue17_pages import (
     ARTICLE,
     COMMENTS,
