@@ -24,11 +24,18 @@ For each parsed document:
 4. Order matters here: an image may be cached between the registry look-up and
    the park, and its ``media.cached`` would then find nothing parked. So after
    parking we look the pending set up again and resolve what arrived meanwhile;
-   if that completes the document, we release it ourselves.
+   if that completes the document, we release it ourselves. Only the images
+   someone else ordered need that second look: an image this call orders gets its
+   ``media.cached`` after the order is published, which is after the park (even a
+   fetch the crawler shares or answers from a fresh result sends a result for
+   our requester), so the usual cold document costs two registry/delay round
+   trips in a row, not four: the look-up, then the order marks and the park side
+   by side (neither needs the other's answer).
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 from lxml import etree
@@ -86,9 +93,27 @@ class MediaHandler:
 
         outputs: list[Output] = []
         requester = f"media:{doc.url}"
-        won = await self.images.mark_ordered_many(found.missing, now, window_s=self.media.deadline_s)
+        marked, parked = await asyncio.gather(
+            self.images.mark_ordered_many(found.missing, now, window_s=self.media.deadline_s),
+            self.delay.park(
+                doc.url,
+                doc.version,
+                park_payload(media_doc),  # the document and the template of its rewrite: a cheap release
+                found.missing.keys(),
+                now + timedelta(seconds=self.media.deadline_s),
+                host=doc.host,
+                now=now,
+            ),
+            return_exceptions=True,  # both run to the end; the first failure is the handler's
+        )
+        if isinstance(marked, BaseException):
+            raise marked
+        if isinstance(parked, BaseException):
+            raise parked
+        outcome = parked
+        ordered = set(found.missing) if ctx.attempt > 1 else marked  # see step 3: a retry orders them all
         for url, kind in found.missing.items():
-            if url in won or ctx.attempt > 1:
+            if url in ordered:
                 try:
                     host = host_of(url)
                 except ValueError:  # refs are canonical already; kept for safety
@@ -104,21 +129,13 @@ class MediaHandler:
                 )
                 outputs.append(Output("crawl.requests", order, key=host))
 
-        outcome = await self.delay.park(
-            doc.url,
-            doc.version,
-            park_payload(media_doc),  # the document and the template of its rewrite: a cheap release
-            found.missing.keys(),
-            now + timedelta(seconds=self.media.deadline_s),
-            host=doc.host,
-            now=now,
-        )
-        if outcome in (ParkOutcome.parked, ParkOutcome.replaced):
+        others = {url: kind for url, kind in found.missing.items() if url not in ordered}
+        if others and outcome in (ParkOutcome.parked, ParkOutcome.replaced):
             # see step 4 of the module docstring
-            again = await look_up(self.lookups, found.missing, now)  # a fresh query: pending is never cached
+            again = await look_up(self.lookups, others, now)  # a fresh query: pending is never cached
             released: list[tuple[str, int]] = []
             losses: list[PageProblems | None] = []
-            for url in found.missing.keys() - again.missing.keys():
+            for url in others.keys() - again.missing.keys():
                 for done in await self.delay.resolve(url, now=now):
                     back = await release(done.doc_json, self.lookups, now)
                     outputs.append(Output("documents.ready", back.doc, key=done.url))

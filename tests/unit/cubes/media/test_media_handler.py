@@ -227,3 +227,37 @@ async def test_the_sizes_the_cdn_measured_go_with_the_document(env: Env) -> None
     assert [(m.cdn_url, m.width, m.height, m.variants) for m in ready.media] == [
         ("/cdn/img/a.jpg", 1200, 675, [480, 960])  # and the widths of its smaller copies, for srcset
     ]
+
+
+class _CountedLookUps(_CachedDuringPark):
+    """The real registry, counting look-ups (and caching nothing meanwhile)."""
+
+    async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]:
+        self.calls += 1
+        return await self.env.stores.images.get_many(urls)
+
+
+async def test_a_document_whose_images_it_orders_itself_is_looked_up_once(env: Env) -> None:
+    # the second look after the park is for images someone else ordered (their media.cached may have
+    # come and gone meanwhile); ours get theirs after our orders are published: a round trip saved
+    images = _CountedLookUps(env, "")
+    handler = MediaHandler(env.settings, images, env.stores.delay, env.clock)  # type: ignore[arg-type]
+    urls = ["https://img.test/mine-1.jpg", "https://img.test/mine-2.jpg"]
+    out = await handler.handle(document("https://news.test/mine", urls), CTX)
+    assert sorted(o.message.url for o in by_topic(out, "crawl.requests")) == urls  # type: ignore[attr-defined]
+    assert images.calls == 1
+    parked = await env.stores.delay.get("https://news.test/mine")
+    assert parked is not None
+    assert sorted(parked.pending) == urls
+
+
+async def test_an_image_someone_else_ordered_is_looked_up_again_after_the_park(env: Env) -> None:
+    theirs = "https://img.test/theirs.jpg"
+    await env.stores.images.mark_ordered(theirs, env.now())  # another document's order, in flight
+    images = _CachedDuringPark(env, theirs)  # ... and its image is cached right after our look-up
+    handler = MediaHandler(env.settings, images, env.stores.delay, env.clock)  # type: ignore[arg-type]
+    out = await handler.handle(document("https://news.test/theirs", [theirs]), CTX)
+    assert by_topic(out, "crawl.requests") == []  # not ours to order
+    assert len(by_topic(out, "documents.ready")) == 1  # the second look found it: released at once
+    assert images.calls == 2
+    assert await env.stores.delay.count() == 0
