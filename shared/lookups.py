@@ -12,18 +12,22 @@ PostgreSQL). Two things make the common case cheap:
 * **A cache of ``ok`` records.** An image that is in the CDN stays there: the
   registry never turns ``ok`` into anything else (a failure does not downgrade
   it) and CDN objects are immutable and never deleted, so a remembered CDN URL
-  is always valid. Only ``ok`` records are cached; pending and failed ones are
-  always read fresh. Bounded LRU (``media.lookup_cache_size`` entries, ~200 bytes
-  each; 0 turns it off). ``remember`` adds what a caller learnt elsewhere (the
-  delay cube: the CDN URL a ``media.cached`` message announces, recorded in the
-  registry before it was sent).
+  is always valid. It may not be the *newest* copy, though: an image changed at
+  its source gets a new one (``cubes/cdn/recheck.py``), so a remembered record
+  is read again once it is ``media.lookup_cache_max_age_s`` old; pages published
+  meanwhile with the old copy are still correct pages. Only ``ok`` records are
+  cached; pending and failed ones are always read fresh. Bounded LRU
+  (``media.lookup_cache_size`` entries, ~200 bytes each; 0 turns it off).
+  ``remember`` adds what a caller learnt elsewhere (the delay cube: the CDN URL
+  a ``media.cached`` message announces, recorded in the registry before it was sent).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from shared.stores import ImageRecord, ImageRegistry, ImageStatus
 
@@ -33,10 +37,20 @@ __all__ = ["LookupBatcher"]
 class LookupBatcher:
     """``get_many`` for many concurrent callers through one ``ImageRegistry.get_many``."""
 
-    def __init__(self, images: ImageRegistry, *, cache_size: int = 0) -> None:
+    def __init__(
+        self,
+        images: ImageRegistry,
+        *,
+        cache_size: int = 0,
+        max_age_s: float = 300.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._images = images
-        self._cache: OrderedDict[str, ImageRecord] = OrderedDict()
+        #: url -> (record, when it was remembered on the ``monotonic`` clock)
+        self._cache: OrderedDict[str, tuple[ImageRecord, float]] = OrderedDict()
         self._cache_size = cache_size
+        self._max_age_s = max_age_s
+        self._monotonic = monotonic
         self._urls: set[str] = set()
         self._waiter: asyncio.Future[dict[str, ImageRecord]] | None = None
         # strong references: a task only referenced by the loop may be collected mid-flight
@@ -45,13 +59,14 @@ class LookupBatcher:
     async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]:
         found: dict[str, ImageRecord] = {}
         wanted: list[str] = []
+        oldest = self._monotonic() - self._max_age_s if self._cache else 0.0
         for url in dict.fromkeys(urls):
-            rec = self._cache.get(url)
-            if rec is None:
+            hit = self._cache.get(url)
+            if hit is None or hit[1] < oldest:
                 wanted.append(url)
             else:
                 self._cache.move_to_end(url)
-                found[url] = rec
+                found[url] = hit[0]
         if not wanted:
             return found
         if self._waiter is None:
@@ -87,7 +102,7 @@ class LookupBatcher:
             self._remember(url, rec)
 
     def _remember(self, url: str, rec: ImageRecord) -> None:
-        self._cache[url] = rec
+        self._cache[url] = (rec, self._monotonic())
         self._cache.move_to_end(url)
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)

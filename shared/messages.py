@@ -391,6 +391,9 @@ class MediaCached(Message):
     sha256: str | None = None
     #: widths of the smaller copies made beside it (``shared.variants``)
     variants: list[int] = Field(default_factory=list)
+    #: the CDN URL of the copy this one replaces: the source image changed in place (a re-check
+    #: found new bytes), and the pages that show the old copy are rendered again with this one
+    replaces: str | None = None
     cached_at: datetime
 
 

@@ -23,6 +23,9 @@ For each ``crawl.images`` result:
 4. An image wider than a copy (``shared.variants``) gets smaller WebP copies beside it
    (``copies.py``), for the pages' ``srcset``; the registry records their widths.
 5. Registry first, then ``media.cached``: whoever reacts to the message finds the record.
+6. The answer to a re-check (``recheck.py``): a 304, or the same bytes again, only
+   notes the check; new bytes are a new copy announced with ``replaces`` (the old
+   copy's URL), so the pages showing it are rendered again; a failure keeps the copy.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 
 from cubes.cdn.checks import Checked, check_media
 from cubes.cdn.copies import resized
+from cubes.cdn.recheck import RECHECK_REQUESTER
 from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
@@ -87,6 +91,11 @@ def _reason(result: CrawlResult) -> str:
     return result.status.value
 
 
+def _validators(msg: CrawlResult) -> dict[str, str | None]:
+    """The ``ETag`` / ``Last-Modified`` an answer carried: what the next re-check sends back."""
+    return {"etag": msg.headers.get("etag"), "last_modified": msg.headers.get("last-modified")}
+
+
 def _retries_done(requesters: Sequence[str]) -> int:
     done = 0
     for r in requesters:
@@ -120,7 +129,13 @@ class CdnHandler:
         url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
         kind = MediaKind.video if msg.kind == CrawlKind.video else MediaKind.image
         now = self._now()
+        recheck = RECHECK_REQUESTER in msg.requesters
+        if msg.status == FetchStatus.not_modified:
+            await self.images.record_checked(url, now, **_validators(msg))
+            return []
         if msg.status != FetchStatus.ok:
+            if recheck:  # the copy stays (see step 6); the next re-check asks again
+                return []
             if msg.status in _TRANSIENT:
                 return await self._fetch_failed_for_now(msg, url, kind, now)
             return await self._failed(url, kind, _reason(msg), now, self.media.failure_retry_s)
@@ -141,6 +156,13 @@ class CdnHandler:
             assert verdict.refusal is not None
             return await self._failed(url, kind, verdict.refusal.value, now, self.media.failure_retry_s)
         key = media_key(sha, verdict.ext, kind)
+        replaces = None
+        if recheck:
+            prev = await self.images.get(url)
+            if prev is not None and prev.sha256 == sha:  # the same bytes: nothing changed
+                await self.images.record_checked(url, now, **_validators(msg))
+                return []
+            replaces = prev.cdn_url if prev is not None else None
         widths = widths_for(verdict.width, verdict.mime) if kind == MediaKind.image else ()
         if key not in self._known:  # see step 3 of the module docstring
             if len(data) < HEAD_FIRST_BYTES or not await self.cdn.exists(key):
@@ -160,6 +182,7 @@ class CdnHandler:
             sha256=sha,
             now=now,
             variants=widths,
+            **_validators(msg),
         )
         cached = MediaCached(
             url=url,
@@ -172,6 +195,7 @@ class CdnHandler:
             height=verdict.height,
             sha256=sha,
             variants=list(widths),
+            replaces=replaces if replaces != cdn_url else None,
             cached_at=now,
             trace_id=msg.trace_id,
         )

@@ -62,7 +62,9 @@ class DelayHandler:
         self.sweep_batch = settings.delay.sweep_batch
         self.lease_s = settings.delay.release_lease_s
         self.images = images
-        self.lookups = LookupBatcher(images, cache_size=settings.media.lookup_cache_size)
+        self.lookups = LookupBatcher(
+            images, cache_size=settings.media.lookup_cache_size, max_age_s=settings.media.lookup_cache_max_age_s
+        )
         self.delay = delay
         self.clock = clock
 

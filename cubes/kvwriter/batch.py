@@ -14,7 +14,7 @@ a half-known outcome is harmless).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from shared.errors import TransientError
 from shared.stores import Page, PageStore, UpsertOutcome
@@ -29,9 +29,19 @@ MAX_BATCH = 64
 class GroupWriter:
     """Queues pages; one background task writes them in batches while any are queued."""
 
-    def __init__(self, pages: PageStore, max_batch: int = MAX_BATCH) -> None:
+    def __init__(
+        self,
+        pages: PageStore,
+        max_batch: int = MAX_BATCH,
+        *,
+        written: Callable[[Sequence[Page]], Awaitable[None]] | None = None,
+    ) -> None:
         self.pages = pages
         self.max_batch = max_batch
+        #: called with the pages of a batch that are stored (not stale), before their callers learn
+        #: it: what goes with a page (its image links) is written once per batch too; its error is the
+        #: batch's, and a retry writes it again (the page is then "unchanged", which still counts)
+        self.written = written
         self._pending: list[tuple[Page, asyncio.Future[UpsertOutcome]]] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -51,6 +61,10 @@ class GroupWriter:
             del self._pending[: self.max_batch]
             try:
                 outcomes = await self.pages.upsert_many([page for page, _ in batch])
+                if self.written is not None:
+                    kept = [p for (p, _), o in zip(batch, outcomes, strict=True) if o is not UpsertOutcome.stale]
+                    if kept:
+                        await self.written(kept)
             except Exception as exc:  # every caller of the batch gets the error; the runtime retries
                 _fail(batch, exc)
                 continue

@@ -11,10 +11,12 @@ __all__ = ["build"]
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
-    handler = KvwriterHandler((await deps.stores()).pages, settings, deps.clock)
+    stores = await deps.stores()
+    handler = KvwriterHandler(stores.pages, settings, deps.clock, stores.images)
     return Cube(
         name="kvwriter",
-        inputs=("documents.ready", "documents.deleted"),
+        # media.cached: a copy that replaces another (a source image changed) renders its pages again
+        inputs=("documents.ready", "documents.deleted", "media.cached"),
         outputs=(),
         handler=handler.handle,
     )

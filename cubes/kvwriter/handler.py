@@ -6,6 +6,10 @@ message changes nothing. Writes of concurrent key-lanes share one transaction
 (``batch.py``, group commit). A preview document (a debug upload) is written under
 ``preview_key(task, url)`` and never touches the public page. The page's
 freshness (``seen_at`` -> written) goes to ``turbocubes_freshness_seconds``.
+
+A page keeps the ready document it was rendered from, and the image registry
+which CDN copies it shows; a ``media.cached`` that replaces a copy (the source
+image changed in place) renders those pages again with the new one (``refresh.py``).
 """
 
 from __future__ import annotations
@@ -14,16 +18,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from cubes.kvwriter.batch import GroupWriter
-from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, WRITES
+from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REFRESHES, WRITES
+from cubes.kvwriter.refresh import pack, shown_copies, unpack, with_new_copy
 from cubes.kvwriter.render import page_sanitizer, preview_key, render
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import Reject
-from shared.messages import Document, DocumentDeleted
+from shared.messages import Document, DocumentDeleted, MediaCached, MediaStatus
 from shared.runtime.cube import Context, Output
 from shared.search.analysis import page_lang
 from shared.search.kinds import page_kind
-from shared.stores import DeleteOutcome, Page, PageStore, UpsertOutcome
+from shared.stores import DeleteOutcome, ImageRegistry, Page, PageStore, UpsertOutcome
 
 __all__ = ["KvwriterHandler"]
 
@@ -38,20 +43,32 @@ def _declared_lang(doc: Document) -> str | None:
 
 
 class KvwriterHandler:
-    def __init__(self, pages: PageStore, settings: Settings, clock: Clock | None = None) -> None:
+    def __init__(
+        self, pages: PageStore, settings: Settings, clock: Clock | None = None, images: ImageRegistry | None = None
+    ) -> None:
         self.pages = pages
-        self.writer = GroupWriter(pages)
+        #: where the copies each page shows are recorded; None: nowhere (no refresh of changed images)
+        self.images = images
+        self.cdn_base = settings.cdn.public_base_url
+        self.writer = GroupWriter(pages, written=self._link if images is not None else None)
+        #: (url, version) -> the CDN copies that page shows, from its write until its batch is stored
+        self._shown: dict[tuple[str, int], set[str]] = {}
         self.clock = clock or SystemClock()
         self.sanitizer = page_sanitizer(settings)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), tz=UTC)
 
-    async def handle(self, msg: Document | DocumentDeleted, ctx: Context | None = None) -> Sequence[Output]:
+    async def handle(
+        self, msg: Document | DocumentDeleted | MediaCached, ctx: Context | None = None
+    ) -> Sequence[Output]:
         if isinstance(msg, Document):
             await self.write(msg)
         elif isinstance(msg, DocumentDeleted):
             await self.delete(msg)
+        elif isinstance(msg, MediaCached):
+            if msg.replaces and msg.status is MediaStatus.ok:
+                await self.refresh(msg)
         else:  # the runtime validated the topic's model; anything else is a wiring bug
             raise Reject(f"kvwriter got an unexpected message type {type(msg).__name__}")
         return []
@@ -86,15 +103,47 @@ class KvwriterHandler:
             kind="" if doc.preview else page_kind(doc.kind.value, doc.published_at).value,
             published_at=doc.published_at,
             lang=page_lang(_declared_lang(doc), f"{doc.title} {out.text[:_LANG_SAMPLE]}"),
+            ready=b"" if doc.preview or self.images is None else pack(doc),
         )
 
     async def write(self, doc: Document) -> UpsertOutcome:
         written_at = self._now()
-        outcome = await self.writer.upsert(self.page_for(doc, written_at))
+        page = self.page_for(doc, written_at)
+        key = (page.url, page.version)
+        if page.ready:
+            self._shown[key] = shown_copies(doc, self.cdn_base)
+        try:
+            outcome = await self.writer.upsert(page)
+        finally:
+            self._shown.pop(key, None)
         WRITES.labels(outcome.value).inc()
         if outcome in (UpsertOutcome.inserted, UpsertOutcome.updated) and not doc.preview:
             FRESHNESS.observe(max(0.0, (written_at - doc.seen_at).total_seconds()))
         return outcome
+
+    async def _link(self, pages: Sequence[Page]) -> None:
+        """Record the copies the stored ``pages`` show (GroupWriter's hook: once per batch)."""
+        assert self.images is not None
+        links = [(cdn, p.url) for p in pages for cdn in self._shown.get((p.url, p.version), ())]
+        if links:
+            await self.images.link_pages(links)
+
+    async def refresh(self, msg: MediaCached) -> int:
+        """Render again, with the new copy, every page that shows the copy ``msg`` replaces (``refresh.py``)."""
+        if self.images is None or msg.replaces is None:
+            return 0
+        done = 0
+        for url in await self.images.pages_using(msg.replaces):
+            page = await self.pages.get(url)
+            if page is None or not page.ready:  # removed since, or written before pages kept their document
+                continue
+            doc = with_new_copy(unpack(page.ready), msg)
+            if doc is None:  # edited since: it no longer shows the old copy
+                continue
+            outcome = await self.write(doc)
+            REFRESHES.labels(outcome.value).inc()
+            done += outcome in (UpsertOutcome.inserted, UpsertOutcome.updated)
+        return done
 
     async def delete(self, msg: DocumentDeleted) -> DeleteOutcome:
         # canonical, like a document's (see page_for)

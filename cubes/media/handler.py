@@ -68,7 +68,9 @@ class MediaHandler:
         #: where what a published page lost is written; None: nowhere (tests of other concerns)
         self.problems = problems
         self.images = images
-        self.lookups = LookupBatcher(images, cache_size=settings.media.lookup_cache_size)
+        self.lookups = LookupBatcher(
+            images, cache_size=settings.media.lookup_cache_size, max_age_s=settings.media.lookup_cache_max_age_s
+        )
         self.delay = delay
         self.clock = clock
 

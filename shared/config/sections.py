@@ -203,6 +203,18 @@ class MediaConfig(Section):
     order_priority: int = 3
     #: image-registry "ok" records the media and delay cubes each remember (LRU, ~200 bytes each; 0 = off)
     lookup_cache_size: int = 50_000
+    #: ... each read again from the registry once this old: a copy replaced (a source image changed)
+    #: reaches new pages within this long. One query per image per 5 minutes costs nothing
+    lookup_cache_max_age_s: float = 300.0
+    #: a cached image is re-checked at its source this long after its last check (a conditional GET:
+    #: 304 keeps the copy, new bytes make a new copy and refresh the pages that show it); 0 = never.
+    #: A week: images rarely change in place, and a shop's 1,000,000 pictures then cost ~2 requests/s
+    recheck_s: float = 7 * 86_400.0
+    #: how often the cdn cube looks for images due a re-check, and how many it orders per look at most
+    recheck_sweep_s: float = 60.0
+    recheck_batch: int = Field(default=500, gt=0)
+    #: crawl.requests priority of re-checks (0 urgent .. 9 bulk): nobody waits on them
+    recheck_priority: int = Field(default=9, ge=0, le=9)
 
 
 class DelayConfig(Section):

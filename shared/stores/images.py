@@ -3,6 +3,14 @@
 Media asks it which images are cached and orders the missing ones
 (``mark_ordered`` lets exactly one caller order an image); cdn records the
 outcome; delay reads it. One implementation for both engines: ``sql/images.py``.
+
+A cached image is re-checked at its source (issue 15, "a changed source image
+refreshes its CDN copy"): the cdn cube's sweep claims the images whose last
+check is older than ``media.recheck_s`` (``claim_rechecks``) and orders a
+conditional fetch with the validators of the last one; ``record_checked``
+notes a 304 (or the same bytes again). The kvwriter records which pages show
+each CDN copy (``link_pages``), so that a changed image's pages are found
+(``pages_using``) and rendered again with the new copy.
 """
 
 from __future__ import annotations
@@ -38,6 +46,11 @@ class ImageRecord:
     ordered_at: datetime | None = None
     #: widths of the smaller copies the cdn cube made beside it (``shared.variants``); () for none
     variants: tuple[int, ...] = ()
+    #: the validators of the fetch the copy came from (a re-check sends them: a 304 keeps the copy)
+    etag: str | None = None
+    last_modified: str | None = None
+    #: when the source was last asked about it (stored or re-checked); the re-check sweep's clock
+    checked_at: datetime | None = None
 
 
 class ImageRegistry(Protocol):
@@ -61,7 +74,36 @@ class ImageRegistry(Protocol):
         sha256: str | None = None,
         now: datetime | None = None,
         variants: tuple[int, ...] = (),
-    ) -> None: ...
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> None:
+        """The image is in the CDN at ``cdn_url`` (checked at its source ``now``)."""
+        ...
+
+    async def record_checked(
+        self, url: str, now: datetime, *, etag: str | None = None, last_modified: str | None = None
+    ) -> None:
+        """A re-check found the source unchanged (a 304, or the same bytes): checked ``now``.
+
+        ``etag`` / ``last_modified``: the validators the answer carried, kept when None.
+        """
+        ...
+
+    async def claim_rechecks(self, due_before: datetime, now: datetime, limit: int) -> list[ImageRecord]:
+        """Up to ``limit`` cached images last checked at or before ``due_before``, marked checked ``now``.
+
+        Marking them is the claim: a second sweep (another replica) does not order them again
+        until they are due again; an order whose answer is lost waits for the next period.
+        """
+        ...
+
+    async def link_pages(self, links: Iterable[tuple[str, str]]) -> None:
+        """Record (CDN URL, page URL) pairs: the page shows that copy. Idempotent."""
+        ...
+
+    async def pages_using(self, cdn_url: str) -> list[str]:
+        """The pages recorded as showing ``cdn_url`` (some may have changed since: check them)."""
+        ...
 
     async def record_failed(
         self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None

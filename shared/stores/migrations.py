@@ -401,3 +401,21 @@ POSTGRES.append((17, "tenant_hosts: the Turbo switch", _TURBO_SWITCH))
 _IMAGE_VARIANTS = ("ALTER TABLE images ADD COLUMN variants TEXT NOT NULL DEFAULT ''",)
 SQLITE.append((18, "images: variant widths", _IMAGE_VARIANTS))
 POSTGRES.append((18, "images: variant widths", _IMAGE_VARIANTS))
+
+# 19: a changed source image refreshes its copy (issue 15): the validators of its last fetch, when it
+# was last checked (the cdn cube's re-check sweep reads the index), and which pages show each CDN copy
+_IMAGE_RECHECK = (
+    "ALTER TABLE images ADD COLUMN etag TEXT",
+    "ALTER TABLE images ADD COLUMN last_modified TEXT",
+    "ALTER TABLE images ADD COLUMN checked_at BIGINT",
+    "UPDATE images SET checked_at = updated_at WHERE status = 'ok'",
+    "CREATE INDEX IF NOT EXISTS images_recheck ON images (status, checked_at)",
+    """CREATE TABLE IF NOT EXISTS image_pages (
+        cdn_url TEXT NOT NULL, page_url TEXT NOT NULL, PRIMARY KEY (cdn_url, page_url))""",
+)
+SQLITE.append(
+    (19, "images: re-check validators, pages per copy", (*_IMAGE_RECHECK, "ALTER TABLE pages ADD COLUMN ready BLOB"))
+)
+POSTGRES.append(
+    (19, "images: re-check validators, pages per copy", (*_IMAGE_RECHECK, "ALTER TABLE pages ADD COLUMN ready BYTEA"))
+)

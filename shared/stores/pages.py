@@ -65,6 +65,9 @@ class Page:
     published_at: datetime | None = None
     #: two-letter language (``shared.search.analysis.page_lang``): PostgreSQL's text-search configuration
     lang: str = ""
+    #: the ready document the page was rendered from (zlib of its JSON; b"" for none): the kvwriter
+    #: renders the page again from it when an image it shows changed at its source
+    ready: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)

@@ -411,6 +411,55 @@ class StoreContract:
             await stores.images.record_failed(u, "x")
         assert len(await stores.images.get_many(many)) == 3
 
+    async def test_image_rechecks_are_claimed_once_when_due(self, stores: Stores, store_url: str) -> None:
+        """Issue 15: a cached image is asked about again after media.recheck_s, by one sweep only."""
+        old, fresh, pending = "https://a.example/old.png", "https://a.example/new.png", "https://a.example/p.png"
+        await stores.images.record_ok(old, cdn_url="/cdn/old", etag='"v1"', last_modified="Mon, 1 Dec 2025", now=T0)
+        await stores.images.record_ok(fresh, cdn_url="/cdn/new", now=T0 + timedelta(days=6))
+        await stores.images.mark_ordered(pending, T0)
+        rec = await stores.images.get(old)
+        assert rec is not None
+        assert (rec.etag, rec.last_modified, rec.checked_at) == ('"v1"', "Mon, 1 Dec 2025", T0)
+        now = T0 + timedelta(days=8)
+        due = now - timedelta(days=7)
+        second = await open_stores(store_url, pool_size=2)
+        try:
+            claims = await asyncio.gather(
+                *((stores if i % 2 else second).images.claim_rechecks(due, now, 10) for i in range(6))
+            )
+        finally:
+            await second.close()
+        assert sorted(r.url for c in claims for r in c) == [old]  # due, claimed by one of the six
+        (claimed,) = (r for c in claims for r in c)
+        assert (claimed.cdn_url, claimed.etag) == ("/cdn/old", '"v1"')
+        assert await stores.images.claim_rechecks(due, now, 10) == []
+        # a 304 keeps the copy and the validators it did not replace
+        await stores.images.record_checked(old, now + timedelta(hours=1), etag='"v2"')
+        rec = await stores.images.get(old)
+        assert rec is not None
+        assert (rec.status, rec.cdn_url, rec.etag, rec.last_modified) == (
+            ImageStatus.ok,
+            "/cdn/old",
+            '"v2"',
+            "Mon, 1 Dec 2025",
+        )
+        assert rec.checked_at == now + timedelta(hours=1)
+        later = now + timedelta(days=30)
+        # the longest unchecked first: "fresh" was checked on day 6, "old" just now
+        due = later - timedelta(days=1)
+        assert [r.url for r in await stores.images.claim_rechecks(due, later, 1)] == [fresh]
+        assert [r.url for r in await stores.images.claim_rechecks(due, later, 5)] == [old]
+
+    async def test_pages_are_linked_to_the_copies_they_show(self, stores: Stores) -> None:
+        await stores.images.link_pages([("/cdn/a", URL), ("/cdn/b", URL), ("/cdn/a", URL + "2")])
+        await stores.images.link_pages([("/cdn/a", URL)])  # again: nothing new
+        many = [("/cdn/c", f"{URL}/{i}") for i in range(600)]  # more than one statement's worth
+        await stores.images.link_pages(many)
+        assert await stores.images.pages_using("/cdn/a") == [URL, URL + "2"]
+        assert await stores.images.pages_using("/cdn/b") == [URL]
+        assert len(await stores.images.pages_using("/cdn/c")) == 600
+        assert await stores.images.pages_using("/cdn/none") == []
+
     # ------------------------------------------------------------------- delay
 
     async def test_park_versions(self, stores: Stores) -> None:

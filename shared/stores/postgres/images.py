@@ -40,13 +40,15 @@ _MARK_ORDERED = (
     " RETURNING url"
 )
 _RECORD_OK = (
-    "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, variants)"
-    " SELECT u, 'ok', c, NULL, m, sz, w, h, sha, s, v FROM unnest($1::text[], $2::text[], $3::text[],"
-    " $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[], $9::text[])"
-    " AS t(u, c, m, sz, w, h, sha, s, v)"
+    "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, variants,"
+    " etag, last_modified, checked_at)"
+    " SELECT u, 'ok', c, NULL, m, sz, w, h, sha, s, v, e, lm, s FROM unnest($1::text[], $2::text[], $3::text[],"
+    " $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[])"
+    " AS t(u, c, m, sz, w, h, sha, s, v, e, lm)"
     " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
     " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
-    " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL, variants = excluded.variants"
+    " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL, variants = excluded.variants,"
+    " etag = excluded.etag, last_modified = excluded.last_modified, checked_at = excluded.checked_at"
 )
 # A failure never downgrades an image already in the CDN: its copy there stays valid.
 _RECORD_FAILED = (
@@ -58,7 +60,7 @@ _RECORD_FAILED = (
 )
 
 _Mark = tuple[str, int]  # url, ordered_at
-_Ok = tuple[str, str, str | None, int, int | None, int | None, str | None, int, str]
+_Ok = tuple[str, str, str | None, int, int | None, int | None, str | None, int, str, str | None, str | None]
 _Failed = tuple[str, str, int, int | None]  # url, reason, updated_at, retry_after
 
 
@@ -106,8 +108,12 @@ class PgImageRegistry(SqlImageRegistry):
         sha256: str | None = None,
         now: datetime | None = None,
         variants: tuple[int, ...] = (),
+        etag: str | None = None,
+        last_modified: str | None = None,
     ) -> None:
-        await self._ok((url, cdn_url, mime, size, width, height, sha256, now_us(now), variants_text(variants)))
+        await self._ok(
+            (url, cdn_url, mime, size, width, height, sha256, now_us(now), variants_text(variants), etag, last_modified)
+        )
 
     async def record_failed(
         self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None
@@ -123,7 +129,7 @@ async def _get_many(conn: asyncpg.Connection, wanted: Sequence[list[str]]) -> li
 
 
 async def _write_ok(conn: asyncpg.Connection, items: Sequence[_Ok]) -> list[None]:
-    await conn.execute(_RECORD_OK, *unnest_columns(items, 9))
+    await conn.execute(_RECORD_OK, *unnest_columns(items, 11))
     return [None] * len(items)
 
 

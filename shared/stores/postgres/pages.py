@@ -68,6 +68,7 @@ _ARRAY_TYPES = {
     "kind": "text",
     "published_at": "bigint",
     "lang": "text",
+    "ready": "bytea",
 }
 assert list(_ARRAY_TYPES) == _COLUMNS, "PAGE_COLUMNS and _ARRAY_TYPES differ"
 _ARRAYS = ", ".join(f"${i}::{t}[]" for i, t in enumerate(_ARRAY_TYPES.values(), start=1))

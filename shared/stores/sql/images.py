@@ -15,12 +15,13 @@ from typing import Any
 
 from shared.stores.codec import from_us, now_us, to_us
 from shared.stores.images import ImageRecord, ImageStatus
-from shared.stores.sql.runner import SqlRunner, chunks
+from shared.stores.sql.runner import CHUNK, SqlRunner, chunks
 
 __all__ = ["IMAGE_COLUMNS", "SqlImageRegistry", "image_from_row", "variants_text"]
 
 IMAGE_COLUMNS = (
-    "url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, retry_after, ordered_at, variants"
+    "url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, retry_after, ordered_at, variants,"
+    " etag, last_modified, checked_at"
 )
 
 
@@ -48,6 +49,9 @@ def image_from_row(row: Sequence[Any]) -> ImageRecord:
         retry_after=from_us(row[10]),
         ordered_at=from_us(row[11]),
         variants=_variants(row[12]),
+        etag=row[13],
+        last_modified=row[14],
+        checked_at=from_us(row[15]),
     )
 
 
@@ -80,14 +84,18 @@ class SqlImageRegistry:
         sha256: str | None = None,
         now: datetime | None = None,
         variants: tuple[int, ...] = (),
+        etag: str | None = None,
+        last_modified: str | None = None,
     ) -> None:
+        stamp = now_us(now)
         await self._sql.execute(
             "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at,"
-            " variants) VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?, ?)"
+            " variants, etag, last_modified, checked_at) VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
             " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
             " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL,"
-            " variants = excluded.variants",
+            " variants = excluded.variants, etag = excluded.etag, last_modified = excluded.last_modified,"
+            " checked_at = excluded.checked_at",
             url,
             cdn_url,
             mime,
@@ -95,9 +103,50 @@ class SqlImageRegistry:
             width,
             height,
             sha256,
-            now_us(now),
+            stamp,
             variants_text(variants),
+            etag,
+            last_modified,
+            stamp,
         )
+
+    async def record_checked(
+        self, url: str, now: datetime, *, etag: str | None = None, last_modified: str | None = None
+    ) -> None:
+        await self._sql.execute(
+            "UPDATE images SET checked_at = ?, etag = COALESCE(?, etag), last_modified = COALESCE(?, last_modified)"
+            " WHERE url = ? AND status = 'ok'",
+            now_us(now),
+            etag,
+            last_modified,
+            url,
+        )
+
+    async def claim_rechecks(self, due_before: datetime, now: datetime, limit: int) -> list[ImageRecord]:
+        # one statement: the rows it returns are this caller's (images_recheck finds them in order)
+        rows = await self._sql.execute_returning(
+            "UPDATE images SET checked_at = ? WHERE url IN (SELECT url FROM images"
+            " WHERE status = 'ok' AND checked_at <= ? ORDER BY checked_at LIMIT ?)"
+            f" AND status = 'ok' AND checked_at <= ? RETURNING {IMAGE_COLUMNS}",
+            now_us(now),
+            to_us(due_before),
+            limit,
+            to_us(due_before),
+        )
+        return [image_from_row(row) for row in rows]
+
+    async def link_pages(self, links: Iterable[tuple[str, str]]) -> None:
+        pairs = list(dict.fromkeys(links))
+        for chunk in chunks(pairs, CHUNK // 2):
+            marks = ", ".join("(?, ?)" for _ in chunk)
+            await self._sql.execute(
+                f"INSERT INTO image_pages (cdn_url, page_url) VALUES {marks} ON CONFLICT DO NOTHING",
+                *(value for pair in chunk for value in pair),
+            )
+
+    async def pages_using(self, cdn_url: str) -> list[str]:
+        rows = await self._sql.fetch("SELECT page_url FROM image_pages WHERE cdn_url = ? ORDER BY page_url", cdn_url)
+        return [row[0] for row in rows]
 
     async def record_failed(
         self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None

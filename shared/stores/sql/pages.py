@@ -16,7 +16,7 @@ __all__ = ["PAGE_COLUMNS", "page_from_row", "page_params", "tombstone_params"]
 
 PAGE_COLUMNS = (
     "url, host, version, html, doc_json, title, text, content_hash, etag, seen_at, parsed_at, "
-    "media_ready_at, written_at, deleted, source_kind, kind, published_at, lang"
+    "media_ready_at, written_at, deleted, source_kind, kind, published_at, lang, ready"
 )
 
 
@@ -42,6 +42,7 @@ def page_params(page: Page) -> tuple[Any, ...]:
         page.kind,
         to_us(page.published_at),
         page.lang,
+        page.ready,
     )
 
 
@@ -65,9 +66,10 @@ def page_from_row(row: Sequence[Any]) -> Page:
         kind=row[15],
         published_at=from_us(row[16]),
         lang=row[17],
+        ready=bytes(row[18] or b""),
     )
 
 
 def tombstone_params(url: str, host: str, version: int, written_at: int) -> tuple[Any, ...]:
     """``PAGE_COLUMNS`` values of a tombstone: the content is dropped, the version fences older upserts."""
-    return (url, host, version, "", b"", "", "", "", "", None, None, None, written_at, True, "", "", None, "")
+    return (url, host, version, "", b"", "", "", "", "", None, None, None, written_at, True, "", "", None, "", b"")

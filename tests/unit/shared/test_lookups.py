@@ -114,3 +114,20 @@ async def test_a_remembered_cdn_url_answers_without_a_query(stores: Stores) -> N
     off.remember(url, "/cdn/announced")
     assert (await off.get_many([url]))[url].cdn_url == "/cdn/announced"
     assert counting.queries[-1] == {url}  # cache off: remembering is a no-op, the store answers
+
+
+async def test_a_remembered_record_is_read_again_once_it_is_old(stores: Stores) -> None:
+    """Issue 15: a copy replaced (a source image changed in place) reached new pages only on eviction."""
+    url = "https://i.test/changing.jpg"
+    await stores.images.record_ok(url, cdn_url="/cdn/old", now=T0)
+    counting = Counting(stores.images)
+    now = [100.0]
+    batcher = LookupBatcher(counting, cache_size=10, max_age_s=300.0, monotonic=lambda: now[0])  # type: ignore[arg-type]
+    assert (await batcher.get_many([url]))[url].cdn_url == "/cdn/old"
+    await stores.images.record_ok(url, cdn_url="/cdn/new", now=T0)  # the re-check found new bytes
+    now[0] += 299.0
+    assert (await batcher.get_many([url]))[url].cdn_url == "/cdn/old"  # remembered, still valid
+    assert len(counting.queries) == 1
+    now[0] += 2.0
+    assert (await batcher.get_many([url]))[url].cdn_url == "/cdn/new"
+    assert len(counting.queries) == 2

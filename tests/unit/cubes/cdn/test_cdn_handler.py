@@ -265,3 +265,64 @@ async def test_a_wide_image_gets_smaller_webp_copies_for_srcset(env: Env) -> Non
     # a narrow image and a GIF (its animation would be lost) get none
     [narrow] = await env.handler.handle(result("https://a.test/narrow.png", _noise_png(300, 200)), CTX)
     assert narrow.message.variants == []  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- re-checks (issue 15 item 3)
+
+RECHECK = ["cdn:recheck"]
+
+
+async def test_a_recheck_answered_304_or_with_the_same_bytes_keeps_the_copy(env: Env) -> None:
+    url = "https://img.test/same.png"
+    await env.handler.handle(result(url, png(), headers={"etag": '"v1"', "last-modified": "Mon, 1 Dec 2025"}), CTX)
+    first = await env.stores.images.get(url)
+    assert first is not None
+    assert (first.etag, first.last_modified, first.checked_at) == ('"v1"', "Mon, 1 Dec 2025", env.now())
+    env.clock.advance(3600)
+    answer = result(url, None, status=FetchStatus.not_modified, http_status=304, requesters=RECHECK)
+    assert await env.handler.handle(answer, CTX) == []  # nothing changed: nothing to announce
+    env.clock.advance(3600)
+    same = result(url, png(), requesters=RECHECK, headers={"etag": '"v1b"'})
+    assert await env.handler.handle(same, CTX) == []
+    rec = await env.stores.images.get(url)
+    assert rec is not None
+    assert (rec.cdn_url, rec.sha256, rec.etag, rec.last_modified) == (
+        first.cdn_url,
+        first.sha256,
+        '"v1b"',
+        "Mon, 1 Dec 2025",
+    )
+    assert rec.checked_at == env.now()
+
+
+async def test_a_recheck_with_new_bytes_is_a_new_copy_that_replaces_the_old(env: Env) -> None:
+    url = "https://img.test/changing.png"
+    await env.handler.handle(result(url, png((200, 0, 0), (1200, 600))), CTX)
+    old = await env.stores.images.get(url)
+    assert old is not None
+    env.clock.advance(7200)
+    out = await env.handler.handle(result(url, png((0, 0, 200), (1000, 1000)), requesters=RECHECK), CTX)
+    (msg,) = [o.message for o in out]
+    assert isinstance(msg, MediaCached)
+    assert msg.replaces == old.cdn_url
+    assert msg.cdn_url != old.cdn_url
+    assert (msg.width, msg.height, msg.variants) == (1000, 1000, [480, 960])
+    assert msg.sha256 is not None
+    key = media_key(msg.sha256, "png", msg.kind)
+    for k in (key, variant_key(key, 480), variant_key(key, 960)):
+        assert await env.cdn.exists(k), k
+    assert old.cdn_url is not None
+    assert await env.cdn.exists(old.cdn_url.removeprefix("/cdn/"))  # the old copy stays: old pages still work
+    rec = await env.stores.images.get(url)
+    assert rec is not None
+    assert (rec.cdn_url, rec.width) == (msg.cdn_url, 1000)
+
+
+async def test_a_failed_recheck_keeps_the_copy_and_orders_nothing(env: Env) -> None:
+    url = "https://img.test/flaky.png"
+    await env.handler.handle(result(url, png()), CTX)
+    before = await env.stores.images.get(url)
+    for status, code in ((FetchStatus.http_4xx, 404), (FetchStatus.http_5xx, 503), (FetchStatus.timeout, None)):
+        failed = result(url, None, status=status, http_status=code, requesters=RECHECK)
+        assert await env.handler.handle(failed, CTX) == []
+    assert await env.stores.images.get(url) == before
