@@ -38,8 +38,8 @@ import numpy as np
 import numpy.typing as npt
 
 from cubes.autoparser.class_groups import CLASS_GROUPS
-from cubes.autoparser.features import readability_scores
 from cubes.autoparser.page import Page
+from cubes.autoparser.readability import readability_scores
 from cubes.autoparser.tags import ARTICLE_BODY_BIT, CONTEXT_TAGS
 
 __all__ = ["Completeness", "assess"]

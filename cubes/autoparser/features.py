@@ -7,24 +7,28 @@ DOM context from preorder intervals (a block lies inside element E iff
 per-block Python work is building the joined text and the title similarity of
 short blocks.
 
+This module owns the matrix: its columns (``FEATURE_NAMES``) and how ``page_features`` fills
+them. The signals come from ``text_signals.py`` (the blocks' text), ``readability.py`` (candidate
+scores), ``repeats.py`` (sibling repeats) and ``templates.py`` (the host's template).
+
 ``FEATURE_NAMES`` is the column order; a model stores it and refuses a matrix
 built with another order (see ``model.py``).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
-from cubes.autoparser.class_groups import CLASS_GROUPS
+from cubes.autoparser.class_groups import GROUP_NAMES
 from cubes.autoparser.page import Page
+from cubes.autoparser.readability import ancestor_of, interval_sums, readability_scores
+from cubes.autoparser.repeats import sibling_repeats
 from cubes.autoparser.tags import CONTEXT_TAGS
 from cubes.autoparser.templates import HostTemplate
+from cubes.autoparser.text_signals import body_overlap, boiler_words, char_stats, has_date, title_similarity
 
-__all__ = ["FEATURE_NAMES", "page_features", "readability_scores"]
+__all__ = ["FEATURE_NAMES", "page_features"]
 
 _TAG_GROUPS: dict[str, int] = {}
 for _i, _tags in enumerate(
@@ -49,28 +53,7 @@ for _i, _tags in enumerate(
         _TAG_GROUPS[_t] = _i
 _N_TAG = 15  # 14 groups + "other"
 
-# character classes, looked up per UTF-32 code point (clipped to the BMP: rarer planes
-# count as letters, which is what they almost always are)
-_CLS_DIGIT, _CLS_PUNCT, _CLS_SPACE, _CLS_UPPER, _CLS_END, _CLS_COMMA = 1, 2, 3, 4, 5, 6
-_LUT = np.zeros(0x10000, dtype=np.int8)
-for _c in range(0x10000):
-    _ch = chr(_c)
-    if _ch.isdigit():
-        _LUT[_c] = _CLS_DIGIT
-    elif _ch in ".!?\u2026\u3002\uff01\uff1f":
-        _LUT[_c] = _CLS_END
-    elif _ch in ",;\u3001\uff0c":
-        _LUT[_c] = _CLS_COMMA
-    elif _ch == " ":
-        _LUT[_c] = _CLS_SPACE
-    elif _ch.isupper():
-        _LUT[_c] = _CLS_UPPER
-    elif not _ch.isalnum() and not _ch.isspace() and _c > 32:
-        _LUT[_c] = _CLS_PUNCT
-del _c, _ch
-
-_GROUP_NAMES = tuple(CLASS_GROUPS)
-_N_GROUPS = len(_GROUP_NAMES)
+_N_GROUPS = len(GROUP_NAMES)
 
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"tag_{i}" for i in range(_N_TAG)),
@@ -93,8 +76,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "log_chars_rel_max",
     *(f"ctx_{t}" for t in CONTEXT_TAGS),
     "ctx_article_body",
-    *(f"own_{g}" for g in _GROUP_NAMES),
-    *(f"anc_{g}" for g in _GROUP_NAMES),
+    *(f"own_{g}" for g in GROUP_NAMES),
+    *(f"anc_{g}" for g in GROUP_NAMES),
     "par_log_chars",
     "par_blocks",
     "par_link_density",
@@ -141,259 +124,6 @@ FEATURE_NAMES: tuple[str, ...] = (
 _LONG = 80
 
 
-def _char_stats(texts: list[str]) -> tuple[npt.NDArray[np.float64], ...]:
-    """Counts per block of digits, punctuation, spaces, uppercase, sentence ends, commas."""
-    joined = "\x00".join(texts)
-    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    cls = _LUT[np.minimum(codes, 0xFFFF)]
-    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
-    starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
-    out = []
-    for c in (_CLS_DIGIT, _CLS_PUNCT, _CLS_SPACE, _CLS_UPPER, _CLS_END, _CLS_COMMA):
-        out.append(np.add.reduceat((cls == c).astype(np.int32), starts).astype(np.float64))
-    # reduceat includes the separator in each segment; the separator is class 0, so no harm
-    return (lengths.astype(np.float64), *out)
-
-
-def _interval_sums(
-    pre: npt.NDArray[np.int64],
-    lo: npt.NDArray[np.int64],
-    hi: npt.NDArray[np.int64],
-    values: list[npt.NDArray[np.float64]],
-) -> tuple[npt.NDArray[np.int64], list[npt.NDArray[np.float64]]]:
-    """For each interval [lo, hi) of preorder ids: how many blocks fall in it and the sum of each value."""
-    a = np.searchsorted(pre, lo, side="left")
-    b = np.searchsorted(pre, hi, side="left")
-    sums = []
-    for v in values:
-        cs = np.concatenate(([0.0], np.cumsum(v)))
-        sums.append(cs[b] - cs[a])
-    return b - a, sums
-
-
-def readability_scores(
-    page: Page,
-    chars: npt.NDArray[np.float64],
-    commas: npt.NDArray[np.float64],
-    link: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.float64], int]:
-    """readability.js-like candidate scores per element (preorder id) and the top candidate's id.
-
-    Each block of >= 25 chars gives ``1 + commas + min(chars / 100, 3)`` to its parent,
-    half to its grandparent and a third to the one above; the sum is then scaled by
-    ``1 - link density`` of the element's subtree. -1 when nothing scored.
-    """
-    n_el = len(page.end_of)
-    scores = np.zeros(n_el + 1)
-    if not page.texts:
-        return scores[:-1], -1
-    anc = page.anc_array()  # (n, 3); -1 maps to the spare slot at the end
-    anc = np.where(anc < 0, n_el, anc)
-    ok = chars >= 25
-    s = np.where(ok, 1.0 + commas + np.minimum(chars / 100.0, 3.0), 0.0)
-    np.add.at(scores, anc[:, 0], s)
-    np.add.at(scores, anc[:, 1], s / 2.0)
-    np.add.at(scores, anc[:, 2], s / 3.0)
-    scores = scores[:-1]
-    cand = np.flatnonzero(scores > 0)
-    if cand.size == 0:
-        return scores, -1
-    pre = np.asarray(page.pre, dtype=np.int64)
-    end = np.asarray(page.end_of, dtype=np.int64)
-    _, (c_chars, c_link) = _interval_sums(pre, cand, end[cand], [chars, link])
-    ld = np.divide(c_link, c_chars, out=np.zeros_like(c_link), where=c_chars > 0)
-    scores[cand] *= 1.0 - ld
-    return scores, int(cand[np.argmax(scores[cand])])
-
-
-def _title_similarity(texts: list[str], title: str) -> npt.NDArray[np.float64]:
-    """Word overlap of a block with the title (0 for blocks far longer than the title).
-
-    Blocks over three times the title's length score at most ~1/3 anyway, so they are
-    skipped: comparing every paragraph's words cost more than the rest of this module.
-    """
-    out = np.zeros(len(texts))
-    words = set(title.lower().split())
-    if not words:
-        return out
-    limit = min(3 * len(title) + 20, 300)
-    for i, t in enumerate(texts):
-        if len(t) <= limit:
-            bw = set(t.lower().split())
-            if bw:
-                inter = len(bw & words)
-                # penalise blocks much longer than the title (a teaser quoting it)
-                out[i] = inter / max(len(words), len(bw))
-    return out
-
-
-_BOILER_LIST = (
-    "©",
-    "(c)",
-    "copyright",
-    "all rights reserved",
-    "cookie",
-    "privacy",
-    "newsletter",
-    "subscribe",
-    "sign up",
-    "signing up",
-    "login",
-    "log in",
-    "follow us",
-    "share",
-    "tweet",
-    "comment",
-    "read more",
-    "read also",
-    "related",
-    "advertis",
-    "sponsored",
-    "click here",
-    "datenschutz",
-    "impressum",
-    "anmelden",
-    "abonn",
-    "teilen",
-    "kommentar",
-    "mehr zum thema",
-    "lesen sie auch",
-    "anzeige",
-    "e-mail-adresse",
-    "weiterlesen",
-    "mentions légales",
-    "partager",
-    "publicité",
-    "lire aussi",
-    "compartir",
-    "suscr",
-    "publicidad",
-    "подпис",
-    "реклама",
-    "комментар",
-    "читайте также",
-    # comment threads and their policies (issue 17)
-    "reply",
-    "replies",
-    "says:",
-    "wrote:",
-    "report abuse",
-    "comment policy",
-    "community guidelines",
-    "terms of use",
-    "terms of service",
-    "antworten",
-    "schreibt:",
-    "nutzungsbedingungen",
-    "répondre",
-    "responder",
-    "ответить",
-)
-
-
-def _first_char_regex(words: tuple[str, ...]) -> re.Pattern[str]:
-    """One alternation per first character: Python's re tries every branch of a flat alternation
-    at every position; grouped, a position fails after one character check (5x faster here)."""
-    groups: dict[str, list[str]] = {}
-    for w in sorted(set(words), key=len, reverse=True):
-        groups.setdefault(w[0], []).append(re.escape(w[1:]))
-    parts = [f"{re.escape(c)}(?:{'|'.join(rest)})" if any(rest) else re.escape(c) for c, rest in groups.items()]
-    return re.compile("|".join(parts))
-
-
-#: words of boilerplate lines in the languages of the corpus (en, de, fr, es, ru): calls to
-#: share / subscribe / comment, legal lines, teasers. Counted per block, not trusted alone.
-_BOILER_WORDS = _first_char_regex(_BOILER_LIST)
-
-
-#: boilerplate lines are short; scanning long paragraphs too tripled the cost for nothing
-_BOILER_SCAN_CHARS = 200
-
-
-def _boiler_words(texts: list[str]) -> npt.NDArray[np.float64]:
-    """Hits of ``_BOILER_WORDS`` per short block (0 for blocks over ``_BOILER_SCAN_CHARS``)."""
-    find = _BOILER_WORDS.findall
-    return np.fromiter(
-        (len(find(t.lower())) if len(t) <= _BOILER_SCAN_CHARS else 0 for t in texts),
-        dtype=np.float64,
-        count=len(texts),
-    )
-
-
-_WORD = re.compile(r"\w+")
-
-
-def _body_overlap(texts: list[str], article_body: str) -> npt.NDArray[np.float64]:
-    """Share of a block's words found in the page's JSON-LD ``articleBody``; -1 when there is none."""
-    if not article_body:
-        return np.full(len(texts), -1.0)
-    vocab = set(_WORD.findall(article_body.lower()))
-    out = np.zeros(len(texts))
-    for i, t in enumerate(texts):
-        words = _WORD.findall(t.lower())
-        if words:
-            out[i] = sum(1 for w in words if w in vocab) / len(words)
-    return out
-
-
-#: dates, times and "3 hours ago" in short lines: comment headers, bylines, teaser dates
-_DATE = re.compile(
-    r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b"
-    r"|\b(?:jan|feb|m[aä]r|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz])[a-zä]*\.? \d{1,2}\b"
-    r"|\b\d{1,2}\.? (?:jan|feb|m[aä]r|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz])[a-zä]*\b"
-    r"|\bago\b|\bvor \d+ (?:min|stunde|tag)",
-    re.I,
-)
-_DATE_SCAN_CHARS = 120
-
-
-def _has_date(texts: list[str]) -> npt.NDArray[np.float64]:
-    search = _DATE.search
-    return np.fromiter(
-        (1.0 if len(t) <= _DATE_SCAN_CHARS and search(t) else 0.0 for t in texts), dtype=np.float64, count=len(texts)
-    )
-
-
-def _sibling_repeats(page: Page) -> npt.NDArray[np.float64]:
-    """(n, 3): how many siblings share the tag and class of the block's element, parent and grandparent.
-
-    Comment threads and teaser lists are runs of one structure (``li.comment`` x 30,
-    ``div.teaser`` x 8) around short blocks; an article's paragraphs are runs of ``p``
-    inside one container that is itself unique on the page.
-    """
-    #: (parent, tag, class) -> siblings of that tag and class; found by lxml (``findall`` of the tag,
-    #: in C), only the class compared here: a parent's other children are never touched
-    same: dict[tuple[Any, str, str | None], float] = {}
-    #: by preorder id: blocks share their parents, so each element is counted once
-    done: dict[int, float] = {-1: 0.0}
-    block_el = page.block_el
-
-    def repeats(pre: int) -> float:
-        hit = done.get(pre)
-        if hit is not None:
-            return hit
-        el = block_el[pre]
-        parent = el.getparent()
-        value = 0.0
-        if parent is not None:
-            tag, cls = el.tag, el.get("class")
-            key = (parent, tag, cls)
-            found = same.get(key)
-            if found is None:
-                peers = parent.findall(tag)
-                found = same[key] = float(sum(1 for c in peers if c.get("class") == cls))
-            value = found - 1.0
-        done[pre] = value
-        return value
-
-    out = np.fromiter(
-        (repeats(x) for pre, (a0, a1, _) in zip(page.pre, page.anc, strict=True) for x in (pre, a0, a1)),
-        dtype=np.float64,
-        count=3 * page.n,
-    ).reshape(page.n, 3)
-    return np.log1p(out)
-
-
 def _run_lengths(flag: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
     """Length of the run of True that each position belongs to (0 where False)."""
     edges = np.diff(np.concatenate(([0], flag.astype(np.int8), [0])))
@@ -432,7 +162,7 @@ def page_features(
     cols: list[npt.NDArray[np.float64]] = []
     if n == 0:
         return np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)
-    chars, digits, punct, spaces, upper, ends, commas = _char_stats(page.texts)
+    chars, digits, punct, spaces, upper, ends, commas = char_stats(page.texts)
     words = spaces + 1.0
     link = np.asarray(page.link_chars, dtype=np.float64)
     pre = np.asarray(page.pre, dtype=np.int64)
@@ -479,7 +209,7 @@ def page_features(
         valid = a >= 0
         lo = np.where(valid, a, 0)
         hi = np.where(valid, end_of[lo], 0)
-        cnt, (c_chars, c_link, c_long) = _interval_sums(pre, lo, hi, [chars, link, longb])
+        cnt, (c_chars, c_link, c_long) = interval_sums(pre, lo, hi, [chars, link, longb])
         cntf = np.maximum(cnt.astype(np.float64), 1.0)
         cols += [
             np.log1p(c_chars),
@@ -504,7 +234,7 @@ def page_features(
     if top >= 0:
         in_top = ((pre >= top) & (pre < end_of[top])).astype(np.float64)
         # the top candidate's parent often holds the rest of the article (readability's sibling step)
-        top_parent_candidates = list(_ancestor_of(page, top))
+        top_parent_candidates = list(ancestor_of(page, top))
         if top_parent_candidates:
             tp = top_parent_candidates[0]
             in_tp = ((pre >= tp) & (pre < end_of[tp])).astype(np.float64)
@@ -529,13 +259,13 @@ def page_features(
     padded = np.concatenate((np.zeros(k), longb, np.zeros(k)))
     cs = np.concatenate(([0.0], np.cumsum(padded)))
     cols.append((cs[2 * k + 1 :] - cs[: -2 * k - 1]) / (2 * k + 1))
-    cols.append(_title_similarity(page.texts, title_hint or page.html_title))
+    cols.append(title_similarity(page.texts, title_hint or page.html_title))
     same = np.fromiter((i > 0 and tags[i] == tags[i - 1] for i in range(n)), dtype=np.float64, count=n)
     cols.append(same)
-    cols += [_boiler_words(page.texts), top_rel, _body_overlap(page.texts, article_body)]
+    cols += [boiler_words(page.texts), top_rel, body_overlap(page.texts, article_body)]
     cols += [np.full(n, np.log1p(n)), np.full(n, np.log1p(total))]
 
-    cols.extend(_sibling_repeats(page).T)
+    cols.extend(sibling_repeats(page).T)
     # teaser lists: runs of short, mostly-linked blocks, often with a thumbnail each
     linked_short = (ld >= 0.5) & (chars < 250)
     cols.append(np.log1p(_run_lengths(linked_short)))
@@ -543,7 +273,7 @@ def page_features(
     padded = np.concatenate((np.zeros(k), imgs, np.zeros(k)))
     cs = np.concatenate(([0.0], np.cumsum(padded)))
     cols.append(cs[2 * k + 1 :] - cs[: -2 * k - 1])
-    cols.append(_has_date(page.texts))
+    cols.append(has_date(page.texts))
     cols.append(np.asarray(page.in_comment, dtype=np.float64))
     cols.append(np.asarray(page.split, dtype=np.float64))
     if template is not None:
@@ -552,14 +282,3 @@ def page_features(
         cols += [np.full(n, -1.0), np.full(n, -1.0)]
     mat = np.column_stack(cols).astype(np.float32)
     return mat
-
-
-def _ancestor_of(page: Page, el_pre: int) -> list[int]:
-    """The nearest block-level ancestor of element ``el_pre`` (found among the blocks' ancestor lists)."""
-    for blk_pre, anc in zip(page.pre, page.anc, strict=True):
-        if blk_pre == el_pre:
-            return [a for a in anc[:1] if a >= 0]
-        for j, a in enumerate(anc):
-            if a == el_pre:
-                return [x for x in anc[j + 1 : j + 2] if x >= 0]
-    return []
