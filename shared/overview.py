@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shared.messages import SourceKind
 from shared.problem_codes import CODES
 from shared.problems import Problem, Severity
 from shared.stores import Feed, FetchReport, PageProblems, ParkedDoc, Stores
@@ -154,8 +155,14 @@ async def host_overview(stores: Stores, host: str, feeds: Iterable[Feed], *, wai
     latest = await stores.problems.latest_reports(f.feed_id for f in mine)
     rows = await stores.problems.page_problems(host=host, limit=PAGES_READ + 1)
     ids = {f.feed_id for f in mine}
-    # the host's pages published from these feeds (another tenant's old pages of the host are not ours)
-    pages = [r for r in rows[:PAGES_READ] if r.source_id in ids or not ids]
+    # the host's pages published from these feeds (another tenant's old pages of the host are not ours),
+    # and those the autoparser read (or refused: held back) when one of these feeds asked for it
+    autoparsed = any(f.autoparser for f in mine)
+    pages = [
+        r
+        for r in rows[:PAGES_READ]
+        if r.source_id in ids or not ids or (autoparsed and r.source_kind == SourceKind.autoparser.value)
+    ]
     overviews = []
     for f in mine:
         own = [r for r in pages if r.source_id == f.feed_id]
@@ -195,7 +202,9 @@ def report_json(r: FetchReport) -> dict[str, Any]:
 
 
 def page_json(row: PageProblems) -> dict[str, Any]:
-    return {"url": row.url, "version": row.version, "problems": [p.as_dict() for p in row.problems]}
+    out: dict[str, Any] = {"url": row.url, "version": row.version, "problems": [p.as_dict() for p in row.problems]}
+    out["held"] = row.held  # not published at this version: the problems say why
+    return out
 
 
 def rollup_json(r: Rollup) -> dict[str, Any]:

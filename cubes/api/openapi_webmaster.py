@@ -81,7 +81,12 @@ def webmaster_schemas() -> dict[str, Any]:
         "PageProblems": {
             "type": "object",
             "required": ["url", "version", "problems"],
-            "properties": {"url": {"type": "string"}, "version": {"type": "integer"}, "problems": _list("Problem")},
+            "properties": {
+                "url": {"type": "string"},
+                "version": {"type": "integer"},
+                "problems": _list("Problem"),
+                "held": {"type": "boolean", "description": "not published at this version (held back): see why"},
+            },
         },
         "Rollup": {
             "type": "object",

@@ -33,6 +33,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         store=stores.autoparser,  # host templates, training pairs, host calibrations
         pages=stores.pages,  # a feed's full text of a page, for the pairs
         turbo_enabled=stores.tenants.turbo_enabled,  # a host whose Turbo pages are switched off: nothing
+        problems=stores.problems,  # a page the completeness guard refused, for its webmaster
     )
     return Cube(
         name="autoparser",

@@ -14,6 +14,8 @@ For each ``crawl.pages`` result:
    skipped. Completeness below ``autoparser.min_completeness`` -> refused with the
    guard's reason (``completeness.py``, problem ``autoparser.incomplete``): a Turbo page
    that drops real content gets the site banned, so losing the page is the lesser harm.
+   The refusal is the page's problem, held back (``PageProblems.held``): the host's
+   webmaster sees it in the console and the host's status until the page is published.
 4. A page whose URL a feed owns is a training pair when that feed's page in the KV
    store has a full text (``MIN_PAIR_WORDS``): the page and the feed's text go to the
    autoparser store for ``turbocubes autoparser train``. Then the page is skipped
@@ -61,9 +63,9 @@ from shared.messages import (
     SourceKind,
     SourceRef,
 )
-from shared.problems import problem
+from shared.problems import Problem, problem
 from shared.runtime.cube import Context, Output
-from shared.stores import ClaimOutcome, HashStore, PageStore
+from shared.stores import ClaimOutcome, HashStore, PageProblems, PageStore, ProblemStore
 from shared.stores.autoparser import AutoparserStore, Pair
 from shared.urls import host_of, try_canonical_url
 
@@ -114,8 +116,11 @@ class AutoparserHandler:
         store: AutoparserStore | None = None,
         pages: PageStore | None = None,
         turbo_enabled: Callable[[str], Awaitable[bool]] | None = None,
+        problems: ProblemStore | None = None,
     ) -> None:
         self.config = config
+        #: where a refused page's problem is written for its webmaster; None: only logged and counted
+        self.problems = problems
         self.extractor = extractor
         self._blobs = blobs
         self.hashes = hashes
@@ -166,6 +171,16 @@ class AutoparserHandler:
         )
         return [Output(topic="documents.deleted", message=gone, key=url)]
 
+    async def _held(self, msg: CrawlResult, url: str, refusal: Problem) -> None:
+        """The refused page's problem, where its webmaster looks (the host's status, the console)."""
+        if self.problems is None:
+            return
+        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        # a version of the clock the hash store's versions follow: the page published later is newer
+        version = int(now.timestamp() * 1_000_000)
+        row = PageProblems(url, version, msg.host, SourceKind.autoparser.value, msg.host, (refusal,), held=True)
+        await self.problems.put_page_problems([row], now=now)
+
     def _skip(self, reason: str, msg: CrawlResult) -> Sequence[Output]:
         SKIPPED.labels(reason=reason).inc()
         log.debug("autoparser skipped %s: %s", msg.url, reason)
@@ -206,6 +221,7 @@ class AutoparserHandler:
                 link=page_url,
             )
             log.warning("autoparser refused %s: %s", page_url, refusal.model_dump_json())
+            await self._held(msg, url, refusal)
             return self._skip("incomplete", msg)
         title = ex.title.strip()[:_TITLE_MAX]
         if not title:

@@ -419,3 +419,8 @@ SQLITE.append(
 POSTGRES.append(
     (19, "images: re-check validators, pages per copy", (*_IMAGE_RECHECK, "ALTER TABLE pages ADD COLUMN ready BYTEA"))
 )
+
+# 20: a page held back (it lost content; the autoparser's guard) shows its problems though it is not published
+_HELD_PAGES = ("ALTER TABLE page_problems ADD COLUMN held BOOLEAN NOT NULL DEFAULT FALSE",)
+SQLITE.append((20, "page_problems: pages held back", _HELD_PAGES))
+POSTGRES.append((20, "page_problems: pages held back", _HELD_PAGES))

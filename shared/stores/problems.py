@@ -68,6 +68,9 @@ class PageProblems:
     source_id: str
     problems: tuple[Problem, ...]
     updated_at: datetime | None = None
+    #: the page was held back at this version, not published (it lost content: ``shared/completeness.py``;
+    #: the autoparser's guard): the row shows until a version at least as new is stored
+    held: bool = False
 
 
 class ProblemStore(Protocol):
@@ -99,5 +102,6 @@ class ProblemStore(Protocol):
         url: str | None = None,
         limit: int = 200,
     ) -> builtins.list[PageProblems]:
-        """Rows of live pages at their stored version, by source, host or URL; the newest first."""
+        """Rows of live pages at their stored version, and of pages held back at a version newer than
+        the stored one (or with none stored), by source, host or URL; the newest first."""
         ...

@@ -85,6 +85,23 @@ class ProblemStoreContract:
         await stores.pages.delete(url, 4)
         assert await stores.problems.page_problems(source_id="f1") == []
 
+    async def test_a_page_held_back_shows_its_problems_until_a_version_as_new_is_stored(self, stores: Stores) -> None:
+        """Issue 15 item 5 / issue 17: a page not published (held back) was invisible to its webmaster."""
+        url, old = "https://a.example/news/held", "https://a.example/news/older"
+        held = PageProblems(url, 5, "a.example", "autoparser", "a.example", (LATE,), held=True)
+        await stores.problems.put_page_problems([held], now=T0)
+        (got,) = await stores.problems.page_problems(host="a.example")  # no page at all: still shown
+        assert (got.url, got.version, got.held) == (url, 5, True)
+        await stores.pages.upsert(page(3, url))  # an older version is live: the new one was held
+        assert [r.url for r in await stores.problems.page_problems(source_id="a.example")] == [url]
+        await stores.pages.upsert(page(6, url))  # published since: the hold is over
+        assert await stores.problems.page_problems(host="a.example") == []
+        # a live page's row is as before: shown at its version only
+        await stores.problems.put_page_problems([PageProblems(old, 2, "a.example", "rss", "f1", (LATE,))])
+        assert await stores.problems.page_problems(url=old) == []
+        await stores.pages.upsert(page(2, old))
+        assert [(r.url, r.held) for r in await stores.problems.page_problems(url=old)] == [(old, False)]
+
     async def test_task_problems_round_trip(self, stores: Stores) -> None:
         item = TaskItem(url="https://a.example/x", status="rejected", error="item has no title", problems=(NO_TITLE,))
         task = await stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="a.example"), now=T0)

@@ -7,7 +7,8 @@ spanning an ``await``. A report's problems and counts are one JSON body (read
 whole, never queried); ``fetched_at`` orders a feed's history.
 
 The page-problem reads join the page table: a row counts only while its
-version is the page's live version (see ``problems.py``).
+version is the page's live version, or, for a page held back (``held``), while
+no version as new is stored (see ``problems.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from shared.stores.sql.runner import SqlRunner, chunks
 __all__ = ["SqlProblemStore"]
 
 _REPORT_COLUMNS = "feed_id, fetched_at, result, body"
-_PAGE_COLUMNS = "pp.url, pp.version, pp.host, pp.source_kind, pp.source_id, pp.problems, pp.updated_at"
+_PAGE_COLUMNS = "pp.url, pp.version, pp.host, pp.source_kind, pp.source_id, pp.problems, pp.updated_at, pp.held"
 
 
 def _report_body(r: FetchReport) -> str:
@@ -77,6 +78,7 @@ def _page(row: Sequence[Any]) -> PageProblems:
         source_id=row[4],
         problems=tuple(problems_from(orjson.loads(row[5]))),
         updated_at=from_us(row[6]),
+        held=bool(row[7]),
     )
 
 
@@ -134,10 +136,10 @@ class SqlProblemStore:
         stamp = now_us(now)
         for row in rows:
             await self._db.execute(
-                "INSERT INTO page_problems (url, version, host, source_kind, source_id, problems, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET version = excluded.version,"
+                "INSERT INTO page_problems (url, version, host, source_kind, source_id, problems, updated_at, held)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET version = excluded.version,"
                 " host = excluded.host, source_kind = excluded.source_kind, source_id = excluded.source_id,"
-                " problems = excluded.problems, updated_at = excluded.updated_at"
+                " problems = excluded.problems, updated_at = excluded.updated_at, held = excluded.held"
                 # a late write of an older version never hides what a newer one lost
                 " WHERE page_problems.version <= excluded.version",
                 row.url,
@@ -147,6 +149,7 @@ class SqlProblemStore:
                 row.source_id,
                 dumps([p.as_dict() for p in row.problems]),
                 stamp,
+                bool(row.held),
             )
 
     async def page_problems(
@@ -166,8 +169,11 @@ class SqlProblemStore:
             raise ValueError("page_problems needs a source_id, a host or a url")
         rows = await self._db.fetch(
             f"SELECT {_PAGE_COLUMNS} FROM page_problems pp"
-            " JOIN pages p ON p.url = pp.url AND p.version = pp.version AND NOT p.deleted"
-            f" WHERE {' AND '.join(where)} ORDER BY pp.updated_at DESC, pp.url LIMIT ?",
+            " LEFT JOIN pages p ON p.url = pp.url"
+            f" WHERE {' AND '.join(where)}"
+            " AND ((NOT pp.held AND p.version = pp.version AND NOT p.deleted)"
+            " OR (pp.held AND (p.url IS NULL OR p.version < pp.version)))"
+            " ORDER BY pp.updated_at DESC, pp.url LIMIT ?",
             *args,
             limit,
         )

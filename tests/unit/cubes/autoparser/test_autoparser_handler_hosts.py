@@ -172,3 +172,28 @@ async def test_a_refusal_is_a_structured_problem(
     (record,) = [r for r in caplog.records if "refused" in r.getMessage()]
     assert '"code":"autoparser.incomplete"' in record.getMessage()
     assert url in record.getMessage()
+
+
+async def test_a_refused_page_is_shown_to_its_webmaster_until_it_is_published(
+    extractor: Extractor, tmp_path: Path, stores: Stores
+) -> None:
+    """Issue 17's leftover: refusals were only logged and counted; the host's status now lists them."""
+    url, html, _ = host_pages(1)[0]
+    handler = handler_for(extractor, tmp_path, stores)
+    handler.problems = stores.problems
+    handler.config = AutoparserConfig(min_completeness=1.01)
+    assert await handler.handle(crawled(url, html), CTX) == []
+    (row,) = await stores.problems.page_problems(host=HOST)
+    assert row.held
+    assert row.source_kind == "autoparser"
+    ((code, where),) = [(p.code, p.where.link if p.where else None) for p in row.problems]
+    assert code == "autoparser.incomplete"
+    assert where == url
+    # the guard lets it through later: the page is published, and the hold is over
+    handler.config = AutoparserConfig()
+    handler.clock.advance(60)  # type: ignore[attr-defined]
+    (out,) = await handler.handle(crawled(url, html), CTX)
+    doc = out.message
+    assert isinstance(doc, Document)
+    await stores.pages.upsert(Page(url=doc.url, host=doc.host, version=doc.version, title=doc.title))
+    assert await stores.problems.page_problems(host=HOST) == []
