@@ -97,7 +97,9 @@ async def test_a_feed_shows_its_history_rollup_and_pages_that_lost_images(tmp_pa
         assert got["latest_fetch"]["result"] == "http_5xx"
         assert got["rollup"]["images_failed"] == {"image.not_found": 1}
         assert got["rollup"]["failing_feeds"] == 1  # a page that lost an image makes its feed failing
-        assert got["pages_with_problems"] == [{"url": page_url, "version": 3, "problems": [lost.as_dict()]}]
+        assert got["pages_with_problems"] == [
+            {"url": page_url, "version": 3, "problems": [lost.as_dict()], "held": False}
+        ]
         history = await (await api.client.get(got["fetches_url"], headers=api.auth(token))).json()
         assert [f["result"] for f in history["fetches"]] == ["http_5xx", "parsed"]
         pages = await (await api.client.get(f"/api/v1/feeds/{feed_id}/pages", headers=api.auth(token))).json()
