@@ -328,6 +328,28 @@ async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
     return time.perf_counter() - t
 
 
+async def search_pass(stores: Stores, queries: Sequence[str], label: str, name: str) -> tuple[float, ...]:
+    """Run ``queries`` one after another: queries/s, p50 and p99 (s), CPU per query (s); printed."""
+    lat = []
+    hits = 0
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    for q in queries:
+        t = time.perf_counter()
+        res = await stores.search.search(SearchRequest(parse_query(q), limit=20, now=NOW))
+        lat.append(time.perf_counter() - t)
+        hits += bool(res.hits)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    p50, p99 = percentiles(lat)
+    qps = len(queries) / wall
+    print(
+        f"[{label}] {name}: {qps:,.0f} queries/s, p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms, "
+        f"{cpu / len(queries) * 1e3:.2f} ms CPU per query = {len(queries) / cpu:,.0f} queries/s of one core "
+        f"({len(queries)} queries, {hits / len(queries):.0%} found something; CPU {cpu / wall:.0%} of wall); {load()}"
+    )
+    return qps, p50, p99, cpu / len(queries)
+
+
 async def bench_search(url: str, label: str, args: argparse.Namespace, ru: list[str], en: list[str]) -> None:
     rng = random.Random(16)
     stores = await open_stores(url, pool_size=2)
@@ -344,22 +366,18 @@ async def bench_search(url: str, label: str, args: argparse.Namespace, ru: list[
         queries = make_queries(args.queries, ru, en, rng)
         for q in queries[:50]:  # warm the caches as a running frontend has them
             await stores.search.search(SearchRequest(parse_query(q), limit=20, now=NOW))
-        lat = []
-        hits = 0
-        c0 = time.process_time()
-        t0 = time.perf_counter()
-        for q in queries:
-            t = time.perf_counter()
-            res = await stores.search.search(SearchRequest(parse_query(q), limit=20, now=NOW))
-            lat.append(time.perf_counter() - t)
-            hits += bool(res.hits)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        p50, p99 = percentiles(lat)
-        qps = len(queries) / wall
-        print(
-            f"[{label}] search: {qps:,.0f} queries/s, p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms "
-            f"({hits / len(queries):.0%} found something; bench process CPU {cpu / wall:.0%} of wall); {load()}"
-        )
+        qps, p50, p99, cpu_q = await search_pass(stores, queries, label, "search")
+        fast = getattr(stores.search, "_topk", None)
+        if fast is not None:
+            # baseline: the same queries ranked by the full SQL ranking (every match scored), same run
+            stores.search._topk = None  # type: ignore[attr-defined]
+            n_full = max(50, len(queries) // 4)
+            _, fp50, fp99, fcpu = await search_pass(stores, queries[:n_full], label, "baseline full SQL ranking")
+            stores.search._topk = fast  # type: ignore[attr-defined]
+            print(
+                f"[{label}] the impact-ordered walk against the full ranking: {fp50 / p50:.1f}x at p50, "
+                f"{fp99 / p99:.1f}x at p99, {fcpu / cpu_q:.1f}x less CPU per query"
+            )
         n_like = max(5, args.queries // 100)
         like = [await timed(lambda q=q: like_scan(stores, q)) for q in queries[:n_like]]
         lp50, lp99 = percentiles(like)
@@ -369,7 +387,9 @@ async def bench_search(url: str, label: str, args: argparse.Namespace, ru: list[
             f"{(qps * sum(like) / n_like):,.0f}x in queries/s; {load()}"
         )
         verdict = "PASS" if p99 <= 0.050 and qps >= 300 else "MISS"
-        print(f"[{label}] target p99 <= 50 ms and >= 300 queries/s: {verdict}")
+        print(f"[{label}] target p99 <= 50 ms and >= 300 queries/s: {verdict} (wall clock, on a shared machine)")
+        cpu_verdict = "PASS" if 1 / cpu_q >= 300 else "MISS"
+        print(f"[{label}] target >= 300 queries/s of one core (CPU per query): {cpu_verdict}")
     finally:
         await stores.close()
 

@@ -43,8 +43,8 @@ __all__ = [
 ]
 
 #: bump when what the index holds changes: a store re-indexes pages indexed by an older version
-#: (2: the type, date and host moved out of the FTS5 table into search_docs)
-ANALYZER_VERSION = 2
+#: (2: the type, date and host moved out of the FTS5 table into search_docs; 3: the impact index)
+ANALYZER_VERSION = 3
 
 #: a word: letters and digits of any script, no underscore
 WORD_RE = re.compile(r"[^\W_]+")

@@ -17,6 +17,7 @@ letter, since a Snowball stem is a prefix of its word but for a final letter
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -79,6 +80,8 @@ class _Matcher:
                 if s == t.stem or (t.prefix and (s.startswith(t.stem) or folded.startswith(t.stem))):
                     hit = i
                     break
+            if len(self._memo) >= _MEMO_MAX:
+                self._memo.clear()
             self._memo[word] = hit
         return hit
 
@@ -94,9 +97,19 @@ class _Matcher:
         return out
 
 
+#: words a matcher remembers the verdict of (a query's matcher serves all its results, and the next queries)
+_MEMO_MAX = 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher(terms: tuple[Term, ...]) -> _Matcher:
+    """One matcher per query: its pattern is compiled and its words stemmed once for all the results."""
+    return _Matcher(terms)
+
+
 def highlight(text: str, terms: Sequence[Term]) -> Snippet:
     """``text`` whole (a title, say) with its matching words marked."""
-    return Snippet(text, tuple((s, e) for s, e, _ in _Matcher(terms).matches(text)))
+    return Snippet(text, tuple((s, e) for s, e, _ in _matcher(tuple(terms)).matches(text)))
 
 
 def _word_start(text: str, pos: int) -> int:
@@ -131,7 +144,7 @@ def _best_start(found: list[tuple[int, int, int]], width: int) -> int:
 def make_snippet(text: str, terms: Sequence[Term], width: int = SNIPPET_CHARS) -> Snippet:
     """The best passage of ``text`` for ``terms`` (its start when nothing matches), marked."""
     text = " ".join(text[:_SCAN_CHARS].split())
-    matcher = _Matcher(terms)
+    matcher = _matcher(tuple(terms))
     found = matcher.matches(text)
     if found:
         first = found[_best_start(found, width)][0]

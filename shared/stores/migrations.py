@@ -436,3 +436,39 @@ POSTGRES.append(
         ),
     )
 )
+
+# 21: SQLite search's impact index (``sqlite/search_topk.py``): a page's stems grouped by their bound, under
+# rowids ordered by it, so a search reads a common word's best pages first; search_docs gains the page's
+# length and the instant its freshness was taken. The rows are rebuilt by the store at open.
+SQLITE.append(
+    (
+        21,
+        "search: impact index",
+        (
+            "DROP TRIGGER IF EXISTS pages_search_gone",
+            "DROP TRIGGER IF EXISTS pages_search_ad",
+            "ALTER TABLE search_docs ADD COLUMN length BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE search_docs ADD COLUMN ref_at BIGINT",
+            "CREATE INDEX IF NOT EXISTS search_docs_late ON search_docs (ref_at) WHERE kind = 'news'",
+            """CREATE TABLE IF NOT EXISTS search_imp_rows (
+                k INTEGER PRIMARY KEY, id INTEGER NOT NULL, terms TEXT NOT NULL)""",
+            "CREATE INDEX IF NOT EXISTS search_imp_rows_id ON search_imp_rows (id)",
+            """CREATE VIRTUAL TABLE IF NOT EXISTS search_imp USING fts5(
+                terms, content='search_imp_rows', content_rowid='k', detail=none, columnsize=0,
+                tokenize='unicode61 remove_diacritics 0')""",
+            *(
+                f"""CREATE TRIGGER IF NOT EXISTS {name} {event} BEGIN
+                DELETE FROM search_fts WHERE rowid = old.rowid; DELETE FROM search_docs WHERE id = old.rowid;
+                INSERT INTO search_imp (search_imp, rowid, terms)
+                    SELECT 'delete', k, terms FROM search_imp_rows WHERE id = old.rowid;
+                DELETE FROM search_imp_rows WHERE id = old.rowid; END"""
+                for name, event in (
+                    ("pages_search_gone", "AFTER UPDATE OF deleted ON pages WHEN new.deleted AND NOT old.deleted"),
+                    ("pages_search_ad", "AFTER DELETE ON pages"),
+                )
+            ),
+            "DELETE FROM search_meta WHERE key = 'analyzer'",
+        ),
+    )
+)
+POSTGRES.append((21, "search: impact index (SQLite only)", ()))

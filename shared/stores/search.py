@@ -6,7 +6,8 @@ engines keep the index in the page's own transaction or row), so a deleted page
 is never found. What is searched, ranked and returned is defined engine-free in
 ``shared.search``: the query language (``query.py``), the ranking (``ranking.py``),
 filters and cursors (``request.py``), snippets (``snippets.py``). Engines:
-``sqlite/search.py`` (FTS5 over stems, BM25) and ``postgres/search.py`` (the
+``sqlite/search.py`` (FTS5 over stems, BM25; a common word's best pages found
+through an impact-ordered index, ``sqlite/search_topk.py``) and ``postgres/search.py`` (the
 ``russian`` / ``english`` configurations, GIN).
 """
 

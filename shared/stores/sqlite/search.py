@@ -11,8 +11,11 @@ The page store writes both in the page's transaction (``index_page``); triggers
 drop a page's rows when it is tombstoned or deleted by any path, so the index
 follows every removal.
 
-A search ranks every match in SQL (``bm25 × freshness``), takes the ``limit``
-best after the cursor, and only then reads those pages' text for snippets. The
+A search of plain words on many pages walks the impact index ``search_imp``
+(``search_topk.py``: each word's pages from the best bound down, scored exactly,
+stopped once no unseen page can enter the results); any other search ranks every
+match in SQL (``bm25 × freshness``) and takes the ``limit`` best after the
+cursor. Either way only those pages' text is then read, for snippets. The
 analyzer's version is kept in ``search_meta``; a store opened with rows indexed
 by another version re-indexes them (``reindex_if_stale``).
 """
@@ -29,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from shared.search.analysis import ANALYZER_VERSION, index_text, page_lang
+from shared.search.analysis import ANALYZER_VERSION, page_lang, stems, words
 from shared.search.kinds import page_kind
 from shared.search.query import SearchQuery, Term
 from shared.search.request import Cursor, SearchRequest, SearchResults
@@ -37,6 +40,7 @@ from shared.stores.codec import to_us
 from shared.stores.pages import Page
 from shared.stores.sql.search import freshness_params, freshness_sql, hit_from_row
 from shared.stores.sqlite.db import SqliteDb
+from shared.stores.sqlite.search_topk import MAX_PAGE_ID, TopK, impact_rows
 
 __all__ = ["IndexTerms", "SqliteSearchIndex", "fts_match", "index_page", "index_terms", "reindex_if_stale"]
 
@@ -45,20 +49,36 @@ log = logging.getLogger(__name__)
 #: pages re-indexed per transaction (a few ms of write lock each)
 _REINDEX_CHUNK = 500
 _INSERT = "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)"
-_INSERT_DOC = "INSERT INTO search_docs (id, kind, published, host) VALUES (?, ?, ?, ?)"
+_INSERT_DOC = "INSERT INTO search_docs (id, kind, published, host, length, ref_at) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_IMP_ROW = "INSERT INTO search_imp_rows (k, id, terms) VALUES (?, ?, ?)"
+_INSERT_IMP = "INSERT INTO search_imp (rowid, terms) VALUES (?, ?)"
+#: an external-content FTS5 table forgets a row when told its old values (the FTS5 'delete' command)
+_DELETE_IMP = (
+    "INSERT INTO search_imp (search_imp, rowid, terms) SELECT 'delete', k, terms FROM search_imp_rows WHERE id = ?"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class IndexTerms:
     title: str
     body: str
+    #: the page's tokens, title and text (FTS5's document length)
+    length: int = 0
+    #: the page's rows of the impact index, less its rowid (``search_topk.impact_rows``)
+    impacts: tuple[tuple[int, str], ...] = ()
+
+
+def _terms(title: str, body: str, kind: str, published: int | None, written: int) -> IndexTerms:
+    t, b = stems(words(title)), stems(words(body))
+    return IndexTerms(" ".join(t), " ".join(b), len(t) + len(b), tuple(impact_rows(t, b, kind, published, written)))
 
 
 def index_terms(page: Page) -> IndexTerms | None:
     """What the index stores for ``page``, or None when it is not searchable (a tombstone, an empty preview)."""
     if page.deleted or not (page.title or page.text):
         return None
-    return IndexTerms(index_text(page.title), index_text(page.text))
+    written = to_us(page.written_at) or 0
+    return _terms(page.title, page.text, page.kind, to_us(page.published_at) or written, written)
 
 
 def index_page(conn: sqlite3.Connection, rowid: int, page: Page, terms: IndexTerms | None) -> None:
@@ -66,13 +86,25 @@ def index_page(conn: sqlite3.Connection, rowid: int, page: Page, terms: IndexTer
     _drop(conn, rowid)
     if terms is not None:
         published = to_us(page.published_at or page.written_at)
-        conn.execute(_INSERT, (rowid, terms.title, terms.body))
-        conn.execute(_INSERT_DOC, (rowid, page.kind, published, page.host))
+        _write(conn, rowid, terms, page.kind, published, page.host, to_us(page.written_at) or 0)
+
+
+def _write(
+    conn: sqlite3.Connection, rowid: int, terms: IndexTerms, kind: str, published: int | None, host: str, ref: int
+) -> None:
+    conn.execute(_INSERT, (rowid, terms.title, terms.body))
+    conn.execute(_INSERT_DOC, (rowid, kind, published, host, terms.length, ref))
+    if rowid <= MAX_PAGE_ID:  # past it the fast path declines (search_topk.TopK.best)
+        rows = [(high | rowid, rowid, text) for high, text in terms.impacts]
+        conn.executemany(_INSERT_IMP_ROW, rows)
+        conn.executemany(_INSERT_IMP, [(k, text) for k, _, text in rows])
 
 
 def _drop(conn: sqlite3.Connection, rowid: int) -> None:
     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
     conn.execute("DELETE FROM search_docs WHERE id = ?", (rowid,))
+    conn.execute(_DELETE_IMP, (rowid,))
+    conn.execute("DELETE FROM search_imp_rows WHERE id = ?", (rowid,))
 
 
 def _phrase(terms: tuple[Term, ...]) -> str:
@@ -114,7 +146,28 @@ def _matches_sql(request: SearchRequest, extra: str = "") -> tuple[str, list[Any
     )
 
 
-def _search(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[tuple[Any, ...]], list[float]]:
+def _search(
+    conn: sqlite3.Connection, request: SearchRequest, topk: TopK | None = None
+) -> tuple[list[tuple[Any, ...]], list[float]]:
+    best = topk.best(conn, request) if topk is not None else None
+    top = best if best is not None else _ranked(conn, request)
+    if not top:
+        return [], []
+    ids = [t[0] for t in top]
+    marks = ", ".join("?" * len(ids))
+    rows = {
+        r[0]: r[1:]
+        for r in conn.execute(
+            f"SELECT rowid, url, host, title, text, written_at, kind, published_at FROM pages WHERE rowid IN ({marks})",
+            ids,
+        )
+    }
+    kept = [(rows[i], s) for i, s in top if i in rows]
+    return [k[0] for k in kept], [k[1] for k in kept]
+
+
+def _ranked(conn: sqlite3.Connection, request: SearchRequest) -> list[tuple[int, float]]:
+    """Every match ranked in SQL (bm25 × freshness): the best ``limit + 1`` after the cursor."""
     matches, params = _matches_sql(request)
     after = ""
     after_params: list[Any] = []
@@ -132,33 +185,24 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> tuple[list[tupl
         else:
             after = " WHERE score < ?"
             after_params = [score]
-    top = conn.execute(
-        f"SELECT id, score FROM ({matches}){after} ORDER BY score DESC, id LIMIT ?",
-        (*params, *after_params, request.limit + 1),
-    ).fetchall()
-    if not top:
-        return [], []
-    ids = [t[0] for t in top]
-    marks = ", ".join("?" * len(ids))
-    rows = {
-        r[0]: r[1:]
+    return [
+        (int(r[0]), float(r[1]))
         for r in conn.execute(
-            f"SELECT rowid, url, host, title, text, written_at, kind, published_at FROM pages WHERE rowid IN ({marks})",
-            ids,
+            f"SELECT id, score FROM ({matches}){after} ORDER BY score DESC, id LIMIT ?",
+            (*params, *after_params, request.limit + 1),
         )
-    }
-    kept = [(rows[i], s) for i, s in top if i in rows]
-    return [k[0] for k in kept], [k[1] for k in kept]
+    ]
 
 
 class SqliteSearchIndex:
     def __init__(self, db: SqliteDb) -> None:
         self._db = db
+        self._topk = TopK()
 
     async def search(self, request: SearchRequest) -> SearchResults:
         if request.query.empty or request.limit <= 0:
             return SearchResults()
-        rows, scores = await self._db.read(lambda conn: _search(conn, request))
+        rows, scores = await self._db.read(lambda conn: _search(conn, request, self._topk))
         # snippets on the loop, not the reader thread: they stem words, and stemmers belong to a thread
         hits = tuple(hit_from_row(row, score, request.query) for row, score in zip(rows, scores, strict=True))
         more = len(hits) > request.limit
@@ -197,8 +241,8 @@ def _reindex_chunk(conn: sqlite3.Connection, after: int) -> tuple[int, int]:
             kind, published, _lang = _legacy_fields(doc_json, title, text)
         _drop(conn, rowid)
         if title or text:
-            conn.execute(_INSERT, (rowid, index_text(title), index_text(text)))
-            conn.execute(_INSERT_DOC, (rowid, kind, published or written, host))
+            _write(conn, rowid, _terms(title, text, kind, published or written, written), kind, published or written,
+                   host, written)  # fmt: skip
     return (rows[-1][0] if rows else 0), len(rows)
 
 
