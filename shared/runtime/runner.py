@@ -43,7 +43,7 @@ times in its headers, ``received_at``, a handler's time limit, the breaker's
 cooldown, the timers' intervals — so a test with a ``ManualClock`` decides when
 a retry is due or a handler late. Paces, recovery waits and bounds are the
 event loop's own time: the commit cadence, lag sampling, the watchdog's look,
-the waits after a bus failure or through an outage, the shutdown grace, the
+the waits after a bus failure (``waits.py``) or through an outage, the shutdown grace, the
 tests' ``idle_timeout``; they must go on, and end, while a test's clock stands
 still.
 """
@@ -72,20 +72,15 @@ from shared.runtime.publish import Encoder, emitter, publish_outputs, reset_prod
 from shared.runtime.shutdown import bounded, settle
 from shared.runtime.stats import Meter, RunStats, sample_lag
 from shared.runtime.timers import run_timer
+from shared.runtime.waits import bus_backoff, wake_on
 from shared.runtime.watchdog import Watchdog
 
 __all__ = ["HEADERS", "RunStats", "Runner"]
 
 log = logging.getLogger("turbocubes.runtime")
 
-#: a bus failure is waited out: first wait, and the cap of the doubling waits (seconds)
-BUS_BACKOFF_FIRST_S = 1.0
-BUS_BACKOFF_CAP_S = 30.0
 #: a lag reading in progress at a stop gets this long to end by itself
 LAG_READ_GRACE_S = 5.0
-#: the intake re-checks its state at least this often while it waits for room (a safety net:
-#: every change it waits for also wakes it)
-WAKE_EVERY_S = 1.0
 
 
 class Runner:
@@ -282,17 +277,17 @@ class Runner:
                 if self._enough():
                     if lanes.in_flight == 0:
                         return
-                    await self._wake_on(lanes.finished)
+                    await wake_on(lanes.finished, self._stop)
                     continue
                 room = self.max_in_flight - lanes.in_flight
                 if room <= 0:
-                    await self._wake_on(lanes.room)
+                    await wake_on(lanes.room, self._stop)
                     continue
                 try:
                     records = await consumer.getmany(0.05 if lanes.in_flight else 0.2, room)
                 except Exception as exc:  # the bus is unreachable: wait and poll again
                     self.stats.bus_failures += 1
-                    backoff = await self._backoff("poll", exc, backoff)
+                    backoff = await bus_backoff(self.cube.name, "poll", exc, backoff, self._stop)
                     continue
                 if not records:
                     idle = self.idle_timeout is not None and loop_time() - idle_since >= self.idle_timeout
@@ -317,15 +312,6 @@ class Runner:
             with contextlib.suppress(Exception):
                 await tracker.commit_finished()
 
-    async def _wake_on(self, event: asyncio.Event) -> None:
-        """Wait for the runner's own wake-up ``event`` (cleared after) or a stop."""
-        stop = asyncio.ensure_future(self._stop.wait())
-        waiter = asyncio.ensure_future(event.wait())
-        await asyncio.wait((stop, waiter), timeout=WAKE_EVERY_S, return_when=asyncio.FIRST_COMPLETED)
-        stop.cancel()
-        waiter.cancel()
-        event.clear()
-
     async def _recover(self, backoff: float) -> float:
         """The bus failed under work in flight: drop it all and read again from the last commits."""
         exc, self._bus_failure = self._bus_failure, None
@@ -334,16 +320,7 @@ class Runner:
         await self._lanes.cancel()
         await self._tracker.rewind()
         self._lanes.clear()
-        return await self._backoff("delivery", exc, backoff)
-
-    async def _backoff(self, what: str, exc: BaseException, backoff: float) -> float:
-        backoff = min(BUS_BACKOFF_CAP_S, max(BUS_BACKOFF_FIRST_S, backoff * 2))
-        log.error(
-            "%s: %s failed (%s: %s); trying again in %.0fs", self.cube.name, what, type(exc).__name__, exc, backoff
-        )
-        with contextlib.suppress(TimeoutError):  # a recovery pace: the loop's time (module docstring)
-            await asyncio.wait_for(self._stop.wait(), backoff)
-        return backoff
+        return await bus_backoff(self.cube.name, "delivery", exc, backoff, self._stop)
 
     async def _on_revoke(self, tps: set[TopicPartition]) -> None:
         """A rebalance takes partitions away: finish and commit their in-flight records first."""
@@ -355,7 +332,7 @@ class Runner:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.cfg.shutdown_timeout_s):  # a bound: the loop's time
                 while tracker.busy(gone):
-                    await self._wake_on(self._lanes.finished)
+                    await wake_on(self._lanes.finished, self._stop)
         with contextlib.suppress(Exception):
             await tracker.commit_finished()
         tracker.forget(gone)

@@ -1,0 +1,44 @@
+"""The runner's waits that are paces, not a message's behaviour (DESIGN.md section 4, runtime).
+
+Two waits, each ended early by a stop: the intake's wait for one of its own wake-up events
+(room in the lanes, a record finished), re-checked at least every ``WAKE_EVERY_S``; and the wait
+after a bus failure, doubling from ``BUS_BACKOFF_FIRST_S`` to ``BUS_BACKOFF_CAP_S``. Both are on
+the event loop's time (``runner.py``'s docstring, "Time"): they must go on, and end, while a
+test's clock stands still.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+__all__ = ["BUS_BACKOFF_CAP_S", "BUS_BACKOFF_FIRST_S", "WAKE_EVERY_S", "bus_backoff", "wake_on"]
+
+log = logging.getLogger("turbocubes.runtime")
+
+#: a bus failure is waited out: first wait, and the cap of the doubling waits (seconds)
+BUS_BACKOFF_FIRST_S = 1.0
+BUS_BACKOFF_CAP_S = 30.0
+#: the intake re-checks its state at least this often while it waits for room (a safety net:
+#: every change it waits for also wakes it)
+WAKE_EVERY_S = 1.0
+
+
+async def wake_on(event: asyncio.Event, stop: asyncio.Event) -> None:
+    """Wait for a wake-up ``event`` (cleared after), a ``stop``, or ``WAKE_EVERY_S``."""
+    stopped = asyncio.ensure_future(stop.wait())
+    waiter = asyncio.ensure_future(event.wait())
+    await asyncio.wait((stopped, waiter), timeout=WAKE_EVERY_S, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    waiter.cancel()
+    event.clear()
+
+
+async def bus_backoff(cube: str, what: str, exc: BaseException, backoff: float, stop: asyncio.Event) -> float:
+    """Log ``what`` failed and wait the next backoff after ``backoff`` (or until ``stop``); returns it."""
+    backoff = min(BUS_BACKOFF_CAP_S, max(BUS_BACKOFF_FIRST_S, backoff * 2))
+    log.error("%s: %s failed (%s: %s); trying again in %.0fs", cube, what, type(exc).__name__, exc, backoff)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), backoff)
+    return backoff
