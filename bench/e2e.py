@@ -773,6 +773,18 @@ async def cleanup_real(settings: Settings, kafka: str, postgres: str, schema: st
         dsn, _ = split_schema(postgres)
         conn = await asyncpg.connect(dsn.replace("postgresql://", "postgres://", 1))
         try:
+            # what the run left in PostgreSQL, by table (docs/capacity.md sizes the database from it)
+            sizes = await conn.fetch(
+                "SELECT c.relname, pg_total_relation_size(c.oid) AS bytes, c.reltuples FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'"
+                " ORDER BY bytes DESC LIMIT 8",
+                schema,
+            )
+            print(
+                "   PostgreSQL by table (bytes with indexes, ~rows): "
+                + ", ".join(f"{r['relname']} {r['bytes']:,} ({max(0, int(r['reltuples'])):,})" for r in sizes),
+                flush=True,
+            )
             await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         finally:
             await conn.close()
