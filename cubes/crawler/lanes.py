@@ -58,6 +58,8 @@ LATE_TOLERANCE_SHARE = 0.5
 WAKE_GRID_S = 0.005
 #: idle lanes kept in memory; the oldest idle one is forgotten past this (its state is soft anyway)
 MAX_IDLE_LANES = 50_000
+#: lanes one eviction looks at at most (each new lane past the cap makes one)
+_EVICT_LOOK = 16
 
 
 @dataclass(eq=False)
@@ -124,6 +126,11 @@ class Lane:
     @property
     def window_s(self) -> float:
         return self._window_base * self.interval
+
+    def forgettable(self, now: float) -> bool:
+        """Nothing to remember: no request in flight, no pause, no incident (its lane store row,
+        if any, keeps the rest)."""
+        return self.in_flight == 0 and self.paused_until <= now and self.policy.incidents == 0
 
     def next_allowed_at(self, now: float | None = None) -> float:
         """The earliest moment a request may start; ``inf`` while only an answer can free the window.
@@ -274,7 +281,7 @@ class Lanes:
         if lane is None:
             lane = self._new(host)
             self._lanes[host] = lane
-            self._evict()
+            self._evict(keep=host)
         else:
             self._lanes.move_to_end(host)
         return lane
@@ -313,15 +320,26 @@ class Lanes:
                 return found
         return None
 
-    def _evict(self) -> None:
-        if len(self._lanes) <= MAX_IDLE_LANES:
-            return
+    def _evict(self, keep: str) -> None:
+        """Forget the least recently used idle lanes past ``MAX_IDLE_LANES``, looking at a few.
+
+        Oldest first; a lane that must be kept (a request in flight, a pause, incidents to
+        remember) goes to the back, so the next call does not look at it again; ``keep``, the lane
+        just made for a request, stays even when every other one is busy. This used to copy
+        every lane for every new host past the cap, quadratic: at 100k hosts (bench/scale.py, 1M
+        feeds) the crawler spent its time here.
+        """
         now = self.clock.monotonic()
-        for host, lane in list(self._lanes.items()):
-            if len(self._lanes) <= MAX_IDLE_LANES:
-                break
-            if lane.in_flight == 0 and lane.paused_until <= now and lane.policy.incidents == 0:
+        looked = 0
+        while len(self._lanes) > MAX_IDLE_LANES and looked < _EVICT_LOOK:
+            host, lane = next(iter(self._lanes.items()))
+            looked += 1
+            if host == keep:
+                break  # every older lane went to the back: none is forgettable
+            if lane.forgettable(now):
                 del self._lanes[host]
+            else:
+                self._lanes.move_to_end(host)
 
     def __len__(self) -> int:
         return len(self._lanes)

@@ -186,3 +186,31 @@ async def test_status_and_idle_lane_eviction(monkeypatch):
     status = ls.status()
     assert [s["host"] for s in status["busy"]] == ["busy.test"]
     assert status["busy"][0]["in_flight"] == 1
+
+
+async def test_a_new_lane_past_the_cap_looks_at_a_few_lanes_not_all(monkeypatch):
+    """At 100k hosts every new host past the cap copied and scanned every lane (bench/scale.py at 1M
+    feeds spent its time there); lanes that must be kept are not looked at again and again."""
+    import cubes.crawler.lanes as lanes_mod
+
+    monkeypatch.setattr(lanes_mod, "MAX_IDLE_LANES", 100)
+    looked = 0
+    forgettable = lanes_mod.Lane.forgettable
+
+    def counting(self, now):
+        nonlocal looked
+        looked += 1
+        return forgettable(self, now)
+
+    monkeypatch.setattr(lanes_mod.Lane, "forgettable", counting)
+    clock = ManualClock(start=0.0)
+    ls = lanes(clock, rate=1.0, burst=1, concurrency=1)
+    busy = [ls.get(f"busy{i}.test") for i in range(100)]
+    for lane in busy:
+        assert lane.try_start()  # in flight: must be kept
+    for i in range(1000):
+        ls.get(f"h{i}.test")
+    assert all(ls.peek(f"busy{i}.test") is busy[i] for i in range(100))  # none forgotten
+    assert ls.peek("h999.test") is not None  # the lane just made for a request is kept
+    assert len(ls) < 110  # the busy ones and a few idle ones: the cap holds within a few
+    assert looked <= 20 * 1000  # at most a few per new lane, however many are busy (was: all ~100 each)
