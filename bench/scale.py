@@ -259,7 +259,10 @@ class Sim:
                 self.throttled += 1
                 self.results.append(_result(req, FetchStatus.throttled, now, None))
                 continue
-            if at != float("inf") and host not in self.waking:
+            # a known moment ahead: wake then. Otherwise only an answer frees the lane: the window
+            # is full of requests in flight (inf), or the concurrency cap is reached, which
+            # next_allowed_at leaves out (a wake-up now would spin at this instant: 1M's big hosts)
+            if now < at != float("inf") and host not in self.waking:
                 self.waking.add(host)
                 self.push(at, "wake", host)
             return  # a release or the wake-up tries again
