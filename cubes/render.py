@@ -175,7 +175,11 @@ async def render_command(
     result = parse_feed(
         body, url=url, content_type=content_type, declared_format=None if fmt == "auto" else fmt, limits=limits
     )
-    cands, errs = prepare_items(result.items, feed_host=host, cleaner=ContentCleaner(settings.kvwriter.video_hosts))
+    cands, errs = prepare_items(
+        result.items,
+        feed_host=host,
+        cleaner=ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete),
+    )
     _, derrs = prepare_deletions(result.deletions, feed_host=host)
     problems: list[Problem] = to_problems([*result.errors, *errs, *derrs])
     if host is None and any(p.code == "item.bad_link" for p in problems):

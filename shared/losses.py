@@ -13,22 +13,37 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from shared.completeness import Carried, incomplete_message
 from shared.messages import Document, SourceKind
 from shared.previews import preview_key
-from shared.problems import image_problem
+from shared.problems import image_problem, problem
 from shared.stores.problems import PageProblems
 
-__all__ = ["page_problems"]
+#: the reason of an image that was only late: it does not hold its page (``shared/completeness.py``)
+LATE = "late"
+
+__all__ = ["LATE", "page_problems"]
 
 #: sources whose ``SourceRef.id`` is a feed id (the problems' ``where.feed``)
 _FEED_SOURCES = frozenset({SourceKind.rss, SourceKind.turbo, SourceKind.yml})
 
 
-def page_problems(doc: Document, lost: Mapping[str, str]) -> PageProblems | None:
-    """The problems of ``doc`` published without the media in ``lost`` (URL -> reason); None if nothing."""
+def page_problems(doc: Document, lost: Mapping[str, str], *, hold: bool = False, shown: int = 0) -> PageProblems | None:
+    """The problems of ``doc`` without the media in ``lost`` (URL -> reason); None if nothing.
+
+    ``hold`` (``media.hold_incomplete``): an image lost for good (any reason but ``late``) holds the
+    page back: the row is ``held`` and says so (``page.incomplete``), and the caller publishes
+    nothing. ``shown``: the media the page still shows, for the message.
+    """
     if not lost:
         return None
     feed = doc.source.id if doc.source.kind in _FEED_SOURCES else None
+    problems = tuple(image_problem(url, reason, page_url=doc.url, feed=feed) for url, reason in sorted(lost.items()))
+    failed = sum(1 for reason in lost.values() if reason != LATE)
+    held = hold and failed > 0
+    if held:
+        message = incomplete_message(Carried(failed, 0), Carried(failed + shown, 0), "their copies failed")
+        problems = (problem("page.incomplete", message, feed=feed, link=doc.url), *problems)
     return PageProblems(
         # a preview is stored under its own key, so its problems never touch the live page's
         url=preview_key(doc.source.id, doc.url) if doc.preview else doc.url,
@@ -36,5 +51,6 @@ def page_problems(doc: Document, lost: Mapping[str, str]) -> PageProblems | None
         host=doc.host,
         source_kind=doc.source.kind.value,
         source_id=doc.source.id,
-        problems=tuple(image_problem(url, reason, page_url=doc.url, feed=feed) for url, reason in sorted(lost.items())),
+        problems=problems,
+        held=held,
     )

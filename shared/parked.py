@@ -129,6 +129,8 @@ class Released:
 
     doc: Document
     lost: dict[str, str]
+    #: how many of its media it still shows (for what ``shared.losses`` tells the webmaster)
+    shown: int = 0
 
 
 async def release(payload: bytes, images: Records, now: datetime) -> Released:
@@ -140,6 +142,7 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
         return Released(
             media_doc.rewrite(found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now),
             found.lost(media_doc.refs),
+            sum(1 for url in media_doc.refs if url in found.cdn),
         )
     found = await look_up(images, template.refs, now)
     cdn = [found.cdn.get(url) for url in template.refs]
@@ -154,7 +157,7 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
             if url is not None and (c := found.cdn.get(url))
         ]
         update["media_ready_at"] = now
-        return Released(doc.model_copy(update=update), {})
+        return Released(doc.model_copy(update=update), {}, len(ready))
     media_doc = MediaDoc(doc)
     if unknown := media_doc.refs.keys() - template.refs.keys():  # refs found differently since it was parked
         more = await look_up(images, dict.fromkeys(unknown, MediaKind.image), now)
@@ -165,4 +168,5 @@ async def release(payload: bytes, images: Records, now: datetime) -> Released:
     return Released(
         media_doc.rewrite(found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now),
         found.lost(media_doc.refs),
+        sum(1 for url in media_doc.refs if url in found.cdn),
     )

@@ -379,6 +379,16 @@ _ROWS: tuple[ProblemCode, ...] = (
         "for it, or accept that the Turbo page goes without it.",
     ),
     ProblemCode(
+        "page.incomplete",
+        "error",
+        "the page lost images or tables and was held back, not published",
+        "Fix what the message and the page's other problems name: an image that cannot be fetched or "
+        "copied (its own problem says why), an image without a web URL (data:, javascript:, none: give "
+        "it an http(s) src), a table inside an element that is removed with its content (noscript, "
+        "object, a form). The page is published at the item's next version that keeps them; until "
+        "then its previous version, if any, stays.",
+    ),
+    ProblemCode(
         "autoparser.incomplete",
         "error",
         "the autoparser did not publish a page: its extraction lost most of the article",

@@ -59,6 +59,8 @@ class DelayHandler:
     ) -> None:
         #: where what a released page lost is written; None: nowhere (tests of other concerns)
         self.problems = problems
+        #: a page that lost an image for good is held back, not published (``shared/completeness.py``)
+        self.hold = settings.media.hold_incomplete
         self.sweep_batch = settings.delay.sweep_batch
         self.lease_s = settings.delay.release_lease_s
         self.images = images
@@ -84,9 +86,11 @@ class DelayHandler:
                 # lease and logged) rather than failing its neighbours or being dropped.
                 log.error("delay: parked document %s v%d no longer decodes, kept: %s", d.url, d.version, exc)
                 continue
-            outputs.append(Output("documents.ready", done.doc, key=d.url))
+            lost = page_problems(done.doc, done.lost, hold=self.hold, shown=done.shown)
+            if lost is None or not lost.held:  # a held page is released (forgotten here), not published
+                outputs.append(Output("documents.ready", done.doc, key=d.url))
             released.append((d.url, d.version))
-            if (lost := page_problems(done.doc, done.lost)) is not None:
+            if lost is not None:
                 losses.append(lost)
         if losses and self.problems is not None:
             # before the documents are published: a failed publish releases them again, writing the same rows

@@ -8,7 +8,9 @@ For each parsed document:
 2. Everything cached (or failed for good): rewrite the references to CDN URLs,
    drop the failed ones, publish to ``documents.ready`` with ``media_ready_at``.
    What was dropped is written as the page's problems (``shared/losses.py``),
-   for its webmaster; a release (step 4, and the delay cube) does the same.
+   for its webmaster; a release (step 4, and the delay cube) does the same. A page
+   that lost an image for good is held back instead (``media.hold_incomplete``,
+   ``shared/completeness.py``): its problems are written held, nothing is published.
 3. Otherwise order each missing image or video ONCE: ``ImageRegistry.mark_ordered_many``
    is an atomic "first caller wins" per image (a document's images in one call), so a
    thousand documents needing one image send one ``crawl.requests`` (a lost order is
@@ -65,6 +67,8 @@ class MediaHandler:
         problems: ProblemStore | None = None,
     ) -> None:
         self.media = settings.media
+        #: a page that lost an image for good is held back, not published (``shared/completeness.py``)
+        self.hold = settings.media.hold_incomplete
         #: where what a published page lost is written; None: nowhere (tests of other concerns)
         self.problems = problems
         self.images = images
@@ -90,7 +94,10 @@ class MediaHandler:
             # here would cost a store round trip on the path every cached document takes.
             ready = media_doc.rewrite(found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now)
             if found.failed:
-                await self._tell([page_problems(doc, found.lost(found.failed))], now)
+                row = page_problems(doc, found.lost(found.failed), hold=self.hold, shown=len(found.cdn))
+                await self._tell([row], now)
+                if row is not None and row.held:  # shared/completeness.py: held back, not published
+                    return []
             return [Output("documents.ready", ready, key=doc.url)]
 
         outputs: list[Output] = []
@@ -140,9 +147,11 @@ class MediaHandler:
             for url in others.keys() - again.missing.keys():
                 for done in await self.delay.resolve(url, now=now):
                     back = await release(done.doc_json, self.lookups, now)
-                    outputs.append(Output("documents.ready", back.doc, key=done.url))
+                    row = page_problems(back.doc, back.lost, hold=self.hold, shown=back.shown)
+                    if row is None or not row.held:  # a held page is released, and not published
+                        outputs.append(Output("documents.ready", back.doc, key=done.url))
                     released.append((done.url, done.version))
-                    losses.append(page_problems(back.doc, back.lost))
+                    losses.append(row)
             await self._tell(losses, now)
             if released:
                 delay = self.delay

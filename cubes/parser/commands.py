@@ -123,7 +123,7 @@ async def parse_command(
             return 2
         host = host or urlsplit(base_url).hostname
     limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.parser.max_body_bytes)
-    cleaner = ContentCleaner(settings.kvwriter.video_hosts)
+    cleaner = ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete)
     declared = None if fmt == "auto" else fmt
     url: str | None = None
     content_type = None

@@ -24,7 +24,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         deps.blobs,
         settings.parser,
         deps.clock,
-        cleaner=ContentCleaner(settings.kvwriter.video_hosts),
+        cleaner=ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete),
         max_body_bytes=settings.parser.max_body_bytes,
     )
     return Cube(

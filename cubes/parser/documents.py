@@ -23,6 +23,7 @@ from cubes.parser.model import ItemError, MediaRef, ParsedItem, Severity
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
+from shared.completeness import carried, incomplete_message
 from shared.hashing import content_hash
 from shared.hosts import HostScope
 from shared.i18n import language
@@ -106,6 +107,31 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_INCOMPLETE = "page.incomplete"
+#: how the parser loses an image or a table: the safe-HTML policy removed it
+_HOW = (
+    "the safe-HTML policy removed them: an image without a web URL (data:, javascript: or none), or "
+    "content inside an element removed with everything in it (noscript, object, a form)"
+)
+
+
+def _incomplete(blocks: str, content: str, hold: bool) -> str | None:
+    """Held (raises) or warned (the message) when ``content`` lost images or tables of ``blocks``.
+
+    ``blocks``: the item's HTML with its Turbo blocks made static (what they leave out on purpose,
+    an ad or a form, is reported by them and holds nothing); ``content``: what the policy kept.
+    """
+    before = carried(blocks)
+    if not before:
+        return None  # nothing to lose (the common teaser: one scan)
+    lost = carried(content).lost_from(before)
+    if not lost:
+        return None
+    if hold:
+        raise IdentityError(incomplete_message(lost, before, _HOW), code=_INCOMPLETE)
+    return incomplete_message(lost, before, _HOW, held=False)
+
+
 def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: ContentCleaner = _CLEANER) -> Candidate:
     """One item as a candidate; ``IdentityError`` (with the reason) when it cannot be a page.
 
@@ -122,6 +148,7 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
     html = item.content_html + related_html(item.related) if item.related else item.content_html
     html, notes = turbo_blocks(html, page_url=ident.url, lang=lang, video_hosts=cleaner.video_hosts)
     content = cleaner.clean(html, item.base or ident.url, page_url=ident.url)
+    incomplete = _incomplete(html, content, cleaner.hold_incomplete)
     media = _media(item, content)
     summary = plain(item.summary)[:_SUMMARY_MAX] or None if item.summary else None
     digest = content_hash(
@@ -138,6 +165,10 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
         ItemError(n.message, item.line, None, item.index, ident.url, severity=Severity.warning, code=n.code)
         for n in notes
     ]
+    if incomplete:
+        warnings.append(
+            ItemError(incomplete, item.line, None, item.index, ident.url, severity=Severity.warning, code=_INCOMPLETE)
+        )
     return Candidate(
         url=ident.url,
         host=ident.host,

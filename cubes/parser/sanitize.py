@@ -44,8 +44,11 @@ def _plain(html: str) -> bool:
 class ContentCleaner:
     """The parser's cleaner for one list of video hosts (``kvwriter.video_hosts``)."""
 
-    def __init__(self, video_hosts: Iterable[str] = EMBED_HOSTS) -> None:
+    def __init__(self, video_hosts: Iterable[str] = EMBED_HOSTS, *, hold_incomplete: bool = True) -> None:
         self._safe = SafeHtml(media=MediaRule.source, video_hosts=video_hosts)
+        #: an item whose images or tables the policy removes is refused (``shared/completeness.py``);
+        #: False: published without them, with a warning (``media.hold_incomplete``)
+        self.hold_incomplete = hold_incomplete
         #: the players an iframe may show (the Turbo blocks report the others)
         self.video_hosts = self._safe.video_hosts
 

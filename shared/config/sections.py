@@ -215,6 +215,9 @@ class MediaConfig(Section):
     recheck_batch: int = Field(default=500, gt=0)
     #: crawl.requests priority of re-checks (0 urgent .. 9 bulk): nobody waits on them
     recheck_priority: int = Field(default=9, ge=0, le=9)
+    #: a page that lost an image for good (404, not an image, ...) or, in the parser, an image or a
+    #: table is held back, not published without it (shared/completeness.py); false: published, reported
+    hold_incomplete: bool = True
 
 
 class DelayConfig(Section):

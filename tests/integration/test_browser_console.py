@@ -9,8 +9,8 @@ its own (no real DNS). Headless Chromium, over the DevTools protocol (the helper
 2. signs in to the console with it, claims the site by its URL (its own port), publishes the
    meta tag and verifies the host;
 3. adds the feed, and sees its pages appear in the console and opens one;
-4. sees the broken image reported: on the feed (``image.not_found`` with its hint), and in the
-   host's failing count;
+4. sees the broken image reported: on the feed (``image.not_found`` with its hint, and the page
+   it holds back: ``page.incomplete``), and in the host's failing count;
 5. fixes the feed (the image's URL) and presses "fetch now": the fetch goes through the host's
    lane, the feed's page shows that very fetch, and the page no longer lost anything.
 
@@ -215,14 +215,22 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
         await _submit(browser, session, _form("form[action='/console/feeds']", url=f"{site.origin}/feed.xml"))
         feed_path = await _eval(browser, session, "location.pathname")
         assert feed_path.startswith("/console/feeds/")
+        # the page whose image is broken is held back, not published without it (issue 15, completeness)
         await _reload_until(
-            browser, session, "both pages published", "document.querySelectorAll('#pages li a').length === 2", task
+            browser,
+            session,
+            "one page published, the other listed",
+            "document.querySelectorAll('#pages li').length === 2"
+            " && document.querySelectorAll('#pages li a').length === 1",
+            task,
         )
-        # 4. the broken image is reported, with its fix
+        # 4. the broken image is reported, with its fix, and the page it holds back
         await _reload_until(
             browser, session, "the broken image reported", "!!document.querySelector('#page-problems .problem')", task
         )
         problems = await _eval(browser, session, "document.querySelector('#page-problems').textContent")
+        assert "held back: not published" in problems
+        assert "page.incomplete" in problems
         assert "image.not_found" in problems
         assert f"{site.origin}/img/egret-missing.png" in problems
         assert "How to fix:" in problems
@@ -259,6 +267,7 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
         assert "None: every published page of this feed has all its content." in await _eval(
             browser, session, "document.querySelector('#page-problems').innerText"
         )
+        assert await _eval(browser, session, "document.querySelectorAll('#pages li a').length") == 2  # published
         await _shot(browser, session, "console-feed-fixed")
         await _submit(browser, session, f"location.href = {host_page!r}")
         assert await _eval(browser, session, "document.querySelector('#failing').textContent") == "0"

@@ -151,6 +151,7 @@ async def lost(env: Env, doc: Document) -> list[tuple[str, str, str | None]]:
 
 async def test_what_a_released_page_lost_is_reported_with_why(env: Env) -> None:
     """Issue 14: an image answering 404 was published silently removed; nothing reported it."""
+    env.media.hold = env.delay.hold = False  # media.hold_incomplete off: published without it
     await env.park(document("https://news.test/2", [A, B]))
     await env.cached(A)
     [doc] = ready_docs(await env.failed(B))
@@ -164,6 +165,18 @@ async def test_what_a_released_page_lost_is_reported_with_why(env: Env) -> None:
     assert ("image.not_found", "https://news.test/3", "feed1") in await lost(env, again)
 
 
+async def test_a_parked_page_that_lost_an_image_for_good_is_held_back_once(env: Env) -> None:
+    """Issue 15 item 5: released without its 404 image and published as complete; now held, and told."""
+    await env.park(document("https://news.test/h", [A, B]))
+    await env.cached(A)
+    assert ready_docs(await env.failed(B)) == []  # released, not published
+    (row,) = await env.stores.problems.page_problems(url="https://news.test/h")
+    assert row.held
+    assert [p.code for p in row.problems] == ["page.incomplete", "image.not_found"]
+    env.clock.advance(env.settings.delay.release_lease_s + env.settings.media.deadline_s + 1)
+    assert await env.sweep() == []  # forgotten by the delay store: not released again
+
+
 async def test_an_image_late_at_the_deadline_is_reported(env: Env) -> None:
     await env.park(document("https://news.test/4", [A, C]))
     await env.cached(A)
@@ -173,6 +186,7 @@ async def test_an_image_late_at_the_deadline_is_reported(env: Env) -> None:
 
 
 async def test_a_failed_image_releases_the_document_without_it(env: Env) -> None:
+    env.media.hold = env.delay.hold = False  # media.hold_incomplete off: published without it
     await env.park(document("https://news.test/2", [A, B]))
     await env.cached(A)
     [doc] = ready_docs(await env.failed(B))
@@ -306,9 +320,11 @@ class CountingImages:
 
 
 async def test_the_last_announced_image_releases_without_a_registry_query(env: Env) -> None:
+    env.media.hold = env.delay.hold = False  # media.hold_incomplete off: published without it
     await env.park(document("https://news.test/q", [A, B]))
     counting = CountingImages(env.stores.images)
     env.delay = DelayHandler(env.settings, counting, env.stores.delay, env.clock)  # type: ignore[arg-type]
+    env.delay.hold = False
     assert await env.cached(A) == []
     [doc] = ready_docs(await env.cached(B))
     assert counting.queries == []  # both CDN URLs came with their media.cached messages

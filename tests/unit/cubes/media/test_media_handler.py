@@ -129,6 +129,7 @@ async def test_a_newer_version_replaces_the_parked_one_and_an_older_is_ignored(e
 
 
 async def test_permanently_failed_images_are_removed_not_ordered(env: Env) -> None:
+    env.handler.hold = False  # media.hold_incomplete off: published without it (held: the next test)
     await env.cache("https://img.test/ok.jpg")
     await env.stores.images.record_failed(
         "https://img.test/dead.jpg", "http_404", retry_at=env.now() + timedelta(days=7), now=env.now()
@@ -139,6 +140,26 @@ async def test_permanently_failed_images_are_removed_not_ordered(env: Env) -> No
     html = out[0].message.content_html  # type: ignore[attr-defined]
     assert "dead.jpg" not in html
     assert 'src="/cdn/img/ok.jpg"' in html
+
+
+async def test_a_page_that_lost_an_image_for_good_is_held_back_and_says_why(tmp_path: Path) -> None:
+    """Issue 15 item 5: it was published without the image, as if it were complete."""
+    stores = await open_stores(f"sqlite:///{tmp_path}/held.db")
+    try:
+        env = Env(stores)
+        env.handler = MediaHandler(env.settings, stores.images, stores.delay, env.clock, stores.problems)
+        await env.cache("https://img.test/ok.jpg")
+        await stores.images.record_failed(
+            "https://img.test/dead.jpg", "http_404", retry_at=env.now() + timedelta(days=7), now=env.now()
+        )
+        doc = document("https://news.test/f", ["https://img.test/ok.jpg", "https://img.test/dead.jpg"])
+        assert await env.handler.handle(doc, CTX) == []  # nothing published
+        (row,) = await stores.problems.page_problems(url="https://news.test/f")
+        assert row.held
+        assert [p.code for p in row.problems] == ["page.incomplete", "image.not_found"]
+        assert "lost 1 of its 2 images (their copies failed)" in row.problems[0].message
+    finally:
+        await stores.close()
 
 
 async def test_a_failure_whose_retry_time_came_is_ordered_again(env: Env) -> None:

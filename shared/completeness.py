@@ -1,0 +1,72 @@
+"""A page that lost images or tables is held back, not published as complete (issue 15 item 5; DESIGN.md s.10).
+
+"A Turbo page carries all the content of the original": a page that lost a
+picture or a table on the way would be published as if it were whole, and
+its reader would never know. So counting what a page carries counts its
+images and tables as well as its text, at the two places they can be lost:
+
+* **the parser** (``cubes/parser/documents.py``): the item's HTML, its Turbo
+  blocks made static, against what the safe-HTML policy keeps of it. An image
+  without a web URL (``data:``, ``javascript:``, none) or a table inside an
+  element that goes with its content (``<noscript>``, ``<object>`` ...) is lost
+  there; the item is refused with ``page.incomplete``, naming what was lost.
+  What the blocks leave out on purpose (an ad slot, a form, an embed from a
+  host that is not an allowed player) is policy, reported as
+  ``page.content_dropped``, and does not hold the page.
+* **the media cube and the delay cube** (``shared/losses.py``): an image whose
+  copy failed for good (404, not an image, too large...) is not on the page;
+  the page is held with ``page.incomplete`` beside each image's own problem.
+  An image only *late* (not in the CDN by the deadline) does not hold the page:
+  it is published without it and the problem says so (a slow host must not
+  keep a story off the air).
+
+A held page is not written; the version before it, if any, stays. Its problems
+are stored *held* (``PageProblems.held``) and shown in the feed's and host's
+status and the console until a version as new is published. ``media.hold_incomplete``
+(default true) switches holding off: pages are then published without what
+they lost, and the problems still say what.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Carried", "carried", "incomplete_message"]
+
+_IMG = re.compile(r"<img\b", re.IGNORECASE)
+_TABLE = re.compile(r"<table\b", re.IGNORECASE)
+_EITHER = re.compile(r"<(?:img|table)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """The images and tables an HTML fragment carries."""
+
+    images: int
+    tables: int
+
+    def lost_from(self, before: Carried) -> Carried:
+        """What ``before`` had that this has not."""
+        return Carried(max(0, before.images - self.images), max(0, before.tables - self.tables))
+
+    def __bool__(self) -> bool:
+        return bool(self.images or self.tables)
+
+
+def carried(html: str) -> Carried:
+    """The images and tables of ``html`` (an ``<img>`` inside a ``<picture>`` counts once)."""
+    if "<" not in html or _EITHER.search(html) is None:  # one scan for the common teaser
+        return Carried(0, 0)
+    return Carried(len(_IMG.findall(html)), len(_TABLE.findall(html)))
+
+
+def incomplete_message(lost: Carried, before: Carried, how: str, *, held: bool = True) -> str:
+    """``page.incomplete``'s message: what was lost, of how many, and how (``held``: or published without)."""
+    parts = []
+    if lost.images:
+        parts.append(f"{lost.images} of its {before.images} image{'s' if before.images != 1 else ''}")
+    if lost.tables:
+        parts.append(f"{lost.tables} of its {before.tables} table{'s' if before.tables != 1 else ''}")
+    fate = "was held back, not published" if held else "was published without them"
+    return f"the page {fate}: it lost {' and '.join(parts)} ({how})"
