@@ -230,6 +230,8 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
         )
         problems = await _eval(browser, session, "document.querySelector('#page-problems').textContent")
         assert "held back: not published" in problems
+        listed = await _eval(browser, session, "document.querySelector('#pages').textContent")
+        assert "held back: not published (it lost images or tables; see above)" in listed
         assert "page.incomplete" in problems
         assert "image.not_found" in problems
         assert f"{site.origin}/img/egret-missing.png" in problems

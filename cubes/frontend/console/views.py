@@ -194,6 +194,7 @@ async def feed_page(
         latest_at=moment(o.latest.fetched_at, now) if o.latest else None,
         history=[(r, moment(r.fetched_at, now)) for r in o.history],
         pages=pages,
+        held={p.url for p in o.pages if p.held},  # not published: held back (shared/completeness.py)
         more_pages=len(urls) > _PAGES_LISTED,
         notice=notice or _fetch_notice(list(o.history), fetch_id),
     )
