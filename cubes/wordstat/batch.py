@@ -1,17 +1,29 @@
-"""Group commit for counted searches (DESIGN.md section 3, "wordstat"; the store's ``count``).
+"""Counted searches summed in memory and written in big batches (DESIGN.md section 3, "wordstat").
 
-Many handler calls run at once (the cube's key-lanes); the searches that arrive
-while a batch is being written wait and go together in the next one: one
-transaction per batch, however many searches it holds, and no added latency
-when the cube is idle. Every caller waits for *its* batch to be durable (so the
-runtime commits the input only then) or gets its error (the runtime retries;
-counting is idempotent by event id, so a retry after a half-known outcome is harmless).
+A handler call only adds its search to the batch being gathered and returns; its input is
+committed once that batch is durable (``Context.commit_after``). A batch is written when it
+holds ``max_batch`` searches or ``linger_s`` after its first one, in one transaction
+(``WordstatStore.count``), which sums the searches per counter row: a Zipf stream's
+thousands of searches are a few hundred upserts, and the lanes never wait for the store.
+
+Nothing counted is lost or counted twice on a crash:
+
+* a crash before a batch is durable: its inputs were not committed, they are read again;
+* a crash after it is durable, before its inputs' commit: they are read again, and the
+  store counts each event id once (``ws_seen``, in the batch's own transaction);
+* a failed write fails every search of the batch: the runner reads them again.
+
+Batches are written one at a time, in order; while one is written the next gathers. Past
+``max_waiting`` searches not yet durable, a caller waits for the write in progress
+(back-pressure: a store slower than the stream holds the intake, not the memory).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import time
+from collections import deque
 
 from shared.clock import utcnow
 from shared.errors import TransientError
@@ -19,56 +31,114 @@ from shared.stores.wordstat import CountedSearch, WordstatStore
 
 __all__ = ["GroupCounter"]
 
-#: searches per transaction at most: a batch is a few small upserts per distinct query, lemma and
-#: host, so 2,000 hold the SQLite write lock for a few milliseconds
-MAX_BATCH = 2000
-#: how long a batch gathers before it is written (Kafka's linger.ms, for the same reason): without it
-#: a busy cube wrote batches of ~10 searches, each paying the transaction's fixed statements; 5 ms
-#: delays a count by nothing a reader could see and makes batches of hundreds
-LINGER_S = 0.005
+#: searches per transaction at most: a batch is one upsert per distinct counter row, and a Zipf
+#: stream's 20,000 searches have a few thousand; SQLite holds its write lock ~0.1 s for it
+MAX_BATCH = 20_000
+#: how long a batch gathers at most: a count shows up this much later, and the input's commit
+#: waits for it (the runtime commits every 20 ms otherwise); a quarter second is far below what a
+#: reader of monthly counts could notice, and lets a busy cube's batches fill
+LINGER_S = 0.25
+
+
+class _Batch:
+    __slots__ = ("fut", "searches")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.searches: list[CountedSearch] = []
+        #: done once the batch is durable; a write's error is every caller's
+        self.fut: asyncio.Future[None] = loop.create_future()
+        # one nobody awaits (its input was dropped by a rebalance) is not an error to log
+        self.fut.add_done_callback(_retrieve)
 
 
 class GroupCounter:
-    def __init__(self, store: WordstatStore, max_batch: int = MAX_BATCH, linger_s: float = LINGER_S) -> None:
+    def __init__(
+        self,
+        store: WordstatStore,
+        max_batch: int = MAX_BATCH,
+        linger_s: float = LINGER_S,
+        max_waiting: int | None = None,
+    ) -> None:
         self.store = store
         self.max_batch = max_batch
         self.linger_s = linger_s
-        self._pending: list[tuple[CountedSearch, asyncio.Future[None]]] = []
+        self.max_waiting = max_waiting if max_waiting is not None else 3 * max_batch
+        #: batches not written yet, oldest first; the last one gathers
+        self._queue: deque[_Batch] = deque()
+        self._waiting = 0
+        self._full = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: batches written, searches in them and the time their writes took (the bench and tests read these)
+        self.batches = 0
+        self.written = 0
+        self.write_s = 0.0
+
+    @property
+    def waiting(self) -> int:
+        """Searches added and not durable yet."""
+        return self._waiting
+
+    def add(self, search: CountedSearch) -> asyncio.Future[None]:
+        """Add a search to the batch being gathered; the future is done once that batch is durable."""
+        queue = self._queue
+        if not queue or len(queue[-1].searches) >= self.max_batch:
+            queue.append(_Batch(asyncio.get_running_loop()))
+        batch = queue[-1]
+        batch.searches.append(search)
+        self._waiting += 1
+        if len(batch.searches) >= self.max_batch:
+            self._full.set()
+        if self._task is None or self._task.done():
+            # a task of its own, not a caller: a caller that goes away never strands the others
+            self._task = asyncio.create_task(self._drain(), name="wordstat-group-count")
+        return batch.fut
 
     async def count(self, search: CountedSearch) -> None:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((search, fut))
-        if self._task is None or self._task.done():
-            # a task of its own, not a caller: a caller's timeout never strands the others
-            self._task = asyncio.create_task(self._drain(), name="wordstat-group-count")
-        await fut
+        """Count one search and return once it is durable (outside a runner)."""
+        await self.add(search)
+
+    async def room(self) -> None:
+        """Wait while more than ``max_waiting`` searches are not durable yet (back-pressure)."""
+        while self._waiting > self.max_waiting and self._queue:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._queue[0].fut)
+
+    async def flush(self) -> None:
+        """Write what is gathered now; return once everything added so far is durable (or failed)."""
+        self._full.set()
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
 
     async def _drain(self) -> None:
-        # linger: the handlers that the next polls start queue before the write
-        await asyncio.sleep(self.linger_s)
-        while self._pending:
-            batch = self._pending[: self.max_batch]
-            del self._pending[: self.max_batch]
+        queue = self._queue
+        while queue:
+            if len(queue) == 1 and len(queue[0].searches) < self.max_batch:
+                # linger: the searches of the next polls join the batch (or it fills first)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._full.wait(), self.linger_s)
+            self._full.clear()
+            batch = queue.popleft()  # from now on it does not grow: add() starts the next one
+            t0 = time.perf_counter()
             try:
-                await self.store.count([s for s, _ in batch], now=utcnow())
-            except Exception as exc:  # every caller of the batch gets the error; the runtime retries
-                _settle(batch, exc)
+                await self.store.count(batch.searches, now=utcnow())
+            except Exception as exc:  # every search of the batch failed: the runner reads them again
+                batch.fut.set_exception(exc)
                 continue
-            except BaseException:
+            except BaseException:  # cancelled (the cube stops): what is not durable is read again
                 stopped = TransientError("counting interrupted: the writer was cancelled")
-                _settle(batch, stopped)
-                _settle(self._pending, stopped)
-                self._pending = []
+                for b in (batch, *queue):
+                    b.fut.set_exception(stopped)
+                self._waiting -= sum(len(b.searches) for b in queue)
+                queue.clear()
                 raise
-            _settle(batch, None)
+            finally:
+                self._waiting -= len(batch.searches)
+                self.write_s += time.perf_counter() - t0
+            self.batches += 1
+            self.written += len(batch.searches)
+            batch.fut.set_result(None)
 
 
-def _settle(batch: Sequence[tuple[CountedSearch, asyncio.Future[None]]], exc: BaseException | None) -> None:
-    for _, fut in batch:
-        if fut.done():
-            continue
-        if exc is None:
-            fut.set_result(None)
-        else:
-            fut.set_exception(exc)
+def _retrieve(fut: asyncio.Future[None]) -> None:
+    if not fut.cancelled():
+        fut.exception()

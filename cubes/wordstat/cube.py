@@ -11,8 +11,8 @@ __all__ = ["build"]
 
 #: how often old event ids are forgotten (the window is two weeks: hourly is plenty)
 _FORGET_EVERY_S = 3600.0
-#: handler calls at once: each only queues its search for the next group commit, so many lanes
-#: make big batches (one transaction each) instead of many small ones
+#: handler calls at once: each only adds its search to the batch being gathered and returns (its
+#: input's commit waits for the batch, batch.py), so lanes never wait for the store
 _LANES = 1024
 
 

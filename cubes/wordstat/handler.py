@@ -5,6 +5,9 @@ cached) and counted under its month, region and device, for its query, each of
 its lemmas and each host its results showed. Counting is idempotent: the store
 remembers every event id for ``wordstat.dedupe_window_s``, so a redelivered or
 replayed event counts once. A timer forgets ids older than that window.
+
+A call does not wait for the store: its search joins the batch being gathered
+(``batch.py``) and the runtime commits its input once that batch is durable.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from shared.wordstat.lemmas import analyze, normalize_query
 __all__ = ["WordstatHandler", "counted"]
 
 
+_ZERO = timedelta(0)
 #: distinct queries whose analysis stays in memory (searches repeat: a Zipf law, most hit the cache)
 _CACHE_QUERIES = 100_000
 
@@ -46,16 +50,20 @@ def counted(event: SearchQueryEvent) -> CountedSearch:
     if analyzed is None:
         raise Reject(f"search event {event.event_id} has no word to count: {event.query!r}")
     query, lemmas, content, lemma_set = analyzed
+    at = event.at
+    hosts = event.hosts
     return CountedSearch(
-        event_id=event.event_id,
-        query=query,
-        lemmas=lemmas,
-        content=content,
-        month=month_of(event.at.astimezone(UTC)),
-        region=event.region,
-        device=event.device.value,
-        hosts=tuple(dict.fromkeys(event.hosts)),
-        lemma_set=lemma_set,
+        event.event_id,
+        query,
+        lemmas,
+        content,
+        # the validated time is aware (the contract); UTC is what our frontend sends, the rest converts
+        at.year * 100 + at.month if at.utcoffset() == _ZERO else month_of(at.astimezone(UTC)),
+        event.region,
+        event.device.value,
+        # each once: the contract says so, a producer other than ours may not keep it
+        tuple(hosts) if len(hosts) < 2 else tuple(dict.fromkeys(hosts)),
+        lemma_set,
     )
 
 
@@ -67,8 +75,18 @@ class WordstatHandler:
         self.counter = GroupCounter(store)
 
     async def handle(self, msg: SearchQueryEvent, ctx: Context | None = None) -> Sequence[Output]:
-        await self.counter.count(counted(msg))
+        search = counted(msg)
+        await self.counter.room()
+        durable = self.counter.add(search)
+        if ctx is None:
+            await durable  # called directly (tests, tools): counted once this returns
+        else:
+            ctx.commit_after(durable)  # the input is committed once its batch is durable (batch.py)
         return []
+
+    async def flush(self) -> None:
+        """Write the batch being gathered now (the cube's stop: its commits need not wait the linger)."""
+        await self.counter.flush()
 
     async def forget(self, ctx: TimerContext | None = None) -> Sequence[Output]:
         """Timer: drop event ids older than the dedupe window."""

@@ -9,7 +9,8 @@ record) and commits only the *contiguously* finished prefix. One commit round
 1. per partition, take the finished slots at the head, in offset order, up to
    the first unfinished one;
 2. await the acknowledgement of everything they produced (outputs, delayed
-   retries, dead letters): nothing is committed whose work is not durable;
+   retries, dead letters) and what their handlers held the commit for
+   (``Context.commit_after``): nothing is committed whose work is not durable;
 3. commit, per partition, the offset after the last of them; an offset that
    would move backwards raises ``CommitOrderError`` (a bug, never retried);
 4. run their ``after_commit`` hooks (state that may only go once the work is
@@ -148,7 +149,13 @@ class CommitTracker:
             # 2. everything they produced is durable
             deliveries = [f for s in ready for f in s.deliveries]
             if deliveries:
-                await await_deliveries(self.producer, deliveries)
+                try:
+                    await await_deliveries(self.producer, deliveries)
+                except BaseException:
+                    # back at the head of their tracks: ``rewind`` seeks a partition never committed
+                    # to its first unfinished record, and without them it would skip them for good
+                    self._put_back(ready)
+                    raise
             # 3. commit, never backwards
             for tp, off in commits.items():
                 previous = self._committed.get(tp)
@@ -161,6 +168,14 @@ class CommitTracker:
             # 4. what waited for the commit, then the metrics
             await run_round_hooks(self.cube, ready)
             self.meter.flush()
+
+    def _put_back(self, slots: list[Slot]) -> None:
+        for slot in reversed(slots):
+            r = slot.record
+            track = self._tracks.get((r.topic, r.partition))
+            if track is None:
+                track = self._tracks[(r.topic, r.partition)] = deque()
+            track.appendleft(slot)
 
     async def run(
         self,

@@ -30,6 +30,7 @@ services publish themselves (``Deps.publish``), since a request is their input.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -101,7 +102,7 @@ class _Outputs:
 
 @dataclass(slots=True)  # built once per message: not frozen, which costs ~3x in __init__
 class Context(_Outputs):
-    """Where the message being handled came from."""
+    """Where the message being handled came from, and what its commit waits for besides its outputs."""
 
     topic: str
     partition: int
@@ -111,6 +112,24 @@ class Context(_Outputs):
     attempt: int
     received_at: datetime
     headers: Sequence[tuple[str, bytes]] = ()
+    #: what the input's commit waits for besides the outputs (``commit_after``)
+    holds: list[asyncio.Future[Any]] | None = field(default=None, kw_only=True)
+
+    def commit_after(self, durable: asyncio.Future[Any]) -> None:
+        """Commit the input only once ``durable`` is done; if it fails, the input is read again.
+
+        For a handler that hands its work to something that makes it durable later, for
+        many messages at once (the wordstat cube sums thousands of searches in memory and
+        writes them in one transaction): the handler returns at once, its lane goes on, and
+        the commit round waits for ``durable`` as it waits for the outputs' acknowledgements
+        (``commits.py``, step 2). A failure of ``durable`` fails the round like a bus failure:
+        the runner reads again from the last commits, so the work must be idempotent (the
+        wordstat store counts an event id once). A crash before ``durable`` is done loses
+        nothing: the input was not committed.
+        """
+        if self.holds is None:
+            self.holds = []
+        self.holds.append(durable)
 
 
 Handler = Callable[[Any, Context], Awaitable[Sequence[Output]]]

@@ -262,3 +262,46 @@ async def test_after_the_breaker_half_opens_every_waiting_lane_runs_again(bus: B
     assert runner.stats.dead_lettered == 5
     assert runner.stats.processed == n - 5
     assert not runner.breaker_open
+
+
+async def test_an_input_held_by_commit_after_is_committed_only_once_its_work_is_durable(bus: Bus, uid: str) -> None:
+    """``Context.commit_after``: the handler returns at once, the commit waits for the future; a
+    failed future makes the runner read the input again (the wordstat cube's batches)."""
+    t_in = register(f"in-{uid}")
+    await produce(bus, t_in, [(f"k{i}", contracts.encode(t_in, Item(id=f"k{i}", n=i))) for i in range(3)])
+    loop = asyncio.get_running_loop()
+    held: asyncio.Future[None] = loop.create_future()
+    handled: list[int] = []
+    returned = asyncio.Event()
+
+    async def handle(msg: Item, ctx: Any) -> list[Output]:
+        handled.append(msg.n)
+        if len(handled) <= 3:  # the first delivery of each waits for `held`; a second one is durable at once
+            ctx.commit_after(held)
+        if len(handled) == 3:
+            returned.set()
+        return []
+
+    runner = Runner(Cube(f"c-{uid}", (t_in,), (), handle, concurrency=4), make_deps(bus))
+    task = asyncio.create_task(runner.run())
+
+    async def committed() -> int:
+        consumer = runner.consumer
+        assert consumer is not None
+        offsets = [await consumer.committed(tp) for tp in consumer.assignment() if tp.topic == t_in]
+        return sum(o or 0 for o in offsets)
+
+    try:
+        await asyncio.wait_for(returned.wait(), 10)
+        for _ in range(5):  # a few commit rounds (COMMIT_EVERY_S) pass, and none may commit
+            await asyncio.sleep(0.05)
+            assert await committed() == 0, "committed before its work was durable"
+        held.set_exception(TransientError("the batch was not written"))
+        deadline = loop.time() + 10
+        while len(handled) < 6 or await committed() < 3:  # read again, redone, then committed
+            assert loop.time() < deadline, f"not redone and committed: {handled}, {await committed()}"
+            await asyncio.sleep(0.02)  # polling a condition, not synchronizing on time
+    finally:
+        runner.stop()
+        await task
+    assert sorted(handled) == [0, 0, 1, 1, 2, 2]
