@@ -21,16 +21,14 @@ from aiohttp import web
 from cubes.api.auth import TENANT, require_host
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
-from shared.stores.wordstat import month_of
 from shared.urls import canonical_host
-from shared.wordstat.frequency import frequency, frequency_json, months_back
+from shared.wordstat.frequency import frequency, frequency_json
+from shared.wordstat.hosts import host_queries as shown_queries
 from shared.wordstat.operators import WordstatSyntaxError, parse
 
 __all__ = ["add_routes"]
 
 _MAX_QUERY = 300
-#: queries of a host listed at most
-_HOST_QUERIES = 100
 
 
 def _months(request: web.Request, history: int) -> int:
@@ -77,16 +75,15 @@ async def host_queries(request: web.Request) -> web.StreamResponse:
         raise ValidationFailed([FieldError("host", str(exc))]) from None
     await require_host(ctx.stores.tenants, request[TENANT], host)
     months = _months(request, cfg.history_months)
-    last = month_of(datetime.fromtimestamp(ctx.clock.time(), tz=UTC))
-    rows = await ctx.stores.wordstat.host_queries(host, months_back(last, months - 1), last, limit=_HOST_QUERIES * 10)
-    shown = [(q, n) for q, n in rows if n >= cfg.privacy_threshold][:_HOST_QUERIES]
+    now = datetime.fromtimestamp(ctx.clock.time(), tz=UTC)
+    hq = await shown_queries(ctx.stores.wordstat, host, now=now, months=months, threshold=cfg.privacy_threshold)
     return json_response(
         {
             "host": host,
             "period_months": months,
             "privacy_threshold": cfg.privacy_threshold,
-            "queries": [{"query": q, "impressions": n} for q, n in shown],
-            "hidden": len(rows) - len(shown),
+            "queries": [{"query": q, "impressions": n} for q, n in hq.shown],
+            "hidden": hq.hidden,
         }
     )
 

@@ -2,7 +2,8 @@
 
     GET  /console                      sign in, or my hosts, my feeds, my uploads (+ claim a host, add a feed)
     POST /console/login                sign in with the API token       POST /console/logout
-    GET  /console/hosts/{host}         verification and how, feeds, roll-up, lane, pages that lost
+    GET  /console/hosts/{host}         verification and how, the searches that showed its pages
+                                       (?months=1|3|12), feeds, roll-up, lane, pages that lost
                                        something, pages waiting for images and why
     POST /console/hosts                claim a host by its URL          POST /console/hosts/{host}/verify
     GET  /console/feeds/{id}           status, every problem with its hint, history, next fetch, pages
@@ -74,6 +75,10 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
         except ValueError:
             return ""
 
+    def months_of(request: web.Request) -> int:
+        raw = request.query.get("months", "1")
+        return int(raw) if raw.isdigit() and len(raw) < 3 else 1  # the page keeps only the periods it offers
+
     async def login(request: web.Request) -> web.StreamResponse:
         if not c.gate.same_origin(request):
             return views.login_page(c, error="This form came from another site: refused.", status=403)
@@ -101,7 +106,7 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r.add_get("/console", page(home))
     r.add_post("/console/login", login)
     r.add_post("/console/logout", action(logout))
-    r.add_get("/console/hosts/{host}", page(lambda q, s: views.host_page(c, s, host_of(q))))
+    r.add_get("/console/hosts/{host}", page(lambda q, s: views.host_page(c, s, host_of(q), months=months_of(q))))
     r.add_post("/console/hosts", action(lambda q, s, f: actions.claim_host(c, s, f)))
     r.add_post("/console/hosts/{host}/verify", action(lambda q, s, f: actions.verify_host(c, s, host_of(q))))
     r.add_get(

@@ -1,5 +1,9 @@
 """The console's pages (issue 14 item 5): my hosts and feeds, a host, a feed, an upload task.
 
+A host's page also lists the searches that showed its pages
+(``shared.wordstat.hosts``: the API's rule, counts under the privacy threshold
+never named), once the host is verified.
+
 Each page reads what it shows once (``shared.overview``, ``status.gather``)
 and hands it to its template; every decision about a cell comes from the
 status view model (``status/view.py``). Another tenant's host, feed or task
@@ -9,6 +13,7 @@ answers the same 404 as one that does not exist.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -21,6 +26,7 @@ from shared.overview import failing, feed_overview, host_overview
 from shared.previews import preview_path
 from shared.stores import Feed, FetchReport, ImageStatus
 from shared.verification import instructions
+from shared.wordstat.hosts import host_queries
 
 __all__ = ["feed_page", "home_page", "host_page", "login_page", "not_found", "task_page"]
 
@@ -137,12 +143,36 @@ class _Waiting:
     deadline_m: Moment | None
 
 
+#: the periods the host page offers for its searches, in months
+SEARCH_PERIODS = (1, 3, 12)
+
+
 async def host_page(
-    c: ConsoleContext, signed: Signed, host: str, *, attempts: tuple[str, ...] = (), notice: str = ""
+    c: ConsoleContext,
+    signed: Signed,
+    host: str,
+    *,
+    attempts: tuple[str, ...] = (),
+    notice: str = "",
+    months: int = 1,
 ) -> web.Response:
     claim = next((x for x in await c.claims(signed.tenant_id) if x.host == host), None)
     if claim is None:
         return not_found(c, signed, "host")
+    cfg = c.settings.wordstat
+    months = months if months in SEARCH_PERIODS and months <= cfg.history_months else 1
+    # the searches that showed the host's pages: its owner's only once the host is verified, as in the API
+    searches = (
+        await host_queries(
+            c.stores.wordstat,
+            host,
+            now=datetime.fromtimestamp(c.clock.time(), tz=UTC),
+            months=months,
+            threshold=cfg.privacy_threshold,
+        )
+        if claim.verified
+        else None
+    )
     feeds = await c.stores.feeds.list(signed.tenant_id)
     view = await host_overview(c.stores, host, feeds)
     st = host_view(await gather_host(c.stores, c.settings, c.clock.time(), host, list(feeds)))
@@ -160,6 +190,8 @@ async def host_page(
         rollup=view.rollup,
         pages=view.pages,
         waiting=await _waiting(c, host, view.waiting),
+        searches=searches,
+        periods=[p for p in SEARCH_PERIODS if p <= cfg.history_months],
     )
 
 
