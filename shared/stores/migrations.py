@@ -472,3 +472,9 @@ SQLITE.append(
     )
 )
 POSTGRES.append((21, "search: impact index (SQLite only)", ()))
+
+# 22: a common word's most searched queries (a frequency's similar queries) are read from the top of
+# this index down, probing each query's words, instead of sorting every query of the word
+_WS_QUERIES_TOTAL = ("CREATE INDEX IF NOT EXISTS ws_queries_total ON ws_queries (total DESC, query)",)
+SQLITE.append((22, "wordstat: queries by total", _WS_QUERIES_TOTAL))
+POSTGRES.append((22, "wordstat: queries by total", _WS_QUERIES_TOTAL))

@@ -10,7 +10,9 @@
   words that could be one) reads the selection's queries, the most searched
   first, and keeps those that ``operators.variant_matches``; past
   ``VERIFY_LIMIT`` of them the frequency is a lower bound and says so;
-* a lone word with one lemma reads the per-lemma counters: one indexed read.
+* a lone word with one lemma reads the per-lemma counters: one indexed read;
+  with ``-words`` too, less the searches that have both (few, where the
+  word's own queries are many: the tail of common words was summing them all).
 
 The answer holds the searches in the period (the last ``period_months`` months,
 this one included), the history by month, the split by region and device over
@@ -26,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from shared.search.stopwords import is_stop_word
 from shared.stores.wordstat import FORM_MARK, QueryRow, Selection, TallyRow, WordstatStore, month_of
@@ -86,8 +89,18 @@ def months_back(month: int, n: int) -> int:
 
 def words_of(row: QueryRow) -> tuple[Word, ...]:
     """A stored query's words, as ``operators.matches`` needs them (no analysis again)."""
-    forms = row.query.split()
-    lemmas = row.lemmas.split(" ")
+    return _words(row.query, row.lemmas)
+
+
+#: stored queries whose words stay in memory: a common word's frequency checks the same thousands
+#: of queries each time it is asked (a stored query's words and lemmas never change)
+_CACHE_ROWS = 200_000
+
+
+@lru_cache(maxsize=_CACHE_ROWS)
+def _words(query: str, lemmas_text: str) -> tuple[Word, ...]:
+    forms = query.split()
+    lemmas = lemmas_text.split(" ")
     return tuple(
         Word(form=f, lemmas=tuple(lemmas[i].split("|")) if i < len(lemmas) else (f,), stop=is_stop_word(f))
         for i, f in enumerate(forms)
@@ -123,6 +136,15 @@ def _decided_by_index(v: Variant) -> bool:
             return False
         seen |= lemmas
     return True
+
+
+def _less(rows: Sequence[TallyRow], minus: Sequence[TallyRow]) -> list[TallyRow]:
+    """``rows`` less ``minus``, cell by cell (``minus`` counts a subset of the searches ``rows`` counts)."""
+    out = {(r.month, r.region, r.device): r.n for r in rows}
+    for r in minus:
+        key = (r.month, r.region, r.device)
+        out[key] = out.get(key, 0) - r.n
+    return [TallyRow(month=k[0], region=k[1], device=k[2], n=n) for k, n in out.items() if n > 0]
 
 
 def _shares(rows: Sequence[TallyRow], field: str, total: int, threshold: int) -> tuple[Share, ...]:
@@ -167,11 +189,19 @@ async def frequency(
 
     only = query.variants[0] if len(query.variants) == 1 else None
     rows: list[TallyRow] | None = None
-    if only is not None and indexed and not only.minus and len(indexed[0].required) == 1:
-        lemmas = indexed[0].required[0]
+    if only is not None and indexed and len(indexed[0].required) == 1:
+        sel = indexed[0]
+        lemmas = sel.required[0]
         # a word with two lemmas would count a search having both twice; forms have no counters
         if len(lemmas) == 1 and not lemmas[0].startswith(FORM_MARK):
             rows = await store.lemma_tally(lemmas, first, last)
+            if set(lemmas) & set(sel.minus):
+                rows = []  # "слон -слон": every search with the word is excluded
+            elif sel.minus:
+                # a common word minus another: its counters less the searches that have both, which
+                # are few -- not every query of the common word read and summed
+                both = Selection(required=(lemmas, sel.minus))
+                rows = _less(rows, await store.tally([both], [], first, last))
     if rows is None:
         rows = await store.tally(indexed, sorted(checked), first, last) if indexed or checked else []
     rows = [r for r in rows if (region is None or r.region == region) and (device is None or r.device == device)]

@@ -12,11 +12,15 @@ query's counts is a single range of one b-tree.
 Selections compile to joins over ``ws_terms``, whose key ``(lemma, content, qid)``
 lets a phrase read only the short queries of a lemma. The joins start from the
 required word with the fewest searches (``ws_lemma_counts`` tells), since each
-next word is an index probe per row of the first.
+next word is an index probe per row of the first. The most searched queries
+of one common word (a frequency's similar queries) are read the other way:
+``ws_queries`` from the most searched down, each probed for the word, which
+stops after the few hundred it needs instead of sorting tens of thousands.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -159,6 +163,54 @@ def _candidates(conn: sqlite3.Connection, sel: Selection) -> tuple[str, list[obj
     return candidates_sql(groups, sel, _in_list)
 
 
+#: the most rows a top-down read is for (a frequency's similar queries; not a check's thousands)
+_TOP_DOWN_LIMIT = 1000
+#: how many more queries than expected a top-down read may look at before it gives up (the word's
+#: queries may be rarer among the most searched ones than among all)
+_TOP_DOWN_MARGIN = 10
+#: a word's queries are counted up to this many times the break-even number
+_COUNT_UP_TO = 10
+
+
+def _top_down_scan(conn: sqlite3.Connection, sel: Selection, limit: int) -> int | None:
+    """How many of the most searched queries to look at for ``limit`` of ``sel``'s, or None when joining
+    from the word's own queries is cheaper.
+
+    Only for one required word (two common words may seldom meet: no bound would hold). Joining reads
+    and sorts each of the word's N queries; looking from the top down probes about ``limit * all / N``
+    of them: cheaper once N passes ``sqrt(limit * all)``."""
+    if len(sel.required) != 1:
+        return None
+    everything = conn.execute("SELECT max(qid) FROM ws_queries").fetchone()[0] or 0
+    cut = int(math.sqrt(limit * everything)) + 1
+    cond, p = _in_list("lemma", sel.required[0])
+    # counted up to a bound: past it the word is common enough that the scan is short anyway
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM ws_terms WHERE {cond} LIMIT {_COUNT_UP_TO * cut})"
+    n = conn.execute(sql, p).fetchone()[0]
+    return None if n < cut else _TOP_DOWN_MARGIN * limit * everything // n
+
+
+def _top_down(sel: Selection, scan: int) -> tuple[str, list[object]]:
+    """The most searched queries of a one-word selection, looked for among the ``scan`` most searched
+    queries (``ws_queries_total``), each probed for the word (``ws_terms_qid``)."""
+    content = " AND t.content <= ?" if sel.max_content is not None else ""
+    cond, params = _in_list("t.lemma", sel.required[0])
+    conds = [f"EXISTS (SELECT 1 FROM ws_terms t WHERE t.qid = q.qid AND {cond}{content})"]
+    if sel.max_content is not None:
+        params.append(sel.max_content)
+    if sel.minus:
+        cond, p = _in_list("m.lemma", sel.minus)
+        conds.append(f"NOT EXISTS (SELECT 1 FROM ws_terms m WHERE m.qid = q.qid AND {cond})")
+        params.extend(p)
+    # the bound is a total, not a row count: the read walks the index in order and stops at LIMIT
+    bound = f"(SELECT total FROM ws_queries INDEXED BY ws_queries_total ORDER BY total DESC LIMIT 1 OFFSET {int(scan)})"
+    sql = (
+        "SELECT q.qid, q.query, q.lemmas, q.total FROM ws_queries q INDEXED BY ws_queries_total"
+        f" WHERE q.total >= coalesce({bound}, 0) AND {' AND '.join(conds)} ORDER BY q.total DESC, q.query LIMIT ?"
+    )
+    return sql, params
+
+
 def _tally_rows(rows: Sequence[tuple[int, str, str, int]]) -> list[TallyRow]:
     return [TallyRow(month=r[0], region=r[1], device=r[2], n=int(r[3])) for r in rows]
 
@@ -200,6 +252,13 @@ class SqliteWordstatStore:
 
     async def select(self, selection: Selection, *, limit: int) -> list[QueryRow]:
         def run(conn: sqlite3.Connection) -> list[QueryRow]:
+            scan = _top_down_scan(conn, selection, limit) if limit <= _TOP_DOWN_LIMIT else None
+            if scan is not None:
+                sql, params = _top_down(selection, scan)
+                found = [QueryRow(*r) for r in conn.execute(sql, (*params, limit))]
+                if len(found) == limit:
+                    return found
+                # fewer among the most searched than expected: from the word's own queries after all
             cand, params = _candidates(conn, selection)
             sql = (
                 f"SELECT q.qid, q.query, q.lemmas, q.total FROM ({cand}) c JOIN ws_queries q ON q.qid = c.qid"
