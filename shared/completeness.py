@@ -16,9 +16,11 @@ images and tables as well as its text, at the two places they can be lost:
 * **the media cube and the delay cube** (``shared/losses.py``): an image whose
   copy failed for good (404, not an image, too large...) is not on the page;
   the page is held with ``page.incomplete`` beside each image's own problem.
-  An image only *late* (not in the CDN by the deadline) does not hold the page:
-  it is published without it and the problem says so (a slow host must not
-  keep a story off the air).
+  An image only *late* (not in the CDN by the deadline), or failed for now (a 5xx,
+  a timeout, the host unreachable or throttling us, after the cdn cube's tries),
+  does not hold the page: it is published without it and the problem says so (a
+  slow or briefly sick host must not keep a story off the air for good, and a
+  held page is only tried again at the item's next version). ``holds`` is the rule.
 
 A held page is not written; the version before it, if any, stays. Its problems
 are stored *held* (``PageProblems.held``) and shown in the feed's and host's
@@ -32,7 +34,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Carried", "carried", "incomplete_message"]
+__all__ = ["Carried", "carried", "holds", "incomplete_message"]
+
+#: why an image may be missing only for now (``shared.losses.LATE``, the cdn cube's transient reasons)
+_FOR_NOW = frozenset({"late", "timeout", "connect_error", "dns_error", "throttled", "http_5xx"})
+
+
+def holds(reason: str) -> bool:
+    """Whether an image missing for ``reason`` (as the cdn cube records it) holds its page back."""
+    return reason not in _FOR_NOW and not reason.startswith("http_5")
+
 
 _IMG = re.compile(r"<img\b", re.IGNORECASE)
 _TABLE = re.compile(r"<table\b", re.IGNORECASE)

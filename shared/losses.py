@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.completeness import Carried, incomplete_message
+from shared.completeness import Carried, holds, incomplete_message
 from shared.messages import Document, SourceKind
 from shared.previews import preview_key
 from shared.problems import image_problem, problem
@@ -31,15 +31,16 @@ _FEED_SOURCES = frozenset({SourceKind.rss, SourceKind.turbo, SourceKind.yml})
 def page_problems(doc: Document, lost: Mapping[str, str], *, hold: bool = False, shown: int = 0) -> PageProblems | None:
     """The problems of ``doc`` without the media in ``lost`` (URL -> reason); None if nothing.
 
-    ``hold`` (``media.hold_incomplete``): an image lost for good (any reason but ``late``) holds the
-    page back: the row is ``held`` and says so (``page.incomplete``), and the caller publishes
-    nothing. ``shown``: the media the page still shows, for the message.
+    ``hold`` (``media.hold_incomplete``): an image lost for good (``completeness.holds``: a 404, not
+    an image...; not one late or failed for now) holds the page back: the row is ``held`` and says
+    so (``page.incomplete``), and the caller publishes nothing. ``shown``: the media the page still
+    shows, for the message.
     """
     if not lost:
         return None
     feed = doc.source.id if doc.source.kind in _FEED_SOURCES else None
     problems = tuple(image_problem(url, reason, page_url=doc.url, feed=feed) for url, reason in sorted(lost.items()))
-    failed = sum(1 for reason in lost.values() if reason != LATE)
+    failed = sum(1 for reason in lost.values() if holds(reason))
     held = hold and failed > 0
     if held:
         message = incomplete_message(Carried(failed, 0), Carried(failed + shown, 0), "their copies failed")

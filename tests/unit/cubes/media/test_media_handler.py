@@ -14,7 +14,7 @@ from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, Document, Media, MediaKind, SourceKind, SourceRef
 from shared.parked import parked_document
 from shared.runtime.cube import Context, Output
-from shared.stores import ImageRecord, Stores, open_stores
+from shared.stores import ImageRecord, Page, Stores, open_stores
 
 CTX = Context(topic="documents.parsed", partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -158,6 +158,24 @@ async def test_a_page_that_lost_an_image_for_good_is_held_back_and_says_why(tmp_
         assert row.held
         assert [p.code for p in row.problems] == ["page.incomplete", "image.not_found"]
         assert "lost 1 of its 2 images (their copies failed)" in row.problems[0].message
+    finally:
+        await stores.close()
+
+
+async def test_an_image_failed_only_for_now_does_not_hold_its_page(tmp_path: Path) -> None:
+    stores = await open_stores(f"sqlite:///{tmp_path}/now.db")
+    try:
+        env = Env(stores)
+        env.handler = MediaHandler(env.settings, stores.images, stores.delay, env.clock, stores.problems)
+        await stores.images.record_failed(
+            "https://img.test/sick.jpg", "http_503", retry_at=env.now() + timedelta(minutes=30), now=env.now()
+        )
+        out = await env.handler.handle(document("https://news.test/s", ["https://img.test/sick.jpg"]), CTX)
+        assert [o.topic for o in out] == ["documents.ready"]  # published without it, and told
+        await stores.pages.upsert(Page(url="https://news.test/s", host="news.test", version=1))
+        (row,) = await stores.problems.page_problems(source_id="feed1")
+        assert not row.held
+        assert [p.code for p in row.problems] == ["image.http_error"]
     finally:
         await stores.close()
 
