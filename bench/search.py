@@ -592,7 +592,8 @@ async def bench_frequency(url: str, label: str, args: argparse.Namespace, ru: li
             t, c = time.perf_counter(), time.process_time()
             await frequency(stores.wordstat, p, now=NOW, threshold=5)
             lat.append(time.perf_counter() - t)
-            cpus.append(time.process_time() - c)  # this process's, every thread (SQLite reads run on one)
+            # this process's, every thread (SQLite reads run on one); PostgreSQL's own work is not in it
+            cpus.append(time.process_time() - c)
         p50, p99 = percentiles(lat)
         c50, c99 = percentiles(cpus)
         slowest = sorted(zip(lat, (p.text for p in parsed), strict=True), reverse=True)[:5]
@@ -625,6 +626,7 @@ async def bench_frequency(url: str, label: str, args: argparse.Namespace, ru: li
         print(
             f"[{label}] target p99 <= 100 ms: wall {'PASS' if p99 <= 0.100 else 'MISS'}, "
             f"CPU {'PASS' if c99 <= 0.100 else 'MISS'}"
+            + (" (CPU of this process only: the server does the work, judge by wall)" if label == "postgres" else "")
         )
     finally:
         await stores.close()
