@@ -421,21 +421,9 @@ POSTGRES.append(
 )
 
 # 20: a page held back (it lost content; the autoparser's guard) shows its problems though it is not published
-_HELD_PAGES = "ALTER TABLE page_problems ADD COLUMN held BOOLEAN NOT NULL DEFAULT FALSE"
-SQLITE.append((20, "page_problems: pages held back", (_HELD_PAGES,)))
-# IF EXISTS: a database whose history recorded the problem tables' migration under another number
-# while branches were merged (seen on a shared development server) has no page_problems to alter
-POSTGRES.append(
-    (
-        20,
-        "page_problems: pages held back",
-        (
-            _HELD_PAGES.replace("ALTER TABLE", "ALTER TABLE IF EXISTS").replace(
-                "ADD COLUMN", "ADD COLUMN IF NOT EXISTS"
-            ),
-        ),
-    )
-)
+_HELD_PAGES = ("ALTER TABLE page_problems ADD COLUMN held BOOLEAN NOT NULL DEFAULT FALSE",)
+SQLITE.append((20, "page_problems: pages held back", _HELD_PAGES))
+POSTGRES.append((20, "page_problems: pages held back", _HELD_PAGES))
 
 # 21: SQLite search's impact index (``sqlite/search_topk.py``): a page's stems grouped by their bound, under
 # rowids ordered by it, so a search reads a common word's best pages first; search_docs gains the page's

@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from shared.errors import ConfigError, StoreUnavailable
-from shared.stores import open_stores
+from shared.stores import Stores, open_stores
 from shared.stores.postgres import split_schema
 from tests.contract.lane_store_contract import LaneStoreContract
 from tests.contract.problem_store_contract import ProblemStoreContract
@@ -56,7 +56,11 @@ async def test_a_released_connection_costs_no_reset_round_trip_and_never_keeps_a
 ) -> None:
     from shared.stores.postgres import open_postgres
 
-    stores = await open_postgres(postgres_url, pool_size=1)
+    async with fresh_schema(postgres_url) as url:
+        await _released_connection_costs_no_reset(await open_postgres(url, pool_size=1))
+
+
+async def _released_connection_costs_no_reset(stores: Stores) -> None:
     try:
         pool = stores.pages._db.pool  # type: ignore[attr-defined]
         conn = await pool.acquire()
