@@ -344,7 +344,8 @@ async def search_pass(stores: Stores, queries: Sequence[str], label: str, name: 
     qps = len(queries) / wall
     print(
         f"[{label}] {name}: {qps:,.0f} queries/s, p50 {p50 * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms, "
-        f"{cpu / len(queries) * 1e3:.2f} ms CPU per query = {len(queries) / cpu:,.0f} queries/s of one core "
+        f"{cpu / len(queries) * 1e3:.2f} ms CPU per query = {len(queries) / cpu:,.0f} queries/s of one core"
+        f"{' (this process only: the server ranks)' if label == 'postgres' else ''} "
         f"({len(queries)} queries, {hits / len(queries):.0%} found something; CPU {cpu / wall:.0%} of wall); {load()}"
     )
     return qps, p50, p99, cpu / len(queries)
@@ -383,13 +384,14 @@ async def bench_search(url: str, label: str, args: argparse.Namespace, ru: list[
         lp50, lp99 = percentiles(like)
         print(
             f"[{label}] baseline LIKE scan ({n_like} of the same queries): {n_like / sum(like):,.1f} queries/s, "
-            f"p50 {lp50 * 1e3:.0f} ms, p99 {lp99 * 1e3:.0f} ms -> search is {lp50 / p50:,.0f}x faster at p50, "
-            f"{(qps * sum(like) / n_like):,.0f}x in queries/s; {load()}"
+            f"p50 {lp50 * 1e3:.0f} ms, p99 {lp99 * 1e3:.0f} ms -> search/LIKE: {lp50 / p50:,.2f}x at p50, "
+            f"{(qps * sum(like) / n_like):,.2f}x in queries/s (LIKE stops at its first 20 rows, unranked); {load()}"
         )
         verdict = "PASS" if p99 <= 0.050 and qps >= 300 else "MISS"
         print(f"[{label}] target p99 <= 50 ms and >= 300 queries/s: {verdict} (wall clock, on a shared machine)")
-        cpu_verdict = "PASS" if 1 / cpu_q >= 300 else "MISS"
-        print(f"[{label}] target >= 300 queries/s of one core (CPU per query): {cpu_verdict}")
+        if label != "postgres":
+            cpu_verdict = "PASS" if 1 / cpu_q >= 300 else "MISS"
+            print(f"[{label}] target >= 300 queries/s of one core (CPU per query): {cpu_verdict}")
     finally:
         await stores.close()
 

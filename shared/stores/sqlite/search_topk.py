@@ -68,6 +68,8 @@ MIN_DF = 1000
 _MAX_SEEN = 4000
 #: late pages (written after the ranking instant) scored one by one at most
 _MAX_LATE = 200
+#: a list is read in a round when it weighs at least this share of the heaviest list in the threshold
+_READ_SHARE = 0.25
 _FIRST_CHUNK = 48
 _MAX_CHUNK = 2048
 _DF_TTL_S = 60.0
@@ -244,8 +246,12 @@ class _Walk:
         done: set[str] = set()
         chunk = _FIRST_CHUNK
         while True:
+            # read the lists that weigh most in the threshold: a common word's (small IDF) barely moves it,
+            # and its pages mostly lack the other words (any schedule keeps the bound true)
+            weight = {s: self.idf[s] * bound[s] for s in lists}
+            heaviest = max(weight.values())
             for stem in lists:
-                if stem in done:
+                if stem in done or weight[stem] < _READ_SHARE * heaviest:
                     continue
                 rows = self.conn.execute(
                     "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
