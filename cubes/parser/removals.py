@@ -46,6 +46,8 @@ HELD_SUFFIX = "#held"
 _CATEGORY = f"?{CATEGORY_PARAM}="
 #: URLs read back per store call
 _BATCH = 1000
+#: the source's URLs read per query when comparing them with a catalog just read
+_PAGE = 10_000
 
 
 @dataclass(slots=True)
@@ -92,13 +94,24 @@ def _removal(url: str) -> Removal:
 async def catalog_removals(hashes: HashStore, source_id: str, feed_url: str, current: Container[str]) -> CatalogPlan:
     """The plan for the offers of ``source_id`` not in ``current`` (the URLs of the catalog just read)."""
     held_key = feed_url + HELD_SUFFIX
-    known = [u for u in await hashes.urls_of_source(source_id) if "#" not in u]
-    gone = [u for u in known if u not in current]
-    lost = await _live(hashes, source_id, gone)
-    # the guard counts offers: the category listing pages follow them (they go when their offers go)
-    offers_known = sum(1 for u in known if _CATEGORY not in u)
-    offers_gone = sum(1 for u in gone if _CATEGORY not in u)
-    offers_lost = sum(1 for u in lost if _CATEGORY not in u)
+    # a page of the source's URLs at a time: a million-offer catalog's URLs as one list were ~150 MB
+    # on top of the load (bench/parser.py case d peaked at 386 MB, over its 256 MB floor)
+    lost: list[str] = []
+    offers_known = offers_gone = offers_lost = 0
+    after: str | None = None
+    while True:
+        page = await hashes.urls_of_source(source_id, _PAGE, after=after)
+        known = [u for u in page if "#" not in u]
+        gone = [u for u in known if u not in current]
+        lost_here = await _live(hashes, source_id, gone)
+        lost.extend(lost_here)
+        # the guard counts offers: the category listing pages follow them (they go when their offers go)
+        offers_known += sum(1 for u in known if _CATEGORY not in u)
+        offers_gone += sum(1 for u in gone if _CATEGORY not in u)
+        offers_lost += sum(1 for u in lost_here if _CATEGORY not in u)
+        if len(page) < _PAGE:
+            break
+        after = page[-1]
     previous = offers_known - offers_gone + offers_lost  # what was live: still there, or lost now
     marker = await hashes.get(source_id, held_key)
     was_held = marker is not None and marker.content_hash != TOMBSTONE

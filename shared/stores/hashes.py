@@ -81,8 +81,9 @@ class HashStore(Protocol):
         """Drop the hash (the item left the feed); True when there was one."""
         ...
 
-    async def urls_of_source(self, source_id: str, limit: int | None = None) -> list[str]:
-        """The URLs ``source_id`` has a hash for, in URL order (the first ``limit`` when given)."""
+    async def urls_of_source(self, source_id: str, limit: int | None = None, *, after: str | None = None) -> list[str]:
+        """The URLs ``source_id`` has a hash for, in URL order (the first ``limit`` when given; only those
+        past ``after`` when given: a page at a time, for a source of a million URLs)."""
         ...
 
     async def claim(self, url: str, source_id: str, priority: int, *, now: datetime | None = None) -> ClaimOutcome:

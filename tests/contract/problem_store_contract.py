@@ -168,3 +168,10 @@ class ProblemStoreContract:
             await stores.hashes.check_and_set("feed:f", f"https://a.example/{i}", "h", now=T0)
         assert await stores.hashes.urls_of_source("feed:f", limit=2) == ["https://a.example/0", "https://a.example/1"]
         assert len(await stores.hashes.urls_of_source("feed:f")) == 3
+        # a page at a time, past the last URL of the page before
+        assert await stores.hashes.urls_of_source("feed:f", 2, after="https://a.example/1") == ["https://a.example/2"]
+        assert await stores.hashes.urls_of_source("feed:f", after="https://a.example/0") == [
+            "https://a.example/1",
+            "https://a.example/2",
+        ]
+        assert await stores.hashes.urls_of_source("feed:f", 2, after="https://a.example/2") == []

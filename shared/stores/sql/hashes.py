@@ -62,9 +62,17 @@ class SqlHashStore:
         count = await self._sql.execute("DELETE FROM doc_hashes WHERE source_id = ? AND url = ?", source_id, url)
         return count > 0
 
-    async def urls_of_source(self, source_id: str, limit: int | None = None) -> list[str]:
-        sql = "SELECT url FROM doc_hashes WHERE source_id = ? ORDER BY url"
-        rows = await (self._sql.fetch(sql + " LIMIT ?", source_id, limit) if limit else self._sql.fetch(sql, source_id))
+    async def urls_of_source(self, source_id: str, limit: int | None = None, *, after: str | None = None) -> list[str]:
+        sql = "SELECT url FROM doc_hashes WHERE source_id = ?"
+        args: list[object] = [source_id]
+        if after is not None:
+            sql += " AND url > ?"
+            args.append(after)
+        sql += " ORDER BY url"
+        if limit:
+            sql += " LIMIT ?"
+            args.append(limit)
+        rows = await self._sql.fetch(sql, *args)
         return [r[0] for r in rows]
 
     async def owner(self, url: str) -> Owner | None:

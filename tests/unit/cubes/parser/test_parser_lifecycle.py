@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from cubes.parser import removals
 from cubes.parser.removals import HELD_SUFFIX
 from shared.hashing import TOMBSTONE
 from shared.messages import DocumentDeleted
@@ -107,3 +110,25 @@ async def test_a_deleted_feed_takes_its_pages_unless_another_source_owns_them(en
     assert owner is not None
     assert owner.source_id == "tenant:t"
     assert list(await env.handler.handle(bye, ctx)) == []  # a redelivered deletion removes nothing twice
+
+
+async def test_the_sources_urls_are_read_a_page_at_a_time(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Issue 13: a million-offer catalog's URLs read as one list peaked the first load at 386 MB (floor 256)."""
+    monkeypatch.setattr(removals, "_PAGE", 3)
+    asked: list[int | None] = []
+    read = env.stores.hashes.urls_of_source
+
+    async def paged(source_id: str, limit: int | None = None, *, after: str | None = None) -> list[str]:
+        asked.append(limit)
+        return await read(source_id, limit, after=after)
+
+    monkeypatch.setattr(env.stores.hashes, "urls_of_source", paged)
+    await env.load(catalog([offer(i) for i in range(10)]))
+    short = catalog([offer(i) for i in range(3)])
+    assert deleted(await env.load(short)) == []  # held: the guard counted the offers of every page
+    [report] = await env.stores.problems.reports("shop", limit=1)
+    assert any("lost 7 of its 10 offers" in p.message for p in report.problems)
+    agreed = await env.load(short)
+    assert products(deleted(agreed)) == [f"https://shop.test/p/{i}" for i in sorted(range(3, 10), key=str)]
+    assert len(asked) > 2
+    assert set(asked) == {3}  # never the whole source at once
