@@ -138,6 +138,25 @@ def _decided_by_index(v: Variant) -> bool:
     return True
 
 
+def _covers(wide: Selection, narrow: Selection) -> bool:
+    """Whether every query of ``narrow`` is one of ``wide``'s: each word ``wide`` requires is required by
+    ``narrow`` with no more alternatives, ``wide`` leaves out nothing ``narrow`` keeps, and no tighter bound."""
+    words = all(any(set(n) <= set(w) for n in narrow.required) for w in wide.required)
+    minus = set(wide.minus) <= set(narrow.minus)
+    bound = wide.max_content is None or (narrow.max_content is not None and narrow.max_content <= wide.max_content)
+    return words and minus and bound
+
+
+def _without_covered(sels: Sequence[Selection]) -> list[Selection]:
+    """The selections less those another one covers (``(подряд|что) слон`` is ``слон``: ``что`` is a function
+    word, and ``подряд слон`` is within ``слон``); of equal ones the first stays."""
+    return [
+        s
+        for i, s in enumerate(sels)
+        if not any(_covers(t, s) and (j < i or not _covers(s, t)) for j, t in enumerate(sels) if j != i)
+    ]
+
+
 def _less(rows: Sequence[TallyRow], minus: Sequence[TallyRow]) -> list[TallyRow]:
     """``rows`` less ``minus``, cell by cell (``minus`` counts a subset of the searches ``rows`` counts)."""
     out = {(r.month, r.region, r.device): r.n for r in rows}
@@ -187,9 +206,9 @@ async def frequency(
         approximate = approximate or len(found) >= VERIFY_LIMIT
         checked.update((r.qid, r) for r in found if variant_matches(v, words_of(r)))
 
-    only = query.variants[0] if len(query.variants) == 1 else None
+    indexed = _without_covered(indexed)
     rows: list[TallyRow] | None = None
-    if only is not None and indexed and len(indexed[0].required) == 1:
+    if len(indexed) == 1 and not checked and len(indexed[0].required) == 1:
         sel = indexed[0]
         lemmas = sel.required[0]
         # a word with two lemmas would count a search having both twice; forms have no counters
