@@ -60,6 +60,9 @@ CREATE TABLE IF NOT EXISTS ends (topic TEXT NOT NULL, partition INTEGER NOT NULL
 CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY, topic TEXT NOT NULL, partition INTEGER NOT NULL,
     offset INTEGER NOT NULL, key BLOB, value BLOB NOT NULL, headers BLOB, ts INTEGER NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS log_pos ON log (topic, partition, offset);
+-- the retention sweep's: without it each sweep (every RETENTION_SWEEP_S) read the whole log, ~2 s a
+-- million records under the write lock; with it a sweep reads only what it drops (+0.5 us an append)
+CREATE INDEX IF NOT EXISTS log_age ON log (topic, ts);
 CREATE TABLE IF NOT EXISTS offsets (grp TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL,
     next_offset INTEGER NOT NULL, PRIMARY KEY (grp, topic, partition));
 CREATE TABLE IF NOT EXISTS members (grp TEXT NOT NULL, member TEXT NOT NULL, topics TEXT NOT NULL,
