@@ -274,7 +274,11 @@ async def test_nothing_is_lost_under_faults(kafka_url: str, postgres_url: str, s
         async def new_feed_fetched() -> bool:
             return feed_fetches_after(edited_at) > 0
 
-        await _until("the edited feed to be fetched", new_feed_fetched, PROGRESS_TIMEOUT_S)
+        try:
+            await _until("the edited feed to be fetched", new_feed_fetched, PROGRESS_TIMEOUT_S)
+        except AssertionError as exc:
+            feed_hits = [f"{h.at - t_start:.1f}s:{h.status}" for h in site.hits() if h.path == "/feed.xml"]
+            raise AssertionError(f"{exc}; the feed's requests (time since start: status): {feed_hits}") from None
         os.kill(victim["pid"], signal.SIGKILL)
         note(f"(a) {victim['name']} pid {victim['pid']} killed with SIGKILL ({image_hits()} images fetched)")
         # --only parser: start what is missing and wait for the parsers' health alone (another cube's
