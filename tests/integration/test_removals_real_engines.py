@@ -13,12 +13,11 @@ stays is still found. With ``CI=true`` a missing PostgreSQL fails the test.
 
 from __future__ import annotations
 
-import uuid
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from cubes.kvwriter.handler import KvwriterHandler
@@ -32,33 +31,25 @@ from shared.runtime.cube import Context, Output
 from shared.search.query import parse_query
 from shared.search.request import SearchFilters, SearchRequest
 from shared.stores import Feed, Stores, open_stores
-from shared.stores.postgres import split_schema
+from tests.pgschema import fresh_schema
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path}/store.db"
-    else:
-        url = f"{request.getfixturevalue('postgres_url')}?schema=t_{uuid.uuid4().hex[:16]}"
-    opened = await open_stores(url)
-    for feed_id, fmt in (("shop", "yml"), ("news", "turbo")):
-        await opened.feeds.upsert_feed(
-            Feed(feed_id=feed_id, url=f"https://shop.test/{feed_id}.xml", host="shop.test", format=fmt)
-        )
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path}/store.db"
+        else:
+            url = await stack.enter_async_context(fresh_schema(request.getfixturevalue("postgres_url")))
+        opened = await open_stores(url)
+        stack.push_async_callback(opened.close)
+        for feed_id, fmt in (("shop", "yml"), ("news", "turbo")):
+            await opened.feeds.upsert_feed(
+                Feed(feed_id=feed_id, url=f"https://shop.test/{feed_id}.xml", host="shop.test", format=fmt)
+            )
         yield opened
-    finally:
-        await opened.close()
-        if request.param == "postgres":
-            dsn, schema = split_schema(url)
-            conn = await asyncpg.connect(dsn)
-            try:
-                await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-            finally:
-                await conn.close()
 
 
 class Pipeline:
