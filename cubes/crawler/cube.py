@@ -12,19 +12,35 @@ overload watcher, under which page requests are deferred (``report.py``).
 
 from __future__ import annotations
 
+import json
+
 from cubes.crawler.handler import CrawlHandler
 from cubes.crawler.metrics import CrawlMetrics
 from cubes.crawler.report import LaneReport
+from shared.bus.base import Consumed
 from shared.config import Settings
 from shared.http import Fetcher
 from shared.overload import PAGE_CRAWLS, Overload
 from shared.runtime.cube import Cube, Output, Timer, TimerContext
 from shared.runtime.deps import Deps
 
-__all__ = ["BUDGET_SHARE", "build"]
+__all__ = ["BUDGET_SHARE", "build", "request_kind"]
 
 #: share of ``runtime.handler_timeout_s`` one crawl request may spend waiting and fetching
 BUDGET_SHARE = 0.8
+
+
+def request_kind(record: Consumed) -> str | None:
+    """The kind of a crawl request as read from the bus (its lane's class, ``Cube.key_class``).
+
+    Read before the runner validates the record: one that is not JSON, or names no kind, is of
+    no kind (it takes its turn like the others and is dead-lettered when it is handled).
+    """
+    try:
+        kind = json.loads(record.value).get("kind")
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
@@ -64,10 +80,12 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         handler=handler.handle,
         concurrency=settings.crawler.parallel_hosts,
         lanes="per_key",  # one lane per host: a host waiting for its politeness never holds up another
-        # one runtime worker per host (no ``key_width``): running a host's requests side by side up to
-        # its lane's cap (e1359de) left a feed's re-fetch unfetched for over a minute behind its images
-        # in tests/integration/test_faults.py (reproduced 2 of 2; passes without it) -- to be found
-        # before it comes back
+        # as many of a host's requests at once as its lane allows (a host's requests need no order;
+        # one at a time, a feed's 100 new items queued their 200 images behind each other) ...
+        key_width=lambda key: handler.lanes.concurrency_for(key.decode("utf-8", "replace") if key else ""),
+        # ... and its kinds of request in turn: in one queue, a feed's next poll waited behind all
+        # 400 images of its last edition (tests/integration/test_faults.py, shared/runtime/turns.py)
+        key_class=request_kind,
         timers=(
             Timer("status", settings.runtime.status_interval_s, report.tick),
             Timer("lane-memory", settings.runtime.status_interval_s, save_lanes),

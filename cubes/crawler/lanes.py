@@ -29,8 +29,9 @@ Two rules decide when the next request may start:
 ``await lane.acquire(max_wait)`` waits for a slot and takes it, or returns
 False at once when the lane cannot start a request within ``max_wait``
 seconds (paused for an hour, say): the caller then reports ``throttled``
-instead of holding a worker for the whole pause. ``lane.release(signal)``
-gives the slot back and feeds the policy.
+instead of holding a worker for the whole pause. Waiters are served first
+come, first served (``acquire``). ``lane.release(signal)`` gives the slot back
+and feeds the policy.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class Lane:
     pause_reason: str = ""
     rng: random.Random = field(default_factory=random.Random)
     _waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    #: acquirers waiting, in arrival order: only the first may take a slot (``acquire``)
+    _line: deque[object] = field(default_factory=deque)
 
     def __post_init__(self) -> None:
         self.policy = PolicyState(rate=self.limits.ceiling)
@@ -170,24 +173,41 @@ class Lane:
         return True
 
     async def acquire(self, max_wait: float | None = None) -> bool:
-        """Wait for a request slot and take it; False (nothing taken) if none within ``max_wait`` s."""
+        """Wait for a request slot and take it; False (nothing taken) if none within ``max_wait`` s.
+
+        First come, first served: a request that finds others waiting queues behind them. Without
+        the line, the request whose fetch had just ended took each new slot before the waiters woke
+        (no suspension between its release and its next acquire), so with two of a host's requests
+        at once one kept its turn while the other (a feed's poll) waited behind dozens of images.
+        """
         deadline = None if max_wait is None else self.clock.monotonic() + max_wait
-        while True:
-            now = self.clock.monotonic()
-            if self.try_start(now):
-                return True
-            at = self.next_allowed_at(now)
-            if at != float("inf") and at > now:
-                # a known moment: refuse at once if it is past the deadline, else sleep until then
-                if deadline is not None and at > deadline:
-                    return False
-                wait: float | None = at - now
-            else:
-                # only a release can help (concurrency cap, or the window full of requests in flight)
-                wait = None if deadline is None else deadline - now
-                if wait is not None and wait <= 0:
-                    return False
-            await self._wait(wait)
+        if not self._line and self.try_start():
+            return True
+        ticket = object()
+        self._line.append(ticket)
+        try:
+            while True:
+                now = self.clock.monotonic()
+                first = self._line[0] is ticket
+                if first and self.try_start(now):
+                    return True
+                at = self.next_allowed_at(now)
+                if first and at != float("inf") and at > now:
+                    # a known moment: refuse at once if it is past the deadline, else sleep until then
+                    if deadline is not None and at > deadline:
+                        return False
+                    wait: float | None = at - now
+                else:
+                    # only a release, or the ones ahead in line taking their slots, can help
+                    if deadline is not None and at != float("inf") and at > deadline:
+                        return False  # not even the lane's next slot comes in time
+                    wait = None if deadline is None else deadline - now
+                    if wait is not None and wait <= 0:
+                        return False
+                await self._wait(wait)
+        finally:
+            self._line.remove(ticket)
+            self._notify()  # the next in line may go now
 
     async def _wait(self, seconds: float | None) -> None:
         """Sleep on the clock for ``seconds``, or less if the lane changes (a release, a new pause)."""

@@ -31,12 +31,12 @@ services publish themselves (``Deps.publish``), since a request is their input.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from shared.bus.base import TopicPartition
+from shared.bus.base import Consumed, TopicPartition
 from shared.messages import Message
 
 __all__ = ["Context", "Cube", "Handler", "Hook", "Output", "Service", "Timer", "TimerContext", "TimerFn"]
@@ -192,6 +192,10 @@ class Cube:
     #: (the key's bytes) may run at once; None = one at a time, in order (the crawler: the host
     #: lane's concurrency cap, which its own lane enforces; one worker per host never reached it)
     key_width: Callable[[bytes | None], int] | None = None
+    #: wide lanes (``key_width``): the class of a record (the crawler: its request's kind); one
+    #: key's classes take turns, so a few records of one class never wait behind thousands of
+    #: another's (shared/runtime/turns.py). None: one class, arrival order
+    key_class: Callable[[Consumed], Hashable] | None = None
     timers: tuple[Timer, ...] = ()
     services: tuple[Service, ...] = ()
     on_start: Callable[[], Awaitable[None]] | None = None

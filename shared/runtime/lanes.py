@@ -9,7 +9,8 @@ side by side. A lane's worker lives while its lane has records.
 A per-key cube whose keys need no order may say how many of one key's records
 run at once (``key_width``: the crawler's host lane's concurrency cap, which a
 single worker per host never reached): up to that many workers then take the
-key's records, in arrival order, each as soon as one is free.
+key's records, each as soon as one is free — the classes of its records in turn
+(``key_class``, ``turns.py``: a host's feed polls do not wait behind its hundreds of images).
 
 A delayed retry that is not due yet (``tc-not-before`` in the future) is
 *held*: its retry-topic partition pauses, the record and whatever arrives
@@ -33,6 +34,7 @@ from shared.clock import Clock
 from shared.runtime.commits import Slot
 from shared.runtime.headers import HEADERS, header_of
 from shared.runtime.shutdown import settle
+from shared.runtime.turns import ClassOf, Turns
 
 __all__ = ["LaneDispatcher"]
 
@@ -54,11 +56,14 @@ class LaneDispatcher:
         run_slot: RunSlot,
         may_resume: Callable[[], bool],
         key_width: Callable[[Any], int] | None = None,
+        key_class: ClassOf | None = None,
     ) -> None:
         self.concurrency = concurrency
         self.per_key = per_key
         #: per-key lanes only: how many of one key's records may run at once (None: one, in order)
         self.key_width = key_width if per_key else None
+        #: wide lanes only: the class of a record; a key's classes take turns (``turns.py``)
+        self.key_class = key_class
         self.retry_topic = retry_topic
         self.consumer = consumer
         self.clock = clock
@@ -74,7 +79,9 @@ class LaneDispatcher:
         #: per-key lanes are unbounded in number; this bounds the handlers running at once
         self._sem = asyncio.Semaphore(concurrency) if per_key else None
         self._workers: set[asyncio.Task[None]] = set()
-        #: workers per wide lane (``key_width``): more start while the key has records and room
+        #: wide lanes (``key_width``): their queues, and their workers (more start while the key has
+        #: records and room)
+        self._wide: dict[Any, Turns] = {}
         self._width: dict[Any, int] = {}
         self._held: dict[tuple[str, int], deque[Slot]] = {}
         self._releases: set[asyncio.Task[None]] = set()
@@ -92,7 +99,7 @@ class LaneDispatcher:
 
     def describe(self) -> dict[str, int]:
         """For a stall report: records in flight, held partitions, live lanes."""
-        return {"in_flight": self.in_flight, "held": len(self._held), "lanes": len(self._queues)}
+        return {"in_flight": self.in_flight, "held": len(self._held), "lanes": len(self._queues) + len(self._wide)}
 
     # ------------------------------------------------------------------ intake
 
@@ -118,16 +125,18 @@ class LaneDispatcher:
         # high so that few keys share a lane)
         key = slot.record.key
         lane = key if self.per_key else hash(key) % self.concurrency
-        q = self._queues.get(lane)
         if self.key_width is not None:
-            if q is None:
-                q = self._queues[lane] = deque()
-            q.append(slot)
+            turns = self._wide.get(lane)
+            if turns is None:
+                turns = self._wide[lane] = Turns(self.key_class)
+            turns.append(slot)
             running = self._width.get(lane, 0)
             if running < self.key_width(key):
                 self._width[lane] = running + 1
-                self._start(self._wide_worker(lane, q))
-        elif q is None:
+                self._start(self._wide_worker(lane, turns))
+            return
+        q = self._queues.get(lane)
+        if q is None:
             q = self._queues[lane] = deque([slot])
             self._start(self._worker(lane, q))
         else:
@@ -164,9 +173,9 @@ class LaneDispatcher:
             if self._queues.get(lane) is q:
                 del self._queues[lane]
 
-    async def _wide_worker(self, lane: Any, q: deque[Slot]) -> None:
-        """One of up to ``key_width`` workers of one key: takes its records in arrival order, no
-        order kept between them (the commit order is the tracker's, per partition, all the same)."""
+    async def _wide_worker(self, lane: Any, q: Turns) -> None:
+        """One of up to ``key_width`` workers of one key: takes its records as ``Turns`` hands them
+        out, no order kept between them (the commit order is the tracker's, per partition, all the same)."""
         task = asyncio.current_task()
         assert task is not None
         assert self._sem is not None
@@ -190,8 +199,8 @@ class LaneDispatcher:
                 self._width[lane] = left
             else:
                 self._width.pop(lane, None)
-                if self._queues.get(lane) is q:
-                    del self._queues[lane]
+                if self._wide.get(lane) is q:
+                    del self._wide[lane]
 
     # ------------------------------------------------------------------ delayed retries
 
@@ -254,6 +263,7 @@ class LaneDispatcher:
     def clear(self) -> None:
         """Forget every lane and held retry (after ``cancel``, when the runner re-reads from its commits)."""
         self._queues.clear()
+        self._wide.clear()
         self._width.clear()
         self._held.clear()
         self.in_flight = 0

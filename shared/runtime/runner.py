@@ -228,6 +228,7 @@ class Runner:
             concurrency=max(1, self.cube.concurrency or self.cfg.concurrency),
             per_key=self.cube.lanes == "per_key",
             key_width=self.cube.key_width,
+            key_class=self.cube.key_class,
             retry_topic=self.retry_topic,
             consumer=consumer,
             clock=self.clock,

@@ -95,3 +95,61 @@ async def test_crawler_cube_end_to_end(tmp_path: Path, partner, partner_resolver
     assert img.status is FetchStatus.ok
     assert img.content_type == "image/jpeg"
     assert img.requesters == ["media:doc"]
+
+
+async def test_a_feed_poll_does_not_wait_behind_its_hosts_images(tmp_path: Path, partner, partner_resolver) -> None:
+    # tests/integration/test_faults.py: a feed of 200 items put 400 image requests on its host's lane,
+    # and the feed's next poll, read right behind them, waited until every image was fetched (80 s at
+    # the partner's rate) while the scheduler re-emitted it every 2 s behind the same images. A
+    # host's kinds of request take turns (Cube.key_class): the poll goes out after one image more
+    settings = Settings().replace(
+        bus={"url": f"sqlite:///{tmp_path}/bus.db"},
+        store={"url": f"sqlite:///{tmp_path}/store.db"},
+        blobs={"url": f"file://{tmp_path}/blobs"},
+        http={"allowlist": ["127.0.0.1/32"]},
+        crawler={"rate": 40.0, "burst": 1, "concurrency": 2},
+        runtime={"metrics_port": 0},
+    )
+    images = 30
+    deps = await open_deps(settings, resolver=partner_resolver)
+    try:
+        await ensure_topics(deps, ["crawler"])
+        now = datetime.now(UTC)
+        reqs = [
+            CrawlRequest(
+                kind=CrawlKind.image,
+                url=partner.url(A, f"/img/{i}.jpg"),
+                host=A,
+                requesters=[f"media:doc{i}"],
+                requested_at=now,
+                priority=3,
+            )
+            for i in range(images)
+        ]
+        poll = CrawlRequest(
+            kind=CrawlKind.feed,
+            url=partner.url(A, "/feed.xml"),
+            host=A,
+            requesters=["feed:f"],
+            feed_id="f",
+            requested_at=now,
+            priority=5,
+        )
+        await deps.publish([Output("crawl.requests", r) for r in [*reqs, poll]])
+
+        cube = await build(settings, deps)
+        assert cube.key_width is not None
+        assert cube.key_width(A.encode()) == 2  # the lane's cap, at once
+        stats = await run_cube(cube, deps, group="crawler-test", max_messages=images + 1, idle_timeout=5.0)
+        if cube.on_stop is not None:
+            await cube.on_stop()
+        assert stats.processed == images + 1
+        [feed] = await read_all(deps, "crawl.feeds")
+    finally:
+        await deps.close()
+
+    assert feed.status is FetchStatus.ok
+    paths = [h.path for h in partner.hits(A) if h.path != "/robots.txt"]
+    assert len(paths) == images + 1
+    # two images go out at once (the lane's cap), then the kinds take turns: the poll is third
+    assert paths.index("/feed.xml") <= 2, paths

@@ -214,3 +214,66 @@ async def test_a_new_lane_past_the_cap_looks_at_a_few_lanes_not_all(monkeypatch)
     assert ls.peek("h999.test") is not None  # the lane just made for a request is kept
     assert len(ls) < 110  # the busy ones and a few idle ones: the cap holds within a few
     assert looked <= 20 * 1000  # at most a few per new lane, however many are busy (was: all ~100 each)
+
+
+async def test_a_waiting_request_goes_before_one_that_asks_later():
+    # two of a host's requests at once (Cube.key_width): the worker whose fetch had just ended asked
+    # again with no suspension in between and took each new slot before the waiter woke, while the
+    # other (a feed's poll, tests/integration/test_faults.py) waited behind dozens of images
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=1.0, burst=2, concurrency=1).get("a.test")
+    assert await lane.acquire()  # an image's request is in flight
+    poll = asyncio.create_task(lane.acquire())
+    await settle()
+    assert not poll.done()  # the cap: it waits in line
+
+    async def next_image() -> bool:
+        lane.release()  # the image's answer, and at once (no suspension) its worker's next image
+        return await lane.acquire()
+
+    clock.advance(1.0)
+    again = asyncio.create_task(next_image())
+    await settle()
+    assert poll.done()  # the one that waited goes first
+    assert poll.result()
+    assert not again.done()
+    lane.release()
+    for _ in range(4):
+        clock.advance(0.5)
+        await settle()
+    assert again.done()
+    assert again.result()
+
+
+async def test_one_behind_in_line_still_gives_up_at_its_deadline():
+    clock = ManualClock(start=0.0)
+    lane = lanes(clock, rate=1.0, burst=1, concurrency=1).get("a.test")
+    assert await lane.acquire()
+    first = asyncio.create_task(lane.acquire(10.0))
+    second = asyncio.create_task(lane.acquire(2.0))
+    await settle()
+    clock.advance(2.5)
+    await settle()
+    assert second.done()  # behind the first, past its own bound
+    assert second.result() is False
+    assert not first.done()
+    lane.release()
+    clock.advance(1.0)  # a window after the answer
+    await settle()
+    assert first.done()
+    assert first.result()
+    assert lane.in_flight == 1  # the one that gave up took nothing
+
+
+def test_a_requests_class_in_its_hosts_lane_is_its_kind():
+    # Cube.key_class of the crawler: read from the raw record, before the runner validates it
+    from datetime import UTC, datetime
+
+    from cubes.crawler.cube import request_kind
+    from shared.bus.base import Record
+    from shared.messages import CrawlKind, CrawlRequest
+
+    req = CrawlRequest(kind=CrawlKind.feed, url="https://a.test/f.xml", host="a.test", requested_at=datetime.now(UTC))
+    assert request_kind(Record("crawl.requests", 0, 0, b"a.test", req.model_dump_json().encode())) == "feed"
+    for bad in (b"not json", b"[1]", b'{"kind": 3}', b"{}"):
+        assert request_kind(Record("crawl.requests", 0, 1, b"a.test", bad)) is None
