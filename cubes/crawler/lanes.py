@@ -206,8 +206,10 @@ class Lane:
                         return False
                 await self._wait(wait)
         finally:
+            first = self._line[0] is ticket
             self._line.remove(ticket)
-            self._notify()  # the next in line may go now
+            if first and self._line:
+                self._notify()  # the next in line may go now (one behind it leaving changes nothing)
 
     async def _wait(self, seconds: float | None) -> None:
         """Sleep on the clock for ``seconds``, or less if the lane changes (a release, a new pause)."""
