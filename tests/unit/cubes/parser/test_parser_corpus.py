@@ -1,6 +1,6 @@
 """The real-world feed corpus in tests/data/feeds: nothing crashes; expected outputs agree.
 
-The corpus is the MIT-licensed part of ``../shared/data/feeds`` (gofeed, rss-parser, feedjira, two YML
+The corpus is the MIT-licensed part of the team's feed collection, copied in (gofeed, rss-parser, feedjira, two YML
 catalogs) plus our own Turbo / YML fixtures; ``tests/data/MANIFEST.md`` says what was left out and why.
 
 Comparisons against the expected outputs (gofeed ``NAME.json``, rss-parser
