@@ -24,7 +24,7 @@ from tests.ci import missing
 
 pytest_plugins = ["tests.partners.fixtures"]
 REPO = Path(__file__).resolve().parent.parent
-#: the fixtures tests read: small, copyable, with their licences (tests/data/MANIFEST.md); never ../shared
+#: the fixtures tests read: small, copyable, with their licences (tests/data/MANIFEST.md); nothing from outside
 DATA = REPO / "tests" / "data"
 
 

@@ -1,4 +1,4 @@
-"""The README stays true for a stranger's clone (issue 14 item 7: it linked to a design file kept outside the repository)."""
+"""The README stays true for a stranger's clone (issue 14 item 7: it linked to a design file outside it)."""
 
 from __future__ import annotations
 
