@@ -48,23 +48,14 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from cubes.registry import CUBE_NAMES
+
 __all__ = ["Instance", "main", "plan", "start", "stop"]
 
 REPO = Path(__file__).resolve().parents[2]
-#: the pipeline's cubes; parser and crawler are the two that scale out (DESIGN.md section 3)
-CUBES = (
-    "api",
-    "scheduler",
-    "crawler",
-    "parser",
-    "autoparser",
-    "media",
-    "cdn",
-    "delay",
-    "kvwriter",
-    "frontend",
-    "wordstat",
-)
+#: the pipeline's cubes, in the order they start (the registry owns the list); parser and crawler are
+#: the two that scale out (DESIGN.md section 3)
+CUBES = CUBE_NAMES
 SCALED = ("crawler", "parser")
 #: one poll of every /healthz per this many seconds; a cube process needs a few seconds to import
 POLL_S = 0.25
