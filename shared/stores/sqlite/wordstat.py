@@ -11,7 +11,8 @@ query's counts is a single range of one b-tree.
 
 Selections compile to joins over ``ws_terms``, whose key ``(lemma, content, qid)``
 lets a phrase read only the short queries of a lemma. The joins start from the
-required word with the fewest searches (``ws_lemma_counts`` tells), since each
+required word with the fewest index entries (counted up to a cap, then the
+fewest searches: ``sql/wordstat.py``, ``postings_sql``), since each
 next word is an index probe per row of the first. The most searched queries
 of one common word (a frequency's similar queries) are read the other way:
 ``ws_queries`` from the most searched down, each probed for the word, which
@@ -29,7 +30,7 @@ from datetime import datetime
 import orjson
 
 from shared.stores.codec import now_us
-from shared.stores.sql.wordstat import LEMMA_WEIGHTS, candidates_sql, order_groups
+from shared.stores.sql.wordstat import LEMMA_WEIGHTS, POSTINGS_CAP, candidates_sql, order_groups, postings_sql
 from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
 from shared.stores.wordstat import (
     CountedSearch,
@@ -158,8 +159,13 @@ def _candidates(conn: sqlite3.Connection, sel: Selection) -> tuple[str, list[obj
     """SQL selecting the qids of ``sel``, the rarest word first, and its parameters."""
     groups = list(sel.required)
     if len(groups) > 1:
-        cond, p = _in_list("lemma", sorted({lemma for g in groups for lemma in g}))
-        groups = order_groups(groups, dict(conn.execute(LEMMA_WEIGHTS.format(cond=cond), p)))
+        sql, p = postings_sql(groups, _in_list)
+        postings = [int(n) for _, n in sorted(conn.execute(sql, p))]
+        weights: dict[str, int] = {}
+        if sum(n >= POSTINGS_CAP for n in postings) > 1:  # two common words: the one with fewer searches
+            cond, p = _in_list("lemma", sorted({lemma for g in groups for lemma in g}))
+            weights = dict(conn.execute(LEMMA_WEIGHTS.format(cond=cond), p))
+        groups = order_groups(groups, weights, postings)
     return candidates_sql(groups, sel, _in_list)
 
 
