@@ -70,7 +70,7 @@ async def run_cube_bench(url: str, n: int) -> tuple[float, float]:
     for t in (t_in, t_out):
         contracts.register_topic(Topic(t, "id", PARTITIONS, BenchDoc, "bench", "benchmark"))
     settings = Settings().replace(bus={"url": url}, runtime={"batch_size": 2000, "concurrency": 8})
-    bus = open_bus(url, linger_ms=settings.bus.linger_ms)
+    bus = open_bus(url, linger_ms=settings.bus.linger_ms, compression=settings.bus.compression)
     await bus.start()
     await bus.create_topics([TopicSpec(t, PARTITIONS) for t in (t_in, t_out, contracts.retry_topic(f"pass-{uid}"))])
     await prefill(bus, t_in, n)
@@ -123,11 +123,12 @@ async def run_raw_aiokafka(url: str, n: int) -> tuple[float, float]:
     contracts.register_topic(Topic(t_in, "id", PARTITIONS, BenchDoc, "bench", "benchmark"))
     await prefill(bus, t_in, n)
     await bus.close()
+    codec = Settings().bus.compression
     producer = AIOKafkaProducer(
         bootstrap_servers=servers,
         enable_idempotence=True,
         acks="all",
-        compression_type="zstd",
+        compression_type=None if codec == "none" else codec,
         linger_ms=5,
         max_batch_size=1024 * 1024,
     )

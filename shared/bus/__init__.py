@@ -10,8 +10,9 @@ from shared.errors import ConfigError
 __all__ = ["Bus", "Consumer", "Headers", "Producer", "Record", "TopicPartition", "TopicSpec", "open_bus"]
 
 
-def open_bus(url: str, *, linger_ms: int = 5, client_id: str = "turbocubes") -> Bus:
-    """An unstarted bus for ``url``; call ``await bus.start()``."""
+def open_bus(url: str, *, linger_ms: int = 5, client_id: str = "turbocubes", compression: str = "lz4") -> Bus:
+    """An unstarted bus for ``url``; call ``await bus.start()``. ``compression`` is Kafka's codec
+    (the embedded log stores records as they are)."""
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         from shared.bus.sqlite import SqliteBus
@@ -20,5 +21,5 @@ def open_bus(url: str, *, linger_ms: int = 5, client_id: str = "turbocubes") -> 
     if scheme == "kafka":
         from shared.bus.kafka import KafkaBus
 
-        return KafkaBus(url, linger_ms=linger_ms, client_id=client_id)
+        return KafkaBus(url, linger_ms=linger_ms, client_id=client_id, compression=compression)
     raise ConfigError("bus.url", url, "a bus URL", ["sqlite:///PATH.db", "kafka://HOST:PORT"])

@@ -1,7 +1,8 @@
 """The Apache Kafka engine: ``kafka://host:9092[,host2:9092]`` on aiokafka (DESIGN.md section 4).
 
-* Producer: idempotent, ``acks=all``, zstd compression (aiokafka's default
-  gzip level costs ~20x the CPU per document here), ``linger_ms`` batching.
+* Producer: idempotent, ``acks=all``, ``compression`` (``bus.compression``: lz4 by default, see
+  ``shared/config/sections.py`` for the figures; aiokafka's default gzip level costs ~20x the CPU
+  per document here), ``linger_ms`` batching, each key's partition hashed once (``kafka_keys.py``).
   ``send`` returns the broker-acknowledgement future; the runtime awaits every
   one before it commits.
 * Consumer: manual commits only (``enable_auto_commit=False``), earliest
@@ -32,9 +33,9 @@ from aiokafka.errors import (
     KafkaError,
     TopicAlreadyExistsError,
 )
-from aiokafka.partitioner import DefaultPartitioner
 
 from shared.bus.base import Consumed, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
+from shared.bus.kafka_keys import KeyPartitioner
 from shared.errors import BusUnavailable, ConfigError
 
 __all__ = ["KafkaBus"]
@@ -63,7 +64,9 @@ def _tp(k: Any, prefix: str = "") -> TopicPartition:
 
 
 class KafkaBus:
-    def __init__(self, url: str, *, linger_ms: int = 5, client_id: str = "turbocubes") -> None:
+    def __init__(
+        self, url: str, *, linger_ms: int = 5, client_id: str = "turbocubes", compression: str = "lz4"
+    ) -> None:
         self.url = url
         self.servers = _servers(url)
         q = parse_qs(urlsplit(url).query)
@@ -73,6 +76,8 @@ class KafkaBus:
         self.prefix = q.get("prefix", [""])[0]
         self.linger_ms = linger_ms
         self.client_id = client_id
+        #: aiokafka's codec name; "none" sends batches as they are
+        self.compression: str | None = None if compression == "none" else compression
         self._producer: KafkaProducer | None = None
         self._consumers: list[KafkaConsumer] = []
 
@@ -82,8 +87,9 @@ class KafkaBus:
             client_id=self.client_id,
             enable_idempotence=True,
             acks="all",
-            compression_type="zstd",
+            compression_type=self.compression,
             linger_ms=self.linger_ms,
+            partitioner=KeyPartitioner(),
             max_batch_size=MAX_BATCH_BYTES,
             max_request_size=MAX_REQUEST_BYTES,
             request_timeout_ms=30_000,
@@ -182,9 +188,9 @@ class KafkaBus:
             parts = sorted(await self.producer().raw.partitions_for(self.prefix + topic))
         except KafkaError as exc:
             raise BusUnavailable(f"Kafka at {self.servers}: {exc}") from exc
-        # the producer's own rule (aiokafka's DefaultPartitioner: murmur2, the Java client's), so the
-        # answer is where our producers put the key
-        place = DefaultPartitioner()
+        # the producer's own rule (murmur2, the Java client's), so the answer is where our producers
+        # put the key
+        place = KeyPartitioner()
         return lambda key: int(place(key, parts, parts))
 
     async def committed_offsets(self, group: str, topic: str) -> dict[int, int]:

@@ -64,7 +64,12 @@ async def ensure_topics(deps: Deps, cube_names: Sequence[str] = ()) -> list[str]
 
 async def open_deps(settings: Settings, *, clock: Clock | None = None, resolver: Any = None) -> Deps:
     """Open (start) the bus; stores and blob stores open lazily through the returned ``Deps``."""
-    bus = open_bus(settings.bus.url, linger_ms=settings.bus.linger_ms, client_id=settings.bus.client_id)
+    bus = open_bus(
+        settings.bus.url,
+        linger_ms=settings.bus.linger_ms,
+        client_id=settings.bus.client_id,
+        compression=settings.bus.compression,
+    )
     await bus.start()
     # any catalog topic: the HTTP cubes publish what their requests carry (counted as cube "publish")
     encoder = Encoder("publish", None)

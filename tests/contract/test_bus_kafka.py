@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from shared.bus.base import Bus, tp_of
+from shared.bus.base import Bus, TopicSpec, tp_of
 from shared.bus.kafka import KafkaBus, KafkaConsumer
 from tests.contract.bus_contract import BusContract, drain, produce
 
@@ -52,3 +52,21 @@ class TestKafkaBus(BusContract):
         assert (await c.lag())[tp] == 0
         assert asked == 2
         await c.stop()
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd", "none"])
+async def test_records_cross_the_broker_whole_with_each_codec(kafka_url: str, uid: str, codec: str) -> None:
+    # bus.compression: what the producer compresses, the consumer reads back byte for byte
+    bus = KafkaBus(kafka_url, compression=codec)
+    await bus.start()
+    try:
+        t = f"codec-{codec}-{uid}"
+        await bus.create_topics([TopicSpec(t, 2)])
+        sent = [(f"k{i}", (f"record {i} " * (1 + i * 40)).encode()) for i in range(30)]
+        await produce(bus, t, sent)
+        c = await bus.consumer(f"g-{uid}", [t])
+        got = await drain(c, len(sent))
+        assert sorted((r.key, r.value) for r in got) == sorted((k.encode(), v) for k, v in sent)
+        await c.stop()
+    finally:
+        await bus.close()

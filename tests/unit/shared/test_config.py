@@ -83,6 +83,7 @@ def test_settings_are_frozen() -> None:
             [],
         ),
         ('[http]\nallowlist = ["127.0.0.1/32", 3]\n', {}, "http.allowlist", "a list of strings", []),
+        ('[bus]\ncompression = "brotli"\n', {}, "bus.compression", "a Kafka compression codec", ["lz4", "none"]),
     ],
 )
 def test_an_error_says_what_was_expected_and_the_choices(
