@@ -56,7 +56,7 @@ from shared.search.kinds import page_kind
 from shared.search.query import parse_query
 from shared.search.request import SearchRequest
 from shared.stores import Page, Stores, open_stores
-from shared.stores.wordstat import index_entries
+from shared.stores.wordstat import index_entries, set_key
 from shared.wordstat.frequency import frequency, words_of
 from shared.wordstat.lemmas import analyze, normalize_query
 from shared.wordstat.operators import matches, parse
@@ -502,8 +502,14 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
     devices = ("desktop", "mobile", "tablet")
     q_rows, t_rows, c_rows = [], [], []
     lemma_counts: dict[tuple[str, int, str, str], int] = {}
-    for qid, (q, n) in enumerate(zip(vocab, counts, strict=True), start=1):
-        words = analyze(q)
+    analyzed = [analyze(q) for q in vocab]
+    # homonyms' lemma sets, as the store registers them: every set a word of a counted query has
+    sets = sorted({set_key(w.lemmas) for words in analyzed for w in words if len(w.lemmas) > 1})
+    members = sorted((lemma, key) for key in sets for lemma in key.split("|"))
+    sets_of: dict[str, list[str]] = {}
+    for lemma, key in members:
+        sets_of.setdefault(lemma, []).append(key)
+    for qid, (q, n, words) in enumerate(zip(vocab, counts, analyzed, strict=True), start=1):
         lemmas = " ".join("|".join(w.lemmas) for w in words)
         content = sum(1 for w in words if not w.stop)
         q_rows.append((qid, q, lemmas, content, n))
@@ -521,7 +527,8 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
             left -= share
             if share:
                 c_rows.append((qid, *key, share))
-                for lemma in {x for w in words for x in w.lemmas}:
+                lemma_set = {x for w in words for x in w.lemmas}
+                for lemma in lemma_set | {k for x in lemma_set for k in sets_of.get(x, ())}:
                     lk = (lemma, *key)
                     lemma_counts[lk] = lemma_counts.get(lk, 0) + share
     l_rows = [(*k, n) for k, n in sorted(lemma_counts.items())]
@@ -536,6 +543,8 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
             conn.executemany("INSERT INTO ws_counts (qid, month, region, device, n) VALUES (?, ?, ?, ?, ?)", c_rows)
             conn.executemany("INSERT INTO ws_lemma_counts (lemma, month, region, device, n) VALUES (?, ?, ?, ?, ?)",
                              l_rows)  # fmt: skip
+            conn.executemany("INSERT INTO ws_unions (key) VALUES (?)", [(k,) for k in sets])
+            conn.executemany("INSERT INTO ws_union_members (lemma, key) VALUES (?, ?)", members)
             conn.execute("ANALYZE")
 
         await db.write(run, long=True)
@@ -554,10 +563,12 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
             await conn.copy_records_to_table(
                 "ws_lemma_counts", records=l_rows, columns=["lemma", "month", "region", "device", "n"]
             )
+            await conn.copy_records_to_table("ws_unions", records=[(k,) for k in sets], columns=["key"])
+            await conn.copy_records_to_table("ws_union_members", records=members, columns=["lemma", "key"])
             await conn.execute("ANALYZE")  # fmt: skip
     print(
         f"loaded {sum(counts):,} counted searches over {len(vocab):,} distinct queries "
-        f"({len(c_rows):,} count rows, {len(t_rows):,} index entries)"
+        f"({len(c_rows):,} count rows, {len(t_rows):,} index entries, {len(sets):,} homonyms' lemma sets)"
     )
     return vocab
 

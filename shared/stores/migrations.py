@@ -466,3 +466,14 @@ POSTGRES.append((21, "search: impact index (SQLite only)", ()))
 _WS_QUERIES_TOTAL = ("CREATE INDEX IF NOT EXISTS ws_queries_total ON ws_queries (total DESC, query)",)
 SQLITE.append((22, "wordstat: queries by total", _WS_QUERIES_TOTAL))
 POSTGRES.append((22, "wordstat: queries by total", _WS_QUERIES_TOTAL))
+
+# 23: homonyms' lemma sets counted as one (``shared/stores/wordstat.py``, ``ws_unions``): a set's counters
+# live in ws_lemma_counts under its key ("это|этот"); a store that had counts fills a set when a batch
+# first meets it
+_WS_UNIONS = (
+    "CREATE TABLE IF NOT EXISTS ws_unions (key TEXT PRIMARY KEY){rowid}",
+    """CREATE TABLE IF NOT EXISTS ws_union_members (
+        lemma TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (lemma, key)){rowid}""",
+)
+SQLITE.append((23, "wordstat: homonyms' lemma sets", tuple(s.format(rowid=" WITHOUT ROWID") for s in _WS_UNIONS)))
+POSTGRES.append((23, "wordstat: homonyms' lemma sets", tuple(s.format(rowid="") for s in _WS_UNIONS)))

@@ -10,6 +10,15 @@ Counted searches, aggregated so a frequency never reads raw events:
 * ``ws_counts`` — searches per query × month × region × device;
 * ``ws_lemma_counts`` — searches per lemma × month × region × device (a
   single-word base frequency, the commonest question, is one indexed read);
+  also per **lemma set**, keyed ``"a|b"`` (``set_key``): the searches with any
+  lemma of a homonym ("это" is это|этот, "стали" стать|сталь), each once --
+  a sum of the two lemmas' counters would count "это этот" twice, and without
+  these a common homonym's frequency summed the counts of its every query;
+* ``ws_unions`` — the lemma sets counted so: every set of two or more lemmas that
+  a word of a counted search had. A set is registered by the batch that first
+  meets it, which fills its counters from ``ws_counts`` (the searches counted
+  before) in the same transaction; ``ws_union_members`` maps each lemma to
+  the sets it is in, which a batch reads to count each search under them;
 * ``ws_hosts`` — per host × query × month, how often the host's pages were shown;
 * ``ws_seen`` — the event ids counted, so a redelivered event counts once
   (kept ``wordstat.dedupe_window_s``, longer than ``search.queries`` keeps events).
@@ -29,7 +38,7 @@ phrase's exact cover) are checked in Python on the selection's rows
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -46,6 +55,8 @@ __all__ = [
     "distinct_lemmas",
     "index_entries",
     "month_of",
+    "set_key",
+    "word_sets",
 ]
 
 
@@ -59,6 +70,17 @@ def index_entries(lemmas: str, query: str) -> set[str]:
     for word in lemmas.split(" "):
         out.update(word.split("|"))
     return out
+
+
+def set_key(lemmas: Sequence[str]) -> str:
+    """The ``ws_lemma_counts`` key of a lemma set: its lemmas sorted, joined by ``|`` (no lemma holds one:
+    lemmas are words); one lemma is its own key."""
+    return "|".join(sorted(set(lemmas)))
+
+
+def word_sets(lemmas: str) -> set[str]:
+    """The lemma sets of a counted query's words that have two or more lemmas, as ``set_key``s."""
+    return {set_key(word.split("|")) for word in lemmas.split(" ") if "|" in word}
 
 
 def distinct_lemmas(lemmas: str) -> tuple[str, ...]:
@@ -127,8 +149,9 @@ class WordstatStore(Protocol):
         """Drop event ids recorded before ``before``; returns how many."""
         ...
 
-    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow]:
-        """Searches with any of ``lemmas`` in months ``first``..``last`` (a one-word base frequency)."""
+    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow] | None:
+        """Searches with any of ``lemmas`` (each once) in months ``first``..``last`` (a one-word base
+        frequency); None for two or more lemmas that are not a registered set (``ws_unions``)."""
         ...
 
     async def select(self, selection: Selection, *, limit: int) -> list[QueryRow]:
@@ -161,8 +184,12 @@ class Aggregate:
     hosts: list[tuple[str, int, int, int]]
 
 
-def aggregate(searches: Sequence[CountedSearch], qids: dict[str, int]) -> Aggregate:
-    """Sum ``searches`` (already deduplicated) by counter row; ``qids`` maps each query to its id."""
+def aggregate(
+    searches: Sequence[CountedSearch], qids: dict[str, int], sets: Mapping[str, Sequence[str]] | None = None
+) -> Aggregate:
+    """Sum ``searches`` (already deduplicated) by counter row; ``qids`` maps each query to its id, ``sets``
+    each lemma to the registered lemma sets it is in (a search counts once under each set it touches)."""
+    sets = sets or {}
     # searches repeat (a Zipf stream): group them first, in C (Counter), then expand each distinct
     # group once -- a batch of 20,000 searches has a few thousand groups
     groups = Counter((s.query, s.month, s.region, s.device, s.lemma_set or distinct_lemmas(s.lemmas)) for s in searches)
@@ -176,6 +203,10 @@ def aggregate(searches: Sequence[CountedSearch], qids: dict[str, int]) -> Aggreg
         for lemma in lemma_set:
             lkey = (lemma, month, region, device)
             lemmas[lkey] = lemmas.get(lkey, 0) + n
+        if sets:
+            for key in {k for lemma in lemma_set for k in sets.get(lemma, ())}:
+                lkey = (key, month, region, device)
+                lemmas[lkey] = lemmas.get(lkey, 0) + n
     shown = Counter((host, s.month, s.query) for s in searches for host in s.hosts)
     hosts = sorted((host, month, qids[query], n) for (host, month, query), n in shown.items())
     return Aggregate(

@@ -10,7 +10,8 @@
   words that could be one) reads the selection's queries, the most searched
   first, and keeps those that ``operators.variant_matches``; past
   ``VERIFY_LIMIT`` of them the frequency is a lower bound and says so;
-* a lone word with one lemma reads the per-lemma counters: one indexed read;
+* a lone word reads its lemma's counters, or its lemma set's for a homonym
+  (``ws_unions``; a set no counted word had reads the queries): one indexed read;
   with ``-words`` too, less the searches that have both (few, where the
   word's own queries are many: the tail of common words was summing them all).
 
@@ -211,9 +212,10 @@ async def frequency(
     if len(indexed) == 1 and not checked and len(indexed[0].required) == 1:
         sel = indexed[0]
         lemmas = sel.required[0]
-        # a word with two lemmas would count a search having both twice; forms have no counters
-        if len(lemmas) == 1 and not lemmas[0].startswith(FORM_MARK):
+        # forms have no counters; a homonym's lemmas (это|этот) have theirs once a word had them both
+        if not lemmas[0].startswith(FORM_MARK):
             rows = await store.lemma_tally(lemmas, first, last)
+        if rows is not None:
             if set(lemmas) & set(sel.minus):
                 rows = []  # "слон -слон": every search with the word is excluded
             elif sel.minus:

@@ -18,7 +18,7 @@ from cubes.wordstat.handler import counted
 from shared.messages import Device, SearchQueryEvent
 from shared.stores import Stores, open_stores
 from shared.wordstat.frequency import frequency
-from shared.wordstat.lemmas import normalize_query
+from shared.wordstat.lemmas import analyze_word, normalize_query
 from shared.wordstat.operators import parse
 from tests.unit.shared.wordstat.test_operators import CASES, SEARCHES
 
@@ -100,6 +100,56 @@ class WordstatContract:
         assert narrowed.total.n == 6
         three = await frequency(w, parse("слон"), now=NOW, threshold=1, period_months=3)
         assert three.total.n == 19
+
+    async def test_a_homonyms_lemma_set_counts_each_search_once(self, stores: Stores) -> None:
+        """A word with two lemmas ("стали": стать|сталь) gets counters of its own, filled from what was
+        counted before it was first met and grown by every batch after, each search once."""
+        w = stores.wordstat
+        await w.count([counted(e) for e in events("сталь цена", 3) + events("стать сталью", 2)], now=NOW)
+        assert await w.lemma_tally(("сталь", "стать"), 202611, 202611) is None  # no word had both yet
+        await w.count([counted(e) for e in events("стали лучше", 1) + events("стать", 4, region="spb")], now=NOW)
+        rows = await w.lemma_tally(("стать", "сталь"), 202611, 202611)
+        assert rows is not None
+        assert sum(r.n for r in rows) == 3 + 2 + 1 + 4  # "стать сталью" has both lemmas: once
+        await w.count([counted(e) for e in events("сталь стать", 2, device=Device.mobile)], now=NOW)
+        rows = await w.lemma_tally(("сталь", "стать"), 202611, 202611)
+        assert rows is not None
+        assert {(r.region, r.device): r.n for r in rows} == {("moscow", "desktop"): 6, ("spb", "desktop"): 4,
+                                                             ("moscow", "mobile"): 2}  # fmt: skip
+        f = await frequency(w, parse("стали"), now=NOW, threshold=1)
+        assert f.total.n == 12
+        assert (await frequency(w, parse("стали -цена"), now=NOW, threshold=1)).total.n == 9
+        assert await w.lemma_tally(("сталь",), 202611, 202611) is not None  # one lemma: always counted
+
+    async def test_sets_registered_while_others_count_lose_nothing(self, store_url: str) -> None:
+        """Two stores on one database (two replicas of the cube): one keeps meeting new homonyms, whose
+        sets are filled from what is counted, while the other counts searches with their lemmas. Every
+        search must be in every set it touches exactly once."""
+        import asyncio
+
+        first, second = await open_stores(store_url), await open_stores(store_url)
+        try:
+            homonyms = ["стали", "это", "мой", "три", "чем", "лучше"]
+            plain = ["сталь", "стать", "этот", "мыть", "тереть", "хороший"]
+
+            async def meet() -> None:
+                for word in homonyms:
+                    await first.wordstat.count([counted(e) for e in events(f"{word} вопрос", 2)], now=NOW)
+
+            async def count() -> None:
+                for _ in range(3):
+                    for word in plain:
+                        await second.wordstat.count([counted(e) for e in events(f"{word} ответ", 3)], now=NOW)
+
+            await asyncio.gather(meet(), count())
+            for word in homonyms:
+                f = await frequency(first.wordstat, parse(word), now=NOW, threshold=1)
+                lemmas = set(analyze_word(word).lemmas)
+                hand = 2 + sum(9 for p in plain if set(analyze_word(p).lemmas) & lemmas)
+                assert f.total.n == hand, word
+        finally:
+            await first.close()
+            await second.close()
 
     async def test_queries_that_showed_a_host(self, stores: Stores) -> None:
         batch = events("мосты москвы", 3, hosts=("a.example", "b.example")) + events("мосты", 2, hosts=("a.example",))

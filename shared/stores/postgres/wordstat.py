@@ -20,7 +20,17 @@ import asyncpg
 from shared.stores.codec import now_us
 from shared.stores.postgres.db import PgDb
 from shared.stores.sql.wordstat import LEMMA_WEIGHTS, POSTINGS_CAP, candidates_sql, order_groups, postings_sql
-from shared.stores.wordstat import CountedSearch, QueryRow, Selection, TallyRow, aggregate, index_entries
+from shared.stores.wordstat import (
+    CountedSearch,
+    QueryRow,
+    Selection,
+    TallyRow,
+    aggregate,
+    distinct_lemmas,
+    index_entries,
+    set_key,
+    word_sets,
+)
 
 __all__ = ["PgWordstatStore"]
 
@@ -33,7 +43,54 @@ def _columns(rows: Sequence[Sequence[object]], width: int) -> list[list[object]]
     return [[r[i] for r in rows] for i in range(width)] if rows else [[] for _ in range(width)]
 
 
+async def _lock_sets(conn: asyncpg.Connection, searches: Sequence[CountedSearch]) -> None:
+    """Lock ``ws_unions`` first thing in the batch, and register the batch's new lemma sets.
+
+    A set's counters are filled from the searches counted before it and grown by every batch after;
+    a batch counting while the set is registered would be in neither. So a batch that counts holds
+    ``SHARE`` (batches count side by side) and one that registers ``SHARE ROW EXCLUSIVE`` (it waits
+    for those counting, and those after it see the set). Taken before any row lock: no deadlock."""
+    by_query = {s.query: s.lemmas for s in searches}
+    keys = sorted({k for lemmas in by_query.values() for k in word_sets(lemmas)})
+    known = {r[0] for r in await conn.fetch("SELECT key FROM ws_unions WHERE key = ANY($1::text[])", keys)}
+    new = [k for k in keys if k not in known]
+    await conn.execute(f"LOCK TABLE ws_unions IN {'SHARE ROW EXCLUSIVE' if new else 'SHARE'} MODE")
+    if not new:
+        return
+    # another batch may have registered some while this one waited
+    created = await conn.fetch(
+        "INSERT INTO ws_unions (key) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING RETURNING key", new
+    )
+    members = sorted((lemma, r[0]) for r in created for lemma in r[0].split("|"))
+    if not members:
+        return
+    await conn.execute(
+        "INSERT INTO ws_union_members (lemma, key) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING",
+        *_columns(members, 2),
+    )
+    # the searches counted before this batch, each once per set (a query with both lemmas is one query)
+    await conn.execute(
+        "INSERT INTO ws_lemma_counts (lemma, month, region, device, n)"
+        " SELECT u.key, c.month, c.region, c.device, sum(c.n)"
+        " FROM (SELECT DISTINCT m.key, t.qid FROM unnest($1::text[], $2::text[]) AS m(lemma, key)"
+        "       JOIN ws_terms t ON t.lemma = m.lemma) AS u"
+        " JOIN ws_counts c ON c.qid = u.qid GROUP BY u.key, c.month, c.region, c.device"
+        " ON CONFLICT (lemma, month, region, device) DO UPDATE SET n = ws_lemma_counts.n + excluded.n",
+        *_columns(members, 2),
+    )
+
+
+async def _sets_of(conn: asyncpg.Connection, fresh: Sequence[CountedSearch]) -> dict[str, list[str]]:
+    """lemma -> the registered sets it is in, for the lemmas of the batch's new searches."""
+    lemmas = sorted({lemma for s in fresh for lemma in s.lemma_set or distinct_lemmas(s.lemmas)})
+    sets: dict[str, list[str]] = {}
+    for lemma, key in await conn.fetch("SELECT lemma, key FROM ws_union_members WHERE lemma = ANY($1::text[])", lemmas):
+        sets.setdefault(lemma, []).append(key)
+    return sets
+
+
 async def _count(conn: asyncpg.Connection, searches: Sequence[CountedSearch], stamp: int) -> int:
+    await _lock_sets(conn, searches)
     batch = {s.event_id: s for s in searches}
     fresh_ids = await conn.fetch(
         "INSERT INTO ws_seen (event_id, at) SELECT u, $2 FROM unnest($1::text[]) AS u"
@@ -64,7 +121,7 @@ async def _count(conn: asyncpg.Connection, searches: Sequence[CountedSearch], st
             " ON CONFLICT DO NOTHING",
             *_columns(terms, 3),
         )
-    agg = aggregate(fresh, qids)
+    agg = aggregate(fresh, qids, await _sets_of(conn, fresh))
     await conn.execute(
         "INSERT INTO ws_counts (qid, month, region, device, n)"
         " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[])"
@@ -109,11 +166,14 @@ class PgWordstatStore:
     async def forget_seen(self, before: datetime) -> int:
         return await self._db.execute("DELETE FROM ws_seen WHERE at < ?", now_us(before))
 
-    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow]:
+    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow] | None:
+        key = set_key(lemmas)
+        # a set is registered with its counters filled, in one transaction: once seen, its rows are whole
+        if "|" in key and await self._db.fetchone("SELECT 1 FROM ws_unions WHERE key = ?", key) is None:
+            return None
         rows = await self._db.fetch(
-            "SELECT month, region, device, sum(n) FROM ws_lemma_counts WHERE lemma = ANY(?::text[])"
-            " AND month BETWEEN ? AND ? GROUP BY month, region, device",
-            list(lemmas),
+            "SELECT month, region, device, n FROM ws_lemma_counts WHERE lemma = ? AND month BETWEEN ? AND ?",
+            key,
             first,
             last,
         )

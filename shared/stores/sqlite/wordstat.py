@@ -38,7 +38,10 @@ from shared.stores.wordstat import (
     Selection,
     TallyRow,
     aggregate,
+    distinct_lemmas,
     index_entries,
+    set_key,
+    word_sets,
 )
 
 __all__ = ["SqliteWordstatStore"]
@@ -107,7 +110,7 @@ def _count(
             (entry, queries[q].content, qids[q]) for q in new for entry in index_entries(queries[q].lemmas, q)
         )
         _bulk(conn, "INSERT OR IGNORE INTO ws_terms (lemma, content, qid)", 3, terms)
-    agg = aggregate(fresh, qids)
+    agg = aggregate(fresh, qids, _lemma_sets(conn, queries))
     _bulk(
         conn,
         "INSERT INTO ws_counts (qid, month, region, device, n)",
@@ -135,6 +138,43 @@ def _count(
         " ON CONFLICT (host, month, qid) DO UPDATE SET n = n + excluded.n",
     )
     return len(fresh), qids
+
+
+def _lemma_sets(conn: sqlite3.Connection, queries: Mapping[str, CountedSearch]) -> dict[str, list[str]]:
+    """The registered lemma sets of the batch's lemmas (lemma -> set keys), registering the sets of its
+    words first (``_register``): read in the batch's transaction, so no batch misses a set."""
+    keys = sorted({k for s in queries.values() for k in word_sets(s.lemmas)})
+    if keys:
+        payload = orjson.dumps(keys).decode()
+        known = {
+            r[0]
+            for r in conn.execute("SELECT key FROM ws_unions WHERE key IN (SELECT value FROM json_each(?))", (payload,))
+        }
+        if new := [k for k in keys if k not in known]:
+            _register(conn, new)
+    lemmas = sorted({lemma for s in queries.values() for lemma in s.lemma_set or distinct_lemmas(s.lemmas)})
+    sets: dict[str, list[str]] = {}
+    members = "SELECT lemma, key FROM ws_union_members WHERE lemma IN (SELECT value FROM json_each(?))"
+    for lemma, key in conn.execute(members, (orjson.dumps(lemmas).decode(),)):
+        sets.setdefault(lemma, []).append(key)
+    return sets
+
+
+def _register(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
+    """Register new lemma sets, their counters filled with the searches counted before this batch (each
+    search once per set: a query with both lemmas is one query)."""
+    members = sorted((lemma, key) for key in keys for lemma in key.split("|"))
+    _bulk(conn, "INSERT INTO ws_unions (key)", 1, [(k,) for k in keys], " ON CONFLICT DO NOTHING")
+    _bulk(conn, "INSERT INTO ws_union_members (lemma, key)", 2, members, " ON CONFLICT DO NOTHING")
+    conn.execute(
+        "INSERT INTO ws_lemma_counts (lemma, month, region, device, n)"
+        " SELECT u.key, c.month, c.region, c.device, sum(c.n)"
+        " FROM (SELECT DISTINCT m.value ->> 1 AS key, t.qid FROM json_each(?) AS m"
+        "       JOIN ws_terms t ON t.lemma = m.value ->> 0) AS u"
+        " JOIN ws_counts c ON c.qid = u.qid WHERE true GROUP BY u.key, c.month, c.region, c.device"
+        " ON CONFLICT (lemma, month, region, device) DO UPDATE SET n = n + excluded.n",
+        (orjson.dumps(members).decode(),),
+    )
 
 
 def _bulk(conn: sqlite3.Connection, insert: str, width: int, rows: Sequence[Sequence[object]], tail: str = "") -> None:
@@ -248,13 +288,17 @@ class SqliteWordstatStore:
             lambda conn: conn.execute("DELETE FROM ws_seen WHERE at < ?", (stamp,)).rowcount, long=True
         )
 
-    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow]:
-        sql = (
-            f"SELECT month, region, device, sum(n) FROM ws_lemma_counts WHERE lemma IN ({_marks(len(lemmas))})"
-            " AND month BETWEEN ? AND ? GROUP BY month, region, device"
-        )
-        rows = await self._db.read(lambda conn: conn.execute(sql, (*lemmas, first, last)).fetchall())
-        return _tally_rows(rows)
+    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow] | None:
+        key = set_key(lemmas)
+
+        def run(conn: sqlite3.Connection) -> list[tuple[int, str, str, int]] | None:
+            if "|" in key and conn.execute("SELECT 1 FROM ws_unions WHERE key = ?", (key,)).fetchone() is None:
+                return None
+            sql = "SELECT month, region, device, n FROM ws_lemma_counts WHERE lemma = ? AND month BETWEEN ? AND ?"
+            return conn.execute(sql, (key, first, last)).fetchall()
+
+        rows = await self._db.read(run)
+        return None if rows is None else _tally_rows(rows)
 
     async def select(self, selection: Selection, *, limit: int) -> list[QueryRow]:
         def run(conn: sqlite3.Connection) -> list[QueryRow]:

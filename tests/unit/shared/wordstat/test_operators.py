@@ -31,6 +31,7 @@ SEARCHES = {
     "elephant": 5,
     "стали лучше": 1,
     "сталь цена": 3,
+    "стать сталью": 2,
 }
 
 
@@ -58,7 +59,7 @@ CASES = [
     ("слона -купить -москва", 6, "41 less every купить (35; купить слона в москве among them): 4 + 2"),
     ("слона -!слонов", 34, "the word less one of its own forms: 41 less куплю слонов 7"),
     ("слона -слонов", 0, "the word less itself in another form: nothing is left"),
-    ("сталь -цена", 1, "a word with two lemmas less another: стали лучше 1"),
+    ("сталь -цена", 3, "a word less another: стали лучше 1 + стать сталью 2"),
     ("(продать|что) слона", 41, "что is a function word: слона alone (41), продать слона among it"),
     ("(продать|заказать|купить слона) слона", 6, "4 + 2; купить слона слона needs two слон: none"),
     ("(слона|слонов) -дешево", 38, "two equal variants count once: 41 less 3"),
@@ -72,8 +73,11 @@ CASES = [
     ("buy elephant", 5, "English forms: buy elephant 3 + buying elephants 2"),
     ('"elephant"', 5, "elephant alone"),
     ("!elephants", 2, "this form only"),
-    ("сталь", 4, "homonyms count under both lemmas: стали лучше 1 + сталь цена 3"),
-    ("стать", 1, "стали is also a form of стать"),
+    ("сталь", 6, "homonyms count under both lemmas: стали лучше 1 + сталь цена 3 + стать сталью 2"),
+    ("стать", 3, "стали is also a form of стать: стали лучше 1 + стать сталью 2"),
+    ("стали", 6, "a homonym: a search with сталь or стать, each once (not 6 + 3): 1 + 3 + 2"),
+    ("стали -цена", 3, "a homonym less another word: 6 less сталь цена 3"),
+    ("стали -лучше", 5, "a homonym less a homonym: 6 less стали лучше 1"),
 ]
 
 
