@@ -45,7 +45,7 @@ class UrlIndex:
     ~100 (every int is an object). This is an open-addressing table of 64-bit xxh3 hashes in flat
     arrays, linear probing at most half full: 24 bytes a slot, ~25 MB for a million offers. A
     collision among a million URLs is ~3e-8 likely and would only report a duplicate that is not one.
-    Same interface as the dict ``prepare_items`` takes.
+    Same interface as the dict ``prepare_items`` takes (``FirstSeen``).
     """
 
     __slots__ = ("_keys", "_mask", "_size", "_vals")
@@ -86,6 +86,24 @@ class UrlIndex:
             self._size += 1
         self._keys[i] = h
         self._vals[i] = index
+
+    def setdefault(self, url: str, index: int) -> int:
+        """The index stored for ``url``; ``index``, stored, when there is none (``dict.setdefault``).
+
+        One hash and one probe for the duplicate check's "seen before? else remember it" (``in`` then
+        ``[]=`` was two of each, ~1 us an offer).
+        """
+        h = self._hash(url)
+        i = self._slot(h)
+        if self._keys[i] != 0:
+            return self._vals[i]
+        if 2 * (self._size + 1) > len(self._keys):
+            self._grow()
+            i = self._slot(h)
+        self._size += 1
+        self._keys[i] = h
+        self._vals[i] = index
+        return index
 
     def _grow(self) -> None:
         # slot by slot from the old arrays: a list of the entries would be ~100 bytes each for a moment,

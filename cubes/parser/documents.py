@@ -193,11 +193,7 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
 class FirstSeen(Protocol):
     """URL -> index of the first item that had it (a dict, or a compact index for a whole catalog)."""
 
-    def __contains__(self, url: object, /) -> bool: ...
-
-    def __getitem__(self, url: str, /) -> int: ...
-
-    def __setitem__(self, url: str, index: int, /) -> None: ...
+    def setdefault(self, url: str, index: int, /) -> int: ...
 
 
 def prepare_items(
@@ -221,10 +217,11 @@ def prepare_items(
         except IdentityError as exc:
             errors.append(ItemError(str(exc), item.line, None, item.index, item.link, code=exc.code))
             continue
-        if cand.url in first:
+        kept = first.setdefault(cand.url, item.index)
+        if kept != item.index:
             errors.append(
                 ItemError(
-                    f"duplicate link: item {first[cand.url]} of this feed has the same URL; kept that one",
+                    f"duplicate link: item {kept} of this feed has the same URL; kept that one",
                     item.line,
                     None,
                     item.index,
@@ -233,7 +230,6 @@ def prepare_items(
                 )
             )
             continue
-        first[cand.url] = item.index
         out.append(cand)
     return out, errors
 
@@ -293,38 +289,48 @@ def to_document(
 ) -> Document:
     # one validation of the whole tree from plain dicts: about 3x cheaper than building the nested
     # models one by one (6 model __init__ calls per offer), which was the largest cost of a big
-    # catalog's first load; the message is validated all the same
-    media = [
-        {
-            "url": m.url,
-            "kind": _MEDIA_KINDS.get(m.kind) or MediaKind(m.kind),
-            "role": m.role,
-            "mime": m.mime,
-            "width": m.width,
-            "height": m.height,
-        }
-        for m in cand.media
-    ]
-    return Document.model_validate(
-        {
-            "url": cand.url,
-            "host": cand.host,
-            "source": source,
-            "kind": _DOC_KINDS.get(cand.kind) or DocKind(cand.kind),
-            "title": cand.title,
-            "author": cand.author,
-            "published_at": cand.published,
-            "updated_at": cand.updated,
-            "content_html": cand.content_html,
-            "summary": cand.summary,
-            "media": media,
-            "product": _product(cand.product),
-            "extra": cand.extra,
-            "guid": cand.guid,
-            "content_hash": cand.content_hash,
-            "version": version,
-            "preview": preview,
-            "seen_at": seen_at,
-            "parsed_at": parsed_at,
-        }
-    )
+    # catalog's first load; the message is validated all the same. A field left at its default (None,
+    # an empty list or dict) is not given at all: the model fills it in, without validating a value
+    # (~1.2 us of ~9 on a YML offer); the message is the same (``model_fields_set`` aside, which
+    # nothing reads)
+    values: dict[str, Any] = {
+        "url": cand.url,
+        "host": cand.host,
+        "source": source,
+        "kind": _DOC_KINDS.get(cand.kind) or DocKind(cand.kind),
+        "title": cand.title,
+        "content_html": cand.content_html,
+        "content_hash": cand.content_hash,
+        "version": version,
+        "preview": preview,
+        "seen_at": seen_at,
+        "parsed_at": parsed_at,
+    }
+    if cand.author is not None:
+        values["author"] = cand.author
+    if cand.published is not None:
+        values["published_at"] = cand.published
+    if cand.updated is not None:
+        values["updated_at"] = cand.updated
+    if cand.summary is not None:
+        values["summary"] = cand.summary
+    if cand.media:
+        values["media"] = [_media_values(m) for m in cand.media]
+    if (product := _product(cand.product)) is not None:
+        values["product"] = product
+    if cand.extra:
+        values["extra"] = cand.extra
+    if cand.guid is not None:
+        values["guid"] = cand.guid
+    return Document.model_validate(values)
+
+
+def _media_values(m: MediaRef) -> dict[str, Any]:
+    values: dict[str, Any] = {"url": m.url, "kind": _MEDIA_KINDS.get(m.kind) or MediaKind(m.kind), "role": m.role}
+    if m.mime is not None:
+        values["mime"] = m.mime
+    if m.width is not None:
+        values["width"] = m.width
+    if m.height is not None:
+        values["height"] = m.height
+    return values
