@@ -74,6 +74,7 @@ from cubes.workers import WorkerPool, replicable
 from shared.config import Settings
 from shared.feeds import FeedRegistry, RegistrationRefused, feed_id_for
 from shared.runtime import Runner, ensure_topics, open_deps
+from shared.runtime.loops import loop_kind, new_event_loop
 from shared.urls import canonical_url
 
 __all__ = ["main"]
@@ -916,8 +917,12 @@ def main(argv: list[str] | None = None) -> int:
         if not name or not raw or not hasattr(Settings(), section):
             p.error(f"--set {item!r}: expected SECTION.KEY=JSON, e.g. runtime.concurrency=64")
         OVERRIDES.setdefault(section, {})[name] = orjson.loads(raw)
+    # the pipeline's own event loop (runtime.event_loop; the workers get the same through WorkerPool)
+    choice = base_settings().runtime.event_loop
+    print(f"e2e bench: event loop {loop_kind(choice)} (runtime.event_loop = {choice!r})", flush=True)
     try:
-        return asyncio.run(amain(args))
+        with asyncio.Runner(loop_factory=lambda: new_event_loop(choice)) as runner:
+            return runner.run(amain(args))
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("e2e bench: interrupted (cleaned up)", file=sys.stderr)
         return 130

@@ -108,10 +108,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
     from shared.runtime.shutdown import run_main
 
+    settings = load_settings(args.config)
     return run_main(
-        run_up(
-            load_settings(args.config), only=args.only, demo=args.demo, workers=args.workers, log_level=args.log_level
-        )
+        run_up(settings, only=args.only, demo=args.demo, workers=args.workers, log_level=args.log_level),
+        event_loop=settings.runtime.event_loop,
     )
 
 
@@ -130,7 +130,8 @@ def _cmd_cube(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
     from shared.runtime.shutdown import run_main
 
-    return run_main(run_up(load_settings(args.config), only=[args.name], demo=False))
+    settings = load_settings(args.config)
+    return run_main(run_up(settings, only=[args.name], demo=False), event_loop=settings.runtime.event_loop)
 
 
 def _cmd_topics_create(args: argparse.Namespace) -> int:

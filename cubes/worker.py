@@ -24,6 +24,7 @@ import orjson
 
 from cubes.launcher import run_cubes
 from cubes.workers import LOG_LEVELS, settings_from_dict
+from shared.config.sections import EVENT_LOOPS
 from shared.runtime.shutdown import run_main
 
 __all__ = ["serve_worker", "worker_main"]
@@ -69,10 +70,12 @@ def worker_main(argv: Sequence[str] | None = None, *, resolver: Any = None) -> i
     """A child's ``main``: ``python -m cubes.worker`` (``resolver``: an aiohttp resolver, for the bench)."""
     p = argparse.ArgumentParser(prog="turbocubes-worker", description="a child of `turbocubes up --workers N`")
     p.add_argument("--log-level", default="INFO", choices=LOG_LEVELS)
+    # the parent's runtime.event_loop: the loop runs before the settings arrive on stdin
+    p.add_argument("--event-loop", default="auto", choices=EVENT_LOOPS)
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return run_main(serve_worker(resolver))
+        return run_main(serve_worker(resolver), event_loop=args.event_loop)
     except KeyboardInterrupt:
         return 130
 

@@ -176,7 +176,13 @@ class WorkerPool:
     async def start(self) -> None:
         for index in range(1, self.count + 1):
             proc = await asyncio.create_subprocess_exec(
-                *self.command, "--log-level", self.log_level, stdin=asyncio.subprocess.PIPE, start_new_session=True
+                *self.command,
+                "--log-level",
+                self.log_level,
+                "--event-loop",
+                self.settings.runtime.event_loop,
+                stdin=asyncio.subprocess.PIPE,
+                start_new_session=True,
             )
             self.children.append(_Child(index, proc))
             spec = {

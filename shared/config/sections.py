@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 
+#: the event loops a process can run on (``shared/runtime/loops.py``)
+EVENT_LOOPS = ("auto", "uvloop", "asyncio")
 #: the codecs aiokafka can write ("none": no compression)
 COMPRESSIONS = ("lz4", "zstd", "snappy", "gzip", "none")
 
@@ -101,6 +103,8 @@ class RuntimeConfig(Section):
     concurrency: int = Field(default=64, gt=0)
     #: records taken from the bus per poll
     batch_size: int = Field(default=500, gt=0)
+    #: the processes' event loop: auto (uvloop when installed, else asyncio), uvloop or asyncio
+    event_loop: str = "auto"
     #: DLQ storm breaker: over this share of the last `window` outcomes dead-lettered -> pause input
     dlq_breaker_window: int = 100
     dlq_breaker_ratio: float = Field(default=0.5, gt=0, le=1, json_schema_extra=SHARE)
@@ -118,6 +122,13 @@ class RuntimeConfig(Section):
     overload_resume_lag: int = 1000
     #: consumer groups whose lag measures load (not the crawler: politeness paces its backlog)
     overload_groups: list[str] = Field(default_factory=lambda: ["parser", "autoparser", "media", "cdn", "kvwriter"])
+
+    @field_validator("event_loop")
+    @classmethod
+    def _loop(cls, v: str) -> str:
+        if v not in EVENT_LOOPS:
+            raise refuse("an event loop", list(EVENT_LOOPS))
+        return v
 
 
 class HttpConfig(Section):

@@ -23,6 +23,8 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Coroutine
 from typing import Any, TypeVar
 
+from shared.runtime.loops import new_event_loop
+
 T = TypeVar("T")
 
 __all__ = ["CANCEL_GRACE_S", "CLOSE_TIMEOUT_S", "WRAP_UP_S", "bounded", "run_main", "settle"]
@@ -94,15 +96,20 @@ async def bounded(what: str, close: Callable[[], Awaitable[Any]], timeout_s: flo
     return True
 
 
-def run_main(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)`` that returns however its tasks behave (a process's entry point).
+def run_main(main: Coroutine[Any, Any, T], *, event_loop: str = "auto") -> T:
+    """``asyncio.run(main)`` that returns however its tasks behave (a process's entry point), on the
+    event loop ``event_loop`` names (``runtime.event_loop``: ``loops.py``).
 
     ``asyncio.run`` ends by cancelling every task left and waiting for all of them, then for
     the default executor's threads: one task that ignores its cancellation, or one thread
     blocked on a dead peer, and the process never exits. Here both waits are bounded
     (``CANCEL_GRACE_S`` each); what is still there is left to the process's exit.
     """
-    loop = asyncio.new_event_loop()
+    try:
+        loop = new_event_loop(event_loop)
+    except BaseException:
+        main.close()  # never awaited: say so to nobody (no "coroutine was never awaited" warning)
+        raise
     try:
         asyncio.set_event_loop(loop)
         return loop.run_until_complete(main)

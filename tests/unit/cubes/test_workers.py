@@ -324,3 +324,17 @@ async def test_the_command_line_passes_its_config_file_to_the_workers(tmp_path: 
     assert "worker 1 (pid" in text
     assert "): stopped" in text
     assert all(_gone(_pid(i)) for i in counts)
+
+
+async def test_a_child_is_told_the_parents_event_loop(tmp_path: Path) -> None:
+    # the child's loop runs before its settings arrive on stdin: runtime.event_loop goes on its command line
+    said = tmp_path / "argv"
+    script = f"import sys; open({str(said)!r}, 'w').write(' '.join(sys.argv[1:])); sys.stdin.readline()"
+    settings = _settings(tmp_path).replace(runtime={"event_loop": "asyncio"})
+    pool = WorkerPool(settings, ["kvwriter"], 1, command=(sys.executable, "-c", script), log_level="INFO")
+    await pool.start()
+    try:
+        assert await asyncio.wait_for(pool.children[0].proc.wait(), DEADLINE_S) == 0
+    finally:
+        await pool.stop()
+    assert said.read_text() == "--log-level INFO --event-loop asyncio"
