@@ -17,8 +17,9 @@
     through the parser's handler in a child process, as the cube runs it: the catalog on disk in a
     file blob store (as the crawler leaves it), a SQLite store, and every document published to an
     embedded SQLite bus through ``Context.emit`` a batch at a time (validation, serialization and the
-    log writes all counted). Printed: offers/s, CPU seconds, the child's peak RSS; then the same
-    catalog with one changed byte (every offer read back from the store as unchanged). Floors (issue
+    log writes all counted). Printed: offers/s, CPU seconds, the first load's CPU by thread (the event
+    loop, the parser's catalog thread, the store's writer: where to look first), the child's peak RSS;
+    then the same catalog with one changed byte (every offer read back from the store as unchanged). Floors (issue
     13): the first load within ``FLOOR_FIRST_LOAD_S`` of CPU and ``FLOOR_LOAD_PEAK_MB`` of peak RSS,
     and no document on the re-check. Wall clock is printed too (on a shared machine it is what the
     runtime's watchdog sees, hence the parser's own ``parser.handler_timeout_s``). Before streaming
@@ -242,6 +243,59 @@ def yml_bench(offers: int) -> bool:
     return ok_rate and ok_mem
 
 
+class ThreadClock:
+    """CPU seconds of each thread of this process by thread name, sampled (a thread's clock ends with it).
+
+    What the first load's CPU is made of: the event loop (store calls, documents, publishing), the
+    parser's catalog thread (``parser-yml``: reading and preparing the offers), the SQLite store's and
+    the embedded log's own threads. Sampled every ``EVERY`` seconds, so a thread that ends loses at most
+    that much; the names group a pool's threads (``sqlite-w_0`` -> ``sqlite-w``).
+    """
+
+    EVERY = 0.1
+
+    def __init__(self) -> None:
+        import threading
+
+        self._last: dict[int, tuple[str, float]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-clock", daemon=True)
+
+    def _sample(self) -> None:
+        import threading
+
+        for t in threading.enumerate():
+            if t.ident is None or t.name == "bench-clock":
+                continue
+            try:
+                cpu = time.clock_gettime(time.pthread_getcpuclockid(t.ident))
+            except OSError:  # ended between enumerate() and now: its last sample stands
+                continue
+            name = "event loop" if t is threading.main_thread() else t.name.rsplit("_", 1)[0]
+            self._last[t.ident] = (name, cpu)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.EVERY):
+            self._sample()
+
+    def __enter__(self) -> ThreadClock:
+        self._sample()
+        self._start = dict(self._last)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._sample()
+        self._stop.set()
+        self._thread.join()
+
+    def split(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for ident, (name, cpu) in self._last.items():
+            out[name] = out.get(name, 0.0) + cpu - self._start.get(ident, (name, 0.0))[1]
+        return out
+
+
 def handler_child(path: str) -> None:
     """Runs in the child process: the parser handler's first load, after-commit writes and re-check."""
     import asyncio
@@ -294,18 +348,22 @@ async def _handler_run(path: Path) -> None:
         )
         ctx = Context("crawl.feeds", 0, 0, None, 1, datetime.now(UTC), emitter=emit)
         before = sent.published
-        wall, cpu = time.perf_counter(), time.process_time()
-        outputs = await handler.handle(msg, ctx)
-        for hook in ctx.committed_hooks or ():
-            await hook()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        with ThreadClock() as clock:
+            wall, cpu = time.perf_counter(), time.process_time()
+            outputs = await handler.handle(msg, ctx)
+            for hook in ctx.committed_hooks or ():
+                await hook()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         figures += [sent.published - before + len(outputs), wall, cpu]
+        if ref == "feeds/big":
+            threads = clock.split()
         del outputs
     await stores.close()
     await blobs.close()
     await bus.close()
     figures.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # Linux: KB
     print(" ".join(str(f) for f in figures))
+    print(" ".join(f"{name.replace(' ', '_')}={cpu}" for name, cpu in threads.items()))
 
 
 def _one_byte_changed(src: Path, dst: Path) -> None:
@@ -331,7 +389,9 @@ def handler_bench(offers: int) -> bool:
             check=True,
             cwd=REPO,
         )
-    n1, wall1, cpu1, n2, wall2, cpu2, peak = (float(x) for x in out.stdout.split())
+    lines = out.stdout.splitlines()
+    n1, wall1, cpu1, n2, wall2, cpu2, peak = (float(x) for x in lines[0].split())
+    threads = {k.replace("_", " "): float(v) for k, v in (w.split("=") for w in lines[1].split())}
     # every offer, and the listing page of every category that has one (the last batch, categories.py)
     expected = offers + min(offers, CATEGORIES)
     ok_first = int(n1) == expected and cpu1 <= FLOOR_FIRST_LOAD_S
@@ -342,6 +402,13 @@ def handler_bench(offers: int) -> bool:
         f"{offers / cpu1:,.0f} offers/s (floor {FLOOR_FIRST_LOAD_S:.0f} s)  {'PASS' if ok_first else 'FAIL'}   "
         f"[wall clock: {wall1:.1f} s = {offers / wall1:,.0f} offers/s; "
         f"load {load_before:.1f} -> {os.getloadavg()[0]:.1f}]"
+    )
+    log(
+        "  first load's CPU by thread: "
+        + ", ".join(
+            f"{name} {cpu:.1f} s" for name, cpu in sorted(threads.items(), key=lambda kv: -kv[1]) if cpu >= 0.05
+        )
+        + f" (= {1e6 * sum(threads.values()) / offers:.1f} us an offer)"
     )
     log(f"  peak RSS of the child: {peak:,.0f} MB (floor {FLOOR_LOAD_PEAK_MB:.0f} MB)  {'PASS' if ok_mem else 'FAIL'}")
     log(
