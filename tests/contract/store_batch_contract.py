@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from shared.errors import StoreUnavailable
-from shared.stores import ImageStatus, ParkOutcome, Stores, UpsertOutcome, open_stores
+from shared.errors import NotFound, StoreUnavailable
+from shared.stores import Feed, ImageStatus, ParkOutcome, Stores, UpsertOutcome, open_stores
 from tests.contract.store_contract import T0, page
 
 T = TypeVar("T")
@@ -142,6 +142,40 @@ class StoreBatchContract:
         assert pages[0] == [UpsertOutcome.inserted]
         assert isinstance(pages[1], Exception)
         assert not isinstance(pages[1], StoreUnavailable)
+
+    async def test_feed_reads_and_schedule_writes_of_one_turn_decide_as_one_by_one(self, stores: Stores) -> None:
+        # the scheduler learns from many fetch results at once: get -> update_schedule per feed
+        ids = [f"f{i}" for i in range(6)]
+        for feed_id in ids:
+            await stores.feeds.upsert_feed(Feed(feed_id, f"https://a.example/{feed_id}.rss", "a.example", "rss"))
+        got = await asyncio.gather(*(stores.feeds.get(f) for f in [*ids, "nobody"]))
+        assert [f.feed_id if f else None for f in got] == [*ids, None]
+        due = T0 + timedelta(minutes=15)
+        learned = {"last_fetch_at": T0, "next_fetch_at": due, "interval_s": 900.0, "fetch_result": "ok"}
+        writes = await asyncio.gather(
+            *(stores.feeds.update_schedule(f, **learned) for f in ids),
+            # the same feed again in the same turn, other fields, then the first fields again: in order
+            stores.feeds.update_schedule("f0", etag='"v2"', consecutive_failures=3),
+            stores.feeds.update_schedule("f0", last_fetch_at=T0, next_fetch_at=due + timedelta(hours=1)),
+            stores.feeds.update_schedule("nobody", last_fetch_at=T0, next_fetch_at=due),
+            stores.feeds.update_schedule("f1", interval_s=float("inf"), consecutive_failures=2**63),  # too big
+            return_exceptions=True,
+        )
+        assert writes[: len(ids) + 2] == [None] * (len(ids) + 2)
+        assert isinstance(writes[-2], NotFound)  # only the unknown feed's caller hears it
+        assert isinstance(writes[-1], Exception)
+        assert not isinstance(writes[-1], StoreUnavailable)
+        f0, f1, f5 = await stores.feeds.get("f0"), await stores.feeds.get("f1"), await stores.feeds.get("f5")
+        assert f0 is not None
+        assert f1 is not None
+        assert f5 is not None
+        assert (f0.status.next_fetch_at, f0.status.etag, f0.status.consecutive_failures) == (
+            due + timedelta(hours=1),
+            '"v2"',
+            3,
+        )
+        assert (f5.status.last_fetch_at, f5.status.next_fetch_at, f5.status.interval_s) == (T0, due, 900.0)
+        assert (f1.status.interval_s, f1.status.consecutive_failures) == (900.0, 0)  # its bad write wrote nothing
 
     async def test_nothing_is_acknowledged_before_its_commit(self, stores: Stores, store_url: str) -> None:
         other = await open_stores(store_url, pool_size=2)  # another process's view of the database

@@ -232,3 +232,49 @@ async def test_the_calls_of_one_turn_cost_one_round_trip_per_kind(postgres_url: 
             await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         finally:
             await conn.close()
+
+
+async def test_the_schedulers_reads_and_writes_of_one_turn_cost_one_round_trip_each(postgres_url: str) -> None:
+    """The scheduler's learn step, fetch results of one loop turn: their feed reads are one query,
+    their schedule writes one statement per set of fields (each was a round trip of its own)."""
+    from datetime import timedelta
+
+    from shared.stores import Feed
+    from shared.stores.postgres.feeds import SCHEDULE_TYPES
+    from tests.contract.store_contract import T0
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
+    ids = [f"feed-{i}" for i in range(40)]
+    fields = {"last_fetch_at": T0, "next_fetch_at": T0 + timedelta(minutes=15), "interval_s": 900.0}
+    try:
+        for feed_id in ids:
+            await stores.feeds.upsert_feed(Feed(feed_id, f"https://a.example/{feed_id}", "a.example", "rss"))
+        await stores.feeds.get(ids[0])  # each statement's first use on the connection prepares it
+        await stores.feeds.update_schedule(ids[0], **fields)
+        before = _round_trips("feeds")
+        got = await asyncio.gather(*(stores.feeds.get(f) for f in ids))
+        assert (_round_trips("feeds") - before, [f.feed_id for f in got if f]) == (1, ids)
+        before = _round_trips("feeds")
+        await asyncio.gather(*(stores.feeds.update_schedule(f, **fields) for f in ids))
+        assert _round_trips("feeds") - before == 1
+        assert {f.status.interval_s for f in await stores.feeds.list()} == {900.0}
+        # the column types the batched write casts to are the table's
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            rows = await conn.fetch(
+                "SELECT column_name, data_type FROM information_schema.columns"
+                " WHERE table_schema = $1 AND table_name = 'feeds'",
+                schema,
+            )
+        finally:
+            await conn.close()
+        table = {r[0]: r[1] for r in rows}
+        assert {n: table[n] for n in SCHEDULE_TYPES} == SCHEDULE_TYPES
+    finally:
+        await stores.close()
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()

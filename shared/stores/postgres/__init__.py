@@ -2,7 +2,7 @@
 
 ``postgres/db.py`` is the pool and ``batch.py`` the calls of one loop turn
 sent as one statement; the roles that need a plan of their own are
-``pages.py``, ``hashes.py``, ``images.py`` and ``delay.py`` here; the others run
+``pages.py``, ``hashes.py``, ``images.py``, ``delay.py`` and ``feeds.py`` here; the others run
 the portable statements of ``shared/stores/sql/``.
 """
 
@@ -11,13 +11,13 @@ from __future__ import annotations
 from shared.stores.base import Stores
 from shared.stores.postgres.db import PgDb, connect, split_schema
 from shared.stores.postgres.delay import PgDelayStore
+from shared.stores.postgres.feeds import PgFeedStore
 from shared.stores.postgres.hashes import PgHashStore
 from shared.stores.postgres.images import PgImageRegistry
 from shared.stores.postgres.pages import PgPageStore
 from shared.stores.postgres.search import PgSearchIndex
 from shared.stores.postgres.wordstat import PgWordstatStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
-from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.lanes import SqlLaneStore
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
@@ -36,7 +36,7 @@ async def open_postgres(url: str, pool_size: int = 10) -> Stores:
         hashes=PgHashStore(db.view("hashes")),
         images=PgImageRegistry(db.view("images")),
         delay=PgDelayStore(db.view("delay")),
-        feeds=SqlFeedStore(db.view("feeds")),
+        feeds=PgFeedStore(db.view("feeds")),
         tenants=SqlTenantStore(db.view("tenants")),
         tasks=SqlTaskStore(db.view("tasks")),
         status=SqlStatusStore(db.view("status")),

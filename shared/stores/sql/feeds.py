@@ -20,7 +20,7 @@ from shared.stores.feeds import AUTOPARSER_FIELDS, PARSE_FIELDS, SCHEDULE_FIELDS
 from shared.stores.pages import UpsertOutcome
 from shared.stores.sql.runner import SqlRunner
 
-__all__ = ["FEED_COLUMNS", "FEED_STATUS_FIELDS", "SqlFeedStore", "feed_from_row"]
+__all__ = ["FEED_COLUMNS", "FEED_STATUS_FIELDS", "SqlFeedStore", "feed_from_row", "update_values"]
 
 #: FeedStatus field -> whether it holds a datetime (stored as microseconds)
 FEED_STATUS_FIELDS: dict[str, bool] = {name: name.endswith("_at") for name in FeedStatus.__dataclass_fields__}
@@ -203,16 +203,22 @@ class SqlFeedStore:
 
     async def _update(self, allowed: frozenset[str], method: str, feed_id: str, fields: dict[str, Any]) -> None:
         """One writer's UPDATE: only the fields that writer owns (``shared/stores/feeds.py``)."""
-        unknown = sorted(set(fields) - allowed)
-        if unknown:
-            raise ValueError(f"{method} does not write {unknown}; it writes {sorted(allowed)}")
-        if not fields:
+        names, values = update_values(allowed, method, fields)
+        if not names:
             return
-        names = list(fields)  # validated above: safe to splice into the statement
-        values = [to_us(fields[n]) if FEED_STATUS_FIELDS[n] else fields[n] for n in names]
-        if "consecutive_failures" in fields and fields["consecutive_failures"] is None:
-            raise ValueError("consecutive_failures must be an integer, not None")
         assignments = ", ".join(f"{name} = ?" for name in names)
         count = await self._db.execute(f"UPDATE feeds SET {assignments} WHERE feed_id = ?", *values, feed_id)
         if count == 0:
             raise NotFound(f"feed {feed_id!r} does not exist")
+
+
+def update_values(allowed: frozenset[str], method: str, fields: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """The column names and stored values of one writer's update (``ValueError`` for a field it does
+    not own, or a None failure count); the names are checked, so safe to splice into a statement."""
+    unknown = sorted(set(fields) - allowed)
+    if unknown:
+        raise ValueError(f"{method} does not write {unknown}; it writes {sorted(allowed)}")
+    if "consecutive_failures" in fields and fields["consecutive_failures"] is None:
+        raise ValueError("consecutive_failures must be an integer, not None")
+    names = list(fields)
+    return names, [to_us(fields[n]) if FEED_STATUS_FIELDS[n] else fields[n] for n in names]
