@@ -122,6 +122,8 @@ class Selection:
     minus: tuple[str, ...] = ()
     #: a phrase: at most this many content words
     max_content: int | None = None
+    #: a phrase: at least this many content words (its words that only a content word can match)
+    min_content: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,17 +31,29 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from shared.search.stopwords import is_stop_word
+from shared.search.stopwords import STOP_WORDS, is_stop_word
 from shared.stores.wordstat import FORM_MARK, QueryRow, Selection, TallyRow, WordstatStore, month_of
-from shared.wordstat.lemmas import Word
+from shared.wordstat.lemmas import Word, analyze_word
 from shared.wordstat.operators import Ordered, Variant, WordOp, WordstatQuery, variant_matches
 
-__all__ = ["VERIFY_LIMIT", "Count", "Frequency", "Share", "frequency", "frequency_json", "months_back", "words_of"]
+__all__ = [
+    "VERIFY_LIMIT",
+    "WHOLE_LIMIT",
+    "Count",
+    "Frequency",
+    "Share",
+    "frequency",
+    "frequency_json",
+    "months_back",
+    "words_of",
+]
 
 #: queries read to check operators the index cannot decide; past this the frequency is a lower bound
 VERIFY_LIMIT = 20_000
 #: similar queries listed at most
 SIMILAR = 20
+#: an intersection of fewer queries than this is read whole (``_listed``)
+WHOLE_LIMIT = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +127,35 @@ def _alternatives(op: WordOp) -> tuple[str, ...]:
     return op.word.lemmas
 
 
+@lru_cache(maxsize=1)
+def _stop_lemmas() -> frozenset[str]:
+    """Every lemma of a function word: a word with none of them can only match a content word."""
+    return frozenset(lemma for w in STOP_WORDS for lemma in analyze_word(w).lemmas)
+
+
+def _content_only(op: WordOp) -> bool:
+    """Whether ``op`` can only match a content word of a counted query (not "в", nor "чем", whose
+    lemma что is a function word's)."""
+    if op.exact or (op.fixed and op.word.stop):
+        return not is_stop_word(op.word.form)
+    return not op.word.stop and _stop_lemmas().isdisjoint(op.word.lemmas)
+
+
 def _selection(v: Variant) -> Selection:
     ops = v.required
     required = tuple(sorted({_alternatives(op) for op in ops}))
     minus = tuple(sorted({alt for m in v.minus for alt in _alternatives(m)}))
-    return Selection(required=required, minus=minus, max_content=len(ops) if v.phrase else None)
+    if not v.phrase:
+        return Selection(required=required, minus=minus)
+    # a phrase's query has no content word but its words', and one for each that only a content word
+    # matches: "карсаман карсаман" reads the two-word queries of карсаман, not the one-word ones too
+    least = sum(1 for op in ops if _content_only(op))
+    return Selection(required=required, minus=minus, max_content=len(ops), min_content=least or None)
+
+
+def _empty(sel: Selection) -> bool:
+    """Whether no query can be in ``sel``: a required word whose every lemma is excluded ("слон -слон")."""
+    return any(set(group) <= set(sel.minus) for group in sel.required)
 
 
 def _decided_by_index(v: Variant) -> bool:
@@ -145,7 +181,8 @@ def _covers(wide: Selection, narrow: Selection) -> bool:
     words = all(any(set(n) <= set(w) for n in narrow.required) for w in wide.required)
     minus = set(wide.minus) <= set(narrow.minus)
     bound = wide.max_content is None or (narrow.max_content is not None and narrow.max_content <= wide.max_content)
-    return words and minus and bound
+    least = wide.min_content is None or (narrow.min_content is not None and narrow.min_content >= wide.min_content)
+    return words and minus and bound and least
 
 
 def _without_covered(sels: Sequence[Selection]) -> list[Selection]:
@@ -156,6 +193,23 @@ def _without_covered(sels: Sequence[Selection]) -> list[Selection]:
         for i, s in enumerate(sels)
         if not any(_covers(t, s) and (j < i or not _covers(s, t)) for j, t in enumerate(sels) if j != i)
     ]
+
+
+async def _listed(store: WordstatStore, indexed: Sequence[Selection]) -> dict[Selection, list[QueryRow]] | None:
+    """Every query of each selection when all are intersections of few queries, else None.
+
+    Two common words may meet in few queries ("размер быть": 300 of 500,000); the count and the
+    similar queries then come from this one read (a tally by their ids), not from the join twice.
+    A selection of one word is left to its counters, and one of many queries to the joins."""
+    if not indexed or any(len(sel.required) < 2 for sel in indexed):
+        return None
+    out: dict[Selection, list[QueryRow]] = {}
+    for sel in indexed:
+        found = await store.select(sel, limit=WHOLE_LIMIT)
+        if len(found) >= WHOLE_LIMIT:
+            return None
+        out[sel] = found
+    return out
 
 
 def _less(rows: Sequence[TallyRow], minus: Sequence[TallyRow]) -> list[TallyRow]:
@@ -200,6 +254,8 @@ async def frequency(
         if not v.required:
             continue  # only function words (``в|слон``'s ``в``): like a query of them alone, it counts nothing
         sel = _selection(v)
+        if _empty(sel):
+            continue  # "слон -слон": it counts nothing, and its similar queries are none
         if _decided_by_index(v):
             indexed.append(sel)
             continue
@@ -215,14 +271,16 @@ async def frequency(
         # forms have no counters; a homonym's lemmas (это|этот) have theirs once a word had them both
         if not lemmas[0].startswith(FORM_MARK):
             rows = await store.lemma_tally(lemmas, first, last)
-        if rows is not None:
-            if set(lemmas) & set(sel.minus):
-                rows = []  # "слон -слон": every search with the word is excluded
-            elif sel.minus:
-                # a common word minus another: its counters less the searches that have both, which
-                # are few -- not every query of the common word read and summed
-                both = Selection(required=(lemmas, sel.minus))
-                rows = _less(rows, await store.tally([both], [], first, last))
+        if rows is not None and sel.minus:  # ("слон -слон" is empty, above; "стали -сталь" keeps стать's)
+            # a common word minus another: its counters less the searches that have both, which
+            # are few -- not every query of the common word read and summed
+            both = Selection(required=(lemmas, sel.minus))
+            rows = _less(rows, await store.tally([both], [], first, last))
+    # an intersection's queries are read once, for its count and its similar queries alike
+    listed = await _listed(store, indexed) if rows is None else None
+    if rows is None and listed is not None:
+        qids = {q.qid for found in listed.values() for q in found} | set(checked)
+        rows = await store.tally([], sorted(qids), first, last) if qids else []
     if rows is None:
         rows = await store.tally(indexed, sorted(checked), first, last) if indexed or checked else []
     rows = [r for r in rows if (region is None or r.region == region) and (device is None or r.device == device)]
@@ -239,7 +297,8 @@ async def frequency(
 
     candidates: dict[int, QueryRow] = dict(checked)
     for sel in indexed:
-        for q in await store.select(sel, limit=SIMILAR * 5):
+        found = listed[sel] if listed is not None and sel in listed else await store.select(sel, limit=SIMILAR * 5)
+        for q in found[: SIMILAR * 5]:
             candidates.setdefault(q.qid, q)
     top = sorted(candidates.values(), key=lambda q: (-q.total, q.query))[: SIMILAR * 5]
     in_period = await store.query_totals([q.qid for q in top], period_first, last) if top else {}

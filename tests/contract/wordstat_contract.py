@@ -70,6 +70,17 @@ class WordstatContract:
         assert f.months[-1][1].n == expected
         assert sum(c.n for _, c in f.months) == expected
 
+    async def test_intersections_too_big_to_read_whole_count_the_same(
+        self, counted_stores: Stores, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Past ``WHOLE_LIMIT`` queries an intersection is counted by the joins (``frequency._listed``)."""
+        import shared.wordstat.frequency as freq
+
+        monkeypatch.setattr(freq, "WHOLE_LIMIT", 1)
+        for query, expected, why in CASES:
+            f = await frequency(counted_stores.wordstat, parse(query), now=NOW, threshold=1)
+            assert f.total.n == expected, why
+
     async def test_a_redelivered_event_counts_once(self, stores: Stores) -> None:
         batch = [counted(e) for e in events("купить слона", 3)]
         assert await stores.wordstat.count(batch, now=NOW) == 3

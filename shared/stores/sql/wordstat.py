@@ -77,6 +77,9 @@ def candidates_sql(groups: Sequence[tuple[str, ...]], sel: Selection, in_list: I
         if sel.max_content is not None:
             conds.append(f"t{i}.content <= ?")
             params.append(sel.max_content)
+        if sel.min_content is not None:
+            conds.append(f"t{i}.content >= ?")
+            params.append(sel.min_content)
     if sel.minus:
         cond, p = in_list("m.lemma", sel.minus)
         conds.append(f"NOT EXISTS (SELECT 1 FROM ws_terms m WHERE m.qid = t0.qid AND {cond})")

@@ -240,10 +240,13 @@ def _top_down(sel: Selection, scan: int) -> tuple[str, list[object]]:
     """The most searched queries of a one-word selection, looked for among the ``scan`` most searched
     queries (``ws_queries_total``), each probed for the word (``ws_terms_qid``)."""
     content = " AND t.content <= ?" if sel.max_content is not None else ""
+    content += " AND t.content >= ?" if sel.min_content is not None else ""
     cond, params = _in_list("t.lemma", sel.required[0])
     conds = [f"EXISTS (SELECT 1 FROM ws_terms t WHERE t.qid = q.qid AND {cond}{content})"]
     if sel.max_content is not None:
         params.append(sel.max_content)
+    if sel.min_content is not None:
+        params.append(sel.min_content)
     if sel.minus:
         cond, p = _in_list("m.lemma", sel.minus)
         conds.append(f"NOT EXISTS (SELECT 1 FROM ws_terms m WHERE m.qid = q.qid AND {cond})")
