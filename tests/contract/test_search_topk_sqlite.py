@@ -2,9 +2,10 @@
 
 A few thousand pages of words drawn by a Zipf law, so that common words are on
 thousands of pages (the walk's case) and rare ones on a few (the SQL's): for a
-random sample of queries — one word, several, exclusions, filters, news of
-every age, pages written after the ranking instant — the walk's best results
-are the full SQL ranking's, page for page and score for score.
+random sample of queries — one word, several, prefixes of every length,
+exclusions, filters, news of every age, pages written after the ranking
+instant — the walk's best results are the full SQL ranking's, page for page and
+score for score.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from shared.search.query import parse_query
 from shared.search.request import SearchFilters, SearchRequest
 from shared.stores import Page, Stores, open_stores
 from shared.stores.sqlite import search as sqlite_search
+from shared.stores.sqlite import search_topk
 from shared.stores.sqlite.search_topk import TopK, read_averages
 
 T = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -108,6 +110,55 @@ async def test_the_walk_returns_the_full_rankings_top_on_a_random_sample(corpus:
     used, wrong = await db.read(lambda conn: _compare(conn, requests))
     assert wrong == []
     assert used >= 60, used  # the sample exercises the walk, not only the SQL it declines to
+
+
+_PREFIXES = ("riv*", "rive*", "river*", "riverin*", "sto*", "ston*", "stoneo*", "lum*", "clou*", "мос*", "мост*",
+             "горо*", "город*", "ri*")  # fmt: skip
+
+
+def _prefix_queries(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        words = [rng.choice(_PREFIXES)] + [rng.choice((_zipf(rng), rng.choice(_PREFIXES))) for _ in range(i % 3)]
+        if i % 7 == 6:
+            words.append("-" + rng.choice(_WORDS))
+        rng.shuffle(words)
+        out.append(" ".join(words))
+    return [*out, "rive* river*", "riv* -riverox", "rivera riv*", "rivera rivera*"]
+
+
+async def test_prefixes_on_the_walk_return_the_full_rankings_top(
+    corpus: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every query the walk can take takes it here, however few pages it matches: the gates that send
+    # small queries to SQL are about cost, and the answer must not depend on them
+    monkeypatch.setattr(search_topk, "MIN_DF", 0)
+    monkeypatch.setattr(search_topk, "_MIN_SHARE", 0.0)
+    monkeypatch.setattr(search_topk, "_MAX_SEEN", 1_000_000)
+    rng = random.Random(11)
+    filters = [SearchFilters(), SearchFilters(), SearchFilters(host="h5.example"), SearchFilters(kind=PageKind.news)]
+    filters.append(SearchFilters(since=T - timedelta(days=30), until=T - timedelta(days=5)))
+    requests = [
+        SearchRequest(parse_query(q), filters=rng.choice(filters), limit=rng.choice((3, 10, 20)), now=T)
+        for q in _prefix_queries(rng, 160)
+    ]
+    db = corpus.pages._db  # type: ignore[attr-defined]
+    used, wrong = await db.read(lambda conn: _compare(conn, requests))
+    assert wrong == []
+    # all but the prefixes shorter than any prefix list ("ri*") take the walk
+    declined = sum(1 for r in requests if any(t.prefix and len(t.stem) < 3 for t in r.query.terms))
+    assert used == len(requests) - declined
+    assert declined < len(requests) // 4
+
+
+async def test_a_common_prefix_takes_the_walk_and_a_phrase_the_sql(corpus: Stores) -> None:
+    db = corpus.pages._db  # type: ignore[attr-defined]
+    for text in ("riv*", "rive*", "river*"):
+        prefix = SearchRequest(parse_query(text), limit=20, now=T)
+        used, wrong = await db.read(lambda conn, r=prefix: _compare(conn, [r]))
+        assert (used, wrong) == (1, []), text
+    phrase = SearchRequest(parse_query('"rivera riverox"'), limit=20, now=T)
+    assert await db.read(lambda conn: TopK().best(conn, phrase)) is None
 
 
 async def test_pages_written_after_the_ranking_instant_are_ranked_as_the_full_ranking_does(corpus: Stores) -> None:

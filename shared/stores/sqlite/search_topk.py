@@ -22,11 +22,20 @@ score is above what any unseen page can reach: the sum over the words of
 ``IDF × the bound at the current row``, times ``max(1, avgdl / A0)`` (a page's
 ``w`` grows at most by that factor when the average length moves past ``A0``).
 Pages written after the ranking instant (news whose freshness was taken later,
-so the bound does not hold for them) are scored one by one. The answer is the
-one the full ranking gives (``tests/contract/test_search_topk.py`` compares
-them); the fast path declines — and the caller ranks in SQL — for prefixes and
-phrases, cursor pages, rankings other than the index's, rare words (scoring
-every match is cheaper there) and walks that grow past ``_MAX_SEEN`` pages.
+so the bound does not hold for them) are scored one by one. A prefix walks a
+prefix list (``search_groups.py``). The answer is the one the full ranking
+gives (``tests/contract/test_search_topk_sqlite.py`` compares them); the fast
+path declines — and the caller ranks in SQL — for phrases, cursor pages,
+rankings other than the index's, queries on few pages (scoring every match is
+cheaper there), prefixes of one or two letters, long prefixes that match under
+a quarter of the list they walk, and walks that grow past ``_MAX_SEEN`` pages.
+
+Why phrases decline: a phrase's IDF is the count of pages that have it, which
+FTS5 finds only by matching the phrase — most of what the SQL ranking costs —
+and on the bench's mix a phrase is on a small share of its rarest word's pages,
+so a walk of that word's list scores many pages for each one that matches (it
+took 14.6 ms CPU a phrase against 9.5 ms in SQL). A walk would need the phrase's
+bound and count without a match: positions in the impact index.
 
 Document frequencies cost a count each; they are cached for a minute, as in
 the PostgreSQL engine (a few new pages barely move an IDF).
@@ -45,6 +54,7 @@ from dataclasses import dataclass
 from shared.search.ranking import Ranking
 from shared.search.request import SearchRequest
 from shared.stores.codec import to_us
+from shared.stores.sqlite.search_groups import PREFIX_LENGTHS, Group, group_of, prefix_token
 
 __all__ = ["TopK", "impact_rows", "read_averages"]
 
@@ -75,6 +85,13 @@ _MAX_CHUNK = 2048
 _DF_TTL_S = 60.0
 #: a stem's document frequency: each page has the stem in exactly one of its impact rows
 _COUNT = "SELECT count(*) FROM search_imp WHERE search_imp MATCH ?"
+#: a long prefix's: the pages FTS5's bm25 counts as its hits (a page may hold it in several impact rows)
+_COUNT_FTS = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?"
+#: the least share of its walked list's pages a long prefix must match (``best``)
+_MIN_SHARE = 0.25
+#: a prefix's or a phrase's: the pages FTS5's bm25 counts as its hits (the impact index has no positions,
+#: and a page's stems of one prefix may lie in several of its rows)
+_COUNT_FTS = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?"
 _DF_MAX = 20_000
 
 
@@ -95,18 +112,29 @@ def _w(f: float, length: int, avgdl: float) -> float:
 def impact_rows(
     title: Sequence[str], body: Sequence[str], kind: str, published: int | None, written: int
 ) -> list[tuple[int, str]]:
-    """A page's impact rows without its rowid: ``(rowid high bits, stems)``, one per distinct key."""
+    """A page's impact rows without its rowid: ``(rowid high bits, tokens)``, one per distinct key; the
+    tokens are its stems and its prefix tokens (``search_groups.prefix_token``)."""
     tt, tb = Counter(title), Counter(body)
+    # a prefix counts every occurrence of every stem that starts with it, as FTS5 counts a prefix query
+    for stem in tt.keys() | tb.keys():
+        t, b = tt.get(stem, 0), tb.get(stem, 0)
+        for n in PREFIX_LENGTHS:
+            if len(stem) >= n:
+                token = prefix_token(stem[:n])
+                if t:
+                    tt[token] += t
+                if b:
+                    tb[token] += b
     length = len(title) + len(body)
     fresh = _freshness(INDEX_RANKING, kind, published, written)
     groups: dict[int, list[str]] = {}
-    for stem in tt.keys() | tb.keys():
-        t, b = tt.get(stem, 0), tb.get(stem, 0)
+    for token in tt.keys() | tb.keys():
+        t, b = tt.get(token, 0), tb.get(token, 0)
         bound = _w(INDEX_RANKING.title_weight * t + b, length, REFERENCE_AVGDL) * fresh
         key = min(_KEY_MAX, int(bound / _STEP))
         high = key << 47 | min(t, _TFT_MAX) << 42 | min(b, _TFB_MAX) << 32
-        groups.setdefault(high, []).append(stem)
-    return [(high, " ".join(sorted(stems))) for high, stems in sorted(groups.items())]
+        groups.setdefault(high, []).append(token)
+    return [(high, " ".join(sorted(tokens))) for high, tokens in sorted(groups.items())]
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
@@ -145,20 +173,22 @@ class _Doc:
 
 
 class _Frequencies:
-    """Document frequencies of stems, cached for ``_DF_TTL_S`` (used on the reader thread only)."""
+    """Document frequencies (by MATCH text and the count that gives them), cached for ``_DF_TTL_S``
+    (used on the reader thread only)."""
 
     def __init__(self) -> None:
         self._cache: OrderedDict[str, tuple[float, int]] = OrderedDict()
 
-    def get(self, conn: sqlite3.Connection, stem: str) -> int:
+    def get(self, conn: sqlite3.Connection, count: str, match: str) -> int:
         now = time.monotonic()
-        hit = self._cache.get(stem)
+        key = f"{count is _COUNT}{match}"
+        hit = self._cache.get(key)
         if hit is not None and now - hit[0] <= _DF_TTL_S:
-            self._cache.move_to_end(stem)
+            self._cache.move_to_end(key)
             return hit[1]
-        n = int(conn.execute(_COUNT, (_quoted(stem),)).fetchone()[0])
-        self._cache[stem] = (now, n)
-        self._cache.move_to_end(stem)
+        n = int(conn.execute(count, (match,)).fetchone()[0])
+        self._cache[key] = (now, n)
+        self._cache.move_to_end(key)
         while len(self._cache) > _DF_MAX:
             self._cache.popitem(last=False)
         return n
@@ -185,25 +215,35 @@ class TopK:
         q = request.query
         if request.cursor is not None or request.ranking != INDEX_RANKING or q.empty:
             return None
-        if any(len(g) != 1 or g[0].prefix for g in q.groups):
-            return None
-        stems = [g[0].stem for g in q.groups]
-        excluded = {t.stem for t in q.excluded}
         n_rows, n_tokens = read_averages(conn)
         if n_rows <= 0:
             return None
         top_id = conn.execute("SELECT max(id) FROM search_docs").fetchone()[0]
         if top_id is None or top_id > MAX_PAGE_ID:
             return None
-        df = {s: self._df.get(conn, s) for s in dict.fromkeys(stems)}
-        # the pages that have every word, were the words independent: few, and scoring them all in SQL is
-        # cheaper than a walk, which reads mostly pages that lack one of the words
+        groups: list[Group] = []
+        df: dict[str, int] = {}
+        for terms in q.groups:
+            group = group_of(terms)
+            if group is None:
+                return None
+            if group.exact:
+                df[group.match] = self._df.get(conn, _COUNT, _quoted(group.list))
+            else:
+                # a long prefix walks a list of more pages than it matches; worth it only when most of them
+                # match (each one read is scored on its stems)
+                df[group.match] = self._df.get(conn, _COUNT_FTS, group.match)
+                if df[group.match] < _MIN_SHARE * self._df.get(conn, _COUNT, _quoted(group.list)):
+                    return None
+            groups.append(group)
+        # the pages that have every group, were the groups independent: few, and scoring them all in SQL is
+        # cheaper than a walk, which reads mostly pages that lack one of the groups
         if math.prod(n / n_rows for n in df.values()) * n_rows < MIN_DF:
             return None
         avgdl = n_tokens / n_rows
         # fts5Bm25GetData: log((nRow - nHit + 0.5) / (nHit + 0.5)), at least 1e-6
-        idf = {s: max(1e-6, math.log((n_rows - n + 0.5) / (n + 0.5))) for s, n in df.items()}
-        return _Walk(conn, request, stems, excluded, idf, avgdl).run()
+        idf = {m: max(1e-6, math.log((n_rows - n + 0.5) / (n + 0.5))) for m, n in df.items()}
+        return _Walk(conn, request, groups, {t.stem for t in q.excluded}, idf, avgdl).run()
 
 
 class _Walk:
@@ -211,15 +251,15 @@ class _Walk:
         self,
         conn: sqlite3.Connection,
         request: SearchRequest,
-        stems: list[str],
+        groups: list[Group],
         excluded: set[str],
         idf: dict[str, float],
         avgdl: float,
     ) -> None:
-        self.conn, self.request, self.stems, self.excluded, self.idf, self.avgdl = (
+        self.conn, self.request, self.groups, self.excluded, self.idf, self.avgdl = (
             conn,
             request,
-            stems,
+            groups,
             excluded,
             idf,
             avgdl,
@@ -229,9 +269,10 @@ class _Walk:
         self.seen: set[int] = set()
         #: the k best so far as (score, -rowid): the heap's smallest is the k-th best
         self.heap: list[tuple[float, int]] = []
-        #: one page's terms read from its row bits (a single word, uncapped): no need to read its text
-        self.single = len(set(stems)) == 1 and not excluded
+        #: one page's counts read from its row bits (a single word, uncapped): no need to read its text
+        self.single = len({g.match for g in groups}) == 1 and groups[0].exact and not excluded
         self.factor = max(1.0, avgdl / REFERENCE_AVGDL)
+        self.distinct = list({g.match: g for g in groups}.values())
 
     def run(self) -> list[tuple[int, float]] | None:
         late = self.conn.execute(
@@ -240,7 +281,7 @@ class _Walk:
         if len(late) > _MAX_LATE:
             return None
         self._score({r[0]: None for r in late})
-        lists = list(dict.fromkeys(self.stems))
+        lists = list(dict.fromkeys(g.list for g in self.groups))
         upper = dict.fromkeys(lists, (1 << 63) - 1)  # the next row of each list is below this rowid
         bound = dict.fromkeys(lists, _BOUND_MAX)
         done: set[str] = set()
@@ -248,44 +289,51 @@ class _Walk:
         while True:
             # read the lists that weigh most in the threshold: a common word's (small IDF) barely moves it,
             # and its pages mostly lack the other words (any schedule keeps the bound true)
-            weight = {s: self.idf[s] * bound[s] for s in lists}
+            weight = dict.fromkeys(lists, 0.0)
+            for g in self.distinct:
+                weight[g.list] = max(weight[g.list], self.idf[g.match] * bound[g.list])
             heaviest = max(weight.values())
             for stem in lists:
                 if stem in done or weight[stem] < _READ_SHARE * heaviest:
                     continue
-                rows = self.conn.execute(
-                    "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
-                    (_quoted(stem), upper[stem], chunk),
-                ).fetchall()
-                if len(rows) < chunk:
-                    done.add(stem)
-                    bound[stem] = 0.0
-                if rows:
-                    last = rows[-1][0]
-                    upper[stem] = last & ~MAX_PAGE_ID  # every row of the key and tf bits of the last one is read
-                    if stem not in done:
-                        bound[stem] = ((last >> 47) + 2) * _STEP
-                    self._score({r[0] & MAX_PAGE_ID: r[0] for r in rows if (r[0] & MAX_PAGE_ID) not in self.seen})
-                    # rows sharing the last row's high bits may lie beyond the chunk: read them too
-                    self._score(
-                        {
-                            r[0] & MAX_PAGE_ID: r[0]
-                            for r in self.conn.execute(
-                                "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid >= ? AND rowid < ?",
-                                (_quoted(stem), last & ~MAX_PAGE_ID, last),
-                            )
-                            if (r[0] & MAX_PAGE_ID) not in self.seen
-                        }
-                    )
+                self._read(stem, upper, bound, done, chunk)
             if len(self.seen) > _MAX_SEEN:
                 return None
-            threshold = self.factor * sum(self.idf[s] * bound[s] for s in self.stems)
-            # a page matches only with every word: once one word's list is read whole, every match was seen
-            if done or (len(self.heap) >= self.k and self.heap[0][0] > threshold):
+            threshold = self.factor * sum(self.idf[g.match] * bound[g.list] for g in self.groups)
+            # a page matches only with every group: once one group's list is read whole, every match was seen
+            if any(g.list in done for g in self.distinct) or (len(self.heap) >= self.k and self.heap[0][0] > threshold):
                 break
             chunk = min(chunk * 2, _MAX_CHUNK)
         ranked = sorted(self.heap, reverse=True)
         return [(-neg, score) for score, neg in ranked]
+
+    def _read(self, stem: str, upper: dict[str, int], bound: dict[str, float], done: set[str], chunk: int) -> None:
+        """Read the next ``chunk`` rows of ``stem``'s list (and the rest of the last row's key), score their pages."""
+        rows = self.conn.execute(
+            "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
+            (_quoted(stem), upper[stem], chunk),
+        ).fetchall()
+        if len(rows) < chunk:
+            done.add(stem)
+            bound[stem] = 0.0
+        if not rows:
+            return
+        last = rows[-1][0]
+        upper[stem] = last & ~MAX_PAGE_ID  # every row of the key and tf bits of the last one is read
+        if stem not in done:
+            bound[stem] = ((last >> 47) + 2) * _STEP
+        self._score({r[0] & MAX_PAGE_ID: r[0] for r in rows if (r[0] & MAX_PAGE_ID) not in self.seen})
+        # rows sharing the last row's high bits may lie beyond the chunk: read them too
+        self._score(
+            {
+                r[0] & MAX_PAGE_ID: r[0]
+                for r in self.conn.execute(
+                    "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid >= ? AND rowid < ?",
+                    (_quoted(stem), last & ~MAX_PAGE_ID, last),
+                )
+                if (r[0] & MAX_PAGE_ID) not in self.seen
+            }
+        )
 
     def _score(self, found: dict[int, int | None]) -> None:
         """Score the pages ``found`` (rowid → their impact row, when read from a single word's list)."""
@@ -313,9 +361,9 @@ class _Walk:
             if counts is None:
                 continue
             score = 0.0
-            for stem in self.stems:
-                t, b = counts[stem]
-                score += self.idf[stem] * _w(weight * t + b, doc.length, self.avgdl)
+            for g in self.groups:
+                t, b = counts[g.match]
+                score += self.idf[g.match] * _w(weight * t + b, doc.length, self.avgdl)
             score = score * _freshness(INDEX_RANKING, doc.kind, doc.published, self.now)
             item = (score, -i)
             if len(self.heap) < self.k:
@@ -324,19 +372,24 @@ class _Walk:
                 heapq.heapreplace(self.heap, item)
 
     def _counts(self, i: int, row: int | None, texts: dict[int, tuple[str, str]]) -> dict[str, tuple[int, int]] | None:
-        """Each query stem's (title, body) counts in page ``i``; None when the page does not match."""
+        """Each group's (title, body) counts in page ``i``; None when the page does not match."""
         if self.single and row is not None:
             t, b = (row >> 42) & _TFT_MAX, (row >> 32) & _TFB_MAX
             if t < _TFT_MAX and b < _TFB_MAX:
-                return {self.stems[0]: (t, b)} if t + b else None
+                return {self.groups[0].match: (t, b)} if t + b else None
         text = texts.get(i) or self._texts([i]).get(i)  # a late page, or a count past the row's bits
         if text is None:
             return None
         title, body = text
         if any(f" {s} " in title or f" {s} " in body for s in self.excluded):
             return None
-        counts = {s: (title.count(f" {s} "), body.count(f" {s} ")) for s in dict.fromkeys(self.stems)}
-        return counts if all(t + b for t, b in counts.values()) else None
+        counts = {}
+        for g in self.distinct:
+            t, b = g.count(title), g.count(body)
+            if not t + b:
+                return None
+            counts[g.match] = (t, b)
+        return counts
 
     def _docs(self, ids: Sequence[int]) -> dict[int, _Doc]:
         out: dict[int, _Doc] = {}
