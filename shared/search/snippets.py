@@ -70,6 +70,9 @@ class _Matcher:
         # no look-behind for the word's start: tried at every letter it was 2/3 of a snippet's time; a match
         # that starts inside a word is dropped below (it runs to that word's end, so it hides no real one)
         self.pattern = re.compile(rf"(?:{alts})[^\W_]*", re.IGNORECASE) if heads else None
+        # the same words found in the folded text, whose letters sit where the text's do: a pattern of plain
+        # letters, case-sensitive, is tried at each position 2.5 times faster than the case-blind one
+        self.folded = re.compile("(?:" + "|".join(re.escape(h) for h in heads) + r")[^\W_]*") if heads else None
         self._memo: dict[str, int] = {}
 
     def which(self, word: str) -> int:
@@ -90,16 +93,20 @@ class _Matcher:
 
     def matches(self, text: str) -> list[tuple[int, int, int]]:
         """``(start, end, term index)`` of every matching word of ``text``."""
-        if self.pattern is None:
+        if self.pattern is None or self.folded is None:
             return []
+        folded = fold(text)
+        # folding keeps a text's length but for a few letters ("İ" lower-cases to two): then the case-blind way
+        found = self.folded.finditer(folded) if len(folded) == len(text) else self.pattern.finditer(text)
         out = []
         inside = _WORD_CHAR.match
-        for m in self.pattern.finditer(text):
-            if m.start() and inside(text, m.start() - 1):
+        for m in found:
+            start, end = m.span()
+            if start and inside(text, start - 1):
                 continue
-            i = self.which(m.group())
+            i = self.which(text[start:end])
             if i >= 0:
-                out.append((m.start(), m.end(), i))
+                out.append((start, end, i))
         return out
 
 

@@ -55,3 +55,11 @@ def test_short_text_is_whole_and_unmarked_spans_are_escaped_by_callers() -> None
     s = make_snippet("<b>мост</b> & co", parse_query("мост").terms)
     assert s.text == "<b>мост</b> & co"
     assert s.parts() == [("<b>", False), ("мост", True), ("</b> & co", False)]
+
+
+def test_marks_land_on_their_words_when_folding_changes_the_texts_length() -> None:
+    # "İ" lower-cases to two characters: the words are then found in the text itself, at its own offsets
+    text = "İİ İstanbul: МОСТЫ, Мостом и ёлки"
+    assert len(text.lower()) != len(text)
+    assert _marked(text, "мост ёлка") == ["МОСТЫ", "Мостом", "ёлки"]
+    assert _marked("Istanbul: МОСТЫ, Мостом и ёлки", "мост ёлка") == ["МОСТЫ", "Мостом", "ёлки"]
