@@ -332,12 +332,14 @@ async def search_pass(stores: Stores, queries: Sequence[str], label: str, name: 
     """Run ``queries`` one after another: queries/s, p50 and p99 (s), CPU per query (s); printed."""
     lat = []
     hits = 0
+    by_kind: dict[str, list[float]] = {"words": [], "prefixes": [], "phrases": []}
     c0 = time.process_time()
     t0 = time.perf_counter()
     for q in queries:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         res = await stores.search.search(SearchRequest(parse_query(q), limit=20, now=NOW))
         lat.append(time.perf_counter() - t)
+        by_kind["prefixes" if "*" in q else "phrases" if '"' in q else "words"].append(time.process_time() - c)
         hits += bool(res.hits)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     p50, p99 = percentiles(lat)
@@ -348,6 +350,10 @@ async def search_pass(stores: Stores, queries: Sequence[str], label: str, name: 
         f"{' (this process only: the server ranks)' if label == 'postgres' else ''} "
         f"({len(queries)} queries, {hits / len(queries):.0%} found something; CPU {cpu / wall:.0%} of wall); {load()}"
     )
+    parts = ", ".join(
+        f"{kind} {sum(c) / len(c) * 1e3:.2f} ms x {len(c)} ({sum(c) / cpu:.0%})" for kind, c in by_kind.items() if c
+    )
+    print(f"[{label}] {name}: CPU per query by kind: {parts}")
     return qps, p50, p99, cpu / len(queries)
 
 
