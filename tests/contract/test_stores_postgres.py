@@ -278,3 +278,40 @@ async def test_the_schedulers_reads_and_writes_of_one_turn_cost_one_round_trip_e
             await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         finally:
             await conn.close()
+
+
+async def test_an_unchanged_documents_hash_check_is_one_plain_read(postgres_url: str) -> None:
+    """Most items of most polls are unchanged: their check writes nothing, so it takes no lock and no
+    transaction (a batch was BEGIN, lock, read, read, COMMIT: 5 round trips; one URL 4); a changed batch
+    still decides under its locks."""
+    from tests.contract.store_contract import T0
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
+    items = [(f"https://a.example/{i}", f"h{i}") for i in range(30)]
+    try:
+        first = await stores.hashes.check_and_set_many("feed:a", items, now=T0)
+        assert all(c.changed for c in first)
+        await stores.hashes.check_and_set("feed:a", "https://a.example/one", "h", now=T0)
+        before = _round_trips("hashes")
+        again = await stores.hashes.check_and_set_many("feed:a", items, now=T0)
+        assert [(c.changed, c.version) for c in again] == [(False, c.version) for c in first]
+        assert _round_trips("hashes") - before == 1
+        before = _round_trips("hashes")
+        single = await stores.hashes.check_and_set("feed:a", "https://a.example/one", "h", now=T0)
+        assert (single.changed, _round_trips("hashes") - before) == (False, 1)
+        # one item changed: the locked path decides, and only that item is new
+        edited = [*items[:-1], (items[-1][0], "h-edited")]
+        checks = await stores.hashes.check_and_set_many("feed:a", edited, now=T0)
+        assert [c.changed for c in checks] == [False] * 29 + [True]
+        assert checks[-1].version > first[-1].version
+        # another source's copy of a URL is not this source's: changed for it
+        other = await stores.hashes.check_and_set_many("feed:b", items[:1], now=T0)
+        assert other[0].changed
+    finally:
+        await stores.close()
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        finally:
+            await conn.close()

@@ -10,6 +10,13 @@ reads take one array parameter (``= ANY($1)``) instead of ``sql/hashes.py``'s
 ``IN (?, ?, …)``, whose text changes with the number of keys: each length
 would be a statement of its own to prepare, and they would crowd asyncpg's
 per-connection statement cache. The rest is ``sql/hashes.py``.
+
+An unchanged document -- most items of most polls of a feed -- first costs one plain read
+(``_MINE``, no transaction, no lock): when every item's stored hash is the one given, nothing is
+written and that committed state is the answer, as if the call had run at the moment of the read
+(a write racing it is serialized after it). Only when something differs does the locked path run,
+reading again under its locks: BEGIN, lock, read, read, write, COMMIT. So a re-check of an
+unchanged batch is 1 round trip instead of 5 (one URL: instead of 4), a changed one 7 instead of 6.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ def _lock_all(namespace: str) -> str:
 
 
 _LOCK_HASHES = _lock_all("hash")
+_MINE = "SELECT url, content_hash, version FROM doc_hashes WHERE source_id = $1 AND url = ANY($2::text[])"
 _LOCK_OWNERS = _lock_all("owner")
 _WRITE_HASHES = (
     "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at)"
@@ -105,6 +113,9 @@ class PgHashStore(SqlHashStore):
         self, source_id: str, url: str, content_hash: str, *, now: datetime | None = None
     ) -> HashCheck:
         stamp = now_us(now)
+        unchanged = await self._unchanged(source_id, [(url, content_hash)])
+        if unchanged is not None:
+            return unchanged[0]
 
         async def run(conn: asyncpg.Connection) -> HashCheck:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('hash:' || $1, 0))", url)
@@ -158,16 +169,15 @@ class PgHashStore(SqlHashStore):
     ) -> list[HashCheck]:
         if not items:
             return []
+        unchanged = await self._unchanged(source_id, items)
+        if unchanged is not None:
+            return unchanged
         stamp = now_us(now)
         urls = list(dict.fromkeys(url for url, _ in items))
 
         async def run(conn: asyncpg.Connection) -> list[HashCheck]:
             await conn.execute(_LOCK_HASHES, urls)
-            rows = await conn.fetch(
-                "SELECT url, content_hash, version FROM doc_hashes WHERE source_id = $1 AND url = ANY($2::text[])",
-                source_id,
-                urls,
-            )
+            rows = await conn.fetch(_MINE, source_id, urls)
             mine = {r[0]: (r[1], r[2]) for r in rows}
             rows = await conn.fetch(
                 "SELECT url, max(version) FROM doc_hashes WHERE url = ANY($1::text[]) GROUP BY url", urls
@@ -180,6 +190,19 @@ class PgHashStore(SqlHashStore):
             return plan.results
 
         return await self._db.tx(run)
+
+    async def _unchanged(self, source_id: str, items: Sequence[tuple[str, str]]) -> list[HashCheck] | None:
+        """The answers when every item's stored hash is the one given (nothing to write), else None."""
+        async with self._db.connection() as conn:
+            rows = await conn.fetch(_MINE, source_id, list(dict.fromkeys(url for url, _ in items)))
+        stored = {r[0]: (r[1], r[2]) for r in rows}
+        answers = []
+        for url, content_hash in items:
+            prev = stored.get(url)
+            if prev is None or prev[0] != content_hash:
+                return None
+            answers.append(HashCheck(False, prev[1]))
+        return answers
 
     async def claim_many(
         self, urls: Sequence[str], source_id: str, priority: int, *, now: datetime | None = None
