@@ -10,7 +10,7 @@ from shared.errors import ConfigError
 __all__ = ["Bus", "Consumer", "Headers", "Producer", "Record", "TopicPartition", "TopicSpec", "open_bus"]
 
 
-def open_bus(url: str, *, linger_ms: int = 5, client_id: str = "turbocubes", compression: str = "lz4") -> Bus:
+def open_bus(url: str, *, linger_ms: int = 5, client_id: str = "turbocubes", compression: str = "zstd") -> Bus:
     """An unstarted bus for ``url``; call ``await bus.start()``. ``compression`` is Kafka's codec
     (the embedded log stores records as they are)."""
     scheme = urlsplit(url).scheme

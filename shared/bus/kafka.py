@@ -1,6 +1,6 @@
 """The Apache Kafka engine: ``kafka://host:9092[,host2:9092]`` on aiokafka (DESIGN.md section 4).
 
-* Producer: idempotent, ``acks=all``, ``compression`` (``bus.compression``: lz4 by default, see
+* Producer: idempotent, ``acks=all``, ``compression`` (``bus.compression``: zstd by default, see
   ``shared/config/sections.py`` for the figures; aiokafka's default gzip level costs ~20x the CPU
   per document here), ``linger_ms`` batching, each key's partition hashed once (``kafka_keys.py``).
   ``send`` returns the broker-acknowledgement future; the runtime awaits every
@@ -65,7 +65,7 @@ def _tp(k: Any, prefix: str = "") -> TopicPartition:
 
 class KafkaBus:
     def __init__(
-        self, url: str, *, linger_ms: int = 5, client_id: str = "turbocubes", compression: str = "lz4"
+        self, url: str, *, linger_ms: int = 5, client_id: str = "turbocubes", compression: str = "zstd"
     ) -> None:
         self.url = url
         self.servers = _servers(url)
