@@ -80,12 +80,9 @@ class UrlIndex:
         h = self._hash(url)
         i = self._slot(h)
         if self._keys[i] == 0:
-            if 2 * (self._size + 1) > len(self._keys):
-                self._grow()
-                i = self._slot(h)
-            self._size += 1
-        self._keys[i] = h
-        self._vals[i] = index
+            self._insert(h, i, index)
+        else:
+            self._vals[i] = index
 
     def setdefault(self, url: str, index: int) -> int:
         """The index stored for ``url``; ``index``, stored, when there is none (``dict.setdefault``).
@@ -97,13 +94,17 @@ class UrlIndex:
         i = self._slot(h)
         if self._keys[i] != 0:
             return self._vals[i]
+        self._insert(h, i, index)
+        return index
+
+    def _insert(self, h: int, i: int, index: int) -> None:
+        """``h`` -> ``index`` into ``i``, the empty slot ``_slot(h)`` found (the table grown first when half full)."""
         if 2 * (self._size + 1) > len(self._keys):
             self._grow()
             i = self._slot(h)
         self._size += 1
         self._keys[i] = h
         self._vals[i] = index
-        return index
 
     def _grow(self) -> None:
         # slot by slot from the old arrays: a list of the entries would be ~100 bytes each for a moment,
