@@ -114,10 +114,14 @@ _CACHE_ROWS = 200_000
 def _words(query: str, lemmas_text: str) -> tuple[Word, ...]:
     forms = query.split()
     lemmas = lemmas_text.split(" ")
-    return tuple(
-        Word(form=f, lemmas=tuple(lemmas[i].split("|")) if i < len(lemmas) else (f,), stop=is_stop_word(f))
-        for i, f in enumerate(forms)
-    )
+    return tuple(_word(f, lemmas[i] if i < len(lemmas) else f) for i, f in enumerate(forms))
+
+
+@lru_cache(maxsize=_CACHE_ROWS)
+def _word(form: str, lemmas: str) -> Word:
+    """One word of a stored query; words repeat across queries far more than queries do (a phrase's
+    check reads thousands of queries of one word), and a frozen ``Word`` costs ~1 us to make."""
+    return Word(form=form, lemmas=tuple(lemmas.split("|")), stop=is_stop_word(form))
 
 
 def _alternatives(op: WordOp) -> tuple[str, ...]:
