@@ -19,7 +19,8 @@ Three parts, each on the embedded engine (SQLite) and, when
    share of the cost).
 3. **frequency** -- ``--searches`` counted searches (default 10,000,000) over
    ~``--distinct`` distinct queries, loaded into the counters directly (the
-   tables ``count`` writes, with the store's own index entries and lemmas;
+   tables ``count`` writes, with the store's own index entries, lemmas and
+   homonyms' lemma sets (``ws_unions``);
    counting them through the cube would take minutes per engine), then
    frequency queries with every operator: latency p50 / p99. Baseline: the
    same frequencies computed by reading every counted query and matching it
