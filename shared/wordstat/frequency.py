@@ -13,7 +13,9 @@
 * a lone word reads its lemma's counters, or its lemma set's for a homonym
   (``ws_unions``; a set no counted word had reads the queries): one indexed read;
   with ``-words`` too, less the searches that have both (few, where the
-  word's own queries are many: the tail of common words was summing them all).
+  word's own queries are many: the tail of common words was summing them all);
+* an intersection of words that meet in fewer than ``WHOLE_LIMIT`` queries has
+  them read once, for its count (by their ids) and its similar queries alike.
 
 The answer holds the searches in the period (the last ``period_months`` months,
 this one included), the history by month, the split by region and device over
