@@ -96,7 +96,12 @@ async def publish_outputs(
     sends = encoder.encode(outputs)
     if not sends:
         return 0
-    futs = [await producer.send(topic, value, key=key, headers=headers) for topic, key, value, headers in sends]
+    # one future for the whole batch where the engine can (the embedded log's ``send_batch``)
+    send_batch = getattr(producer, "send_batch", None)
+    if send_batch is not None:
+        futs = [await send_batch(sends)]
+    else:
+        futs = [await producer.send(topic, value, key=key, headers=headers) for topic, key, value, headers in sends]
     try:
         await await_deliveries(producer, futs)
     except Exception:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,7 +14,10 @@ import pytest
 
 from shared.bus.base import Bus, TopicSpec, tp_of
 from shared.bus.sqlite import SqliteBus
-from tests.contract.bus_contract import BusContract, drain, produce
+from shared.errors import BusUnavailable
+from shared.runtime import Output
+from shared.runtime.publish import Encoder, publish_outputs
+from tests.contract.bus_contract import BusContract, Item, drain, produce, register
 
 
 class TestSqliteBus(BusContract):
@@ -143,5 +148,78 @@ async def test_retention_drops_old_records_reading_only_those(tmp_path: Path) ->
         assert sorted(v for t, v in left if t == "other") == ["0", "1", "2"]  # 7 days' retention
         plan = b.db.execute("EXPLAIN QUERY PLAN DELETE FROM log WHERE topic=? AND ts<?", ("short", 0)).fetchall()
         assert any("USING INDEX log_age" in str(row[-1]) for row in plan), plan
+    finally:
+        await b.close()
+
+
+async def test_a_batch_send_keeps_order_beside_single_sends_and_each_caller_gets_its_placements(
+    tmp_path: Path,
+) -> None:
+    """``send_batch`` (one future for many records) and ``send`` in one transaction: every record
+    placed once, offsets dense, each key's records in the order they were sent."""
+    b = SqliteBus(f"sqlite:///{tmp_path}/bus.db")
+    await b.start()
+    try:
+        await b.create_topics([TopicSpec("t", 3)])
+        p = b.producer()
+        first = await p.send("t", b"s0", key=b"k0")
+        batch = await p.send_batch([("t", f"k{i % 4}".encode(), f"b{i}".encode(), ()) for i in range(10)])
+        empty = await p.send_batch([])
+        last = await p.send("t", b"s1", key=b"k1")
+        await p.flush()
+        placed = [await first, *(await batch), await last]
+        assert await empty == []
+        assert len(placed) == 12
+        assert sorted(placed) == sorted(set(placed))  # no record placed twice
+        ends = await b.end_offsets("t")
+        assert sum(ends.values()) == 12
+        for part, end in ends.items():  # dense offsets in every partition
+            assert sorted(d.offset for d in placed if d.partition == part) == list(range(end))
+        c = await b.consumer("g", ["t"])
+        got = await drain(c, 12)
+        await c.stop()
+        by_key: dict[bytes, list[bytes]] = {}
+        for r in sorted(got, key=lambda r: (r.partition, r.offset)):
+            assert r.key is not None
+            by_key.setdefault(r.key, []).append(r.value)
+        sent = ["s0", *(f"b{i}" for i in range(10)), "s1"]
+        keys = ["k0", *(f"k{i % 4}" for i in range(10)), "k1"]
+        for k in set(keys):
+            assert by_key[k.encode()] == [v.encode() for v, kk in zip(sent, keys, strict=True) if kk == k]
+    finally:
+        await b.close()
+
+
+async def test_a_failed_write_fails_every_send_of_its_batch(tmp_path: Path) -> None:
+    """The log's failure reaches ``send_batch``'s caller and ``publish_outputs``' (nothing is taken as
+    acknowledged), and the next write works again."""
+    b = SqliteBus(f"sqlite:///{tmp_path}/bus.db")
+    await b.start()
+    try:
+        await b.create_topics([TopicSpec("t", 2)])
+        p = b.producer()
+        real_append = b._append
+
+        def broken(*args: object) -> object:
+            raise sqlite3.OperationalError("disk I/O error")
+
+        b._append = broken  # type: ignore[method-assign]
+        single = await p.send("t", b"one", key=b"a")
+        batch = await p.send_batch([("t", b"k", b"two", ()), ("t", b"k", b"three", ())])
+        await p.flush()
+        for fut in (single, batch):
+            with pytest.raises(BusUnavailable):
+                await fut
+        topic = register(f"batch-{uuid.uuid4().hex}")
+        outputs = [Output(topic, Item(id=f"i{i}", n=i)) for i in range(3)]
+        with pytest.raises(BusUnavailable):
+            await publish_outputs(p, Encoder("test", None), outputs)
+        b._append = real_append  # type: ignore[method-assign]
+        again = await p.send_batch([("t", b"k", b"four", ())])
+        await p.flush()
+        assert [d.offset for d in await again] == [0]
+        assert sum((await b.end_offsets("t")).values()) == 1
+        assert await publish_outputs(p, Encoder("test", None), outputs) == 3
+        assert sum((await b.end_offsets(topic)).values()) == 3
     finally:
         await b.close()
