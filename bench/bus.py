@@ -8,7 +8,14 @@ loop (same producer settings, no validation) is the baseline; the ratio is
 printed. Targets: runtime on Kafka >= 70 % of raw aiokafka; embedded log
 >= 20,000 msgs/s end to end.
 
+Then the publish path of a catalog's first load (issue 13 item 5): batches of 1,000 product
+documents (as the parser makes of YML offers, ~1.3 KB of JSON each) through ``publish_outputs``
+into the embedded log, one future per batch (``send_batch``) against one future per record (the
+path of an engine without ``send_batch``, and of the log before it) in the same run, alternated,
+best of ``--rounds``: CPU per record, the JSON encoding's share, and the ratio.
+
     python bench/bus.py [--n 100000] [--kafka kafka://127.0.0.1:19092] [--skip-sqlite]
+        [--publish-batches 20]
 """
 
 from __future__ import annotations
@@ -26,8 +33,9 @@ from shared.bus import open_bus
 from shared.bus.base import Bus, TopicSpec
 from shared.config import Settings
 from shared.contracts import Topic
-from shared.messages import Message
+from shared.messages import Document, Message
 from shared.runtime import Cube, Deps, Output, Runner
+from shared.runtime.publish import Encoder, publish_outputs
 
 PARTITIONS = 6
 
@@ -168,11 +176,98 @@ async def run_raw_aiokafka(url: str, n: int) -> tuple[float, float]:
     return n / (end - first), cpu / n * 1e6
 
 
+def catalog_batch(n: int = 1000) -> list[Output]:
+    """A catalog batch's documents, shaped as the parser's YML offers (``cubes/parser/yml.py``)."""
+    now = "2026-01-01T10:00:00Z"
+    return [
+        Output(
+            "documents.parsed",
+            Document.model_validate(
+                {
+                    "url": f"https://shop.test/p/{i}",
+                    "host": "shop.test",
+                    "source": {"kind": "yml", "id": "big"},
+                    "kind": "product",
+                    "title": f"Product {i} with a name",
+                    "content_html": f"<p>Good product {i}. Buy it.</p>",
+                    "media": [
+                        {"url": f"https://shop.test/i/{i}{b}.jpg", "kind": "image", "role": "picture"}
+                        for b in ("", "b")
+                    ],
+                    "product": {
+                        "offer_id": f"o{i}",
+                        "price": str(i % 5000),
+                        "old_price": str(i % 5000 + 100),
+                        "currency": "RUR",
+                        "category": f"Category {i % 50}",
+                        "category_path": [
+                            {"id": str(i % 50), "name": f"Category {i % 50}", "url": f"https://shop.test/?c={i % 50}"}
+                        ],
+                        "vendor": f"Vendor {i % 30}",
+                        "params": [{"name": "Color", "value": "red"}, {"name": "Weight", "value": "0.5", "unit": "kg"}],
+                        "shop": "S",
+                    },
+                    "guid": f"offer:o{i}",
+                    "content_hash": f"xxh3:{i:032x}",
+                    "version": 1_796_141_689_165_882 + i,
+                    "seen_at": now,
+                    "parsed_at": now,
+                }
+            ),
+        )
+        for i in range(n)
+    ]
+
+
+class OneFuturePerRecord:
+    """The embedded producer without ``send_batch``: ``publish_outputs`` sends record by record."""
+
+    def __init__(self, producer: Any) -> None:
+        self._producer = producer
+
+    async def send(self, topic: str, value: bytes, *, key: bytes | None = None, headers: Any = ()) -> Any:
+        return await self._producer.send(topic, value, key=key, headers=headers)
+
+    async def flush(self) -> None:
+        await self._producer.flush()
+
+
+async def publish_bench(d: str, batches: int, rounds: int) -> None:
+    bus = open_bus(f"sqlite:///{d}/publish.db")
+    await bus.start()
+    await bus.create_topics([TopicSpec("documents.parsed", 12)])
+    outputs = catalog_batch()
+    encoder = Encoder("parser", ("documents.parsed",))
+    producer = bus.producer()
+    best: dict[str, float] = {}
+    n = batches * len(outputs)
+    for _ in range(rounds):
+        for label, p in (("one future per record", OneFuturePerRecord(producer)), ("send_batch", producer)):
+            c0 = time.process_time()
+            for _ in range(batches):
+                await publish_outputs(p, encoder, outputs, sent={})
+            best[label] = min(best.get(label, 1e9), (time.process_time() - c0) / n * 1e6)
+        c0 = time.process_time()
+        for _ in range(batches):
+            encoder.encode(outputs)
+        best["encoding alone"] = min(best.get("encoding alone", 1e9), (time.process_time() - c0) / n * 1e6)
+    assert sum((await bus.end_offsets("documents.parsed")).values()) == 2 * rounds * n
+    await bus.close()
+    base, ours = best["one future per record"], best["send_batch"]
+    print(
+        f"publish path, {n:,} documents in batches of {len(outputs):,} (best of {rounds}): "
+        f"one future per record {base:.2f} us a record (baseline), send_batch {ours:.2f} us = {ours / base:.2f}x; "
+        f"of which encoding {best['encoding alone']:.2f} us (load {os.getloadavg()[0]:.1f})",
+        flush=True,
+    )
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--kafka", default=os.environ.get("TURBOCUBES_TEST_KAFKA"))
     ap.add_argument("--skip-sqlite", action="store_true")
+    ap.add_argument("--publish-batches", type=int, default=20, help="the publish path: batches of 1,000 per round")
     ap.add_argument(
         "--rounds",
         type=int,
@@ -189,6 +284,7 @@ async def main() -> None:
             rate, _cpu = await run_cube_bench(f"sqlite:///{d}/bus.db", args.n)
             verdict = "PASS" if rate >= 20_000 else "MISS"
             print(f"embedded log: {rate:,.0f} msgs/s end to end (target >= 20,000) {verdict}", flush=True)
+            await publish_bench(d, args.publish_batches, max(args.rounds, 3))
     if args.kafka:
         print(f"kafka ({args.kafka}):", flush=True)
         raws, rates, raw_cpus, cpus = [], [], [], []
