@@ -9,8 +9,8 @@ text. The walk needs two more things of a group, both here:
 * **its list** — the impact list whose pages include every page the group
   matches, ordered by a bound of the group's score: a word's own; for a
   prefix, the *prefix list* of its first ``PREFIX_LENGTHS`` letters (below);
-* **its count in a page** — from the page's stems as ``search_topk`` keeps them,
-  each stem between two spaces of its own (``count``).
+* **its count in a page** — from the page's stems as ``search_topk`` reads them
+  (``count``).
 
 **Prefix lists.** Beside its stems, a page's impact rows hold a token per
 prefix of 3 and 4 letters of its stems (``prefix_token``: a private-use mark
@@ -69,10 +69,18 @@ class Group:
         return self.kind in (GroupKind.word, GroupKind.prefix)
 
     def count(self, text: str) -> int:
-        """The group's instances in ``text`` (stems, each between two spaces of its own)."""
-        if self.kind is GroupKind.word:
-            return text.count(f" {self.stem} ")
-        return text.count(f" {self.stem}")  # every stem that starts with the prefix
+        """The group's instances in ``text`` (stems between single spaces, and one at each end)."""
+        if self.kind is not GroupKind.word:
+            return text.count(f" {self.stem}")  # every stem that starts with the prefix
+        needle = f" {self.stem} "
+        n = text.count(needle)  # in C, no list of words made
+        if n and f" {self.stem}{needle}" in text:
+            # the stem twice in a row: the two share a space, and str.count finds one; count them one by one
+            n, i = 0, text.find(needle)
+            while i >= 0:
+                n += 1
+                i = text.find(needle, i + 1)
+        return n
 
 
 def _quoted(text: str) -> str:

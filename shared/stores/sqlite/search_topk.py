@@ -128,11 +128,14 @@ def impact_rows(
     length = len(title) + len(body)
     fresh = _freshness(INDEX_RANKING, kind, published, written)
     groups: dict[int, list[str]] = {}
+    highs: dict[tuple[int, int], int] = {}  # most tokens share a few (title, text) counts: one bound each
     for token in tt.keys() | tb.keys():
         t, b = tt.get(token, 0), tb.get(token, 0)
-        bound = _w(INDEX_RANKING.title_weight * t + b, length, REFERENCE_AVGDL) * fresh
-        key = min(_KEY_MAX, int(bound / _STEP))
-        high = key << 47 | min(t, _TFT_MAX) << 42 | min(b, _TFB_MAX) << 32
+        high = highs.get((t, b))
+        if high is None:
+            bound = _w(INDEX_RANKING.title_weight * t + b, length, REFERENCE_AVGDL) * fresh
+            key = min(_KEY_MAX, int(bound / _STEP))
+            high = highs[t, b] = key << 47 | min(t, _TFT_MAX) << 42 | min(b, _TFB_MAX) << 32
         groups.setdefault(high, []).append(token)
     return [(high, " ".join(sorted(tokens))) for high, tokens in sorted(groups.items())]
 
@@ -402,8 +405,7 @@ class _Walk:
         return out
 
     def _texts(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
-        """The stems of pages' titles and texts, each stem between two spaces of its own (so that
-        ``str.count(" stem ")`` counts every occurrence: in C, no list of words made)."""
+        """The stems of pages' titles and texts, with a space before and after (``Group.count``)."""
         out: dict[int, tuple[str, str]] = {}
         for part in _chunks(ids):
             marks = ", ".join("?" * len(part))
@@ -411,5 +413,5 @@ class _Walk:
             for i, title, body in self.conn.execute(
                 f"SELECT id, c0, c1 FROM search_fts_content WHERE id IN ({marks})", part
             ):
-                out[i] = (f" {(title or '').replace(' ', '  ')} ", f" {(body or '').replace(' ', '  ')} ")
+                out[i] = (f" {title or ''} ", f" {body or ''} ")
         return out
