@@ -917,11 +917,14 @@ def main(argv: list[str] | None = None) -> int:
         if not name or not raw or not hasattr(Settings(), section):
             p.error(f"--set {item!r}: expected SECTION.KEY=JSON, e.g. runtime.concurrency=64")
         OVERRIDES.setdefault(section, {})[name] = orjson.loads(raw)
-    # the pipeline's own event loop (runtime.event_loop; the workers get the same through WorkerPool)
+    # this process's event loop (runtime.event_loop; the workers' comes from WorkerPool, per engine
+    # set): "auto" is uvloop for Kafka, and this one process runs every engine set asked for, so it
+    # takes Kafka's only when the real engines are all it runs
     choice = base_settings().runtime.event_loop
-    print(f"e2e bench: event loop {loop_kind(choice)} (runtime.event_loop = {choice!r})", flush=True)
+    bus = "kafka://" if args.engines.strip() == "real" else "sqlite://"
+    print(f"e2e bench: event loop {loop_kind(choice, bus)} (runtime.event_loop = {choice!r})", flush=True)
     try:
-        with asyncio.Runner(loop_factory=lambda: new_event_loop(choice)) as runner:
+        with asyncio.Runner(loop_factory=lambda: new_event_loop(choice, bus)) as runner:
             return runner.run(amain(args))
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("e2e bench: interrupted (cleaned up)", file=sys.stderr)

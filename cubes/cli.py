@@ -106,12 +106,13 @@ def _name_subcommands(parser: argparse.ArgumentParser) -> None:
 
 def _cmd_up(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
+    from shared.runtime.loops import loop_kind
     from shared.runtime.shutdown import run_main
 
     settings = load_settings(args.config)
     return run_main(
         run_up(settings, only=args.only, demo=args.demo, workers=args.workers, log_level=args.log_level),
-        event_loop=settings.runtime.event_loop,
+        event_loop=loop_kind(settings.runtime.event_loop, settings.bus.url),
     )
 
 
@@ -128,10 +129,14 @@ def _process_count(text: str) -> int:
 
 def _cmd_cube(args: argparse.Namespace) -> int:
     from cubes.launcher import run_up
+    from shared.runtime.loops import loop_kind
     from shared.runtime.shutdown import run_main
 
     settings = load_settings(args.config)
-    return run_main(run_up(settings, only=[args.name], demo=False), event_loop=settings.runtime.event_loop)
+    return run_main(
+        run_up(settings, only=[args.name], demo=False),
+        event_loop=loop_kind(settings.runtime.event_loop, settings.bus.url),
+    )
 
 
 def _cmd_topics_create(args: argparse.Namespace) -> int:

@@ -70,7 +70,7 @@ def worker_main(argv: Sequence[str] | None = None, *, resolver: Any = None) -> i
     """A child's ``main``: ``python -m cubes.worker`` (``resolver``: an aiohttp resolver, for the bench)."""
     p = argparse.ArgumentParser(prog="turbocubes-worker", description="a child of `turbocubes up --workers N`")
     p.add_argument("--log-level", default="INFO", choices=LOG_LEVELS)
-    # the parent's runtime.event_loop: the loop runs before the settings arrive on stdin
+    # the loop the parent's settings choose (WorkerPool): the loop runs before they arrive on stdin
     p.add_argument("--event-loop", default="auto", choices=EVENT_LOOPS)
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -48,6 +48,7 @@ from typing import Any
 import orjson
 
 from shared.config import Settings
+from shared.runtime.loops import loop_kind
 
 __all__ = [
     "LOG_LEVELS",
@@ -180,7 +181,7 @@ class WorkerPool:
                 "--log-level",
                 self.log_level,
                 "--event-loop",
-                self.settings.runtime.event_loop,
+                loop_kind(self.settings.runtime.event_loop, self.settings.bus.url),
                 stdin=asyncio.subprocess.PIPE,
                 start_new_session=True,
             )

@@ -106,7 +106,7 @@ class RuntimeConfig(Section):
     concurrency: int = Field(default=64, gt=0)
     #: records taken from the bus per poll
     batch_size: int = Field(default=500, gt=0)
-    #: the processes' event loop: auto (uvloop when installed, else asyncio), uvloop or asyncio
+    #: the processes' event loop: auto (uvloop on Kafka when installed, else asyncio), uvloop or asyncio
     event_loop: str = "auto"
     #: DLQ storm breaker: over this share of the last `window` outcomes dead-lettered -> pause input
     dlq_breaker_window: int = 100

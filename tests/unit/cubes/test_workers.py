@@ -326,15 +326,21 @@ async def test_the_command_line_passes_its_config_file_to_the_workers(tmp_path: 
     assert all(_gone(_pid(i)) for i in counts)
 
 
-async def test_a_child_is_told_the_parents_event_loop(tmp_path: Path) -> None:
-    # the child's loop runs before its settings arrive on stdin: runtime.event_loop goes on its command line
+@pytest.mark.parametrize(
+    ("choice", "bus", "told"),
+    [("auto", "kafka://127.0.0.1:9", "uvloop"), ("auto", "", "asyncio"), ("asyncio", "kafka://127.0.0.1:9", "asyncio")],
+)
+async def test_a_child_is_told_the_parents_event_loop(tmp_path: Path, choice: str, bus: str, told: str) -> None:
+    # the child's loop runs before its settings arrive on stdin: the loop they choose goes on its command line
     said = tmp_path / "argv"
     script = f"import sys; open({str(said)!r}, 'w').write(' '.join(sys.argv[1:])); sys.stdin.readline()"
-    settings = _settings(tmp_path).replace(runtime={"event_loop": "asyncio"})
+    settings = _settings(tmp_path).replace(runtime={"event_loop": choice})
+    if bus:
+        settings = settings.replace(bus={"url": bus})
     pool = WorkerPool(settings, ["kvwriter"], 1, command=(sys.executable, "-c", script), log_level="INFO")
     await pool.start()
     try:
         assert await asyncio.wait_for(pool.children[0].proc.wait(), DEADLINE_S) == 0
     finally:
         await pool.stop()
-    assert said.read_text() == "--log-level INFO --event-loop asyncio"
+    assert said.read_text() == f"--log-level INFO --event-loop {told}"
