@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -142,16 +142,6 @@ class PgDb:
     async def fetch(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         async with self.connection() as conn:
             return list(await conn.fetch(self._sql(sql), *args))
-
-    async def fetch_planned(self, settings: Mapping[str, str], sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        """``fetch`` in a transaction of its own, with planner ``settings`` for it alone (``SET LOCAL``)."""
-
-        async def run(conn: asyncpg.Connection) -> list[tuple[Any, ...]]:
-            for name, value in settings.items():
-                await conn.execute("SELECT set_config($1, $2, true)", name, value)
-            return list(await conn.fetch(self._sql(sql), *args))
-
-        return await self.tx(run)
 
     async def fetchone(self, sql: str, *args: Any) -> tuple[Any, ...] | None:
         async with self.connection() as conn:

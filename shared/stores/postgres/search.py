@@ -33,11 +33,6 @@ __all__ = ["PgSearchIndex", "tsquery_text"]
 _DF_TTL_S = 60.0
 _DF_MAX = 10_000
 _TSQ = "(to_tsquery('russian', ?) || to_tsquery('english', ?))"
-#: the matches through the GIN index, never a scan of every page: the planner's cost of a scan leaves out
-#: reading each page's ``tsv`` back from TOAST (about 6 buffers a page), so for a word on half the pages it
-#: chose a scan that read every page's (EXPLAIN ANALYZE, 100,000 pages: the count 878 ms scanned, 174 ms
-#: through the index; the ranking the same wall time on one process instead of three)
-_THROUGH_GIN = {"enable_seqscan": "off"}
 
 
 def _lexeme(t: Term) -> str:
@@ -80,8 +75,8 @@ class PgSearchIndex:
     async def _count(self, key: str, sql: str, *args: Any) -> int:
         cached = self._df.get(key)
         if cached is None:
-            rows = await self._db.fetch_planned(_THROUGH_GIN, sql, *args)
-            cached = int(rows[0][0]) if rows else 0
+            row = await self._db.fetchone(sql, *args)
+            cached = int(row[0]) if row else 0
             self._df.put(key, cached)
         return cached
 
@@ -139,8 +134,7 @@ class PgSearchIndex:
             score = float(row[0]) if row is not None else cursor.score
             after = " WHERE score < CAST(? AS DOUBLE PRECISION) OR (score = CAST(? AS DOUBLE PRECISION) AND url > ?)"
             after_params = [score, score, cursor.url]
-        top = await self._db.fetch_planned(
-            _THROUGH_GIN,
+        top = await self._db.fetch(
             f"SELECT url, score FROM ({matches}) m{after} ORDER BY score DESC, url LIMIT ?",
             *params,
             *after_params,
