@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
@@ -107,24 +108,26 @@ def _round_trips(store: str) -> float:
     return value or 0.0
 
 
+@asynccontextmanager
+async def _own_stores(postgres_url: str, pool_size: int) -> AsyncIterator[tuple[Stores, str]]:
+    """Stores on a schema of their own (its name too, for raw reads), closed and the schema dropped after."""
+    async with fresh_schema(postgres_url) as url:
+        stores = await open_stores(url, pool_size=pool_size)
+        try:
+            yield stores, split_schema(url)[1] or ""
+        finally:
+            await stores.close()
+
+
 async def test_round_trips_are_counted_per_store(postgres_url: str) -> None:
     """What ``bench/e2e.py`` divides by documents: every request the engine waits for, by store."""
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=2)
-    try:
+    async with _own_stores(postgres_url, pool_size=2) as (stores, _):
         images, pages = _round_trips("images"), _round_trips("pages")
         assert await stores.images.get("https://a.example/x.jpg") is None
         assert _round_trips("images") - images == 1
         assert _round_trips("pages") == pages  # another store's count did not move
         await stores.pages.upsert_many([])  # nothing to write: no round trip at all
         assert _round_trips("pages") == pages
-    finally:
-        await stores.close()
-        conn = await asyncpg.connect(postgres_url)
-        try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await conn.close()
 
 
 async def test_an_outage_fails_the_whole_group_and_writes_none_of_it(postgres_url: str) -> None:
@@ -133,50 +136,43 @@ async def test_an_outage_fails_the_whole_group_and_writes_none_of_it(postgres_ur
     from shared.stores import ParkOutcome
     from tests.contract.store_contract import T0
 
-    schema = f"t_{uuid.uuid4().hex[:12]}"
     a, b = "https://a.example/a", "https://a.example/b"
-    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
-    admin = await asyncpg.connect(postgres_url, server_settings={"search_path": schema})
-    watch = await asyncpg.connect(postgres_url)  # outside any transaction: sees pg_stat_activity as it is now
-    try:
-        assert await stores.delay.park(a, 1, b"a1", ["m1"], T0) is ParkOutcome.parked
-        blocker = admin.transaction()
-        await blocker.start()
-        await admin.execute("SELECT 1 FROM delay_docs WHERE url = $1 FOR UPDATE", a)  # a's park must wait
-        me = admin.get_server_pid()
-        group = asyncio.gather(
-            stores.delay.park(a, 2, b"a2", ["m2"], T0),
-            stores.delay.park(b, 1, b"b1", ["m1"], T0),
-            return_exceptions=True,
-        )
-        victim = None
-        async with asyncio.timeout(30):
-            while victim is None:  # the group's statement, waiting for the lock
-                victim = await watch.fetchval(
-                    "SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", me
-                )
-                await asyncio.sleep(0.02)  # a poll interval, not a synchronization
-        assert await watch.fetchval("SELECT pg_terminate_backend($1)", victim)
-        outcomes = await asyncio.wait_for(group, timeout=30)
-        assert [type(o) for o in outcomes] == [StoreUnavailable, StoreUnavailable]
-        await blocker.rollback()
-        assert await stores.delay.get(b) is None  # not half of the group: none of it
-        parked = await stores.delay.get(a)
-        assert parked is not None
-        assert parked.version == 1
-        retried = await asyncio.gather(
-            stores.delay.park(a, 2, b"a2", ["m2"], T0), stores.delay.park(b, 1, b"b1", ["m1"], T0)
-        )
-        assert retried == [ParkOutcome.replaced, ParkOutcome.parked]
-    finally:
-        await watch.close()
-        await admin.close()
-        await stores.close()
-        conn = await asyncpg.connect(postgres_url)
+    async with _own_stores(postgres_url, pool_size=1) as (stores, schema):
+        admin = await asyncpg.connect(postgres_url, server_settings={"search_path": schema})
+        watch = await asyncpg.connect(postgres_url)  # outside any transaction: sees pg_stat_activity as it is now
         try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            assert await stores.delay.park(a, 1, b"a1", ["m1"], T0) is ParkOutcome.parked
+            blocker = admin.transaction()
+            await blocker.start()
+            await admin.execute("SELECT 1 FROM delay_docs WHERE url = $1 FOR UPDATE", a)  # a's park must wait
+            me = admin.get_server_pid()
+            group = asyncio.gather(
+                stores.delay.park(a, 2, b"a2", ["m2"], T0),
+                stores.delay.park(b, 1, b"b1", ["m1"], T0),
+                return_exceptions=True,
+            )
+            victim = None
+            async with asyncio.timeout(30):
+                while victim is None:  # the group's statement, waiting for the lock
+                    victim = await watch.fetchval(
+                        "SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", me
+                    )
+                    await asyncio.sleep(0.02)  # a poll interval, not a synchronization
+            assert await watch.fetchval("SELECT pg_terminate_backend($1)", victim)
+            outcomes = await asyncio.wait_for(group, timeout=30)
+            assert [type(o) for o in outcomes] == [StoreUnavailable, StoreUnavailable]
+            await blocker.rollback()
+            assert await stores.delay.get(b) is None  # not half of the group: none of it
+            parked = await stores.delay.get(a)
+            assert parked is not None
+            assert parked.version == 1
+            retried = await asyncio.gather(
+                stores.delay.park(a, 2, b"a2", ["m2"], T0), stores.delay.park(b, 1, b"b1", ["m1"], T0)
+            )
+            assert retried == [ParkOutcome.replaced, ParkOutcome.parked]
         finally:
-            await conn.close()
+            await watch.close()
+            await admin.close()
 
 
 async def test_the_calls_of_one_turn_cost_one_round_trip_per_kind(postgres_url: str) -> None:
@@ -186,13 +182,11 @@ async def test_the_calls_of_one_turn_cost_one_round_trip_per_kind(postgres_url: 
 
     from tests.contract.store_contract import T0
 
-    schema = f"t_{uuid.uuid4().hex[:12]}"
     # one connection, each statement used once before it is counted: a statement's first use on a
     # connection costs a few more requests (preparing it, looking up its types), once
-    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
     docs = [f"https://a.example/doc/{i}" for i in range(50)]
     media = {d: [f"{d}/img/{k}.jpg" for k in range(5)] for d in docs}
-    try:
+    async with _own_stores(postgres_url, pool_size=1) as (stores, _):
         warm = "https://warm.example/x"
         await stores.images.mark_ordered_many([warm], T0)
         await stores.delay.park(warm, 1, b"x", [warm], T0 + timedelta(minutes=5))
@@ -225,13 +219,6 @@ async def test_the_calls_of_one_turn_cost_one_round_trip_per_kind(postgres_url: 
         assert (spent, sorted(doc.url for r in released for doc in r)) == (1, sorted(docs))
         spent, confirmed = await costs("delay", *(stores.delay.confirm([(d, 1)]) for d in docs))
         assert (spent, sum(confirmed)) == (1, 50)
-    finally:
-        await stores.close()
-        conn = await asyncpg.connect(postgres_url)
-        try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await conn.close()
 
 
 async def test_the_schedulers_reads_and_writes_of_one_turn_cost_one_round_trip_each(postgres_url: str) -> None:
@@ -243,11 +230,9 @@ async def test_the_schedulers_reads_and_writes_of_one_turn_cost_one_round_trip_e
     from shared.stores.postgres.feeds import SCHEDULE_TYPES
     from tests.contract.store_contract import T0
 
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
     ids = [f"feed-{i}" for i in range(40)]
     fields = {"last_fetch_at": T0, "next_fetch_at": T0 + timedelta(minutes=15), "interval_s": 900.0}
-    try:
+    async with _own_stores(postgres_url, pool_size=1) as (stores, schema):
         for feed_id in ids:
             await stores.feeds.upsert_feed(Feed(feed_id, f"https://a.example/{feed_id}", "a.example", "rss"))
         await stores.feeds.get(ids[0])  # each statement's first use on the connection prepares it
@@ -271,13 +256,6 @@ async def test_the_schedulers_reads_and_writes_of_one_turn_cost_one_round_trip_e
             await conn.close()
         table = {r[0]: r[1] for r in rows}
         assert {n: table[n] for n in SCHEDULE_TYPES} == SCHEDULE_TYPES
-    finally:
-        await stores.close()
-        conn = await asyncpg.connect(postgres_url)
-        try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await conn.close()
 
 
 async def test_an_unchanged_documents_hash_check_is_one_plain_read(postgres_url: str) -> None:
@@ -286,10 +264,8 @@ async def test_an_unchanged_documents_hash_check_is_one_plain_read(postgres_url:
     still decides under its locks."""
     from tests.contract.store_contract import T0
 
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    stores = await open_stores(f"{postgres_url}?schema={schema}", pool_size=1)
     items = [(f"https://a.example/{i}", f"h{i}") for i in range(30)]
-    try:
+    async with _own_stores(postgres_url, pool_size=1) as (stores, _):
         first = await stores.hashes.check_and_set_many("feed:a", items, now=T0)
         assert all(c.changed for c in first)
         await stores.hashes.check_and_set("feed:a", "https://a.example/one", "h", now=T0)
@@ -308,10 +284,3 @@ async def test_an_unchanged_documents_hash_check_is_one_plain_read(postgres_url:
         # another source's copy of a URL is not this source's: changed for it
         other = await stores.hashes.check_and_set_many("feed:b", items[:1], now=T0)
         assert other[0].changed
-    finally:
-        await stores.close()
-        conn = await asyncpg.connect(postgres_url)
-        try:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await conn.close()
