@@ -304,7 +304,7 @@ class ThreadClock:
 def handler_child(path: str, event_loop: str) -> None:
     """Runs in the child process: the parser handler's first load, after-commit writes and re-check.
 
-    On the event loop the cube runs on (``runtime.event_loop``: uvloop where it is installed).
+    On the event loop the cube runs on (``runtime.event_loop``; auto is asyncio's loop here, on the embedded log).
     """
     import asyncio
 
@@ -511,7 +511,7 @@ def main() -> int:
         "--event-loop",
         choices=EVENT_LOOPS,
         default="auto",
-        help="(d): the child's event loop, as runtime.event_loop (default auto: uvloop where installed)",
+        help="(d): the child's event loop, as runtime.event_loop (default auto: asyncio here, on the embedded log)",
     )
     args = ap.parse_args()
     if args.yml_child:
