@@ -683,6 +683,11 @@ async def main() -> None:
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     engines = set(args.engines.split(","))
+    # an unknown name would run nothing and print nothing: say which names there are
+    if unknown := parts - {"search", "cube", "frequency"}:
+        ap.error(f"--parts: unknown {', '.join(sorted(unknown))} (search, cube, frequency)")
+    if unknown := engines - {"embedded", "postgres"}:
+        ap.error(f"--engines: unknown {', '.join(sorted(unknown))} (embedded, postgres)")
     ru, en = vocabulary()
     print(f"vocabulary: {len(ru):,} Russian and {len(en):,} English words; {load()}")
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
