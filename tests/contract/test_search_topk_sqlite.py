@@ -98,14 +98,20 @@ def _compare(conn: sqlite3.Connection, requests: list[SearchRequest]) -> tuple[i
     return used, wrong
 
 
+def _requests(rng: random.Random, queries: list[str], *, host: str, days: tuple[int, int]) -> list[SearchRequest]:
+    """``queries`` with a random filter each (none twice as often, a host, news, a window of ``days``
+    ago) and a random page size."""
+    filters = [SearchFilters(), SearchFilters(), SearchFilters(host=host), SearchFilters(kind=PageKind.news)]
+    filters.append(SearchFilters(since=T - timedelta(days=days[0]), until=T - timedelta(days=days[1])))
+    return [
+        SearchRequest(parse_query(q), filters=rng.choice(filters), limit=rng.choice((3, 10, 20)), now=T)
+        for q in queries
+    ]
+
+
 async def test_the_walk_returns_the_full_rankings_top_on_a_random_sample(corpus: Stores) -> None:
     rng = random.Random(7)
-    filters = [SearchFilters(), SearchFilters(), SearchFilters(host="h3.example"), SearchFilters(kind=PageKind.news)]
-    filters.append(SearchFilters(since=T - timedelta(days=20), until=T - timedelta(days=2)))
-    requests = [
-        SearchRequest(parse_query(q), filters=rng.choice(filters), limit=rng.choice((3, 10, 20)), now=T)
-        for q in _queries(rng, 150)
-    ]
+    requests = _requests(rng, _queries(rng, 150), host="h3.example", days=(20, 2))
     db = corpus.pages._db  # type: ignore[attr-defined]
     used, wrong = await db.read(lambda conn: _compare(conn, requests))
     assert wrong == []
@@ -136,12 +142,7 @@ async def test_prefixes_on_the_walk_return_the_full_rankings_top(
     monkeypatch.setattr(search_topk, "_MIN_SHARE", 0.0)
     monkeypatch.setattr(search_topk, "_MAX_SEEN", 1_000_000)
     rng = random.Random(11)
-    filters = [SearchFilters(), SearchFilters(), SearchFilters(host="h5.example"), SearchFilters(kind=PageKind.news)]
-    filters.append(SearchFilters(since=T - timedelta(days=30), until=T - timedelta(days=5)))
-    requests = [
-        SearchRequest(parse_query(q), filters=rng.choice(filters), limit=rng.choice((3, 10, 20)), now=T)
-        for q in _prefix_queries(rng, 160)
-    ]
+    requests = _requests(rng, _prefix_queries(rng, 160), host="h5.example", days=(30, 5))
     db = corpus.pages._db  # type: ignore[attr-defined]
     used, wrong = await db.read(lambda conn: _compare(conn, requests))
     assert wrong == []

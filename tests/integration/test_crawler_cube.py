@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from cubes.crawler.cube import build
 from shared import contracts
@@ -29,15 +30,20 @@ async def read_all(deps, topic: str) -> list[CrawlResult]:
     return out
 
 
-async def test_crawler_cube_end_to_end(tmp_path: Path, partner, partner_resolver) -> None:
-    settings = Settings().replace(
+def _settings(tmp_path: Path, **crawler: Any) -> Settings:
+    """Embedded engines under ``tmp_path``, the partner's loopback allowed, these crawler settings."""
+    return Settings().replace(
         bus={"url": f"sqlite:///{tmp_path}/bus.db"},
         store={"url": f"sqlite:///{tmp_path}/store.db"},
         blobs={"url": f"file://{tmp_path}/blobs"},
         http={"allowlist": ["127.0.0.1/32"]},
-        crawler={"rate": 50.0, "burst": 5, "inline_body_max": 2000},
+        crawler=crawler,
         runtime={"metrics_port": 0},
     )
+
+
+async def test_crawler_cube_end_to_end(tmp_path: Path, partner, partner_resolver) -> None:
+    settings = _settings(tmp_path, rate=50.0, burst=5, inline_body_max=2000)
     big = b"<rss>" + b"y" * 10_000 + b"</rss>"
     partner.set(B, "/big.xml", big)
     deps = await open_deps(settings, resolver=partner_resolver)
@@ -102,14 +108,7 @@ async def test_a_feed_poll_does_not_wait_behind_its_hosts_images(tmp_path: Path,
     # and the feed's next poll, read right behind them, waited until every image was fetched (80 s at
     # the partner's rate) while the scheduler re-emitted it every 2 s behind the same images. A
     # host's kinds of request take turns (Cube.key_class): the poll goes out after one image more
-    settings = Settings().replace(
-        bus={"url": f"sqlite:///{tmp_path}/bus.db"},
-        store={"url": f"sqlite:///{tmp_path}/store.db"},
-        blobs={"url": f"file://{tmp_path}/blobs"},
-        http={"allowlist": ["127.0.0.1/32"]},
-        crawler={"rate": 40.0, "burst": 1, "concurrency": 2},
-        runtime={"metrics_port": 0},
-    )
+    settings = _settings(tmp_path, rate=40.0, burst=1, concurrency=2)
     images = 30
     deps = await open_deps(settings, resolver=partner_resolver)
     try:
