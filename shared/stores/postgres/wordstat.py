@@ -19,7 +19,7 @@ import asyncpg
 
 from shared.stores.codec import now_us
 from shared.stores.postgres.db import PgDb
-from shared.stores.sql.wordstat import LEMMA_WEIGHTS, POSTINGS_CAP, candidates_sql, order_groups, postings_sql
+from shared.stores.sql.wordstat import candidates_sql, order_groups, postings_sql, weights_sql
 from shared.stores.wordstat import (
     CountedSearch,
     QueryRow,
@@ -185,9 +185,8 @@ class PgWordstatStore:
             sql, p = postings_sql(groups, _in_list)
             postings = [int(n) for _, n in sorted(await self._db.fetch(sql, *p))]
             weights: dict[str, int] = {}
-            if sum(n >= POSTINGS_CAP for n in postings) > 1:  # two common words: the one with fewer searches
-                cond, p = _in_list("lemma", sorted({lemma for g in groups for lemma in g}))
-                weights = {r[0]: int(r[1]) for r in await self._db.fetch(LEMMA_WEIGHTS.format(cond=cond), *p)}
+            if tie := weights_sql(groups, postings, _in_list):
+                weights = {r[0]: int(r[1]) for r in await self._db.fetch(tie[0], *tie[1])}
             groups = order_groups(groups, weights, postings)
         return candidates_sql(groups, sel, _in_list)
 

@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from shared.stores.wordstat import Selection
 
 __all__ = [
-    "LEMMA_WEIGHTS",
     "POSTINGS_CAP",
     "InList",
     "candidates_sql",
     "order_groups",
     "postings_sql",
+    "weights_sql",
 ]
 
 #: (column, values) -> (SQL condition, its parameters)
@@ -46,6 +46,17 @@ def postings_sql(groups: Sequence[tuple[str, ...]], in_list: InList) -> tuple[st
         )
         params.extend(p)
     return " UNION ALL ".join(parts), params
+
+
+def weights_sql(
+    groups: Sequence[tuple[str, ...]], postings: Sequence[int], in_list: InList
+) -> tuple[str, list[object]] | None:
+    """SQL of (lemma, searches) for the required words when their searches must break a tie -- two or
+    more words past ``POSTINGS_CAP``, both common -- else None (their index entries decide alone)."""
+    if sum(n >= POSTINGS_CAP for n in postings) < 2:
+        return None
+    cond, p = in_list("lemma", sorted({lemma for g in groups for lemma in g}))
+    return LEMMA_WEIGHTS.format(cond=cond), p
 
 
 def order_groups(

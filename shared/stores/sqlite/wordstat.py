@@ -30,7 +30,7 @@ from datetime import datetime
 import orjson
 
 from shared.stores.codec import now_us
-from shared.stores.sql.wordstat import LEMMA_WEIGHTS, POSTINGS_CAP, candidates_sql, order_groups, postings_sql
+from shared.stores.sql.wordstat import candidates_sql, order_groups, postings_sql, weights_sql
 from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
 from shared.stores.wordstat import (
     CountedSearch,
@@ -201,10 +201,8 @@ def _candidates(conn: sqlite3.Connection, sel: Selection) -> tuple[str, list[obj
     if len(groups) > 1:
         sql, p = postings_sql(groups, _in_list)
         postings = [int(n) for _, n in sorted(conn.execute(sql, p))]
-        weights: dict[str, int] = {}
-        if sum(n >= POSTINGS_CAP for n in postings) > 1:  # two common words: the one with fewer searches
-            cond, p = _in_list("lemma", sorted({lemma for g in groups for lemma in g}))
-            weights = dict(conn.execute(LEMMA_WEIGHTS.format(cond=cond), p))
+        tie = weights_sql(groups, postings, _in_list)
+        weights: dict[str, int] = dict(conn.execute(*tie)) if tie else {}
         groups = order_groups(groups, weights, postings)
     return candidates_sql(groups, sel, _in_list)
 

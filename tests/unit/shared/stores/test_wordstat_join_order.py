@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from shared.stores.sql.wordstat import POSTINGS_CAP, order_groups
+from collections.abc import Sequence
+
+from shared.stores.sql.wordstat import POSTINGS_CAP, order_groups, weights_sql
 
 
 def test_a_common_form_goes_after_a_rarer_word() -> None:
@@ -24,3 +26,15 @@ def test_two_words_past_the_cap_go_by_their_searches() -> None:
 def test_a_word_never_counted_comes_first() -> None:
     """No entries: the join ends at once."""
     assert order_groups([("слон",), ("жираф",)], {"слон": 9}, [7, 0]) == [("жираф",), ("слон",)]
+
+
+def test_searches_are_read_only_to_break_a_tie_of_two_common_words() -> None:
+    def in_list(column: str, values: Sequence[str]) -> tuple[str, list[object]]:
+        return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+    groups = [("весь", "все"), ("карсаман",)]
+    assert weights_sql(groups, [POSTINGS_CAP, 40], in_list) is None
+    tie = weights_sql(groups, [POSTINGS_CAP, POSTINGS_CAP], in_list)
+    assert tie is not None
+    assert tie[1] == ["весь", "все", "карсаман"]
+    assert "lemma IN (?, ?, ?)" in tie[0]
