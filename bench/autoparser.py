@@ -20,7 +20,7 @@ heuristics were tuned on them). Speed: pages/s on one core (CPU time of this pro
 trafilatura's.
 
 Targets: CV shingle F1 >= trafilatura's + 0.01; >= 2x trafilatura's pages/s.
-Quality floor (STYLE.md rule 14): exit 1 when the CV shingle F1 falls below ``FLOOR_SHINGLE_F1``
+Quality floor (docs/conventions.md rule 14): exit 1 when the CV shingle F1 falls below ``FLOOR_SHINGLE_F1``
 on the data whose digest is ``FLOOR_DIGEST`` (exit 2 when the data is other data or absent).
 Passing under the floor needs ``--lower-floor REASON``.
 

@@ -1,4 +1,4 @@
-"""Crawler benchmark (DESIGN.md sections 6 and 9): are the per-host lanes polite *and* parallel?
+"""Crawler benchmark (docs/architecture.md sections 6 and 9): are the per-host lanes polite *and* parallel?
 
 200 virtual hosts x 25 URLs on one local aiohttp server (Host-based routing,
 ``tests.partners.PartnerServer``, in a child process so the partner's CPU is

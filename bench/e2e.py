@@ -1,4 +1,4 @@
-"""End-to-end benchmark (issue 9, item 7; DESIGN.md sections 2 and 9): feeds in, Turbo pages out.
+"""End-to-end benchmark (issue 9, item 7; docs/architecture.md sections 2 and 9): feeds in, Turbo pages out.
 
 ``--docs`` documents with two images each, spread over ``--hosts`` partner
 hosts (``bench/e2e_site.py``: RSS feeds + JPEGs, a child process), go through

@@ -1,4 +1,4 @@
-"""Parser benchmark and correctness gates (issue 5; STYLE.md rule 14).
+"""Parser benchmark and correctness gates (issue 5; docs/conventions.md rule 14).
 
     .venv/bin/python bench/parser.py [--data ../shared/data] [--repeat 5] [--offers 100000]
         [--catalog-offers 1000000] [--only d]

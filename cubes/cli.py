@@ -1,4 +1,4 @@
-"""The ``turbocubes`` command (DESIGN.md section 8).
+"""The ``turbocubes`` command (docs/architecture.md section 8).
 
     turbocubes up [--demo] [--workers N]  every cube in one process (+ N-1 processes of the replicable ones)
     turbocubes cube NAME              one cube, in its own process / container

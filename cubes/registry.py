@@ -1,10 +1,10 @@
-"""The one place that knows every cube (STYLE.md rule 3).
+"""The one place that knows every cube (docs/conventions.md rule 3).
 
 A cube is the package ``cubes/<name>`` with a ``cube.py`` defining
 ``async build(settings, deps) -> Cube``. A package may also have
 ``commands.py`` with ``register(subparsers)`` to add CLI commands
 (``feeds``, ``fetch``, ``parse``, ``hosts``, ``autoparser`` ...).
-Order below is the order of the pipeline (DESIGN.md section 3).
+Order below is the order of the pipeline (docs/architecture.md section 3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One child process of ``turbocubes up --workers N``: the cubes its parent names, on stdin (DESIGN.md s.8).
+"""One child process of ``turbocubes up --workers N``: the cubes its parent names, on stdin (docs/architecture.md s.8).
 
 The parent's side -- starting, watching and stopping children, and the
 settings they get -- is ``cubes/workers.py``; this is the child's. It reads one

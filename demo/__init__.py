@@ -1,4 +1,4 @@
-"""The demo partner site of ``turbocubes up --demo`` (DESIGN.md section 8). Not a cube: no ``cube.py``.
+"""The demo partner site of ``turbocubes up --demo`` (docs/architecture.md section 8). Not a cube: no ``cube.py``.
 
 * ``stories.py``, ``features.py``, ``products.py``, ``posts.py`` — the invented content;
 * ``pictures.py`` — images drawn with Pillow; ``feeds.py``, ``pages.py`` — RSS, Turbo RSS, YML,

@@ -1,4 +1,4 @@
-"""Everything the demo site serves, built once at start (DESIGN.md section 8, ``up --demo``).
+"""Everything the demo site serves, built once at start (docs/architecture.md section 8, ``up --demo``).
 
 ``draw_pictures()`` draws every picture (independent of the address, so it
 can run before the port is known); ``build_site(base, pictures)`` renders the

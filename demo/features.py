@@ -1,4 +1,4 @@
-"""The demo news site's longer features, for its Yandex Turbo RSS feed (DESIGN.md section 8, ``up --demo``).
+"""The demo news site's longer features, for its Yandex Turbo RSS feed (docs/architecture.md section 8, ``up --demo``).
 
 Invented, like everything about Harbourview (see ``stories.py``): each
 feature becomes an item whose ``turbo:content`` has a header (h1, a lead as

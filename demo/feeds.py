@@ -1,4 +1,4 @@
-"""The demo site's feeds: RSS 2.0, Yandex Turbo RSS, YML and sitemaps (DESIGN.md section 8, ``up --demo``).
+"""The demo site's feeds: RSS 2.0, Yandex Turbo RSS, YML and sitemaps (docs/architecture.md section 8, ``up --demo``).
 
 Built with lxml, so every document is well-formed and every text is escaped;
 dates are fixed (never "now"), so the same base URL always gives the same bytes

@@ -1,4 +1,4 @@
-"""The demo site's HTML pages (DESIGN.md section 8, ``up --demo``).
+"""The demo site's HTML pages (docs/architecture.md section 8, ``up --demo``).
 
 The blog pages are what the autoparser reads, so they look like a real
 site's: navigation, the article, a sidebar of recent posts, a footer. The

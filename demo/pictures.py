@@ -1,4 +1,4 @@
-"""Pictures for the demo site, drawn with Pillow at start (DESIGN.md section 8, ``up --demo``).
+"""Pictures for the demo site, drawn with Pillow at start (docs/architecture.md section 8, ``up --demo``).
 
 Each picture is a soft two-colour gradient with a few translucent shapes and
 its caption on a band along the bottom. Everything is derived from the

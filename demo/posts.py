@@ -1,4 +1,4 @@
-"""The demo blog's posts (DESIGN.md section 8, ``up --demo``): invented, written for this demo.
+"""The demo blog's posts (docs/architecture.md section 8, ``up --demo``): invented, written for this demo.
 
 "Shavings" is a made-up woodworking blog with no feed at all: its pages reach
 Turbo only through the autoparser, which has to find the article in the HTML

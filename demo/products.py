@@ -1,4 +1,4 @@
-"""The demo shop's catalog (DESIGN.md section 8, ``up --demo``): invented products for the YML feed.
+"""The demo shop's catalog (docs/architecture.md section 8, ``up --demo``): invented products for the YML feed.
 
 "Linn & Loom" is a made-up home-goods shop in the demo's fictional town; the
 names, vendors, prices and descriptions were written for this demo. Each

@@ -1,4 +1,4 @@
-"""The demo's progress display: pure formatting, the "first pass done" rule, the terminal (DESIGN.md s.8).
+"""The demo's progress display: pure formatting, the "first pass done" rule, the terminal (docs/architecture.md s.8).
 
 Per source (news RSS, news Turbo, shop YML, blog autoparser) the display shows
 documents parsed, documents waiting in Delay for their images, and Turbo

@@ -1,4 +1,4 @@
-"""Registers the demo's sources the way an operator would (DESIGN.md sections 1, 2 and 8).
+"""Registers the demo's sources the way an operator would (docs/architecture.md sections 1, 2 and 8).
 
 * The five feeds (three English, two Russian) go through ``shared.feeds.FeedRegistry`` -- the registration
   service behind ``turbocubes feeds add`` and the webmaster API: SSRF check,

@@ -1,4 +1,4 @@
-"""The demo partner site's HTTP server: aiohttp on 127.0.0.1 (DESIGN.md section 8, ``up --demo``).
+"""The demo partner site's HTTP server: aiohttp on 127.0.0.1 (docs/architecture.md section 8, ``up --demo``).
 
 One port serves the three invented sites under ``/news/``, ``/shop/`` and
 ``/blog/``. One port (not one per site) because the crawler's lanes, the

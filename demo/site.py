@@ -1,4 +1,4 @@
-"""``turbocubes up --demo``: the bundled demo partner site and its progress (DESIGN.md section 8).
+"""``turbocubes up --demo``: the bundled demo partner site and its progress (docs/architecture.md section 8).
 
 The launcher (``cubes/launcher.py``) drives it::
 

@@ -1,4 +1,4 @@
-"""The demo news site's stories (DESIGN.md section 8, ``up --demo``): invented, written for this demo.
+"""The demo news site's stories (docs/architecture.md section 8, ``up --demo``): invented, written for this demo.
 
 Harbourview is a made-up coastal town; every name, number and quote below is
 fiction. ``NEWS`` feeds the RSS 2.0 feed (full text in ``content:encoded``);

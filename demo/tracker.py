@@ -1,4 +1,4 @@
-"""Reads the demo's progress from the stores (DESIGN.md section 8, ``up --demo``).
+"""Reads the demo's progress from the stores (docs/architecture.md section 8, ``up --demo``).
 
 The demo knows the canonical URL of every page each source should produce,
 so per source it asks the stores about exactly those URLs:

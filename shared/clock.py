@@ -1,4 +1,4 @@
-"""Injected time (STYLE.md rule 5): tests drive a ``ManualClock`` and assert exact spacing."""
+"""Injected time (docs/conventions.md rule 5): tests drive a ``ManualClock`` and assert exact spacing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A page that lost images or tables is held back, not published as complete (issue 15 item 5; DESIGN.md s.10).
+"""A page that lost images or tables is held back, not published as complete (issue 15 item 5; docs/architecture.md
+s.10).
 
 "A Turbo page carries all the content of the original": a page that lost a
 picture or a table on the way would be published as if it were whole, and

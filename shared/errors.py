@@ -1,4 +1,4 @@
-"""One error taxonomy for turbocubes (STYLE.md rule 6).
+"""One error taxonomy for turbocubes (docs/conventions.md rule 6).
 
 Every error says whether it is worth retrying. The runtime reads
 ``retriable`` (and ``retry_after``) to decide between another attempt

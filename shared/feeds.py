@@ -1,4 +1,4 @@
-"""Feed registration, once: the one service that adds, removes and nudges feeds (DESIGN.md sections 1-3).
+"""Feed registration, once: the one service that adds, removes and nudges feeds (docs/architecture.md sections 1-3).
 
 The webmaster API, the operator's ``turbocubes feeds`` and the demo all register
 through ``FeedRegistry`` (issue 20 item 3), so the rules live here and nowhere

@@ -1,4 +1,4 @@
-"""The one content hash and its format (DESIGN.md section 3: dedupe by hash; STYLE.md rule 18).
+"""The one content hash and its format (docs/architecture.md section 3: dedupe by hash; docs/conventions.md rule 18).
 
 Whatever decides "unchanged / changed" -- the parser's items and feed bodies,
 the scheduler's view of a feed, the autoparser's pages -- hashes with this

@@ -1,6 +1,6 @@
 """What counts as the same host: one rule for claims, verification, uploads, feeds, deletes and the parser.
 
-(DESIGN.md section 6, "Per tenant, in"; issue 18.) STYLE.md rule 18 names "what counts as the
+(docs/architecture.md section 6, "Per tenant, in"; issue 18.) docs/conventions.md rule 18 names "what counts as the
 same host" as a rule with one owner: this module.
 
 **A host is its canonical name** (``shared.urls.canonical_host``). ``example.com`` and

@@ -1,4 +1,4 @@
-"""The words a Turbo page adds to partner content, in the page's language (DESIGN.md section 3, kvwriter).
+"""The words a Turbo page adds to partner content, in the page's language (docs/architecture.md section 3, kvwriter).
 
 A page speaks its source's language (``lang`` from the channel's
 ``<language>`` or the item's ``xml:lang``): the buttons the parser makes of

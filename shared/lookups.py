@@ -1,4 +1,4 @@
-"""Image-registry look-ups batched across documents, cached once ok (DESIGN.md section 2, media and delay).
+"""Image-registry look-ups batched across documents, cached once ok (docs/architecture.md section 2, media and delay).
 
 The media cube needs one ``ImageRegistry.get_many`` per parsed document, the
 delay cube one per released document, and a store round trip costs far more

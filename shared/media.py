@@ -1,4 +1,4 @@
-"""A document's media references: find them, look them up, rewrite them (DESIGN.md section 2, media/delay).
+"""A document's media references: find them, look them up, rewrite them (docs/architecture.md section 2, media/delay).
 
 The media cube and the delay cube both need this, so it lives in ``shared``.
 

@@ -1,4 +1,4 @@
-"""Message models: the Python side of the topic contracts (DESIGN.md section 5).
+"""Message models: the Python side of the topic contracts (docs/architecture.md section 5).
 
 Each topic in ``schemas/topics.toml`` names one model here. The JSON Schema
 files in ``schemas/`` are *generated* from these models

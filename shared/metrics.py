@@ -1,4 +1,4 @@
-"""Prometheus metrics shared by every cube (DESIGN.md section 4, runtime).
+"""Prometheus metrics shared by every cube (docs/architecture.md section 4, runtime).
 
 One registry per process (prometheus_client's default); label ``cube`` tells
 the cubes of a ``turbocubes up`` process apart. Cube-specific metrics live in

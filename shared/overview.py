@@ -1,4 +1,5 @@
-"""What a webmaster sees of a feed and of a host, read once for the API and the console (DESIGN.md 10).
+"""What a webmaster sees of a feed and of a host, read once for the API and the console (docs/architecture.md
+section 10).
 
 The webmaster API (``cubes/api``) answers it as JSON, the console
 (``cubes/frontend``) renders it as HTML; both read it through these functions,

@@ -1,4 +1,5 @@
-"""A parked document's stored form, written by the media cube and released by the delay cube (DESIGN.md 2).
+"""A parked document's stored form, written by the media cube and released by the delay cube (docs/architecture.md
+section 2).
 
 A document whose media is not all cached yet waits in the delay store. Its
 release used to parse the stored JSON, parse the HTML again with lxml, rewrite

@@ -1,4 +1,4 @@
-"""Preview pages of debug uploads: where they are stored and where they are shown (DESIGN.md section 10).
+"""Preview pages of debug uploads: where they are stored and where they are shown (docs/architecture.md section 10).
 
 A debug upload (``POST /api/v1/uploads?mode=debug``) renders its documents as
 preview pages that are never published: the kvwriter stores each under

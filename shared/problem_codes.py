@@ -1,10 +1,10 @@
-"""The table of problem codes: the one place every code is defined (DESIGN.md section 10).
+"""The table of problem codes: the one place every code is defined (docs/architecture.md section 10).
 
 A code is a contract with webmasters and their tools: once published it keeps
 its meaning and is never reused (retire one by leaving it here, marked
 retired). Each row gives the default severity and the hint -- how to fix it --
 that ``shared.problems.problem`` fills in; a caller may pass a more specific
-hint. ``docs/problems.md`` is generated from this table
+hint. ``schemas/problems.md`` is generated from this table
 (``turbocubes problems write``; a test keeps it equal), ``GET /api/v1/problems``
 serves it, and the OpenAPI document points at both.
 

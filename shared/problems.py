@@ -1,7 +1,8 @@
-"""Structured problems: what the webmaster is told about their content (DESIGN.md section 10; STYLE.md rule 20).
+"""Structured problems: what the webmaster is told about their content (docs/architecture.md section 10;
+docs/conventions.md rule 20).
 
 Every problem a user can fix is one ``Problem``: a stable ``code`` (the table
-is ``shared/problem_codes.py``, published as ``docs/problems.md`` and served
+is ``shared/problem_codes.py``, published as ``schemas/problems.md`` and served
 by ``GET /api/v1/problems``), a ``severity``, ``where`` it is (feed, item
 index, item link, line, column), a ``message`` that says what happened to
 *this* item, and a ``hint`` that says how to fix it. The same object goes into

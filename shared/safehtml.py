@@ -1,4 +1,4 @@
-"""The one safe-HTML policy: what partner HTML may carry onto a Turbo page (DESIGN.md section 6).
+"""The one safe-HTML policy: what partner HTML may carry onto a Turbo page (docs/architecture.md section 6).
 
 Two cubes clean partner HTML, with ONE allowlist written here: the parser
 (``MediaRule.source``: its output is an intermediate that the media cube reads

@@ -1,4 +1,4 @@
-"""Article-URL discovery for autoparser hosts (DESIGN.md sections 2-3; used by the scheduler).
+"""Article-URL discovery for autoparser hosts (docs/architecture.md sections 2-3; used by the scheduler).
 
 Pure functions, no I/O: the scheduler fetches ``/sitemap.xml`` (and the host's home
 page) through the polite crawler, then calls

@@ -1,4 +1,4 @@
-"""State that cubes publish and the status page and the overload gate read (DESIGN.md sections 4 and 6).
+"""State that cubes publish and the status page and the overload gate read (docs/architecture.md sections 4 and 6).
 
 Each process writes small JSON snapshots into the stores' ``StatusStore``
 every ``runtime.status_interval_s`` seconds; the store is the one place every

@@ -1,4 +1,4 @@
-"""Where the frontend shows a Turbo page: ``/turbo?url=<original URL>`` (DESIGN.md section 3, frontend).
+"""Where the frontend shows a Turbo page: ``/turbo?url=<original URL>`` (docs/architecture.md section 3, frontend).
 
 The frontend serves the route; pages link to each other through it (a shop
 page's breadcrumbs to its category listings, a listing's cards to its

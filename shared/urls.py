@@ -1,4 +1,4 @@
-"""URL normalization: the one ``canonical_url`` every cube uses (DESIGN.md sections 4 and 5).
+"""URL normalization: the one ``canonical_url`` every cube uses (docs/architecture.md sections 4 and 5).
 
 The canonical URL is the key of a document everywhere: on the bus, in the
 hash store, in the KV store. Two spellings of one page must give one key, and

@@ -1,4 +1,4 @@
-"""Host verification: how a tenant proves it controls a host (DESIGN.md sections 6 and 10; issue 14 item 6).
+"""Host verification: how a tenant proves it controls a host (docs/architecture.md sections 6 and 10; issue 14 item 6).
 
 The tenant publishes the verification token its claim was given, in one of
 three ways, and asks for a check (API, console or ``turbocubes hosts verify``):

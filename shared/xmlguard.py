@@ -1,6 +1,6 @@
 """The prolog of a partner's XML, read as XML reads it: does its DOCTYPE declare entities?
 
-(DESIGN.md section 6, secure by default.) Entity declarations are how every XML bomb and XXE
+(docs/architecture.md section 6, secure by default.) Entity declarations are how every XML bomb and XXE
 starts -- billion laughs and quadratic blowup nest or repeat internal entities, XXE points an
 external one at a file or a URL -- and no feed, catalog or sitemap needs one. Everything here that
 parses partner XML asks this first: the parser refuses such a body (``cubes/parser/xmlsafe.py``),

@@ -1,4 +1,4 @@
-"""The CI rule for tests that need something outside Python (DESIGN.md section 9).
+"""The CI rule for tests that need something outside Python (docs/architecture.md section 9).
 
 ``missing(reason)``: on a laptop the test is skipped; with ``CI=true`` it fails, so CI never
 passes by skipping an engine or a browser it was supposed to have started.

@@ -1,4 +1,4 @@
-"""Test-wide fixtures: engine URLs and the CI rule (DESIGN.md section 9).
+"""Test-wide fixtures: engine URLs and the CI rule (docs/architecture.md section 9).
 
 Integration tests ask for ``kafka_url``, ``postgres_url`` or ``s3_url``.
 The URLs come from the environment (``.ci/run`` and ``scripts/test`` export them

@@ -1,4 +1,4 @@
-"""``create_app(settings, deps)``: webmaster, partner and admin APIs in one aiohttp app (DESIGN.md s.1, 6).
+"""``create_app(settings, deps)``: webmaster, partner and admin APIs in one aiohttp app (docs/architecture.md s.1, 6).
 
 Middleware order (outermost first) — the order is the throttling design:
 

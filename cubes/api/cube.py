@@ -1,4 +1,4 @@
-"""The api cube (DESIGN.md section 3): HTTP in; feeds.registry, partner.uploads, documents.deleted out.
+"""The api cube (docs/architecture.md section 3): HTTP in; feeds.registry, partner.uploads, documents.deleted out.
 
 It has no inputs: its one ``Service`` serves ``create_app`` on
 ``settings.api.host:port`` (port 0 picks a free one; ``status()`` tells which).

@@ -1,4 +1,4 @@
-"""``turbocubes feeds add|list|remove|fetch``: the operator's registry, beside ``hosts`` (DESIGN.md s.1, 8).
+"""``turbocubes feeds add|list|remove|fetch``: the operator's registry, beside ``hosts`` (docs/architecture.md s.1, 8).
 
 Until a webmaster registers through the API, this is how a feed gets in. It
 goes through the same registration service as the API and the demo

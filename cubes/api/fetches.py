@@ -1,4 +1,5 @@
-"""A feed's fetches: fetch it now, follow that fetch, read the history (DESIGN.md section 10; issue 14 item 4).
+"""A feed's fetches: fetch it now, follow that fetch, read the history (docs/architecture.md section 10; issue 14
+item 4).
 
 * ``POST /api/v1/feeds/{feed_id}/fetch`` -- one fetch at once, through the
   host's polite crawler lane (``FeedRegistry.fetch_now``: a ``crawl.requests``

@@ -1,4 +1,4 @@
-"""The gate every request passes before a handler runs (DESIGN.md section 6, "Per tenant, in").
+"""The gate every request passes before a handler runs (docs/architecture.md section 6, "Per tenant, in").
 
 One middleware, in this order (the order is the point: each step is cheaper
 than the work it protects, and nothing reads the body):

@@ -1,4 +1,5 @@
-"""Host routes: claim a host, list the tenant's hosts, verify one (DESIGN.md sections 6 and 10; issue 14 item 6).
+"""Host routes: claim a host, list the tenant's hosts, verify one (docs/architecture.md sections 6 and 10; issue 14
+item 6).
 
 * ``POST /api/v1/hosts`` {url} (or {host}) — claim the host for the calling
   tenant: ``201`` with its verification token and the three ways to publish

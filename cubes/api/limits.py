@@ -1,4 +1,4 @@
-"""Per-tenant limits: stored, cached in the instance, changed at run time (DESIGN.md section 6).
+"""Per-tenant limits: stored, cached in the instance, changed at run time (docs/architecture.md section 6).
 
 The source of truth is the ``TenantStore`` (``get_limits`` / ``set_limits``);
 ``None`` there means the configured defaults (``settings.api.tenant_*``).

@@ -1,4 +1,4 @@
-"""Load shedding: refuse uploads with 503 before the pipeline behind collapses (DESIGN.md section 6).
+"""Load shedding: refuse uploads with 503 before the pipeline behind collapses (docs/architecture.md section 6).
 
 Uploads end in ``partner.uploads``; the parser drains it at its own pace
 (queue-based load leveling). When the parser's group falls more than

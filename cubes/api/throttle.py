@@ -1,4 +1,4 @@
-"""Token buckets and the bulkhead: the pure arithmetic of throttling (DESIGN.md section 6, "Per tenant, in").
+"""Token buckets and the bulkhead: the pure arithmetic of throttling (docs/architecture.md section 6, "Per tenant, in").
 
 Nothing here does I/O or reads the wall clock: time comes from an injected
 ``shared.clock.Clock``, so tests drive a ``ManualClock`` and assert exact

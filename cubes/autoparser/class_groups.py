@@ -1,4 +1,4 @@
-"""The class / id vocabulary of segmentation (DESIGN.md section 3, autoparser).
+"""The class / id vocabulary of segmentation (docs/architecture.md section 3, autoparser).
 
 ``CLASS_GROUPS`` names ten groups of words found in ``class`` and ``id`` attributes (navigation,
 footer, comments, ...); ``class_mask`` gives the groups an attribute hits as a bitmask and

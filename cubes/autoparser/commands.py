@@ -1,4 +1,4 @@
-"""``turbocubes autoparser train|extract|eval`` (DESIGN.md section 3, autoparser).
+"""``turbocubes autoparser train|extract|eval`` (docs/architecture.md section 3, autoparser).
 
     turbocubes autoparser train [--out PATH] [--corpus DIR] [--pairs DIR ...] [--from-store] [--folds K]
                                 [--iterations N]

@@ -1,4 +1,4 @@
-"""The labelled corpus and its fixed validation split (DESIGN.md section 3, autoparser).
+"""The labelled corpus and its fixed validation split (docs/architecture.md section 3, autoparser).
 
 Three kinds of samples, all turned into pages with per-block labels and weights:
 

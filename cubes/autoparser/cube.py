@@ -1,4 +1,4 @@
-"""The autoparser cube: crawl.pages -> CatBoost block classifier -> documents.parsed (DESIGN.md s.3).
+"""The autoparser cube: crawl.pages -> CatBoost block classifier -> documents.parsed (docs/architecture.md s.3).
 
 It also reads ``media.cached`` to learn which hosts forbid their images in robots.txt
 and marks those hosts *autoparser unavailable* (see ``hosts.py``). Each host's template

@@ -1,4 +1,4 @@
-"""Corpus samples -> feature matrices, labels and weights (DESIGN.md section 3, autoparser).
+"""Corpus samples -> feature matrices, labels and weights (docs/architecture.md section 3, autoparser).
 
 One ``PageData`` per sample holds the page's block texts, its features, the self-labels
 (``label.py``) and per-block training weights: 1 for a labelled block, 0 for a block

@@ -1,4 +1,4 @@
-"""Evaluation of a main-text extractor on labelled pages (DESIGN.md section 3; STYLE.md rule 14).
+"""Evaluation of a main-text extractor on labelled pages (docs/architecture.md section 3; docs/conventions.md rule 14).
 
 ``evaluate(samples, extract)`` runs any ``extract(html, url) -> text`` over the samples
 and reports, on pages with a full reference, the benchmark's 4-token-shingle P/R/F1

@@ -1,4 +1,4 @@
-"""From one HTML page to its article: title, text, clean body HTML, images, dates (DESIGN.md section 3).
+"""From one HTML page to its article: title, text, clean body HTML, images, dates (docs/architecture.md section 3).
 
 ``Extractor(model_path).extract(html, url)`` parses the page once, segments it,
 builds the feature matrix and asks the model about every block in ONE batched

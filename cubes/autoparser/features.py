@@ -1,4 +1,4 @@
-"""Per-block features of a segmented page, as one numpy matrix (DESIGN.md section 3, autoparser).
+"""Per-block features of a segmented page, as one numpy matrix (docs/architecture.md section 3, autoparser).
 
 Everything is computed for the whole page at once: character statistics come
 from one UTF-32 view of all block texts reduced per block (``np.add.reduceat``),

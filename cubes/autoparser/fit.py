@@ -1,4 +1,4 @@
-"""Fitting the CatBoost block classifier on labelled pages (DESIGN.md section 3, autoparser).
+"""Fitting the CatBoost block classifier on labelled pages (docs/architecture.md section 3, autoparser).
 
 One function for every model we train (the shipped one, each cross-validation fold, a
 host's own model), so they differ only in their pages. Seeded and single-purpose: the

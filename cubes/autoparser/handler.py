@@ -1,4 +1,4 @@
-"""The autoparser cube's handler: crawled HTML page -> article ``Document`` (DESIGN.md sections 2-3).
+"""The autoparser cube's handler: crawled HTML page -> article ``Document`` (docs/architecture.md sections 2-3).
 
 For each ``crawl.pages`` result:
 

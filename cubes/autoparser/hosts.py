@@ -1,4 +1,4 @@
-"""Hosts marked *autoparser unavailable* (DESIGN.md section 3, autoparser; as Turbo does).
+"""Hosts marked *autoparser unavailable* (docs/architecture.md section 3, autoparser; as Turbo does).
 
 When a host's robots.txt forbids fetching its images, autoparsed pages of that host
 would render without them, so the host is marked unavailable: every feed of the host

@@ -1,4 +1,4 @@
-"""Self-labelling: blocks become title / body / boilerplate by aligning text (DESIGN.md section 3).
+"""Self-labelling: blocks become title / body / boilerplate by aligning text (docs/architecture.md section 3).
 
 No hand labels. Given a page and a reference text of its main content (an RSS
 full text, or a corpus' expected output) each block is labelled by how much of it

@@ -1,4 +1,4 @@
-"""Page metadata from ``<head>`` and JSON-LD (DESIGN.md section 3, autoparser).
+"""Page metadata from ``<head>`` and JSON-LD (docs/architecture.md section 3, autoparser).
 
 Title candidates (``og:title``, ``<title>``), ``<link rel=canonical>``, the published
 date (``article:published_time`` and friends, then JSON-LD ``datePublished``), the

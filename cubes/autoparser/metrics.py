@@ -1,4 +1,4 @@
-"""Extraction quality measures (DESIGN.md section 3, autoparser; STYLE.md rule 14).
+"""Extraction quality measures (docs/architecture.md section 3, autoparser; docs/conventions.md rule 14).
 
 * ``token_prf``: token-level precision / recall / F1 of an extracted text against the
   ground truth, as a *bag of whitespace tokens* (multiset intersection), one page at a

@@ -1,4 +1,4 @@
-"""The block classifier: loading, checking and batch prediction (DESIGN.md section 3, autoparser).
+"""The block classifier: loading, checking and batch prediction (docs/architecture.md section 3, autoparser).
 
 A model is a CatBoost ``.cbm`` file plus ``<name>.metrics.json`` next to it. The
 model stores its version (``MODEL_VERSION``) and its feature names; a model of another

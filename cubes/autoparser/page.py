@@ -1,4 +1,4 @@
-"""The segmented page: what segmentation hands to the features (DESIGN.md section 3, autoparser).
+"""The segmented page: what segmentation hands to the features (docs/architecture.md section 3, autoparser).
 
 A ``Page`` holds parallel per-block lists (text, tag, depth, preorder id, ancestors, link and
 image counts, context and class masks, DOM path, ...) and the element intervals the features use;

@@ -1,4 +1,4 @@
-"""Reading HTML bytes into an lxml tree with the right encoding (DESIGN.md section 3, autoparser).
+"""Reading HTML bytes into an lxml tree with the right encoding (docs/architecture.md section 3, autoparser).
 
 The encoding is, in order: the caller's (the HTTP ``charset``), a ``<meta charset>`` /
 ``http-equiv`` declaration in the first 4 KB, UTF-8 when the bytes decode as UTF-8, else

@@ -1,4 +1,4 @@
-"""readability.js-like candidate scores over a segmented page (DESIGN.md section 3, autoparser).
+"""readability.js-like candidate scores over a segmented page (docs/architecture.md section 3, autoparser).
 
 Each element's score comes from the text blocks under it, scaled by its subtree's link density
 (``readability_scores``); the top candidate is the densest container of text. Subtree sums use

@@ -1,4 +1,4 @@
-"""Block segmentation: an HTML page becomes a sequence of text blocks (DESIGN.md section 3, autoparser).
+"""Block segmentation: an HTML page becomes a sequence of text blocks (docs/architecture.md section 3, autoparser).
 
 A *block* is the text that belongs to one block-level element (``p``, ``h1``-``h6``,
 ``li``, ``td``, ``pre``, ``blockquote``, ``figcaption``, a ``div`` with direct text, ...):

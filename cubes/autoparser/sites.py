@@ -1,4 +1,4 @@
-"""Which site a sample comes from, and folds that never split a site (DESIGN.md section 3, autoparser).
+"""Which site a sample comes from, and folds that never split a site (docs/architecture.md section 3, autoparser).
 
 Issue 17: a page-level split lets the model meet a site's template in training and
 then be "validated" on another page of the same site, which is an easy page. Every

@@ -1,4 +1,4 @@
-"""The tag vocabulary of segmentation (DESIGN.md section 3, autoparser).
+"""The tag vocabulary of segmentation (docs/architecture.md section 3, autoparser).
 
 Which elements make a block of their own (``BLOCK_TAGS``), which are never visible as text
 (``SKIP_TAGS``), which ancestors are reported as context features (``CONTEXT_TAGS`` and the bit

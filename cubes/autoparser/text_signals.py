@@ -1,4 +1,4 @@
-"""Per-block signals read from the blocks' text alone (DESIGN.md section 3, autoparser).
+"""Per-block signals read from the blocks' text alone (docs/architecture.md section 3, autoparser).
 
 Character statistics for the whole page at once (one UTF-32 view of all block texts, each code
 point looked up in a character-class table and reduced per block with ``np.add.reduceat``), word

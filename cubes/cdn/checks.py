@@ -1,4 +1,4 @@
-"""Is this body really an image (or a video) we may serve? Decided by its bytes (DESIGN.md section 2, cdn).
+"""Is this body really an image (or a video) we may serve? Decided by its bytes (docs/architecture.md section 2, cdn).
 
 The ``Content-Type`` a partner sends is not trusted: an HTML error page sent
 as ``image/jpeg`` must never reach the CDN. Images are opened with Pillow

@@ -1,4 +1,5 @@
-"""The smaller copies of an image the pages' ``srcset`` offers (``shared.variants``; DESIGN.md section 2, cdn).
+"""The smaller copies of an image the pages' ``srcset`` offers (``shared.variants``; docs/architecture.md section
+2, cdn).
 
 Pillow resizes (Lanczos, the aspect kept, never up) and encodes WebP at quality
 80 -- at 480 and 960 pixels a third of a JPEG's bytes for the same look. Runs

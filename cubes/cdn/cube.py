@@ -1,4 +1,4 @@
-"""The cdn cube: crawl.images -> checked, content-addressed CDN objects -> media.cached (DESIGN.md s.3)."""
+"""The cdn cube: crawl.images -> checked, content-addressed CDN objects -> media.cached (docs/architecture.md s.3)."""
 
 from __future__ import annotations
 

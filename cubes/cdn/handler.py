@@ -1,4 +1,4 @@
-"""The cdn cube's handler: fetched image -> checked -> S3 under its content hash -> registry (DESIGN.md s.2).
+"""The cdn cube's handler: fetched image -> checked -> S3 under its content hash -> registry (docs/architecture.md s.2).
 
 For each ``crawl.images`` result:
 

@@ -1,4 +1,4 @@
-"""Fetch once, distribute to all (DESIGN.md section 6).
+"""Fetch once, distribute to all (docs/architecture.md section 6).
 
 Identical requests (same kind, URL and conditional validators) share one
 fetch:

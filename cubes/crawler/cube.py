@@ -1,4 +1,4 @@
-"""The crawler cube: crawl.requests -> crawl.feeds / crawl.images / crawl.pages (DESIGN.md sections 3, 6).
+"""The crawler cube: crawl.requests -> crawl.feeds / crawl.images / crawl.pages (docs/architecture.md sections 3, 6).
 
 ``crawl.requests`` is keyed by host, so one host's lane lives in exactly one
 crawler instance and scaling out needs no lock; what a lane must not forget

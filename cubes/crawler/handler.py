@@ -1,4 +1,4 @@
-"""The crawler's handler: one ``CrawlRequest`` in, one ``CrawlResult`` out (DESIGN.md sections 3 and 6).
+"""The crawler's handler: one ``CrawlRequest`` in, one ``CrawlResult`` out (docs/architecture.md sections 3 and 6).
 
 For each request, in this order:
 

@@ -1,4 +1,4 @@
-"""Crawl lanes: one small politeness state per host (DESIGN.md section 6; STYLE.md rule 5).
+"""Crawl lanes: one small politeness state per host (docs/architecture.md section 6; docs/conventions.md rule 5).
 
 A ``Lane`` is a token bucket (``rate`` per second, ``burst``) kept as GCRA
 (one number: the theoretical arrival time ``tat``), a cap on concurrent

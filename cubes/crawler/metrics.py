@@ -1,4 +1,4 @@
-"""Per-host crawl metrics for Prometheus and the Grafana dashboard (DESIGN.md sections 6 and 8).
+"""Per-host crawl metrics for Prometheus and the Grafana dashboard (docs/architecture.md sections 6 and 8).
 
 * ``turbocubes_crawl_fetches_total{host,status}`` — one per finished crawl (every
   ``CrawlResult`` the crawler made, ``status`` = ``FetchStatus``: ok, throttled,

@@ -1,4 +1,4 @@
-"""The adaptive politeness policy: a pure function (DESIGN.md section 6; STYLE.md rule 5).
+"""The adaptive politeness policy: a pure function (docs/architecture.md section 6; docs/conventions.md rule 5).
 
 ``adapt(state, signal, now, limits, jitter=...)`` -> the lane's next ``PolicyState``.
 

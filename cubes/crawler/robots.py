@@ -1,4 +1,4 @@
-"""robots.txt per RFC 9309, with protego (DESIGN.md section 6).
+"""robots.txt per RFC 9309, with protego (docs/architecture.md section 6).
 
 * cached per origin (scheme://host:port) for at most ``crawler.robots_ttl_s``
   (RFC 9309 section 2.4: no longer than 24 h);

@@ -1,4 +1,4 @@
-"""What a fetch result tells the adaptive policy about the host (DESIGN.md section 6)."""
+"""What a fetch result tells the adaptive policy about the host (docs/architecture.md section 6)."""
 
 from __future__ import annotations
 

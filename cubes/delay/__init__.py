@@ -1,1 +1,1 @@
-"""delay: release parked documents when their media is cached or their deadline passes (DESIGN.md s.3)."""
+"""delay: release parked documents when their media is cached or their deadline passes (docs/architecture.md s.3)."""

@@ -1,4 +1,4 @@
-"""The delay cube: media.cached (+ a deadline sweep) -> documents.ready (DESIGN.md section 3)."""
+"""The delay cube: media.cached (+ a deadline sweep) -> documents.ready (docs/architecture.md section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The delay cube's handler and deadline sweep (DESIGN.md section 2: "[delay] releases when all images
+"""The delay cube's handler and deadline sweep (docs/architecture.md section 2: "[delay] releases when all images
 are cached or the deadline passes").
 
 * ``handle(media.cached)``: the media URL is struck from every parked document's

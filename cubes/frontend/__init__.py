@@ -1,1 +1,1 @@
-"""frontend: Turbo pages, search and status pages over HTTP (DESIGN.md section 3)."""
+"""frontend: Turbo pages, search and status pages over HTTP (docs/architecture.md section 3)."""

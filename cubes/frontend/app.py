@@ -1,4 +1,4 @@
-"""The search frontend: Turbo pages, their JSON form, search, status and the file CDN (DESIGN.md section 3).
+"""The search frontend: Turbo pages, their JSON form, search, status and the file CDN (docs/architecture.md section 3).
 
 ``create_app(settings, stores, cdn)`` builds the aiohttp application; the
 cube (``cube.py``) serves it. Routes:

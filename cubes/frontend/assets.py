@@ -1,4 +1,4 @@
-"""The frontend's inline assets: its stylesheet and the rocket icon (DESIGN.md section 3, "frontend").
+"""The frontend's inline assets: its stylesheet and the rocket icon (docs/architecture.md section 3, "frontend").
 
 Everything is inline or served by the frontend itself: no external font,
 script or stylesheet, so a page makes no third-party request and the strict

@@ -1,4 +1,5 @@
-"""Who searched, as coarsely as query statistics need: a device class and a region (DESIGN.md s.3, "wordstat").
+"""Who searched, as coarsely as query statistics need: a device class and a region (docs/architecture.md s.3,
+"wordstat").
 
 Nothing here keeps the User-Agent or the address it reads: the frontend turns
 them into ``Device`` and a region code at once, and only those travel in

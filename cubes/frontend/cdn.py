@@ -1,4 +1,4 @@
-"""The embedded file CDN served under ``/cdn/`` (DESIGN.md section 4, "blobs / CDN").
+"""The embedded file CDN served under ``/cdn/`` (docs/architecture.md section 4, "blobs / CDN").
 
 Keys are content-addressed (``img/ab/abcdef….jpg``: a new file gets a new
 name), so a served file never changes and may be cached for a year. A key is

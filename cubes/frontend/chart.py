@@ -1,4 +1,4 @@
-"""The monthly history of a Wordstat frequency as an inline SVG bar chart (DESIGN.md s.3, "wordstat").
+"""The monthly history of a Wordstat frequency as an inline SVG bar chart (docs/architecture.md s.3, "wordstat").
 
 Rendered on the server: the page needs no script, and the chart is part of the
 HTML (the site's Content-Security-Policy allows no external image here). One

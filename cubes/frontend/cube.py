@@ -1,4 +1,4 @@
-"""The frontend cube: serves Turbo pages, search and status over HTTP (DESIGN.md section 3)."""
+"""The frontend cube: serves Turbo pages, search and status over HTTP (docs/architecture.md section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Answered searches out to ``search.queries``, without slowing a search down (DESIGN.md s.3, "wordstat").
+"""Answered searches out to ``search.queries``, without slowing a search down (docs/architecture.md s.3, "wordstat").
 
 A search never waits for the bus: ``record`` puts the event in a bounded
 queue and returns; one background task publishes what has gathered, a batch

@@ -1,4 +1,4 @@
-"""The search page: results in Russian and English, filters and cursor pages (DESIGN.md s.3, search).
+"""The search page: results in Russian and English, filters and cursor pages (docs/architecture.md s.3, search).
 
 ``GET /search?q=&type=&host=&from=&to=&after=`` — ``q`` in the search box's
 language (``shared.search.query``); ``type`` one of news / article / product;

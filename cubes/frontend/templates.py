@@ -1,4 +1,4 @@
-"""The frontend's own pages as small Python string templates (DESIGN.md section 3, "frontend").
+"""The frontend's own pages as small Python string templates (docs/architecture.md section 3, "frontend").
 
 Every value that comes from data is escaped here with ``html.escape``; the
 only raw HTML these functions insert is their own markup and the inline SVG.

@@ -1,4 +1,4 @@
-"""The Wordstat page: how often a query is searched, by month, region and device (DESIGN.md s.3, "wordstat").
+"""The Wordstat page: how often a query is searched, by month, region and device (docs/architecture.md s.3, "wordstat").
 
 ``GET /wordstat?q=&months=&region=&device=`` — the query in Wordstat's operators
 (``shared.wordstat.operators``), the period its total and splits cover (the

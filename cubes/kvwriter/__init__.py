@@ -1,1 +1,1 @@
-"""kvwriter: sanitize, render and write Turbo pages to the KV store (DESIGN.md section 3)."""
+"""kvwriter: sanitize, render and write Turbo pages to the KV store (docs/architecture.md section 3)."""

@@ -1,4 +1,4 @@
-"""Group commit for page writes (DESIGN.md section 3, "kvwriter"; the store's ``upsert_many``).
+"""Group commit for page writes (docs/architecture.md section 3, "kvwriter"; the store's ``upsert_many``).
 
 The runtime runs up to ``runtime.concurrency`` handler calls at once (one per
 key-lane). Each would commit its own transaction; here the pages that arrive

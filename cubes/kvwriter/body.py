@@ -1,4 +1,4 @@
-"""What the page does to a body once it is sanitized (DESIGN.md section 3, "kvwriter").
+"""What the page does to a body once it is sanitized (docs/architecture.md section 3, "kvwriter").
 
 Each pass reads nh3's output, where a literal ``<`` only ever opens a tag and
 attribute values are double-quoted and escaped, so a regular expression over

@@ -1,4 +1,4 @@
-"""The Turbo page's one inline stylesheet (DESIGN.md section 3, "kvwriter").
+"""The Turbo page's one inline stylesheet (docs/architecture.md section 3, "kvwriter").
 
 Light and dark by ``prefers-color-scheme``, readable on a 390-px phone, no web
 font, no request: the page's whole look, including Turbo's blocks as

@@ -1,4 +1,4 @@
-"""The kvwriter cube: renders ready documents into the KV page store (DESIGN.md section 3)."""
+"""The kvwriter cube: renders ready documents into the KV page store (docs/architecture.md section 3)."""
 
 from __future__ import annotations
 

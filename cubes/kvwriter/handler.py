@@ -1,6 +1,6 @@
 """The kvwriter's handler: ``documents.ready`` -> a rendered page, ``documents.deleted`` -> a tombstone.
 
-DESIGN.md section 3 ("kvwriter"). Every write is versioned (the store keeps the
+docs/architecture.md section 3 ("kvwriter"). Every write is versioned (the store keeps the
 highest version of a URL, a tombstone included), so a redelivered or reordered
 message changes nothing. Writes of concurrent key-lanes share one transaction
 (``batch.py``, group commit). A preview document (a debug upload) is written under

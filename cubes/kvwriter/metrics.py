@@ -1,4 +1,4 @@
-"""The kvwriter's metrics (DESIGN.md sections 3 and 5: freshness is measured end to end)."""
+"""The kvwriter's metrics (docs/architecture.md sections 3 and 5: freshness is measured end to end)."""
 
 from __future__ import annotations
 

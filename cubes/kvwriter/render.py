@@ -1,4 +1,4 @@
-"""The Turbo page: one light HTML document per document (DESIGN.md sections 2-3, "kvwriter").
+"""The Turbo page: one light HTML document per document (docs/architecture.md sections 2-3, "kvwriter").
 
 What a page is: inline minimal CSS, no JavaScript, no third-party request
 (media only from the CDN, see ``sanitize.py``), readable on a phone, light and

@@ -1,1 +1,1 @@
-"""media: rewrite a document's media to CDN links, or order what is missing and park it (DESIGN.md s.3)."""
+"""media: rewrite a document's media to CDN links, or order what is missing and park it (docs/architecture.md s.3)."""

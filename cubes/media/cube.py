@@ -1,4 +1,5 @@
-"""The media cube: documents.parsed -> documents.ready, or image orders + a parked document (DESIGN.md 3)."""
+"""The media cube: documents.parsed -> documents.ready, or image orders + a parked document (docs/architecture.md
+section 3)."""
 
 from __future__ import annotations
 

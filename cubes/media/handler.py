@@ -1,4 +1,4 @@
-"""The media cube's handler (DESIGN.md section 2: "all images in the CDN? yes: rewrite; no: order + park").
+"""The media cube's handler (docs/architecture.md section 2: "all images in the CDN? yes: rewrite; no: order + park").
 
 For each parsed document:
 

@@ -1,4 +1,4 @@
-"""Atom 1.0 and Atom 0.3 entries read straight from an lxml tree (DESIGN.md section 3, parser).
+"""Atom 1.0 and Atom 0.3 entries read straight from an lxml tree (docs/architecture.md section 3, parser).
 
 Atom 0.3 differs from 1.0 in names (``issued`` / ``modified`` for
 ``published`` / ``updated``), its namespace, and ``mode="escaped|xml|base64"``

@@ -1,4 +1,5 @@
-"""Turbo's vocabulary of blocks, turned into the light static HTML of our pages (DESIGN.md section 3; issue 15).
+"""Turbo's vocabulary of blocks, turned into the light static HTML of our pages (docs/architecture.md section 3;
+issue 15).
 
 Turbo content is HTML plus blocks (https://yandex.ru/dev/turbo/doc/rss/elements/):
 ``<div data-block="gallery">``, ``<button formaction="tel:...">``, an accordion

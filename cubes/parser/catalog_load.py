@@ -1,4 +1,4 @@
-"""A big YML catalog, streamed in bounded memory (DESIGN.md section 3, parser; issue 13 item 5).
+"""A big YML catalog, streamed in bounded memory (docs/architecture.md section 3, parser; issue 13 item 5).
 
 Big catalogs: a YML catalog of 100,000+ offers travels as a blob reference
 and its first load publishes every offer. One store round trip per offer and

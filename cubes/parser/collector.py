@@ -1,4 +1,5 @@
-"""The garbage collector paused while a big catalog is loaded (DESIGN.md section 3, parser; STYLE.md rule 14).
+"""The garbage collector paused while a big catalog is loaded (docs/architecture.md section 3, parser;
+docs/conventions.md rule 14).
 
 A first load of a 100,000-offer YML catalog keeps everything it builds: about
 25 GC-tracked objects per offer (the ``Document`` with its media and product

@@ -1,4 +1,5 @@
-"""Feeds delivered gzipped as files (``feed.xml.gz``, ``yml.gz``), inflated within a limit (DESIGN.md s.3, s.6).
+"""Feeds delivered gzipped as files (``feed.xml.gz``, ``yml.gz``), inflated within a limit (docs/architecture.md
+s.3, s.6).
 
 HTTP ``Content-Encoding: gzip`` is undone by the fetcher; this is the other way
 feeds come compressed: the body itself is a gzip file (a YML catalog served as

@@ -1,4 +1,4 @@
-"""The parser cube's wiring (DESIGN.md section 3; STYLE.md rule 1).
+"""The parser cube's wiring (docs/architecture.md section 3; docs/conventions.md rule 1).
 
 Consumes ``crawl.feeds`` (fetched registered feeds), ``partner.uploads``
 (pushed payloads) and ``feeds.registry`` (a deleted feed's pages go with it,

@@ -1,4 +1,4 @@
-"""Feed dates to timezone-aware datetimes at the source's own UTC offset (DESIGN.md section 5).
+"""Feed dates to timezone-aware datetimes at the source's own UTC offset (docs/architecture.md section 5).
 
 Stage times are UTC; a publication date is the source's, and keeps its offset
 (``Tue, 21 Apr 2015 14:15:00 +0300`` stays ``+03:00``), so the page can show

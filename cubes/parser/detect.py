@@ -1,4 +1,4 @@
-"""Which format a body is in, and which charset it is written in (DESIGN.md section 3, parser).
+"""Which format a body is in, and which charset it is written in (docs/architecture.md section 3, parser).
 
 Format: sniffed from the root element (and ``xmlns:turbo`` for Turbo RSS),
 never from the file name. Charset, in order: a BOM, UTF-16 without one (told

@@ -1,4 +1,4 @@
-"""From parsed items to documents: identity, sanitizing, media, hash (DESIGN.md sections 3 and 5).
+"""From parsed items to documents: identity, sanitizing, media, hash (docs/architecture.md sections 3 and 5).
 
 ``prepare_items`` is the pure middle of the parser: for each ``ParsedItem`` it
 checks the identity (canonical URL on the feed's host), the title, sanitizes

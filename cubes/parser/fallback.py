@@ -1,4 +1,4 @@
-"""feedparser for the bodies lxml cannot read (DESIGN.md section 3, parser).
+"""feedparser for the bodies lxml cannot read (docs/architecture.md section 3, parser).
 
 feedparser's loose parser recovers from broken markup, undefined entities
 and odd formats that a strict XML parser refuses. It is always given the

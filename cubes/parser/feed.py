@@ -1,4 +1,4 @@
-"""``parse_feed``: bytes in, items out; no bus, no store (DESIGN.md section 3, parser).
+"""``parse_feed``: bytes in, items out; no bus, no store (docs/architecture.md section 3, parser).
 
 The order of attempts, and why:
 

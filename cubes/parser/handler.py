@@ -1,4 +1,4 @@
-"""The parser cube's handler: bodies in, documents and deletions out (DESIGN.md sections 2-3).
+"""The parser cube's handler: bodies in, documents and deletions out (docs/architecture.md sections 2-3).
 
 For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
 

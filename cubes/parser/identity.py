@@ -1,4 +1,4 @@
-"""A document's identity: its canonical URL, on the feed's own host (DESIGN.md section 3, parser).
+"""A document's identity: its canonical URL, on the feed's own host (docs/architecture.md section 3, parser).
 
 As in Turbo, an item's link *is* the page it stands for, so it must be on a
 host its source may publish: the feed's or upload's host, or that host's

@@ -1,4 +1,4 @@
-"""Items in batches: ownership, GUID moves, versions, what to record once published (DESIGN.md section 3).
+"""Items in batches: ownership, GUID moves, versions, what to record once published (docs/architecture.md section 3).
 
 ``ItemRecorder.apply`` turns prepared ``Candidate``s into ``Document``
 outputs (or nothing: unchanged, or owned by a source of higher priority),

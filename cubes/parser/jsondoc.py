@@ -1,4 +1,4 @@
-"""Partner JSON documents and JSON Feed (DESIGN.md sections 3 and 5).
+"""Partner JSON documents and JSON Feed (docs/architecture.md sections 3 and 5).
 
 A partner pushes ``{"documents": [...]}`` (or a bare list, or one document)
 through the API. The schema is ``PartnerDocument`` below; its JSON Schema is

@@ -1,4 +1,4 @@
-"""The parser's counters (DESIGN.md section 4, metrics), labelled by source kind (rss, turbo, yml, upload).
+"""The parser's counters (docs/architecture.md section 4, metrics), labelled by source kind (rss, turbo, yml, upload).
 
 parsed = items read from bodies; changed = published as a new version (new
 items included); unchanged = skipped by the hash; deleted = tombstones

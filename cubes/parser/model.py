@@ -1,4 +1,4 @@
-"""What the pure parse layer returns (DESIGN.md section 3, parser).
+"""What the pure parse layer returns (docs/architecture.md section 3, parser).
 
 ``parse_feed`` turns bytes into a ``ParseResult``: the items it found (raw:
 links not yet canonical, content not yet sanitized), the deletions

@@ -1,4 +1,4 @@
-"""Normalized text for the content hash (DESIGN.md section 3, parser: dedupe by hash).
+"""Normalized text for the content hash (docs/architecture.md section 3, parser: dedupe by hash).
 
 Normalizing is where dedupe spends its time (hashing with xxh3 is nearly
 free), so it is kept lean: whitespace runs collapse to one space and the

@@ -1,4 +1,4 @@
-"""The parser's problems as the webmaster sees them (DESIGN.md section 10; ``shared/problems.py``).
+"""The parser's problems as the webmaster sees them (docs/architecture.md section 10; ``shared/problems.py``).
 
 The parse layer speaks ``ItemError`` (reason, line, column, item index, link,
 severity and a code); everything that leaves the parser -- feed status, fetch

@@ -1,4 +1,4 @@
-"""Feeds that are almost XML: the mistakes a reader can undo without losing text (DESIGN.md s.3, s.10).
+"""Feeds that are almost XML: the mistakes a reader can undo without losing text (docs/architecture.md s.3, s.10).
 
 Recovery mode (libxml2's) keeps what it can parse and drops the rest: a title
 ``herons & egrets`` came out as ``herons  egrets`` under a green "ok". Two

@@ -1,4 +1,4 @@
-"""RSS 0.9x / 1.0 (RDF) / 2.0 and Turbo RSS items read straight from an lxml tree (DESIGN.md section 3).
+"""RSS 0.9x / 1.0 (RDF) / 2.0 and Turbo RSS items read straight from an lxml tree (docs/architecture.md section 3).
 
 This is the fast path: one pass over each item's children with a tag ->
 field table, no per-element namespace parsing. Its choices follow

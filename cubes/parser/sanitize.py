@@ -1,4 +1,4 @@
-"""Sanitizing a document's content HTML (DESIGN.md section 6, secure by default).
+"""Sanitizing a document's content HTML (docs/architecture.md section 6, secure by default).
 
 The allowlist is the one safe-HTML policy (``shared/safehtml.py``), with the
 parser's media rule: images and videos keep the partner's URLs, made absolute,

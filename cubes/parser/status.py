@@ -1,4 +1,5 @@
-"""What a parse run leaves behind for people: feed status, fetch history, upload tasks (DESIGN.md section 10).
+"""What a parse run leaves behind for people: feed status, fetch history, upload tasks (docs/architecture.md
+section 10).
 
 The webmaster sees, for a feed (webmaster API, console, CLI):
 

@@ -1,4 +1,4 @@
-"""Yandex Turbo RSS on top of the RSS reader (DESIGN.md section 3, parser).
+"""Yandex Turbo RSS on top of the RSS reader (docs/architecture.md section 3, parser).
 
 What Turbo adds to RSS 2.0 (https://yandex.ru/dev/turbo/doc/rss/markup.html):
 

@@ -1,4 +1,4 @@
-"""XML parsing that cannot be turned against us (DESIGN.md section 6, secure by default).
+"""XML parsing that cannot be turned against us (docs/architecture.md section 6, secure by default).
 
 * no entity expansion, no DTD loading, no network: ``resolve_entities=False``,
   ``load_dtd=False``, ``no_network=True``;

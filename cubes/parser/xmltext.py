@@ -1,4 +1,4 @@
-"""Namespaces and text helpers shared by the RSS, Atom and Turbo readers (DESIGN.md section 3, parser)."""
+"""Namespaces and text helpers shared by the RSS, Atom and Turbo readers (docs/architecture.md section 3, parser)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""YML (Yandex Market Language) catalogs, streamed (DESIGN.md section 3, parser).
+"""YML (Yandex Market Language) catalogs, streamed (docs/architecture.md section 3, parser).
 
 ``yml_catalog / shop / currencies / categories / offers / offer``. A catalog
 can hold hundreds of thousands of offers (a full tree of 100,000 needs about

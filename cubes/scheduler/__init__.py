@@ -1,1 +1,1 @@
-"""The scheduler cube: decides *when* each registered feed is fetched (DESIGN.md section 3)."""
+"""The scheduler cube: decides *when* each registered feed is fetched (docs/architecture.md section 3)."""

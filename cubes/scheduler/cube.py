@@ -1,4 +1,4 @@
-"""The scheduler cube's wiring (DESIGN.md section 3; STYLE.md rule 1).
+"""The scheduler cube's wiring (docs/architecture.md section 3; docs/conventions.md rule 1).
 
 Runs as any number of replicas in one consumer group: each ticks the feeds of
 the hosts in its ``crawl.feeds`` partitions (``ownership.py``, ``tick.py``).

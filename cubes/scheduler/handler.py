@@ -1,4 +1,4 @@
-"""The scheduler's handler: registrations in, lessons from fetches, due feeds out (DESIGN.md section 3).
+"""The scheduler's handler: registrations in, lessons from fetches, due feeds out (docs/architecture.md section 3).
 
 * ``feeds.registry`` -> follow the registration service (``shared.feeds``),
   which wrote the row: a new (or re-registered) feed is placed in its host's

@@ -1,4 +1,4 @@
-"""Which feeds this scheduler replica ticks: those of the hosts in its partitions (DESIGN.md section 3).
+"""Which feeds this scheduler replica ticks: those of the hosts in its partitions (docs/architecture.md section 3).
 
 The scheduler runs as N replicas in one consumer group. ``crawl.feeds`` is keyed
 by host, so the bus already gives each host's fetch results to exactly one

@@ -1,4 +1,4 @@
-"""When a feed is fetched next: the adaptive interval as pure functions (DESIGN.md sections 3 and 6).
+"""When a feed is fetched next: the adaptive interval as pure functions (docs/architecture.md sections 3 and 6).
 
 Nothing here reads a clock or a random source: the caller passes ``now`` (or a
 fetch time) and a uniform draw ``u`` in ``[0, 1)``, so tests pin every value.

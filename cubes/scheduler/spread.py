@@ -1,4 +1,4 @@
-"""Feeds of one host are spread out instead of falling due together (DESIGN.md sections 3 and 6).
+"""Feeds of one host are spread out instead of falling due together (docs/architecture.md sections 3 and 6).
 
 A partner with 40 feeds registered in one go would otherwise get 40 requests
 at once every interval: the crawler's lane would keep it polite, but the

@@ -1,4 +1,4 @@
-"""The scheduler's tick: the due feeds of this replica's partitions out, each poll once (DESIGN.md s.3).
+"""The scheduler's tick: the due feeds of this replica's partitions out, each poll once (docs/architecture.md s.3).
 
 Every ``scheduler.tick_s``, in this order (the order is the exactly-once design, issue 19):
 

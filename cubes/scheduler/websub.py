@@ -1,4 +1,4 @@
-"""WebSub, the subscriber side: discovery, signatures, subscription state (DESIGN.md section 3, issue 4).
+"""WebSub, the subscriber side: discovery, signatures, subscription state (docs/architecture.md section 3, issue 4).
 
 A feed that declares a hub (``<atom:link rel="hub" href="..."/>`` plus a
 ``rel="self"`` topic, or the same pair in HTTP ``Link`` headers) is

@@ -1,1 +1,1 @@
-"""wordstat: counts answered searches for Wordstat-style frequencies (DESIGN.md section 3)."""
+"""wordstat: counts answered searches for Wordstat-style frequencies (docs/architecture.md section 3)."""

@@ -1,4 +1,4 @@
-"""Counted searches summed in memory and written in big batches (DESIGN.md section 3, "wordstat").
+"""Counted searches summed in memory and written in big batches (docs/architecture.md section 3, "wordstat").
 
 A handler call only adds its search to the batch being gathered and returns; its input is
 committed once that batch is durable (``Context.commit_after``). A batch is written when it

@@ -1,4 +1,4 @@
-"""The wordstat cube: counts answered searches for Wordstat-style frequencies (DESIGN.md section 3)."""
+"""The wordstat cube: counts answered searches for Wordstat-style frequencies (docs/architecture.md section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The wordstat cube's handler: ``search.queries`` → counters (DESIGN.md section 3, "wordstat").
+"""The wordstat cube's handler: ``search.queries`` → counters (docs/architecture.md section 3, "wordstat").
 
 Each answered search is analyzed (its words' lemmas, ``shared.wordstat.lemmas``,
 cached) and counted under its month, region and device, for its query, each of

@@ -1,4 +1,4 @@
-"""The cluster topology without Docker: every cube as its own OS process (DESIGN.md sections 8 and 9).
+"""The cluster topology without Docker: every cube as its own OS process (docs/architecture.md sections 8 and 9).
 
     ops/topology/start [--no-engines] [--parsers N] [--crawlers N] [--only CUBE ...]
     ops/topology/stop
@@ -54,7 +54,7 @@ __all__ = ["Instance", "main", "plan", "start", "stop"]
 
 REPO = Path(__file__).resolve().parents[2]
 #: the pipeline's cubes, in the order they start (the registry owns the list); parser and crawler are
-#: the two that scale out (DESIGN.md section 3)
+#: the two that scale out (docs/architecture.md section 3)
 CUBES = CUBE_NAMES
 SCALED = ("crawler", "parser")
 #: one poll of every /healthz per this many seconds; a cube process needs a few seconds to import

@@ -1,4 +1,4 @@
-"""Blob stores (DESIGN.md section 4): the CDN for media, and large message bodies.
+"""Blob stores (docs/architecture.md section 4): the CDN for media, and large message bodies.
 
 Engines by URL scheme: ``file://var/cdn`` (embedded; the frontend serves it
 under ``/cdn/``) and ``s3://bucket?endpoint=http://127.0.0.1:8333`` (boto3).

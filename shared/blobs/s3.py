@@ -1,4 +1,4 @@
-"""The S3 blob store (DESIGN.md section 4, "blobs / CDN"): any S3-compatible server through boto3.
+"""The S3 blob store (docs/architecture.md section 4, "blobs / CDN"): any S3-compatible server through boto3.
 
 URL: ``s3://BUCKET?endpoint=http://127.0.0.1:18333&region=us-east-1``. Optional query
 keys: ``access_key`` / ``secret_key`` (else ``AWS_ACCESS_KEY_ID`` /
@@ -15,7 +15,7 @@ the bucket, and destroying one; it is blocking, so those calls run on a small th
 Addressing is path-style (``endpoint/bucket/key``), which every S3-compatible server understands
 and needs no wildcard DNS.
 
-Errors are ours, never botocore's or aiohttp's (STYLE.md rule 4): connection failures, timeouts,
+Errors are ours, never botocore's or aiohttp's (docs/conventions.md rule 4): connection failures, timeouts,
 5xx and throttling -> ``BlobUnavailable`` (retriable); 404 -> ``NotFound``;
 bad credentials or a refused request -> ``ConfigError`` naming ``cdn.url``.
 The bucket is created when missing, at open and again whenever a put finds it

@@ -1,4 +1,4 @@
-"""The S3 data plane: object PUT / GET / HEAD / DELETE over aiohttp (DESIGN.md section 4; issue 13).
+"""The S3 data plane: object PUT / GET / HEAD / DELETE over aiohttp (docs/architecture.md section 4; issue 13).
 
 ``S3BlobStore`` (``s3.py``) keeps boto3 for the control plane (bucket checks and creation,
 destroying a bucket) and sends every object request through this module. Why: boto3 is blocking,
@@ -7,7 +7,7 @@ GIL back and forth with the event loop — about 1 ms of CPU per image here even
 (3 ms under the pipeline's load). aiohttp on the loop with the lean signer in ``sigv4.py`` costs a
 fraction of that (``bench/media.py`` prints both, same run, same server).
 
-Errors are ours (STYLE.md rule 4): connection failures, timeouts, 5xx and throttling ->
+Errors are ours (docs/conventions.md rule 4): connection failures, timeouts, 5xx and throttling ->
 ``BlobUnavailable`` (retriable); 404 -> ``NotFound`` (``BucketMissing`` when the S3 error code says
 the bucket, not the key, is gone); 401 / 403 and other refusals -> ``ConfigError`` naming
 ``cdn.url``. A request that fails in transport is tried again at once up to ``attempts`` times in

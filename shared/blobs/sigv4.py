@@ -1,4 +1,4 @@
-"""AWS Signature Version 4 for the S3 data plane (DESIGN.md section 4, "blobs / CDN").
+"""AWS Signature Version 4 for the S3 data plane (docs/architecture.md section 4, "blobs / CDN").
 
 The S3 blob store sends its object requests (PUT, GET, HEAD, DELETE) over aiohttp and signs them
 here; boto3 keeps the control plane (buckets). Why not botocore's own signer: on this machine

@@ -1,4 +1,4 @@
-"""``open_bus(url)``: the bus engine named by the URL's scheme (DESIGN.md section 4)."""
+"""``open_bus(url)``: the bus engine named by the URL's scheme (docs/architecture.md section 4)."""
 
 from __future__ import annotations
 

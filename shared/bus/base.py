@@ -1,4 +1,4 @@
-"""The bus interface (DESIGN.md section 4): one Protocol, engines chosen by URL scheme.
+"""The bus interface (docs/architecture.md section 4): one Protocol, engines chosen by URL scheme.
 
 Semantics every engine keeps (the contract suite in tests/contract checks them):
 

@@ -1,4 +1,4 @@
-"""The Apache Kafka engine: ``kafka://host:9092[,host2:9092]`` on aiokafka (DESIGN.md section 4).
+"""The Apache Kafka engine: ``kafka://host:9092[,host2:9092]`` on aiokafka (docs/architecture.md section 4).
 
 * Producer: idempotent, ``acks=all``, ``compression`` (``bus.compression``: zstd by default, see
   ``shared/config/sections.py`` for the figures; aiokafka's default gzip level costs ~20x the CPU

@@ -1,4 +1,4 @@
-"""Where the Kafka engine puts a keyed record: the Java client's rule, each key hashed once (DESIGN.md s.4).
+"""Where the Kafka engine puts a keyed record: the Java client's rule, each key hashed once (docs/architecture.md s.4).
 
 aiokafka's ``DefaultPartitioner`` hashes the key with a pure-Python murmur2 on every send, ~8 us
 for a URL. A document's key is sent at several hops (an image URL: crawl.requests, crawl.images,

@@ -1,4 +1,4 @@
-"""The embedded log's consumer and its group membership (DESIGN.md section 4).
+"""The embedded log's consumer and its group membership (docs/architecture.md section 4).
 
 A group's partitions are split among its live members by lease: each member writes its heartbeat
 to the log's ``members`` table every ``HEARTBEAT_S`` (polling or not), a member silent for

@@ -1,4 +1,4 @@
-"""The embedded log's file: ``sqlite:///var/bus.db`` (DESIGN.md section 4).
+"""The embedded log's file: ``sqlite:///var/bus.db`` (docs/architecture.md section 4).
 
 A small Kafka on one SQLite file, for laptops, the demo and unit tests:
 

@@ -1,4 +1,4 @@
-"""The embedded log's producer (DESIGN.md section 4): sends gathered into one transaction.
+"""The embedded log's producer (docs/architecture.md section 4): sends gathered into one transaction.
 
 A producer collects sends for ``linger_ms`` and writes them in one transaction of the log
 (``shared/bus/sqlite_log.py``); the future of each send resolves after that transaction commits

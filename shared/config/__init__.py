@@ -1,4 +1,4 @@
-"""Configuration: ``turbocubes.toml`` + ``TURBOCUBES_<SECTION>_<KEY>``, read once and frozen (DESIGN.md s.7).
+"""Configuration: ``turbocubes.toml`` + ``TURBOCUBES_<SECTION>_<KEY>``, read once and frozen (docs/architecture.md s.7).
 
 Every key has a default, so with no file and no variables everything runs
 embedded under ``./var/``. A wrong value fails at start with a ``ConfigError``

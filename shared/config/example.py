@@ -1,4 +1,5 @@
-"""``turbocubes.example.toml``: every key with its default and its comment, generated (DESIGN.md section 7)."""
+"""``turbocubes.example.toml``: every key with its default and its comment, generated (docs/architecture.md section
+7)."""
 
 from __future__ import annotations
 

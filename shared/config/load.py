@@ -1,4 +1,5 @@
-"""``turbocubes.toml`` + ``TURBOCUBES_<SECTION>_<KEY>`` -> ``Settings`` (DESIGN.md section 7; STYLE.md rule 10).
+"""``turbocubes.toml`` + ``TURBOCUBES_<SECTION>_<KEY>`` -> ``Settings`` (docs/architecture.md section 7;
+docs/conventions.md rule 10).
 
 The file is read as TOML and each section validated *strictly*: a TOML value
 already has a type, and ``rate = "4"`` is a mistake worth telling. Then the

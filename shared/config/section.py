@@ -1,4 +1,4 @@
-"""What every ``[section]`` of ``turbocubes.toml`` is, and how a wrong value is told (DESIGN.md section 7).
+"""What every ``[section]`` of ``turbocubes.toml`` is, and how a wrong value is told (docs/architecture.md section 7).
 
 A section is a frozen pydantic model: each key a field with its default and a
 ``#:`` comment (which ``turbocubes config example`` prints), its rules written

@@ -1,4 +1,4 @@
-"""The sections of ``turbocubes.toml``: every key, its default, its meaning and its rule (DESIGN.md s.7).
+"""The sections of ``turbocubes.toml``: every key, its default, its meaning and its rule (docs/architecture.md s.7).
 
 Adding a key = adding a field with a default and a ``#:`` comment; the rule a
 value must follow goes on the field (``Field(gt=0)``) or in a validator, and

@@ -1,4 +1,4 @@
-"""``Settings``: every section of ``turbocubes.toml``, frozen, read once (DESIGN.md section 7)."""
+"""``Settings``: every section of ``turbocubes.toml``, frozen, read once (docs/architecture.md section 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HTTP fetch primitives shared by the crawler and the CLI (DESIGN.md sections 4 and 6).
+"""HTTP fetch primitives shared by the crawler and the CLI (docs/architecture.md sections 4 and 6).
 
 ``AddressGuard`` / ``GuardedResolver`` — the SSRF guard; ``Fetcher`` — a
 guarded, bounded GET that always returns a ``FetchResult``.

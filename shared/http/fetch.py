@@ -1,4 +1,4 @@
-"""Guarded, bounded HTTP GET: the crawler's and ``turbocubes fetch``'s one way out (DESIGN.md section 6).
+"""Guarded, bounded HTTP GET: the crawler's and ``turbocubes fetch``'s one way out (docs/architecture.md section 6).
 
 ``Fetcher`` wraps ONE ``aiohttp.ClientSession`` whose connector resolves
 through the SSRF ``GuardedResolver``. ``fetch`` never raises: every failure

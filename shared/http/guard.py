@@ -1,4 +1,4 @@
-"""The SSRF guard (DESIGN.md section 6, "SSRF").
+"""The SSRF guard (docs/architecture.md section 6, "SSRF").
 
 Every URL a partner controls is fetched only after (1) its scheme is http(s)
 and (2) *every* address its host resolves to is a public unicast address:

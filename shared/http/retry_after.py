@@ -1,4 +1,5 @@
-"""The one ``Retry-After`` parser (RFC 9110 section 10.2.3; DESIGN.md section 6; STYLE.md rule 18).
+"""The one ``Retry-After`` parser (RFC 9110 section 10.2.3; docs/architecture.md section 6; docs/conventions.md
+rule 18).
 
 The crawler (politeness: a lane waits as long as the host asks) and the
 scheduler (a throttled feed's next fetch) read the header here, the same way:

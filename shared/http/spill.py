@@ -1,4 +1,4 @@
-"""A response body that moves to disk once it is big (DESIGN.md section 4: "bodies too large for a
+"""A response body that moves to disk once it is big (docs/architecture.md section 4: "bodies too large for a
 message travel as blob references"; issue 13 item 5: huge catalogs in bounded memory).
 
 The fetcher reads a body in chunks into a ``BodySink``. Up to ``spill_over`` bytes stay in memory

@@ -1,4 +1,4 @@
-"""The cube runtime (DESIGN.md section 4): declare a cube, open its engines, run it.
+"""The cube runtime (docs/architecture.md section 4): declare a cube, open its engines, run it.
 
 deps = await open_deps(settings)
 cube = await build(settings, deps)

@@ -1,4 +1,4 @@
-"""The commit order: what may be committed, when, and the guard that keeps it (STYLE.md rule 9).
+"""The commit order: what may be committed, when, and the guard that keeps it (docs/conventions.md rule 9).
 
 Records finish out of order (lanes run side by side), but a partition's
 committed offset says "everything before this is done": so, per partition,

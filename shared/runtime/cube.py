@@ -1,4 +1,4 @@
-"""How a cube is declared (STYLE.md rules 1-3; DESIGN.md section 3).
+"""How a cube is declared (docs/conventions.md rules 1-3; docs/architecture.md section 3).
 
 A cube package has ``cube.py`` with ``async build(settings, deps) -> Cube``
 and a ``handler.py`` with plain async code that never touches the bus::

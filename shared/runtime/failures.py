@@ -1,4 +1,5 @@
-"""Where a failed message goes: a delayed retry, a dead letter, a wait, or back in line (DESIGN.md section 4).
+"""Where a failed message goes: a delayed retry, a dead letter, a wait, or back in line (docs/architecture.md
+section 4).
 
 * **Retry** (``retry.<group>``): a transient failure, within ``runtime.max_attempts``,
   after the delay ``retry.decide`` gives (capped exponential backoff, full jitter,

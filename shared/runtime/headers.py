@@ -1,4 +1,4 @@
-"""The headers the runtime writes on delayed retries and dead letters (STYLE.md rules 7 and 8).
+"""The headers the runtime writes on delayed retries and dead letters (docs/conventions.md rules 7 and 8).
 
 What a failure has cost so far travels with the message, not in process
 memory, so a restart or a rebalance does not reset it: the attempt count, the
@@ -22,7 +22,7 @@ MAX_ERROR_BYTES = 2000
 
 
 class HEADERS:
-    """Header names the runtime writes on retries and dead letters (STYLE.md rule 8)."""
+    """Header names the runtime writes on retries and dead letters (docs/conventions.md rule 8)."""
 
     attempt = "tc-attempt"
     first_failure = "tc-first-failure"

@@ -1,4 +1,4 @@
-"""``/healthz`` and Prometheus ``/metrics`` for a cube process (DESIGN.md section 4, runtime)."""
+"""``/healthz`` and Prometheus ``/metrics`` for a cube process (docs/architecture.md section 4, runtime)."""
 
 from __future__ import annotations
 

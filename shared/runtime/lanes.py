@@ -1,4 +1,4 @@
-"""Lanes: records run side by side, each key's in order (DESIGN.md section 4, runtime).
+"""Lanes: records run side by side, each key's in order (docs/architecture.md section 4, runtime).
 
 Each record read goes to the worker of its *lane* — ``hash(key) % concurrency``,
 or the key itself for cubes declared with ``lanes="per_key"`` (then a semaphore

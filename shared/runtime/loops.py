@@ -1,4 +1,4 @@
-"""The event loop a process runs on: uvloop with the Kafka engine where it is installed (DESIGN.md s.8).
+"""The event loop a process runs on: uvloop with the Kafka engine where it is installed (docs/architecture.md s.8).
 
 Every cube process spends much of its CPU in the event loop itself -- scheduling callbacks,
 socket reads and writes for Kafka, PostgreSQL, S3 and the partners' HTTP. uvloop (libuv, in C)

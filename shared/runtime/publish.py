@@ -1,4 +1,4 @@
-"""Outputs to records, records to the broker, and the wait for its acknowledgements (DESIGN.md section 4).
+"""Outputs to records, records to the broker, and the wait for its acknowledgements (docs/architecture.md section 4).
 
 ``Encoder`` turns a cube's ``Output``s into records: each output's topic must be
 one the cube declares, its message must be that topic's model (a wrong one is a

@@ -1,4 +1,4 @@
-"""Retry policy: a pure function of (attempt, error, settings, rng) -> delay or give up (STYLE.md rule 7).
+"""Retry policy: a pure function of (attempt, error, settings, rng) -> delay or give up (docs/conventions.md rule 7).
 
 Capped exponential backoff with *full jitter* (AWS architecture blog, "Exponential
 Backoff and Jitter"): the delay is uniform in [0, min(cap, base * 2**(attempt-1))],

@@ -1,4 +1,4 @@
-"""The cube runner: consume, validate, handle, publish, acknowledge, commit (DESIGN.md section 4, runtime).
+"""The cube runner: consume, validate, handle, publish, acknowledge, commit (docs/architecture.md section 4, runtime).
 
 Records stream through without batch barriers. The runner reads and handles;
 the state of each concern is owned by a class of its own:
@@ -16,8 +16,8 @@ the state of each concern is owned by a class of its own:
   place, or the DLQ storm breaker — never an in-place sleep, so one bad message
   cannot stall the records behind it (per-key order is given up for the message
   being retried; stores keep the newest version, so that is harmless);
-* **commits** (``commits.py``: ``CommitTracker``): the commit order of STYLE.md
-  rule 9, its four steps numbered there — the contiguously finished prefix per
+* **commits** (``commits.py``: ``CommitTracker``): the commit order of
+  docs/conventions.md rule 9, its four steps numbered there — the contiguously finished prefix per
   partition, only once everything it produced is acknowledged, never backwards;
   then the ``after_commit`` hooks and the metrics (``stats.py``).
 

@@ -1,4 +1,5 @@
-"""What a runner counts: its own ``RunStats``, and the Prometheus series, updated in groups (DESIGN.md section 4).
+"""What a runner counts: its own ``RunStats``, and the Prometheus series, updated in groups (docs/architecture.md
+section 4).
 
 ``RunStats`` is the runner's account for its caller (tests, benches, ``/healthz``,
 the status snapshots). ``Meter`` feeds ``/metrics``: counters and the handler

@@ -1,4 +1,5 @@
-"""Timers: a cube's periodic work, its outputs published like a handler's (DESIGN.md section 4; STYLE.md rule 2).
+"""Timers: a cube's periodic work, its outputs published like a handler's (docs/architecture.md section 4;
+docs/conventions.md rule 2).
 
 One round (``run_round``), in this order:
 

@@ -1,4 +1,4 @@
-"""Turns: one wide lane's records, its classes taking turns (DESIGN.md section 4, runtime).
+"""Turns: one wide lane's records, its classes taking turns (docs/architecture.md section 4, runtime).
 
 A wide per-key lane (``Cube.key_width``) used to be one queue in arrival order. The crawler's
 host lane showed why that is not enough: a feed of 200 items puts 400 image requests on its host's

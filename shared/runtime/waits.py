@@ -1,4 +1,4 @@
-"""The runner's waits that are paces, not a message's behaviour (DESIGN.md section 4, runtime).
+"""The runner's waits that are paces, not a message's behaviour (docs/architecture.md section 4, runtime).
 
 Two waits, each ended early by a stop: the intake's wait for one of its own wake-up events
 (room in the lanes, a record finished), re-checked at least every ``WAKE_EVERY_S``; and the wait

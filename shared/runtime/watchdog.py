@@ -1,4 +1,5 @@
-"""Handlers that run past their limit are cut off (DESIGN.md section 4: no message blocks a partition forever).
+"""Handlers that run past their limit are cut off (docs/architecture.md section 4: no message blocks a partition
+forever).
 
 One loop watches every running handler, which is far cheaper than a timeout
 per message. A cut-off handler's task is cancelled and the runner turns that

@@ -1,4 +1,5 @@
-"""Search in Russian and English: words, stems, the query language, ranking, snippets (DESIGN.md s.3, search).
+"""Search in Russian and English: words, stems, the query language, ranking, snippets (docs/architecture.md s.3,
+search).
 
 Engine-free: the store engines (``shared/stores/*/search.py``) compile what is
 defined here. Modules: ``analysis`` (words, folding, stems, languages),

@@ -1,4 +1,4 @@
-"""Text analysis for search: words, folding and stems (DESIGN.md section 3, "frontend" search).
+"""Text analysis for search: words, folding and stems (docs/architecture.md section 3, "frontend" search).
 
 The one place that says what a searchable word is, so that the SQLite index,
 the query parser and the snippet highlighter agree on it:

@@ -1,4 +1,4 @@
-"""What type a page is for the search filter and ranking (DESIGN.md section 3, "frontend" search).
+"""What type a page is for the search filter and ranking (docs/architecture.md section 3, "frontend" search).
 
 * ``product`` — a YML offer;
 * ``news`` — an article that carries its publication date (a feed item, a dated

@@ -1,4 +1,4 @@
-"""The search box's query language (DESIGN.md section 3, "frontend" search).
+"""The search box's query language (docs/architecture.md section 3, "frontend" search).
 
 What a user may type, parsed once into a ``SearchQuery`` that both store engines
 compile (SQLite: an FTS5 MATCH over stems; PostgreSQL: a ``to_tsquery`` text):

@@ -1,4 +1,4 @@
-"""How search results are ordered (DESIGN.md section 3, "frontend" search).
+"""How search results are ordered (docs/architecture.md section 3, "frontend" search).
 
 ``score = relevance × freshness``:
 

@@ -1,4 +1,4 @@
-"""A search request, its filters, its results and the cursor of the next page (DESIGN.md s.3, search).
+"""A search request, its filters, its results and the cursor of the next page (docs/architecture.md s.3, search).
 
 Pagination is by **cursor**, not offset, so it is stable under new writes: the
 next page holds the results ranked after the last one shown, whatever was

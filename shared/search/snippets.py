@@ -1,4 +1,4 @@
-"""Search snippets: the best passage of a page, with the matched words marked (DESIGN.md s.3, search).
+"""Search snippets: the best passage of a page, with the matched words marked (docs/architecture.md s.3, search).
 
 A word is marked only when it is a whole word whose stem matches a query word
 (or, for a prefix ``мост*``, whose stem starts with the prefix's stem): never

@@ -1,4 +1,4 @@
-"""Function words of Russian and English (DESIGN.md section 3, "frontend" search; "wordstat").
+"""Function words of Russian and English (docs/architecture.md section 3, "frontend" search; "wordstat").
 
 One list for both users: search drops these from a query that has other words
 (they match nearly every page and only cost time), and Wordstat leaves them out

@@ -1,4 +1,4 @@
-"""``open_stores(url)``: every store of the engine named by the URL's scheme (DESIGN.md section 4).
+"""``open_stores(url)``: every store of the engine named by the URL's scheme (docs/architecture.md section 4).
 
 * ``sqlite:///var/store.db`` — a path relative to the working directory;
   ``sqlite:////srv/store.db`` — an absolute path (the embedded default engine).

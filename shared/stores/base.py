@@ -1,4 +1,4 @@
-"""``Stores``: every store of one engine, and the rules every engine keeps (DESIGN.md section 4).
+"""``Stores``: every store of one engine, and the rules every engine keeps (docs/architecture.md section 4).
 
 Rules every engine keeps (the contract suite in ``tests/contract`` checks them):
 

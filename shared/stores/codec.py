@@ -1,4 +1,4 @@
-"""Value encoding shared by every store and both engines (DESIGN.md section 4, "stores").
+"""Value encoding shared by every store and both engines (docs/architecture.md section 4, "stores").
 
 Both engines keep timestamps as BIGINT microseconds since the Unix epoch
 (UTC) rather than native types: one encoding means one set of row decoders,

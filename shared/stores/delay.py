@@ -1,4 +1,4 @@
-"""The delay store's contract: documents parked until their media is cached (DESIGN.md section 3).
+"""The delay store's contract: documents parked until their media is cached (docs/architecture.md section 3).
 
 Media parks a document with the media URLs it still misses; delay releases it
 when the last one is cached (``resolve``) or its deadline passes (``due``).

@@ -1,8 +1,8 @@
-"""The feed store's contract: registered feeds, their status, the scheduler's state (DESIGN.md section 3).
+"""The feed store's contract: registered feeds, their status, the scheduler's state (docs/architecture.md section 3).
 
 One implementation for both engines: ``sql/feeds.py``.
 
-Each field of a feed's row has one writer (STYLE.md rule 18), and the store
+Each field of a feed's row has one writer (docs/conventions.md rule 18), and the store
 offers each writer its own method, which refuses the fields of the others:
 
 =====================  ===============================  ============================================

@@ -1,4 +1,4 @@
-"""The hash store's contract: dedupe hashes, URL ownership, feed-item guids (DESIGN.md section 4).
+"""The hash store's contract: dedupe hashes, URL ownership, feed-item guids (docs/architecture.md section 4).
 
 The ``HashStore`` Protocol, its rows, and the decisions both engines take
 inside their transaction (``next_version``, ``claim_outcome`` and their batch

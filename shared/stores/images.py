@@ -1,4 +1,4 @@
-"""The image registry's contract: source image URL -> its state in the CDN (DESIGN.md section 3).
+"""The image registry's contract: source image URL -> its state in the CDN (docs/architecture.md section 3).
 
 Media asks it which images are cached and orders the missing ones
 (``mark_ordered`` lets exactly one caller order an image); cdn records the

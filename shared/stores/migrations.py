@@ -1,4 +1,4 @@
-"""Schema migrations of both store engines (DESIGN.md section 4, "stores").
+"""Schema migrations of both store engines (docs/architecture.md section 4, "stores").
 
 Each engine has an ordered list of ``(version, name, statements)``. ``open_*``
 applies, in one transaction per migration, every version not yet recorded in

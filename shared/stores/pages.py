@@ -1,4 +1,4 @@
-"""The page store's contract: the KV store of Turbo pages (DESIGN.md section 4, "stores").
+"""The page store's contract: the KV store of Turbo pages (docs/architecture.md section 4, "stores").
 
 The ``PageStore`` Protocol, its rows and outcomes, and the versioning rules
 both engines apply (``upsert_outcome``, ``delete_outcome``): the highest

@@ -1,4 +1,4 @@
-"""The problem store's contract: fetch history and what published pages lost (DESIGN.md section 10).
+"""The problem store's contract: fetch history and what published pages lost (docs/architecture.md section 10).
 
 Two kinds of rows, both made of ``shared.problems.Problem`` objects:
 

@@ -1,4 +1,4 @@
-"""The search index's contract (DESIGN.md section 3, "frontend" search; section 4, "stores").
+"""The search index's contract (docs/architecture.md section 3, "frontend" search; section 4, "stores").
 
 Search reads the page store's live pages: a page is in the index from the
 transaction that writes it until the one that tombstones or removes it (both

@@ -1,4 +1,4 @@
-"""The status store's contract: snapshots published by cubes, and page figures (DESIGN.md section 10).
+"""The status store's contract: snapshots published by cubes, and page figures (docs/architecture.md section 10).
 
 One implementation for both engines: ``sql/status.py``.
 """

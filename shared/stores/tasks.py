@@ -1,4 +1,4 @@
-"""The task store's contract: partner upload tasks (DESIGN.md section 1, "partner").
+"""The task store's contract: partner upload tasks (docs/architecture.md section 1, "partner").
 
 One implementation for both engines: ``sql/tasks.py``.
 """

@@ -1,4 +1,4 @@
-"""The tenant store's contract: tenants, their hosts, API tokens and limits (DESIGN.md section 6).
+"""The tenant store's contract: tenants, their hosts, API tokens and limits (docs/architecture.md section 6).
 
 One implementation for both engines: ``sql/tenants.py``.
 """

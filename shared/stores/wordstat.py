@@ -1,4 +1,4 @@
-"""The query-statistics store's contract (DESIGN.md sections 3 and 4, "wordstat").
+"""The query-statistics store's contract (docs/architecture.md sections 3 and 4, "wordstat").
 
 Counted searches, aggregated so a frequency never reads raw events:
 

@@ -1,1 +1,2 @@
-"""Wordstat-style query statistics: lemmas, the operator language and its matching (DESIGN.md s.3, "wordstat")."""
+"""Wordstat-style query statistics: lemmas, the operator language and its matching (docs/architecture.md s.3,
+"wordstat")."""

@@ -1,4 +1,4 @@
-"""A frequency with Wordstat's operators, over the counted searches (DESIGN.md section 3, "wordstat").
+"""A frequency with Wordstat's operators, over the counted searches (docs/architecture.md section 3, "wordstat").
 
 ``frequency(store, query, ...)`` turns each variant of a parsed query
 (``operators.py``) into a ``Selection`` the store's index can answer, and:

@@ -1,4 +1,4 @@
-"""Words of counted queries and their lemmas (DESIGN.md section 3, "wordstat").
+"""Words of counted queries and their lemmas (docs/architecture.md section 3, "wordstat").
 
 Wordstat counts a query under every form of its words: "купить слона" also
 counts "куплю слонов". A stemmer cannot say that "куплю" and "купить" are one

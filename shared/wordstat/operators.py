@@ -1,6 +1,6 @@
 """Wordstat's operator language, parsed into variants that are matched against counted queries.
 
-DESIGN.md section 3 ("wordstat"). A counted query is a sequence of words, each
+docs/architecture.md section 3 ("wordstat"). A counted query is a sequence of words, each
 with its folded form and lemmas (``lemmas.py``). What a frequency query means:
 
 * ``купить слона`` — **base frequency**: every counted query that contains each

@@ -1,4 +1,5 @@
-"""The autoparser store's contract (templates, pairs, calibrations), run on every engine (STYLE.md rule 11)."""
+"""The autoparser store's contract (templates, pairs, calibrations), run on every engine (docs/conventions.md rule
+11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bus + runtime contract, written once and run against every engine (STYLE.md rule 11).
+"""The bus + runtime contract, written once and run against every engine (docs/conventions.md rule 11).
 
 Subclasses provide the ``bus`` fixture: ``test_bus_sqlite.py`` (embedded log)
 and ``test_bus_kafka.py`` (Apache Kafka started by ``ops/kafka/start``).

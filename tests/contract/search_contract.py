@@ -1,4 +1,4 @@
-"""Search over the page store, written once and run on SQLite and PostgreSQL (STYLE.md rule 11).
+"""Search over the page store, written once and run on SQLite and PostgreSQL (docs/conventions.md rule 11).
 
 The judged set (``search_corpus.py``) must put every expected page in the top 3
 on both engines; the rest pins morphology, the operators of the search box,

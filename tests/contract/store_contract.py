@@ -1,4 +1,4 @@
-"""The store contract, written once and run against every engine (STYLE.md rule 11).
+"""The store contract, written once and run against every engine (docs/conventions.md rule 11).
 
 Subclasses provide ``store_url`` (a fresh database per test: a tmp_path file
 for SQLite, a fresh uuid schema for PostgreSQL) and ``raw_rows(table)`` (the

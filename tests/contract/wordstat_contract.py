@@ -1,4 +1,4 @@
-"""The query-statistics store, written once and run on SQLite and PostgreSQL (STYLE.md rule 11).
+"""The query-statistics store, written once and run on SQLite and PostgreSQL (docs/conventions.md rule 11).
 
 The searches of ``tests/unit/shared/wordstat/test_operators.py`` are counted
 through the store, and every operator's frequency must equal the hand count

@@ -1,4 +1,4 @@
-"""media -> crawler -> cdn -> delay on the real runtime, the partner server and the CDN (DESIGN.md s.2).
+"""media -> crawler -> cdn -> delay on the real runtime, the partner server and the CDN (docs/architecture.md s.2).
 
 Each cube is driven to a bounded end by ``run_cube`` on the embedded SQLite bus and
 store; the CDN is the file store, or the real SeaweedFS (``s3`` variant). Checked:

@@ -1,4 +1,4 @@
-"""The cdn cube's handler into the real SeaweedFS: dedupe, and S3 going away mid-run (DESIGN.md section 9).
+"""The cdn cube's handler into the real SeaweedFS: dedupe, and S3 going away mid-run (docs/architecture.md section 9).
 
 "S3 stopped" is played by a TCP proxy in front of the shared SeaweedFS (stopping the
 shared server would break other people's tests): closing the proxy drops every

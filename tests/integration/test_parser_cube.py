@@ -1,4 +1,4 @@
-"""The parser cube on the real runtime and the embedded SQLite bus (DESIGN.md section 2).
+"""The parser cube on the real runtime and the embedded SQLite bus (docs/architecture.md section 2).
 
 Crawl results (inline and by blob reference) and a partner upload go onto the
 input topics; the runner drives the cube to a bounded end; documents and

@@ -1,4 +1,4 @@
-"""The whole pipeline on the real engines: Apache Kafka, PostgreSQL and SeaweedFS S3 (DESIGN.md s.2, s.9).
+"""The whole pipeline on the real engines: Apache Kafka, PostgreSQL and SeaweedFS S3 (docs/architecture.md s.2, s.9).
 
 Every cube runs in this process (``run_up`` with the demo partner site on
 127.0.0.1), but the bus is Kafka (topics and groups under a fresh prefix),

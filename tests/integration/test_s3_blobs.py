@@ -1,4 +1,4 @@
-"""shared.blobs.s3 against the real SeaweedFS started by ops/s3/start (DESIGN.md section 9)."""
+"""shared.blobs.s3 against the real SeaweedFS started by ops/s3/start (docs/architecture.md section 9)."""
 
 from __future__ import annotations
 

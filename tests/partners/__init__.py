@@ -1,4 +1,4 @@
-"""Misbehaving partner servers for tests (STYLE.md rule 12): see ``README.md`` here."""
+"""Misbehaving partner servers for tests (docs/conventions.md rule 12): see ``README.md`` here."""
 
 from tests.partners.server import Hit, PartnerServer, max_in_window
 

@@ -5,7 +5,7 @@ Every request is routed by its ``Host`` header (``a.partner.test``,
 127.0.0.1) and logged per host *server-side* (monotonic time, path, headers),
 so tests measure politeness where a partner would: at the partner.
 
-Built-in routes, one per way of misbehaving (DESIGN.md section 9, STYLE.md 12)::
+Built-in routes, one per way of misbehaving (docs/architecture.md section 9, docs/conventions.md rule 12)::
 
     /ok                         200 "ok"
     /echo                       200, the request headers as JSON

@@ -49,7 +49,7 @@ def test_no_module_over_500_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     new = {name: n for name, n in long.items() if name not in OVER_500_KNOWN}
-    assert new == {}, f"modules over {MAX_LINES} lines (split them; STYLE.md rule 15): {new}"
+    assert new == {}, f"modules over {MAX_LINES} lines (split them; docs/conventions.md rule 15): {new}"
     paid = sorted(OVER_500_KNOWN - long.keys())
     assert paid == [], f"no longer over {MAX_LINES} lines: strike {paid} from OVER_500_KNOWN"
 

@@ -1,4 +1,4 @@
-"""tests/data travels with the repository and no test reaches outside it (DESIGN.md section 9).
+"""tests/data travels with the repository and no test reaches outside it (docs/architecture.md section 9).
 
 A stranger's fresh clone has nothing beside it, so every fixture a test reads lives in
 ``tests/data``: small, copyable, each file's origin known (``tests/data/MANIFEST.md``).

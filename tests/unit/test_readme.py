@@ -23,3 +23,58 @@ def test_the_readme_says_how_to_try_a_local_feed() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "http.allowlist" in text
     assert "TURBOCUBES_HTTP_ALLOWLIST" in text
+
+
+# a document named in code or docs: a path ending in .md (README.md, docs/x.md, cubes/api/README.md)
+_DOC_REF = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.md)\b")
+_SECTION_REF = re.compile(r"docs/architecture\.md,? sections? ([0-9][0-9 ,and\-\u2013]*)")
+_TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".txt", ".cfg", ".sh", ""}
+
+
+def _tracked_text_files() -> list[Path]:
+    import subprocess
+
+    names = subprocess.run(["git", "ls-files"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()
+    return [ROOT / n for n in names if (ROOT / n).suffix in _TEXT_SUFFIXES and (ROOT / n).is_file()]
+
+
+def test_no_file_names_a_document_the_repository_does_not_have() -> None:
+    """A reference to ``DESIGN.md``, ``STYLE.md`` or any ``*.md`` that a clone lacks fails here.
+
+    The design notes once lived beside the repository and hundreds of docstrings pointed at them:
+    a stranger's clone could follow none of those pointers. A name resolves from the repository's
+    root or from the file's own folder; a bare name, anywhere in the repository.
+    """
+    tracked = _tracked_text_files()
+    basenames = {f.name for f in tracked}
+    # not this test (it names the missing ones) nor the fixtures (other people's text)
+    files = [f for f in tracked if f != Path(__file__).resolve() and not f.is_relative_to(ROOT / "tests" / "data")]
+    missing: list[str] = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for ref in _DOC_REF.findall(text):
+            if "/" not in ref and ref in basenames:
+                continue  # a bare name of a file the repository has (``README.md``, ``MANIFEST.md``)
+            if not ((ROOT / ref).exists() or (path.parent / ref).exists()):
+                missing.append(f"{path.relative_to(ROOT)}: {ref}")
+    assert not missing, "documents named but not in the repository:\n" + "\n".join(sorted(set(missing)))
+
+
+def test_every_cited_section_of_the_architecture_exists() -> None:
+    headings = re.findall(r"^## ([0-9]+)\. ", (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"), re.M)
+    known = set(headings)
+    assert known, "docs/architecture.md has numbered sections"
+    bad: list[str] = []
+    for path in _tracked_text_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for cited in _SECTION_REF.findall(text):
+            for number in re.findall(r"[0-9]+", cited):
+                if number not in known:
+                    bad.append(f"{path.relative_to(ROOT)}: section {number}")
+    assert not bad, "sections of docs/architecture.md that do not exist:\n" + "\n".join(sorted(set(bad)))

@@ -1,4 +1,4 @@
-"""``open_postgres(url)``: the production store engine (DESIGN.md section 4).
+"""``open_postgres(url)``: the production store engine (docs/architecture.md section 4).
 
 ``postgres/db.py`` is the pool and ``batch.py`` the calls of one loop turn
 sent as one statement; the roles that need a plan of their own are

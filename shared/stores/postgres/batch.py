@@ -1,4 +1,5 @@
-"""The calls of one event-loop turn, run as one statement (DESIGN.md section 4: "PostgreSQL calls are pipelined").
+"""The calls of one event-loop turn, run as one statement (docs/architecture.md section 4: "PostgreSQL calls are
+pipelined").
 
 The SQLite engine groups the writes of one loop turn into one transaction
 (``sqlite/db.py``). The PostgreSQL engine does more with the same idea: the

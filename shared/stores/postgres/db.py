@@ -1,11 +1,11 @@
-"""The production store engine's connections: PostgreSQL through an asyncpg pool (DESIGN.md section 4).
+"""The production store engine's connections: PostgreSQL through an asyncpg pool (docs/architecture.md section 4).
 
 ``postgresql://user:pass@host:port/db`` (``postgres://`` too). An optional
 ``?schema=NAME`` keeps every table in that schema (created when missing) by
 setting ``search_path`` on each pooled connection; the contract tests use a
 fresh schema per test so they never see each other's data.
 
-asyncpg stays inside ``shared/stores/postgres/`` (STYLE.md rule 4): connection-level
+asyncpg stays inside ``shared/stores/postgres/`` (docs/conventions.md rule 4): connection-level
 failures become ``StoreUnavailable``, and so do serialization failures and
 deadlocks, which a retry resolves.
 

@@ -1,4 +1,4 @@
-"""PostgreSQL delay store (DESIGN.md section 3: media -> delay -> kvwriter).
+"""PostgreSQL delay store (docs/architecture.md section 3: media -> delay -> kvwriter).
 
 Engine specific because its locking is: row locks where SQLite has one writer.
 Every method is ONE statement, so parking a document (with any number of

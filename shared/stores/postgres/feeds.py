@@ -1,4 +1,4 @@
-"""PostgreSQL feed store: the scheduler's per-fetch read and write batched per loop turn (DESIGN.md s.4).
+"""PostgreSQL feed store: the scheduler's per-fetch read and write batched per loop turn (docs/architecture.md s.4).
 
 The scheduler learns from every fetch of a feed: it reads the feed (``get``), places its next due
 time among its host's (``host_due_times``) and writes its schedule (``update_schedule``), about

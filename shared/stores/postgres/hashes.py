@@ -1,4 +1,4 @@
-"""PostgreSQL hash store (DESIGN.md section 4, "stores").
+"""PostgreSQL hash store (docs/architecture.md section 4, "stores").
 
 Engine specific for its read-modify-write methods: they take a
 transaction-scoped advisory lock on the URL, which also covers URLs that have

@@ -1,4 +1,4 @@
-"""PostgreSQL image registry (DESIGN.md section 3: media -> cdn -> delay).
+"""PostgreSQL image registry (docs/architecture.md section 3: media -> cdn -> delay).
 
 Engine specific for its speed only: the statements are those of
 ``sql/images.py``, but the calls of one loop turn go as one statement over

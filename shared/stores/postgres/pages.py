@@ -1,4 +1,4 @@
-"""PostgreSQL page store, the KV store (DESIGN.md section 4, "stores").
+"""PostgreSQL page store, the KV store (docs/architecture.md section 4, "stores").
 
 Engine specific because its guard is: the versioned guard lives in the
 statement itself, ``INSERT … ON CONFLICT (url) DO UPDATE … WHERE

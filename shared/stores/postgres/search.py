@@ -1,4 +1,4 @@
-"""PostgreSQL search: the ``russian`` / ``english`` configurations, GIN, a BM25-shaped rank (DESIGN.md s.3).
+"""PostgreSQL search: the ``russian`` / ``english`` configurations, GIN, a BM25-shaped rank (docs/architecture.md s.3).
 
 Each page's ``tsv`` is generated from its title (weight A) and text (weight B)
 with the configuration of its language (migration 15; ``analysis.pg_config``).

@@ -1,4 +1,4 @@
-"""PostgreSQL query-statistics store (DESIGN.md sections 3 and 4, "wordstat"; contract: ``wordstat.py``).
+"""PostgreSQL query-statistics store (docs/architecture.md sections 3 and 4, "wordstat"; contract: ``wordstat.py``).
 
 A batch is one transaction of a few statements whatever its size: the event ids
 go in with ``unnest`` and ``ON CONFLICT DO NOTHING RETURNING`` (what comes back

@@ -1,4 +1,4 @@
-"""What both store engines share in SQL, one module per role (DESIGN.md section 4, "stores").
+"""What both store engines share in SQL, one module per role (docs/architecture.md section 4, "stores").
 
 See ``shared/stores/__init__.py`` for the layout. Everything here runs over
 ``runner.SqlRunner``, which both engines' connections implement.

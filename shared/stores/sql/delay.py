@@ -1,4 +1,4 @@
-"""The delay store's row codec and the reads both engines share (DESIGN.md section 3).
+"""The delay store's row codec and the reads both engines share (docs/architecture.md section 3).
 
 Parking and releasing are per engine (``sqlite/delay.py``, ``postgres/delay.py``):
 what keeps two releasers from both handing out one document is the engine's

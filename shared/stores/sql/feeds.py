@@ -1,4 +1,4 @@
-"""The feed store, written once for both engines (DESIGN.md sections 3 and 4).
+"""The feed store, written once for both engines (docs/architecture.md sections 3 and 4).
 
 It sees a few writes per second at most, so it is plain SQL over the
 ``SqlRunner``: each method is one statement, or a read followed by one

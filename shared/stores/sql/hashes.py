@@ -1,4 +1,4 @@
-"""The hash store's statements both engines share (DESIGN.md section 4, "stores").
+"""The hash store's statements both engines share (docs/architecture.md section 4, "stores").
 
 Reads, ``forget``, ``release`` and ``remember_guid`` are single statements,
 atomic on both engines. The read-modify-write methods (``check_and_set``,

@@ -1,4 +1,4 @@
-"""The image registry, written once for both engines (DESIGN.md section 3: media -> cdn -> delay).
+"""The image registry, written once for both engines (docs/architecture.md section 3: media -> cdn -> delay).
 
 Every method is a single statement, so each is atomic on both engines:
 ``mark_ordered`` is one guarded upsert whose ``RETURNING`` row exists only

@@ -1,4 +1,4 @@
-"""The crawl-lane store, written once for both engines (DESIGN.md section 6; ``lanes.py`` for why a store).
+"""The crawl-lane store, written once for both engines (docs/architecture.md section 6; ``lanes.py`` for why a store).
 
 Writes are rare (a pause, a robots.txt a day, a few rate changes a minute per
 busy host), so this is plain SQL over the ``SqlRunner``: one statement per

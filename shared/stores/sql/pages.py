@@ -1,4 +1,4 @@
-"""The page store's row codec, shared by both engines (DESIGN.md section 4, "stores").
+"""The page store's row codec, shared by both engines (docs/architecture.md section 4, "stores").
 
 No portable page store: the versioned guard is engine specific
 (``sqlite/pages.py``, ``postgres/pages.py``), and so is search (``*/search.py``).

@@ -1,4 +1,4 @@
-"""The problem store, written once for both engines (DESIGN.md sections 4 and 10).
+"""The problem store, written once for both engines (docs/architecture.md sections 4 and 10).
 
 A report is written once per fetch of a feed and a page-problem row only when
 a page lost something, so this is plain SQL over the ``SqlRunner``: one

@@ -1,4 +1,4 @@
-"""``SqlRunner``: the few statement calls both engines' connections offer (DESIGN.md section 4).
+"""``SqlRunner``: the few statement calls both engines' connections offer (docs/architecture.md section 4).
 
 ``?`` placeholders (the PostgreSQL runner rewrites them to ``$n``). Each call
 is one statement in its own transaction on PostgreSQL, and one write in the

@@ -1,4 +1,4 @@
-"""What both engines' search share: the freshness expression and turning rows into hits (DESIGN.md s.3).
+"""What both engines' search share: the freshness expression and turning rows into hits (docs/architecture.md s.3).
 
 The formula is ``shared.search.ranking.Ranking.freshness``; this is its SQL,
 with ``?`` parameters (``now_us``, ``boost``, ``half_life_s``, ``half_life_s``).

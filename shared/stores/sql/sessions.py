@@ -1,4 +1,4 @@
-"""The session store, written once for both engines (DESIGN.md sections 4 and 10).
+"""The session store, written once for both engines (docs/architecture.md sections 4 and 10).
 
 A sign-in or a sign-out is one statement; a page view is one read by the
 primary key. Ids carry 256 random bits, so their unsalted sha256 is enough.

@@ -1,4 +1,4 @@
-"""Status snapshots and page figures, written once for both engines (DESIGN.md section 4, "stores").
+"""Status snapshots and page figures, written once for both engines (docs/architecture.md section 4, "stores").
 
 Cubes publish small JSON snapshots (``shared/status.py``: runner stats and lag,
 the crawler's lanes, the overload gate) every few seconds; the frontend's

@@ -1,10 +1,10 @@
-"""The tenant store, written once for both engines (DESIGN.md sections 4 and 6).
+"""The tenant store, written once for both engines (docs/architecture.md sections 4 and 6).
 
 It sees a few writes per second at most, so it is plain SQL over the
 ``SqlRunner``: each method is one statement, or a read followed by one
 guarded statement, so no transaction spans an ``await``.
 
-API tokens are stored only as their SHA-256 (DESIGN.md section 6): a leaked
+API tokens are stored only as their SHA-256 (docs/architecture.md section 6): a leaked
 database does not leak usable tokens. Tokens carry 256 random bits, so an
 unsalted hash is enough (no dictionary to attack).
 """

@@ -1,4 +1,4 @@
-"""The query-statistics SQL both engines share (DESIGN.md section 4; contract: ``wordstat.py``).
+"""The query-statistics SQL both engines share (docs/architecture.md section 4; contract: ``wordstat.py``).
 
 Statements use ``?`` placeholders (PostgreSQL's runner numbers them). A list
 parameter is the one thing the engines spell differently — SQLite ``IN (?, ?)``,

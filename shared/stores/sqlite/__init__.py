@@ -1,4 +1,4 @@
-"""``open_sqlite(url)``: the embedded store engine (DESIGN.md sections 4 and 7).
+"""``open_sqlite(url)``: the embedded store engine (docs/architecture.md sections 4 and 7).
 
 ``sqlite/db.py`` is the connections and the group commit; the roles that need
 a plan of their own are ``pages.py``, ``hashes.py`` and ``delay.py`` here; the

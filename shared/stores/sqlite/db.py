@@ -1,4 +1,4 @@
-"""The embedded store engine's connections: stdlib ``sqlite3`` (DESIGN.md sections 4 and 7).
+"""The embedded store engine's connections: stdlib ``sqlite3`` (docs/architecture.md sections 4 and 7).
 
 ``sqlite:///var/store.db`` (relative to the working directory) or
 ``sqlite:////srv/store.db`` (absolute); ``sqlite:///:memory:`` for a private

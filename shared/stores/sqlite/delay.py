@@ -1,4 +1,4 @@
-"""SQLite delay store (DESIGN.md section 3: media -> delay -> kvwriter).
+"""SQLite delay store (docs/architecture.md section 3: media -> delay -> kvwriter).
 
 Engine specific because its atomicity is: every method that releases runs
 under ``BEGIN IMMEDIATE`` (one writer, the group commit of ``db.py``), so of

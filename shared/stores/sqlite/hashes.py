@@ -1,4 +1,4 @@
-"""SQLite hash store (DESIGN.md section 4, "stores").
+"""SQLite hash store (docs/architecture.md section 4, "stores").
 
 Engine specific for its read-modify-write methods: ``check_and_set`` and
 ``claim`` read and write inside one ``BEGIN IMMEDIATE`` transaction (one

@@ -1,4 +1,4 @@
-"""SQLite page store, the KV store (DESIGN.md section 4, "stores").
+"""SQLite page store, the KV store (docs/architecture.md section 4, "stores").
 
 Engine specific because its guard is: each write reads the stored version and
 writes under the same ``BEGIN IMMEDIATE`` lock (the group commit of

@@ -1,4 +1,4 @@
-"""SQLite search: FTS5 over Snowball stems, BM25 with the title weighted (DESIGN.md s.3 and s.4).
+"""SQLite search: FTS5 over Snowball stems, BM25 with the title weighted (docs/architecture.md s.3 and s.4).
 
 The index is a regular FTS5 table, ``search_fts``, one row per live page under
 the page's rowid: the stems of its title and text (``shared.search.analysis``,

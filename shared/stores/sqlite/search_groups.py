@@ -1,4 +1,4 @@
-"""What one group of a query is to SQLite search's walk (``search_topk.py``; DESIGN.md s.3).
+"""What one group of a query is to SQLite search's walk (``search_topk.py``; docs/architecture.md s.3).
 
 A query is groups that must all match (``SearchQuery.groups``): a word, a
 prefix (``мост*``) or a phrase (``"красная площадь"``; the walk declines those).

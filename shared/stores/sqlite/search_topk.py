@@ -1,4 +1,5 @@
-"""SQLite search's fast path: the best pages of a query of plain words, without scoring every match (DESIGN.md s.3).
+"""SQLite search's fast path: the best pages of a query of plain words, without scoring every match
+(docs/architecture.md s.3).
 
 Why: FTS5's ``bm25()`` costs about a microsecond a matching row, and a word on
 half of 100,000 pages is 60 ms of it for 20 results. So beside ``search_fts``

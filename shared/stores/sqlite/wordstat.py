@@ -1,4 +1,4 @@
-"""SQLite query-statistics store (DESIGN.md sections 3 and 4, "wordstat"; contract: ``wordstat.py``).
+"""SQLite query-statistics store (docs/architecture.md sections 3 and 4, "wordstat"; contract: ``wordstat.py``).
 
 A batch of searches is one write-lock hold: the event ids go in with one
 statement (the few already seen, a redelivery, are found with one read per

@@ -1,4 +1,4 @@
-"""Configuration: defaults, file + environment, and errors that name the key (DESIGN.md section 7)."""
+"""Configuration: defaults, file + environment, and errors that name the key (docs/architecture.md section 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The schema files, the AsyncAPI document and the Python models never drift (DESIGN.md section 5)."""
+"""The schema files, the AsyncAPI document and the Python models never drift (docs/architecture.md section 5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Hostile partner HTML comes out inert, for the page and for the parser (DESIGN.md section 6; shared/safehtml.py)."""
+"""Hostile partner HTML comes out inert, for the page and for the parser (docs/architecture.md section 6;
+shared/safehtml.py)."""
 
 from __future__ import annotations
 

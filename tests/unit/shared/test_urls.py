@@ -1,4 +1,4 @@
-"""``canonical_url``: a table of tricky URLs (DESIGN.md section 5: one key per document)."""
+"""``canonical_url``: a table of tricky URLs (docs/architecture.md section 5: one key per document)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retry policy: capped exponential backoff with full jitter, Retry-After as a floor (STYLE.md rule 7)."""
+"""Retry policy: capped exponential backoff with full jitter, Retry-After as a floor (docs/conventions.md rule 7)."""
 
 from __future__ import annotations
 
