@@ -1,4 +1,4 @@
-# One image for every cube (DESIGN.md section 8): `docker run IMAGE cube parser`, `... topics create`.
+# One image for every cube (docs/architecture.md section 8): `docker run IMAGE cube parser`, `... topics create`.
 # docker-compose.yml builds it once as turbocubes:local and runs each cube in its own container.
 FROM python:3.11-slim
 
