@@ -56,6 +56,7 @@ __all__ = [
     "SERVICES_MAX",
     "SERVICE_NAME_RE",
     "WEBMASTER_FORMATS",
+    "Authorize",
     "FeedProblem",
     "FeedRegistry",
     "Registered",

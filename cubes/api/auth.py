@@ -28,6 +28,7 @@ import hmac
 from aiohttp import web
 
 from cubes.api.errors import ApiError
+from shared.access import AccessRefused, host_claim
 from shared.clock import Clock
 from shared.stores import HostClaim, TenantStore
 
@@ -37,6 +38,7 @@ __all__ = [
     "Authenticator",
     "bearer_token",
     "check_admin",
+    "refusal",
     "require_host",
     "unauthorized",
 ]
@@ -121,17 +123,16 @@ def check_admin(request: web.Request, admin_sha256: str) -> None:
         raise unauthorized("a valid admin token is required")
 
 
+def refusal(exc: AccessRefused) -> ApiError:
+    """How the API says ``shared.access``'s no: 404 for another tenant's object, else 403 naming the host."""
+    if exc.missing:
+        return ApiError(404, exc.code, exc.message)
+    return ApiError(403, exc.code, exc.message, host=exc.host)
+
+
 async def require_host(tenants: TenantStore, tenant_id: str, host: str, *, verified: bool = True) -> HostClaim:
-    """The tenant's claim on ``host``; 403 when it has none, or (with ``verified``) an unverified one."""
-    for claim in await tenants.hosts_of(tenant_id):
-        if claim.host == host:
-            if verified and not claim.verified:
-                raise ApiError(
-                    403,
-                    "host_not_verified",
-                    f"host {host} is not verified yet: publish the verification token and "
-                    f"POST /api/v1/hosts/{host}/verify",
-                    host=host,
-                )
-            return claim
-    raise ApiError(403, "host_not_owned", f"host {host} does not belong to this tenant", host=host)
+    """The tenant's claim on ``host`` (``shared.access.host_claim``, the console's rule too); 403 when refused."""
+    try:
+        return await host_claim(tenants, tenant_id, host, verified=verified)
+    except AccessRefused as exc:
+        raise refusal(exc) from None

@@ -105,7 +105,12 @@ def render_docs(doc: dict[str, Any] | None = None) -> str:
 
 
 async def docs_page(request: web.Request) -> web.StreamResponse:
-    headers = {"Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+    headers = {
+        "Content-Security-Policy": _CSP,
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Cache-Control": "no-cache",
+    }
     return web.Response(text=render_docs(), content_type="text/html", charset="utf-8", headers=headers)
 
 

@@ -28,11 +28,12 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from cubes.api.auth import TENANT, require_host
+from cubes.api.auth import TENANT, refusal, require_host
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.shedding import RETRY_AFTER_S
+from shared import access
 from shared.errors import TurbocubesError
 from shared.feeds import SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
 from shared.overview import FeedOverview, feed_overview, page_json, report_json, rollup_json
@@ -153,11 +154,11 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
 
 
 async def own_feed(request: web.Request) -> Feed:
-    ctx = ctx_of(request)
-    feed = await ctx.stores.feeds.get(request.match_info["feed_id"])
-    if feed is None or feed.deleted or feed.tenant_id != request[TENANT]:
-        raise ApiError(404, "not_found", "no such feed")
-    return feed
+    """The caller's feed of the path (``shared.access.own_feed``, the console's rule too); 404 otherwise."""
+    try:
+        return await access.own_feed(ctx_of(request).stores.feeds, request[TENANT], request.match_info["feed_id"])
+    except access.AccessRefused as exc:
+        raise refusal(exc) from None
 
 
 async def list_feeds(request: web.Request) -> web.StreamResponse:

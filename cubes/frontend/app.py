@@ -88,7 +88,12 @@ _SITE_CSP = (
     "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
-_COMMON = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "strict-origin-when-cross-origin"}
+#: X-Frame-Options is frame-ancestors 'none' for browsers that do not read CSP level 2 (clickjacking)
+_COMMON = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+    "X-Frame-Options": "DENY",
+}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -17,8 +17,9 @@ from aiohttp import web
 from cubes.frontend.console.context import ConsoleContext, NoBus
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.views import feed_page, home_page, host_page, not_found
+from shared import access
 from shared.errors import NotFound, TurbocubesError
-from shared.feeds import WEBMASTER_FORMATS, FeedProblem, RegistrationRefused
+from shared.feeds import WEBMASTER_FORMATS, RegistrationRefused
 from shared.urls import canonical_host
 from shared.verification import claim_origin
 
@@ -49,7 +50,7 @@ async def claim_host(c: ConsoleContext, signed: Signed, form: dict[str, str]) ->
 
 
 async def verify_host(c: ConsoleContext, signed: Signed, host: str) -> web.StreamResponse:
-    claim = next((x for x in await c.claims(signed.tenant_id) if x.host == host), None)
+    claim = await c.own_claim(signed, host)
     if claim is None:
         return not_found(c, signed, "host")
     feeds = [f.url for f in await c.stores.feeds.list(signed.tenant_id) if f.host == host and not f.deleted]
@@ -61,15 +62,6 @@ async def verify_host(c: ConsoleContext, signed: Signed, host: str) -> web.Strea
 
 
 async def add_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
-    claims = {x.host: x for x in await c.claims(signed.tenant_id)}
-
-    async def owned(host: str) -> None:
-        claim = claims.get(host)
-        if claim is None:
-            raise RegistrationRefused([FeedProblem("url", f"{host} is not one of your hosts: claim it first")])
-        if not claim.verified:
-            raise RegistrationRefused([FeedProblem("url", f"{host} is not verified yet: verify it first")])
-
     try:
         done = await c.registry().register(
             form.get("url", ""),
@@ -77,7 +69,7 @@ async def add_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> w
             autoparser=form.get("autoparser") == "1",
             tenant_id=signed.tenant_id,
             formats=WEBMASTER_FORMATS,
-            authorize=owned,
+            authorize=c.authorize(signed),
         )
     except RegistrationRefused as exc:
         return await home_page(c, signed, feed_errors=[f"{p.field}: {p.message}" for p in exc.problems], status=422)
@@ -88,16 +80,9 @@ async def add_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> w
 
 async def check_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
     """A check of a feed URL (``FeedRegistry.check``): its results and previews on the upload's page."""
-    claims = {x.host: x for x in await c.claims(signed.tenant_id)}
-
-    async def owned(host: str) -> None:
-        claim = claims.get(host)
-        if claim is None or not claim.verified:
-            raise RegistrationRefused([FeedProblem("url", f"{host} is not a verified host of yours")])
-
     try:
         task = await c.registry().check(
-            form.get("url", ""), tasks=c.stores.tasks, tenant_id=signed.tenant_id, authorize=owned
+            form.get("url", ""), tasks=c.stores.tasks, tenant_id=signed.tenant_id, authorize=c.authorize(signed)
         )
     except RegistrationRefused as exc:
         return await home_page(c, signed, check_errors=[f"{p.field}: {p.message}" for p in exc.problems], status=422)
@@ -107,9 +92,12 @@ async def check_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) ->
 
 
 async def fetch_now(c: ConsoleContext, signed: Signed, feed_id: str) -> web.StreamResponse:
-    feed = await c.own_feed(signed, feed_id)
-    if feed is None:
-        return not_found(c, signed, "feed")
+    try:  # the API's rule: the tenant's feed, on a host it still holds a right on
+        await access.feed_in_force(c.stores.feeds, c.stores.tenants, signed.tenant_id, feed_id)
+    except access.AccessRefused as exc:
+        if exc.missing:
+            return not_found(c, signed, "feed")
+        return await feed_page(c, signed, feed_id, notice=f"Not fetched: {exc.message}", status=403)
     fetch_id = uuid.uuid4().hex
     try:
         await c.registry().fetch_now(feed_id, fetch_id=fetch_id)
@@ -130,9 +118,13 @@ async def switch_autoparser(c: ConsoleContext, signed: Signed, feed_id: str, on:
             autoparser=on,
             tenant_id=signed.tenant_id,
             formats=WEBMASTER_FORMATS,
+            authorize=c.authorize(signed),  # the API's PATCH asks the same: a right on the feed's host
         )
-    except (RegistrationRefused, NoBus, TurbocubesError) as exc:
-        return await feed_page(c, signed, feed_id, notice=f"Not changed: {exc}")
+    except RegistrationRefused as exc:
+        why = "; ".join(p.message for p in exc.problems)
+        return await feed_page(c, signed, feed_id, notice=f"Not changed: {why}", status=403)
+    except (NoBus, TurbocubesError) as exc:
+        return await feed_page(c, signed, feed_id, notice=f"Not changed: {exc}", status=503)
     raise _see(f"/console/feeds/{feed_id}")
 
 

@@ -19,9 +19,10 @@ from aiohttp import web
 from cubes.frontend.console.session import SessionGate, Signed
 from cubes.frontend.jinja import render
 from cubes.frontend.status.page import STATUS_CSS
+from shared import access
 from shared.clock import Clock
 from shared.config import Settings
-from shared.feeds import FeedRegistry
+from shared.feeds import Authorize, FeedProblem, FeedRegistry, RegistrationRefused
 from shared.http import AddressGuard, Fetcher
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
@@ -99,11 +100,29 @@ class ConsoleContext:
         return await self.stores.tenants.hosts_of(tenant_id)
 
     async def own_feed(self, signed: Signed, feed_id: str) -> Feed | None:
-        """The tenant's live feed ``feed_id``; None for an unknown one or another tenant's (the same 404)."""
-        feed = await self.stores.feeds.get(feed_id)
-        if feed is None or feed.deleted or feed.tenant_id != signed.tenant_id:
+        """The tenant's live feed ``feed_id`` (``shared.access``, the API's rule); None: the same 404 for all."""
+        try:
+            return await access.own_feed(self.stores.feeds, signed.tenant_id, feed_id)
+        except access.AccessRefused:
             return None
-        return feed
+
+    async def own_claim(self, signed: Signed, host: str) -> HostClaim | None:
+        """The tenant's claim on ``host``, verified or not (``shared.access``); None: not one of its hosts."""
+        try:
+            return await access.host_claim(self.stores.tenants, signed.tenant_id, host, verified=False)
+        except access.AccessRefused:
+            return None
+
+    def authorize(self, signed: Signed) -> Authorize:
+        """What a registration asks of a feed's host: the API's check (``shared.access.host_claim``)."""
+
+        async def owned(host: str) -> None:
+            try:
+                await access.host_claim(self.stores.tenants, signed.tenant_id, host)
+            except access.AccessRefused as exc:
+                raise RegistrationRefused([FeedProblem("url", exc.message)]) from None
+
+        return owned
 
     def page(self, name: str, title: str, *, status: int = 200, **context: Any) -> web.Response:
         body = render(name, title=f"{title} · turbocubes console", extra_css=CONSOLE_CSS, **context)
@@ -112,6 +131,8 @@ class ConsoleContext:
                 "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
                 "base-uri 'none'; frame-ancestors 'none'"
             ),
+            # frame-ancestors' twin for browsers that do not read it (clickjacking)
+            "X-Frame-Options": "DENY",
             "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "same-origin",
             # a console page is one tenant's: never kept by a shared cache, nor by the browser's back cache

@@ -38,10 +38,19 @@ Action = Callable[[web.Request, Signed, dict[str, str]], Awaitable[web.StreamRes
 _FORM_MAX = 16 * 1024
 
 
+class BadForm(Exception):
+    """A form body the console cannot read as text: answered ``400``, never a server error."""
+
+
 async def _form(request: web.Request) -> dict[str, str]:
     if (request.content_length or 0) > _FORM_MAX:
         raise web.HTTPRequestEntityTooLarge(max_size=_FORM_MAX, actual_size=request.content_length or 0)
-    data = await request.post()
+    try:
+        data = await request.post()
+    except (UnicodeDecodeError, LookupError) as exc:  # not UTF-8 (or a charset Python does not know)
+        raise BadForm(f"the form is not valid UTF-8 text: {exc.__class__.__name__}") from None
+    except ValueError as exc:  # a multipart body that does not parse
+        raise BadForm(f"the form cannot be read: {exc}") from None
     return {k: v for k, v in data.items() if isinstance(v, str)}
 
 
@@ -62,7 +71,10 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
             signed = await c.gate.signed(request)
             if signed is None:
                 return views.login_page(c, error="Your session has ended: sign in again.", status=401)
-            form = await _form(request)
+            try:
+                form = await _form(request)
+            except BadForm as exc:
+                return views.login_page(c, error=f"{exc}.", status=400)
             if not c.gate.csrf_ok(signed, form.get("csrf", "")):
                 return views.login_page(c, error="This form is out of date: sign in again.", status=403)
             return await do(request, signed, form)
@@ -86,7 +98,10 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
         wait = c.gate.logins.wait_s(address)
         if wait:
             return views.login_page(c, error=f"Too many failed sign-ins: try again in {duration(wait)}.", status=429)
-        form = await _form(request)
+        try:
+            form = await _form(request)
+        except BadForm as exc:
+            return views.login_page(c, error=f"{exc}.", status=400)
         response = web.HTTPSeeOther("/console")
         if await c.gate.sign_in(form.get("token", ""), response) is None:
             c.gate.logins.failed(address)

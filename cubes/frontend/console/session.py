@@ -8,9 +8,13 @@
 * **CSRF**: every form of a session carries the session's token (the
   synchronizer token pattern), compared in constant time; and every POST
   must come from our own origin when the browser says where it comes from
-  (``Origin``, else ``Sec-Fetch-Site``). The login form has no session yet:
-  it is guarded by the origin check and ``SameSite=Strict`` (no other site can
-  make a browser send the cookie, nor read the answer).
+  (``SessionGate.same_origin``: ``Sec-Fetch-Site``, ``Origin``, ``Referer``). The
+  login form has no session yet: it is guarded by the origin check -- ``Origin: null``
+  and a foreign ``Referer`` are refused unless ``Sec-Fetch-Site: same-origin`` --
+  and ``SameSite=Strict`` (no other site can make a browser send the cookie, nor
+  read the answer), so no site can sign a visitor in to an attacker's tenant.
+* **Encoding**: a form body that is not valid UTF-8 is a ``400`` (``routes._form``),
+  before anything else reads it, signed in or not.
 * **Sign out** (``POST /console/logout``) deletes the session row and the cookie.
 
 Signing in is throttled like a password form: per client address, a few
@@ -73,6 +77,11 @@ class LoginThrottle:
         self._failures[address] = (self._level(address) + 1.0, self._clock.monotonic())
 
 
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
 class SessionGate:
     """Reads and writes the session of a request."""
 
@@ -96,13 +105,30 @@ class SessionGate:
         return None if session is None else Signed(session.tenant_id, session.csrf, session_id)
 
     def same_origin(self, request: web.Request) -> bool:
-        """False when the browser says the request comes from another site (CSRF's first layer)."""
+        """False when the browser says, or lets us see, that the request comes from another site.
+
+        CSRF's first layer, and the login form's only one (it has no session token yet). What
+        a browser tells, strongest first: ``Sec-Fetch-Site`` (``same-origin`` passes; ``cross-site``
+        or ``same-site`` never does), then ``Origin``, then ``Referer``. ``Origin: null`` (a
+        sandboxed frame, a ``data:`` page, a redirect from elsewhere) and a foreign ``Referer``
+        are another site's unless ``Sec-Fetch-Site: same-origin`` vouches for the request. No
+        header at all is a client that is not a browser (curl, a script): nothing to forge.
+        """
+        here = {f"{request.scheme}://{request.host}", self.origin} - {""}
+        site = request.headers.get("Sec-Fetch-Site")
+        if site not in (None, "same-origin", "none"):
+            return False
         origin = request.headers.get("Origin")
         if origin is not None and origin != "null":
-            here = f"{request.scheme}://{request.host}"
-            return origin in (here, self.origin)
-        fetch_site = request.headers.get("Sec-Fetch-Site")
-        return fetch_site in (None, "same-origin", "none")
+            return origin in here
+        if site == "same-origin":
+            return True
+        if origin == "null":
+            return False
+        referer = request.headers.get("Referer")
+        if referer:
+            return _origin_of(referer) in here
+        return True
 
     def csrf_ok(self, signed: Signed, form_token: str) -> bool:
         return hmac.compare_digest(signed.csrf.encode(), form_token.encode())

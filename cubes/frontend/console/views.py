@@ -156,7 +156,7 @@ async def host_page(
     notice: str = "",
     months: int = 1,
 ) -> web.Response:
-    claim = next((x for x in await c.claims(signed.tenant_id) if x.host == host), None)
+    claim = await c.own_claim(signed, host)
     if claim is None:
         return not_found(c, signed, "host")
     cfg = c.settings.wordstat
@@ -207,7 +207,7 @@ def _fetch_notice(history: list[FetchReport], fetch_id: str) -> str:
 
 
 async def feed_page(
-    c: ConsoleContext, signed: Signed, feed_id: str, *, fetch_id: str = "", notice: str = ""
+    c: ConsoleContext, signed: Signed, feed_id: str, *, fetch_id: str = "", notice: str = "", status: int = 200
 ) -> web.Response:
     feed = await c.own_feed(signed, feed_id)
     if feed is None:
@@ -219,6 +219,7 @@ async def feed_page(
     return c.page(
         "console/feed.html",
         feed.url,
+        status=status,
         signed=signed,
         o=o,
         row=feed_row(feed, now),

@@ -242,3 +242,112 @@ async def test_every_console_action_needs_the_csrf_token_and_our_origin(
     report.case(f"/console/login from another site: {login.status}", login.status == 403, kind="csrf")
     assert login.status == 403
     assert wrong == [], "\n".join(wrong)
+
+
+#: a form body that is not UTF-8: a Latin-1 "é" (0xE9) and a lone continuation byte
+_NOT_UTF8 = b"url=https%3A%2F%2Fa.partner.test%2F&x=\xe9\x80"
+
+
+async def test_console_edges_encoding(world: World, matrix: Callable[[str], Matrix]) -> None:
+    """Every form route (signed in with its CSRF token, or the sign-in form) answers a body that is not
+    UTF-8 with 400 -- never 500 -- and says why; charset labels do not change that."""
+    report = matrix("console edges")
+    wrong = []
+    for method, route in _console_routes(world.client):
+        if method != "POST":
+            continue
+        path, _ = await _request(world, method, route, "own")
+        headers = {} if route == "/console/login" else world.headers("a")
+        for body, ctype in (
+            (_NOT_UTF8, "application/x-www-form-urlencoded"),
+            (_NOT_UTF8, "application/x-www-form-urlencoded; charset=utf-8"),
+            (b"token=\xff\xfe" + b"&csrf=" + world.csrf["a"].encode(), "application/x-www-form-urlencoded"),
+        ):
+            resp = await world.client.post(
+                path, data=body, headers={**headers, "Content-Type": ctype}, allow_redirects=False
+            )
+            text = await resp.text()
+            ok = resp.status == 400 and "UTF-8" in text
+            report.case(f"{route} with a non-UTF-8 form ({ctype}): {resp.status}", ok, kind="encoding")
+            if not ok:
+                wrong.append(f"{route} {ctype}: {resp.status} {text[:200]}")
+    assert wrong == [], "\n".join(wrong)
+
+
+#: (what the browser says, whether a sign-in with a valid token goes through)
+_LOGIN_EDGES: list[tuple[str, dict[str, str], bool]] = [
+    ("Origin: null", {"Origin": "null"}, False),
+    ("a foreign Referer", {"Referer": "https://evil.example/login.html"}, False),
+    ("a foreign Referer on our port", {"Referer": "http://evil.example:{port}/console"}, False),
+    ("Origin: null and Sec-Fetch-Site: cross-site", {"Origin": "null", "Sec-Fetch-Site": "cross-site"}, False),
+    ("Sec-Fetch-Site: same-site", {"Sec-Fetch-Site": "same-site"}, False),
+    (
+        "a foreign Origin claiming same-origin",
+        {"Origin": "https://evil.example", "Sec-Fetch-Site": "same-origin"},
+        False,
+    ),
+    ("Origin: null, Sec-Fetch-Site: same-origin", {"Origin": "null", "Sec-Fetch-Site": "same-origin"}, True),
+    (
+        "a foreign Referer, Sec-Fetch-Site: same-origin",
+        {"Referer": "https://evil.example/", "Sec-Fetch-Site": "same-origin"},
+        True,
+    ),
+    ("our own Referer", {"Referer": "http://127.0.0.1:{port}/console"}, True),
+    ("our own Origin", {"Origin": "http://127.0.0.1:{port}"}, True),
+    ("no header at all (not a browser)", {}, True),
+]
+
+
+async def test_console_edges_login_csrf(world: World, matrix: Callable[[str], Matrix]) -> None:
+    """Login CSRF: a cross-site POST of the sign-in form would sign the visitor in to the attacker's
+    tenant. ``Origin: null`` and a foreign ``Referer`` are another site's unless the browser's
+    ``Sec-Fetch-Site: same-origin`` vouches for the request; so is every action form."""
+    report = matrix("console edges")
+    port = world.client.server.port
+    wrong = []
+    for label, template, passes in _LOGIN_EDGES:
+        headers = {k: v.format(port=port) for k, v in template.items()}
+        login = await world.client.post(
+            "/console/login", data={"token": world.tokens["b"]}, headers=headers, allow_redirects=False
+        )
+        ok = login.status == (303 if passes else 403) and (passes or COOKIE not in login.cookies)
+        report.case(f"/console/login with {label}: {login.status}", ok, kind="login csrf")
+        if not ok:
+            wrong.append(f"login with {label}: {login.status}")
+        path, form = await _request(world, "POST", "/console/hosts", "own")
+        claim = await world.client.post(
+            path,
+            data={**form, "csrf": world.csrf["a"]},
+            headers={**world.headers("a"), **headers},
+            allow_redirects=False,
+        )
+        ok = claim.status == (303 if passes else 403)
+        report.case(f"/console/hosts with {label}: {claim.status}", ok, kind="action csrf")
+        if not ok:
+            wrong.append(f"claim with {label}: {claim.status}")
+    assert wrong == [], "\n".join(wrong)
+
+
+async def test_console_edges_framing(world: World, matrix: Callable[[str], Matrix]) -> None:
+    """Every console page says ``X-Frame-Options: DENY`` beside its CSP's ``frame-ancestors 'none'``
+    (browsers that do not read the CSP still refuse to frame it: clickjacking)."""
+    report = matrix("console edges")
+    wrong = []
+    for method, route in _console_routes(world.client):
+        for who in (None, "a"):
+            path, form = await _request(world, method, route, "own")
+            if method == "POST" and who is not None and route != "/console/login":
+                form["csrf"] = world.csrf[who]
+            resp = await world.client.request(
+                method, path, data=form if method == "POST" else None, headers=world.headers(who), allow_redirects=False
+            )
+            if resp.status == 303:
+                continue  # a redirect carries no page
+            csp = resp.headers.get("Content-Security-Policy", "")
+            ok = resp.headers.get("X-Frame-Options") == "DENY" and "frame-ancestors 'none'" in csp
+            report.case(f"{method} {route} as {who or 'nobody'}: X-Frame-Options", ok, kind="framing")
+            if not ok:
+                wrong.append(f"{method} {route} as {who}: {resp.status} {dict(resp.headers)}")
+            if route == "/console/logout" and who is not None:
+                await world.sign_in(who)
+    assert wrong == [], "\n".join(wrong)

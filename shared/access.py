@@ -1,0 +1,70 @@
+"""Who may touch what: the one authorization rule of the webmaster API and the console (docs/architecture.md
+section 6, "Per tenant, in" and "Sites have owners").
+
+The API (``cubes/api``, a bearer token) and the console (``cubes/frontend/console``, a cookie
+session) are two doors to the same services; each of their actions asks here, so the two can never
+decide differently (a console action that skipped the owner check its API twin made let a tenant
+switch the autoparser of a feed on a host it no longer held). The doors only differ in how they say
+no: the API answers ``403`` / ``404`` with the refusal's ``code``, the console re-renders the page
+with its message.
+
+* ``host_claim``: the caller's claim on a host; with ``verified`` (the default) its right must be
+  in force. No claim: ``host_not_owned``; a claim without a right: ``host_not_verified``. Hosts are
+  public names, so saying "not yours" reveals nothing.
+* ``own_feed``: the caller's live feed; another tenant's answers exactly as an unknown id does
+  (``not_found``), since answering otherwise would confirm that the other tenant's feed exists.
+* ``feed_in_force``: the caller's feed, on a host it still holds a right on (what fetching it now
+  and changing it ask: without the right its fetches publish nothing). Reading or removing a feed
+  needs only ``own_feed``.
+"""
+
+from __future__ import annotations
+
+from shared.errors import TurbocubesError
+from shared.stores import Feed, FeedStore, HostClaim, TenantStore
+
+__all__ = ["AccessRefused", "feed_in_force", "host_claim", "own_feed"]
+
+
+class AccessRefused(TurbocubesError):
+    """The caller may not do this. ``code``: ``host_not_owned``, ``host_not_verified`` or ``not_found``."""
+
+    def __init__(self, code: str, message: str, *, host: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.host = host
+
+    @property
+    def missing(self) -> bool:
+        """True when the refusal must read as "no such thing" (another tenant's object)."""
+        return self.code == "not_found"
+
+
+async def host_claim(tenants: TenantStore, tenant_id: str, host: str, *, verified: bool = True) -> HostClaim:
+    """The tenant's claim on ``host``; ``AccessRefused`` when it has none, or (``verified``) no right by it."""
+    for claim in await tenants.hosts_of(tenant_id):
+        if claim.host == host:
+            if verified and not claim.verified:
+                raise AccessRefused(
+                    "host_not_verified",
+                    f"host {host} is not verified yet: publish the verification token and "
+                    f"POST /api/v1/hosts/{host}/verify",
+                    host=host,
+                )
+            return claim
+    raise AccessRefused("host_not_owned", f"host {host} does not belong to this tenant", host=host)
+
+
+async def own_feed(feeds: FeedStore, tenant_id: str, feed_id: str) -> Feed:
+    """The tenant's live feed ``feed_id``; ``AccessRefused("not_found")`` for an unknown one or another's."""
+    feed = await feeds.get(feed_id)
+    if feed is None or feed.deleted or feed.tenant_id != tenant_id:
+        raise AccessRefused("not_found", "no such feed")
+    return feed
+
+
+async def feed_in_force(feeds: FeedStore, tenants: TenantStore, tenant_id: str, feed_id: str) -> Feed:
+    """``own_feed``, on a host the tenant holds a right on now (``host_claim``)."""
+    feed = await own_feed(feeds, tenant_id, feed_id)
+    await host_claim(tenants, tenant_id, feed.host)
+    return feed
