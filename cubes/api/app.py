@@ -79,7 +79,7 @@ def create_app(
             clock=deps.clock,
             blobs=deps.blobs,
             limits=Limits(api, stores.tenants, deps.clock),
-            auth=Authenticator(stores.tenants, deps.clock),
+            auth=Authenticator(stores.tenants, deps.clock, admin_sha256=settings.api.admin_token_sha256),
             bulkhead=Bulkhead(api.concurrency, api.tenant_concurrency_share),
             shedder=LoadShedder(getattr(deps, "bus", None), api.shed_group, api.shed_lag, deps.clock),
             verifier=Verifier(fetcher, verify_origins, txt=dns_txt_lookup(api.dns_servers)),

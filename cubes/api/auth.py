@@ -8,6 +8,12 @@ authentication costs a dict lookup on the hot path and a throttled tenant's
 rejections stay cheap. The price: a revoked token keeps working on an
 instance for at most ``TOKEN_CACHE_S``.
 
+Wrong tokens are throttled per client address (``shared.attempts.FailedAttempts``, as the
+console's sign-in is): ``TOKEN_FAILURES`` in a row are answered ``401``, then the address waits
+``TOKEN_REFILL_S`` per further try and gets ``429 too_many_failures`` with ``Retry-After`` -- before
+its token is looked at, so a right guess is refused too and a scan learns nothing. A request
+without a token is not a guess and is not counted. The admin token is counted the same way.
+
 401 vs 403 vs 404 (the rule the tests pin):
 
 * no token, a malformed header, an unknown or revoked token -> ``401`` with
@@ -24,17 +30,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 
 from aiohttp import web
 
 from cubes.api.errors import ApiError
 from shared.access import AccessRefused, host_claim
+from shared.attempts import FailedAttempts
 from shared.clock import Clock
 from shared.stores import HostClaim, TenantStore
 
 __all__ = [
     "TENANT",
     "TOKEN_CACHE_S",
+    "TOKEN_FAILURES",
+    "TOKEN_REFILL_S",
     "Authenticator",
     "bearer_token",
     "check_admin",
@@ -49,6 +59,10 @@ TOKEN_CACHE_S = 2.0
 _CACHE_MAX = 50_000
 #: tokens longer than this are refused without a store lookup (ours are ~46 characters)
 _TOKEN_MAX = 256
+#: wrong tokens one client address may present in a row; then one more per TOKEN_REFILL_S (6 a
+#: minute): a client with a stale token sees its 401s first, a scanner waits
+TOKEN_FAILURES = 10
+TOKEN_REFILL_S = 10.0
 
 #: request key holding the authenticated tenant id
 TENANT: web.RequestKey[str] = web.RequestKey("tenant_id", str)
@@ -80,12 +94,15 @@ def _digest(token: str) -> str:
 class Authenticator:
     """Token -> tenant id, through the store, with a short per-instance cache."""
 
-    def __init__(self, tenants: TenantStore, clock: Clock) -> None:
+    def __init__(self, tenants: TenantStore, clock: Clock, *, admin_sha256: str = "") -> None:
         self._tenants = tenants
         self._clock = clock
+        #: the admin token presented on a tenant route is refused, but is no guess: not counted
+        self._admin_sha256 = admin_sha256.lower()
         # sha256(token) -> (tenant id or None for "invalid", expires at); negatives are cached
         # too, so a client hammering with one bad token costs one database read per TOKEN_CACHE_S
         self._cache: dict[str, tuple[str | None, float]] = {}
+        self.failures = FailedAttempts(clock, failures=TOKEN_FAILURES, refill_s=TOKEN_REFILL_S)
 
     async def tenant(self, token: str) -> str | None:
         key = _digest(token)
@@ -103,15 +120,46 @@ class Authenticator:
         """Drop every cached answer (after a revocation made through this process)."""
         self._cache.clear()
 
+    def _waiting(self, request: web.Request) -> None:
+        """``429`` while the client's address waits out its wrong tokens (see the module docstring)."""
+        wait = self.failures.wait_s(request.remote or "")
+        if wait:
+            seconds = max(1, math.ceil(wait))
+            raise ApiError(
+                429,
+                "too_many_failures",
+                f"too many wrong API tokens from this address; retry after {seconds} s",
+                headers={"Retry-After": str(seconds)},
+            )
+
     async def authenticate(self, request: web.Request) -> str:
-        """The caller's tenant id, or ``401``."""
+        """The caller's tenant id, or ``401`` (``429`` while its address waits out wrong tokens)."""
         token = bearer_token(request)
         if token is None:
             raise unauthorized()
+        self._waiting(request)
         tenant_id = await self.tenant(token)
         if tenant_id is None:
+            if not (self._admin_sha256 and hmac.compare_digest(_digest(token), self._admin_sha256)):
+                self.failures.failed(request.remote or "")
             raise unauthorized("the API token is unknown or revoked")
         return tenant_id
+
+    async def admin(self, request: web.Request, admin_sha256: str) -> None:
+        """``check_admin``, with a wrong admin token counted as a wrong tenant token is.
+
+        A live tenant token on an admin route is refused but not counted: it is no guess, and its
+        address's tenant calls must not wait for it.
+        """
+        token = bearer_token(request)
+        if admin_sha256 and token is not None:
+            self._waiting(request)
+        try:
+            check_admin(request, admin_sha256)
+        except ApiError as exc:
+            if exc.status == 401 and token is not None and await self.tenant(token) is None:
+                self.failures.failed(request.remote or "")
+            raise
 
 
 def check_admin(request: web.Request, admin_sha256: str) -> None:

@@ -17,7 +17,8 @@ Codes used (the OpenAPI document lists them in the ``Error`` schema)::
     413 too_large
     415 unsupported_media_type
     422 validation              (``fields``: [{"field", "message"}])
-    429 rate_limited            (``Retry-After``, ``RateLimit``, ``RateLimit-Policy``)
+    429 rate_limited            (``Retry-After``, ``RateLimit``, ``RateLimit-Policy``), too_many_failures
+        (wrong tokens from one address: ``Retry-After``)
     503 overloaded, unavailable (``Retry-After``; also any retriable error of a store, the bus or
         the blob store that a handler did not handle itself)
 

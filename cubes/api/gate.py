@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from cubes.api.auth import TENANT, check_admin
+from cubes.api.auth import TENANT
 from cubes.api.bodies import too_large
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, problem
@@ -60,7 +60,7 @@ async def gate_middleware(request: web.Request, handler: Handler) -> web.StreamR
         if request.match_info.http_exception is not None or name in PUBLIC_ROUTES:
             return await handler(request)  # unknown routes get their 404 / 405 from the router
         if name.startswith(ADMIN_PREFIX):
-            check_admin(request, ctx.settings.api.admin_token_sha256)
+            await ctx.auth.admin(request, ctx.settings.api.admin_token_sha256)
             return await handler(request)
 
         tenant_id = await ctx.auth.authenticate(request)

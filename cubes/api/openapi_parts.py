@@ -54,7 +54,10 @@ _ERROR_TEXT = {
     413: "body over the limit (Content-Length or while streaming)",
     415: "wrong Content-Type for this operation / format",
     422: "field errors: {error: validation, fields: [{field, message}]}",
-    429: "tenant over its requests/s or bytes/s, or its share of the concurrency; Retry-After says when",
+    429: (
+        "tenant over its requests/s or bytes/s, or its share of the concurrency (rate_limited), or too many "
+        "wrong tokens from this address (too_many_failures); Retry-After says when"
+    ),
     503: "over the concurrency cap, the pipeline behind is lagging, or the bus is unreachable",
 }
 
@@ -95,8 +98,8 @@ def op(
     body: dict[str, Any] | None = None,
     security: list[dict[str, list[str]]] | None = None,
 ) -> dict[str, Any]:
-    # the gate answers these on every tenant operation (admin ones: 401 and the bulkhead's 503)
-    gate = {401, 503} if security is ADMIN else {401, 413, 429, 503}
+    # the gate answers these on every tenant operation (admin ones: 401, wrong tokens' 429, the bulkhead's 503)
+    gate = {401, 429, 503} if security is ADMIN else {401, 413, 429, 503}
     codes = sorted(set(errors) | gate)
     responses = {str(k): v for k, v in ok.items()}
     responses.update({str(c): error(c) for c in codes})

@@ -18,7 +18,7 @@
 * **Sign out** (``POST /console/logout``) deletes the session row and the cookie.
 
 Signing in is throttled like a password form: per client address, a few
-failed attempts a minute (``LoginThrottle``), so tokens cannot be guessed
+failed attempts a minute (``shared.attempts.FailedAttempts``, as the API's bearer tokens), so tokens cannot be guessed
 through it (they could not anyway: 256 bits).
 """
 
@@ -31,17 +31,17 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from shared.attempts import FailedAttempts
 from shared.clock import Clock
 from shared.config import Settings
 from shared.stores import Stores
 
-__all__ = ["COOKIE", "LoginThrottle", "SessionGate", "Signed"]
+__all__ = ["COOKIE", "SessionGate", "Signed"]
 
 COOKIE = "tc_session"
 #: failed sign-ins per client address before it waits; refilled one per ``_LOGIN_REFILL_S``
 _LOGIN_FAILURES = 5
 _LOGIN_REFILL_S = 12.0
-_ADDRESSES_MAX = 50_000
 #: the longest token anyone has (ours are ~46 characters); longer input is refused unread
 _TOKEN_MAX = 256
 
@@ -53,28 +53,6 @@ class Signed:
     tenant_id: str
     csrf: str
     session_id: str
-
-
-class LoginThrottle:
-    """Failed sign-ins per client address, as a leaky count on the injected clock."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._failures: dict[str, tuple[float, float]] = {}  # address -> (count, at)
-
-    def _level(self, address: str) -> float:
-        count, at = self._failures.get(address, (0.0, 0.0))
-        return max(0.0, count - (self._clock.monotonic() - at) / _LOGIN_REFILL_S)
-
-    def wait_s(self, address: str) -> float:
-        """0 when ``address`` may try now, else seconds to wait."""
-        over = self._level(address) - (_LOGIN_FAILURES - 1)
-        return max(0.0, over * _LOGIN_REFILL_S)
-
-    def failed(self, address: str) -> None:
-        if len(self._failures) >= _ADDRESSES_MAX:
-            self._failures.clear()
-        self._failures[address] = (self._level(address) + 1.0, self._clock.monotonic())
 
 
 def _origin_of(url: str) -> str:
@@ -92,7 +70,7 @@ class SessionGate:
         public = urlsplit(settings.frontend.public_url)
         self.secure = public.scheme == "https"
         self.origin = f"{public.scheme}://{public.netloc}" if public.netloc else ""
-        self.logins = LoginThrottle(clock)
+        self.logins = FailedAttempts(clock, failures=_LOGIN_FAILURES, refill_s=_LOGIN_REFILL_S)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)

@@ -322,3 +322,55 @@ async def test_malformed_and_revoked_tokens_are_nobody(tmp_path: Path, scheme: s
             resp = await api.client.get("/api/v1/feeds", headers={"Authorization": value})
             assert resp.status == 401, value
             assert resp.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+async def test_wrong_tokens_are_throttled_per_address(tmp_path: Path, matrix: Callable[[str], Matrix]) -> None:
+    """A client that presents wrong tokens waits: ``TOKEN_FAILURES`` 401s, then 429 with Retry-After --
+    for a right token too (a scan must not learn which guess was right) and for the admin token; a
+    request without a token is not a guess. The wait drains one try per ``TOKEN_REFILL_S``."""
+    from cubes.api.auth import TOKEN_FAILURES, TOKEN_REFILL_S
+
+    report = matrix("auth")
+    async with ApiHarness(tmp_path, tenant_rps=10_000.0, tenant_burst=10_000) as api:
+        _, token = await api.tenant(A_HOST)
+        statuses = []
+        for i in range(TOKEN_FAILURES):
+            resp = await api.client.get("/api/v1/feeds", headers=api.auth(f"tc_wrong{i}"))
+            statuses.append(resp.status)
+        report.case("wrong tokens before the wait: 401", statuses == [401] * TOKEN_FAILURES, kind="throttle")
+        assert statuses == [401] * TOKEN_FAILURES
+        waiting = [
+            await api.client.get("/api/v1/feeds", headers=api.auth("tc_wrong-again")),
+            await api.client.get("/api/v1/feeds", headers=api.auth(token)),
+            await api.client.get("/api/v1/admin/limits/x", headers=api.auth(ADMIN_TOKEN)),
+        ]
+        for resp in waiting:
+            ok = resp.status == 429 and int(resp.headers["Retry-After"]) >= 1
+            ok = ok and (await resp.json())["error"] == "too_many_failures"
+            report.case(f"{resp.url.path} while the address waits: {resp.status}", ok, kind="throttle")
+            assert ok, (resp.url, resp.status)
+        none = await api.client.get("/api/v1/feeds")
+        report.case("no token while the address waits: 401", none.status == 401, kind="throttle")
+        assert none.status == 401
+        api.clock.advance(TOKEN_REFILL_S)
+        again = await api.client.get("/api/v1/feeds", headers=api.auth(token))
+        report.case("the right token once a try refilled: 200", again.status == 200, kind="throttle")
+        assert again.status == 200
+        wrong = await api.client.get("/api/v1/feeds", headers=api.auth("tc_wrong-late"))
+        late = await api.client.get("/api/v1/feeds", headers=api.auth(token))
+        assert (wrong.status, late.status) == (401, 429)
+
+
+def test_failed_attempts_are_counted_per_address() -> None:
+    from shared.attempts import FailedAttempts
+    from shared.clock import ManualClock
+
+    clock = ManualClock()
+    attempts = FailedAttempts(clock, failures=3, refill_s=10.0)
+    for _ in range(3):
+        assert attempts.wait_s("10.0.0.1") == 0
+        attempts.failed("10.0.0.1")
+    assert attempts.wait_s("10.0.0.1") == 10.0
+    assert attempts.wait_s("10.0.0.2") == 0  # another address is not held back
+    clock.advance(10.0)
+    assert attempts.wait_s("10.0.0.1") == 0
