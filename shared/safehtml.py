@@ -44,6 +44,7 @@ import nh3
 
 from shared.config import KvwriterConfig
 from shared.media import parse_srcset
+from shared.players import Players
 
 __all__ = [
     "ATTRIBUTES",
@@ -225,7 +226,8 @@ class _CallState(threading.local):
 class SafeHtml:
     """A reusable cleaner for one configuration.
 
-    ``media``: see ``MediaRule``. ``video_hosts``: the players iframes may show. ``cdn_base``: the
+    ``media``: see ``MediaRule``. ``video_hosts``: the players iframes may show (``host`` or
+    ``host/player-path`` entries, ``shared.players``). ``cdn_base``: the
     CDN's public base (the ``cdn`` rule). ``page``: add the page's presentation attributes (lazy
     media, sandbox, controls); the parser's output is an intermediate, which does not want them.
     """
@@ -235,7 +237,8 @@ class SafeHtml:
     ) -> None:
         self.media = media
         self.cdn_base = cdn_base
-        self.video_hosts = frozenset(h.lower() for h in video_hosts)
+        #: the players iframes may show: a host and its player paths (``shared.players``)
+        self.players = Players(video_hosts)
         self._state = _CallState()
         attributes = {tag: set(attrs) for tag, attrs in ATTRIBUTES.items()}
         self._cleaner = nh3.Cleaner(
@@ -288,18 +291,10 @@ class SafeHtml:
         return mapped if is_cdn_url(mapped, self.cdn_base) else None
 
     def video_src(self, value: str) -> str | None:
-        """An allowlisted player URL, rewritten to https with no userinfo or port; else None."""
-        value = value.strip()
+        """An allowlisted player URL (``shared.players``: its host and player path), https and canonical."""
         if _CONTROL.search(value):
             return None
-        try:
-            parts = urlsplit(value if not value.startswith("//") else "https:" + value)
-        except ValueError:
-            return None
-        host = (parts.hostname or "").lower()
-        if parts.scheme.lower() not in _WEB or host not in self.video_hosts:
-            return None
-        return urlunsplit(("https", host, parts.path, parts.query, ""))
+        return self.players.player_url(value)
 
     def _srcset(self, value: str) -> str | None:
         kept = []

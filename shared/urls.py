@@ -10,7 +10,10 @@ What ``canonical_url`` does (RFC 3986 section 6 plus what browsers do, WHATWG):
 * lower-cases the scheme and the host; only ``http`` and ``https`` are accepted;
 * turns a non-ASCII host into punycode (IDNA 2008 with UTS 46 mapping, like
   browsers), drops one trailing dot, and writes IP addresses in their
-  standard form (``[2001:db8::1]``);
+  standard form (``[2001:db8::1]``); a host that ends in a number is an IPv4
+  address in any spelling resolvers accept (WHATWG's IPv4 parser, as
+  ``inet_aton``): ``0x7f000002``, ``2130706434``, ``127.2`` and ``0177.0.0.2``
+  are all ``127.0.0.2``, one host, not four;
 * drops the default port (80 / 443) and the fragment;
 * percent-encoding: decodes escapes of unreserved characters (``%7E`` ->
   ``~``), upper-cases the hex of the others (``%2f`` -> ``%2F``), encodes
@@ -118,13 +121,48 @@ def canonical_host(host: str) -> str:
             raise ValueError(f"invalid host name {host!r}")
         if lowered.startswith("xn--") or ".xn--" in lowered:
             _check_idna(lowered)
-        if lowered.replace(".", "").isdigit():
-            try:
-                return str(ipaddress.IPv4Address(lowered))
-            except ValueError:
-                raise ValueError(f"invalid IPv4 address {host!r}") from None
+        if _ends_in_number(lowered):
+            return _ipv4(lowered, host)
         return lowered
     return _check_idna(host)
+
+
+def _ipv4_number(part: str) -> int | None:
+    """One part of an IPv4 host as WHATWG (and ``inet_aton``) read it: 0x hex, 0 octal, else decimal."""
+    base = 10
+    if part[:2] in ("0x", "0X"):
+        part, base = part[2:], 16
+    elif len(part) > 1 and part.startswith("0"):
+        part, base = part[1:], 8
+    if not part:
+        return 0  # "0x" alone is zero
+    try:
+        return int(part, base) if part.isalnum() and part.isascii() else None
+    except ValueError:
+        return None
+
+
+def _ends_in_number(host: str) -> bool:
+    """WHATWG's "ends in a number": the last label is all digits, or a number in 0x / 0 spelling."""
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()
+    last = parts[-1]
+    return bool(last) and (last.isdigit() or _ipv4_number(last) is not None)
+
+
+def _ipv4(host: str, given: str) -> str:
+    """The dotted-quad of a host that ends in a number, as resolvers read it (``0x7f000002``, ``127.1``,
+    ``0177.0.0.1`` are all one address); ``ValueError`` when it is no IPv4 address at all."""
+    parts = host.split(".")
+    numbers = [_ipv4_number(p) if p else None for p in parts]
+    if len(parts) > 4 or any(n is None for n in numbers):
+        raise ValueError(f"invalid IPv4 address {given!r}")
+    *head, last = [n for n in numbers if n is not None]
+    if any(n > 255 for n in head) or last >= 256 ** (5 - len(parts)):
+        raise ValueError(f"invalid IPv4 address {given!r}")
+    value = last + sum(n << (8 * (3 - i)) for i, n in enumerate(head))
+    return str(ipaddress.IPv4Address(value))
 
 
 def _check_idna(host: str) -> str:

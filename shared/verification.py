@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
-from urllib.parse import urlsplit
 
 import dns.asyncresolver
 import dns.exception
@@ -39,6 +38,7 @@ from lxml import etree
 
 from shared.http import Fetcher
 from shared.messages import CrawlKind, FetchStatus
+from shared.origins import origin_host, try_origin
 
 __all__ = [
     "DNS_PREFIX",
@@ -49,7 +49,6 @@ __all__ = [
     "Verification",
     "Verifier",
     "candidate_origins",
-    "claim_origin",
     "dns_txt_lookup",
     "instructions",
 ]
@@ -111,19 +110,11 @@ def _server(text: str) -> tuple[str, int]:
     return (host or text), int(port or 53)
 
 
-def claim_origin(url: str) -> str | None:
-    """``scheme://host[:port]`` of a URL a tenant gave for its host (None when it is not http(s))."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1].lower()}"
-
-
 def candidate_origins(host: str, origin: str | None = None, feed_urls: Iterable[str] = ()) -> list[str]:
     """Where to look for the file and the meta tag, in order (see the module docstring)."""
     out: list[str] = []
-    for o in (origin, *(claim_origin(u) for u in feed_urls), f"https://{host}", f"http://{host}"):
-        if o and o not in out and urlsplit(o).hostname == host.strip("[]"):
+    for o in (origin, *(try_origin(u) for u in feed_urls), f"https://{host}", f"http://{host}"):
+        if o and o not in out and origin_host(o) == host:
             out.append(o)
     return out
 

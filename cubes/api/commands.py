@@ -29,15 +29,15 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
-from urllib.parse import urlsplit
 
 from cubes.api import feed_commands
 from shared.config import Settings, load_settings
 from shared.feeds import FeedRegistry
 from shared.http import Fetcher
+from shared.origins import origin_host, origin_of
 from shared.stores import Stores, open_stores
 from shared.urls import canonical_host
-from shared.verification import Verifier, claim_origin, dns_txt_lookup, instructions
+from shared.verification import Verifier, dns_txt_lookup, instructions
 
 __all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_turbo", "hosts_verify", "register"]
 
@@ -92,10 +92,6 @@ def register(subparsers: Any) -> None:
     feed_commands.register(subparsers)
 
 
-def _host_of_origin(origin: str) -> str:
-    return canonical_host(urlsplit(origin).hostname or "")
-
-
 def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(args.config)
 
@@ -114,9 +110,13 @@ async def hosts_add(
     out: TextIO | None = None,
 ) -> int:
     out = out or sys.stdout
-    origin = claim_origin(host) if "://" in host else None
+    origin = None
     try:
-        host = canonical_host(host.strip()) if origin is None else _host_of_origin(origin)
+        if "://" in host:
+            origin = origin_of(host)
+            host = origin_host(origin)
+        else:
+            host = canonical_host(host.strip())
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -28,7 +28,6 @@ The operator's ``turbocubes hosts add`` stays, for tenants made by hand.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -38,10 +37,11 @@ from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.feeds import registry_of, unavailable_on_outage
 from shared.hosts import scope_for
+from shared.origins import origin_host, origin_of
 from shared.overview import host_overview, page_json, report_json, rollup_json
 from shared.stores import HostClaim
 from shared.urls import canonical_host
-from shared.verification import claim_origin, instructions
+from shared.verification import instructions
 
 __all__ = ["MAX_CLAIMS", "add_routes", "claim_json"]
 
@@ -76,21 +76,24 @@ def _claimed(body: dict[str, Any]) -> tuple[str, str | None]:
     url, host = body.get("url"), body.get("host")
     origin = None
     if isinstance(url, str) and url:
-        origin = claim_origin(url)
-        if origin is None:
-            problems.append(FieldError("url", "an absolute http(s) URL of the site, e.g. https://shop.example/"))
-        else:
-            host = urlsplit(origin).hostname
+        try:
+            origin = origin_of(url)
+            host = origin_host(origin)
+        except ValueError as exc:
+            problems.append(
+                FieldError("url", f"an absolute http(s) URL of the site, e.g. https://shop.example/: {exc}")
+            )
     elif url is not None:
         problems.append(FieldError("url", "a string"))
-    if not isinstance(host, str) or not host:
+    if (origin is None and not isinstance(host, str)) or not host:
         if not problems:
             problems.append(FieldError("url", "required: the site's URL (or host: its name)"))
         raise ValidationFailed(problems)
-    try:
-        host = canonical_host(host)
-    except ValueError as exc:
-        problems.append(FieldError("host" if url is None else "url", str(exc)))
+    if origin is None:
+        try:
+            host = canonical_host(host)
+        except ValueError as exc:
+            problems.append(FieldError("host", str(exc)))
     if problems:
         raise ValidationFailed(problems)
     return host, origin

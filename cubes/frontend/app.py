@@ -53,6 +53,7 @@ from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.messages import SearchQueryEvent
+from shared.players import Players
 from shared.previews import preview_key
 from shared.runtime.deps import Publish
 from shared.search.query import parse_query
@@ -109,7 +110,7 @@ def turbo_csp(settings: Settings) -> str:
     cdn_origin = _origin(settings.cdn.public_base_url)
     if cdn_origin:
         media += " " + cdn_origin
-    hosts = " ".join(f"https://{h}" for h in settings.kvwriter.video_hosts) or "'none'"
+    hosts = Players(settings.kvwriter.video_hosts).csp_sources()  # each player's host and path
     return (
         f"default-src 'none'; img-src {media}; style-src 'unsafe-inline'; media-src {media}; "
         f"frame-src {hosts}; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"

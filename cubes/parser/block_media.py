@@ -126,10 +126,11 @@ def iframe(el: etree._Element, ctx: Context) -> None:
     src = (el.get("src") or "").strip()
     full = "https:" + src if src.startswith("//") else src
     host = (urlsplit(full).hostname or "").lower() if src else ""
-    if host not in ctx.video_hosts:
+    if not src or ctx.players.player_url(src) is None:  # the sanitizer rewrote it already: only checked here
+        where = f"{host}'s page {urlsplit(full).path or '/'}" if host in ctx.players.hosts else (host or "nowhere")
         ctx.note(
             "page.content_dropped",
-            f"an embed from {host or 'nowhere'} is not shown: only players of kvwriter.video_hosts are",
+            f"an embed from {where} is not shown: only players of kvwriter.video_hosts are",
         )
         replace(el, [])
         return

@@ -9,10 +9,12 @@ kept with ``ctx.walk`` (the walker of ``blocks.py``, so a block inside another
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
+
+from shared.players import Players
 
 __all__ = ["Context", "Note", "block_of", "caption", "children", "make", "move_content", "replace", "text_of"]
 
@@ -33,7 +35,8 @@ def _nothing(el: etree._Element) -> None:  # pragma: no cover - blocks.py always
 class Context:
     page_url: str
     lang: str | None
-    video_hosts: Collection[str]
+    #: the players an iframe may show (``shared.players``: hosts and their player paths)
+    players: Players
     #: the walker of ``blocks.py``: turns the blocks among ``el``'s children / ``el`` itself
     walk: Callable[[etree._Element], None] = _nothing
     walk_one: Callable[[etree._Element], None] = _nothing

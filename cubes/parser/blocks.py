@@ -51,6 +51,7 @@ from cubes.parser import block_media as m
 from cubes.parser import block_widgets as w
 from cubes.parser.blockkit import Context, Note, block_of, make
 from cubes.parser.model import Related
+from shared.players import Players
 
 __all__ = ["Note", "related_html", "turbo_blocks"]
 
@@ -150,7 +151,7 @@ def _has_marker(fragment: str) -> bool:
 
 
 def turbo_blocks(
-    fragment: str, *, page_url: str, lang: str | None, video_hosts: Collection[str]
+    fragment: str, *, page_url: str, lang: str | None, video_hosts: Collection[str] | Players
 ) -> tuple[str, list[Note]]:
     """``fragment`` with Turbo's blocks made static HTML, and what could not be carried."""
     if not fragment or not _has_marker(fragment):
@@ -159,7 +160,7 @@ def turbo_blocks(
     body = tree.find("body") if tree is not None else None
     if body is None:
         return fragment, []
-    ctx = Context(page_url, lang, frozenset(h.lower() for h in video_hosts))
+    ctx = Context(page_url, lang, video_hosts if isinstance(video_hosts, Players) else Players(video_hosts))
     ctx.walk = lambda el: _walk(el, ctx)
     ctx.walk_one = lambda el: _walk_one(el, ctx)
     _walk(body, ctx)

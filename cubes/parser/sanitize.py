@@ -50,7 +50,7 @@ class ContentCleaner:
         #: False: published without them, with a warning (``media.hold_incomplete``)
         self.hold_incomplete = hold_incomplete
         #: the players an iframe may show (the Turbo blocks report the others)
-        self.video_hosts = self._safe.video_hosts
+        self.video_hosts = self._safe.players
 
     def clean(self, html: str, base: str | None = None, *, page_url: str | None = None) -> str:
         """Safe HTML of ``html``; relative URLs resolved against ``base``, ``#fragments`` against ``page_url``."""

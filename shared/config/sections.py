@@ -263,15 +263,16 @@ class DelayConfig(Section):
 
 class KvwriterConfig(Section):
     #: iframes survive sanitizing (in the parser and on the page) only when they point at these
-    #: video hosts; the frontend's Content-Security-Policy allows frames from them and nothing else
+    #: players: host/path (a path ending in / is a prefix; a bare host allows every path); the
+    #: frontend's Content-Security-Policy allows frames from them and nothing else
     video_hosts: list[str] = Field(
         default_factory=lambda: [
-            "www.youtube.com",
-            "www.youtube-nocookie.com",
-            "player.vimeo.com",
-            "rutube.ru",
-            "vk.com",
-            "vkvideo.ru",
+            "www.youtube.com/embed/",
+            "www.youtube-nocookie.com/embed/",
+            "player.vimeo.com/video/",
+            "rutube.ru/play/embed/",
+            "vk.com/video_ext.php",
+            "vkvideo.ru/video_ext.php",
         ]
     )
 

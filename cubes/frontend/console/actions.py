@@ -10,7 +10,7 @@ A refusal re-renders the page with what to fix, as the API's 422 does.
 from __future__ import annotations
 
 import uuid
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -20,8 +20,7 @@ from cubes.frontend.console.views import feed_page, home_page, host_page, not_fo
 from shared import access
 from shared.errors import NotFound, TurbocubesError
 from shared.feeds import WEBMASTER_FORMATS, RegistrationRefused
-from shared.urls import canonical_host
-from shared.verification import claim_origin
+from shared.origins import origin_host, origin_of
 
 __all__ = ["add_feed", "check_feed", "claim_host", "fetch_now", "remove_feed", "switch_autoparser", "verify_host"]
 
@@ -34,14 +33,12 @@ def _see(path: str) -> web.HTTPSeeOther:
 
 
 async def claim_host(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
-    origin = claim_origin(form.get("url", ""))
-    host = urlsplit(origin).hostname if origin else None
-    if not host:
-        return await home_page(c, signed, host_errors=["Give your site's URL, e.g. https://your.site/"], status=422)
     try:
-        host = canonical_host(host)
+        origin = origin_of(form.get("url", ""))
     except ValueError as exc:
-        return await home_page(c, signed, host_errors=[str(exc)], status=422)
+        why = f"Give your site's URL, e.g. https://your.site/ ({exc})"
+        return await home_page(c, signed, host_errors=[why], status=422)
+    host = origin_host(origin)
     claims = await c.claims(signed.tenant_id)
     if all(x.host != host for x in claims) and len(claims) >= _MAX_CLAIMS:
         return await home_page(c, signed, host_errors=[f"At most {_MAX_CLAIMS} hosts per tenant."], status=403)

@@ -154,3 +154,29 @@ def test_resolve_url(base: str, ref: str, expected: str) -> None:
 def test_resolve_url_refuses_other_schemes() -> None:
     with pytest.raises(ValueError, match="javascript"):
         resolve_url("https://a.example/", "javascript:alert(1)")
+
+
+@pytest.mark.parametrize(
+    ("spelling", "address"),
+    [
+        ("0x7f000002", "127.0.0.2"),
+        ("0X7F000002", "127.0.0.2"),
+        ("2130706434", "127.0.0.2"),
+        ("127.2", "127.0.0.2"),
+        ("127.0.2", "127.0.0.2"),
+        ("0177.0.0.2", "127.0.0.2"),
+        ("0x7f.0.0.0x2", "127.0.0.2"),
+        ("127.0.0.2.", "127.0.0.2"),
+        ("0", "0.0.0.0"),
+    ],
+)
+def test_a_host_that_ends_in_a_number_is_one_ipv4_address_in_any_spelling(spelling: str, address: str) -> None:
+    """Resolvers (``inet_aton``) and browsers (WHATWG) read these as one address; so do we."""
+    assert canonical_host(spelling) == address
+    assert canonical_url(f"http://{spelling}:8080/p") == f"http://{address}:8080/p"
+
+
+@pytest.mark.parametrize("spelling", ["1.2.3.4.5", "256.0.0.1", "1.256.0.0.1", "0x100000000", "08.0.0.1", "a.0x7f"])
+def test_a_host_that_ends_in_a_number_but_is_no_address_is_refused(spelling: str) -> None:
+    with pytest.raises(ValueError, match="invalid IPv4 address"):
+        canonical_host(spelling)

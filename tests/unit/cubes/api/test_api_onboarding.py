@@ -118,3 +118,27 @@ async def test_a_host_overview_shows_its_rollup_and_waiting_pages(tmp_path: Path
         assert got["rollup"]["feeds"] == 0
         _, other = await api.tenant("other.partner.test")
         assert (await api.client.get(f"/api/v1/hosts/{HOST}", headers=api.auth(other))).status == 403
+
+
+async def test_an_ip_literal_is_claimed_by_its_url_in_any_spelling(tmp_path: Path) -> None:
+    """An IPv6 literal could be claimed by ``host`` but not by URL (the URL's host lost its brackets);
+    and ``0x7f000002``, ``2130706434``, ``127.2`` and ``127.0.0.2`` were four hosts, though every
+    resolver reads them as one address: a second spelling was a second, unverified claim of it."""
+    async with ApiHarness(tmp_path) as api:
+        _, token = await _signup(api)
+        six = await api.client.post(
+            "/api/v1/hosts", json={"url": "http://[2001:DB8::0:1]:8080/x"}, headers=api.auth(token)
+        )
+        assert six.status == 201, await six.text()
+        got = await six.json()
+        assert (got["host"], got["origin"]) == ("[2001:db8::1]", "http://[2001:db8::1]:8080")
+        by_host = await api.client.post("/api/v1/hosts", json={"host": "[2001:db8::1]"}, headers=api.auth(token))
+        assert by_host.status == 200  # the same claim
+        hosts = []
+        for spelling in ("http://0x7f000002/", "http://2130706434:80/", "http://127.2/", "http://0177.0.0.2/"):
+            r = await api.client.post("/api/v1/hosts", json={"url": spelling}, headers=api.auth(token))
+            assert r.status in (200, 201), (spelling, await r.text())
+            hosts.append((await r.json())["host"])
+        assert hosts == ["127.0.0.2"] * 4
+        listed = await (await api.client.get("/api/v1/hosts", headers=api.auth(token))).json()
+        assert sorted(h["host"] for h in listed["hosts"]) == ["127.0.0.2", "[2001:db8::1]"]
