@@ -30,7 +30,7 @@ from demo.tracker import Tracker
 from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.runtime.deps import Deps
-from shared.stores import open_stores
+from shared.stores import open_configured
 
 __all__ = ["DEMO_LANE", "DemoSite", "demo_settings"]
 
@@ -61,7 +61,7 @@ def demo_settings(settings: Settings) -> Settings:
 async def previous_port(settings: Settings) -> int | None:
     """The port of the demo feeds already in the store (an earlier ``up --demo``), if any."""
     try:
-        stores = await open_stores(settings.store.url, pool_size=1)
+        stores = await open_configured(settings.store, pool_size=1)
     except StoreUnavailable:
         return None  # the launcher reports the store itself
     try:

@@ -35,7 +35,7 @@ from shared.config import Settings, load_settings
 from shared.feeds import FeedRegistry
 from shared.http import Fetcher
 from shared.origins import origin_host, origin_of
-from shared.stores import Stores, open_stores
+from shared.stores import Stores, open_configured
 from shared.urls import canonical_host
 from shared.verification import Verifier, dns_txt_lookup, instructions
 
@@ -120,7 +120,7 @@ async def hosts_add(
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+    async with await open_configured(settings.store) as stores:
         token: str | None = None
         if tenant_id is not None:
             tenant = await stores.tenants.get_tenant(tenant_id)
@@ -164,7 +164,7 @@ async def hosts_verify(
     out = out or sys.stdout
     host = canonical_host(host.strip())
     settings = settings.replace(http={"allowlist": [*settings.http.allowlist, *allow]})
-    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+    async with await open_configured(settings.store) as stores:
         claim = next((c for c in await stores.tenants.hosts_of(tenant_id) if c.host == host), None)
         if claim is None:
             print(f"error: tenant {tenant_id!r} has not claimed {host} (turbocubes hosts add)", file=sys.stderr)
@@ -229,7 +229,7 @@ async def hosts_turbo(
 
 async def hosts_revoke(settings: Settings, token: str, *, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+    async with await open_configured(settings.store) as stores:
         revoked = await stores.tenants.revoke_token(token.strip())
     # API instances cache token answers for cubes.api.auth.TOKEN_CACHE_S seconds
     print("revoked" if revoked else "no such live token", file=out)
@@ -239,7 +239,7 @@ async def hosts_revoke(settings: Settings, token: str, *, out: TextIO | None = N
 async def hosts_list(settings: Settings, tenant_id: str | None = None, *, out: TextIO | None = None) -> int:
     """The hosts of ``tenant_id``, or of every tenant (issue 14: nothing listed the tenants to ask about)."""
     out = out or sys.stdout
-    async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+    async with await open_configured(settings.store) as stores:
         if tenant_id is not None:
             tenant = await stores.tenants.get_tenant(tenant_id)
             if tenant is None:

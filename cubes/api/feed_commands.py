@@ -33,7 +33,7 @@ from shared.errors import NotFound
 from shared.feeds import FeedRegistry, RegistrationRefused
 from shared.messages import FeedFormat
 from shared.overview import feed_overview
-from shared.stores import Feed, FeedStore, FetchReport, ProblemStore, Stores, UpsertOutcome, open_stores
+from shared.stores import Feed, FeedStore, FetchReport, ProblemStore, Stores, UpsertOutcome, open_configured
 from shared.stores.problems import KEEP_REPORTS
 
 __all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "feeds_show", "register"]
@@ -132,7 +132,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     settings: Settings = load_settings(args.config)
 
     async def go() -> int:
-        async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+        async with await open_configured(settings.store) as stores:
             return await feeds_show(stores, args.feed_id)
 
     return asyncio.run(go())
@@ -142,7 +142,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     settings: Settings = load_settings(args.config)
 
     async def go() -> int:
-        async with await open_stores(settings.store.url, pool_size=settings.store.pool_size) as stores:
+        async with await open_configured(settings.store) as stores:
             return await feeds_list(stores.feeds, tenant_id=args.tenant, include_deleted=args.all)
 
     return asyncio.run(go())

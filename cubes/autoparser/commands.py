@@ -104,9 +104,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 async def _store_pairs(config: str | None) -> dict[str, list[Any]]:
     """The pipeline's pairs in the configured store, as training samples by host."""
     from cubes.autoparser.corpus import Sample
-    from shared.stores import open_stores
+    from shared.stores import open_configured
 
-    stores = await open_stores(load_settings(config).store.url)
+    stores = await open_configured(load_settings(config).store)
     try:
         out: dict[str, list[Any]] = {}
         for host in sorted(await stores.autoparser.pair_hosts()):
@@ -127,10 +127,10 @@ async def _store_pairs(config: str | None) -> dict[str, list[Any]]:
 
 async def _save_choices(config: str | None, choices: list[Any]) -> None:
     """Each calibrated host's choice, for the cube (``knowledge.py`` reads it within minutes)."""
-    from shared.stores import open_stores
+    from shared.stores import open_configured
     from shared.stores.autoparser import HostCalibration
 
-    stores = await open_stores(load_settings(config).store.url)
+    stores = await open_configured(load_settings(config).store)
     try:
         for c in choices:
             if c.kind == "global":

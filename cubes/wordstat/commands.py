@@ -20,7 +20,7 @@ from typing import Any, TextIO
 import orjson
 
 from shared.config import Settings, load_settings
-from shared.stores import open_stores
+from shared.stores import open_configured
 from shared.wordstat.frequency import Frequency, frequency, frequency_json
 from shared.wordstat.operators import WordstatSyntaxError, parse
 
@@ -68,7 +68,7 @@ async def wordstat_command(settings: Settings, args: argparse.Namespace, out: Te
         print(f"turbocubes wordstat: {exc}", file=sys.stderr)
         return 2
     months = min(max(args.months, 1), cfg.history_months)
-    stores = await open_stores(settings.store.url, pool_size=2)
+    stores = await open_configured(settings.store, pool_size=2)
     try:
         f = await frequency(
             stores.wordstat,

@@ -71,6 +71,9 @@ class StoreConfig(Section):
     url: str = "sqlite:///var/store.db"
     #: connections in the PostgreSQL pool
     pool_size: int = 10
+    #: accept a PostgreSQL server that may lose acknowledged commits (synchronous_commit, fsync or
+    #: full_page_writes off): for throwaway data only; the stores refuse such a server otherwise
+    accept_lossy_commits: bool = False
 
     _url = url_schemes("sqlite", "postgresql", "postgres")
 

@@ -43,9 +43,9 @@ class Deps:
     async def stores(self) -> Stores:
         """The stores (opened and migrated on first use)."""
         if self._stores is None:
-            from shared.stores import open_stores
+            from shared.stores import open_configured
 
-            self._stores = await open_stores(self.settings.store.url, pool_size=self.settings.store.pool_size)
+            self._stores = await open_configured(self.settings.store)
             self._closers.append(self._stores.close)
         return self._stores
 

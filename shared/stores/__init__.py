@@ -33,6 +33,7 @@ import from here, the stores import the module that owns a name.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from shared.errors import ConfigError
@@ -48,6 +49,9 @@ from shared.stores.sessions import Session, SessionStore
 from shared.stores.status import StatusSnapshot, StatusStore
 from shared.stores.tasks import Task, TaskItem, TaskStatus, TaskStore
 from shared.stores.tenants import HostClaim, Tenant, TenantLimits, TenantStore
+
+if TYPE_CHECKING:
+    from shared.config import StoreConfig
 
 __all__ = [
     "ClaimOutcome",
@@ -88,12 +92,15 @@ __all__ = [
     "TenantLimits",
     "TenantStore",
     "UpsertOutcome",
+    "open_configured",
     "open_stores",
 ]
 
 
-async def open_stores(url: str, pool_size: int = 10) -> Stores:
-    """Open (and migrate) the stores at ``url``. ``ConfigError`` for an unknown scheme."""
+async def open_stores(url: str, pool_size: int = 10, *, accept_lossy_commits: bool = False) -> Stores:
+    """Open (and migrate) the stores at ``url``. ``ConfigError`` for an unknown scheme, and for a
+    PostgreSQL server that may lose acknowledged commits unless ``accept_lossy_commits``
+    (``store.accept_lossy_commits``; ``postgres/durability.py``)."""
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         from shared.stores.sqlite import open_sqlite
@@ -102,10 +109,20 @@ async def open_stores(url: str, pool_size: int = 10) -> Stores:
     if scheme in ("postgresql", "postgres"):
         from shared.stores.postgres import open_postgres
 
-        return await open_postgres(url, pool_size=pool_size)
+        return await open_postgres(url, pool_size=pool_size, accept_lossy_commits=accept_lossy_commits)
     raise ConfigError(
         "store.url",
         url,
         "sqlite:///RELATIVE/PATH, sqlite:////ABSOLUTE/PATH or postgresql://USER:PASS@HOST:PORT/DB",
         ["sqlite", "postgresql"],
+    )
+
+
+async def open_configured(cfg: StoreConfig, *, pool_size: int | None = None) -> Stores:
+    """The stores the ``[store]`` settings name: their URL, pool size (``pool_size`` for a
+    command that needs fewer) and whether a server that may lose commits is accepted."""
+    return await open_stores(
+        cfg.url,
+        pool_size=cfg.pool_size if pool_size is None else pool_size,
+        accept_lossy_commits=cfg.accept_lossy_commits,
     )

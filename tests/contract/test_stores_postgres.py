@@ -284,3 +284,36 @@ async def test_an_unchanged_documents_hash_check_is_one_plain_read(postgres_url:
         # another source's copy of a URL is not this source's: changed for it
         other = await stores.hashes.check_and_set_many("feed:b", items[:1], now=T0)
         assert other[0].changed
+
+
+async def test_a_server_that_may_lose_acknowledged_commits_is_refused_unless_accepted(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # ops/postgres/start runs the server durable; a session told synchronous_commit=off (the DSN's
+    # parameter, as a role's or database's SET would) acknowledges commits before they are on disk
+    async with fresh_schema(postgres_url) as url:
+        stores = await open_stores(url)  # the server as ops/ runs it: accepted without a word
+        await stores.close()
+        lossy = f"{url}&synchronous_commit=off"
+        with pytest.raises(ConfigError, match=r"store\.accept_lossy_commits.*synchronous_commit=off"):
+            await open_stores(lossy)
+        with caplog.at_level("WARNING", logger="turbocubes.stores"):
+            stores = await open_stores(lossy, accept_lossy_commits=True)
+        await stores.close()
+        assert any("synchronous_commit=off" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_each_setting_that_loses_commits_is_named_with_its_risk() -> None:
+    from shared.stores.postgres.durability import check_durable, lossy
+
+    durable = {"synchronous_commit": "on", "fsync": "on", "full_page_writes": "on"}
+    assert lossy(durable) == {}
+    # every value but off waits for the local WAL flush
+    for value in ("local", "remote_write", "remote_apply"):
+        assert lossy({**durable, "synchronous_commit": value}) == {}
+    for name in durable:
+        found = lossy({**durable, name: "off"})
+        assert list(found) == [name]
+        with pytest.raises(ConfigError, match=f"{name}=off"):
+            check_durable("h:1", {**durable, name: "off"}, accept=False)
+        check_durable("h:1", {**durable, name: "off"}, accept=True)  # accepted: no error

@@ -28,8 +28,8 @@ from shared.stores.sql.tenants import SqlTenantStore
 __all__ = ["PgDb", "open_postgres", "split_schema"]
 
 
-async def open_postgres(url: str, pool_size: int = 10) -> Stores:
-    db = await connect(url, pool_size)
+async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: bool = False) -> Stores:
+    db = await connect(url, pool_size, accept_lossy_commits=accept_lossy_commits)
     return Stores(
         url,
         pages=PgPageStore(db.view("pages")),

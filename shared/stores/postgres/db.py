@@ -34,6 +34,7 @@ from prometheus_client import Counter
 from shared.errors import ConfigError, StoreUnavailable
 from shared.stores.migrations import POSTGRES
 from shared.stores.postgres.batch import Inflight
+from shared.stores.postgres.durability import RISKS, SETTINGS_SQL, check_durable
 
 __all__ = ["ROUND_TRIPS", "PgDb", "connect", "split_schema", "unnest_columns"]
 
@@ -195,8 +196,10 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     transaction, never LISTEN, and set search_path as a startup parameter, not with SET."""
 
 
-async def connect(url: str, pool_size: int = 10) -> PgDb:
-    """A pool on ``url`` (its ``schema=`` as the search path), migrated. ``StoreUnavailable`` if unreachable."""
+async def connect(url: str, pool_size: int = 10, *, accept_lossy_commits: bool = False) -> PgDb:
+    """A pool on ``url`` (its ``schema=`` as the search path), migrated. ``StoreUnavailable`` if unreachable;
+    ``ConfigError`` if the server may lose acknowledged commits and ``accept_lossy_commits`` is not set
+    (``durability.py``)."""
     dsn, schema = split_schema(url)
     settings = {"search_path": schema} if schema else {}
     try:
@@ -212,6 +215,10 @@ async def connect(url: str, pool_size: int = 10) -> PgDb:
         raise StoreUnavailable(f"postgresql: cannot connect: {type(exc).__name__}: {exc}") from exc
     db = PgDb(pool, url)
     try:
+        async with db.connection() as conn:
+            rows = await conn.fetch(SETTINGS_SQL, list(RISKS))
+        parts = urlsplit(dsn)
+        check_durable(f"{parts.hostname}:{parts.port or 5432}", {r[0]: r[1] for r in rows}, accept=accept_lossy_commits)
         await db.migrate(schema)
     except BaseException:
         await pool.close()
