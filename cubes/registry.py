@@ -24,6 +24,7 @@ CUBE_NAMES: tuple[str, ...] = (
     "cdn",
     "delay",
     "kvwriter",
+    "indexer",
     "frontend",
     "wordstat",
 )

@@ -1,4 +1,9 @@
-"""A search in one call, for tests: the URLs a query finds through ``stores.search``."""
+"""A search in one call, for tests: the URLs a query finds through ``stores.search``.
+
+The index follows the pages through a queue (``shared/stores/search.py``); a test
+that has just written pages wants them searchable, so each search here first
+drains the queue, as the indexer cube would within its period.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from shared.stores import Stores
 
 
 async def results(stores: Stores, text: str, **fields: Any) -> SearchResults:
+    await stores.index_queue.catch_up()
     return await stores.search.search(SearchRequest(query=parse_query(text), **fields))
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "DelayConfig",
     "FrontendConfig",
     "HttpConfig",
+    "IndexerConfig",
     "KvwriterConfig",
     "MediaConfig",
     "ParserConfig",
@@ -278,6 +279,17 @@ class KvwriterConfig(Section):
             "vkvideo.ru/video_ext.php",
         ]
     )
+
+
+class IndexerConfig(Section):
+    #: how often the indexer looks for written pages to index (s): a page is searchable about this
+    #: long after its write, plus a batch; an idle look is one read of an empty queue
+    interval_s: float = Field(default=0.25, gt=0)
+    #: pages analyzed and written per transaction: large enough to amortize the commit, small
+    #: enough that the SQLite write lock is held for tens of milliseconds at most
+    batch: int = Field(default=128, gt=0)
+    #: a round drains batch after batch for at most this long (s), then lets the next round go on
+    round_budget_s: float = Field(default=2.0, gt=0)
 
 
 class ApiConfig(Section):

@@ -17,6 +17,7 @@ from shared.config.sections import (
     DelayConfig,
     FrontendConfig,
     HttpConfig,
+    IndexerConfig,
     KvwriterConfig,
     MediaConfig,
     ParserConfig,
@@ -47,6 +48,7 @@ class Settings(BaseModel):
     media: MediaConfig = Field(default_factory=MediaConfig)
     delay: DelayConfig = Field(default_factory=DelayConfig)
     kvwriter: KvwriterConfig = Field(default_factory=KvwriterConfig)
+    indexer: IndexerConfig = Field(default_factory=IndexerConfig)
     api: ApiConfig = Field(default_factory=ApiConfig)
     frontend: FrontendConfig = Field(default_factory=FrontendConfig)
     autoparser: AutoparserConfig = Field(default_factory=AutoparserConfig)

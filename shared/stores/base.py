@@ -24,7 +24,7 @@ from shared.stores.images import ImageRegistry
 from shared.stores.lanes import LaneStore
 from shared.stores.pages import PageStore
 from shared.stores.problems import ProblemStore
-from shared.stores.search import SearchIndex
+from shared.stores.search import IndexQueue, SearchIndex
 from shared.stores.sessions import SessionStore
 from shared.stores.status import StatusStore
 from shared.stores.tasks import TaskStore
@@ -55,6 +55,7 @@ class Stores:
         lanes: LaneStore,
         wordstat: WordstatStore,
         search: SearchIndex,
+        index_queue: IndexQueue,
         close: Callable[[], Awaitable[None]],
     ) -> None:
         self.url = url
@@ -72,6 +73,8 @@ class Stores:
         self.lanes = lanes
         self.wordstat = wordstat
         self.search = search
+        #: the pages written since the search index last took them (the indexer cube drains it)
+        self.index_queue = index_queue
         self._close = close
         self._closed = False
 

@@ -11,73 +11,18 @@ Timestamps are BIGINT microseconds since the epoch (see ``codec.py``).
 
 from __future__ import annotations
 
+from shared.stores.migrations_initial import COMMON, DELAY_DOCS, PAGES_COLUMNS
+
 __all__ = ["PG_TS_CONFIG", "POSTGRES", "SQLITE", "Migration"]
 
 Migration = tuple[int, str, tuple[str, ...]]
-
-# Tables every engine shares verbatim (types both accept: TEXT, BIGINT, DOUBLE PRECISION, BOOLEAN).
-_COMMON: tuple[str, ...] = (
-    """CREATE TABLE IF NOT EXISTS doc_hashes (
-        source_id TEXT NOT NULL, url TEXT NOT NULL, content_hash TEXT NOT NULL,
-        version BIGINT NOT NULL, updated_at BIGINT NOT NULL, PRIMARY KEY (source_id, url))""",
-    "CREATE INDEX IF NOT EXISTS doc_hashes_url ON doc_hashes (url, version)",
-    """CREATE TABLE IF NOT EXISTS url_owners (
-        url TEXT PRIMARY KEY, source_id TEXT NOT NULL, priority BIGINT NOT NULL,
-        claimed_at BIGINT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS guids (
-        source_id TEXT NOT NULL, guid TEXT NOT NULL, url TEXT NOT NULL, PRIMARY KEY (source_id, guid))""",
-    """CREATE TABLE IF NOT EXISTS images (
-        url TEXT PRIMARY KEY, status TEXT NOT NULL, cdn_url TEXT, reason TEXT, mime TEXT,
-        size BIGINT NOT NULL DEFAULT 0, width BIGINT, height BIGINT, sha256 TEXT,
-        updated_at BIGINT, retry_after BIGINT, ordered_at BIGINT)""",
-    """CREATE TABLE IF NOT EXISTS delay_pending (
-        media_url TEXT NOT NULL, doc_url TEXT NOT NULL, PRIMARY KEY (media_url, doc_url))""",
-    "CREATE INDEX IF NOT EXISTS delay_pending_doc ON delay_pending (doc_url)",
-    """CREATE TABLE IF NOT EXISTS feeds (
-        feed_id TEXT PRIMARY KEY, url TEXT NOT NULL, host TEXT NOT NULL, format TEXT NOT NULL,
-        tenant_id TEXT, services TEXT NOT NULL DEFAULT '[]', autoparser BOOLEAN NOT NULL DEFAULT FALSE,
-        created_at BIGINT NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE,
-        last_fetch_at BIGINT, last_http_status BIGINT, last_result TEXT, items BIGINT, last_error TEXT,
-        error_line BIGINT, error_column BIGINT, etag TEXT, last_modified TEXT, last_hash TEXT,
-        next_fetch_at BIGINT, interval_s DOUBLE PRECISION, consecutive_failures BIGINT NOT NULL DEFAULT 0,
-        websub_hub TEXT, websub_expires_at BIGINT, autoparser_unavailable_reason TEXT)""",
-    "CREATE INDEX IF NOT EXISTS feeds_tenant ON feeds (tenant_id)",
-    "CREATE INDEX IF NOT EXISTS feeds_next ON feeds (next_fetch_at)",
-    """CREATE TABLE IF NOT EXISTS tenants (
-        tenant_id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at BIGINT NOT NULL,
-        rps DOUBLE PRECISION, burst BIGINT, bytes_per_s DOUBLE PRECISION)""",
-    """CREATE TABLE IF NOT EXISTS tenant_hosts (
-        host TEXT NOT NULL, tenant_id TEXT NOT NULL, verified BOOLEAN NOT NULL DEFAULT FALSE,
-        verification_token TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (host, tenant_id))""",
-    "CREATE INDEX IF NOT EXISTS tenant_hosts_tenant ON tenant_hosts (tenant_id)",
-    """CREATE TABLE IF NOT EXISTS api_tokens (
-        token_sha256 TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, created_at BIGINT NOT NULL,
-        revoked_at BIGINT)""",
-    """CREATE TABLE IF NOT EXISTS tasks (
-        task_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, host TEXT NOT NULL, status TEXT NOT NULL,
-        created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, items TEXT NOT NULL DEFAULT '[]',
-        errors TEXT NOT NULL DEFAULT '[]', preview_urls TEXT NOT NULL DEFAULT '[]', idempotency_key TEXT,
-        UNIQUE (tenant_id, idempotency_key))""",
-    "CREATE INDEX IF NOT EXISTS tasks_tenant ON tasks (tenant_id, created_at)",
-)
-
-_PAGES_COLUMNS = """
-        url TEXT PRIMARY KEY, host TEXT NOT NULL, version BIGINT NOT NULL,
-        html TEXT NOT NULL DEFAULT '', doc_json {blob} NOT NULL, title TEXT NOT NULL DEFAULT '',
-        text TEXT NOT NULL DEFAULT '', content_hash TEXT NOT NULL DEFAULT '', etag TEXT NOT NULL DEFAULT '',
-        seen_at BIGINT, parsed_at BIGINT, media_ready_at BIGINT, written_at BIGINT,
-        deleted BOOLEAN NOT NULL DEFAULT FALSE, source_kind TEXT NOT NULL DEFAULT ''"""
-
-_DELAY_DOCS = """CREATE TABLE IF NOT EXISTS delay_docs (
-        url TEXT PRIMARY KEY, host TEXT NOT NULL, version BIGINT NOT NULL, doc_json {blob} NOT NULL,
-        deadline BIGINT NOT NULL, parked_at BIGINT NOT NULL)"""
 
 SQLITE: list[Migration] = [
     (
         1,
         "initial schema",
         (
-            f"CREATE TABLE IF NOT EXISTS pages ({_PAGES_COLUMNS.format(blob='BLOB')})",
+            f"CREATE TABLE IF NOT EXISTS pages ({PAGES_COLUMNS.format(blob='BLOB')})",
             "CREATE INDEX IF NOT EXISTS pages_written ON pages (written_at) WHERE NOT deleted",
             # External-content FTS5 index over title and text of live pages, kept by triggers;
             # unicode61 with diacritics removed folds case for Latin and Cyrillic alike.
@@ -96,9 +41,9 @@ SQLITE: list[Migration] = [
                 SELECT 'delete', old.rowid, old.title, old.text WHERE NOT old.deleted;
                 INSERT INTO pages_fts(rowid, title, text)
                 SELECT new.rowid, new.title, new.text WHERE NOT new.deleted; END""",
-            _DELAY_DOCS.format(blob="BLOB"),
+            DELAY_DOCS.format(blob="BLOB"),
             "CREATE INDEX IF NOT EXISTS delay_docs_deadline ON delay_docs (deadline)",
-            *_COMMON,
+            *COMMON,
         ),
     ),
 ]
@@ -114,7 +59,7 @@ POSTGRES: list[Migration] = [
         1,
         "initial schema",
         (
-            f"CREATE TABLE IF NOT EXISTS pages ({_PAGES_COLUMNS.format(blob='BYTEA')},"
+            f"CREATE TABLE IF NOT EXISTS pages ({PAGES_COLUMNS.format(blob='BYTEA')},"
             # 'simple': no stemming or stop words, so any language is searchable the same way
             " tsv tsvector GENERATED ALWAYS AS"
             # (title weighs more than text: weight A vs B in ts_rank)
@@ -122,9 +67,9 @@ POSTGRES: list[Migration] = [
             " STORED)",
             "CREATE INDEX IF NOT EXISTS pages_tsv ON pages USING GIN (tsv)",
             "CREATE INDEX IF NOT EXISTS pages_written ON pages (written_at) WHERE NOT deleted",
-            _DELAY_DOCS.format(blob="BYTEA"),
+            DELAY_DOCS.format(blob="BYTEA"),
             "CREATE INDEX IF NOT EXISTS delay_docs_deadline ON delay_docs (deadline)",
-            *_COMMON,
+            *COMMON,
         ),
     ),
 ]
@@ -477,3 +422,46 @@ _WS_UNIONS = (
 )
 SQLITE.append((23, "wordstat: homonyms' lemma sets", tuple(s.format(rowid=" WITHOUT ROWID") for s in _WS_UNIONS)))
 POSTGRES.append((23, "wordstat: homonyms' lemma sets", tuple(s.format(rowid="") for s in _WS_UNIONS)))
+
+# 24: the search index follows a queue of written pages (``shared/stores/search.py``): each write of a page row
+# queues it in that transaction (SQLite: triggers; PostgreSQL: the page statements), and the indexer drains the
+# queue. PostgreSQL's index leaves ``pages`` (its generated tsv cost every write) for ``search_docs``, built
+# from every live page queued once
+_QUEUE_TRIGGERS = tuple(
+    f"CREATE TRIGGER IF NOT EXISTS pages_search_queue_{name} AFTER {event} ON pages BEGIN"
+    f" INSERT INTO search_queue (id) VALUES ({row}.rowid); END"
+    for name, event, row in (("ai", "INSERT", "new"), ("au", "UPDATE", "new"), ("ad", "DELETE", "old"))
+)
+_SEARCH_QUEUE = "search: the index follows a queue of written pages"
+SQLITE.append(
+    (
+        24,
+        _SEARCH_QUEUE,
+        (
+            "DROP TRIGGER IF EXISTS pages_search_gone",
+            "DROP TRIGGER IF EXISTS pages_search_ad",
+            "CREATE TABLE IF NOT EXISTS search_queue (seq INTEGER PRIMARY KEY, id INTEGER NOT NULL)",
+            "ALTER TABLE search_docs ADD COLUMN version BIGINT",
+            "ALTER TABLE search_docs ADD COLUMN indexed_at BIGINT",
+            *_QUEUE_TRIGGERS,
+        ),
+    )
+)
+_PG_SEARCH_DOCS = """CREATE TABLE IF NOT EXISTS search_docs (url TEXT PRIMARY KEY, version BIGINT NOT NULL,
+    host TEXT NOT NULL, kind TEXT NOT NULL, published BIGINT, written_at BIGINT, indexed_at BIGINT NOT NULL,
+    tsv tsvector NOT NULL)"""
+POSTGRES.append(
+    (
+        24,
+        _SEARCH_QUEUE,
+        (
+            "DROP INDEX IF EXISTS pages_tsv",
+            "ALTER TABLE pages DROP COLUMN IF EXISTS tsv",
+            "CREATE TABLE IF NOT EXISTS search_queue (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+            " url TEXT NOT NULL)",
+            _PG_SEARCH_DOCS,
+            "CREATE INDEX IF NOT EXISTS search_docs_tsv ON search_docs USING GIN (tsv)",
+            "INSERT INTO search_queue (url) SELECT url FROM pages WHERE NOT deleted ORDER BY written_at",
+        ),
+    )
+)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from shared.stores import Page, open_stores
+from shared.stores.sqlite import search_queue
 from tests.contract.search_contract import SearchContract
 from tests.searching import found
 
@@ -36,5 +38,36 @@ async def test_a_stale_index_is_rebuilt_at_open_and_pages_are_left_as_written(tm
     try:
         assert await found(stores, "мост") == ["https://a.example/1"]  # re-indexed at open
         assert await stores.pages.get(page.url) == page  # and the page itself untouched (kind, lang)
+    finally:
+        await stores.close()
+
+
+async def test_a_page_written_again_during_its_batch_is_indexed_at_its_new_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the indexer reads a batch, analyzes it off the write lock, then writes it: a page edited in between
+    # must not get the old version's index rows (its edit queued it again: the next drain takes that)
+    url = f"sqlite:///{tmp_path}/store.db"
+    stores = await open_stores(url)
+    try:
+        v1 = Page(url="https://a.example/1", host="a.example", version=1, title="Zebra", text="x", doc_json=b"{}")
+        await stores.pages.upsert(v1)
+        plan = search_queue._plan
+
+        def edited_meanwhile(rows: Any) -> Any:
+            out = plan(rows)
+            conn = sqlite3.connect(tmp_path / "store.db")  # another writer, as the kvwriter would be
+            with conn:
+                conn.execute("UPDATE pages SET version = 2, title = 'Giraffe' WHERE url = ?", (v1.url,))
+            conn.close()
+            return out
+
+        monkeypatch.setattr(search_queue, "_plan", edited_meanwhile)
+        first = await stores.index_queue.index_pending(10)
+        assert (first.queued, first.indexed, first.moved_on) == (1, 0, 1)
+        monkeypatch.setattr(search_queue, "_plan", plan)
+        assert await stores.index_queue.pending() == 1  # the edit's own queue row
+        assert await found(stores, "zebra") == []
+        assert await found(stores, "giraffe") == [v1.url]
     finally:
         await stores.close()

@@ -68,6 +68,7 @@ async def corpus(tmp_path: Path) -> AsyncIterator[Stores]:
     pages = _pages(3000, random.Random(16))
     for i in range(0, len(pages), 500):
         await stores.pages.upsert_many(pages[i : i + 500])
+    await stores.index_queue.catch_up()
     yield stores
     await stores.close()
 
@@ -171,6 +172,7 @@ async def test_pages_written_after_the_ranking_instant_are_ranked_as_the_full_ra
         for i in range(5)
     ]  # fmt: skip
     await corpus.pages.upsert_many(late)
+    await corpus.index_queue.catch_up()
     requests = [SearchRequest(parse_query(q), limit=20, now=T) for q in ("rivera", "riverox", "rivera riverox")]
     db = corpus.pages._db  # type: ignore[attr-defined]
     used, wrong = await db.read(lambda conn: _compare(conn, requests))
@@ -188,6 +190,7 @@ async def test_the_impact_index_follows_updates_and_deletes(corpus: Stores) -> N
         lambda conn: conn.execute("SELECT url, version FROM pages WHERE rowid = ?", (first[0][0],)).fetchone()
     )
     await corpus.pages.delete(top_url[0], top_url[1] + 1)
+    await corpus.index_queue.catch_up()
     after = await db.read(lambda conn: TopK().best(conn, request))
     assert after is not None
     assert first[0][0] not in [i for i, _ in after]

@@ -155,6 +155,7 @@ async def frontend(tmp_path: Path) -> AsyncIterator[str]:
     ]
     for d in docs:
         await writer.handle(d)
+    await stores.index_queue.catch_up()  # searchable, as the indexer cube makes them within its period
     # something for the status page: feeds of two hosts (one failing) and a parked document
     for feed_id, url, fmt in (
         ("news-rss", "https://news.example/rss.xml", "turbo"),

@@ -101,6 +101,11 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
         await eventually(f"all {expected} pages of the {len(site.sources)} sources to be written", all_written, task)
         first_versions = await _versions(stores, site)
 
+        async def all_indexed() -> bool:  # the indexer cube follows the written pages within its period
+            return await stores.index_queue.pending() == 0
+
+        await eventually("the search index to take every written page", all_indexed, task)
+
         async with aiohttp.ClientSession() as http:
             for source in site.sources:  # one page of every source renders, with its image from our CDN
                 page_url = source.pages[0]

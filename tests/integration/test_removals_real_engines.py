@@ -100,6 +100,7 @@ class Pipeline:
         return await self._carry(msg, "feeds.registry")
 
     async def found(self, words: str) -> list[str]:
+        await self.stores.index_queue.catch_up()  # the removals reach the index through its queue
         request = SearchRequest(
             query=parse_query(words),
             filters=SearchFilters(host="shop.test"),

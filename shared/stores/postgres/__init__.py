@@ -16,6 +16,7 @@ from shared.stores.postgres.hashes import PgHashStore
 from shared.stores.postgres.images import PgImageRegistry
 from shared.stores.postgres.pages import PgPageStore
 from shared.stores.postgres.search import PgSearchIndex
+from shared.stores.postgres.search_queue import PgIndexQueue
 from shared.stores.postgres.wordstat import PgWordstatStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.lanes import SqlLaneStore
@@ -45,6 +46,7 @@ async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: 
         autoparser=SqlAutoparserStore(db.view("autoparser")),
         lanes=SqlLaneStore(db.view("lanes")),
         search=PgSearchIndex(db.view("search")),
+        index_queue=PgIndexQueue(db.view("search")),
         wordstat=PgWordstatStore(db.view("wordstat")),
         close=db.close,
     )

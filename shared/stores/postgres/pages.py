@@ -5,8 +5,10 @@ statement itself, ``INSERT … ON CONFLICT (url) DO UPDATE … WHERE
 excluded.version > pages.version``. PostgreSQL re-checks that condition
 against the latest committed row when writers collide, so concurrent writers
 always leave the highest version, without a lock held across round trips. The
-outcome is classified from the row the statement saw before writing. Search is
-a ``tsvector`` with ``ts_rank_cd``.
+outcome is classified from the row the statement saw before writing. Each
+statement also queues the rows it wrote for the search index (``search_queue``,
+``search_queue.py`` drains it): one more row insert in the same statement, no
+round trip, and nothing of the search index's own work in the page's write.
 """
 
 from __future__ import annotations
@@ -36,12 +38,17 @@ _VALUES = ", ".join(f"${i}" for i in range(1, len(_COLUMNS) + 1))
 _UPDATE_ALL = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
 
 
+#: the rows a statement wrote (its ``w``) queued for the search index, in the same statement
+_QUEUE = "q AS (INSERT INTO search_queue (url) SELECT url FROM w)"
+
+
 def _guarded_write(guard: str) -> str:
     # prev: the row as this statement's snapshot saw it, for classifying the outcome
     return (
         "WITH prev AS (SELECT version, deleted FROM pages WHERE url = $1),"
         f" w AS (INSERT INTO pages ({PAGE_COLUMNS}) VALUES ({_VALUES})"
-        f" ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL} WHERE {guard} RETURNING 1)"
+        f" ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL} WHERE {guard} RETURNING url),"
+        f" {_QUEUE}"
         " SELECT (SELECT version FROM prev), (SELECT deleted FROM prev), EXISTS (SELECT 1 FROM w)"
     )
 
@@ -77,7 +84,8 @@ _UPSERT_MANY = (
     f"WITH t AS (SELECT * FROM unnest({_ARRAYS}) WITH ORDINALITY AS t({PAGE_COLUMNS}, ord)),"
     " prev AS (SELECT p.url, p.version, p.deleted FROM pages p JOIN t USING (url)),"
     f" w AS (INSERT INTO pages ({PAGE_COLUMNS}) SELECT {PAGE_COLUMNS} FROM t ORDER BY url"
-    f" ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL} WHERE excluded.version > pages.version RETURNING url)"
+    f" ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL} WHERE excluded.version > pages.version RETURNING url),"
+    f" {_QUEUE}"
     " SELECT prev.version, prev.deleted, w.url IS NOT NULL FROM t LEFT JOIN prev USING (url)"
     " LEFT JOIN w USING (url) ORDER BY t.ord"
 )

@@ -1,7 +1,9 @@
 """PostgreSQL search: the ``russian`` / ``english`` configurations, GIN, a BM25-shaped rank (docs/architecture.md s.3).
 
-Each page's ``tsv`` is generated from its title (weight A) and text (weight B)
-with the configuration of its language (migration 15; ``analysis.pg_config``).
+The index is ``search_docs``, one row per live page, written by the indexer
+from the queue of written pages (``search_queue.py``): the page's ``tsv``, made
+from its title (weight A) and text (weight B) with the configuration of its
+language (``analysis.pg_config``), beside what the filters and freshness read.
 A query is given to PostgreSQL as written (folded words, ``:*`` for a prefix,
 ``<->`` inside a phrase, ``!`` for an exclusion) and stemmed there by both
 configurations, OR-ed, so it finds Russian and English pages alike.
@@ -81,14 +83,14 @@ class PgSearchIndex:
         return cached
 
     async def _idf(self, group: str) -> float:
-        # N from the planner's row estimate (rows with tombstones: an IDF moves little with them), a
+        # N from the planner's row estimate (an IDF moves little with the pages written since), a
         # count only before the table was ever analyzed; either way no scan of the pages per search
         n = await self._count(
             "\0N",
             "SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::bigint"
-            " ELSE (SELECT count(*) FROM pages WHERE NOT deleted) END FROM pg_class c WHERE c.oid = 'pages'::regclass",
+            " ELSE (SELECT count(*) FROM search_docs) END FROM pg_class c WHERE c.oid = 'search_docs'::regclass",
         )
-        df = await self._count(group, f"SELECT count(*) FROM pages WHERE tsv @@ {_TSQ}", group, group)
+        df = await self._count(group, f"SELECT count(*) FROM search_docs WHERE tsv @@ {_TSQ}", group, group)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     async def _matches(self, request: SearchRequest, extra: str = "") -> tuple[str, list[Any]]:
@@ -100,12 +102,10 @@ class PgSearchIndex:
         for g in groups:
             rank_parts.append(f"ts_rank(?::float4[], tsv, {_TSQ}, 1) * CAST(? AS DOUBLE PRECISION)")
             params.extend([weights, g, g, await self._idf(g)])
-        published = "coalesce(published_at, written_at)"
+        published = "published"  # the publication instant, or the write's for an undated page
         score = f"({' + '.join(rank_parts)}) * {freshness_sql('kind', published)}"
         params.extend(freshness_params(r, request.now_us))
         text = tsquery_text(q)
-        # no "NOT deleted": a tombstone's tsv is empty and matches nothing, and the condition made the
-        # planner read the partial index of live pages (every page) instead of the GIN index
         where = f"tsv @@ {_TSQ}"
         params.extend([text, text])
         if f.host:
@@ -120,7 +120,7 @@ class PgSearchIndex:
         if f.until:
             where += f" AND {published} <= ?"
             params.append(to_us(f.until))
-        return f"SELECT url, {score} AS score FROM pages WHERE {where}{extra}", params
+        return f"SELECT url, {score} AS score FROM search_docs WHERE {where}{extra}", params
 
     async def search(self, request: SearchRequest) -> SearchResults:
         if request.query.empty or request.limit <= 0:
@@ -145,7 +145,9 @@ class PgSearchIndex:
         pages = {
             r[0]: r
             for r in await self._db.fetch(
-                "SELECT url, host, title, text, written_at, kind, published_at FROM pages WHERE url = ANY(?::text[])",
+                # a page gone since it was indexed is left out (its removal may still be in the queue)
+                "SELECT url, host, title, text, written_at, kind, published_at FROM pages"
+                " WHERE url = ANY(?::text[]) AND NOT deleted",
                 [t[0] for t in top],
             )
         }

@@ -26,7 +26,8 @@ from shared.stores.sqlite.db import LONG_BATCH, SqliteDb, sqlite_path
 from shared.stores.sqlite.delay import SqliteDelayStore
 from shared.stores.sqlite.hashes import SqliteHashStore
 from shared.stores.sqlite.pages import SqlitePageStore
-from shared.stores.sqlite.search import SqliteSearchIndex, reindex_if_stale
+from shared.stores.sqlite.search import SqliteSearchIndex
+from shared.stores.sqlite.search_queue import SqliteIndexQueue, requeue_if_stale
 from shared.stores.sqlite.wordstat import SqliteWordstatStore
 
 __all__ = ["LONG_BATCH", "SqliteDb", "open_sqlite", "sqlite_path"]
@@ -42,10 +43,16 @@ async def open_sqlite(url: str) -> Stores:
         raise StoreUnavailable(f"sqlite {path}: cannot open: {exc}") from exc
     try:
         await db.write_raw(db.migrate)
-        await reindex_if_stale(db)  # pages analyzed by another version of the analyzer (or none)
+        await requeue_if_stale(db)  # pages analyzed by another version of the analyzer (or none)
     except BaseException:
         await db.close()
         raise
+    queue = SqliteIndexQueue(db)
+
+    async def close() -> None:
+        queue.close()
+        await db.close()
+
     return Stores(
         url,
         pages=SqlitePageStore(db),
@@ -61,6 +68,7 @@ async def open_sqlite(url: str) -> Stores:
         autoparser=SqlAutoparserStore(db),
         lanes=SqlLaneStore(db),
         search=SqliteSearchIndex(db),
+        index_queue=queue,
         wordstat=SqliteWordstatStore(db),
-        close=db.close,
+        close=close,
     )

@@ -3,8 +3,8 @@
 Engine specific because its guard is: each write reads the stored version and
 writes under the same ``BEGIN IMMEDIATE`` lock (the group commit of
 ``db.py``), so concurrent writers (tasks or processes) always leave the
-highest version; and every write keeps the search index (``search.py``) in the
-same transaction. ``upsert_many`` puts a batch in
+highest version; and every write queues the page for the search index in the
+same transaction (triggers, migration 24; ``search_queue.py`` drains it). ``upsert_many`` puts a batch in
 one transaction, which is what lets the kvwriter write thousands of pages per
 second (one commit per batch instead of one per page).
 """
@@ -26,7 +26,6 @@ from shared.stores.pages import (
 )
 from shared.stores.sql.pages import PAGE_COLUMNS, page_from_row, page_params, tombstone_params
 from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
-from shared.stores.sqlite.search import IndexTerms, index_page, index_terms
 from shared.urls import host_of
 
 __all__ = ["SqlitePageStore"]
@@ -35,17 +34,15 @@ _PLACEHOLDERS = ", ".join("?" * len(PAGE_COLUMNS.split(",")))
 _UPDATE_ALL = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in PAGE_COLUMNS.split(",")[1:])
 _WRITE_PAGE = (
     f"INSERT INTO pages ({PAGE_COLUMNS}) VALUES ({_PLACEHOLDERS}) ON CONFLICT (url) DO UPDATE SET {_UPDATE_ALL}"
-    " RETURNING rowid"
 )
 _PREV = "SELECT version, deleted FROM pages WHERE url = ?"
 
 
-def _upsert_one(conn: sqlite3.Connection, page: Page, terms: IndexTerms | None) -> UpsertOutcome:
+def _upsert_one(conn: sqlite3.Connection, page: Page) -> UpsertOutcome:
     row = conn.execute(_PREV, (page.url,)).fetchone()
     outcome = upsert_outcome(None if row is None else (row[0], bool(row[1])), page.version)
     if outcome in (UpsertOutcome.inserted, UpsertOutcome.updated):
-        rowid = conn.execute(_WRITE_PAGE, page_params(page)).fetchone()[0]
-        index_page(conn, rowid, page, terms)  # the same transaction: the index never lags the page
+        conn.execute(_WRITE_PAGE, page_params(page))  # its trigger queues the page for the search index
     return outcome
 
 
@@ -54,15 +51,13 @@ class SqlitePageStore:
         self._db = db
 
     async def upsert(self, page: Page) -> UpsertOutcome:
-        terms = index_terms(page)  # stemmed here, on the caller's thread, not under the write lock
-        return await self._db.write(lambda conn: _upsert_one(conn, page, terms))
+        return await self._db.write(lambda conn: _upsert_one(conn, page))
 
     async def upsert_many(self, pages: Sequence[Page]) -> list[UpsertOutcome]:
         if not pages:
             return []
-        terms = [index_terms(page) for page in pages]
         return await self._db.write(
-            lambda conn: [_upsert_one(conn, page, t) for page, t in zip(pages, terms, strict=True)],
+            lambda conn: [_upsert_one(conn, page) for page in pages],
             long=len(pages) > LONG_BATCH,
         )
 

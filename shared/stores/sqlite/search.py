@@ -7,9 +7,9 @@ stemmed in Python: SQLite's own tokenizers know no Russian); beside it
 freshness read for every match. (They were unindexed FTS5 columns first: FTS5
 keeps them in the row of the stems, so reading them loaded every match's text,
 ten times the cost of its BM25 — 23 ms against 1.7 ms at the median query.)
-The page store writes both in the page's transaction (``index_page``); triggers
-drop a page's rows when it is tombstoned or deleted by any path, so the index
-follows every removal.
+The indexer writes both, and the impact rows, from the queue of written pages
+(``search_queue.py``; ``shared/stores/search.py`` says why the index follows the
+pages instead of being written with them), removals included.
 
 A search of plain words on many pages walks the impact index ``search_imp``
 (``search_topk.py``: each word's pages from the best bound down, scored exactly,
@@ -17,39 +17,30 @@ stopped once no unseen page can enter the results); any other search ranks every
 match in SQL (``bm25 × freshness``) and takes the ``limit`` best after the
 cursor. Either way only those pages' text is then read, for snippets. The
 analyzer's version is kept in ``search_meta``; a store opened with rows indexed
-by another version re-indexes them (``reindex_if_stale``).
+by another version queues them all again (``search_queue.requeue_if_stale``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import logging
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-import orjson
-
-from shared.search.analysis import ANALYZER_VERSION, page_lang, stems, words
-from shared.search.kinds import page_kind
+from shared.search.analysis import stems, words
 from shared.search.query import SearchQuery, Term
 from shared.search.request import Cursor, SearchRequest, SearchResults
 from shared.stores.codec import to_us
-from shared.stores.pages import Page
 from shared.stores.sql.search import freshness_params, freshness_sql, hit_from_row
 from shared.stores.sqlite.db import SqliteDb
 from shared.stores.sqlite.search_topk import MAX_PAGE_ID, TopK, impact_rows
 
-__all__ = ["IndexTerms", "SqliteSearchIndex", "fts_match", "index_page", "index_terms", "reindex_if_stale"]
+__all__ = ["DocFields", "IndexTerms", "SqliteSearchIndex", "drop_page", "fts_match", "index_terms", "write_page"]
 
-log = logging.getLogger(__name__)
-
-#: pages re-indexed per transaction (a few ms of write lock each)
-_REINDEX_CHUNK = 500
 _INSERT = "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)"
-_INSERT_DOC = "INSERT INTO search_docs (id, kind, published, host, length, ref_at) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_DOC = (
+    "INSERT INTO search_docs (id, kind, published, host, length, ref_at, version, indexed_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _INSERT_IMP_ROW = "INSERT INTO search_imp_rows (k, id, terms) VALUES (?, ?, ?)"
 _INSERT_IMP = "INSERT INTO search_imp (rowid, terms) VALUES (?, ?)"
 #: an external-content FTS5 table forgets a row when told its old values (the FTS5 'delete' command)
@@ -68,39 +59,39 @@ class IndexTerms:
     impacts: tuple[tuple[int, str], ...] = ()
 
 
-def _terms(title: str, body: str, kind: str, published: int | None, written: int) -> IndexTerms:
+def index_terms(title: str, body: str, kind: str, published: int | None, written: int) -> IndexTerms:
+    """What the index stores for a page's title and text (``published``: its freshness instant, µs)."""
     t, b = stems(words(title)), stems(words(body))
     return IndexTerms(" ".join(t), " ".join(b), len(t) + len(b), tuple(impact_rows(t, b, kind, published, written)))
 
 
-def index_terms(page: Page) -> IndexTerms | None:
-    """What the index stores for ``page``, or None when it is not searchable (a tombstone, an empty preview)."""
-    if page.deleted or not (page.title or page.text):
-        return None
-    written = to_us(page.written_at) or 0
-    return _terms(page.title, page.text, page.kind, to_us(page.published_at) or written, written)
+@dataclass(frozen=True, slots=True)
+class DocFields:
+    """What filters and freshness read of an indexed page (``search_docs``)."""
+
+    kind: str
+    #: the publication instant (µs), or the write's for an undated page
+    published: int | None
+    host: str
+    #: the write instant (µs): when the impact rows took the page's freshness
+    written: int
+    version: int
 
 
-def index_page(conn: sqlite3.Connection, rowid: int, page: Page, terms: IndexTerms | None) -> None:
-    """Replace the index row of the page at ``rowid`` (inside the page's write)."""
-    _drop(conn, rowid)
-    if terms is not None:
-        published = to_us(page.published_at or page.written_at)
-        _write(conn, rowid, terms, page.kind, published, page.host, to_us(page.written_at) or 0)
-
-
-def _write(
-    conn: sqlite3.Connection, rowid: int, terms: IndexTerms, kind: str, published: int | None, host: str, ref: int
-) -> None:
+def write_page(conn: sqlite3.Connection, rowid: int, terms: IndexTerms, doc: DocFields, indexed_at: int) -> None:
+    """The index rows of the page at ``rowid`` (after ``drop_page``)."""
     conn.execute(_INSERT, (rowid, terms.title, terms.body))
-    conn.execute(_INSERT_DOC, (rowid, kind, published, host, terms.length, ref))
+    conn.execute(
+        _INSERT_DOC, (rowid, doc.kind, doc.published, doc.host, terms.length, doc.written, doc.version, indexed_at)
+    )
     if rowid <= MAX_PAGE_ID:  # past it the fast path declines (search_topk.TopK.best)
         rows = [(high | rowid, rowid, text) for high, text in terms.impacts]
         conn.executemany(_INSERT_IMP_ROW, rows)
         conn.executemany(_INSERT_IMP, [(k, text) for k, _, text in rows])
 
 
-def _drop(conn: sqlite3.Connection, rowid: int) -> None:
+def drop_page(conn: sqlite3.Connection, rowid: int) -> None:
+    """Forget the index rows of the page at ``rowid`` (none is fine)."""
     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
     conn.execute("DELETE FROM search_docs WHERE id = ?", (rowid,))
     conn.execute(_DELETE_IMP, (rowid,))
@@ -158,7 +149,9 @@ def _search(
     rows = {
         r[0]: r[1:]
         for r in conn.execute(
-            f"SELECT rowid, url, host, title, text, written_at, kind, published_at FROM pages WHERE rowid IN ({marks})",
+            # a page gone since it was indexed is left out (its removal may still be in the queue)
+            f"SELECT rowid, url, host, title, text, written_at, kind, published_at FROM pages"
+            f" WHERE rowid IN ({marks}) AND NOT deleted",
             ids,
         )
     }
@@ -209,61 +202,3 @@ class SqliteSearchIndex:
         hits = hits[: request.limit]
         next_cursor = Cursor(request.now_us, hits[-1].score, hits[-1].url) if more and hits else None
         return SearchResults(hits=hits, next_cursor=next_cursor)
-
-
-def _legacy_fields(doc_json: bytes | None, title: str, text: str) -> tuple[str, int | None, str]:
-    """Type, publication time and language of a page written before pages had them, from its JSON form."""
-    try:
-        doc = orjson.loads(doc_json) if doc_json else {}
-    except orjson.JSONDecodeError:
-        doc = {}
-    if not isinstance(doc, dict):
-        doc = {}
-    published: datetime | None = None
-    if isinstance(raw := doc.get("published_at"), str):
-        with contextlib.suppress(ValueError):
-            published = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    kind = page_kind(str(doc.get("kind", "article")), published).value
-    return kind, to_us(published), page_lang(None, f"{title} {text[:2000]}")
-
-
-def _reindex_chunk(conn: sqlite3.Connection, after: int) -> tuple[int, int]:
-    """Index the live pages after rowid ``after`` (one chunk): (the last rowid done or 0, pages indexed)."""
-    rows = conn.execute(
-        "SELECT rowid, host, title, text, kind, published_at, written_at, doc_json FROM pages"
-        " WHERE rowid > ? AND NOT deleted ORDER BY rowid LIMIT ?",
-        (after, _REINDEX_CHUNK),
-    ).fetchall()
-    for rowid, host, title, text, kind, published, written, doc_json in rows:
-        if not kind:
-            # written before pages had a type: the index takes it from the page's JSON form; the page
-            # itself is left as it was written (another process may be writing it right now)
-            kind, published, _lang = _legacy_fields(doc_json, title, text)
-        _drop(conn, rowid)
-        if title or text:
-            _write(conn, rowid, _terms(title, text, kind, published or written, written), kind, published or written,
-                   host, written)  # fmt: skip
-    return (rows[-1][0] if rows else 0), len(rows)
-
-
-async def reindex_if_stale(db: SqliteDb) -> int:
-    """Index every live page again when the index was made by another analyzer version; pages indexed."""
-    row = await db.read(lambda conn: conn.execute("SELECT value FROM search_meta WHERE key = 'analyzer'").fetchone())
-    if row is not None and row[0] == str(ANALYZER_VERSION):
-        return 0
-    done, after = 0, 0
-    while True:
-        after, n = await db.write(functools.partial(_reindex_chunk, after=after), long=True)
-        done += n
-        if not after:
-            break
-    await db.write(
-        lambda conn: conn.execute(
-            "INSERT INTO search_meta (key, value) VALUES ('analyzer', ?)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (str(ANALYZER_VERSION),),
-        )
-    )
-    if done:
-        log.info("search index rebuilt for analyzer version %d: %d pages", ANALYZER_VERSION, done)
-    return done

@@ -71,6 +71,7 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
             source=SourceRef(kind=SourceKind.upload, id="t1"),
         )
     )
+    await stores.index_queue.catch_up()  # what the indexer cube does within its period
     client = TestClient(TestServer(create_app(settings, stores, cdn), host="127.0.0.1", port=0))
     await client.start_server()
     yield client
@@ -228,6 +229,7 @@ async def test_search_highlights_whole_words_only(tmp_path: Path) -> None:
     await writer.handle(
         make_doc("https://news.example/c", "Northern lights", "<p>The northern lights over the bay.</p>")
     )
+    await stores.index_queue.catch_up()
     client = TestClient(TestServer(create_app(settings, stores), host="127.0.0.1", port=0))
     await client.start_server()
     try:

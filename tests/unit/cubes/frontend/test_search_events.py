@@ -93,6 +93,7 @@ async def test_the_frontend_publishes_what_was_searched_but_not_who(tmp_path: Pa
         parsed_at=T0,
     )
     await KvwriterHandler(stores.pages, settings).handle(doc)
+    await stores.index_queue.catch_up()
     sink = Sink()
     events = QueryEvents(sink, queue_max=100)
     client = TestClient(TestServer(create_app(settings, stores, events=events), host="127.0.0.1", port=0))

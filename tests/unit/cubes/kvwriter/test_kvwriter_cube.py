@@ -12,6 +12,7 @@ from cubes.registry import cube_module
 from shared.config import Settings
 from shared.messages import Document, DocumentDeleted, SourceKind, SourceRef
 from shared.runtime import Output, ensure_topics, open_deps, run_cube
+from shared.runtime.cube import TimerContext
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 SRC = SourceRef(kind=SourceKind.rss, id="feed-1")
@@ -24,7 +25,7 @@ def doc(url: str, title: str, version: int) -> Document:
     )  # fmt: skip
 
 
-async def test_a_ready_document_is_served_and_searchable(tmp_path: Path) -> None:
+async def test_a_ready_document_is_served_and_the_indexer_makes_it_searchable(tmp_path: Path) -> None:
     settings = Settings().replace(
         bus={"url": f"sqlite:///{tmp_path}/bus.db"},
         store={"url": f"sqlite:///{tmp_path}/store.db"},
@@ -54,6 +55,11 @@ async def test_a_ready_document_is_served_and_searchable(tmp_path: Path) -> None
         assert stats.dead_lettered == 0
 
         stores = await deps.stores()
+        # and the indexer cube makes the written pages searchable (one round drains its queue)
+        indexer = await cube_module("indexer").build(settings, deps)
+        assert (indexer.inputs, indexer.outputs) == ((), ())
+        assert await indexer.timers[0].fn(TimerContext("search-index")) == []
+        assert await stores.index_queue.pending() == 0
         client = TestClient(TestServer(create_app(settings, stores, await deps.cdn()), host="127.0.0.1", port=0))
         await client.start_server()
         try:
