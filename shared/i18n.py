@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+
+from shared.prices import MAX_CHARS, parse_price
 
 __all__ = ["LANGUAGES", "currency_sign", "format_date", "format_price", "label", "language"]
 
@@ -131,16 +132,16 @@ def format_price(amount: str, currency: str | None, lang: str | None) -> str:
     """``1 990 ₽`` / ``$1,990.50``: grouped, with its currency's sign, in the page's language.
 
     Without a page language, the currency decides (a rouble price reads the Russian way). An
-    amount that is not a number is shown as written, with its currency.
+    amount that is not a price (``shared/prices.py``: the parser refuses those) is shown as written,
+    cut to a price's length, with its currency: never formatted, so never more than a few characters.
     """
     code = (currency or "").strip().upper()
     sign = _SIGNS.get(code) or code
-    try:
-        value = Decimal(amount.strip().replace(",", ".").replace(" ", ""))
-    except InvalidOperation:
-        return f"{amount}{_NBSP}{sign}".strip() if sign else amount
-    if not value.is_finite():
-        return amount
+    value = parse_price(amount)
+    if value is None:
+        shown = amount.strip()
+        shown = shown if len(shown) <= MAX_CHARS else shown[: MAX_CHARS - 1] + "…"
+        return f"{shown}{_NBSP}{sign}" if sign and shown else shown
     russian = _base(lang) == "ru" if lang else code in _RU_STYLE
     whole = f"{value:,.2f}" if value != value.to_integral_value() else f"{value:,.0f}"
     if russian:

@@ -272,6 +272,29 @@ _ROWS: tuple[ProblemCode, ...] = (
         "Fix the fields named in the message (schemas/partner-document.v1.json has every field).",
     ),
     ProblemCode(
+        "item.bad_price",
+        "error",
+        "the offer's price is not a price, so the offer is not published",
+        "Write the price as a decimal number: digits, at most one decimal point ('.' or ','), at most 4 "
+        "digits after it, below 10^15, not negative, at most 32 characters (1990, 1 990,50 or 1.99e3). "
+        "An offer whose price is on request has no <price> at all.",
+    ),
+    ProblemCode(
+        "item.bad_number",
+        "warning",
+        "a number of the item is not one a page can show (an old price, a delivery option): left out",
+        "Write old prices and delivery costs as prices (a decimal number, at most 4 digits after the "
+        "point, below 10^15) and delivery days as a number or a range (2, 1-3); the page is published "
+        "without what the message names until then.",
+    ),
+    ProblemCode(
+        "item.bad_date",
+        "warning",
+        "a date of the item is outside 1970-2100: the page is published without it",
+        "Give the item's real publication (or update) date, with its UTC offset, in RFC 822 "
+        "(Tue, 21 Apr 2015 14:15:00 +0300) or ISO 8601 (2015-04-21T14:15:00+03:00).",
+    ),
+    ProblemCode(
         "item.deletion_refused",
         "error",
         'a deletion (turbo="false" or action delete) could not be applied',
@@ -297,6 +320,13 @@ _ROWS: tuple[ProblemCode, ...] = (
         "the catalog lost more than half of its offers in one fetch; their pages are kept for now",
         "If the offers are really gone, do nothing: the next fetch that lacks them removes their pages "
         "(use fetch now to do it at once). If the export was cut short, fix it before the next fetch.",
+    ),
+    ProblemCode(
+        "yml.deep_categories",
+        "warning",
+        "the catalog's category tree is deeper than 32 levels: pages show the 32 levels nearest each offer",
+        "Check the categories' parentId: a chain that deep is usually a mistake of the export (each category "
+        "made the parent of the next). Market's own tree is 6-7 levels deep.",
     ),
     ProblemCode(
         "turbo.unsupported_block",

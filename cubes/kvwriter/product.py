@@ -11,11 +11,11 @@ notes, and the facts: vendor code, vendor, model, every parameter with its unit.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from html import escape
 
 from shared.i18n import format_price, label
 from shared.messages import DeliveryOption, Product
+from shared.prices import parse_price
 from shared.turbo_links import turbo_path
 
 __all__ = ["breadcrumbs", "product_block", "product_text"]
@@ -33,11 +33,8 @@ def breadcrumbs(p: Product, lang: str | None) -> str:
 
 
 def _discount(price: str, old: str) -> str:
-    try:
-        now, before = Decimal(price), Decimal(old)
-    except InvalidOperation:
-        return ""
-    if before <= 0 or now >= before:
+    now, before = parse_price(price), parse_price(old)
+    if now is None or before is None or before <= 0 or now >= before:
         return ""
     return f' <span class="off">&minus;{round((1 - now / before) * 100)}%</span>'
 

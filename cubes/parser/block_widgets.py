@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from lxml import etree
@@ -173,13 +174,24 @@ def form(el: etree._Element, ctx: Context) -> None:
     replace(el, [])
 
 
+#: a rating's numbers as Schema.org's Rating writes them: at most three digits, and three after a point
+_RATING_NUMBER = re.compile(r"\d{1,3}(?:[.,]\d{1,3})?")
+
+
+def _rating_number(text: str | None) -> float | None:
+    return float(text.replace(",", ".")) if text and _RATING_NUMBER.fullmatch(text) else None
+
+
 def rating(el: etree._Element, ctx: Context) -> None:
     props = {m.get("itemprop"): (m.get("content") or "").strip() for m in el.iter("meta")}
-    try:
-        value = float(props.get("ratingValue") or "")
-        best = float(props.get("bestRating") or _STARS)
-    except ValueError:
-        ctx.note("turbo.unsupported_block", "a rating without a numeric ratingValue is not shown")
+    value = _rating_number(props.get("ratingValue"))
+    best = _rating_number(props.get("bestRating") or str(_STARS))
+    if value is None or best is None:
+        # a number of any other form (1e999, nan, -1) is not a rating a page can show (bounds.py)
+        ctx.note(
+            "turbo.unsupported_block",
+            "a rating is shown only when its ratingValue and bestRating are numbers of at most three digits",
+        )
         replace(el, [])
         return
     best = best if best > 0 else _STARS

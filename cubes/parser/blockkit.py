@@ -14,17 +14,10 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from cubes.parser.model import Note
 from shared.players import Players
 
 __all__ = ["Context", "Note", "block_of", "caption", "children", "make", "move_content", "replace", "text_of"]
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """Something the page could not carry as the source has it: ``code`` is its problem code."""
-
-    code: str
-    message: str
 
 
 def _nothing(el: etree._Element) -> None:  # pragma: no cover - blocks.py always sets the walker

@@ -54,6 +54,7 @@ from cubes.parser.lifecycle import Lifecycle, complete
 from cubes.parser.model import ItemError, ParsedItem, ParseResult
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.status import Outcome
+from cubes.parser.turbo import Limits, oversized
 from cubes.parser.xmlsafe import HostileXml
 from cubes.parser.yml import Catalog, iter_yml
 from shared.clock import Clock
@@ -82,7 +83,10 @@ class CatalogLoader:
         cleaner: ContentCleaner,
         rejects: Rejects,
         clock: Clock,
+        limits: Limits | None = None,
     ) -> None:
+        #: an offer's most bytes (``parser.max_item_bytes``): a bigger one is refused as it streams by
+        self.limits = limits or Limits()
         self.stores = stores
         self.items = items
         self.lifecycle = lifecycle
@@ -127,6 +131,8 @@ class CatalogLoader:
             for entry in itertools.islice(entries, BATCH):
                 if isinstance(entry, ItemError):
                     broken.append(entry)
+                elif (refused := oversized(entry, self.limits)) is not None:
+                    broken.append(refused)
                 else:
                     items.append(entry)
                     listings.add(entry)

@@ -28,6 +28,9 @@ __all__ = ["CATEGORY_PARAM", "MAX_CARDS", "Listings"]
 
 #: offers shown on a listing page (a phone scrolls through ~50 cards; more is a catalog, not a page)
 MAX_CARDS = 48
+#: a card shows a line or two of its offer's name: a longer one is cut (a listing's size stays bounded
+#: by its cards whatever the names, which only the offer's own page shows whole)
+_CARD_TITLE = 200
 
 
 @dataclass(slots=True)
@@ -61,7 +64,8 @@ class Listings:
             price = str(product.get("price") or "")
             picture = item.media[0].url if item.media else None
             shown = format_price(price, product.get("currency"), None) if price else ""
-            own.cards.append(_Card(item.link, item.title, shown, picture))
+            title = item.title if len(item.title) <= _CARD_TITLE else item.title[: _CARD_TITLE - 1] + "…"
+            own.cards.append(_Card(item.link, title, shown, picture))
 
     def items(self, catalog: Catalog, first_index: int) -> list[ParsedItem]:
         """A listing page for every category that holds an offer, itself or below it."""
@@ -71,21 +75,17 @@ class Listings:
         for cid, (_, parent) in catalog.categories.items():
             if parent:
                 children.setdefault(parent, []).append(cid)
+        # a category's offers count for it and each category on its path (bounded, loop-safe: Catalog.path)
         totals: dict[str, int] = {}
-
-        def total(cid: str, seen: frozenset[str] = frozenset()) -> int:
-            if cid in totals:
-                return totals[cid]
-            here = self._by_id[cid].offers if cid in self._by_id else 0
-            below = sum(total(c, seen | {cid}) for c in children.get(cid, ()) if c not in seen | {cid})
-            totals[cid] = here + below
-            return totals[cid]
-
+        for cid, own in self._by_id.items():
+            for step in catalog.path(cid):
+                at = str(step["id"])
+                totals[at] = totals.get(at, 0) + own.offers
         out: list[ParsedItem] = []
         for cid, (name, _) in catalog.categories.items():
-            if not name or total(cid) == 0:
+            if not name or not totals.get(cid):
                 continue
-            html = self._page(cid, catalog, [c for c in children.get(cid, ()) if total(c)], totals)
+            html = self._page(cid, catalog, [c for c in children.get(cid, ()) if totals.get(c)], totals)
             out.append(
                 ParsedItem(
                     index=first_index + len(out),
@@ -106,12 +106,16 @@ class Listings:
             crumbs = "".join(f'<a href="{escape(str(p["url"]))}">{escape(str(p["name"]))}</a>' for p in path[:-1])
             parts.append(f'<nav class="tc-crumbs">{crumbs}</nav>')
         if subs:
+            more = len(subs) - MAX_CARDS
+            subs = subs[:MAX_CARDS]
             links = "".join(
                 f'<a class="tc-card" href="{escape(category_url(str(catalog.site), c))}">'
                 f"<span>{escape(catalog.categories[c][0])} ({totals[c]})</span></a>"
                 for c in subs
             )
             parts.append(f'<div class="tc-cards">{links}</div>')
+            if more > 0:
+                parts.append(f'<p class="tc-note">+ {more}</p>')
         own = self._by_id.get(cid)
         if own is not None and own.cards:
             cards = []

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from cubes.parser.blocks import related_html, turbo_blocks
+from cubes.parser.bounds import bounded_date
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.model import ItemError, MediaRef, ParsedItem, Severity
 from cubes.parser.normalize import content_fields
@@ -161,9 +162,13 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
             extra=extra,
         )
     )
+    published, bad_published = bounded_date(item.published, "publication date")
+    updated, bad_updated = bounded_date(item.updated, "update date")
+    # what the reader left out (a number that is not one) and the dates no store could hold: told
+    told = [*notes, *item.notes, *(bad for bad in (bad_published, bad_updated) if bad is not None)]
     warnings = [
         ItemError(n.message, item.line, None, item.index, ident.url, severity=Severity.warning, code=n.code)
-        for n in notes
+        for n in told
     ]
     if incomplete:
         warnings.append(
@@ -177,8 +182,8 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
         index=item.index,
         kind=item.kind,
         author=item.author,
-        published=item.published,
-        updated=item.updated,
+        published=published,
+        updated=updated,
         content_html=content,
         summary=summary,
         media=media,

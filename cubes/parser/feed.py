@@ -41,7 +41,7 @@ from cubes.parser.jsondoc import parse_json_documents, parse_json_feed
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParseResult, Severity
 from cubes.parser.repair import fix_problems, repair_xml
 from cubes.parser.rss import ITEM_TAGS, read_rss_items, rss_meta
-from cubes.parser.turbo import Limits, apply_limits, apply_turbo
+from cubes.parser.turbo import Limits, apply_limits, apply_turbo, oversized
 from cubes.parser.xmlsafe import HostileXml, XmlError, parse_xml
 from cubes.parser.xmltext import ATOM03, ATOM10, RDF, TURBO
 from cubes.parser.yml import Catalog, iter_yml
@@ -70,14 +70,16 @@ def parse_feed(
         return _fatal(DetectedFormat.unknown, ItemError("empty body: no feed to read", 1, 1, code="feed.empty"))
     fmt = detect_format(body, declared_format)
     if fmt is DetectedFormat.json:
-        return parse_json_documents(body)
+        result = parse_json_documents(body)
+        apply_limits(result, limits)
+        return result
     if fmt is DetectedFormat.jsonfeed:
         result = parse_json_feed(body, url)
         apply_limits(result, limits)
         return result
     prepared = prepare_xml(body, content_type)
     if fmt is DetectedFormat.yml:
-        result = parse_yml(prepared.body, url=url)
+        result = parse_yml(prepared.body, url=url, limits=limits)
         result.encoding = prepared.encoding
         return result
     result = _parse_xml_feed(_decl_first(prepared.body), url, content_type, fmt)
@@ -283,14 +285,17 @@ def _has_entries(root: object) -> bool:
     return next(it, None) is not None
 
 
-def parse_yml(body: bytes, *, url: str | None = None) -> ParseResult:
+def parse_yml(body: bytes, *, url: str | None = None, limits: Limits | None = None) -> ParseResult:
     """A whole YML catalog as a ``ParseResult`` (the cube's path; the streaming reader is ``iter_yml``)."""
     result = ParseResult(DetectedFormat.yml, meta=FeedMeta(parser="iterparse", version="yml"))
     catalog, listings = Catalog(), Listings()
+    limits = limits or Limits()
     try:
         for entry in iter_yml(io.BytesIO(body), base=url, catalog=catalog):
             if isinstance(entry, ItemError):
                 result.errors.append(entry)
+            elif (refused := oversized(entry, limits)) is not None:
+                result.errors.append(refused)
             else:
                 result.items.append(entry)
                 listings.add(entry)

@@ -155,7 +155,9 @@ class ParserHandler:
             self.limits = dataclasses.replace(self.limits, max_body_bytes=max_body_bytes)
         self.items = ItemRecorder(stores)
         self.lifecycle = Lifecycle(stores, self.items, self.clock)
-        self.catalogs = CatalogLoader(stores, self.items, self.lifecycle, self.cleaner, self._rejects, self.clock)
+        self.catalogs = CatalogLoader(
+            stores, self.items, self.lifecycle, self.cleaner, self._rejects, self.clock, self.limits
+        )
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)

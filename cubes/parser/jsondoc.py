@@ -20,6 +20,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cubes.parser.bounds import Refused, product_numbers
 from cubes.parser.dates import parse_date
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, MediaRef, ParsedItem, ParseResult
 
@@ -160,8 +161,14 @@ def parse_json_documents(body: bytes) -> ParseResult:
         item = _to_item(doc, i)
         if doc.action == "delete":
             result.deletions.append(item)
-        else:
-            result.items.append(item)
+            continue
+        if item.product is not None:
+            try:
+                item.notes = product_numbers(item.product)  # a price that is not one is refused (bounds.py)
+            except Refused as exc:
+                result.errors.append(ItemError(f"document {i}: {exc.reason}", None, None, i, doc.url, code=exc.code))
+                continue
+        result.items.append(item)
     return result
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "FeedMeta",
     "ItemError",
     "MediaRef",
+    "Note",
     "ParseResult",
     "ParsedItem",
     "Related",
@@ -76,6 +77,14 @@ class ItemError:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something the page could not carry as the source has it: ``code`` is its problem code."""
+
+    code: str
+    message: str
+
+
 @dataclass(slots=True)
 class MediaRef:
     url: str
@@ -122,6 +131,9 @@ class ParsedItem:
     language: str | None = None
     #: Turbo's ``<yandex:related>`` links, shown as cards below the content
     related: list[Related] = field(default_factory=list)
+    #: what the reader left out of the item (a number that is not one: ``bounds.py``); the item is
+    #: published without it, and these become its warnings
+    notes: list[Note] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -19,10 +19,10 @@ import html
 import re
 from dataclasses import dataclass
 
-from cubes.parser.model import ItemError, MediaRef, ParseResult, Severity
+from cubes.parser.model import ItemError, MediaRef, ParsedItem, ParseResult, Severity
 from cubes.parser.xmltext import absolute, plain
 
-__all__ = ["Limits", "apply_limits", "apply_turbo"]
+__all__ = ["Limits", "apply_limits", "apply_turbo", "oversized"]
 
 _H1 = re.compile(r"<h1[^>]*>(.*?)</h1>", re.S | re.I)
 _HEADER = re.compile(r"<header[^>]*>(.*?)</header>", re.S | re.I)
@@ -87,21 +87,30 @@ def apply_limits(result: ParseResult, limits: Limits) -> None:
                 )
             )
             continue
-        # len(str) <= bytes <= 4 * len(str): the exact byte count is only computed near the limit
-        size = len(it.content_html)
-        if size * 4 > limits.max_item_bytes:
-            size = len(it.content_html.encode("utf-8"))
-        if size > limits.max_item_bytes:
-            result.errors.append(
-                ItemError(
-                    f"content is {size} bytes, over the limit of {limits.max_item_bytes} bytes per item",
-                    it.line,
-                    None,
-                    it.index,
-                    it.link,
-                    code="item.too_large",
-                )
-            )
+        if (refused := oversized(it, limits)) is not None:
+            result.errors.append(refused)
             continue
         kept.append(it)
     result.items = kept
+
+
+def oversized(it: ParsedItem, limits: Limits) -> ItemError | None:
+    """The refusal of an item whose content is larger than ``limits.max_item_bytes``, else None.
+
+    Every format's items are held to it (an RSS item, a JSON document, a YML offer's description):
+    the work an item costs downstream (sanitizing, rendering) grows with its size.
+    """
+    # len(str) <= bytes <= 4 * len(str): the exact byte count is only computed near the limit
+    size = len(it.content_html)
+    if size * 4 > limits.max_item_bytes:
+        size = len(it.content_html.encode("utf-8", "surrogatepass"))
+    if size <= limits.max_item_bytes:
+        return None
+    return ItemError(
+        f"content is {size} bytes, over the limit of {limits.max_item_bytes} bytes per item",
+        it.line,
+        None,
+        it.index,
+        it.link,
+        code="item.too_large",
+    )

@@ -16,7 +16,9 @@ the path from the root: the page's breadcrumbs, each with its listing page),
 ``vendorCode``, ``model``, ``description`` (HTML), ``param name= unit=``,
 ``sales_notes``, ``delivery`` / ``pickup`` / ``store`` and ``delivery-options``
 (the offer's, else the shop's). The shop's ``<name>`` goes with every offer, for
-the page's "buy" button.
+the page's "buy" button. Its numbers are checked as they are read (``bounds.py``):
+an offer whose price is not a price is refused, an old price or a delivery option
+that is not a number is left out with a warning.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from urllib.parse import quote, urlsplit
 
 from lxml import etree
 
-from cubes.parser.model import ItemError, MediaRef, ParsedItem
+from cubes.parser.bounds import Refused, delivery_options, product_numbers
+from cubes.parser.model import ItemError, MediaRef, Note, ParsedItem
 from cubes.parser.xmlsafe import SAFE_XML, XmlError, check_doctype_stream, xml_error
 from cubes.parser.xmltext import absolute, inner_html
 
-__all__ = ["CATEGORY_PARAM", "Catalog", "category_url", "iter_yml"]
+__all__ = ["CATEGORY_PARAM", "MAX_DEPTH", "Catalog", "category_url", "iter_yml"]
 
 
 def _text(el: etree._Element) -> str:
@@ -60,6 +63,9 @@ _PRODUCT_FIELDS = (
 _FLAGS = (("delivery", "delivery"), ("pickup", "pickup"), ("store", "store"))
 #: the parameter of a category's listing page (``category_url``)
 CATEGORY_PARAM = "turbo_category"
+#: levels of a category path kept (the ones nearest the offer): Yandex Market's own tree is 6-7 deep;
+#: a deeper one is a hostile chain whose every offer would carry a crumb per level
+MAX_DEPTH = 32
 
 
 def category_url(site: str, category_id: str) -> str:
@@ -82,11 +88,18 @@ class Catalog:
     #: the origin category pages live under (the shop's <url>, else the feed's)
     site: str | None = None
     delivery_options: list[dict[str, str | None]] = field(default_factory=list)
+    #: what the catalog held that is left out (a delivery option that is not a number, category levels
+    #: past ``MAX_DEPTH``): told once, with the next offer read
+    notes: list[Note] = field(default_factory=list)
     #: category id -> its path from the root, each step {id, name, url}: built once per category
     _paths: dict[str, list[dict[str, str | None]]] = field(default_factory=dict)
+    _cut: bool = False
 
     def path(self, category_id: str) -> list[dict[str, str | None]]:
-        """The categories from the root to ``category_id`` (a loop in ``parentId`` ends the walk)."""
+        """The categories from the root to ``category_id`` (a loop in ``parentId`` ends the walk).
+
+        At most ``MAX_DEPTH`` of them, the nearest to ``category_id``; a deeper tree is told once.
+        """
         found = self._paths.get(category_id)
         if found is not None:
             return found
@@ -94,6 +107,9 @@ class Catalog:
         seen: set[str] = set()
         at: str | None = category_id
         while at and at in self.categories and at not in seen:
+            if len(steps) == MAX_DEPTH:
+                self._too_deep()
+                break
             seen.add(at)
             name, parent = self.categories[at]
             steps.append({"id": at, "name": name, "url": category_url(self.site, at) if self.site else None})
@@ -101,6 +117,18 @@ class Catalog:
         steps.reverse()
         self._paths[category_id] = steps
         return steps
+
+    def _too_deep(self) -> None:
+        if self._cut:
+            return
+        self._cut = True
+        self.notes.append(
+            Note(
+                "yml.deep_categories",
+                f"the category tree is deeper than {MAX_DEPTH} levels (parentId): pages show the {MAX_DEPTH} "
+                "levels nearest each offer",
+            )
+        )
 
 
 def _options(el: etree._Element) -> list[dict[str, str | None]]:
@@ -123,7 +151,9 @@ def _shop_header(offer: etree._Element, catalog: Catalog, base: str | None) -> N
     catalog.site = own if own and own == _site(base) else _site(base) or own
     options = shop.find("delivery-options")
     if options is not None:
-        catalog.delivery_options = _options(options)
+        kept, note = delivery_options(_options(options))
+        catalog.delivery_options = kept
+        catalog.notes.extend([note] if note is not None else [])
 
 
 def _offer(el: etree._Element, index: int, catalog: Catalog, base: str | None) -> ParsedItem:
@@ -170,6 +200,7 @@ def _offer(el: etree._Element, index: int, catalog: Catalog, base: str | None) -
         product["delivery_options"] = options if options is not None else catalog.delivery_options
     if catalog.shop:
         product["shop"] = catalog.shop
+    it.notes = product_numbers(product)  # Refused: a price that is not one (bounds.py)
     name, title, model = f.get("name"), f.get("title"), f.get("model")
     if name:
         it.title = name
@@ -207,7 +238,14 @@ def iter_yml(
             if index == 0:
                 _shop_header(el, catalog, base)
             try:
-                yield _offer(el, index, catalog, base)
+                offer = _offer(el, index, catalog, base)
+                if catalog.notes:  # what the shop's header lost is told once, with the first offer read
+                    offer.notes.extend(catalog.notes)
+                    catalog.notes = []
+                yield offer
+            except Refused as exc:
+                link = absolute((el.findtext("url") or "").strip(), base)
+                yield ItemError(exc.reason, el.sourceline, None, index, link, code=exc.code)
             except (ValueError, TypeError) as exc:  # pragma: no cover - defensive: one offer never stops the rest
                 yield ItemError(f"offer could not be read: {exc}", el.sourceline, None, index, code="item.unreadable")
             index += 1
