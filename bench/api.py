@@ -1,4 +1,4 @@
-"""Benchmark: accepted uploads/s vs rejected (429) requests/s of the partner API (issue 7, item 7).
+"""Benchmark: accepted uploads/s vs rejected (429) requests/s of the partner API.
 
 One run, three phases against one server process:
 

@@ -1,4 +1,4 @@
-"""Bus benchmark (issue 2): 100,000 messages of ~1 KB through a pass-through cube.
+"""Bus benchmark: 100,000 messages of ~1 KB through a pass-through cube.
 
 For each engine: pre-fill an input topic, then run a cube that validates,
 handles (returns the message to an output topic), publishes, awaits the acks
@@ -8,7 +8,7 @@ loop (same producer settings, no validation) is the baseline; the ratio is
 printed. Targets: runtime on Kafka >= 70 % of raw aiokafka; embedded log
 >= 20,000 msgs/s end to end.
 
-Then the publish path of a catalog's first load (issue 13 item 5): batches of 1,000 product
+Then the publish path of a catalog's first load: batches of 1,000 product
 documents (as the parser makes of YML offers, ~1.3 KB of JSON each) through ``publish_outputs``
 into the embedded log, one future per batch (``send_batch``) against one future per record (the
 path of an engine without ``send_batch``, and of the log before it) in the same run, alternated,

@@ -1,4 +1,4 @@
-"""End-to-end benchmark (issue 9, item 7; docs/architecture.md sections 2 and 9): feeds in, Turbo pages out.
+"""End-to-end benchmark (docs/architecture.md sections 2 and 9): feeds in, Turbo pages out.
 
 ``--docs`` documents with two images each, spread over ``--hosts`` partner
 hosts (``bench/e2e_site.py``: RSS feeds + JPEGs, a child process), go through
@@ -83,7 +83,7 @@ __all__ = ["main"]
 CUBES = ("scheduler", "crawler", "parser", "media", "cdn", "delay", "kvwriter", "indexer")
 #: the search index's lag (written -> searchable) at the TRICKLE load, p99 (s)
 INDEX_LAG_P99_S = 2.0
-#: targets on the 2-core machine: issue 9's for embedded engines, issue 13's for the real ones
+#: targets on the 2-core machine, for embedded engines and for the real ones
 #: (Kafka + PostgreSQL + SeaweedFS co-located): (COLD docs/s, WARM docs/s, p50 s, p99 s, COLD CPU ms/doc)
 TARGETS = {"embedded": (300.0, 1_000.0, 1.0, 5.0, None), "kafka+postgres+s3": (400.0, 2_000.0, 1.0, 3.0, 5.0)}
 #: a lane far above what the pipeline can use, so politeness never paces this benchmark

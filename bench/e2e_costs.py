@@ -1,4 +1,4 @@
-"""Where the end-to-end benchmark's time goes (issue 13, item 4): CPU by process kind and by cube, and
+"""Where the end-to-end benchmark's time goes: CPU by process kind and by cube, and
 round trips to the engines per document.
 
 * ``EngineCpu`` -- CPU seconds of the engines' processes, read from ``/proc``: the Kafka JVM

@@ -1,4 +1,4 @@
-"""The end-to-end benchmark's partners: many RSS hosts with images, in a process of their own (issue 9, item 7).
+"""The end-to-end benchmark's partners: many RSS hosts with images, in a process of their own.
 
 One aiohttp server on ``127.0.0.1:<random port>`` plays every host
 ``hNNN.partner.test`` (routed by the ``Host`` header; ``PartnerResolver``

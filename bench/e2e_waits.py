@@ -1,4 +1,4 @@
-"""Where the end-to-end benchmark *waits* (issue 13): the bus hops and the CPU run queue.
+"""Where the end-to-end benchmark *waits*: the bus hops and the CPU run queue.
 
 ``bench/e2e_costs.py`` says where the CPU goes; on real engines the pipeline mostly waits, so these
 say on what:

@@ -1,4 +1,4 @@
-"""Frontend benchmark (issue 3): Turbo pages served per second, against a constant-page baseline.
+"""Frontend benchmark: Turbo pages served per second, against a constant-page baseline.
 
 For each store engine (SQLite always; PostgreSQL when ``TURBOCUBES_TEST_POSTGRES``
 is set, or ``--postgres URL``): seed ``--pages`` rendered pages through the

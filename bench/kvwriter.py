@@ -1,4 +1,4 @@
-"""kvwriter benchmark (issue 3): documents rendered + sanitized + written per second.
+"""kvwriter benchmark: documents rendered + sanitized + written per second.
 
 Realistic documents (~4 KB of partner HTML with links, a table, hostile bits,
 three images of which one is not in the CDN) go through ``KvwriterHandler.handle``

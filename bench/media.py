@@ -1,4 +1,4 @@
-"""Media benchmark (issue 6): the media cube's fast path, and the cdn cube into SeaweedFS vs raw boto3.
+"""Media benchmark: the media cube's fast path, and the cdn cube into SeaweedFS vs raw boto3.
 
 1. **media**: documents/s through ``MediaHandler.handle`` when every image is cached
    already (registry look-up + the rewrite), 5 images per document, on the
@@ -11,7 +11,7 @@
    plain boto3 ``put_object`` loop of the same bytes on the same server in the same
    run (the baseline). Both sequential, then both with 8 in flight. The ratio
    cdn / boto3 is printed; target >= 50 %. Skipped, saying so, without an S3 URL.
-3. **S3 data plane** (issue 13): the same bytes through ``S3BlobStore.put`` (aiohttp on the loop,
+3. **S3 data plane**: the same bytes through ``S3BlobStore.put`` (aiohttp on the loop,
    ``shared/blobs/sigv4.py``) against the boto3 ``put_object`` loop, same run: CPU per PUT (every
    thread of this process) and its ratio; target: a small fraction of ``put_object``'s.
 

@@ -1,4 +1,4 @@
-"""How light the Turbo pages are (issue 15, "done when": page weight and requests per page).
+"""How light the Turbo pages are (page weight and requests per page).
 
     .venv/bin/python bench/pages.py [--data ../shared/data]
 

@@ -1,4 +1,4 @@
-"""Parser benchmark and correctness gates (issue 5; docs/conventions.md rule 14).
+"""Parser benchmark and correctness gates (docs/conventions.md rule 14).
 
     .venv/bin/python bench/parser.py [--data ../shared/data] [--repeat 5] [--offers 100000]
         [--catalog-offers 1000000] [--only d]
@@ -24,7 +24,7 @@
     13): the first load within ``FLOOR_FIRST_LOAD_S`` of CPU a million offers (in proportion for
     another ``--catalog-offers``) and ``FLOOR_LOAD_PEAK_MB`` of peak RSS, and no document on the
     re-check. Wall clock is printed too (on a shared machine it is what the runtime's watchdog sees,
-    hence the parser's own ``parser.handler_timeout_s``). Before streaming (issue 13): 100,000
+    hence the parser's own ``parser.handler_timeout_s``). Before streaming: 100,000
     offers peaked at 1,067 MB, the documents of the whole catalog held at once.
 (c) gates against feedparser as the oracle on the corpus: item counts equal on
     >= 99 % of files, >= 99 % of the dates feedparser parses equal, Turbo
@@ -66,7 +66,7 @@ FLOOR_RATIO = 8.0
 FLOOR_OFFERS_PER_S = 25_000.0
 FLOOR_PEAK_MB = 64.0
 FLOOR_COUNTS = 0.99
-#: (d): a first load of 1,000,000 offers: CPU seconds and the child's peak RSS (issue 13's targets)
+#: (d): a first load of 1,000,000 offers: CPU seconds and the child's peak RSS (targets: bounded memory on real engines)
 FLOOR_FIRST_LOAD_S = 60.0
 FLOOR_LOAD_PEAK_MB = 256.0
 FLOOR_DATES = 0.99

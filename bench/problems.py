@@ -1,4 +1,4 @@
-"""What reporting a feed's problems costs (issue 14; profile before optimizing).
+"""What reporting a feed's problems costs (profile before optimizing).
 
     .venv/bin/python bench/problems.py [--errors 100000] [--repeat 3]
 

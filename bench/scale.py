@@ -1,4 +1,4 @@
-"""Scale benchmark (issue 19 item 4): the scheduler, the crawl lanes and the store at 10k, 100k and 1M feeds.
+"""Scale benchmark: the scheduler, the crawl lanes and the store at 10k, 100k and 1M feeds.
 
 A simulation on this machine, on a simulated clock with simulated partners (no
 network), that drives the real code: ``SchedulerHandler`` (its tick, its
@@ -26,7 +26,7 @@ checked at the partner with the lane's own window rule at the configured rate). 
 ratio to its value at the smallest scale (the baseline of the same run).
 
 A second baseline, in the same run: the per-process host index the scheduler
-kept until issue 19 (every feed's due time in a dict, loaded from the store
+kept before scheduler replicas (every feed's due time in a dict, loaded from the store
 at start, each placement sorting the host's other due times), rebuilt here
 for the same feeds: its memory per feed and its CPU per placement, against
 the store-backed spread that replaced it.
@@ -626,7 +626,7 @@ def report(all_figures: list[Figures], interval: float) -> None:
             f" {f.new_place_cpu_us:6.1f} us ({f.new_place_cpu_us / f.old_place_cpu_us:.2f}x)"
         )
     last = all_figures[-1]
-    print("\n== targets (issue 19) ==")
+    print("\n== targets ==")
     print(
         f"scheduler memory <= 1 KB/feed: {last.sched_bytes_per_feed:.1f} B/feed at {last.label} "
         f"({'ok' if last.sched_bytes_per_feed <= 1024 else 'MISSED'})"

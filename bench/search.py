@@ -1,4 +1,4 @@
-"""Search and query-statistics benchmark (issue 16, item 11): figures against a baseline of the same run.
+"""Search and query-statistics benchmark: figures against a baseline of the same run.
 
 Three parts, each on the embedded engine (SQLite) and, when
 ``TURBOCUBES_TEST_POSTGRES`` is set, on PostgreSQL (a fresh schema, dropped after):
@@ -29,7 +29,7 @@ Three parts, each on the embedded engine (SQLite) and, when
     python bench/search.py [--pages 100000] [--queries 2000] [--events 200000] [--searches 10000000]
     python bench/search.py --pages 20000 --searches 1000000 --parts search,frequency   # quicker
 
-Targets (issue 16): search p99 <= 50 ms and >= 300 queries/s; wordstat >=
+Targets: search p99 <= 50 ms and >= 300 queries/s; wordstat >=
 20,000 events/s; a frequency with operators p99 <= 100 ms over 10M searches.
 The machine is shared: the load average is printed with every figure.
 """

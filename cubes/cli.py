@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _name_subcommands(parser: argparse.ArgumentParser) -> None:
-    """Usage errors name the choices, never our ``dest`` (issue 14: "required: hosts_command")."""
+    """Usage errors name the choices, never our ``dest`` (argparse said "required: hosts_command")."""
     for action in parser._actions:  # argparse has no public walk of its subparsers
         if isinstance(action, argparse._SubParsersAction):
             if action.metavar is None:

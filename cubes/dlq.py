@@ -1,7 +1,7 @@
 """``turbocubes dlq list|replay TOPIC``: the operator's view of dead letters.
 
 ``TOPIC`` is a catalog topic (``schemas/topics.toml``) or its ``.dlq``; anything else is
-refused as unknown, with the catalog's names (issue 14: ``dlq list bogus.topic`` answered
+refused as unknown, with the catalog's names (``dlq list bogus.topic`` once answered
 "0 dead letters", as if a typo were an empty queue).
 """
 

@@ -7,7 +7,7 @@ status store every ``runtime.status_interval_s``; ``shared/status.py``), and
 turn SIGTERM / SIGINT into a graceful stop of every runner
 (in-flight work finishes and is committed).
 
-A stop always ends (``shared/runtime/shutdown.py``; issue 18): in-flight work
+A stop always ends (``shared/runtime/shutdown.py``): in-flight work
 gets ``runtime.shutdown_timeout_s``, a runner ``WRAP_UP_S`` more to commit and
 leave its group; then what is still running is cancelled, and what ignores
 that for ``CANCEL_GRACE_S`` is left behind (named in the log); the status

@@ -1,4 +1,4 @@
-"""``turbocubes render FILE|URL``: a feed's Turbo pages as local HTML files, with every problem (issue 14 item 3).
+"""``turbocubes render FILE|URL``: a feed's Turbo pages as local HTML files, with every problem.
 
 For a webmaster who checks a feed before publishing it: the feed is read (a
 file, or a URL fetched through the crawler's SSRF guard and limits;

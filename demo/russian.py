@@ -1,4 +1,4 @@
-"""The demo's Russian content (docs/architecture.md section 8, ``up --demo``; issue 16 "Demo content in Russian").
+"""The demo's Russian content (docs/architecture.md section 8, ``up --demo``).
 
 Invented for this demo, like the rest of it: «Приморские вести», the news desk
 of the made-up town of Приморск, publishes a Yandex Turbo RSS feed, and

@@ -1,4 +1,4 @@
-"""A page that lost images or tables is held back, not published as complete (issue 15 item 5; docs/architecture.md
+"""A page that lost images or tables is held back, not published as complete (docs/architecture.md
 s.10).
 
 "A Turbo page carries all the content of the original": a page that lost a

@@ -1,7 +1,7 @@
 """Feed registration, once: the one service that adds, removes and nudges feeds (docs/architecture.md sections 1-3).
 
 The webmaster API, the operator's ``turbocubes feeds`` and the demo all register
-through ``FeedRegistry`` (issue 20 item 3), so the rules live here and nowhere
+through ``FeedRegistry``, so the rules live here and nowhere
 else:
 
 * the URL is canonicalized once (``shared.urls.canonical_url``) and trusted
@@ -72,7 +72,7 @@ SERVICE_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 #: a feed feeds a handful of services; this bounds what one registration may claim
 SERVICES_MAX = 16
 #: what a webmaster may register through the API: every format, "auto" too (the parser detects it
-#: from the body, and the feed's reports say what it found -- issue 14: the API refused the CLI's default)
+#: from the body, and the feed's reports say what it found -- the API once refused the CLI's default)
 WEBMASTER_FORMATS = (FeedFormat.rss, FeedFormat.turbo, FeedFormat.yml, FeedFormat.auto)
 #: a push, an operator's or a webmaster's "fetch now", a new feed: ahead of routine polls in the lane
 URGENT_PRIORITY = 0
@@ -303,7 +303,7 @@ class FeedRegistry:
         return feed
 
     async def check(self, url: Any, *, tasks: TaskStore, tenant_id: str, authorize: Authorize) -> Task:
-        """Order a check of ``url`` (issue 14): fetched through the host's polite lane and parsed as a
+        """Order a check of ``url``: fetched through the host's polite lane and parsed as a
         preview, publishing nothing (``cubes/parser/checks.py``); the upload task the results go to.
 
         The same rules as a registration (canonical http(s) URL; ``authorize(host)``: the tenant's

@@ -1,6 +1,6 @@
 """What counts as the same host: one rule for claims, verification, uploads, feeds, deletes and the parser.
 
-(docs/architecture.md section 6, "Per tenant, in"; issue 18.) docs/conventions.md rule 18 names "what counts as the
+(docs/architecture.md section 6, "Per tenant, in".) docs/conventions.md rule 18 names "what counts as the
 same host" as a rule with one owner: this module.
 
 **A host is its canonical name** (``shared.urls.canonical_host``). ``example.com`` and
@@ -13,7 +13,7 @@ spelling is an alias (no other subdomain; ports and schemes are not part of a ho
 Why not "``www.`` is always the same site", as the parser used to say: tenant X verified
 ``victim.example``, tenant Y verified ``www.victim.example``; X uploaded an item linking to Y's
 ``www.victim.example/story/1``, the parser took the two for one site while the claims took them
-for two, and X's upload overwrote Y's page and took its ownership (issue 18, finding 1).
+for two, and X's upload overwrote Y's page and took its ownership.
 
 Where the rule is applied:
 

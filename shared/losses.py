@@ -1,4 +1,4 @@
-"""What a page lost on its way, told to its webmaster (docs/architecture.md section 10; issue 14 item 2).
+"""What a page lost on its way, told to its webmaster (docs/architecture.md section 10).
 
 The media and delay cubes publish a document without each image that failed
 (a 404, not an image, too large...) or was not in the CDN by the deadline:

@@ -1,4 +1,4 @@
-"""Graceful degradation under overload: the Throttling pattern (docs/architecture.md section 6; issue 9).
+"""Graceful degradation under overload: the Throttling pattern (docs/architecture.md section 6).
 
 Domain policy (what counts as low-value work is about crawl kinds and feed
 formats), so it lives beside the cubes' shared models rather than in the

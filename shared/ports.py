@@ -1,4 +1,4 @@
-"""Listening on a configured port: a busy one is a configuration error naming its key (issue 14 item 7).
+"""Listening on a configured port: a busy one is a configuration error naming its key.
 
 A second ``turbocubes up`` on one machine, or another program on 8081, used to
 end in a 33-line traceback from asyncio that named no setting. Every server a

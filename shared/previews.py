@@ -5,7 +5,7 @@ preview pages that are never published: the kvwriter stores each under
 ``preview_key(task, url)``, a KV key no public (http[s]) URL can equal, and
 the frontend shows it at ``preview_path(task, url)``. The API's task status,
 the console and the page-problem rows all name previews through these two,
-so a link always opens the page it names (issue 14: links pointed at
+so a link always opens the page it names (links once pointed at
 ``/turbo?...&preview=``, which showed the live page or a 404).
 """
 

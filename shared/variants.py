@@ -1,5 +1,5 @@
-"""Smaller copies of an image in the CDN, for ``srcset`` (issue 15: "srcset from CDN variants";
-docs/architecture.md s.2).
+"""Smaller copies of an image in the CDN, for ``srcset`` (docs/architecture.md
+s.2).
 
 The rule both sides follow, written once: the cdn cube makes the copies when it
 stores an image, the kvwriter lists them in the page's ``srcset``. A phone of

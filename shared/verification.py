@@ -1,4 +1,4 @@
-"""Host verification: how a tenant proves it controls a host (docs/architecture.md sections 6 and 10; issue 14 item 6).
+"""Host verification: how a tenant proves it controls a host (docs/architecture.md sections 6 and 10).
 
 The tenant publishes the verification token its claim was given, in one of
 three ways, and asks for a check (API, console or ``turbocubes hosts verify``):
@@ -11,7 +11,7 @@ three ways, and asks for a check (API, console or ``turbocubes hosts verify``):
 The file and the meta tag are looked for on the host's *own* scheme and port:
 the origin the tenant gave when it claimed the host (``https://shop.example:
 8443/``), then the origins of the tenant's feeds on the host, then ``https``
-and ``http`` on their default ports (issue 14: only ports 80 and 443 were
+and ``http`` on their default ports (only ports 80 and 443 were once
 tried, so a site on another port could never be verified). Every fetch goes
 through ``shared.http.Fetcher``: the crawler's SSRF guard (``http.allowlist``
 only in tests and the demo), bounded size and time, redirects re-checked.

@@ -6,7 +6,7 @@ external one at a file or a URL -- and no feed, catalog or sitemap needs one. Ev
 parses partner XML asks this first: the parser refuses such a body (``cubes/parser/xmlsafe.py``),
 the scheduler's sitemap and WebSub readers skip it. Even with ``resolve_entities=False`` libxml2
 expands internal entities inside *attribute values* (an attribute cannot hold an entity node):
-the WebSub reader returned a hub URL of a thousand "lol"s (issue 18).
+the WebSub reader returned a hub URL of a thousand "lol"s.
 
 The DOCTYPE is found by reading the prolog as XML does (an optional BOM, the declaration,
 comments, processing instructions, then the DOCTYPE or the root), however long it is -- a fixed

@@ -1,4 +1,4 @@
-"""The admin API: per-tenant limits changed at run time (docs/architecture.md section 6; issue 7 "Throttling").
+"""The admin API: per-tenant limits changed at run time (docs/architecture.md section 6).
 
 * ``GET /api/v1/admin/limits/{tenant}`` — the tenant's effective limits and
   whether they are its own or the configured defaults.

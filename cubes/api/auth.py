@@ -1,4 +1,4 @@
-"""Who is calling, and may they touch this host? (docs/architecture.md section 6; issue 7 "Tenants").
+"""Who is calling, and may they touch this host? (docs/architecture.md section 6).
 
 Every tenant route needs ``Authorization: Bearer <token>``. The token's
 plaintext never lives anywhere but the client: the ``TenantStore`` keeps its

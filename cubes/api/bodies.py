@@ -1,7 +1,7 @@
 """Cheap checks on request bodies: media type, size (declared and streamed), JSON well-formedness.
 
 The API never parses a feed: these are the only looks it takes at a body
-(issue 7: "the API never parses or processes inline beyond cheap checks").
+(it never parses or processes inline beyond cheap checks: that is the parser's job, off the request).
 Sizes are checked twice: against ``Content-Length`` before a byte is read,
 and while streaming, because a chunked body declares nothing and a
 ``Content-Length`` is only a promise.

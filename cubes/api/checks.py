@@ -1,4 +1,4 @@
-"""``POST /api/v1/feeds/check``: check a feed before registering it, publishing nothing (issue 14 item 3).
+"""``POST /api/v1/feeds/check``: check a feed before registering it, publishing nothing.
 
 {url} — the feed is fetched through the host's polite crawler lane (a
 ``crawl.requests`` message keyed by host, ``shared.feeds.check_request``),

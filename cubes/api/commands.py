@@ -1,4 +1,4 @@
-"""``turbocubes hosts add|revoke|verify|list``: the operator's side of tenants (issue 7 "Tenants").
+"""``turbocubes hosts add|revoke|verify|list``: the operator's side of tenants.
 
 (``turbocubes feeds``, the operator's side of feed registration, sits beside it in
 ``feed_commands.py`` and is registered from here.)
@@ -237,7 +237,7 @@ async def hosts_revoke(settings: Settings, token: str, *, out: TextIO | None = N
 
 
 async def hosts_list(settings: Settings, tenant_id: str | None = None, *, out: TextIO | None = None) -> int:
-    """The hosts of ``tenant_id``, or of every tenant (issue 14: nothing listed the tenants to ask about)."""
+    """The hosts of ``tenant_id``, or of every tenant (without it nothing listed the tenants to ask about)."""
     out = out or sys.stdout
     async with await open_configured(settings.store) as stores:
         if tenant_id is not None:

@@ -1,4 +1,4 @@
-"""The API docs page and the problem-code table (issue 14 items 1 and 6; docs/architecture.md section 10).
+"""The API docs page and the problem-code table (docs/architecture.md section 10).
 
 * ``GET /docs`` -- every operation of the OpenAPI document (``openapi.py``) on one page for
   people: method, path, what it does, who may call it, its parameters and answers, and how to

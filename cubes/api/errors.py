@@ -1,4 +1,4 @@
-"""JSON error responses of the API (docs/architecture.md section 6; issue 7 "Validation and errors").
+"""JSON error responses of the API (docs/architecture.md section 6).
 
 Every error the API answers is a small JSON object with a stable,
 machine-readable ``error`` code and a human ``message``; validation errors add

@@ -1,4 +1,4 @@
-"""The webmaster API: register feeds and watch their status (docs/architecture.md sections 1-2 and 10; issues 7, 14).
+"""The webmaster API: register feeds and watch their status (docs/architecture.md sections 1-2 and 10).
 
 * ``POST /api/v1/feeds`` {url, format: rss|turbo|yml|auto (default auto),
   services, autoparser} — the URL's

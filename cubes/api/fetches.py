@@ -1,5 +1,4 @@
-"""A feed's fetches: fetch it now, follow that fetch, read the history (docs/architecture.md section 10; issue 14
-item 4).
+"""A feed's fetches: fetch it now, follow that fetch, read the history (docs/architecture.md section 10).
 
 * ``POST /api/v1/feeds/{feed_id}/fetch`` -- one fetch at once, through the
   host's polite crawler lane (``FeedRegistry.fetch_now``: a ``crawl.requests``

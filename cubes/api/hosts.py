@@ -1,5 +1,5 @@
-"""Host routes: claim a host, list the tenant's hosts, verify one (docs/architecture.md sections 6 and 10; issue 14
-item 6).
+"""Host routes: claim a host, list the tenant's hosts, verify one (docs/architecture.md sections 6 and
+10).
 
 * ``POST /api/v1/hosts`` {url} (or {host}) — claim the host for the calling
   tenant: ``201`` with its verification token and the three ways to publish
@@ -173,7 +173,7 @@ async def verify_host(request: web.Request) -> web.StreamResponse:
 
 
 async def set_turbo(request: web.Request) -> web.StreamResponse:
-    """Switch the host's Turbo pages on or off (issue 15: "Turbo off"), for a verified host of yours.
+    """Switch the host's Turbo pages on or off (the host-wide "Turbo off"), for a verified host of yours.
 
     Off: at the next fetch of each of the host's feeds -- ordered here, at once, through the host's
     polite lane -- every page of the host is removed (KV store and search) and nothing is published

@@ -1,4 +1,4 @@
-"""The OpenAPI 3.1 document of the API, served at ``GET /api/v1/openapi.json`` (issue 7 "Validation").
+"""The OpenAPI 3.1 document of the API, served at ``GET /api/v1/openapi.json``.
 
 Hand-written as data, so it says what we mean rather than what a framework
 guessed. It is kept true by tests: one walks the application's router and

@@ -1,4 +1,4 @@
-"""The webmaster's part of the OpenAPI document: problems, fetches, previews, docs (issue 14).
+"""The webmaster's part of the OpenAPI document: problems, fetches, previews, docs.
 
 Problems are documented once: the ``Problem`` schema lists every code of
 ``shared/problem_codes.py`` and points at the table (``schemas/problems.md``,

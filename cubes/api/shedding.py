@@ -18,7 +18,7 @@ answer is cached for ``CHECK_S`` and refreshed in the background while the
 cached answer is served (stale-while-revalidate). A background refresh only
 happens when a request comes, though, so after a quiet spell the cached
 reading can be from before it: an upload was shed as "837 records behind"
-about 110 s after the lag had gone to 0 (issue 18, finding 5). So a reading
+about 110 s after the lag had gone to 0. So a reading
 older than ``MAX_AGE_S`` is never used: the request waits for a fresh one
 (at most ``TIMEOUT_S``; a bus that does not answer in time is shed as
 unreachable, as before). Requests wait only after start and after an idle

@@ -1,4 +1,4 @@
-"""Self-service sign-up: a webmaster gets a tenant and its API token (docs/architecture.md section 1; issue 14 item 6).
+"""Self-service sign-up: a webmaster gets a tenant and its API token (docs/architecture.md section 1).
 
 ``POST /api/v1/signup`` {name} — public. Creates a tenant and answers ``201``
 with its id and its API token, which is shown this once: the store keeps only

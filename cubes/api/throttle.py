@@ -176,7 +176,7 @@ class Bulkhead:
     At most ``limit`` requests are in the handlers at once, and at most ``tenant_limit`` of them
     for any one tenant: ``max(1, floor(limit * share))``. One busy tenant gets its share and the
     others still find room -- before this, one tenant's burst filled the bulkhead and every other
-    tenant got 503 (issue 18, finding 4). With the default share of a quarter, four tenants at
+    tenant got 503. With the default share of a quarter, four tenants at
     their cap together fill it; ``api.concurrency`` is sized for the tenants expected at peak.
 
     It never queues: a request over either cap is refused at once, because queueing in front of a

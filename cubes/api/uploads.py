@@ -1,4 +1,4 @@
-"""The partner API, modelled on the Yandex Turbo API (docs/architecture.md sections 1-2; issue 7 "Partner API").
+"""The partner API, modelled on the Yandex Turbo API (docs/architecture.md sections 1-2).
 
 * ``POST /api/v1/uploads?host=H&format=rss|turbo|yml|json[&mode=debug]`` —
   the body goes, unparsed, into ``partner.uploads`` (inline up to

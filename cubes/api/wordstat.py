@@ -1,4 +1,4 @@
-"""Query statistics routes (issue 16, "Where people see it"; docs/architecture.md section 3, "wordstat").
+"""Query statistics routes (docs/architecture.md section 3, "wordstat").
 
 * ``GET /api/v1/wordstat?q=&months=&region=&device=`` — the frequency of a query
   in Wordstat's operators: the period's total, 24 months of history, the split

@@ -1,4 +1,4 @@
-"""The autoparser: an article's main text from a plain HTML page (docs/architecture.md section 3; issue 17).
+"""The autoparser: an article's main text from a plain HTML page (docs/architecture.md section 3).
 
 For library users, one call::
 

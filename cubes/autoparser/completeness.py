@@ -1,4 +1,4 @@
-"""The completeness guard: did the extraction keep the page's article? (docs/architecture.md section 3; issue 17).
+"""The completeness guard: did the extraction keep the page's article? (docs/architecture.md section 3).
 
 A Turbo page that drops the story is worse than no Turbo page (the site gets banned for
 it), so the cube refuses a page whose extraction lost its article. The guard compares

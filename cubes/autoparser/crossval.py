@@ -1,4 +1,4 @@
-"""Site-grouped cross-validation of the whole extractor (docs/architecture.md section 3, autoparser; issue 17).
+"""Site-grouped cross-validation of the whole extractor (docs/architecture.md section 3, autoparser).
 
 ``cross_validate(data, k)`` deals the pages' *sites* into ``k`` folds (``sites.grouped_folds``:
 no site on both sides), trains one model per fold on the other folds' pages and runs the

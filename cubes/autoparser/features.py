@@ -106,7 +106,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "jsonld_body_overlap",
     "page_log_blocks",
     "page_log_chars",
-    # issue 17: comment threads, teaser lists, split blocks, host templates
+    # Comment threads, teaser lists, split blocks, host templates
     "rep_self",
     "rep_par",
     "rep_gp",

@@ -147,7 +147,7 @@ class AutoparserHandler:
             await self.hosts.mark_unavailable(host, "robots.txt forbids fetching the host's images")
 
     async def _on_gone(self, msg: CrawlResult) -> Sequence[Output]:
-        """The page answered 404 / 410: its Turbo page goes (issue 15 item 3), if this host's autoparser
+        """The page answered 404 / 410: its Turbo page goes, if this host's autoparser
         published it and still owns it. A tombstone, recorded like the parser's removals (``TOMBSTONE``)."""
         if self.hashes is None:
             return self._skip("gone", msg)

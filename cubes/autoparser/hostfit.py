@@ -1,4 +1,4 @@
-"""Per-host calibration from the pipeline's own pairs (docs/architecture.md section 3, autoparser; issue 17).
+"""Per-host calibration from the pipeline's own pairs (docs/architecture.md section 3, autoparser).
 
 A host with both a full-text feed and autoparsed pages gives free labelled data: its
 pairs (``shared/stores/autoparser.py``). ``calibrate(host, samples, global_model)`` asks

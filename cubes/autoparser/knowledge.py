@@ -1,4 +1,4 @@
-"""What the cube knows about each host: its template and its calibration (docs/architecture.md section 3; issue 17).
+"""What the cube knows about each host: its template and its calibration (docs/architecture.md section 3).
 
 ``HostKnowledge`` sits between the handler and the autoparser store:
 

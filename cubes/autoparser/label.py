@@ -131,7 +131,7 @@ def label_by_snippets(
     # order matters: a block with both a "with" and a "without" snippet stays body
     mark(without, BOILERPLATE, 1.0)
     # user comments are not the article (the benchmarks' ground truth and readability's leave them
-    # out): boilerplate to learn from, the signal issue 17's comment-thread pages lacked
+    # out): boilerplate to learn from, the signal comment-thread pages lacked
     mark(comments, BOILERPLATE, 1.0)
     mark(with_, BODY, 1.0)
     for i, t in enumerate(texts):

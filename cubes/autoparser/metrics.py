@@ -4,7 +4,7 @@
   ground truth, as a *bag of whitespace tokens* (multiset intersection), one page at a
   time; ``mean_prf`` averages pages (macro average, so a long page does not dominate).
 * ``shingle_counts`` / ``shingle_prf``: the article-extraction benchmark's own measure, the one
-  issue 17's held-out figures use: word tokens (``re`` ``\\w+``, case kept), 4-token shingles counted with
+  our held-out figures use: word tokens (``re`` ``\\w+``, case kept), 4-token shingles counted with
   repeats, per page the true/false positive and false negative shares (normalised so a long
   page weighs no more than a short one), then the *mean precision and mean recall* over pages
   and F1 of those two means. Shingles see word order and repeats: a caption printed three

@@ -1,4 +1,4 @@
-"""Sibling repeats: runs of one structure around a block (docs/architecture.md section 3, autoparser; issue 17).
+"""Sibling repeats: runs of one structure around a block (docs/architecture.md section 3, autoparser).
 
 Comment threads and teaser lists repeat one element shape (``li.comment`` x 30, ``div.teaser``
 x 8); an article's paragraphs sit in a container that is itself unique on the page.

@@ -8,7 +8,7 @@ block-level elements, which form blocks of their own. Invisible parts (``script`
 ``aria-hidden="true"`` or ``display:none``) are skipped.
 
 A block whose own text is cut by ``<br>`` is split where it holds separate paragraphs
-(issue 17: a story sat in one ``<div>`` merged with its byline, and the whole block was
+(a story once sat in one ``<div>`` merged with its byline, and the whole block was
 classed boilerplate): at every blank line (``<br><br>``), and after a short first line
 (a byline, a dateline) followed by a long text. The pieces share their element, so
 they are marked in ``Page.split`` and rendered as plain text.

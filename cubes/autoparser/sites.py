@@ -1,6 +1,6 @@
 """Which site a sample comes from, and folds that never split a site (docs/architecture.md section 3, autoparser).
 
-Issue 17: a page-level split lets the model meet a site's template in training and
+A page-level split lets the model meet a site's template in training and
 then be "validated" on another page of the same site, which is an easy page. Every
 figure we trust is measured on sites the model never saw. ``site_of`` names the site:
 

@@ -1,4 +1,4 @@
-"""Post-processing of the body blocks: tables kept whole, repeats dropped (docs/architecture.md section 3; issue 17).
+"""Post-processing of the body blocks: tables kept whole, repeats dropped (docs/architecture.md section 3).
 
 Two failures of a block classifier that look at one block at a time:
 

@@ -1,5 +1,4 @@
-"""Host templates: the blocks that repeat across one host's pages (docs/architecture.md section 3, autoparser;
-issue 17).
+"""Host templates: the blocks that repeat across one host's pages (docs/architecture.md section 3, autoparser).
 
 A site's navigation, footer, legal lines, comment policy and fixed sidebar boxes come
 back on every page, at the same place in the DOM, with the same words; its articles

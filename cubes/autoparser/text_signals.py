@@ -116,7 +116,7 @@ _BOILER_LIST = (
     "реклама",
     "комментар",
     "читайте также",
-    # comment threads and their policies (issue 17)
+    # comment threads and their policies
     "reply",
     "replies",
     "says:",

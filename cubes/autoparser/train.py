@@ -1,4 +1,4 @@
-"""Training the block classifier (docs/architecture.md section 3, autoparser; docs/conventions.md rule 14; issue 17).
+"""Training the block classifier (docs/architecture.md section 3, autoparser; docs/conventions.md rule 14).
 
 ``train(...)`` self-labels the corpus (``label.py``), measures the extractor by
 site-grouped cross-validation (``crossval.py``: no site in both training and validation),

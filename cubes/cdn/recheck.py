@@ -1,4 +1,4 @@
-"""Cached images are asked about again at their source (issue 15 item 3; docs/architecture.md s.2, s.3).
+"""Cached images are asked about again at their source (docs/architecture.md s.2, s.3).
 
 An image changed in place (same URL, new bytes) used to keep its first copy
 forever. Like any HTTP cache past its freshness lifetime, the cdn cube now

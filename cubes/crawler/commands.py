@@ -1,4 +1,4 @@
-"""``turbocubes fetch URL``: fetch one URL exactly as the crawler would (docs/architecture.md section 6; issue 4).
+"""``turbocubes fetch URL``: fetch one URL exactly as the crawler would (docs/architecture.md section 6).
 
 The operator's tool for "why doesn't this partner's feed come through?": the
 same SSRF guard, robots.txt, host lane and limits as the crawler cube. It

@@ -1,4 +1,4 @@
-"""What a lane must not forget, saved and restored across owners (docs/architecture.md section 6; issue 19).
+"""What a lane must not forget, saved and restored across owners (docs/architecture.md section 6).
 
 ``crawl.requests`` is keyed by host, so one crawler process owns a host's lane;
 after a rebalance or a restart another one does. ``LaneMemory`` keeps what the

@@ -1,4 +1,4 @@
-"""The crawler's lanes as a status snapshot (docs/architecture.md section 6; the status page of issue 9).
+"""The crawler's lanes as a status snapshot (docs/architecture.md section 6; read by the status page).
 
 Lanes live in the crawler process (``lanes.py``), the status page in the
 frontend's: every ``runtime.status_interval_s`` this report writes the lanes

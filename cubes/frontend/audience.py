@@ -3,7 +3,7 @@
 
 Nothing here keeps the User-Agent or the address it reads: the frontend turns
 them into ``Device`` and a region code at once, and only those travel in
-``search.queries`` (issue 16, privacy).
+``search.queries``: a reader's searches are counted, never traced to them.
 
 * **Device** from the User-Agent, by the tokens browsers use to say what they
   run on (``Mobi`` and ``iPhone`` for phones; ``iPad``, ``Tablet`` or Android

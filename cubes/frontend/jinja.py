@@ -1,4 +1,4 @@
-"""The frontend's HTML templates: Jinja2 with autoescape (docs/architecture.md section 3, "frontend"; issue 20 item 8).
+"""The frontend's HTML templates: Jinja2 with autoescape (docs/architecture.md section 3, "frontend").
 
 Every value a template prints is escaped unless it is ``Markup`` made here
 or in ``templates.py`` from our own markup -- so partner text (titles, feed

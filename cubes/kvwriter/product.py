@@ -1,4 +1,4 @@
-"""A shop page's product block (issue 15 item 2; docs/architecture.md section 3, kvwriter).
+"""A shop page's product block (docs/architecture.md section 3, kvwriter).
 
 What a YML offer's page shows above its description, in the page's language
 (``shared/i18n.py``): the breadcrumbs of its category path (each a link to the

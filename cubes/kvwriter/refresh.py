@@ -1,4 +1,4 @@
-"""A page shows the new copy of an image changed at its source (issue 15 item 3; docs/architecture.md s.2, s.3).
+"""A page shows the new copy of an image changed at its source (docs/architecture.md s.2, s.3).
 
 The cdn cube re-checks cached images at their source (``media.recheck_s``); new
 bytes under the same URL get a new CDN copy (content-addressed: a new URL, so

@@ -1,5 +1,4 @@
-"""Turbo's vocabulary of blocks, turned into the light static HTML of our pages (docs/architecture.md section 3;
-issue 15).
+"""Turbo's vocabulary of blocks, turned into the light static HTML of our pages (docs/architecture.md section 3).
 
 Turbo content is HTML plus blocks (https://yandex.ru/dev/turbo/doc/rss/elements/):
 ``<div data-block="gallery">``, ``<button formaction="tel:...">``, an accordion

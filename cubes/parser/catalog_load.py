@@ -1,4 +1,4 @@
-"""A big YML catalog, streamed in bounded memory (docs/architecture.md section 3, parser; issue 13 item 5).
+"""A big YML catalog, streamed in bounded memory (docs/architecture.md section 3, parser).
 
 Big catalogs: a YML catalog of 100,000+ offers travels as a blob reference
 and its first load publishes every offer. One store round trip per offer and
@@ -21,7 +21,7 @@ batch calls alone; about 60 s one by one, extrapolated from 20,000). Later
 fetches are cheap: a byte-identical body is one read; a changed catalog is one
 batch read per 1,000 offers.
 
-Bounded memory (issue 13 item 5; ``bench/parser.py`` (d), 1,000,000 offers): a
+Bounded memory (``bench/parser.py`` (d), 1,000,000 offers): a
 body that came as a blob reference is read from a local file
 (``BlobStore.local_copy``; the crawler streamed it to the blob store), hashed as
 a stream (``shared.hashing.file_hash``), and a YML catalog in it is parsed as a
@@ -111,7 +111,7 @@ class CatalogLoader:
         and becomes documents. One thread for the whole catalog, because lxml's iterparse should stay
         on the thread it started on.
 
-        Bounded memory (issue 13 item 5): with a runner (``ctx.can_emit``) each batch's documents are
+        Bounded memory: with a runner (``ctx.can_emit``) each batch's documents are
         emitted as soon as the batch is through the store, and once the broker has them the batch is
         recorded as seen (its hashes) right away, not after the commit. So neither the documents nor
         their hashes pile up, and a crash half-way resumes: the redelivered catalog finds the offers

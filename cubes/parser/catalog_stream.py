@@ -1,5 +1,5 @@
 """A big body on disk, read as a stream (docs/architecture.md section 4: bodies too large for a message travel as
-blob references; issue 13 item 5: huge catalogs in bounded memory).
+blob references: huge catalogs in bounded memory).
 
 The crawler streams a body over ``crawler.inline_body_max`` to the blob store; the parser gets it back
 as a local file (``BlobStore.local_copy``). A YML catalog of a million offers is hundreds of megabytes:

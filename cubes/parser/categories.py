@@ -1,4 +1,4 @@
-"""A YML catalog's categories as listing pages (issue 15 item 2; docs/architecture.md section 3, parser).
+"""A YML catalog's categories as listing pages (docs/architecture.md section 3, parser).
 
 A shop page shows its breadcrumbs (``categoryId`` through ``parentId``); each
 crumb opens the category's listing page: a Turbo page of the same feed, made

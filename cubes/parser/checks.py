@@ -1,4 +1,4 @@
-"""Feed checks: a fetched feed parsed as a preview, publishing nothing (issue 14 item 3; docs/architecture.md
+"""Feed checks: a fetched feed parsed as a preview, publishing nothing (docs/architecture.md
 section 10).
 
 ``POST /api/v1/feeds/check`` creates an upload task and orders a fetch through

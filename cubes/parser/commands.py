@@ -1,4 +1,4 @@
-"""``turbocubes parse FILE|URL``: what the parser makes of a feed (docs/architecture.md section 1; issue 5).
+"""``turbocubes parse FILE|URL``: what the parser makes of a feed (docs/architecture.md section 1).
 
 The webmaster's and developer's check before registering a feed: the
 documents go to stdout as JSON lines (exactly what ``documents.parsed``

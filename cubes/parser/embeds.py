@@ -1,4 +1,4 @@
-"""Where an embedded player's video lives on its own site (issue 15, the Turbo vocabulary; docs/architecture.md s.3).
+"""Where an embedded player's video lives on its own site (the Turbo vocabulary; docs/architecture.md s.3).
 
 A page shows an allowlisted player in a sandboxed iframe; when the player cannot
 load (a reader's network blocks the host, a page saved for later, no network

@@ -4,7 +4,7 @@ As in Turbo, an item's link *is* the page it stands for, so it must be on a
 host its source may publish: the feed's or upload's host, or that host's
 ``www.`` alias when the same tenant verified both. What counts as the same
 host is ``shared.hosts``' rule, the one claims, verification and the API use
-too (a rule of its own here let one tenant overwrite another's pages, issue 18).
+too (a rule of its own here let one tenant overwrite another's pages).
 The URL is canonical (``shared.urls.canonical_url``) everywhere after this.
 """
 

@@ -1,4 +1,4 @@
-"""The parser's part of pages following their source (issue 15 item 3; docs/architecture.md section 3).
+"""The parser's part of pages following their source (docs/architecture.md section 3).
 
 * ``follow_catalog``: after a full YML catalog is read, the offers it no longer
   has are removed, or held when it lost too many (``removals.py`` has the rule);

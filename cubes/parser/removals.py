@@ -1,4 +1,4 @@
-"""Pages follow their source: what a source no longer has is removed (issue 15 item 3; docs/architecture.md section 3).
+"""Pages follow their source: what a source no longer has is removed (docs/architecture.md section 3).
 
 A YML catalog is *full*: each fetch lists every offer the shop sells, so an
 offer missing from it is discontinued, and its page -- with a stale price --

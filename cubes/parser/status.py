@@ -255,7 +255,7 @@ def _task_items(
 ) -> list[TaskItem]:
     """One result per item; the first ``MAX_TASK_ITEM_DETAILS`` items with a problem carry it in full,
     the rest only its code (the task counts them all). One upload of 60,000 broken items stored
-    59,000 problem objects in its task (issue 18); only the detailed ones are built as ``Problem``s
+    59,000 problem objects in its task; only the detailed ones are built as ``Problem``s
     (each one a validated model: ``bench/problems.py``)."""
     out: list[TaskItem] = []
     detailed = 0

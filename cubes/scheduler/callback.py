@@ -1,4 +1,4 @@
-"""The WebSub callback endpoint of the scheduler: ``/websub/{feed_id}`` (docs/architecture.md section 3, issue 4).
+"""The WebSub callback endpoint of the scheduler: ``/websub/{feed_id}`` (docs/architecture.md section 3).
 
 Any replica of the scheduler answers any feed: the subscription is read from
 the feed's row (``websub.Subscriptions``), and a push becomes a crawl request

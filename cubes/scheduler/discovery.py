@@ -1,4 +1,4 @@
-"""Article discovery for autoparser hosts, the scheduler's side (docs/architecture.md sections 2-3; issue 8 item 4).
+"""Article discovery for autoparser hosts, the scheduler's side (docs/architecture.md sections 2-3).
 
 A feed registered with ``autoparser=True`` means "the pages of this host are
 also read by the autoparser". The autoparser only reads pages it is given, so

@@ -158,7 +158,7 @@ class SchedulerHandler:
         if res.body_ref and self._blobs is not None:
             try:
                 # from a local file, a chunk at a time: a 45 MB catalog was read whole into memory just to
-                # be hashed (issue 18); the embedded store hands its own file, S3 streams to a temporary one
+                # be hashed; the embedded store hands its own file, S3 streams to a temporary one
                 async with (await self._blobs()).local_copy(res.body_ref) as path:
                     return await asyncio.to_thread(file_hash, path)
             except NotFound:

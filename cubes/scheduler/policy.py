@@ -3,7 +3,7 @@
 Nothing here reads a clock or a random source: the caller passes ``now`` (or a
 fetch time) and a uniform draw ``u`` in ``[0, 1)``, so tests pin every value.
 
-The rules, in the words of issue 4:
+The rules:
 
 * a feed that **changed** on its last fetch is polled more often (the interval
   halves), one that answered ``304`` / ``not_modified`` or the same content

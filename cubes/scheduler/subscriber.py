@@ -1,4 +1,4 @@
-"""WebSub subscription requests to hubs, through the SSRF guard (docs/architecture.md section 6, issue 4).
+"""WebSub subscription requests to hubs, through the SSRF guard (docs/architecture.md section 6).
 
 A hub URL comes from a partner's feed, so it is partner-controlled: the POST
 goes through ``shared.http.guard`` (scheme and literal-IP check first, every

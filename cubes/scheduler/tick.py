@@ -1,6 +1,6 @@
 """The scheduler's tick: the due feeds of this replica's partitions out, each poll once (docs/architecture.md s.3).
 
-Every ``scheduler.tick_s``, in this order (the order is the exactly-once design, issue 19):
+Every ``scheduler.tick_s``, in this order (the order is the exactly-once design):
 
 1. **read** the due feeds of the partitions this replica holds (``Ownership``),
    most overdue first, ``scheduler.tick_batch`` at a time, until none is left

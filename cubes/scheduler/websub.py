@@ -1,4 +1,4 @@
-"""WebSub, the subscriber side: discovery, signatures, subscription state (docs/architecture.md section 3, issue 4).
+"""WebSub, the subscriber side: discovery, signatures, subscription state (docs/architecture.md section 3).
 
 A feed that declares a hub (``<atom:link rel="hub" href="..."/>`` plus a
 ``rel="self"`` topic, or the same pair in HTTP ``Link`` headers) is
@@ -14,7 +14,7 @@ feed's row (``websub_hub``, ``websub_topic``, ``websub_secret``,
 ``websub_expires_at``) and nowhere else, written before the hub is asked: the
 scheduler runs as several replicas behind one callback address, and whichever
 replica a hub's verification or push reaches reads what the subscribing
-replica wrote (issue 19); a restarted replica forgets nothing either.
+replica wrote; a restarted replica forgets nothing either.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _from_body(body: bytes) -> tuple[str | None, str | None]:
     head = body[:_HEAD_LIMIT]
     if declared_entity(head) is not None:
         # libxml2 expands internal entities inside attribute values even with resolve_entities off:
-        # a hub href of "&lol9;" came back as a thousand "lol"s (issue 18). No feed needs entities.
+        # a hub href of "&lol9;" came back as a thousand "lol"s. No feed needs entities.
         return None, None
     try:
         for _event, el in etree.iterparse(

@@ -1,4 +1,4 @@
-"""``turbocubes wordstat QUERY``: a frequency with Wordstat's operators, in the terminal (issue 16).
+"""``turbocubes wordstat QUERY``: a frequency with Wordstat's operators, in the terminal.
 
     turbocubes wordstat 'купить слона'
     turbocubes wordstat '"!купить слона" -дешево' --months 12 --device mobile

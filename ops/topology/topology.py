@@ -336,7 +336,7 @@ def _write_state(instances: list[Instance]) -> None:
     """``topology.json`` as the topology now is: this call's instances, and every other one still alive.
 
     ``start --only X`` beside a running topology used to write X alone, so the file forgot every
-    other process (issue 18).
+    other process.
     """
     path = var_dir() / "topology.json"
     mine = {i.name for i in instances}

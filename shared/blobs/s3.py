@@ -10,7 +10,7 @@ in-call retry loop would only hold a key-lane hostage).
 
 Two planes. Object requests (put, get, exists, delete) go through ``s3_objects.py``: aiohttp on
 the event loop, signed by ``sigv4.py`` — a fraction of boto3's CPU per request, and no thread hop
-(issue 13; ``bench/media.py`` prints both). boto3 keeps the control plane: checking and creating
+(``bench/media.py`` prints both). boto3 keeps the control plane: checking and creating
 the bucket, and destroying one; it is blocking, so those calls run on a small thread pool.
 Addressing is path-style (``endpoint/bucket/key``), which every S3-compatible server understands
 and needs no wildcard DNS.

@@ -1,4 +1,4 @@
-"""The S3 data plane: object PUT / GET / HEAD / DELETE over aiohttp (docs/architecture.md section 4; issue 13).
+"""The S3 data plane: object PUT / GET / HEAD / DELETE over aiohttp (docs/architecture.md section 4).
 
 ``S3BlobStore`` (``s3.py``) keeps boto3 for the control plane (bucket checks and creation,
 destroying a bucket) and sends every object request through this module. Why: boto3 is blocking,

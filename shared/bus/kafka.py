@@ -226,7 +226,7 @@ async def _started(raw: Any, servers: str) -> Any:
 
     A start that fails *or is cancelled* half-way has connections open already: without the
     stop they leak, and warn (ResourceWarning) when collected -- a status reader cancelled at
-    shutdown while it opened its consumer did that (issue 18). The stop runs even when the
+    shutdown while it opened its consumer did that. The stop runs even when the
     start was cancelled; the cancellation goes on after it.
     """
     try:

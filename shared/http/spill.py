@@ -1,5 +1,5 @@
 """A response body that moves to disk once it is big (docs/architecture.md section 4: "bodies too large for a
-message travel as blob references"; issue 13 item 5: huge catalogs in bounded memory).
+message travel as blob references": huge catalogs in bounded memory).
 
 The fetcher reads a body in chunks into a ``BodySink``. Up to ``spill_over`` bytes stay in memory
 (an ordinary feed, page or image: one join at the end, as before). Past that, what was read and

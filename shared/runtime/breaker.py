@@ -1,4 +1,4 @@
-"""The DLQ storm breaker (docs/architecture.md section 4, runtime; issue 2).
+"""The DLQ storm breaker (docs/architecture.md section 4, runtime).
 
 When more than ``ratio`` of the last ``window`` outcomes were dead letters, the
 cube is not looking at bad data but at a bug or an outage: instead of emptying a

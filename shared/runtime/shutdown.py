@@ -1,4 +1,4 @@
-"""Shutdown that always finishes (docs/architecture.md section 4: "shuts down gracefully on SIGTERM"; issue 18 item 3).
+"""Shutdown that always finishes (docs/architecture.md section 4: "shuts down gracefully on SIGTERM").
 
 A graceful stop asks, waits, and then insists — but it must also *end*. A task
 that does not honour cancellation (a driver waiting for a cancelled query to be

@@ -1,4 +1,4 @@
-"""The autoparser's store: host templates, training pairs, host calibrations (docs/architecture.md section 4; issue 17).
+"""The autoparser's store: host templates, training pairs, host calibrations (docs/architecture.md section 4).
 
 Three things the autoparser learns per host and must not forget on a restart:
 

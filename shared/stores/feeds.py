@@ -195,8 +195,8 @@ class FeedStore(Protocol):
 
     async def place(self, feed_id: str, partition: int, due: datetime) -> bool:
         """Schedule a live feed in ``partition``, due at ``due`` only if it has no due time yet, in one
-        statement: a placement from a row read earlier never undoes a replica's lease made since
-        (issue 19). True when the row changed."""
+        statement: a placement from a row read earlier never undoes a replica's lease made since.
+        True when the row changed."""
         ...
 
     async def lease(self, feed_id: str, expected: datetime | None, next_fetch_at: datetime) -> bool:

@@ -4,8 +4,8 @@ Media asks it which images are cached and orders the missing ones
 (``mark_ordered`` lets exactly one caller order an image); cdn records the
 outcome; delay reads it. One implementation for both engines: ``sql/images.py``.
 
-A cached image is re-checked at its source (issue 15, "a changed source image
-refreshes its CDN copy"): the cdn cube's sweep claims the images whose last
+A cached image is re-checked at its source (a changed source image
+refreshes its CDN copy): the cdn cube's sweep claims the images whose last
 check is older than ``media.recheck_s`` (``claim_rechecks``) and orders a
 conditional fetch with the validators of the last one; ``record_checked``
 notes a 304 (or the same bytes again). The kvwriter records which pages show

@@ -1,4 +1,4 @@
-"""The crawl-lane store's contract: what a host's lane must not forget (docs/architecture.md section 6; issue 19).
+"""The crawl-lane store's contract: what a host's lane must not forget (docs/architecture.md section 6).
 
 A host's lane lives in the one crawler process that owns the host's partition
 of ``crawl.requests``. What the partner told that process — wait until this

@@ -134,7 +134,7 @@ SQLITE.append((6, "feed fields with one writer each", _FEED_WRITERS))
 POSTGRES.append((6, "feed fields with one writer each", _FEED_WRITERS))
 
 # The autoparser's host templates, training pairs (the crawled page, zlib-compressed, with the feed's
-# full text of the same article) and host calibrations (shared/stores/autoparser.py; issue 17).
+# full text of the same article) and host calibrations (shared/stores/autoparser.py).
 _AUTOPARSER = (
     """CREATE TABLE IF NOT EXISTS autoparser_templates (
         host TEXT PRIMARY KEY, data {blob} NOT NULL, updated_at BIGINT NOT NULL)""",
@@ -165,7 +165,7 @@ POSTGRES.append(
     )
 )
 
-# Scheduler replicas (issue 19): each feed is scheduled in the partition of ``crawl.feeds`` its host
+# Scheduler replicas: each feed is scheduled in the partition of ``crawl.feeds`` its host
 # falls in, and the replica holding that partition ticks it. A tick reads only what is due in its
 # partitions (feeds_due), the spread of a host's feeds reads the host's next few due times
 # (feeds_host_due), new and re-registered feeds are found without a scan (feeds_unscheduled), and
@@ -198,7 +198,7 @@ _SESSIONS = (
 SQLITE.append((11, "console sessions", _SESSIONS))
 POSTGRES.append((11, "console sessions", _SESSIONS))
 
-# What a crawl lane must not forget across a rebalance or a restart (shared/stores/lanes.py; issue 19):
+# What a crawl lane must not forget across a rebalance or a restart (shared/stores/lanes.py):
 # a host's pause deadline, adapted rate and back-off, and each origin's robots.txt with its fetch time.
 _CRAWL_LANES = (
     """CREATE TABLE IF NOT EXISTS crawl_lanes (
@@ -215,7 +215,7 @@ POSTGRES.append((12, "crawl lane state", _CRAWL_LANES))
 
 # An upload task's problems are capped (shared/problems.py ``cap``: the first ones in full); this keeps
 # how many of each code there were in all, so "59,000 items refused" is one number, never 59,000
-# problem objects in the task (issue 18)
+# problem objects in the task
 _TASK_COUNTS = ("ALTER TABLE tasks ADD COLUMN problem_counts TEXT NOT NULL DEFAULT '{}'",)
 SQLITE.append((13, "task problem counts", _TASK_COUNTS))
 POSTGRES.append((13, "task problem counts", _TASK_COUNTS))
@@ -337,17 +337,17 @@ SQLITE.append(
 )
 POSTGRES.append((16, "search: filter columns beside the index (SQLite only)", ()))
 
-# 17: the webmaster's host-wide "Turbo off" (issue 15): a claim remembers whether its host's pages are on
+# 17: the webmaster's host-wide "Turbo off": a claim remembers whether its host's pages are on
 _TURBO_SWITCH = ("ALTER TABLE tenant_hosts ADD COLUMN turbo BOOLEAN NOT NULL DEFAULT TRUE",)
 SQLITE.append((17, "tenant_hosts: the Turbo switch", _TURBO_SWITCH))
 POSTGRES.append((17, "tenant_hosts: the Turbo switch", _TURBO_SWITCH))
 
-# 18: the smaller copies the cdn cube makes of an image (issue 15: srcset from CDN variants)
+# 18: the smaller copies the cdn cube makes of an image (for the page's srcset)
 _IMAGE_VARIANTS = ("ALTER TABLE images ADD COLUMN variants TEXT NOT NULL DEFAULT ''",)
 SQLITE.append((18, "images: variant widths", _IMAGE_VARIANTS))
 POSTGRES.append((18, "images: variant widths", _IMAGE_VARIANTS))
 
-# 19: a changed source image refreshes its copy (issue 15): the validators of its last fetch, when it
+# 19: a changed source image refreshes its copy: the validators of its last fetch, when it
 # was last checked (the cdn cube's re-check sweep reads the index), and which pages show each CDN copy
 _IMAGE_RECHECK = (
     "ALTER TABLE images ADD COLUMN etag TEXT",

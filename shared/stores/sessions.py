@@ -1,4 +1,4 @@
-"""The session store's contract: webmaster console sign-ins (docs/architecture.md section 10; issue 14 item 5).
+"""The session store's contract: webmaster console sign-ins (docs/architecture.md section 10).
 
 A session is created when a tenant signs in with its API token and lives in a
 cookie as a random id; the store keeps only the id's sha256 (like API tokens:

@@ -79,7 +79,7 @@ class TenantStore(Protocol):
     async def hosts_of(self, tenant_id: str) -> list[HostClaim]: ...
 
     async def set_turbo(self, tenant_id: str, host: str, enabled: bool) -> None:
-        """Switch Turbo pages on or off for a claimed host (issue 15: "Turbo off"). ``NotFound`` if absent."""
+        """Switch Turbo pages on or off for a claimed host (the host-wide "Turbo off"). ``NotFound`` if absent."""
         ...
 
     async def turbo_enabled(self, host: str) -> bool:

@@ -1,4 +1,4 @@
-"""The searches that showed a host's pages, as its webmaster may see them (issue 16 item 9; privacy: item 10).
+"""The searches that showed a host's pages, as its webmaster may see them (privacy: only searches many people made).
 
 One rule for the API (``GET /api/v1/hosts/{host}/queries``) and the console's
 host page: the period is the last ``months`` months, this one included; a

@@ -1,4 +1,4 @@
-"""The crawl-lane store's contract, written once and run on both engines (issue 19)."""
+"""The crawl-lane store's contract, written once and run on both engines."""
 
 from __future__ import annotations
 

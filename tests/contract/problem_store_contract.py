@@ -86,7 +86,7 @@ class ProblemStoreContract:
         assert await stores.problems.page_problems(source_id="f1") == []
 
     async def test_a_page_held_back_shows_its_problems_until_a_version_as_new_is_stored(self, stores: Stores) -> None:
-        """Issue 15 item 5 / issue 17: a page not published (held back) was invisible to its webmaster."""
+        """A page not published (held back) was invisible to its webmaster."""
         url, old = "https://a.example/news/held", "https://a.example/news/older"
         held = PageProblems(url, 5, "a.example", "autoparser", "a.example", (LATE,), held=True)
         await stores.problems.put_page_problems([held], now=T0)

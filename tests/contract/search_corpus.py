@@ -1,4 +1,4 @@
-"""A fixed set of Russian and English pages and the judged queries over them (issue 16, "judged query set").
+"""A fixed set of Russian and English pages and the judged queries over them.
 
 Written for these tests (no outside text). Every query uses other word forms
 than its page (cases, plurals, ё/е, verb forms), and most have distractors:

@@ -1,4 +1,4 @@
-"""The store contract for calls made in one turn of the event loop (issue 13, item 1), on every engine.
+"""The store contract for calls made in one turn of the event loop, on every engine.
 
 Both engines put such calls together: SQLite in one transaction (``sqlite/db.py``), PostgreSQL in one
 statement per kind of call (``postgres/batch.py``). Whatever the engine does, a caller must see what

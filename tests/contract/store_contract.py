@@ -412,7 +412,7 @@ class StoreContract:
         assert len(await stores.images.get_many(many)) == 3
 
     async def test_image_rechecks_are_claimed_once_when_due(self, stores: Stores, store_url: str) -> None:
-        """Issue 15: a cached image is asked about again after media.recheck_s, by one sweep only."""
+        """A cached image is asked about again after media.recheck_s, by one sweep only."""
         old, fresh, pending = "https://a.example/old.png", "https://a.example/new.png", "https://a.example/p.png"
         await stores.images.record_ok(old, cdn_url="/cdn/old", etag='"v1"', last_modified="Mon, 1 Dec 2025", now=T0)
         await stores.images.record_ok(fresh, cdn_url="/cdn/new", now=T0 + timedelta(days=6))
@@ -669,7 +669,7 @@ class StoreContract:
         assert deleted.deleted
 
     async def test_a_placement_keeps_a_due_time_set_since_the_row_was_read(self, stores: Stores) -> None:
-        """The scheduler's placement is one statement (issue 19): a due time the row has is kept."""
+        """The scheduler's placement is one statement: a due time the row has is kept."""
         await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://a.example/rss", host="a.example", format="rss"))
         assert await stores.feeds.place("f1", 3, T0)  # new: placed, due at once
         assert not await stores.feeds.place("f1", 3, T0 + timedelta(seconds=1))  # placed already: no change

@@ -176,7 +176,7 @@ async def test_an_outage_fails_the_whole_group_and_writes_none_of_it(postgres_ur
 
 
 async def test_the_calls_of_one_turn_cost_one_round_trip_per_kind(postgres_url: str) -> None:
-    """Issue 13: parking a document with N missing images is one round trip, releasing it is one; and
+    """Parking a document with N missing images is one round trip, releasing it is one; and
     the documents of one loop turn share them."""
     from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""Cubes in OS processes of their own, for the failover tests (issue 19): start, SIGKILL, stop.
+"""Cubes in OS processes of their own, for the failover tests: start, SIGKILL, stop.
 
 ``python -m tests.integration.cubeproc CONFIG CUBE [CUBE ...]`` runs the cubes
 as ``turbocubes cube`` does (``cubes.launcher.run_cubes``: topics, runners,

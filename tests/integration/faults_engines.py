@@ -1,5 +1,5 @@
-"""Stopping and restarting the shared engines for the fault tests (docs/architecture.md sections 8 and 9; issue 9
-item 6).
+"""Stopping and restarting the shared engines for the fault tests (docs/architecture.md sections 8
+and 9).
 
 The engines are the ones ``scripts/test`` started (``ops/kafka/start``,
 ``ops/s3/start``) and other test runs use at the same time: every outage is

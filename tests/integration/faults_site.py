@@ -1,4 +1,4 @@
-"""The partner site of the fault tests (docs/architecture.md section 9; issue 9 item 6).
+"""The partner site of the fault tests (docs/architecture.md section 9).
 
 One aiohttp server on ``127.0.0.1:<random port>``, run in a thread with its own
 event loop, so the arrival time of each request is taken by a loop that does

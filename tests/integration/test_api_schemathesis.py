@@ -1,4 +1,4 @@
-"""Schemathesis fuzzes the served OpenAPI document against the running API (issue 7 "Validation").
+"""Schemathesis fuzzes the served OpenAPI document against the running API.
 
 The app runs on the embedded engines on 127.0.0.1:<random port> inside this
 test's event loop; ``schemathesis run`` is a subprocess (its CLI is

@@ -1,4 +1,4 @@
-"""The autoparser cube on Apache Kafka and PostgreSQL (issue 17): what it learns per host is real state.
+"""The autoparser cube on Apache Kafka and PostgreSQL: what it learns per host is real state.
 
 21 pages of one host go onto ``crawl.pages`` (Kafka, a fresh topic prefix); the cube, built by its
 own ``build`` on the real runtime, reads them with the host's template as it learns it and keeps the
@@ -19,7 +19,7 @@ from shared.messages import SOURCE_PRIORITY, CrawlKind, CrawlResult, Document, F
 from shared.runtime import Output, ensure_topics, open_deps, run_cube
 from shared.runtime.deps import Deps
 from shared.stores import Page
-from tests.unit.cubes.autoparser.issue17_pages import host_pages
+from tests.unit.cubes.autoparser.hard_pages import host_pages
 
 HOST = "ledger.example"
 

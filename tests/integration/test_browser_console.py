@@ -1,4 +1,4 @@
-"""A webmaster's whole path in a real browser (issue 14 item 5: "the browser test shows that path").
+"""A webmaster's whole path in a real browser (sign up to a page and its problems).
 
 Every cube runs in this process (``run_up`` on the embedded engines), with a partner site of the
 test's own on 127.0.0.1 (a home page, a feed, images; one image answers 404) and a DNS server of
@@ -215,7 +215,7 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
         await _submit(browser, session, _form("form[action='/console/feeds']", url=f"{site.origin}/feed.xml"))
         feed_path = await _eval(browser, session, "location.pathname")
         assert feed_path.startswith("/console/feeds/")
-        # the page whose image is broken is held back, not published without it (issue 15, completeness)
+        # the page whose image is broken is held back, not published without it (shared/completeness.py)
         await _reload_until(
             browser,
             session,

@@ -1,4 +1,4 @@
-"""The console's searches of a host in a real browser (issue 16 item 9: "a webmaster sees the queries").
+"""The console's searches of a host in a real browser (the queries that showed its pages).
 
 The frontend alone on the embedded store (the searches counted through the real
 store), headless Chromium (``test_browser_frontend.py`` drives it): the webmaster

@@ -1,4 +1,4 @@
-"""A real browser opens the frontend (docs/architecture.md section 9; issue 3, "real browser test").
+"""A real browser opens the frontend (docs/architecture.md section 9).
 
 Headless Debian Chromium (installed by ``ops/browser/install``) is driven over
 the Chrome DevTools Protocol on its websocket (aiohttp's client). It opens a

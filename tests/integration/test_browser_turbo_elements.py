@@ -1,4 +1,4 @@
-"""Every Turbo element, from the feed to a phone's screen, in headless Chromium (issue 15, "done when").
+"""Every Turbo element, from the feed to a phone's screen, in headless Chromium.
 
 ``tests/data/feeds/turbo/turbocubes__every-element.xml`` (every element of Turbo's RSS markup) goes
 the pipeline's way: the parser (``parse_feed`` + ``prepare_items``: blocks made static, the safe-HTML
@@ -331,7 +331,7 @@ async def test_every_turbo_element_on_a_phone(frontend: str, browser: Cdp) -> No
 
 
 async def test_shop_pages_sell_on_a_phone(frontend: str, browser: Cdp) -> None:  # noqa: F811
-    """Issue 15: a shop page has breadcrumbs, a formatted price and a buy button; its category lists it."""
+    """A shop page has breadcrumbs, a formatted price and a buy button; its category lists it."""
     product = f"{frontend}/turbo?url={quote('https://shop.example/p/kettle', safe='')}"
     session, players = await _open_phone(browser, product)
     try:

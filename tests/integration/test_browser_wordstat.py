@@ -1,4 +1,4 @@
-"""The Wordstat page and Russian search in a real browser (issue 16, "The history chart shows in a browser").
+"""The Wordstat page and Russian search in a real browser.
 
 Headless Chromium (``test_browser_frontend.py`` drives it) opens the Wordstat
 page of a seasonal query counted over a year, and a Russian search: the chart

@@ -140,7 +140,7 @@ async def test_up_demo_serves_turbo_pages_from_every_source_and_resumes(
 
         await eventually("the 'first pass done' message", done_printed, task)
         assert f"{front}/turbo?url=" in "".join(out_so_far)
-        # issue 14: the OpenAPI document and the API docs page were linked from nowhere
+        # The OpenAPI document and the API docs page were linked from nowhere
         api = settings.api.public_url
         for printed in (f"{front}/console", f"{api}/docs", f"{api}/api/v1/openapi.json"):
             assert printed in "".join(out_so_far), printed

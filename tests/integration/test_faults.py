@@ -1,5 +1,5 @@
-"""Faults, with nothing lost: the OS-process topology under fire (docs/architecture.md sections 8 and 9; issue 9
-item 6).
+"""Faults, with nothing lost: the OS-process topology under fire (docs/architecture.md sections 8
+and 9).
 
 ``ops/topology/start`` runs every cube as its own OS process (two parsers, two
 crawlers) on the shared Kafka, PostgreSQL and SeaweedFS, under a fresh topic

@@ -1,4 +1,4 @@
-"""A source image changed in place refreshes its CDN copy and the pages that show it (issue 15 item 3).
+"""A source image changed in place refreshes its CDN copy and the pages that show it.
 
 The real cubes on the embedded bus and store, the CDN on files or on the real
 SeaweedFS, and a real aiohttp partner whose ``/pic.png`` answers with an ETag

@@ -1,4 +1,4 @@
-"""Every removal reaches the KV store and the search index, on SQLite and on PostgreSQL (issue 15 item 3).
+"""Every removal reaches the KV store and the search index, on SQLite and on PostgreSQL.
 
 The parser's outputs go through the kvwriter on a real store, as the pipeline
 carries them (documents.parsed -> kvwriter; documents.deleted -> kvwriter):

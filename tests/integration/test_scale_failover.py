@@ -1,4 +1,4 @@
-"""Scale-out failover on both buses, with OS processes killed for real (issue 19).
+"""Scale-out failover on both buses, with OS processes killed for real.
 
 * **Scheduler replicas**: three scheduler processes and a crawler over one
   bus and one store tick 24 feeds of 8 partner hosts with a fixed interval;
@@ -43,7 +43,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 #: every feed's fixed polling interval in the replica test
 INTERVAL_S = 8.0
-#: issue 19's failover targets: 15 s on the embedded log; Kafka's session timeout (10 s, shared/bus/kafka.py)
+#: the failover targets: 15 s on the embedded log; Kafka's session timeout (10 s, shared/bus/kafka.py)
 #: plus the rebalance that follows it
 FAILOVER_S = {"sqlite": 15.0, "kafka": 15.0}
 #: at the partner, a fetch happens a little after its due time: a tick (0.5 s), the bus, the crawler

@@ -1,4 +1,4 @@
-"""The whole pipeline stops while every CPU is saturated (issue 18 item 3), on Kafka, PostgreSQL and S3.
+"""The whole pipeline stops while every CPU is saturated, on Kafka, PostgreSQL and S3.
 
 A full run once failed at a load of 7-9: every check passed, but shutdown did
 not finish within 60 s, stuck on the status-snapshot task inside a PostgreSQL

@@ -1,4 +1,4 @@
-"""The cluster topology for real, without Docker (docs/architecture.md section 8; issue 9 item 4).
+"""The cluster topology for real, without Docker (docs/architecture.md section 8).
 
 ``ops/topology/start`` runs each cube as its own OS process — two parsers and two
 crawlers — against the Kafka, PostgreSQL and SeaweedFS that ``ops/`` started;

@@ -1,4 +1,4 @@
-"""The shape of the tree (issue 20, "done when"): no import cycle in ``cubes/``, ``shared/`` and ``demo/``
+"""The shape of the tree: no import cycle in ``cubes/``, ``shared/`` and ``demo/``
 -- imports inside functions included -- no module over 500 lines there (but the known debts listed
 below), ``shared/`` never imports ``cubes/``, and no cube imports another.
 
@@ -16,10 +16,10 @@ from tests.imports import cycles, import_graph, modules_under
 
 PACKAGES = ("cubes", "shared", "demo")
 MAX_LINES = 500
-#: issue 20 item 1's target for the runner, which grows as concerns are added to it
+#: the target for the runner, which grows as concerns are added to it
 RUNNER_MAX_LINES = 450
 #: modules over MAX_LINES when this test was written, each a debt of its area, reported to the lead
-#: (issue 20): to be split, then struck from this list. A module not listed here fails at 501 lines.
+#: to be split, then struck from this list. A module not listed here fails at 501 lines.
 #: Empty since the last three (the embedded log, the autoparser's segment and features) were split.
 OVER_500_KNOWN: frozenset[str] = frozenset()
 
@@ -55,7 +55,7 @@ def test_no_module_over_500_lines() -> None:
 
 
 def test_the_runner_stays_within_its_target() -> None:
-    # issue 20 item 1: the runner reads and handles; each concern's state lives in a class of its own
+    # The runner reads and handles; each concern's state lives in a class of its own
     lines = len(_modules()["shared.runtime.runner"].read_text(encoding="utf-8").splitlines())
     assert lines <= RUNNER_MAX_LINES, f"shared/runtime/runner.py has {lines} lines (target <= {RUNNER_MAX_LINES})"
 

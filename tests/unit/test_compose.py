@@ -1,4 +1,4 @@
-"""docker-compose.yml, Prometheus and Grafana stay true to the code (docs/architecture.md section 8; issue 9 item 4).
+"""docker-compose.yml, Prometheus and Grafana stay true to the code (docs/architecture.md section 8).
 
 No Docker engine runs here, so the compose file is checked statically: every
 service's command parses with the real CLI, every ``TURBOCUBES_*`` key is a real

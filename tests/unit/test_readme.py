@@ -1,4 +1,4 @@
-"""The README stays true for a stranger's clone (issue 14 item 7: it linked to a design file outside it)."""
+"""The README stays true for a stranger's clone (it once linked to a design file outside it)."""
 
 from __future__ import annotations
 
@@ -78,3 +78,31 @@ def test_every_cited_section_of_the_architecture_exists() -> None:
                 if number not in known:
                     bad.append(f"{path.relative_to(ROOT)}: section {number}")
     assert not bad, "sections of docs/architecture.md that do not exist:\n" + "\n".join(sorted(set(bad)))
+
+
+#: "issue 17", "issues 7, 14", "Issue #3", "issue17": a number in a tracker a clone does not have
+_ISSUE_REF = re.compile(r"\bissues?[ _#-]?#?[0-9]+", re.IGNORECASE)
+
+
+def test_no_file_names_an_issue_by_its_number() -> None:
+    """Code, docs and tests say the reason itself, never "issue N".
+
+    The tracker is not in the repository: "(issue 18)" told a reader of a clone nothing, while
+    "a hub href of &lol9; came back as a thousand lols" tells them why the code is there. A
+    commit message may name the issue. The fixtures under ``tests/data/`` are other people's text.
+    """
+    pattern = _ISSUE_REF
+    bad: list[str] = []
+    for path in _tracked_text_files():
+        if path == Path(__file__).resolve() or path.is_relative_to(ROOT / "tests" / "data"):
+            continue
+        if pattern.search(path.relative_to(ROOT).as_posix()):
+            bad.append(f"{path.relative_to(ROOT)}: its name")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if pattern.search(line):
+                bad.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not bad, 'say the reason instead of "issue N":\n' + "\n".join(bad)

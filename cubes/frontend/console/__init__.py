@@ -1,4 +1,4 @@
-"""The webmaster console in the browser, beside the frontend (issue 14 item 5; docs/architecture.md section 10).
+"""The webmaster console in the browser, beside the frontend (docs/architecture.md section 10).
 
 ``session.py`` signs in and guards forms; ``context.py`` holds the services;
 ``views.py`` the pages, ``actions.py`` the forms, ``routes.py`` the wiring.

@@ -1,4 +1,4 @@
-"""The console's actions (issue 14 item 5): each one a form POST, answered with a redirect (post/redirect/get).
+"""The console's actions: each one a form POST, answered with a redirect (post/redirect/get).
 
 Claim and verify a host, add and remove a feed, switch its autoparser, fetch
 it now -- each through the service the API uses (``shared.feeds``,

@@ -1,4 +1,4 @@
-"""What every console handler reaches: the stores, the registration service, the verifier (issue 14 item 5).
+"""What every console handler reaches: the stores, the registration service, the verifier.
 
 The console is an HTML face of the same services the webmaster API uses --
 ``shared.feeds.FeedRegistry`` (add, remove, fetch now, autoparser), ``shared.

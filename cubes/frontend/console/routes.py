@@ -1,4 +1,4 @@
-"""The webmaster console's routes, beside the frontend (issue 14 item 5; docs/architecture.md section 10).
+"""The webmaster console's routes, beside the frontend (docs/architecture.md section 10).
 
     GET  /console                      sign in, or my hosts, my feeds, my uploads (+ claim a host, add a feed)
     POST /console/login                sign in with the API token       POST /console/logout

@@ -1,4 +1,4 @@
-"""Console sign-in: a cookie session, CSRF-safe (issue 14 item 5; docs/architecture.md sections 6 and 10).
+"""Console sign-in: a cookie session, CSRF-safe (docs/architecture.md sections 6 and 10).
 
 * **Sign in** with the tenant's API token (``POST /console/login``): the token
   is checked against the tenant store and never kept; a new session id (256

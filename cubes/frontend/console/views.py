@@ -1,4 +1,4 @@
-"""The console's pages (issue 14 item 5): my hosts and feeds, a host, a feed, an upload task.
+"""The console's pages: my hosts and feeds, a host, a feed, an upload task.
 
 A host's page also lists the searches that showed its pages
 (``shared.wordstat.hosts``: the API's rule, counts under the privacy threshold

@@ -1,4 +1,4 @@
-"""The status views (docs/architecture.md section 10; issue 14 item 5; issue 20 item 8), one job per module.
+"""The status views (docs/architecture.md section 10), one job per module.
 
 * ``gather``  -- read the stores once per request (pipeline aggregates; one host);
 * ``view``    -- the view model: every state, colour and phrase, in plain Python;

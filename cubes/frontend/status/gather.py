@@ -1,4 +1,4 @@
-"""Reading what the status views show, once per request (docs/architecture.md section 10; issue 14 item 5).
+"""Reading what the status views show, once per request (docs/architecture.md section 10).
 
 Everything comes from the stores, so the views are true in any deployment:
 the feed and delay stores, the page table (counts and ``seen_at`` ->

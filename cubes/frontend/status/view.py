@@ -1,4 +1,4 @@
-"""The status views' view model: what each cell says and how it is coloured (issue 20 item 8).
+"""The status views' view model: what each cell says and how it is coloured.
 
 Between the data (``gather.py``) and the markup (``html/status.html``,
 ``html/console/host.html``): every decision -- is a cube running, crashed or

@@ -1,4 +1,4 @@
-"""The autoparser store, written once for both engines (docs/architecture.md section 4; issue 17).
+"""The autoparser store, written once for both engines (docs/architecture.md section 4).
 
 A few writes per host and minute (a template every few pages, a pair per feed-owned page,
 a calibration per ``train``), so each method is one statement, or two independent ones

@@ -1,4 +1,4 @@
-"""Shutdown always finishes (issue 18 item 3): no wait at shutdown depends on a task honouring cancellation.
+"""Shutdown always finishes: no wait at shutdown depends on a task honouring cancellation.
 
 A full run once hung for more than a minute at a load of 7-9, the launcher
 waiting on its status-snapshot task inside a PostgreSQL call (a driver waiting

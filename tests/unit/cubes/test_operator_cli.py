@@ -1,4 +1,4 @@
-"""The operator's rough edges (issue 14 item 7): usage errors, unknown topics and tenants, listing tenants."""
+"""The operator's rough edges: usage errors, unknown topics and tenants, listing tenants."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from shared.config import Settings
 
 @pytest.mark.parametrize("group", ["topics", "dlq", "schemas", "config", "hosts", "feeds", "autoparser"])
 def test_a_usage_error_names_the_commands_not_our_internals(group: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 14: "the following arguments are required: hosts_command"."""
+    """It said "the following arguments are required: hosts_command"."""
     with pytest.raises(SystemExit) as exited:
         build_parser().parse_args([group])
     assert exited.value.code == 2
@@ -28,7 +28,7 @@ def _settings(tmp_path: Path) -> Settings:
 
 
 async def test_an_unknown_topic_is_reported_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 14: ``dlq list bogus.topic`` answered "0 dead letters"."""
+    """``dlq list bogus.topic`` answered "0 dead letters"."""
     assert await list_dead_letters(_settings(tmp_path), "bogus.topic", 10) == 2
     assert await replay_dead_letters(_settings(tmp_path), "bogus.topic.dlq", 10) == 2
     err = capsys.readouterr().err
@@ -41,7 +41,7 @@ async def test_an_unknown_topic_is_reported_as_such(tmp_path: Path, capsys: pyte
 async def test_hosts_list_lists_every_tenant_and_refuses_an_unknown_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 14: ``hosts list`` needed ``--tenant``, and nothing listed the tenants."""
+    """``hosts list`` needed ``--tenant``, and nothing listed the tenants."""
     settings = _settings(tmp_path)
     assert await hosts_add(settings, "a.example") == 0
     assert await hosts_add(settings, "https://b.example:8443/") == 0

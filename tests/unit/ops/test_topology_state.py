@@ -1,4 +1,4 @@
-"""ops/topology: ``start --only X`` beside a running topology keeps the others in topology.json (issue 18).
+"""ops/topology: ``start --only X`` beside a running topology keeps the others in topology.json.
 
 Before, the file was rewritten with this call's instances alone, and ``--only parser`` planned the
 parsers on the ports of the first cubes of the full topology (the api's, the scheduler's).

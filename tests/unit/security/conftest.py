@@ -1,4 +1,4 @@
-"""The security matrices (issue 18 item 6): each records its cases and prints its counts at the end.
+"""The security matrices: each records its cases and prints its counts at the end.
 
 A matrix test asks for ``matrix("name")`` and calls ``.case(label, ok)`` for every row it checks;
 the terminal summary then prints, per matrix, how many cases ran and how many held, so a CI log

@@ -1,4 +1,4 @@
-"""The auth matrix: every operation of the OpenAPI document x every kind of caller (issue 18 item 6).
+"""The auth matrix: every operation of the OpenAPI document x every kind of caller.
 
 Callers, against the objects of tenant A (its verified host, a feed, an upload task, its limits):
 
@@ -81,7 +81,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     # public: a sign-up makes a new tenant whoever asks (rate-limited per address)
     ("POST", "/api/v1/signup"): Expect(none=201, other=201, own=201, alias=NA, admin=201),
     ("POST", "/api/v1/hosts/{host}/verify"): Expect(none=401, other=403, own=200, alias=403, admin=401),
-    # the host-wide Turbo switch: only the tenant that verified the host (issue 15)
+    # the host-wide Turbo switch: only the tenant that verified the host
     ("PUT", "/api/v1/hosts/{host}/turbo"): Expect(none=401, other=403, own=200, alias=403, admin=401),
     ("GET", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("PUT", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),

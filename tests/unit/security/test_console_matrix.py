@@ -1,4 +1,4 @@
-"""The console matrix: every route of the webmaster console x every kind of visitor (issue 18 item 6).
+"""The console matrix: every route of the webmaster console x every kind of visitor.
 
 The console (``cubes/frontend/console/``) is the API's other door: a browser signed in with a
 tenant's token. Its routes are read from the frontend's router, so a console route added without a

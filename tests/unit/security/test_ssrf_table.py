@@ -1,6 +1,6 @@
 """The SSRF table: every way to name an inside address x every door a partner's URL comes through.
 
-(docs/architecture.md section 6 "SSRF"; issue 18 item 6.) Production settings -- no allowlist -- except the
+(docs/architecture.md section 6 "SSRF".) Production settings -- no allowlist -- except the
 partner server's *name* where a row needs a real server to redirect from. Doors:
 
 * ``fetch``     -- the guarded fetcher itself (the crawler's feeds, pages and images, the

@@ -1,4 +1,4 @@
-"""The XXE / bomb table: every XML attack x every place that parses partner XML (issue 18 item 6).
+"""The XXE / bomb table: every XML attack x every place that parses partner XML.
 
 Doors (each the real code path):
 

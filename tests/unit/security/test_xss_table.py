@@ -1,6 +1,6 @@
 """The XSS table: every hostile fragment, through the whole pipeline, into the page the frontend serves.
 
-(docs/architecture.md section 6; issue 18 item 6.) Each vector of ``tests/unit/shared/test_safehtml.py``'s
+(docs/architecture.md section 6.) Each vector of ``tests/unit/shared/test_safehtml.py``'s
 table travels the way partner content does, on the embedded engines:
 
     upload (JSON documents, RSS <description>, Turbo <turbo:content>) -> the API -> partner.uploads

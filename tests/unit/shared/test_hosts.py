@@ -1,4 +1,4 @@
-"""shared.hosts: what counts as the same host (issue 18, finding 1)."""
+"""shared.hosts: what counts as the same host."""
 
 from __future__ import annotations
 

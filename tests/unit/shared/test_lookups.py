@@ -117,7 +117,7 @@ async def test_a_remembered_cdn_url_answers_without_a_query(stores: Stores) -> N
 
 
 async def test_a_remembered_record_is_read_again_once_it_is_old(stores: Stores) -> None:
-    """Issue 15: a copy replaced (a source image changed in place) reached new pages only on eviction."""
+    """A copy replaced (a source image changed in place) reached new pages only on eviction."""
     url = "https://i.test/changing.jpg"
     await stores.images.record_ok(url, cdn_url="/cdn/old", now=T0)
     counting = Counting(stores.images)

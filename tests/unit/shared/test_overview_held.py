@@ -1,4 +1,4 @@
-"""shared.overview: pages held back show in the host's overview (issue 15 items 2 and 5, issue 17)."""
+"""shared.overview: pages held back show in the host's overview (listing pages and incomplete ones)."""
 
 from __future__ import annotations
 

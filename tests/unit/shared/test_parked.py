@@ -120,7 +120,7 @@ async def test_a_failed_image_falls_back_to_the_rewrite_and_is_removed() -> None
 
 
 async def test_a_release_names_what_the_page_goes_without_and_why() -> None:
-    """Issue 14: an image that answered 404 was removed from the page and reported nowhere."""
+    """An image that answered 404 was removed from the page and reported nowhere."""
     d = doc(BENCH_HTML, media=[Media(url="https://img.test/1-a.jpg"), Media(url="https://img.test/1-b.jpg")])
     registry = Registry({"https://img.test/1-a.jpg": "/cdn/a.jpg"})
     registry.records["https://img.test/1-b.jpg"] = ImageRecord(

@@ -1,4 +1,4 @@
-"""A busy port is one line naming the key (shared/ports.py; issue 14 item 7: it was a 33-line traceback)."""
+"""A busy port is one line naming the key (shared/ports.py; it was a 33-line traceback)."""
 
 from __future__ import annotations
 

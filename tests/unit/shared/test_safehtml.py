@@ -269,7 +269,7 @@ def test_hostile_html_comes_out_inert_from_the_parser_too(source_cleaner: SafeHt
 
 
 def test_video_embed_is_kept_through_the_parser(source_cleaner: SafeHtml) -> None:
-    """Issue 15: the parser removed every iframe, so no embed ever reached the page writer."""
+    """The parser removed every iframe, so no embed ever reached the page writer."""
     out = source_cleaner.clean(
         '<p>Watch:</p><iframe src="https://www.youtube.com/embed/abc" width="560" height="315" '
         'allowfullscreen onload="x()"></iframe><iframe src="https://evil.test/x"></iframe>',

@@ -212,7 +212,7 @@ async def test_every_turbocubes_process_publishes_its_cubes(tmp_path: Path) -> N
         assert not is_stopped(snap)
         stop.set()
         assert await asyncio.wait_for(task, 30) == 0
-        # a clean stop says so (issue 14: stopped processes showed as red rows for an hour)
+        # a clean stop says so (stopped processes once showed as red rows for an hour)
         (snap,) = await stores.status.get_status("cube:kvwriter:")
         assert is_stopped(snap)
         assert pipeline_lag([snap], ["kvwriter"], snap.updated_at.timestamp(), 5.0) == (None, {})

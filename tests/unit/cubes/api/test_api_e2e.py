@@ -39,7 +39,7 @@ async def test_an_upload_is_followed_to_done_through_the_real_parser(tmp_path: P
 
 
 async def test_a_debug_uploads_preview_links_open_the_preview(tmp_path: Path) -> None:
-    """Issue 14: the links were ``/turbo?url=...&preview=<task>``: a 404 for a new URL, the live page for
+    """The links were ``/turbo?url=...&preview=<task>``: a 404 for a new URL, the live page for
     a published one; the tests compared only the link string. Here the link is followed."""
     async with ApiHarness(tmp_path) as api:
         _, token = await api.tenant()

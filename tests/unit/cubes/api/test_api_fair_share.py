@@ -1,4 +1,4 @@
-"""Fair shares of the bulkhead: one tenant's burst never starves the others (issue 18, finding 4).
+"""Fair shares of the bulkhead: one tenant's burst never starves the others.
 
 Before: a busy tenant filled the global bulkhead and every other tenant got 503. Now each tenant
 holds at most ``floor(api.concurrency * api.tenant_concurrency_share)`` slots; its excess is its

@@ -148,7 +148,7 @@ async def test_ssrf_guard_refuses_a_feed_host_resolving_inside(tmp_path: Path) -
 
 
 async def test_a_host_switches_its_turbo_pages_off_and_its_feeds_are_fetched_now(tmp_path: Path) -> None:
-    """Issue 15: a host-wide "Turbo off" through the API (the parser then removes every page of the host)."""
+    """A host-wide "Turbo off" through the API (the parser then removes every page of the host)."""
     from shared.messages import CrawlRequest
 
     async with ApiHarness(tmp_path) as api:

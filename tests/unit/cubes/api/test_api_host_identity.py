@@ -1,4 +1,4 @@
-"""One host-identity rule from the API door to the parser (shared/hosts.py; issue 18, finding 1).
+"""One host-identity rule from the API door to the parser (shared/hosts.py).
 
 The reproduced overwrite: tenant X verified ``victim.partner.test``, tenant Y verified
 ``www.victim.partner.test`` and published ``http://www.victim.partner.test/story/1``. X uploaded,

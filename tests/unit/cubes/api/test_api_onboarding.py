@@ -1,4 +1,4 @@
-"""Self-service onboarding (issue 14 item 6): sign up, claim a host by its URL, verify it on the host's own
+"""Self-service onboarding: sign up, claim a host by its URL, verify it on the host's own
 scheme and port or by a DNS TXT record answered by a DNS server of the test's own on 127.0.0.1."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ async def _signup(api: ApiHarness, name: str = "Shop of Things") -> tuple[str, s
 
 
 async def test_a_webmaster_signs_up_and_the_token_is_stored_hashed(tmp_path: Path) -> None:
-    """Issue 14: a tenant could be created only with the operator's CLI."""
+    """A tenant could be created only with the operator's CLI."""
     async with ApiHarness(tmp_path) as api:
         tenant_id, token = await _signup(api)
         assert token.startswith("tc_")
@@ -55,7 +55,7 @@ async def test_sign_up_can_be_turned_off(tmp_path: Path) -> None:
 
 
 async def test_a_host_is_verified_on_its_own_scheme_and_port(tmp_path: Path, partner: PartnerServer) -> None:
-    """Issue 14: verification tried only ports 80 and 443; a site on another port could never be verified."""
+    """Verification tried only ports 80 and 443; a site on another port could never be verified."""
     async with ApiHarness(tmp_path) as api:  # no verify_origins override: the claim's own origin is used
         _, token = await _signup(api)
         site = f"http://{HOST}:{partner.port}/"

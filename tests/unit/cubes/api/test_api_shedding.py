@@ -1,4 +1,4 @@
-"""Load shedding reads fresh lag (cubes/api/shedding.py; issue 18, finding 5).
+"""Load shedding reads fresh lag (cubes/api/shedding.py).
 
 Before: the reading was refreshed only in the background of a request, so the first upload after a
 quiet spell was judged on a reading from before it -- shed as "837 records behind" 110 s after the

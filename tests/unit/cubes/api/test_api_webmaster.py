@@ -1,4 +1,4 @@
-"""What the webmaster API tells about a feed (issue 14): format auto, the autoparser switch, fetch now and
+"""What the webmaster API tells about a feed: format auto, the autoparser switch, fetch now and
 its outcome, the history of fetches, and the pages that lost something, with every problem and its hint."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ async def _feed(api: ApiHarness, token: str, **body: object) -> dict[str, object
 
 
 async def test_format_auto_and_the_autoparser_are_accepted(tmp_path: Path) -> None:
-    """Issue 14: the API refused ``format: auto`` (the CLI's default) and could not turn on the autoparser."""
+    """The API refused ``format: auto`` (the CLI's default) and could not turn on the autoparser."""
     async with ApiHarness(tmp_path) as api:
         _, token = await api.tenant()
         feed = await _feed(api, token, format="auto", autoparser=True)
@@ -45,7 +45,7 @@ async def test_format_auto_and_the_autoparser_are_accepted(tmp_path: Path) -> No
 
 
 async def test_fetch_now_goes_through_the_lane_and_links_to_its_outcome(tmp_path: Path) -> None:
-    """Issue 14: there was no "fetch now"; re-posting a feed did not refetch it."""
+    """There was no "fetch now"; re-posting a feed did not refetch it."""
     async with ApiHarness(tmp_path) as api:
         _, token = await api.tenant()
         feed_id = str((await _feed(api, token, format="rss"))["feed_id"])

@@ -1,4 +1,4 @@
-"""The completeness guard (issue 17): it refuses extractions that lost the article, and no good one.
+"""The completeness guard: it refuses extractions that lost the article, and no good one.
 
 The losses are the issue's: a post replaced by its comment thread, a story lost with only the
 footer address left, a story the page declares in JSON-LD, a lead shown in og:description, the
@@ -16,7 +16,7 @@ from cubes.autoparser.extract import Extractor
 from cubes.autoparser.meta import read_meta
 from cubes.autoparser.page import Page
 from cubes.autoparser.segment import parse_html, segment_tree
-from tests.unit.cubes.autoparser.issue17_pages import (
+from tests.unit.cubes.autoparser.hard_pages import (
     ARTICLE,
     COMMENTS,
     POST,

@@ -235,7 +235,7 @@ async def test_discovery_fetches_are_skipped_but_shared_fetches_are_read(extract
 async def test_a_page_that_is_gone_loses_its_turbo_page(
     extractor: Extractor, tmp_path: Path, stores: Stores, code: int
 ) -> None:
-    """Issue 15: an autoparser page whose source answers 404 or 410 is removed (it stayed forever)."""
+    """An autoparser page whose source answers 404 or 410 is removed (it stayed forever)."""
     handler = make_handler(extractor, tmp_path, stores)
     url = "https://news.example.com/2024/05/harbour-bridge"
     [published] = await handler.handle(crawled(article_page().encode(), url=url), CTX)

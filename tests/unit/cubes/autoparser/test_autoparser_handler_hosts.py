@@ -1,4 +1,4 @@
-"""The cube uses what it learns per host (issue 17): templates, training pairs, calibrations.
+"""The cube uses what it learns per host: templates, training pairs, calibrations.
 
 All through the real handler on the embedded store: the template is learnt from the pages
 the cube reads and changes what it publishes; a page a full-text feed owns becomes a pair;
@@ -26,7 +26,7 @@ from shared.messages import SOURCE_PRIORITY, CrawlKind, CrawlResult, Document, F
 from shared.runtime.cube import Context
 from shared.stores import Page, Stores, open_stores
 from shared.stores.autoparser import HostCalibration
-from tests.unit.cubes.autoparser.issue17_pages import host_pages
+from tests.unit.cubes.autoparser.hard_pages import host_pages
 
 HOST = "ledger.example"
 CTX = Context(
@@ -177,7 +177,7 @@ async def test_a_refusal_is_a_structured_problem(
 async def test_a_refused_page_is_shown_to_its_webmaster_until_it_is_published(
     extractor: Extractor, tmp_path: Path, stores: Stores
 ) -> None:
-    """Issue 17's leftover: refusals were only logged and counted; the host's status now lists them."""
+    """Refusals were only logged and counted; the host's status now lists them."""
     url, html, _ = host_pages(1)[0]
     handler = handler_for(extractor, tmp_path, stores)
     handler.problems = stores.problems

@@ -13,7 +13,7 @@ from cubes.autoparser.hostfit import MIN_GAIN, MIN_HOST_PAIRS, calibrate
 from cubes.autoparser.model import load_model
 from shared.stores import open_stores
 from shared.stores.autoparser import Pair
-from tests.unit.cubes.autoparser.issue17_pages import host_pages
+from tests.unit.cubes.autoparser.hard_pages import host_pages
 
 HOST = "ledger.example"
 

@@ -1,4 +1,4 @@
-"""Issue 17's structural fixes without a model: <br> splits, tables kept whole, repeats dropped."""
+"""The structural fixes without a model: <br> splits, tables kept whole, repeats dropped."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from cubes.autoparser.segment import segment
 from cubes.autoparser.structure import drop_repeats, keep_tables
-from tests.unit.cubes.autoparser.issue17_pages import (
+from tests.unit.cubes.autoparser.hard_pages import (
     ARTICLE,
     BYLINE,
     CAPTION,

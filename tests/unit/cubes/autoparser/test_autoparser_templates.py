@@ -6,7 +6,7 @@ import pytest
 
 from cubes.autoparser.segment import segment
 from cubes.autoparser.templates import MAX_SIGNATURES, MIN_PAGES, WINDOW, HostTemplate
-from tests.unit.cubes.autoparser.issue17_pages import host_pages
+from tests.unit.cubes.autoparser.hard_pages import host_pages
 
 
 def _learnt(n: int) -> HostTemplate:

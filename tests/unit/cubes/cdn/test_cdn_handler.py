@@ -248,7 +248,7 @@ def _noise_png(w: int, h: int) -> bytes:
 
 
 async def test_a_wide_image_gets_smaller_webp_copies_for_srcset(env: Env) -> None:
-    """Issue 15: srcset from CDN variants (shared/variants.py): 480 and 960 pixels, beside the original."""
+    """Srcset from CDN variants (shared/variants.py): 480 and 960 pixels, beside the original."""
     wide = _noise_png(1200, 675)
     [out] = await env.handler.handle(result("https://a.test/wide.png", wide), CTX)
     cached = out.message
@@ -267,7 +267,7 @@ async def test_a_wide_image_gets_smaller_webp_copies_for_srcset(env: Env) -> Non
     assert narrow.message.variants == []  # type: ignore[attr-defined]
 
 
-# ---------------------------------------------------------------- re-checks (issue 15 item 3)
+# ---------------------------------------------------------------- re-checks
 
 RECHECK = ["cdn:recheck"]
 

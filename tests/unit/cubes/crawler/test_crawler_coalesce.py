@@ -202,7 +202,7 @@ async def test_a_slot_joining_a_flight_counts_as_served():
 
 
 async def test_a_fetch_now_order_is_never_answered_from_a_remembered_result():
-    """Issue 14: a webmaster fixes the feed and presses "fetch now": they must see the fix, not the body
+    """A webmaster fixes the feed and presses "fetch now": they must see the fix, not the body
     fetched a minute ago (the order is a new requester, which the freshness window would answer)."""
     co = Coalescer(ManualClock(), 60.0)
     calls = 0

@@ -248,7 +248,7 @@ async def partner_slow_robots(request):
 
 
 async def test_a_refused_local_feed_names_the_setting_not_robots_txt(partner, partner_resolver):
-    """Issue 14: the SSRF refusal of a local test feed blamed robots.txt and named no setting."""
+    """The SSRF refusal of a local test feed blamed robots.txt and named no setting."""
     from shared.config import Settings
     from tests.unit.cubes.crawler.crawlkit import make_handler as mk
 

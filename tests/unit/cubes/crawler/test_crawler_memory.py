@@ -1,4 +1,4 @@
-"""A lane's memory outlives its process: the next owner of a host waits as the old one was told (issue 19)."""
+"""A lane's memory outlives its process: the next owner of a host waits as the old one was told."""
 
 from __future__ import annotations
 

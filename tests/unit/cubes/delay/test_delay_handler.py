@@ -150,7 +150,7 @@ async def lost(env: Env, doc: Document) -> list[tuple[str, str, str | None]]:
 
 
 async def test_what_a_released_page_lost_is_reported_with_why(env: Env) -> None:
-    """Issue 14: an image answering 404 was published silently removed; nothing reported it."""
+    """An image answering 404 was published silently removed; nothing reported it."""
     env.media.hold = env.delay.hold = False  # media.hold_incomplete off: published without it
     await env.park(document("https://news.test/2", [A, B]))
     await env.cached(A)
@@ -166,7 +166,7 @@ async def test_what_a_released_page_lost_is_reported_with_why(env: Env) -> None:
 
 
 async def test_a_parked_page_that_lost_an_image_for_good_is_held_back_once(env: Env) -> None:
-    """Issue 15 item 5: released without its 404 image and published as complete; now held, and told."""
+    """Released without its 404 image and published as complete; now held, and told."""
     await env.park(document("https://news.test/h", [A, B]))
     await env.cached(A)
     assert ready_docs(await env.failed(B)) == []  # released, not published

@@ -185,7 +185,7 @@ async def test_another_tenants_host_and_feed_are_not_found(env: Env) -> None:
 
 
 async def test_every_page_links_the_console_and_the_api_docs(env: Env) -> None:
-    """Issue 14: the OpenAPI document was linked from nowhere."""
+    """The OpenAPI document was linked from nowhere."""
     home = await (await env.client.get("/")).text()
     assert 'href="/console"' in home
     assert 'href="/docs/api"' in home

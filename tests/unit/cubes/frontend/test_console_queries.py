@@ -1,4 +1,4 @@
-"""The console's view of the searches that showed a host's pages (issue 16 item 9; privacy, item 10).
+"""The console's view of the searches that showed a host's pages (and privacy: only searches many people made).
 
 Only the signed-in tenant's own verified host; a query that showed the host's pages
 fewer times than the privacy threshold (5) is never named, only counted; another

@@ -222,7 +222,7 @@ def test_preview_key_agrees_with_the_kvwriter() -> None:
 
 
 async def test_search_highlights_whole_words_only(tmp_path: Path) -> None:
-    # issue 14 item 7: a query "the lights" marked "the" inside "nor<mark>the</mark>rn"
+    # A query "the lights" marked "the" inside "nor<mark>the</mark>rn"
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
     stores = await open_stores(settings.store.url)
     writer = KvwriterHandler(stores.pages, settings)

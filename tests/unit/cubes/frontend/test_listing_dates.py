@@ -1,4 +1,4 @@
-"""Listings show when a page was published, not when we wrote it (issue 14 item 7)."""
+"""Listings show when a page was published, not when we wrote it."""
 
 from __future__ import annotations
 

@@ -219,7 +219,7 @@ async def test_status_page_shows_pipeline_aggregates_cubes_freshness_and_overloa
 
 
 async def test_the_public_status_page_shows_no_tenants_hosts_feeds_or_errors(client: TestClient) -> None:
-    """Issue 14: the page was public and listed every tenant's hosts, feed URLs and errors."""
+    """The page was public and listed every tenant's hosts, feed URLs and errors."""
     for path in ("/status", "/api/v1/status"):
         body = await (await client.get(path)).text()
         for secret in ("news.example", "shop.example", "rss.xml", "catalog.yml", "mismatched", "Retry-After 120"):
@@ -227,14 +227,14 @@ async def test_the_public_status_page_shows_no_tenants_hosts_feeds_or_errors(cli
 
 
 async def test_status_for_a_host_is_the_consoles_host_view(client: TestClient) -> None:
-    """Issue 14: ``/status?host=H`` showed the totals of every host under H's name; now it is the console's."""
+    """``/status?host=H`` showed the totals of every host under H's name; now it is the console's."""
     r = await client.get("/status", params={"host": " Shop.Example "}, allow_redirects=False)
     assert r.status == 303
     assert r.headers["Location"] == "/console/hosts/shop.example"
 
 
 async def test_a_cleanly_stopped_process_leaves_the_status_page_at_once(client: TestClient, tmp_path: Path) -> None:
-    """Issue 14: after a clean Ctrl-C and restart, stopped processes showed as red rows for an hour."""
+    """After a clean Ctrl-C and restart, stopped processes showed as red rows for an hour."""
     stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
     try:
         await stores.status.put_status(
@@ -270,7 +270,7 @@ async def test_status_json(client: TestClient) -> None:
 
 
 async def test_templates_escape_every_value(tmp_path: Path) -> None:
-    """issue 20 item 8: the HTML comes from templates that escape by default, not from hand escape() calls."""
+    """The HTML comes from templates that escape by default, not from hand escape() calls."""
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/x.db"})
     stores = await open_stores(settings.store.url)
     try:

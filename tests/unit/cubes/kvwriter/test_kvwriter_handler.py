@@ -142,7 +142,7 @@ async def test_preview_goes_under_its_own_key(handler: KvwriterHandler, stores: 
 
 
 async def test_canonical_urls_are_trusted_not_normalized_again(handler: KvwriterHandler, stores: Stores) -> None:
-    """Issue 20: a URL is canonicalized once, where it enters (parser identity, API, autoparser).
+    """A URL is canonicalized once, where it enters (parser identity, API, autoparser).
 
     The kvwriter keys the page by the URL it is given; it used to canonicalize it a second time
     (here: a spelling no boundary would ever let through, to show that it is not rewritten).

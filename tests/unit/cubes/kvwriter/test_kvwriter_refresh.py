@@ -1,4 +1,4 @@
-"""A page renders again with the new copy of a changed image (cubes/kvwriter/refresh.py; issue 15 item 3)."""
+"""A page renders again with the new copy of a changed image (cubes/kvwriter/refresh.py)."""
 
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ def test_product_block() -> None:
 
 
 def test_a_shop_page_that_sells() -> None:
-    """Issue 15: breadcrumbs to the category pages, the price in its currency, delivery, notes, a buy button."""
+    """Breadcrumbs to the category pages, the price in its currency, delivery, notes, a buy button."""
     from shared.messages import CategoryRef, DeliveryOption
 
     doc = make_doc(

@@ -143,7 +143,7 @@ async def test_permanently_failed_images_are_removed_not_ordered(env: Env) -> No
 
 
 async def test_a_page_that_lost_an_image_for_good_is_held_back_and_says_why(tmp_path: Path) -> None:
-    """Issue 15 item 5: it was published without the image, as if it were complete."""
+    """It was published without the image, as if it were complete."""
     stores = await open_stores(f"sqlite:///{tmp_path}/held.db")
     try:
         env = Env(stores)
@@ -253,7 +253,7 @@ async def test_a_retried_message_orders_its_images_again(env: Env) -> None:
 
 
 async def test_the_sizes_the_cdn_measured_go_with_the_document(env: Env) -> None:
-    """Issue 15: the page's images get width / height from the CDN's probe (no layout jump)."""
+    """The page's images get width / height from the CDN's probe (no layout jump)."""
     await env.stores.images.record_ok(
         "https://img.test/a.jpg", cdn_url="/cdn/img/a.jpg", width=1200, height=675, now=env.now(), variants=(480, 960)
     )

@@ -1,4 +1,4 @@
-"""An item whose images or tables the safe-HTML policy removes is held back (shared/completeness.py; issue 15)."""
+"""An item whose images or tables the safe-HTML policy removes is held back (shared/completeness.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parser fidelity (issue 15, item 4): each defect the audit found, with the feed that showed it."""
+"""Parser fidelity: each defect the audit found, with the feed that showed it."""
 
 from __future__ import annotations
 

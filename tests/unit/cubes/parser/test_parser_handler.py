@@ -355,7 +355,7 @@ async def test_a_feed_of_a_tenant_publishes_its_www_alias_only_when_both_are_ver
 
 
 async def test_a_big_upload_of_broken_items_keeps_a_bounded_task_and_counts_every_problem(env: Env) -> None:
-    """One upload of 60,000 items stored 59,000 problem objects in its task (issue 18): now the first
+    """One upload of 60,000 items stored 59,000 problem objects in its task: now the first
     items carry their problems, the rest their code, and the task counts them all by code."""
     n, good = 3_000, 50
     items = [f"<item><title>T{i}</title><link>https://news.test/p{i}</link></item>" for i in range(good)]

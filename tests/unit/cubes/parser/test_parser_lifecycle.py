@@ -1,4 +1,4 @@
-"""Pages follow their source (issue 15 item 3; cubes/parser/removals.py): a full catalog's lost offers go."""
+"""Pages follow their source (cubes/parser/removals.py): a full catalog's lost offers go."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def products(urls: list[str]) -> list[str]:
 
 
 async def test_offers_gone_from_the_catalog_are_removed(env: Env) -> None:  # noqa: F811
-    """Issue 15: a catalog going {1,2,3} -> {1,2} -> {} produced no deletion; stale prices stayed."""
+    """A catalog going {1,2,3} -> {1,2} -> {} produced no deletion; stale prices stayed."""
     first = await env.load(catalog([offer(i) for i in (1, 2, 3)]))
     assert len(docs(first)) == 3
     second = await env.load(catalog([offer(i) for i in (1, 2)]))
@@ -80,7 +80,7 @@ async def test_a_streamed_catalog_removes_what_it_lost(env: Env) -> None:  # noq
 
 
 async def test_a_deleted_feed_takes_its_pages_unless_another_source_owns_them(env: Env) -> None:  # noqa: F811
-    """Issue 15: deleting a feed left its pages in the store and in search."""
+    """Deleting a feed left its pages in the store and in search."""
     from datetime import UTC, datetime
 
     from shared.messages import FeedRegistration, SourceKind
@@ -113,7 +113,7 @@ async def test_a_deleted_feed_takes_its_pages_unless_another_source_owns_them(en
 
 
 async def test_the_sources_urls_are_read_a_page_at_a_time(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    """Issue 13: a million-offer catalog's URLs read as one list peaked the first load at 386 MB (floor 256)."""
+    """A million-offer catalog's URLs read as one list peaked the first load at 386 MB (floor 256)."""
     monkeypatch.setattr(removals, "_PAGE", 3)
     asked: list[int | None] = []
     read = env.stores.hashes.urls_of_source

@@ -1,4 +1,4 @@
-"""Recovered XML keeps its text; undeclared prefixes are read (issue 14 item 2; cubes/parser/repair.py)."""
+"""Recovered XML keeps its text; undeclared prefixes are read (cubes/parser/repair.py)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ TURBO_NO_NS = b"""<?xml version="1.0" encoding="UTF-8"?>
 
 
 def test_a_turbo_feed_without_xmlns_turbo_is_read_with_a_warning() -> None:
-    """Issue 14: every item was refused ("turbo item has no <turbo:content>") and the feed said 0 documents."""
+    """Every item was refused ("turbo item has no <turbo:content>") and the feed said 0 documents."""
     result = parse_feed(TURBO_NO_NS, url="https://s.test/turbo.xml")
     assert result.format is DetectedFormat.turbo
     assert [i.content_html for i in result.items] == ["<header><h1>One</h1></header><p>first</p>", "<p>second</p>"]

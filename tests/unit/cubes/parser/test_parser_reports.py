@@ -1,6 +1,6 @@
 """The webmaster's view of each fetch: every problem, structured, in the feed's history (cubes/parser/status.py).
 
-Issue 14: only the first refused item was reported ("2 item(s) refused; first: ..."), conflicts
+Before: only the first refused item was reported ("2 item(s) refused; first: ..."), conflicts
 reached the losing side as a log line, failed and unchanged fetches left no trace, and upload task
 results were plain strings.
 """
@@ -63,7 +63,7 @@ async def test_the_history_keeps_each_fetch_unchanged_and_failed_ones_too(env: E
         [],
     ]
     blocked = history[1].problems[0]
-    assert "http.allowlist" in blocked.hint  # issue 14: the refusal named no setting
+    assert "http.allowlist" in blocked.hint  # The refusal named no setting
     assert "127.0.0.1 is a loopback address" in blocked.message
     assert history[3].unchanged == 1
 

@@ -1,4 +1,4 @@
-"""Shop pages that sell (issue 15 item 2): offer fields, breadcrumbs, and category listing pages."""
+"""Shop pages that sell: offer fields, breadcrumbs, and category listing pages."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``to_document`` leaves the fields at their defaults out of what it validates: the same messages.
 
-Oracle: the document validated from every key, as ``to_document`` built it before (issue 13 item 5,
-the parser's CPU per document), over every feed of the test corpus and candidates that set every
+Oracle: the document validated from every key, as ``to_document`` built it before (it cost
+the parser CPU per document), over every feed of the test corpus and candidates that set every
 optional field. Also ``UrlIndex.setdefault`` against ``dict.setdefault``.
 """
 

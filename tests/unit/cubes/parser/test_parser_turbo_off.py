@@ -1,4 +1,4 @@
-"""A host's Turbo pages switched off wholesale, and on again (issue 15 item 3; cubes/parser/lifecycle.py)."""
+"""A host's Turbo pages switched off wholesale, and on again (cubes/parser/lifecycle.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def push(task: str, url: str) -> PartnerUpload:
 
 
 async def test_turbo_off_removes_every_page_of_the_host_and_on_brings_them_back(env: Env) -> None:  # noqa: F811
-    """Issue 15: nothing let a host switch Turbo off wholesale."""
+    """Nothing let a host switch Turbo off wholesale."""
     await env.stores.feeds.upsert_feed(
         Feed(feed_id="f1", url="https://news.test/f1.xml", host="news.test", format="turbo", tenant_id="ten")
     )

@@ -250,7 +250,7 @@ async def test_throttled_honours_retry_after(stores: Stores, clock: ManualClock)
 
 
 async def test_throttled_reads_retry_after_as_the_crawler_does(stores: Stores, clock: ManualClock) -> None:
-    """Issue 20: the scheduler had a Retry-After parser of its own, which took a date without its zone as UTC.
+    """The scheduler had a Retry-After parser of its own, which took a date without its zone as UTC.
 
     RFC 9110 dates are GMT; the crawler refuses such a date (no advice), the scheduler waited for it
     (here: weeks, clamped to its longest interval). Now both read it the same way.
@@ -417,7 +417,7 @@ async def test_lease_of_a_failing_feed_follows_its_backoff(stores: Stores, clock
 
 
 async def test_a_big_feed_body_is_hashed_as_a_stream(stores: Stores, clock: ManualClock, tmp_path: Path) -> None:
-    """A 32 MB body in the blob store is hashed a chunk at a time (it was read whole; issue 18)."""
+    """A 32 MB body in the blob store is hashed a chunk at a time (it was read whole)."""
     blobs = FileBlobStore("file://blobs", tmp_path / "blobs")
 
     async def get_blobs() -> FileBlobStore:

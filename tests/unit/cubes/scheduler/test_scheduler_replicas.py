@@ -1,4 +1,4 @@
-"""Scheduler replicas over one store: each ticks its partitions, each poll is emitted once (issue 19)."""
+"""Scheduler replicas over one store: each ticks its partitions, each poll is emitted once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Timers return outputs like handlers (issue 20 item 4): published and acknowledged, then ``after_commit``;
+"""Timers return outputs like handlers: published and acknowledged, then ``after_commit``;
 ``on_failure`` when the round failed; the rounds paced by the injected clock."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ def _marked(text: str, query: str) -> list[str]:
 
 
 def test_whole_words_only() -> None:
-    # the defect of issue 14 item 7: "the" was marked inside "northern"
+    # the defect this guards: "the" was marked inside "northern"
     assert _marked("The northern lights over the bay", "the lights") == ["lights"]
     assert _marked("northern", "the") == []
 

@@ -1,4 +1,4 @@
-"""One writer per field of a feed's row (docs/conventions.md rule 18; issue 20 item 3).
+"""One writer per field of a feed's row (docs/conventions.md rule 18).
 
 Each writer has its own store method; these tests keep every field owned by one
 of them, each method called from its writer's package only, and the migration

@@ -1,4 +1,4 @@
-"""The store packages' layout (issue 20, item 2): no import cycle, floors that only look up.
+"""The store packages' layout: no import cycle, floors that only look up.
 
 Every ``import`` counts, also those inside functions and under ``TYPE_CHECKING``:
 a cycle broken only by a late import is still a cycle for the reader.

@@ -1,4 +1,4 @@
-"""The shipped model on the failure kinds of issue 17, one hand-written page each.
+"""The shipped model on the kinds of page it used to fail on, one hand-written page each.
 
 These pin what the features were added for: a regression in the model or the features
 that brings a failure back fails here.
@@ -15,7 +15,7 @@ from cubes.autoparser.extract import Extractor
 from cubes.autoparser.metrics import shingle_counts, shingle_prf
 from cubes.autoparser.segment import segment
 from cubes.autoparser.templates import HostTemplate
-from tests.unit.cubes.autoparser.issue17_pages import (
+from tests.unit.cubes.autoparser.hard_pages import (
     ARTICLE,
     BYLINE,
     CAPTION,

@@ -1,6 +1,6 @@
-"""Hand-written pages for the failure kinds of issue 17 (no corpus files needed).
+"""Hand-written pages of the kinds the autoparser used to fail on (no corpus files needed).
 
-Each page is shaped like the worst pages the issue lists: a short post under a long
+Each page is shaped like the worst pages we saw: a short post under a long
 comment thread, an article between teaser lists, a caption printed three times, a story
 merged with its byline in one ``<div>``, a results table, and pages whose article a
 model can lose. Texts are written for these tests.
