@@ -7,9 +7,11 @@
   one before it commits.
 * Consumer: manual commits only (``enable_auto_commit=False``), earliest
   offset for a new group. On a rebalance, aiokafka calls our listener before
-  partitions are taken away; the runtime's ``on_revoke`` callback finishes the
-  batch in flight and commits it, so nothing is lost and nothing is committed
-  twice by two owners (a commit for a partition we no longer own is dropped).
+  partitions are taken away (and the group waits for it: the eager protocol); the
+  runtime's ``on_revoke`` callback lets short handlers finish and commits them,
+  cancels the rest, and returns only once none runs, so nothing is lost and two
+  owners never handle one record at once (a commit for a partition we no longer
+  own is dropped).
 
 No aiokafka type leaves this module.
 """

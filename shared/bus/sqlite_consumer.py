@@ -2,10 +2,14 @@
 
 A group's partitions are split among its live members by lease: each member writes its heartbeat
 to the log's ``members`` table every ``HEARTBEAT_S`` (polling or not), a member silent for
-``SESSION_TIMEOUT_S`` is dropped, and at each heartbeat a member takes every partition whose
-number modulo the count of members is its rank. Positions live in this process; committed offsets
-in the log's ``offsets`` table, so they survive restarts. An idle consumer wakes at once on a
-write by this process and looks for writes by other processes every ``POLL_S``.
+``SESSION_TIMEOUT_S`` is dropped, and at each heartbeat a member's share is every partition whose
+number modulo the count of members is its rank. One owner at a time: a member reads a partition
+of its share only once it holds its *claim* (the ``claims`` table), and a claim passes on only
+when its holder released it -- after its revoke callback returned, so after the records it was
+handling ended -- or its holder expired. A member joining takes its share within a heartbeat or
+two of the others', never beside them. Positions live in this process; committed offsets in the
+log's ``offsets`` table, so they survive restarts. An idle consumer wakes at once on a write by
+this process and looks for writes by other processes every ``POLL_S``.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class SqliteConsumer:
     # membership ---------------------------------------------------------------
 
     def _heartbeat(self) -> list[TopicPartition]:
-        """Refresh our lease and compute our share of the partitions."""
+        """Refresh our lease; the partitions of our share whose claims we hold (taking the free ones)."""
         db = self.bus.db
         now = time.time()
         db.execute("BEGIN IMMEDIATE")
@@ -74,17 +78,47 @@ class SqliteConsumer:
                 r[0]
                 for r in db.execute("SELECT member FROM members WHERE grp=? ORDER BY member", (self.group,)).fetchall()
             ]
+            me = members.index(self.member)
+            share = []
+            for t in self.topics:
+                n = self.bus._partitions_of(t)
+                share += [TopicPartition(t, p) for p in range(n) if p % len(members) == me]
+            holders = {
+                TopicPartition(t, p): m
+                for t, p, m in db.execute("SELECT topic, partition, member FROM claims WHERE grp=?", (self.group,))
+            }
+            live = set(members)
+            # a claim held by a live member stays its own until it lets go (``_release``)
+            mine = [tp for tp in share if holders.get(tp) in (None, self.member) or holders[tp] not in live]
+            db.executemany(
+                "INSERT INTO claims(grp, topic, partition, member) VALUES (?,?,?,?) "
+                "ON CONFLICT(grp, topic, partition) DO UPDATE SET member=excluded.member",
+                [(self.group, tp.topic, tp.partition, self.member) for tp in mine if holders.get(tp) != self.member],
+            )
             db.execute("COMMIT")
             self.bus._committed_inline()
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        me = members.index(self.member)
-        mine = []
-        for t in self.topics:
-            n = self.bus._partitions_of(t)
-            mine += [TopicPartition(t, p) for p in range(n) if p % len(members) == me]
         return mine
+
+    def _release(self, tps: list[TopicPartition]) -> None:
+        """Let go of our claims on ``tps`` (their records are no longer handled here), or on all."""
+        db = self.bus.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if tps:
+                db.executemany(
+                    "DELETE FROM claims WHERE grp=? AND topic=? AND partition=? AND member=?",
+                    [(self.group, tp.topic, tp.partition, self.member) for tp in tps],
+                )
+            else:
+                db.execute("DELETE FROM claims WHERE grp=? AND member=?", (self.group, self.member))
+            db.execute("COMMIT")
+            self.bus._committed_inline()
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _committed_many(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         out = {}
@@ -107,6 +141,8 @@ class SqliteConsumer:
             for tp in lost:
                 self._position.pop(tp, None)
                 self._paused.discard(tp)
+            # ORDER MATTERS: released only once the revoke callback has returned (nothing of them runs here)
+            await self.bus._call(self._release, sorted(lost))
         if gained:
             start = await self.bus._call(self._committed_many, sorted(gained))
             self._position.update(start)
@@ -237,6 +273,7 @@ class SqliteConsumer:
         self._forget(self)
 
         def leave() -> None:
+            self._release([])
             self.bus.db.execute("DELETE FROM members WHERE grp=? AND member=?", (self.group, self.member))
 
         with contextlib.suppress(BusUnavailable):

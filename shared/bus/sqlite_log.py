@@ -67,6 +67,9 @@ CREATE TABLE IF NOT EXISTS offsets (grp TEXT NOT NULL, topic TEXT NOT NULL, part
     next_offset INTEGER NOT NULL, PRIMARY KEY (grp, topic, partition));
 CREATE TABLE IF NOT EXISTS members (grp TEXT NOT NULL, member TEXT NOT NULL, topics TEXT NOT NULL,
     heartbeat REAL NOT NULL, PRIMARY KEY (grp, member));
+-- who reads a group's partition now: taken over only once released (or its member expired)
+CREATE TABLE IF NOT EXISTS claims (grp TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL,
+    member TEXT NOT NULL, PRIMARY KEY (grp, topic, partition));
 """
 
 

@@ -52,14 +52,18 @@ Hook = Callable[[], Awaitable[None]]
 class Slot:
     """One record in flight: its place in its partition's commit order, and what it produced."""
 
-    __slots__ = ("cancelled", "deliveries", "done", "hooks", "record", "started")
+    __slots__ = ("cancelled", "deliveries", "done", "hooks", "record", "running", "started", "task")
 
     def __init__(self, record: Consumed) -> None:
         self.record = record
         #: finished: handled, retried or dead-lettered (its deliveries may still be in the air)
         self.done = False
         self.started = False
-        #: not to be handled: its partition went to another member (or is being re-read)
+        #: its handler runs now (in ``task``, its lane's worker)
+        self.running = False
+        self.task: asyncio.Task[None] | None = None
+        #: not to be handled (any more): its partition went to another member (or is being re-read);
+        #: a cancelled slot is never done, so it is never committed
         self.cancelled = False
         self.deliveries: list[asyncio.Future[Any]] = []
         self.hooks: list[Hook] | None = None
@@ -97,7 +101,11 @@ class CommitTracker:
 
     def busy(self, tpks: Iterable[tuple[str, int]]) -> bool:
         """Whether a handler is still running on a record of these partitions."""
-        return any(s.started and not s.done for tpk in tpks for s in self._tracks.get(tpk, ()))
+        return any(s.running for tpk in tpks for s in self._tracks.get(tpk, ()))
+
+    def running(self, tpks: Iterable[tuple[str, int]]) -> list[Slot]:
+        """The slots of these partitions whose handlers are running now."""
+        return [s for tpk in tpks for s in self._tracks.get(tpk, ()) if s.running]
 
     def forget(self, tpks: Iterable[tuple[str, int]]) -> None:
         """These partitions went to another member: their tracks and commits are no longer ours."""

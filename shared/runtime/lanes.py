@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
@@ -33,10 +34,12 @@ from shared.bus.base import Consumer, TopicPartition
 from shared.clock import Clock
 from shared.runtime.commits import Slot
 from shared.runtime.headers import HEADERS, header_of
-from shared.runtime.shutdown import settle
+from shared.runtime.shutdown import CANCEL_GRACE_S, settle
 from shared.runtime.turns import ClassOf, Turns
 
 __all__ = ["LaneDispatcher"]
+
+log = logging.getLogger("turbocubes.runtime")
 
 #: handle one record; False when it could not be finished (the bus failed, or the runner stops)
 RunSlot = Callable[[Slot, "asyncio.Task[None]"], Awaitable[bool]]
@@ -151,20 +154,11 @@ class LaneDispatcher:
         """Handle one lane's records in order; ends when the lane has nothing left in flight."""
         task = asyncio.current_task()
         assert task is not None
-        run_slot = self.run_slot
         try:
             while q:
                 slot = q[0]
-                if not slot.cancelled:
-                    slot.started = True
-                    if self._sem is None:
-                        finished = await run_slot(slot, task)
-                    else:
-                        async with self._sem:
-                            finished = await run_slot(slot, task)
-                    if not finished:
-                        return  # not done: it is read again (after recovery, or by the next run)
-                    slot.done = True
+                if not slot.cancelled and not await self._run(slot, task):
+                    return  # not done: it is read again (after recovery, or by the next run)
                 q.popleft()
                 self.in_flight -= 1
                 self.room.set()
@@ -173,23 +167,45 @@ class LaneDispatcher:
             if self._queues.get(lane) is q:
                 del self._queues[lane]
 
+    async def _run(self, slot: Slot, task: asyncio.Task[None]) -> bool:
+        """Handle one slot on its lane's worker ``task``; False when it could not be finished.
+
+        A slot cancelled while it runs (its partition revoked: ``stop_running``) ends here, not
+        done, and the lane goes on with its next record: the revoke's cancellation was meant for
+        this handler only.
+        """
+        slot.started = slot.running = True
+        slot.task = task
+        try:
+            if self._sem is None:
+                finished = await self.run_slot(slot, task)
+            else:
+                async with self._sem:
+                    finished = await self.run_slot(slot, task)
+        except asyncio.CancelledError:
+            if not slot.cancelled:
+                raise  # the runner stops, or recovers: the whole lane goes
+            task.uncancel()
+            return True  # not done (never committed): the partition's next owner handles it
+        finally:
+            slot.running = False
+            slot.task = None
+            if slot.cancelled:
+                self.finished.set()  # ``stop_running`` waits for it
+        if finished:
+            slot.done = True
+        return finished
+
     async def _wide_worker(self, lane: Any, q: Turns) -> None:
         """One of up to ``key_width`` workers of one key: takes its records as ``Turns`` hands them
         out, no order kept between them (the commit order is the tracker's, per partition, all the same)."""
         task = asyncio.current_task()
         assert task is not None
-        assert self._sem is not None
-        run_slot = self.run_slot
         try:
             while q:
                 slot = q.popleft()
-                if not slot.cancelled:
-                    slot.started = True
-                    async with self._sem:
-                        finished = await run_slot(slot, task)
-                    if not finished:
-                        return  # not done: it is read again (after recovery, or by the next run)
-                    slot.done = True
+                if not slot.cancelled and not await self._run(slot, task):
+                    return  # not done: it is read again (after recovery, or by the next run)
                 self.in_flight -= 1
                 self.room.set()
                 self.finished.set()
@@ -242,6 +258,31 @@ class LaneDispatcher:
             for slot in self._held.pop(tpk, ()):
                 slot.cancelled = True
                 self.in_flight -= 1
+
+    async def stop_running(self, cube: str, running: Iterable[Slot], grace_s: float = CANCEL_GRACE_S) -> list[Slot]:
+        """Cancel the handlers of ``running`` (slots of revoked partitions) and wait, at most
+        ``grace_s`` (the loop's time), until each has ended; the slots still running then."""
+        slots = [s for s in running if s.running and s.task is not None]
+        log.warning(
+            "%s: %d handler(s) still running after their partitions were revoked: cancelled (their next owner"
+            " handles their records again)",
+            cube,
+            len(slots),
+        )
+        for slot in slots:
+            slot.cancelled = True
+            assert slot.task is not None
+            slot.task.cancel()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace_s):
+                while any(s.running for s in slots):
+                    # each cancelled slot's lane goes on to its next record, setting ``finished``
+                    self.finished.clear()
+                    await self.finished.wait()
+        stuck = [s for s in slots if s.running]
+        if stuck:
+            log.error("%s: %d revoked handler(s) ignore their cancellation and still run", cube, len(stuck))
+        return stuck
 
     async def drain(self, grace_s: float) -> None:
         """Let the workers finish within ``grace_s`` (new ones too: a held retry may come due

@@ -34,8 +34,8 @@ handler's (their ``on_failure`` hooks when that failed).
 Shutdown (SIGTERM / SIGINT via ``stop()``): intake stops; in-flight work gets
 ``shutdown_timeout_s`` to finish; what finished is committed; the consumer
 leaves the group. Every step is bounded (``shutdown.py``), so a stop ends even
-when something does not honour it. A rebalance that takes partitions away waits for their
-in-flight records the same way and commits them before they go.
+when something does not honour it. A rebalance that takes partitions away gives their running
+handlers the same grace, then cancels them (one owner at a time: ``_on_revoke``).
 
 Time: every time the runner *reads* and every wait that is a message's
 behaviour is the injected ``deps.clock``'s — a retry's due time and the failure
@@ -324,16 +324,21 @@ class Runner:
         return await bus_backoff(self.cube.name, "delivery", exc, backoff, self._stop)
 
     async def _on_revoke(self, tps: set[TopicPartition]) -> None:
-        """A rebalance takes partitions away: finish and commit their in-flight records first."""
+        """A rebalance takes partitions away: once this returns (their next owner may start), none of
+        their records runs here. Handlers get ``shutdown_timeout_s`` to finish (what finishes is
+        committed); the rest are cancelled, never committed, and handled again by the next owner."""
         if self._failures is None:
             return  # called while joining, before anything was read: nothing to finish
         gone = {(tp.topic, tp.partition) for tp in tps}
-        tracker = self._tracker
-        self._lanes.revoke(gone, tracker.slots)
+        tracker, lanes = self._tracker, self._lanes
+        lanes.revoke(gone, tracker.slots)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.cfg.shutdown_timeout_s):  # a bound: the loop's time
-                while tracker.busy(gone):
-                    await wake_on(self._lanes.finished, self._stop)
+                while tracker.busy(gone) and not self._stop.is_set():
+                    await wake_on(lanes.finished, self._stop)
+        if running := tracker.running(gone):
+            self.stats.revoke_cancels += len(running)
+            await lanes.stop_running(self.cube.name, running)
         with contextlib.suppress(Exception):
             await tracker.commit_finished()
         tracker.forget(gone)
@@ -401,7 +406,8 @@ class Runner:
             try:
                 outputs = await handler(msg, ctx)
             except asyncio.CancelledError:
-                if not self._watchdog.cut_off(task):
+                # the watchdog's mark is consumed either way; a revoked record is not a timeout
+                if not self._watchdog.cut_off(task) or slot.cancelled:
                     raise
                 task.uncancel()
                 raise TimeoutError(f"handler took longer than {self.handler_timeout_s}s") from None

@@ -38,6 +38,8 @@ class RunStats:
     bus_failures: int = 0
     #: waits because a store, blob store or the bus was down (the message ran again after each)
     outage_waits: int = 0
+    #: handlers cancelled because their partitions went to another member (one owner at a time)
+    revoke_cancels: int = 0
     #: the clock's monotonic time when the first record arrived and when the last commit was made
     first_batch_at: float | None = None
     last_commit_at: float | None = None

@@ -390,3 +390,52 @@ class BusContract:
         committed = {tp.partition: await probe.committed(tp) for tp in probe.assignment()}
         await probe.stop()
         assert committed == ends
+
+    async def test_a_revoked_partition_has_one_owner_at_a_time(self, bus: Bus, uid: str) -> None:
+        """A member whose partition goes to another stops handling its records before the other
+        begins: a long handler is cancelled at the revoke, not left running beside its next owner
+        (a parser loaded one catalog for 53 s beside the member that had taken its partition)."""
+        t_in, t_out = register(f"in-{uid}"), register(f"out-{uid}")
+        cube = f"c-{uid}"
+        await self.make_topics(bus, t_in, t_out, contracts.retry_topic(cube), partitions=2)
+        n = 8
+        await produce(bus, t_in, [(f"k{i}", contracts.encode(t_in, Item(id=f"k{i}", n=i))) for i in range(n)])
+        inside: dict[int, set[str]] = {i: set() for i in range(n)}
+        overlaps: list[tuple[int, str, set[str]]] = []
+        started = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+        def handler(member: str, long: bool) -> Any:
+            async def handle(msg: Item, ctx: Any) -> list[Output]:
+                if inside[msg.n]:
+                    overlaps.append((msg.n, member, set(inside[msg.n])))
+                inside[msg.n].add(member)
+                started[member].set()
+                try:
+                    if long:
+                        await asyncio.Event().wait()  # a handler that would run for ever: only a cancel ends it
+                    return [Output(t_out, msg)]
+                finally:
+                    inside[msg.n].discard(member)
+
+            return handle
+
+        # a short grace before the cancel, and no handler deadline to end the long handler instead
+        deps = make_deps(bus, shutdown_timeout_s=0.5, handler_timeout_s=3600.0, concurrency=n)
+        a = Runner(Cube(cube, (t_in,), (t_out,), handler("a", long=True)), deps)
+        b = Runner(Cube(cube, (t_in,), (t_out,), handler("b", long=False)), deps)
+        ta = asyncio.create_task(a.run())
+        tb: asyncio.Task[Any] | None = None
+        try:
+            await asyncio.wait_for(started["a"].wait(), WAIT_S)
+            tb = asyncio.create_task(b.run())
+            await asyncio.wait_for(started["b"].wait(), WAIT_S)  # b got a partition a had, and handles its records
+            deadline = time.monotonic() + WAIT_S
+            while b.stats.processed < 1:
+                assert time.monotonic() < deadline, "b handled nothing"
+                await asyncio.sleep(0.02)  # polling a condition, not synchronizing on time
+        finally:
+            a.stop()
+            b.stop()
+            await asyncio.wait_for(asyncio.gather(ta, *([tb] if tb else [])), 30)
+        assert a.stats.revoke_cancels >= 1, a.stats
+        assert not overlaps, f"two members handled one record at once: {overlaps}"
