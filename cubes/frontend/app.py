@@ -267,7 +267,7 @@ class _Frontend:
             )
             if params.cursor is None:  # a search is counted once, on its first page
                 self._count_search(request, params.query, results.hits)
-        return _html(results_page(params, results.hits, results.next_cursor))
+        return _html(results_page(params, results.hits, results.next_cursor, results.suggestion))
 
     def _count_search(self, request: web.Request, query: str, hits: Sequence[Hit]) -> None:
         """Publish the search for query statistics: its words, month, region and device, never who asked."""

@@ -111,7 +111,9 @@ def _hit(h: Hit) -> str:
     )
 
 
-def results_page(p: SearchParams, hits: Sequence[Hit], next_cursor: Cursor | None) -> str:
+def results_page(
+    p: SearchParams, hits: Sequence[Hit], next_cursor: Cursor | None, suggestion: str | None = None
+) -> str:
     if not p.query:
         body = '<section class="hero"><h1>Search <span>Turbo pages</span></h1>' + templates.search_form(
             "", autofocus=True
@@ -123,6 +125,9 @@ def results_page(p: SearchParams, hits: Sequence[Hit], next_cursor: Cursor | Non
     else:
         found = f'<p class="empty">Nothing matches <b>{escape(p.query)}</b> yet. Try fewer or different words.</p>'
     keep = {"q": p.query, **{k: v for k, v in p.raw.items() if v}}
+    if suggestion:
+        link = escape(urlencode({**keep, "q": suggestion}))
+        found = f'<p class="suggestion">Did you mean <a href="/search?{link}">{escape(suggestion)}</a>?</p>' + found
     pager = []
     if p.cursor is not None:
         pager.append(f'<a href="/search?{escape(urlencode(keep))}">← First results</a>')

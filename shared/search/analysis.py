@@ -1,7 +1,7 @@
 """Text analysis for search: words, folding and stems (docs/architecture.md section 3, "frontend" search).
 
-The one place that says what a searchable word is, so that the SQLite index,
-the query parser and the snippet highlighter agree on it:
+The one place that says what a searchable word is, so that the index (both
+engines), the query parser and the snippet highlighter agree on it:
 
 * a **word** is a run of letters and digits of any script (``[^\\W_]+``);
   punctuation, hyphens and apostrophes separate words ("интернет-магазин" is two);
@@ -12,9 +12,7 @@ the query parser and the snippet highlighter agree on it:
   handles mixed pages, and a page's declared language never has to be right.
   "мосты", "мостом" → "мост"; "bridges" → "bridg".
 
-PostgreSQL stems with its own Snowball configurations (``russian`` / ``english``,
-chosen by the page's language, ``pg_config``); the SQLite index stores the stems
-made here. Both come from the same Snowball algorithms.
+What the index holds for a word — its lemmas, or this stem — is ``tokens.py``.
 
 Stemmer objects are not thread-safe: each thread gets its own.
 """
@@ -33,10 +31,8 @@ __all__ = [
     "WORD_RE",
     "detect_lang",
     "fold",
-    "index_text",
     "iter_words",
     "page_lang",
-    "pg_config",
     "stem",
     "stems",
     "words",
@@ -44,8 +40,8 @@ __all__ = [
 
 #: bump when what the index holds changes: a store re-indexes pages indexed by an older version
 #: (2: the type, date and host moved out of the FTS5 table into search_docs; 3: the impact index;
-#: 4: its prefix lists, ``shared/stores/sqlite/search_groups.py``)
-ANALYZER_VERSION = 4
+#: 4: its prefix lists, ``shared/stores/sqlite/search_groups.py``; 5: lemmas, ``shared/search/tokens.py``)
+ANALYZER_VERSION = 5
 
 #: a word: letters and digits of any script, no underscore
 WORD_RE = re.compile(r"[^\W_]+")
@@ -97,11 +93,6 @@ def stems(folded: Sequence[str]) -> list[str]:
     return list(en.stemWords(ru.stemWords(folded)))
 
 
-def index_text(text: str) -> str:
-    """``text`` as the SQLite index stores it: its stems, in order, separated by spaces."""
-    return " ".join(stems(words(text)))
-
-
 def detect_lang(text: str) -> str:
     """``"ru"`` when a fair share of the letters are Cyrillic, else ``"en"``."""
     # byte counts in C instead of a list of one-letter matches per letter: ~25x faster on a page's
@@ -121,13 +112,3 @@ def page_lang(declared: str | None, text: str) -> str:
         if len(code) == 2 and code.isascii() and code.isalpha():
             return code
     return detect_lang(text)
-
-
-def pg_config(lang: str) -> str:
-    """The PostgreSQL text-search configuration for a page language.
-
-    ``english`` for English pages; ``russian`` for everything else, because it stems
-    Cyrillic words with the Russian Snowball stemmer *and* Latin words with the English
-    one — the same as this module does — so it is right for Russian, mixed and unknown text.
-    """
-    return "english" if lang == "en" else "russian"

@@ -3,10 +3,13 @@
 What a user may type, parsed once into a ``SearchQuery`` that both store engines
 compile (SQLite: an FTS5 MATCH over stems; PostgreSQL: a ``to_tsquery`` text):
 
-* ``мост bridges`` — every word must match, in any form (stems);
-* ``мост*`` — a prefix: any word whose stem starts with the stem of ``мост``
-  (so ``мосты*`` finds "мостовая" too: PostgreSQL stems a prefix the same way);
-* ``"красная площадь"`` — a phrase: these words next to each other, in this order;
+* ``мост bridges`` — every word must match, in any form: a page matches a word
+  when one of its words shares a term with it (``tokens.terms``: the lemmas of a
+  Russian word, every one of an ambiguous form; the stem of any other word);
+* ``мост*`` — a prefix: any word with a term that starts with the stem of ``мост``
+  (so ``мосты*`` finds "мостовая" too);
+* ``"красная площадь"`` — a phrase: these words next to each other, in this
+  order, each in any form (their first terms, ``tokens.py``);
 * ``-пробки`` — pages with this word (in any form) are left out;
 * ``+в`` — a function word kept: others ("в", "the") are dropped from a query that
   has other words, since they match nearly every page and only cost time.
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 
 from shared.search.analysis import WORD_RE, fold, stem
 from shared.search.stopwords import is_stop_word
+from shared.search.tokens import terms
 
 __all__ = ["MAX_TERMS", "SearchQuery", "Term", "parse_query"]
 
@@ -34,11 +38,18 @@ _TOKEN = re.compile(r'"(?P<phrase>[^"]*)"?|(?P<op>[-+]?)(?P<word>[^\W_]+)(?P<sta
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    """One word of a query: as typed (folded), its stem, and whether it is a prefix."""
+    """One word of a query: as typed (folded), its stem, whether it is a prefix, and its index terms."""
 
     word: str
     stem: str
     prefix: bool = False
+    #: ``tokens.terms`` of the word, most likely first (a prefix matches on its stem instead)
+    lemmas: tuple[str, ...] = ()
+
+    @property
+    def first(self) -> str:
+        """The term a phrase matches on (``tokens.py``: a stream's first terms)."""
+        return self.lemmas[0] if self.lemmas else self.stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +85,7 @@ class SearchQuery:
 
 def _term(word: str, prefix: bool = False) -> Term:
     folded = fold(word)
-    return Term(word=folded, stem=stem(folded), prefix=prefix)
+    return Term(word=folded, stem=stem(folded), prefix=prefix, lemmas=terms(folded))
 
 
 def parse_query(text: str) -> SearchQuery:
@@ -101,5 +112,6 @@ def parse_query(text: str) -> SearchQuery:
     meaningful = [g for g, kept in groups if kept or len(g) > 1 or not is_stop_word(g[0].word)]
     # a query of function words only ("the who") keeps them: there is nothing else to look for
     chosen = meaningful or [g for g, _ in groups]
-    positive = {t.stem for g in chosen for t in g}
-    return SearchQuery(groups=tuple(chosen), excluded=tuple(t for t in excluded if t.stem not in positive))
+    # a word both wanted and excluded ("мост -мосты") is wanted: excluding it would leave nothing
+    positive = {x for g in chosen for t in g for x in t.lemmas}
+    return SearchQuery(groups=tuple(chosen), excluded=tuple(t for t in excluded if positive.isdisjoint(t.lemmas)))

@@ -84,6 +84,8 @@ class SearchRequest:
     #: the ranking instant (freshness); a cursor's own instant wins, so a walk ranks at one time
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     ranking: Ranking = field(default_factory=Ranking)
+    #: on a first page that finds nothing, look for a "did you mean" (``suggest.py``)
+    suggest: bool = True
 
     @property
     def now_us(self) -> int:
@@ -111,3 +113,5 @@ class SearchResults:
     hits: tuple[Hit, ...] = ()
     #: where the next page starts; None when this page is the last
     next_cursor: Cursor | None = None
+    #: "did you mean": the query with its unknown words corrected, which finds something (``suggest.py``)
+    suggestion: str | None = None

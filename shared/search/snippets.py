@@ -1,18 +1,20 @@
 """Search snippets: the best passage of a page, with the matched words marked (docs/architecture.md s.3, search).
 
-A word is marked only when it is a whole word whose stem matches a query word
-(or, for a prefix ``мост*``, whose stem starts with the prefix's stem): never
-letters inside another word ("the" is not marked in "northern").
+A word is marked only when it is a whole word that the index would match to a
+query word: one of its terms (``tokens.terms``: lemmas, or the stem) is one of
+the query word's, or, for a prefix ``мост*``, starts with the prefix's stem;
+never letters inside another word ("the" is not marked in "northern").
 
 The passage is the window of about ``SNIPPET_CHARS`` characters that holds the
 most distinct query words, then the most matches; ties go to the earliest. It
 starts and ends on word boundaries, with "…" where the text was cut.
 
-Matching is done on stems, so it is as costly as stemming every word: on a long
-page that is most of a search's time. A regular expression (in C) finds first
-the words that *could* match — those beginning with a query stem less its last
-letter, since a Snowball stem is a prefix of its word but for a final letter
-("happy" → "happi") — and only those are stemmed.
+Matching is done on terms, so it is as costly as analyzing every word: on a
+long page that is most of a search's time. A regular expression (in C) finds
+first the words that *could* match — those beginning with the first letters of
+a form of a query word's lemma (the dictionary's forms: "человек" has "люди"),
+or with a query stem less its last letter, since a Snowball stem is a prefix of
+its word but for a final letter ("happy" → "happi") — and only those are analyzed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.search.analysis import fold, stem
+from shared.search.morphology import forms, is_cyrillic
 from shared.search.query import Term
+from shared.search.tokens import terms as terms_of
 
 __all__ = ["SNIPPET_CHARS", "Snippet", "highlight", "make_snippet"]
 
@@ -34,6 +38,8 @@ SNIPPET_CHARS = 240
 _SCAN_CHARS = 100_000
 #: context kept before the first matched word of a passage
 _LEAD_CHARS = 40
+#: letters of a lemma's form that make a head of the pre-filter (shorter forms are heads whole)
+_HEAD_LETTERS = 3
 _NOT_WORD = re.compile(r"[\W_]")
 _WORD_CHAR = re.compile(r"[^\W_]")
 
@@ -59,12 +65,32 @@ class Snippet:
         return out
 
 
+def _stem_head(stem_: str) -> str:
+    return stem_[:-1] if len(stem_) > 1 else stem_
+
+
+def _heads(term: Term) -> set[str]:
+    """The beginnings one of which a word must have to match ``term`` (the module docstring)."""
+    if term.prefix:
+        return {_stem_head(term.stem)} if term.stem else set()
+    out: set[str] = set()
+    for lemma in term.lemmas or (term.stem,):
+        if is_cyrillic(lemma):  # a dictionary lemma: its forms' beginnings (a stem has itself for a form)
+            out.update(f[:_HEAD_LETTERS] for f in forms(lemma))
+        if lemma:  # a stem: its word starts with it, but for a final letter
+            out.add(_stem_head(lemma))
+    if term.stem:
+        out.add(_stem_head(term.stem))
+    return out
+
+
 class _Matcher:
     """Finds the whole words of a text that match a query's terms, with the index of the term."""
 
     def __init__(self, terms: Sequence[Term]) -> None:
-        self.terms = [t for t in terms if t.stem]
-        heads = sorted({(t.stem[:-1] if len(t.stem) > 1 else t.stem) for t in self.terms}, key=len, reverse=True)
+        self.terms = [t for t in terms if t.stem or t.lemmas]
+        self._lemmas = [frozenset(t.lemmas) for t in self.terms]
+        heads = sorted(set().union(*(_heads(t) for t in self.terms)), key=len, reverse=True)
         # ё and е are one letter to the index: the pattern accepts either where the stem has е
         alts = "|".join(re.escape(h).replace("е", "[её]") for h in heads)
         # no look-behind for the word's start: tried at every letter it was 2/3 of a snippet's time; a match
@@ -80,10 +106,14 @@ class _Matcher:
         hit = self._memo.get(word)
         if hit is None:
             folded = fold(word)
-            s = stem(folded)
+            found = terms_of(folded)
             hit = -1
             for i, t in enumerate(self.terms):
-                if s == t.stem or (t.prefix and (s.startswith(t.stem) or folded.startswith(t.stem))):
+                if t.prefix:
+                    if folded.startswith(t.stem) or any(x.startswith(t.stem) for x in (*found, stem(folded))):
+                        hit = i
+                        break
+                elif not self._lemmas[i].isdisjoint(found) or (not t.lemmas and stem(folded) == t.stem):
                     hit = i
                     break
             if len(self._memo) >= _MEMO_MAX:

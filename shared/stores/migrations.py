@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from shared.stores.migrations_initial import COMMON, DELAY_DOCS, PAGES_COLUMNS
 
-__all__ = ["PG_TS_CONFIG", "POSTGRES", "SQLITE", "Migration"]
+__all__ = ["POSTGRES", "SQLITE", "Migration"]
 
 Migration = tuple[int, str, tuple[str, ...]]
 
@@ -266,13 +266,14 @@ POSTGRES.append(
 # language; SQLite's index becomes stems written by the page store (``sqlite/search.py``) with the filter
 # columns beside them, and triggers drop a page's row on every tombstone or delete; PostgreSQL's tsvector
 # is made with the ``russian`` or ``english`` configuration by the page's language, ё folded to е. The
-# CASE is ``shared.search.analysis.pg_config`` (a test keeps the two equal).
+# CASE chose the configuration by language (the index has since been built from the analyzer's own terms,
+# migration 24 onwards).
 _PAGE_SEARCH_COLUMNS = (
     "ALTER TABLE pages ADD COLUMN kind TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE pages ADD COLUMN published_at BIGINT",
     "ALTER TABLE pages ADD COLUMN lang TEXT NOT NULL DEFAULT ''",
 )
-PG_TS_CONFIG = "(CASE WHEN lang = 'en' THEN 'english'::regconfig ELSE 'russian'::regconfig END)"
+_PG_TS_CONFIG = "(CASE WHEN lang = 'en' THEN 'english'::regconfig ELSE 'russian'::regconfig END)"
 SQLITE.append(
     (
         15,
@@ -304,8 +305,8 @@ POSTGRES.append(
             "DROP INDEX IF EXISTS pages_tsv",
             "ALTER TABLE pages DROP COLUMN IF EXISTS tsv",
             "ALTER TABLE pages ADD COLUMN tsv tsvector GENERATED ALWAYS AS ("
-            f" setweight(to_tsvector({PG_TS_CONFIG}, translate(title, 'ёЁ', 'еЕ')), 'A')"
-            f" || setweight(to_tsvector({PG_TS_CONFIG}, translate(text, 'ёЁ', 'еЕ')), 'B')) STORED",
+            f" setweight(to_tsvector({_PG_TS_CONFIG}, translate(title, 'ёЁ', 'еЕ')), 'A')"
+            f" || setweight(to_tsvector({_PG_TS_CONFIG}, translate(text, 'ёЁ', 'еЕ')), 'B')) STORED",
             "CREATE INDEX IF NOT EXISTS pages_tsv ON pages USING GIN (tsv)",
         ),
     )
@@ -462,6 +463,24 @@ POSTGRES.append(
             _PG_SEARCH_DOCS,
             "CREATE INDEX IF NOT EXISTS search_docs_tsv ON search_docs USING GIN (tsv)",
             "INSERT INTO search_queue (url) SELECT url FROM pages WHERE NOT deleted ORDER BY written_at",
+        ),
+    )
+)
+
+# 25: search with lemmas (``shared/search/tokens.py``) and "did you mean" (``shared/search/suggest.py``): the
+# index's vocabulary (SQLite: FTS5's own, read through fts5vocab; PostgreSQL: the terms its indexer wrote,
+# in code-point order for prefix ranges), and PostgreSQL's analyzer version (re-indexing at a change, as
+# SQLite's search_meta does)
+SQLITE.append(
+    (25, "search: vocabulary", ("CREATE VIRTUAL TABLE IF NOT EXISTS search_vocab USING fts5vocab(search_fts, row)",))
+)
+POSTGRES.append(
+    (
+        25,
+        "search: vocabulary, analyzer version",
+        (
+            'CREATE TABLE IF NOT EXISTS search_vocab (term TEXT COLLATE "C" PRIMARY KEY)',
+            "CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ),
     )
 )

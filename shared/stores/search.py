@@ -37,7 +37,7 @@ from typing import Protocol
 
 from shared.search.request import SearchRequest, SearchResults
 
-__all__ = ["IndexQueue", "IndexRound", "SearchIndex"]
+__all__ = ["IndexQueue", "IndexRound", "SearchIndex", "drain"]
 
 
 class SearchIndex(Protocol):
@@ -77,3 +77,11 @@ class IndexQueue(Protocol):
         """Drain until the queue is empty (tests, benchmarks, an operator's rebuild); the pages indexed or
         removed."""
         ...
+
+
+async def drain(queue: IndexQueue, limit: int) -> int:
+    """``IndexQueue.catch_up`` for either engine: batches until one comes back empty."""
+    done = 0
+    while (r := await queue.index_pending(limit)).queued:
+        done += r.indexed + r.removed
+    return done

@@ -6,7 +6,8 @@ word (Snowball: "купл", "куп"), nor "люди" and "человек"; a di
 Russian words get their **lemmas** from pymorphy3 (OpenCorpora's dictionary,
 with the C DAWG reader: ~40 µs a word, ~0.4 s to load once), every normal form
 of every parse: "стали" is both "стать" and "сталь", as Wordstat counts
-homonyms under both. English and other Latin words get their Snowball stem,
+homonyms under both (``shared/search/morphology.py``, the dictionary search uses
+too). English and other Latin words get their Snowball stem,
 which is what "any form" needs there ("bridges", "bridge"). Digits are themselves.
 
 Queries repeat (their frequencies are what is counted), so each word's analysis
@@ -15,12 +16,11 @@ is cached: a steady stream of searches is analyzed from memory.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
-from shared.search.analysis import fold, stem, words
+from shared.search.analysis import stem, words
+from shared.search.morphology import is_cyrillic, parse
 from shared.search.stopwords import is_stop_word
 
 __all__ = ["MAX_QUERY_CHARS", "MAX_QUERY_WORDS", "Word", "analyze", "analyze_word", "normalize_query"]
@@ -32,9 +32,6 @@ MAX_QUERY_CHARS = 400
 #: distinct words whose analysis stays in memory (~200 bytes each)
 _CACHE_WORDS = 200_000
 
-_lock = threading.Lock()
-_morph: Any = None
-
 
 @dataclass(frozen=True, slots=True)
 class Word:
@@ -45,26 +42,11 @@ class Word:
     stop: bool
 
 
-def _analyzer() -> Any:
-    global _morph
-    if _morph is None:
-        with _lock:
-            if _morph is None:
-                import pymorphy3
-
-                _morph = pymorphy3.MorphAnalyzer()
-    return _morph
-
-
-def _is_cyrillic(word: str) -> bool:
-    return any("\u0400" <= ch <= "\u04ff" for ch in word)
-
-
 @lru_cache(maxsize=_CACHE_WORDS)
 def analyze_word(form: str) -> Word:
     """The analysis of one folded word."""
-    if _is_cyrillic(form):
-        lemmas = tuple(dict.fromkeys(fold(p.normal_form) for p in _analyzer().parse(form))) or (form,)
+    if is_cyrillic(form):
+        lemmas = parse(form)[0]  # the dictionary's guesses for an unknown word too: what Wordstat counts
     elif form.isdigit():
         lemmas = (form,)
     else:

@@ -60,6 +60,19 @@ class SearchContract:
         top = await found(corpus, query, limit=3, now=T)
         assert url_of(expected) in top, f"{query!r}: {top}"
 
+    async def test_a_query_that_finds_nothing_is_offered_a_correction_from_the_index(self, corpus: Stores) -> None:
+        typo = await results(corpus, "холодильнек")
+        assert (typo.hits, typo.suggestion) == ((), "холодильник")  # a lemma of the index, shown as it is
+        assert url_of("ru/fridge") in await found(corpus, typo.suggestion)
+        english = await results(corpus, "brigdes river")  # a stem corrected, the rest of the word kept
+        assert (english.hits, english.suggestion) == ((), "bridges river")
+        assert (await results(corpus, "pancake -recipe", limit=3)).suggestion is None  # it found something
+        for nothing_near in ("пингвин", "zzqqxx", "смартфон zzqqxx"):
+            got = await results(corpus, nothing_near)
+            assert (got.hits, got.suggestion) == ((), None), nothing_near
+        # filtered: a correction is offered only when it finds something within the filters
+        assert (await results(corpus, "холодильнек", filters=SearchFilters(kind=PageKind.news))).suggestion is None
+
     async def test_every_form_finds_the_page_and_yo_folds(self, stores: Stores) -> None:
         await stores.pages.upsert(page("https://a.example/1", "Мосты", "через реку"))
         await stores.pages.upsert(page("https://a.example/2", "Bridge", "over the river"))

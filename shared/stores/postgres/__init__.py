@@ -16,7 +16,7 @@ from shared.stores.postgres.hashes import PgHashStore
 from shared.stores.postgres.images import PgImageRegistry
 from shared.stores.postgres.pages import PgPageStore
 from shared.stores.postgres.search import PgSearchIndex
-from shared.stores.postgres.search_queue import PgIndexQueue
+from shared.stores.postgres.search_queue import PgIndexQueue, requeue_if_stale
 from shared.stores.postgres.wordstat import PgWordstatStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.lanes import SqlLaneStore
@@ -31,6 +31,17 @@ __all__ = ["PgDb", "open_postgres", "split_schema"]
 
 async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: bool = False) -> Stores:
     db = await connect(url, pool_size, accept_lossy_commits=accept_lossy_commits)
+    try:
+        await requeue_if_stale(db)  # pages analyzed by another version of the analyzer (or none)
+    except BaseException:
+        await db.close()
+        raise
+    queue = PgIndexQueue(db.view("search"))
+
+    async def close() -> None:
+        queue.close()
+        await db.close()
+
     return Stores(
         url,
         pages=PgPageStore(db.view("pages")),
@@ -46,7 +57,7 @@ async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: 
         autoparser=SqlAutoparserStore(db.view("autoparser")),
         lanes=SqlLaneStore(db.view("lanes")),
         search=PgSearchIndex(db.view("search")),
-        index_queue=PgIndexQueue(db.view("search")),
+        index_queue=queue,
         wordstat=PgWordstatStore(db.view("wordstat")),
-        close=db.close,
+        close=close,
     )

@@ -1,12 +1,13 @@
 """PostgreSQL search: the ``russian`` / ``english`` configurations, GIN, a BM25-shaped rank (docs/architecture.md s.3).
 
 The index is ``search_docs``, one row per live page, written by the indexer
-from the queue of written pages (``search_queue.py``): the page's ``tsv``, made
-from its title (weight A) and text (weight B) with the configuration of its
-language (``analysis.pg_config``), beside what the filters and freshness read.
-A query is given to PostgreSQL as written (folded words, ``:*`` for a prefix,
-``<->`` inside a phrase, ``!`` for an exclusion) and stemmed there by both
-configurations, OR-ed, so it finds Russian and English pages alike.
+from the queue of written pages (``search_queue.py``): the page's ``tsv``, the
+terms of its title (weight A) and text (weight B) as ``shared/search/tokens.py``
+makes them (lemmas, stems: the analyzer of the SQLite engine and of the
+queries), beside what the filters and freshness read. A query is given as a
+``tsquery`` of the same terms (``tsquery_text``: a word is any of its terms, a
+prefix ``:*``, a phrase its words' first terms with ``<->``, ``!`` an
+exclusion), so the server analyzes nothing and both engines match alike.
 
 PostgreSQL has no BM25. The rank is its three ingredients: for each query word
 (or phrase) its IDF, ``ln(1 + (N - df + 0.5) / (df + 0.5))``, times ``ts_rank``
@@ -27,28 +28,35 @@ from shared.search.query import SearchQuery, Term
 from shared.search.request import Cursor, SearchRequest, SearchResults
 from shared.stores.codec import to_us
 from shared.stores.postgres.db import PgDb
-from shared.stores.sql.search import freshness_params, freshness_sql, hit_from_row
+from shared.stores.sql.search import TOP_CHAR, freshness_params, freshness_sql, hit_from_row, with_suggestion
 
-__all__ = ["PgSearchIndex", "tsquery_text"]
+__all__ = ["PgSearchIndex", "PgVocabulary", "tsquery_text"]
 
 #: how long a document frequency is trusted (s) and how many are kept
 _DF_TTL_S = 60.0
 _DF_MAX = 10_000
-_TSQ = "(to_tsquery('russian', ?) || to_tsquery('english', ?))"
+_TSQ = "CAST(? AS tsquery)"
 
 
-def _lexeme(t: Term) -> str:
-    # words are runs of letters and digits: quoted, nothing in them is tsquery syntax
-    return f"'{t.word}'" + (":*" if t.prefix else "")
+def _quoted(term: str) -> str:
+    # terms are runs of letters and digits: quoted, nothing in them is tsquery syntax
+    return f"'{term}'"
+
+
+def _word(t: Term) -> str:
+    if t.prefix:
+        return _quoted(t.stem) + ":*"
+    alts = [_quoted(x) for x in t.lemmas or (t.stem,)]
+    return alts[0] if len(alts) == 1 else "(" + " | ".join(alts) + ")"
 
 
 def _group(g: tuple[Term, ...]) -> str:
-    return _lexeme(g[0]) if len(g) == 1 else "(" + " <-> ".join(_lexeme(t) for t in g) + ")"
+    return _word(g[0]) if len(g) == 1 else "(" + " <-> ".join(_quoted(t.first) for t in g) + ")"
 
 
 def tsquery_text(query: SearchQuery) -> str:
-    """The ``to_tsquery`` input of a (non-empty) query."""
-    return " & ".join([*(_group(g) for g in query.groups), *(f"!{_lexeme(t)}" for t in query.excluded)])
+    """The ``tsquery`` of a (non-empty) query."""
+    return " & ".join([*(_group(g) for g in query.groups), *(f"!{_word(t)}" for t in query.excluded)])
 
 
 class _DocFrequencies:
@@ -69,10 +77,40 @@ class _DocFrequencies:
             self._cache.popitem(last=False)
 
 
+class PgVocabulary:
+    """The index's terms for "did you mean" (``shared/search/suggest.py``): ``search_vocab``, which the indexer
+    fills, in code-point order (a prefix is a range); a term's pages counted on the GIN index, cached."""
+
+    def __init__(self, db: PgDb, df: _DocFrequencies) -> None:
+        self._db = db
+        self._df = df
+
+    async def candidates(self, prefix: str, min_len: int, max_len: int, limit: int) -> list[str]:
+        rows = await self._db.fetch(
+            "SELECT term FROM search_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? LIMIT ?",
+            prefix,
+            prefix + TOP_CHAR,
+            min_len,
+            max_len,
+            limit,
+        )
+        return [r[0] for r in rows]
+
+    async def docs(self, term: str) -> int:
+        key = _quoted(term)
+        cached = self._df.get(key)
+        if cached is None:
+            row = await self._db.fetchone(f"SELECT count(*) FROM search_docs WHERE tsv @@ {_TSQ}", key)
+            cached = int(row[0]) if row else 0
+            self._df.put(key, cached)
+        return cached
+
+
 class PgSearchIndex:
     def __init__(self, db: PgDb) -> None:
         self._db = db
         self._df = _DocFrequencies()
+        self._vocab = PgVocabulary(db, self._df)
 
     async def _count(self, key: str, sql: str, *args: Any) -> int:
         cached = self._df.get(key)
@@ -90,7 +128,7 @@ class PgSearchIndex:
             "SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::bigint"
             " ELSE (SELECT count(*) FROM search_docs) END FROM pg_class c WHERE c.oid = 'search_docs'::regclass",
         )
-        df = await self._count(group, f"SELECT count(*) FROM search_docs WHERE tsv @@ {_TSQ}", group, group)
+        df = await self._count(group, f"SELECT count(*) FROM search_docs WHERE tsv @@ {_TSQ}", group)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     async def _matches(self, request: SearchRequest, extra: str = "") -> tuple[str, list[Any]]:
@@ -101,13 +139,13 @@ class PgSearchIndex:
         params: list[Any] = []
         for g in groups:
             rank_parts.append(f"ts_rank(?::float4[], tsv, {_TSQ}, 1) * CAST(? AS DOUBLE PRECISION)")
-            params.extend([weights, g, g, await self._idf(g)])
+            params.extend([weights, g, await self._idf(g)])
         published = "published"  # the publication instant, or the write's for an undated page
         score = f"({' + '.join(rank_parts)}) * {freshness_sql('kind', published)}"
         params.extend(freshness_params(r, request.now_us))
         text = tsquery_text(q)
         where = f"tsv @@ {_TSQ}"
-        params.extend([text, text])
+        params.append(text)
         if f.host:
             where += " AND host = ?"
             params.append(f.host)
@@ -141,7 +179,7 @@ class PgSearchIndex:
             request.limit + 1,
         )
         if not top:
-            return SearchResults()
+            return await with_suggestion(self, self._vocab, request, SearchResults())
         pages = {
             r[0]: r
             for r in await self._db.fetch(
@@ -155,4 +193,4 @@ class PgSearchIndex:
         more = len(hits) > request.limit
         hits = hits[: request.limit]
         next_cursor = Cursor(request.now_us, hits[-1].score, hits[-1].url) if more and hits else None
-        return SearchResults(hits=hits, next_cursor=next_cursor)
+        return await with_suggestion(self, self._vocab, request, SearchResults(hits=hits, next_cursor=next_cursor))

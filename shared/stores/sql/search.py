@@ -1,4 +1,5 @@
-"""What both engines' search share: the freshness expression and turning rows into hits (docs/architecture.md s.3).
+"""What both engines' search share: the freshness expression, turning rows into hits and the "did you mean"
+step (docs/architecture.md s.3).
 
 The formula is ``shared.search.ranking.Ranking.freshness``; this is its SQL,
 with ``?`` parameters (``now_us``, ``boost``, ``half_life_s``, ``half_life_s``).
@@ -6,17 +7,23 @@ with ``?`` parameters (``now_us``, ``boost``, ``half_life_s``, ``half_life_s``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from shared.search.kinds import PageKind
-from shared.search.query import SearchQuery
+from shared.search.query import SearchQuery, parse_query
 from shared.search.ranking import Ranking
-from shared.search.request import Hit
+from shared.search.request import Hit, SearchRequest, SearchResults
 from shared.search.snippets import highlight, make_snippet
+from shared.search.suggest import Vocabulary, suggest
 from shared.stores.codec import from_us
+from shared.stores.search import SearchIndex
 
-__all__ = ["freshness_params", "freshness_sql", "hit_from_row"]
+__all__ = ["TOP_CHAR", "freshness_params", "freshness_sql", "hit_from_row", "with_suggestion"]
+
+#: what ends a prefix range of terms: every term that starts with the prefix sorts below prefix + this
+TOP_CHAR = "\U0010ffff"
 
 
 def freshness_sql(kind: str, published: str) -> str:
@@ -48,3 +55,16 @@ def hit_from_row(row: Sequence[Any], score: float, query: SearchQuery) -> Hit:
         published_at=from_us(published_at),
         written_at=from_us(written_at),
     )
+
+
+async def with_suggestion(
+    index: SearchIndex, vocab: Vocabulary, request: SearchRequest, results: SearchResults
+) -> SearchResults:
+    """``results``, with a "did you mean" when a first page found nothing and a corrected query finds something."""
+    if results.hits or request.cursor is not None or not request.suggest or request.query.empty:
+        return results
+    text = await suggest(request.query, vocab)
+    if text is None:
+        return results
+    check = await index.search(dataclasses.replace(request, query=parse_query(text), limit=1, suggest=False))
+    return dataclasses.replace(results, suggestion=text) if check.hits else results

@@ -26,15 +26,24 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from shared.search.analysis import stems, words
 from shared.search.query import SearchQuery, Term
 from shared.search.request import Cursor, SearchRequest, SearchResults
+from shared.search.tokens import stream
 from shared.stores.codec import to_us
-from shared.stores.sql.search import freshness_params, freshness_sql, hit_from_row
+from shared.stores.sql.search import TOP_CHAR, freshness_params, freshness_sql, hit_from_row, with_suggestion
 from shared.stores.sqlite.db import SqliteDb
 from shared.stores.sqlite.search_topk import MAX_PAGE_ID, TopK, impact_rows
 
-__all__ = ["DocFields", "IndexTerms", "SqliteSearchIndex", "drop_page", "fts_match", "index_terms", "write_page"]
+__all__ = [
+    "DocFields",
+    "IndexTerms",
+    "SqliteSearchIndex",
+    "SqliteVocabulary",
+    "drop_page",
+    "fts_match",
+    "index_terms",
+    "write_page",
+]
 
 _INSERT = "INSERT INTO search_fts (rowid, title, body) VALUES (?, ?, ?)"
 _INSERT_DOC = (
@@ -61,7 +70,7 @@ class IndexTerms:
 
 def index_terms(title: str, body: str, kind: str, published: int | None, written: int) -> IndexTerms:
     """What the index stores for a page's title and text (``published``: its freshness instant, µs)."""
-    t, b = stems(words(title)), stems(words(body))
+    t, b = stream(title).tokens, stream(body).tokens
     return IndexTerms(" ".join(t), " ".join(b), len(t) + len(b), tuple(impact_rows(t, b, kind, published, written)))
 
 
@@ -98,17 +107,31 @@ def drop_page(conn: sqlite3.Connection, rowid: int) -> None:
     conn.execute("DELETE FROM search_imp_rows WHERE id = ?", (rowid,))
 
 
-def _phrase(terms: tuple[Term, ...]) -> str:
-    # stems are runs of letters and digits: quoting makes every one a literal token, never syntax
-    text = '"' + " ".join(t.stem for t in terms) + '"'
-    return text + "*" if len(terms) == 1 and terms[0].prefix else text
+def _quoted(token: str) -> str:
+    # terms are runs of letters and digits: quoted, each is a literal token, never FTS5 syntax
+    return '"' + token + '"'
+
+
+def _word(t: Term) -> str:
+    """One word: any of its terms (FTS5's bm25 then scores each term that is there), or a prefix."""
+    if t.prefix:
+        return _quoted(t.stem) + "*"
+    alts = [_quoted(x) for x in t.lemmas or (t.stem,)]
+    return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
+
+
+def _group(terms: tuple[Term, ...]) -> str:
+    """A query group: one word, or a phrase of the words' first terms (``shared/search/tokens.py``)."""
+    if len(terms) == 1:
+        return _word(terms[0])
+    return _quoted(" ".join(t.first for t in terms))
 
 
 def fts_match(query: SearchQuery) -> str:
     """The FTS5 MATCH expression of a (non-empty) query."""
-    expr = " AND ".join(_phrase(g) for g in query.groups)
+    expr = " AND ".join(_group(g) for g in query.groups)
     if query.excluded:
-        expr = f"({expr})" + "".join(f" NOT {_phrase((t,))}" for t in query.excluded)
+        expr = f"({expr})" + "".join(f" NOT {_word(t)}" for t in query.excluded)
     return expr
 
 
@@ -187,10 +210,29 @@ def _ranked(conn: sqlite3.Connection, request: SearchRequest) -> list[tuple[int,
     ]
 
 
+class SqliteVocabulary:
+    """The index's terms for "did you mean" (``shared/search/suggest.py``): FTS5's own, through fts5vocab."""
+
+    def __init__(self, db: SqliteDb) -> None:
+        self._db = db
+
+    async def candidates(self, prefix: str, min_len: int, max_len: int, limit: int) -> list[str]:
+        sql = "SELECT term FROM search_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? LIMIT ?"
+        args = (prefix, prefix + TOP_CHAR, min_len, max_len, limit)
+        return [r[0] for r in await self._db.read(lambda conn: conn.execute(sql, args).fetchall())]
+
+    async def docs(self, term: str) -> int:
+        row = await self._db.read_inline(
+            lambda conn: conn.execute("SELECT doc FROM search_vocab WHERE term = ?", (term,)).fetchone()
+        )
+        return int(row[0]) if row else 0
+
+
 class SqliteSearchIndex:
     def __init__(self, db: SqliteDb) -> None:
         self._db = db
         self._topk = TopK()
+        self._vocab = SqliteVocabulary(db)
 
     async def search(self, request: SearchRequest) -> SearchResults:
         if request.query.empty or request.limit <= 0:
@@ -201,4 +243,4 @@ class SqliteSearchIndex:
         more = len(hits) > request.limit
         hits = hits[: request.limit]
         next_cursor = Cursor(request.now_us, hits[-1].score, hits[-1].url) if more and hits else None
-        return SearchResults(hits=hits, next_cursor=next_cursor)
+        return await with_suggestion(self, self._vocab, request, SearchResults(hits=hits, next_cursor=next_cursor))

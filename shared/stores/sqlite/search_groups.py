@@ -88,14 +88,19 @@ def _quoted(text: str) -> str:
     return '"' + text + '"'
 
 
-def group_of(terms: tuple[Term, ...]) -> Group | None:
-    """The walk's view of one query group; None when the walk cannot take it (a phrase, a prefix shorter
-    than any prefix list)."""
+def group_of(terms: tuple[Term, ...]) -> list[Group] | None:
+    """The walk's view of one query group: the terms any of which it matches (a word: each of its lemmas,
+    as the MATCH expression ORs them); None when the walk cannot take it (a phrase, a prefix shorter than
+    any prefix list)."""
     if len(terms) > 1:
         return None
-    stem = terms[0].stem
     if not terms[0].prefix:
-        return Group(GroupKind.word, stem, stem, _quoted(stem))
+        return [Group(GroupKind.word, t, t, _quoted(t)) for t in terms[0].lemmas or (terms[0].stem,)]
+    found = _prefix(terms[0].stem)
+    return None if found is None else [found]
+
+
+def _prefix(stem: str) -> Group | None:
     if len(stem) < PREFIX_LENGTHS[0]:
         return None
     if len(stem) in PREFIX_LENGTHS:

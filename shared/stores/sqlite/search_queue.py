@@ -38,7 +38,7 @@ import orjson
 from shared.search.analysis import ANALYZER_VERSION
 from shared.search.kinds import page_kind
 from shared.stores.codec import now_us, to_us
-from shared.stores.search import IndexRound
+from shared.stores.search import IndexRound, drain
 from shared.stores.sqlite.db import SqliteDb
 from shared.stores.sqlite.search import DocFields, IndexTerms, drop_page, index_terms, write_page
 
@@ -163,10 +163,7 @@ class SqliteIndexQueue:
         return int(row[0])
 
     async def catch_up(self, limit: int = 500) -> int:
-        done = 0
-        while (r := await self.index_pending(limit)).queued:
-            done += r.indexed + r.removed
-        return done
+        return await drain(self, limit)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 from shared.search.ranking import Ranking
 from shared.search.request import SearchRequest
+from shared.search.tokens import SEPARATOR
 from shared.stores.codec import to_us
 from shared.stores.sqlite.search_groups import PREFIX_LENGTHS, Group, group_of, prefix_token
 
@@ -116,6 +117,8 @@ def impact_rows(
     """A page's impact rows without its rowid: ``(rowid high bits, tokens)``, one per distinct key; the
     tokens are its stems and its prefix tokens (``search_groups.prefix_token``)."""
     tt, tb = Counter(title), Counter(body)
+    for counts in (tt, tb):  # the stream's separator (shared/search/tokens.py) is never searched
+        counts.pop(SEPARATOR, None)
     # a prefix counts every occurrence of every stem that starts with it, as FTS5 counts a prefix query
     for stem in tt.keys() | tb.keys():
         t, b = tt.get(stem, 0), tb.get(stem, 0)
@@ -225,29 +228,33 @@ class TopK:
         top_id = conn.execute("SELECT max(id) FROM search_docs").fetchone()[0]
         if top_id is None or top_id > MAX_PAGE_ID:
             return None
-        groups: list[Group] = []
+        groups: list[list[Group]] = []
         df: dict[str, int] = {}
+        group_df: list[int] = []
         for terms in q.groups:
-            group = group_of(terms)
-            if group is None:
+            alternatives = group_of(terms)
+            if alternatives is None:
                 return None
-            if group.exact:
-                df[group.match] = self._df.get(conn, _COUNT, _quoted(group.list))
-            else:
-                # a long prefix walks a list of more pages than it matches; worth it only when most of them
-                # match (each one read is scored on its stems)
-                df[group.match] = self._df.get(conn, _COUNT_FTS, group.match)
-                if df[group.match] < _MIN_SHARE * self._df.get(conn, _COUNT, _quoted(group.list)):
-                    return None
-            groups.append(group)
+            for group in alternatives:
+                if group.exact:
+                    df[group.match] = self._df.get(conn, _COUNT, _quoted(group.list))
+                else:
+                    # a long prefix walks a list of more pages than it matches; worth it only when most of
+                    # them match (each one read is scored on its stems)
+                    df[group.match] = self._df.get(conn, _COUNT_FTS, group.match)
+                    if df[group.match] < _MIN_SHARE * self._df.get(conn, _COUNT, _quoted(group.list)):
+                        return None
+            groups.append(alternatives)
+            group_df.append(min(n_rows, sum(df[g.match] for g in alternatives)))
         # the pages that have every group, were the groups independent: few, and scoring them all in SQL is
         # cheaper than a walk, which reads mostly pages that lack one of the groups
-        if math.prod(n / n_rows for n in df.values()) * n_rows < MIN_DF:
+        if math.prod(n / n_rows for n in group_df) * n_rows < MIN_DF:
             return None
         avgdl = n_tokens / n_rows
         # fts5Bm25GetData: log((nRow - nHit + 0.5) / (nHit + 0.5)), at least 1e-6
         idf = {m: max(1e-6, math.log((n_rows - n + 0.5) / (n + 0.5))) for m, n in df.items()}
-        return _Walk(conn, request, groups, {t.stem for t in q.excluded}, idf, avgdl).run()
+        excluded = {x for t in q.excluded for x in t.lemmas or (t.stem,)}
+        return _Walk(conn, request, groups, excluded, idf, avgdl).run()
 
 
 class _Walk:
@@ -255,7 +262,7 @@ class _Walk:
         self,
         conn: sqlite3.Connection,
         request: SearchRequest,
-        groups: list[Group],
+        groups: list[list[Group]],
         excluded: set[str],
         idf: dict[str, float],
         avgdl: float,
@@ -273,10 +280,12 @@ class _Walk:
         self.seen: set[int] = set()
         #: the k best so far as (score, -rowid): the heap's smallest is the k-th best
         self.heap: list[tuple[float, int]] = []
+        #: what bm25 scores: every term of every group (the MATCH expression's phrases, repeats included)
+        self.phrases = [g for alternatives in groups for g in alternatives]
         #: one page's counts read from its row bits (a single word, uncapped): no need to read its text
-        self.single = len({g.match for g in groups}) == 1 and groups[0].exact and not excluded
+        self.single = len({g.match for g in self.phrases}) == 1 and self.phrases[0].exact and not excluded
         self.factor = max(1.0, avgdl / REFERENCE_AVGDL)
-        self.distinct = list({g.match: g for g in groups}.values())
+        self.distinct = list({g.match: g for g in self.phrases}.values())
 
     def run(self) -> list[tuple[int, float]] | None:
         late = self.conn.execute(
@@ -285,7 +294,7 @@ class _Walk:
         if len(late) > _MAX_LATE:
             return None
         self._score({r[0]: None for r in late})
-        lists = list(dict.fromkeys(g.list for g in self.groups))
+        lists = list(dict.fromkeys(g.list for g in self.phrases))
         upper = dict.fromkeys(lists, (1 << 63) - 1)  # the next row of each list is below this rowid
         bound = dict.fromkeys(lists, _BOUND_MAX)
         done: set[str] = set()
@@ -303,9 +312,11 @@ class _Walk:
                 self._read(stem, upper, bound, done, chunk)
             if len(self.seen) > _MAX_SEEN:
                 return None
-            threshold = self.factor * sum(self.idf[g.match] * bound[g.list] for g in self.groups)
-            # a page matches only with every group: once one group's list is read whole, every match was seen
-            if any(g.list in done for g in self.distinct) or (len(self.heap) >= self.k and self.heap[0][0] > threshold):
+            threshold = self.factor * sum(self.idf[g.match] * bound[g.list] for g in self.phrases)
+            # a page matches only with every group: once the lists of one group's terms are read whole, every
+            # match was seen
+            whole = any(all(g.list in done for g in alternatives) for alternatives in self.groups)
+            if whole or (len(self.heap) >= self.k and self.heap[0][0] > threshold):
                 break
             chunk = min(chunk * 2, _MAX_CHUNK)
         ranked = sorted(self.heap, reverse=True)
@@ -365,9 +376,10 @@ class _Walk:
             if counts is None:
                 continue
             score = 0.0
-            for g in self.groups:
+            for g in self.phrases:
                 t, b = counts[g.match]
-                score += self.idf[g.match] * _w(weight * t + b, doc.length, self.avgdl)
+                if t + b:  # a term the page lacks (another of its word's lemmas) adds nothing, as in bm25
+                    score += self.idf[g.match] * _w(weight * t + b, doc.length, self.avgdl)
             score = score * _freshness(INDEX_RANKING, doc.kind, doc.published, self.now)
             item = (score, -i)
             if len(self.heap) < self.k:
@@ -380,19 +392,17 @@ class _Walk:
         if self.single and row is not None:
             t, b = (row >> 42) & _TFT_MAX, (row >> 32) & _TFB_MAX
             if t < _TFT_MAX and b < _TFB_MAX:
-                return {self.groups[0].match: (t, b)} if t + b else None
+                return {self.phrases[0].match: (t, b)} if t + b else None
         text = texts.get(i) or self._texts([i]).get(i)  # a late page, or a count past the row's bits
         if text is None:
             return None
         title, body = text
         if any(f" {s} " in title or f" {s} " in body for s in self.excluded):
             return None
-        counts = {}
-        for g in self.distinct:
-            t, b = g.count(title), g.count(body)
-            if not t + b:
+        counts = {g.match: (g.count(title), g.count(body)) for g in self.distinct}
+        for alternatives in self.groups:  # every group needs one of its terms
+            if not any(sum(counts[g.match]) for g in alternatives):
                 return None
-            counts[g.match] = (t, b)
         return counts
 
     def _docs(self, ids: Sequence[int]) -> dict[int, _Doc]:

@@ -144,6 +144,8 @@ async def test_search_results_carry_the_rocket_badge(client: TestClient) -> None
     body = await (await client.get("/search", params={"q": "lake"})).text()
     assert body.count('class="hit"') == 2
     assert "Preview rocket" not in body
+    body = await (await client.get("/search", params={"q": "rockkets", "type": "article"})).text()
+    assert 'Did you mean <a href="/search?q=rockets&amp;type=article">rockets</a>?' in body  # from the index
     body = await (await client.get("/search", params={"q": "<script>zzz"})).text()
     assert "Nothing matches <b>&lt;script&gt;zzz</b>" in body
     assert (await client.get("/search")).status == 200

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from shared.search.analysis import detect_lang, fold, index_text, page_lang, pg_config, stem, stems, words
+from shared.search.analysis import detect_lang, fold, page_lang, stem, stems, words
 
 
 def test_russian_forms_share_a_stem() -> None:
@@ -36,7 +36,7 @@ def test_words_split_on_punctuation_hyphens_and_underscores() -> None:
 
 
 def test_mixed_script_page_is_stemmed_word_by_word() -> None:
-    assert index_text("Новые мосты and bridges") == "нов мост and bridg"
+    assert stems(words("Новые мосты and bridges")) == ["нов", "мост", "and", "bridg"]
     assert stems(["мостами", "bridges"]) == ["мост", "bridg"]
 
 
@@ -92,16 +92,3 @@ def test_detect_lang_agrees_with_the_rule_on_random_text() -> None:
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
         assert detect_lang(text) == _reference_lang(text), repr(text)
-
-
-def test_pg_config_by_language() -> None:
-    assert pg_config("en") == "english"
-    assert pg_config("ru") == pg_config("de") == "russian"
-
-
-def test_postgres_migration_chooses_configurations_as_pg_config_does() -> None:
-    from shared.stores.migrations import PG_TS_CONFIG
-
-    assert f"WHEN lang = 'en' THEN '{pg_config('en')}'::regconfig" in PG_TS_CONFIG
-    assert f"ELSE '{pg_config('ru')}'::regconfig" in PG_TS_CONFIG
-    assert pg_config("xx") == pg_config("ru")

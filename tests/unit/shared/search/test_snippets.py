@@ -1,4 +1,4 @@
-"""Snippets mark whole words by stem and pick the passage that holds the most query words."""
+"""Snippets mark whole words by their terms (lemmas, stems) and pick the passage that holds the most query words."""
 
 from __future__ import annotations
 
@@ -19,6 +19,13 @@ def test_whole_words_only() -> None:
 
 def test_marks_every_form_of_a_word() -> None:
     assert _marked("Мост, мосты и мостом; Ёлка и елки", "мост ёлка") == ["Мост", "мосты", "мостом", "Ёлка", "елки"]
+
+
+def test_marks_irregular_forms_the_index_matches() -> None:
+    # the index joins these by their lemmas; the highlighter finds them by the dictionary's forms
+    assert _marked("Люди и человек; Шёл снег, идти далеко", "человек идти") == ["Люди", "человек", "Шёл", "идти"]
+    assert _marked("Дети пошли в школу", "ребёнок") == ["Дети"]
+    assert _marked("двух кошек и кошку", "кошка") == ["кошек", "кошку"]
 
 
 def test_prefix_marks_longer_words() -> None:
