@@ -7,17 +7,29 @@ time, then with 8 concurrent key-lanes (the runtime's default concurrency).
 The render-only rate (no store) is printed as the baseline, to show where the
 time goes. Target: >= 1,000 documents/s on the embedded store.
 
-    python bench/kvwriter.py [--n 5000] [--store sqlite:///...]
+``--against REV`` also renders the same documents with the kvwriter of git
+revision ``REV`` (``cubes/kvwriter/`` as it was there, on today's ``shared/``),
+alternating the two in rounds in this one process, and prints both per-page
+costs and their ratio: how a change to the page's markup is measured (the
+template page against the hand-escaped f-strings: ``--against 42ea9be``).
+
+    python bench/kvwriter.py [--n 5000] [--store sqlite:///...] [--against REV [--rounds 5]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from cubes.kvwriter.handler import KvwriterHandler
 from cubes.kvwriter.render import page_sanitizer, render
@@ -65,6 +77,50 @@ def make_doc(i: int, version: int = 1) -> Document:
         version=version,
         seen_at=now,
         parsed_at=now,
+    )
+
+
+def baseline_render(rev: str, into: Path) -> Callable[..., Any]:
+    """``render`` of ``cubes/kvwriter/`` at git revision ``rev``, imported as a package of its own."""
+    root = Path(__file__).resolve().parents[1]
+    package = "_kvwriter_" + "".join(c for c in rev if c.isalnum())
+    names = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", rev, "cubes/kvwriter/"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    for name in names:
+        text = subprocess.run(["git", "show", f"{rev}:{name}"], cwd=root, check=True, capture_output=True).stdout
+        target = into / package / Path(name).relative_to("cubes/kvwriter")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(text.replace(b"cubes.kvwriter", package.encode()))
+    sys.path.insert(0, str(into))
+    return importlib.import_module(f"{package}.render").render  # type: ignore[no-any-return]
+
+
+def compare_renders(docs: list[Document], rev: str, rounds: int) -> None:
+    """This tree's page against revision ``rev``'s, the same documents, alternated in ``rounds``."""
+    settings = Settings()
+    sanitizer = page_sanitizer(settings)
+    now = datetime.now(UTC)
+    with tempfile.TemporaryDirectory() as tmp:
+        old = baseline_render(rev, Path(tmp))
+        spent = {"baseline": 0.0, "this tree": 0.0}
+        for _ in range(rounds):
+            for name, fn in (("baseline", old), ("this tree", render)):
+                t0 = time.process_time()
+                for d in docs:
+                    fn(d, sanitizer, written_at=now)
+                spent[name] += time.process_time() - t0
+    per = {k: v / (rounds * len(docs)) * 1e6 for k, v in spent.items()}
+    print(
+        f"RESULT render at {rev} (baseline): {per['baseline']:.1f} us CPU a page; this tree: "
+        f"{per['this tree']:.1f} us ({per['this tree'] / per['baseline']:.3f}x, "
+        f"{per['this tree'] - per['baseline']:+.1f} us); {rounds} alternated rounds of {len(docs)} pages; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus",
+        flush=True,
     )
 
 
@@ -129,7 +185,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=5000)
     ap.add_argument("--store", default=None, help="a store URL (default: a fresh SQLite file)")
+    ap.add_argument("--against", metavar="REV", help="also compare the page render with cubes/kvwriter at git REV")
+    ap.add_argument("--rounds", type=int, default=5, help="alternated rounds of --against (default 5)")
     args = ap.parse_args()
+    if args.against:
+        compare_renders([make_doc(i) for i in range(min(args.n, 2000))], args.against, args.rounds)
     asyncio.run(run(args.n, args.store))
 
 

@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from jinja2 import Environment, StrictUndefined
-
 from cubes.kvwriter.render import render
 from cubes.parser.documents import prepare_deletions, prepare_items, to_document
 from cubes.parser.feed import Limits, parse_feed
@@ -45,27 +43,12 @@ from shared.http import Fetcher
 from shared.messages import CrawlKind, SourceRef
 from shared.problems import Problem, Severity
 from shared.safehtml import MediaRule, SafeHtml
+from shared.templates import html_environment
 
 __all__ = ["register", "render_command"]
 
 _FORMATS = ("auto", "rss", "turbo", "yml", "json")
 _SLUG = re.compile(r"[^a-z0-9]+")
-_INDEX = Environment(autoescape=True, undefined=StrictUndefined).from_string(
-    """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1"><title>Turbo pages of {{ source }}</title>
-<style>body{font:16px/1.55 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem}
-li{margin:.4rem 0}.error{color:#c5221f}.warning{color:#b06000}code{font-size:.9em}small{color:#5f6368}</style>
-</head><body><h1>Turbo pages of {{ source }}</h1>
-<p>{{ pages | length }} page(s); {{ problems | length }} problem(s). Images point at your site here: the published
-pages serve them from our CDN.</p>
-<h2>Pages</h2><ul>{% for file, title, url in pages %}
-<li><a href="{{ file }}">{{ title }}</a><br><small>{{ url }}</small></li>{% endfor %}</ul>
-<h2>Problems</h2>{% if problems %}<ul>{% for p in problems %}
-<li class="{{ p.severity.value }}"><code>{{ p.code }}</code> {{ p.describe() }}<br>
-<small>How to fix: {{ p.hint }}</small></li>{% endfor %}</ul>{% else %}<p>None.</p>{% endif %}
-</body></html>
-"""
-)
 
 
 def register(subparsers: Any) -> None:
@@ -146,7 +129,8 @@ def _write(
         name = _slug(n, doc.url)
         (out_dir / name).write_text(render(doc, sanitizer, written_at=now).html, encoding="utf-8")
         pages.append((name, doc.title, doc.url))
-    (out_dir / "index.html").write_text(_INDEX.render(source=source, pages=pages, problems=problems), encoding="utf-8")
+    index = html_environment("cubes").get_template("render_index.html")
+    (out_dir / "index.html").write_text(index.render(source=source, pages=pages, problems=problems), encoding="utf-8")
     return pages
 
 

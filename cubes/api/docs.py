@@ -16,17 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
-from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from cubes.api.errors import json_response
 from cubes.api.openapi import document
 from shared.problem_codes import CODES
+from shared.templates import html_environment
 
 __all__ = ["add_routes", "render_docs"]
 
-_ENV = Environment(
-    loader=PackageLoader("cubes.api", "html"), autoescape=True, undefined=StrictUndefined, trim_blocks=True
-)
+_ENV = html_environment("cubes.api")
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 _METHODS = ("get", "post", "put", "patch", "delete")
 

@@ -1,21 +1,20 @@
 """The frontend's HTML templates: Jinja2 with autoescape (docs/architecture.md section 3, "frontend").
 
-Every value a template prints is escaped unless it is ``Markup`` made here
-or in ``templates.py`` from our own markup -- so partner text (titles, feed
-URLs, error messages) can never become HTML, whoever writes the next
-template. ``StrictUndefined`` turns a misspelled variable into an error in
-the tests instead of an empty cell in production. Templates live in
-``cubes/frontend/html/``; ``layout.html`` is the one page frame.
+The environment is the one every page of ours is made with (``shared/templates.py``):
+every value a template prints is escaped unless it is ``Markup`` made here or in
+``templates.py`` from our own markup -- so partner text (titles, feed URLs, error
+messages) can never become HTML, whoever writes the next template. Templates live
+in ``cubes/frontend/html/``; ``layout.html`` is the one page frame.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from cubes.frontend.assets import ROCKET_SVG, SITE_CSS
+from shared.templates import html_environment
 
 __all__ = ["ENV", "duration", "render"]
 
@@ -40,14 +39,7 @@ def _num(value: int | float | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
-ENV = Environment(
-    loader=PackageLoader("cubes.frontend", "html"),
-    autoescape=True,
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    auto_reload=False,  # templates ship with the package: read once
-)
+ENV = html_environment("cubes.frontend")
 ENV.filters["num"] = _num
 ENV.filters["dur"] = duration
 ENV.globals["site_css"] = Markup(SITE_CSS)  # noqa: S704 - our own stylesheet, a constant

@@ -16,6 +16,9 @@ it is exact (``shared/safehtml.py`` says why):
 * ``with_turbo_links``: links to a catalog's category listing pages (which exist
   only as Turbo pages), and on a listing page every link to its shop's pages,
   go to their Turbo pages (``/turbo?url=``).
+
+What a pass writes into the body is spelt as nh3 spells it (``attribute``), so the
+next pass, and the page's own checks, read it the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from html import escape
 
 from shared.safehtml import ID_PREFIX, plain_text
 from shared.turbo_links import turbo_path
@@ -32,6 +34,8 @@ from shared.variants import srcset
 __all__ = [
     "IMAGE_SIZES",
     "Measured",
+    "attribute",
+    "shows_image",
     "with_image_sizes",
     "with_local_anchors",
     "with_turbo_links",
@@ -42,6 +46,16 @@ __all__ = [
 _LEADING_H1 = re.compile(r'^\s*(<header(?: class="tc-head")?>\s*)?<h1[^>]*>(.*?)</h1>', re.S)
 _IMG = re.compile(r'<img src="([^"]*)"([^>]*)>')
 _ID = re.compile(r'\sid="([^"]*)"')
+
+
+def attribute(value: str) -> str:
+    """``value`` as nh3 writes a double-quoted attribute value: ``&`` and ``"`` escaped, nothing else."""
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("\xa0", "&nbsp;")
+
+
+def shows_image(body: str, url: str) -> bool:
+    """Whether the sanitized ``body`` already shows the image at ``url``."""
+    return f'src="{attribute(url)}"' in body
 
 
 def without_repeated_title(body: str, title: str) -> str:
@@ -71,7 +85,7 @@ class Measured:
         """``width height srcset sizes`` for its ``<img>`` (``box``: with the size attributes)."""
         out = f' width="{self.width}" height="{self.height}"' if box else ""
         if self.variants:
-            out += f' srcset="{escape(srcset(cdn_url, self.width, self.variants))}" sizes="{IMAGE_SIZES}"'
+            out += f' srcset="{attribute(srcset(cdn_url, self.width, self.variants))}" sizes="{IMAGE_SIZES}"'
         return out
 
 
@@ -99,7 +113,7 @@ def with_image_sizes(body: str, sizes: Mapping[str, Measured]) -> str:
 
 def with_local_anchors(body: str, page_url: str) -> str:
     """Links to ``page_url#x`` -> ``#c-x`` where the body has ``id="c-x"``."""
-    prefix = f' href="{escape(page_url)}#'
+    prefix = f' href="{attribute(page_url)}#'
     if prefix not in body:
         return body
     ids = set(_ID.findall(body))
@@ -128,6 +142,6 @@ def with_turbo_links(body: str, host: str, *, listing: bool) -> str:
         target = (origin + rest).replace("&amp;", "&")
         if origin.split("//", 1)[1].lower() != host or not (listing or _CATEGORY_PARAM in rest):
             return m.group(0)
-        return f' href="{escape(turbo_path(target))}"'
+        return f' href="{attribute(turbo_path(target))}"'
 
     return _HREF.sub(one, body)

@@ -7,36 +7,45 @@ currency's sign and the old price struck through (with the discount), whether
 it is in stock or on order, the "buy" button to the offer on the shop's site,
 delivery (its options: cost and days), pickup and in-store purchase, the sales
 notes, and the facts: vendor code, vendor, model, every parameter with its unit.
+
+``product_view`` decides every word; ``html/product.html`` and ``html/crumbs.html``
+print them, escaped (``shared/templates.py``).
 """
 
 from __future__ import annotations
 
-from html import escape
+from dataclasses import dataclass
 
 from shared.i18n import format_price, label
 from shared.messages import DeliveryOption, Product
 from shared.prices import parse_price
 from shared.turbo_links import turbo_path
 
-__all__ = ["breadcrumbs", "product_block", "product_text"]
+__all__ = ["ProductView", "product_text", "product_view"]
 
 
-def breadcrumbs(p: Product, lang: str | None) -> str:
-    """``<nav class="tc-crumbs">`` of the offer's category path, each step to its listing page."""
-    if not p.category_path:
-        return ""
-    steps = []
-    for step in p.category_path:
-        name = escape(step.name)
-        steps.append(f'<a href="{escape(turbo_path(step.url))}">{name}</a>' if step.url else f"<span>{name}</span>")
-    return f'<nav class="tc-crumbs">{"".join(steps)}</nav>'
+@dataclass(frozen=True, slots=True)
+class ProductView:
+    """What the product block and the breadcrumbs say, as plain text (the template escapes it)."""
+
+    crumbs: list[tuple[str, str | None]]  # (category name, its listing page's path or None)
+    price: str | None
+    old_price: str | None
+    discount: int | None  # percent off the old price
+    in_stock: bool
+    stock: str
+    url: str  # the offer on the shop's site
+    buy: str
+    ways: list[str]  # delivery, pickup, in-store purchase
+    notes: str | None
+    facts: list[tuple[str, str]]
 
 
-def _discount(price: str, old: str) -> str:
+def _discount(price: str, old: str) -> int | None:
     now, before = parse_price(price), parse_price(old)
     if now is None or before is None or before <= 0 or now >= before:
-        return ""
-    return f' <span class="off">&minus;{round((1 - now / before) * 100)}%</span>'
+        return None
+    return round((1 - now / before) * 100)
 
 
 def _delivery(option: DeliveryOption, currency: str | None, lang: str | None) -> str:
@@ -48,37 +57,24 @@ def _delivery(option: DeliveryOption, currency: str | None, lang: str | None) ->
     return f"{cost}, {option.days} {label('days', lang)}" if option.days else cost
 
 
-def product_block(p: Product, url: str, lang: str | None) -> str:
-    """The product block of the page of offer ``p``, whose shop page is at ``url``."""
-    parts = ['<section class="product">']
-    if p.price:
-        old = ""
-        if p.old_price:
-            old = f'<s class="old">{escape(format_price(p.old_price, p.currency, lang))}</s>'
-            old += _discount(p.price, p.old_price)
-        parts.append(f'<p class="price">{escape(format_price(p.price, p.currency, lang))}{old}</p>')
-    if p.available:
-        parts.append(f'<p class="stock in">{escape(label("in_stock", lang))}</p>')
-    else:
-        parts.append(f'<p class="stock out">{escape(label("on_order", lang))}</p>')
-    buy = label("buy_at", lang, shop=p.shop) if p.shop else label("to_shop", lang)
-    parts.append(f'<p><a class="tc-btn tc-primary buy" href="{escape(url)}" rel="noopener">{escape(buy)}</a></p>')
+def _ways(p: Product, lang: str | None) -> list[str]:
     ways = []
     if p.delivery is False:
-        ways.append(escape(label("no_delivery", lang)))
+        ways.append(label("no_delivery", lang))
     elif p.delivery_options:
-        options = "; ".join(escape(_delivery(o, p.currency, lang)) for o in p.delivery_options)
-        ways.append(f"{escape(label('delivery', lang))}: {options}")
+        options = "; ".join(_delivery(o, p.currency, lang) for o in p.delivery_options)
+        ways.append(f"{label('delivery', lang)}: {options}")
     elif p.delivery:
-        ways.append(escape(label("delivery", lang)))
+        ways.append(label("delivery", lang))
     if p.pickup:
-        ways.append(escape(label("pickup", lang)))
+        ways.append(label("pickup", lang))
     if p.store:
-        ways.append(escape(label("store", lang)))
-    if ways:
-        parts.append(f'<p class="ways">{" · ".join(ways)}</p>')
-    if p.sales_notes:
-        parts.append(f'<p class="tc-note">{escape(p.sales_notes)}</p>')
+        ways.append(label("store", lang))
+    return ways
+
+
+def product_view(p: Product, url: str, lang: str | None) -> ProductView:
+    """The product block of the page of offer ``p``, whose shop page is at ``url``."""
     facts = [
         (label("vendor_code", lang), p.vendor_code),
         (label("vendor", lang), p.vendor),
@@ -86,11 +82,19 @@ def product_block(p: Product, url: str, lang: str | None) -> str:
         (label("category", lang), p.category if not p.category_path else None),
     ]
     facts += [(q.name, f"{q.value} {q.unit}" if q.unit else q.value) for q in p.params]
-    rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts if v)
-    if rows:
-        parts.append(f'<dl class="params">{rows}</dl>')
-    parts.append("</section>")
-    return "".join(parts)
+    return ProductView(
+        crumbs=[(step.name, turbo_path(step.url) if step.url else None) for step in p.category_path],
+        price=format_price(p.price, p.currency, lang) if p.price else None,
+        old_price=format_price(p.old_price, p.currency, lang) if p.price and p.old_price else None,
+        discount=_discount(p.price, p.old_price) if p.price and p.old_price else None,
+        in_stock=bool(p.available),
+        stock=label("in_stock" if p.available else "on_order", lang),
+        url=url,
+        buy=label("buy_at", lang, shop=p.shop) if p.shop else label("to_shop", lang),
+        ways=_ways(p, lang),
+        notes=p.sales_notes or None,
+        facts=[(k, v) for k, v in facts if v],
+    )
 
 
 def product_text(p: Product) -> str:

@@ -292,3 +292,36 @@ def test_images_offer_the_cdns_smaller_copies_in_srcset() -> None:
     ) in page
     # the lead picture too
     assert 'srcset="/cdn/img/ab/c.w480.webp 480w, /cdn/img/ab/c.png 800w"' in page
+
+
+def test_every_value_of_the_page_is_escaped() -> None:
+    """The page is a template that escapes by default: partner text in any field never becomes markup."""
+    from shared.messages import CategoryRef, DeliveryOption
+
+    evil = '"><script>alert(1)</script>'
+    doc = make_doc(
+        title=evil,
+        author=evil,
+        kind=DocKind.product,
+        content_html="",
+        summary=evil,
+        extra={"language": evil},
+        media=[Media(url="https://news.example/c.jpg", role="picture", cdn_url="/cdn/img/c.jpg")],
+        product=Product(
+            offer_id="1",
+            price="10",
+            old_price="20",
+            vendor=evil,
+            model=evil,
+            shop=evil,
+            sales_notes=evil,
+            category_path=[CategoryRef(id="1", name=evil, url="https://news.example/?turbo_category=1&a=<b>")],
+            params=[ProductParam(name=evil, value=evil, unit=evil)],
+            delivery_options=[DeliveryOption(cost="5", days=evil)],
+        ),
+    )
+    page = render(doc, SAN, written_at=T0).html
+    assert "<script" not in page
+    assert evil not in page
+    assert page.count("&lt;script&gt;") >= 9  # title (twice), author, summary, crumbs, vendor, model, notes...
+    assert "turbo_category%3D1%26a%3D%3Cb%3E" in page  # the crumb's link, its URL in the query, escaped
