@@ -101,7 +101,8 @@ class RuntimeConfig(Section):
     #: first retry delay; doubles per attempt, full jitter, capped
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 60.0
-    #: a handler running longer than this fails with a (retriable) timeout
+    #: a handler that makes no progress for this long fails with a (retriable) timeout: counted from its
+    #: start, or from the last step it said it finished (Context.progress, Context.emit)
     handler_timeout_s: float = 30.0
     #: concurrent key-lanes inside one cube; per-key order is kept. Most handlers spend their time
     #: waiting for a store or the bus (a group commit ends a loop turn later), so many lanes are
@@ -215,9 +216,10 @@ class ParserConfig(Section):
     #: the most bytes of a body read whole into memory: a feed that is not a YML catalog read as a stream
     #: (RSS, Atom, Turbo, JSON, a catalog whose charset only its whole body tells), or a gzip file inflated
     max_body_bytes: int = 50 * 1024 * 1024
-    #: replaces runtime.handler_timeout_s for the parser: a YML catalog's first load is one handler call
-    #: publishing every offer (~11,000 offers/s on a busy 2-CPU machine, bench/parser.py (d)); past the
-    #: limit the catalog would be retried, dead-lettered, never loaded. 120 s: ~1,000,000 offers
+    #: replaces runtime.handler_timeout_s for the parser: the longest one step may take, a feed parsed
+    #: whole or one 1,000-offer batch of a catalog's first load (each batch counts as progress, so a
+    #: catalog of any size is judged by its batches, not its total); a feed of max_body_bytes parses in
+    #: well under it on a busy 2-CPU machine
     handler_timeout_s: float = 120.0
     #: replaces runtime.concurrency for the parser: parsing is CPU work on the event loop, and a
     #: catalog in flight holds all its offers in memory, so more feeds at once only add memory

@@ -63,6 +63,16 @@ class _Outputs:
     committed_hooks: list[Hook] | None = field(default=None, kw_only=True)
     #: the runtime's way to publish part of the outputs early (``emit``); None outside a runner
     emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = field(default=None, kw_only=True)
+    #: the runtime's ear for ``progress``; None outside a runner (and for timers)
+    progressed: Callable[[], None] | None = field(default=None, kw_only=True)
+
+    def progress(self) -> None:
+        """Say that the work is getting on (a batch of a catalog done): the handler's time limit
+        (``runtime.handler_timeout_s``, or its cube's) counts from now. A handler whose work grows
+        with its message says so after each step, and is then cut off only when a step takes longer
+        than the limit, never for its total (``watchdog.py``). ``emit`` says it too."""
+        if self.progressed is not None:
+            self.progressed()
 
     def after_commit(self, hook: Hook) -> None:
         """Run ``hook`` after the outputs are durable (and, for a message, the input is committed).
@@ -98,6 +108,7 @@ class _Outputs:
         if self.emitter is None:
             raise RuntimeError("emit needs a runner; return the outputs instead (see can_emit)")
         await self.emitter(outputs)
+        self.progress()
 
 
 @dataclass(slots=True)  # built once per message: not frozen, which costs ~3x in __init__

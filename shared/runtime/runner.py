@@ -396,6 +396,7 @@ class Runner:
             self._received_at,
             r.headers,
             emitter=self._emitter,
+            progressed=self._watchdog.beat,
         )
         handler = self.cube.handler
         assert handler is not None
@@ -410,7 +411,7 @@ class Runner:
                 if not self._watchdog.cut_off(task) or slot.cancelled:
                     raise
                 task.uncancel()
-                raise TimeoutError(f"handler took longer than {self.handler_timeout_s}s") from None
+                raise TimeoutError(f"handler made no progress for {self.handler_timeout_s}s") from None
             finally:
                 running.pop(task, None)
             sends = self._encoder.encode(outputs)
