@@ -48,6 +48,7 @@ from shared.players import Players
 
 __all__ = [
     "ATTRIBUTES",
+    "BLOCK_BREAK",
     "CLASSES",
     "EMBED_HOSTS",
     "ID_PREFIX",
@@ -147,8 +148,18 @@ _IFRAME = re.compile(r"<iframe\b([^>]*)>.*?</iframe>", re.DOTALL)
 _MEDIA_NO_SRC = re.compile(r'<(?:img|source)\b(?![^>]*\ssrc(?:set)?=")[^>]*>')
 _IFRAME_NO_SRC = re.compile(r'<iframe\b(?![^>]*\ssrc=")[^>]*>.*?</iframe>', re.DOTALL)
 #: tags whose text runs on with its neighbours' (no word break at their edges)
-_INLINE_TAG = re.compile(r"</?(?:abbr|a|b|code|del|em|i|ins|kbd|mark|q|small|span|strong|sub|sup|s|time|u)\b[^>]*>")
+_INLINE = r"(?:abbr|a|b|code|del|em|i|ins|kbd|mark|q|small|span|strong|sub|sup|s|time|u)\b"
+_INLINE_TAG = re.compile(rf"</?{_INLINE}[^>]*>")
+#: an inline element closed and another opened at once: two fields side by side (a card's name and its
+#: price, ``<span>Чайник, 2 л</span><b>2 490 ₽</b>``), which the page's style sets apart; a word split
+#: across two elements is a rarer thing than that
+_SIBLINGS = re.compile(rf"</{_INLINE}[^>]*>(?=<{_INLINE})")
 _ANY_TAG = re.compile(r"<[^>]*>")
+#: whitespace but line breaks, and line breaks with the whitespace around them
+_SPACES = re.compile(r"[^\S\n]+")
+_BREAKS = re.compile(r" ?\n[\s]*")
+#: between two blocks of ``plain_text``: search reads it as a space, a snippet as a separator
+BLOCK_BREAK = "\n"
 #: attributes the filter passes through untouched (text, or set by nh3 itself)
 _PLAIN_ATTRS = frozenset(
     {
@@ -326,11 +337,14 @@ class SafeHtml:
 
 
 def plain_text(safe_html: str) -> str:
-    """Visible text of *sanitized* HTML (nh3 output), whitespace collapsed, for search."""
+    """Visible text of *sanitized* HTML (nh3 output), for search and its snippets: whitespace collapsed,
+    one ``BLOCK_BREAK`` between blocks (a paragraph, a heading, a caption, a list item, a line break, a
+    card's fields), so that a snippet shows where one ends and the next begins."""
     text = _IFRAME.sub(" ", safe_html) if "<iframe" in safe_html else safe_html
     # In nh3's output a literal "<" always opens a tag and ">" closes it (both are escaped elsewhere),
-    # so these patterns are exact. Inline tags join their text ("wor<b>ld</b>" is one word),
-    # every other tag separates it.
+    # so these patterns are exact. Inline tags join their text ("wor<b>ld</b>" is one word) but for
+    # siblings side by side; every other tag ends a block.
+    text = _SIBLINGS.sub("\n", text)
     text = _INLINE_TAG.sub("", text)
-    text = _ANY_TAG.sub(" ", text)
-    return " ".join(html.unescape(text).split())
+    text = _ANY_TAG.sub("\n", text)
+    return _BREAKS.sub("\n", _SPACES.sub(" ", html.unescape(text))).strip()

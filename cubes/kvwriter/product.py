@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from shared.i18n import format_price, label
 from shared.messages import DeliveryOption, Product
 from shared.prices import parse_price
+from shared.safehtml import BLOCK_BREAK
 from shared.turbo_links import turbo_path
 
 __all__ = ["ProductView", "product_text", "product_view"]
@@ -97,10 +98,12 @@ def product_view(p: Product, url: str, lang: str | None) -> ProductView:
     )
 
 
-def product_text(p: Product) -> str:
-    """What search indexes of the product besides its title and description."""
-    words = [p.vendor, p.vendor_code, p.model, p.category, p.price and f"{p.price} {p.currency or ''}".strip()]
-    words += [step.name for step in p.category_path[:-1]]
-    words += [f"{q.name} {q.value}" for q in p.params]
-    words.append(p.sales_notes)
-    return " ".join(w for w in words if w)
+def product_text(p: Product, lang: str | None) -> str:
+    """What search indexes of the product besides its title and description, as the page shows it (its
+    price formatted, each fact with its name and unit), one fact a block (``safehtml.BLOCK_BREAK``)."""
+    facts = [p.price and format_price(p.price, p.currency, lang), p.vendor, p.model, p.vendor_code]
+    facts += [step.name for step in p.category_path[:-1]]
+    facts.append(p.category)
+    facts += [f"{q.name}: {q.value} {q.unit}" if q.unit else f"{q.name}: {q.value}" for q in p.params]
+    facts.append(p.sales_notes)
+    return BLOCK_BREAK.join(" ".join(f.split()) for f in facts if f)

@@ -43,7 +43,7 @@ from shared.config import Settings
 from shared.i18n import format_date, label, language
 from shared.messages import DocKind, Document, Media
 from shared.previews import preview_key
-from shared.safehtml import MediaRule, SafeHtml, plain_text
+from shared.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
 from shared.templates import html_environment
 from shared.variants import srcset
 
@@ -168,8 +168,8 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
 
     text_parts = [doc.summary or "", plain_text(body) if doc.content_html else ""]
     if doc.product:
-        text_parts.append(product_text(doc.product))
-    text = " ".join(t for t in text_parts if t)
+        text_parts.append(product_text(doc.product, lang))
+    text = BLOCK_BREAK.join(t for t in text_parts if t)
 
     etag = etag_for(doc.content_hash, doc.version)
     form = doc.model_dump(mode="json", exclude={"content_html", "media", "trace_id", "schema_version"})

@@ -7,7 +7,12 @@ never letters inside another word ("the" is not marked in "northern").
 
 The passage is the window of about ``SNIPPET_CHARS`` characters that holds the
 most distinct query words, then the most matches; ties go to the earliest. It
-starts and ends on word boundaries, with "…" where the text was cut.
+starts and ends on word boundaries, with "…" where the text was cut. The text's
+blocks (``safehtml.BLOCK_BREAK``: paragraphs, headings, captions, a card's
+fields, a product's facts) are set apart by " · " where a block does not end a
+sentence itself, so a heading never runs into the paragraph after it nor a name
+into its price. A passage that would start with a byline ("Posted on … by …",
+"Автор: …, 12 ноября") starts after it, unless the byline holds a query word.
 
 Matching is done on terms, so it is as costly as analyzing every word: on a
 long page that is most of a search's time. A regular expression (in C) finds
@@ -38,6 +43,19 @@ SNIPPET_CHARS = 240
 _SCAN_CHARS = 100_000
 #: context kept before the first matched word of a passage
 _LEAD_CHARS = 40
+#: what sets a block apart from the next in a snippet when it does not end a sentence itself
+_BLOCK_SEPARATOR = " · "
+#: a block ending in one of these runs on into the next with a space
+_SENTENCE_END = frozenset(".!?…:;,")
+#: a first block this short that reads as a byline (a date, "by", "автор") is skipped at a passage's start
+_BYLINE_CHARS = 120
+_BYLINE = re.compile(
+    r"^(?:posted|published|updated|written|by|автор|опубликовано|обновлено|текст|фото)\b"
+    r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b"
+    r"|\b\d{1,2}\s+(?:янв|фев|мар|апр|ма[йя]|июн|июл|авг|сен|окт|ноя|дек)"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b",
+    re.IGNORECASE,
+)
 #: letters of a lemma's form that make a head of the pre-filter (shorter forms are heads whole)
 _HEAD_LETTERS = 3
 _NOT_WORD = re.compile(r"[\W_]")
@@ -184,24 +202,44 @@ def _best_start(found: list[tuple[int, int, int]], width: int) -> int:
     return best
 
 
+def _shown(text: str) -> tuple[str, int]:
+    """``text`` as a snippet shows it (its blocks set apart, whitespace collapsed) and where the passage may
+    start at the earliest: after a leading byline, else 0."""
+    blocks = [" ".join(b.split()) for b in text[:_SCAN_CHARS].split("\n")]
+    blocks = [b for b in blocks if b]
+    if not blocks:
+        return "", 0
+    out = [blocks[0]]
+    for block in blocks[1:]:
+        out.append(" " if out[-1][-1] in _SENTENCE_END else _BLOCK_SEPARATOR)
+        out.append(block)
+    shown = "".join(out)
+    first = blocks[0]
+    if len(blocks) > 1 and len(first) <= _BYLINE_CHARS and _BYLINE.search(first):
+        return shown, len(first) + len(out[1])
+    return shown, 0
+
+
 def make_snippet(text: str, terms: Sequence[Term], width: int = SNIPPET_CHARS) -> Snippet:
     """The best passage of ``text`` for ``terms`` (its start when nothing matches), marked."""
-    text = " ".join(text[:_SCAN_CHARS].split())
+    text, earliest = _shown(text)
     matcher = _matcher(tuple(terms))
     found = matcher.matches(text)
+    if earliest and any(s < earliest for s, _, _ in found):
+        earliest = 0  # the byline holds a query word: it is what the reader looks for
     if found:
         first = found[_best_start(found, width)][0]
         start = _word_start(text, max(0, first - min(_LEAD_CHARS, width // 4)))
         # a passage that would run past the end slides back to show a full width
-        start = _word_start(text, max(0, min(start, len(text) - width)))
+        start = _word_start(text, max(earliest, min(start, len(text) - width)))
     else:
-        start = 0
+        start = earliest
     end = _word_end(text, start + width) if start + width < len(text) else len(text)
     if end <= start:  # one word longer than the whole width: cut inside it
         end = min(len(text), start + width)
-    piece = text[start:end].strip(" ,;:-")
-    offset = start + (len(text[start:end]) - len(text[start:end].lstrip(" ,;:-")))
-    lead = "…" if start > 0 else ""
+    piece = text[start:end].strip(" ,;:-·")
+    offset = start + (len(text[start:end]) - len(text[start:end].lstrip(" ,;:-·")))
+    lead = "…" if start > earliest else ""
     tail = "…" if end < len(text) else ""
     shift = len(lead) - offset
     marks = tuple((s + shift, e + shift) for s, e, _ in found if s >= offset and e <= offset + len(piece))

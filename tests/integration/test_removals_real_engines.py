@@ -144,15 +144,16 @@ def turbo(*items: tuple[int, str, str]) -> bytes:
 
 
 async def test_removals_reach_the_kv_store_and_search(pipeline: Pipeline) -> None:
+    listing = "https://shop.test/?turbo_category=1"  # the category's page lists its offers' cards
     await pipeline.fetch("shop", catalog((1, "kettle"), (2, "teapot"), (3, "saucepan")))
-    assert await pipeline.found("saucepan") == ["https://shop.test/p/3"]
-    assert await pipeline.stores.pages.get("https://shop.test/?turbo_category=1") is not None
+    assert await pipeline.found("saucepan") == ["https://shop.test/?turbo_category=1", "https://shop.test/p/3"]
+    assert await pipeline.stores.pages.get(listing) is not None
 
-    # an offer gone from the catalog: the page and its search entry go; the others stay
+    # an offer gone from the catalog: the page and its search entry go, and its card leaves the listing
     await pipeline.fetch("shop", catalog((1, "kettle"), (2, "teapot")))
     assert await pipeline.stores.pages.get("https://shop.test/p/3") is None
     assert await pipeline.found("saucepan") == []
-    assert await pipeline.found("kettle") == ["https://shop.test/p/1"]
+    assert await pipeline.found("kettle") == [listing, "https://shop.test/p/1"]
 
     # a turbo="false" item
     await pipeline.fetch("news", turbo((1, "Lighthouse", "true"), (2, "Harbour", "true")))

@@ -246,9 +246,16 @@ def test_absolute_cdn_base_is_matched_with_its_slash() -> None:
 
 def test_plain_text_separates_blocks_and_unescapes(sanitizer: SafeHtml) -> None:
     out = sanitizer.clean("<p>Tom &amp; Jerry</p><p>second&nbsp;para</p><script>x()</script>", base_url=BASE)
-    assert plain_text(out) == "Tom & Jerry second para"
+    assert plain_text(out) == "Tom & Jerry\nsecond para"
     assert plain_text("lead <b>bold</b> tail &lt;b&gt;") == "lead bold tail <b>"
-    assert plain_text('wor<b>ld</b><p>next</p><a href="x">li</a>nk') == "world next link"
+    assert plain_text('wor<b>ld</b><p>next</p><a href="x">li</a>nk') == "world\nnext\nlink"
+
+
+def test_plain_text_keeps_fields_side_by_side_apart() -> None:
+    # a Turbo card: its name and its price are two fields (the page's style shows them apart)
+    card = '<a class="tc-card" href="/p"><img src="/c.jpg"><span>Чайник, 2 л</span><b>2&nbsp;490&nbsp;₽</b></a>'
+    assert plain_text(f'<div class="tc-cards">{card}{card}</div>') == "Чайник, 2 л\n2 490 ₽\nЧайник, 2 л\n2 490 ₽"
+    assert plain_text("<h2>Heading</h2>\n  <p>Body  text<br>line two</p>") == "Heading\nBody text\nline two"
 
 
 @pytest.mark.parametrize(("name", "fragment"), XSS_VECTORS, ids=[n for n, _ in XSS_VECTORS])

@@ -109,7 +109,8 @@ def test_product_block() -> None:
     )
     assert "<p>A good kettle</p>" in out.html
     assert "Kettly" in out.text
-    assert "Volume 1.7" in out.text
+    # the facts as the page shows them, each a block of its own (a snippet sets them apart)
+    assert out.text == "A good kettle\n1 990 ₽\nKettly\nVolume: 1.7 l"
 
 
 def test_a_shop_page_that_sells() -> None:
@@ -170,7 +171,7 @@ def test_prices_are_formatted_with_their_currency(currency: str, lang: str | Non
 def test_text_and_json_forms() -> None:
     doc = make_doc(content_html="<p>Alpha <script>bad()</script>beta</p><p>gamma</p>", summary="Sum")
     out = render(doc, SAN, written_at=T0)
-    assert out.text == "Sum Alpha beta gamma"
+    assert out.text == "Sum\nAlpha beta\ngamma"  # the summary and each paragraph a block
     form = orjson.loads(out.doc_json)
     assert form["url"] == doc.url
     assert form["version"] == 1

@@ -70,3 +70,25 @@ def test_marks_land_on_their_words_when_folding_changes_the_texts_length() -> No
     assert len(text.lower()) != len(text)
     assert _marked(text, "мост ёлка") == ["МОСТЫ", "Мостом", "ёлки"]
     assert _marked("Istanbul: МОСТЫ, Мостом и ёлки", "мост ёлка") == ["МОСТЫ", "Мостом", "ёлки"]
+
+
+def test_blocks_are_set_apart_and_a_leading_byline_is_skipped() -> None:
+    # what the kvwriter's text gives (shared/safehtml.py plain_text): one block a line
+    card = "Чайник эмалированный, 2 л\n2 490 ₽\nСковорода чугунная 26 см\n3 190 ₽"
+    assert make_snippet(card, parse_query("чайник").terms).text == (
+        "Чайник эмалированный, 2 л · 2 490 ₽ · Сковорода чугунная 26 см · 3 190 ₽"
+    )
+    post = "Posted on 2026-11-26 by Sam Ashdown\nChisel on the stone\nFor years I used a honing guide."
+    assert make_snippet(post, parse_query("honing").terms).text == (
+        "Chisel on the stone · For years I used a honing guide."  # the heading apart, no byline first
+    )
+    assert make_snippet(post, parse_query("zzz").terms).text.startswith("Chisel on the stone")
+    by_name = make_snippet(post, parse_query("ashdown").terms)
+    assert by_name.text.startswith("Posted on")  # a byline the reader searched for stays
+    assert [p for p, m in by_name.parts() if m] == ["Ashdown"]
+    ru = "Автор: Иван Петров, 12 ноября\nНовый мост открыли утром."
+    assert make_snippet(ru, parse_query("мост").terms).text == "Новый мост открыли утром."
+    # a first block that is no byline stays: a sentence ends the block, so a space follows it
+    assert make_snippet("Мост открыли.\nПо нему прошли.", parse_query("мост").terms).text == (
+        "Мост открыли. По нему прошли."
+    )
