@@ -6,7 +6,11 @@ Two kinds of rows, both made of ``shared.problems.Problem`` objects:
   failed fetch): its outcome, its counts and its problems (capped, with the
   rest counted by code). The last ``keep`` per feed are kept: the feed's
   history. A fetch ordered with "fetch now" carries the order's id
-  (``fetch_ids``), so the answer to the order can link to its outcome.
+  (``fetch_ids``), so the answer to the order can link to its outcome. One
+  fetch read again (its crawl result redelivered: a crash or a timeout before
+  its commit) keeps the counts of the attempt that published (``merge_attempts``):
+  a retry that found every item already published must not turn the fetch
+  that published 100,000 offers into "unchanged, 0 published".
 * ``PageProblems`` -- what one version of a page lost on its way (an image
   that answered 404, an image that was late): written by the media and delay
   cubes when they publish a document without something. The newest version of
@@ -22,13 +26,13 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
 from shared.problems import Problem
 
-__all__ = ["KEEP_REPORTS", "FetchReport", "PageProblems", "ProblemStore"]
+__all__ = ["KEEP_REPORTS", "READ_A_BODY", "FetchReport", "PageProblems", "ProblemStore", "merge_attempts"]
 
 #: fetches kept per feed: a day of a feed fetched hourly, a few hours of a busy one -- enough to see
 #: when a problem started and whether the last fix helped
@@ -58,6 +62,29 @@ class FetchReport:
     fetch_ids: tuple[str, ...] = ()
 
 
+#: the results of a fetch whose body was read and parsed (the others: unchanged, not modified, failed)
+READ_A_BODY = frozenset({"parsed", "partial", "parse_error"})
+
+
+def merge_attempts(stored: FetchReport | None, new: FetchReport) -> FetchReport:
+    """The report of one fetch (``feed_id``, ``fetched_at``) after another attempt at it.
+
+    Attempts redo, they never undo: what one attempt published stays published, and the next finds
+    it unchanged (its hash recorded) or publishes it again (the hashes were to be recorded after a
+    commit that never came). So the fetch published the most any attempt did, and an item is
+    unchanged only if no attempt of it published it. A same-body shortcut (``unchanged``: the body
+    recorded whole, after a commit the runtime then lost) keeps the attempt that read the body.
+    """
+    if stored is None or (stored.feed_id, stored.fetched_at) != (new.feed_id, new.fetched_at):
+        return new
+    fetch_ids = tuple(dict.fromkeys((*stored.fetch_ids, *new.fetch_ids)))
+    if new.result not in READ_A_BODY and stored.result in READ_A_BODY:
+        return replace(stored, fetch_ids=fetch_ids)
+    published = max(stored.published, new.published)
+    earlier = published - new.published  # published by an earlier attempt, unchanged to this one
+    return replace(new, published=published, unchanged=max(0, new.unchanged - earlier), fetch_ids=fetch_ids)
+
+
 @dataclass(frozen=True, slots=True)
 class PageProblems:
     url: str
@@ -75,7 +102,8 @@ class PageProblems:
 
 class ProblemStore(Protocol):
     async def add_report(self, report: FetchReport, *, keep: int = KEEP_REPORTS) -> None:
-        """Store ``report`` (the same feed and ``fetched_at`` again replaces it) and keep the newest ``keep``."""
+        """Store ``report`` and keep the newest ``keep``; the same feed and ``fetched_at`` again is another
+        attempt at that fetch, merged with the stored one (``merge_attempts``)."""
         ...
 
     async def reports(self, feed_id: str, limit: int = KEEP_REPORTS) -> builtins.list[FetchReport]:

@@ -49,6 +49,27 @@ class ProblemStoreContract:
         (only,) = await stores.problems.reports("f1")
         assert only.result == "partial"
 
+    async def test_a_retry_of_a_fetch_never_rewrites_what_it_published(self, stores: Stores) -> None:
+        """A catalog's first fetch published 100,000 offers; its commit was lost (a crash), the crawl
+        result came again, and this attempt found every offer published already: the history used to
+        say "0 published, 100,000 unchanged" for the fetch that published them all."""
+        p = stores.problems
+        first = report("shop", 0, items=100_000, published=100_000, unchanged=0, fetch_ids=("fx1",))
+        await p.add_report(first)
+        await p.add_report(report("shop", 0, items=100_000, published=0, unchanged=100_000))
+        (only,) = await p.reports("shop")
+        assert (only.result, only.published, only.unchanged, only.fetch_ids) == ("parsed", 100_000, 0, ("fx1",))
+        # an attempt that published 40,000 (the rest unchanged since the last fetch), and a retry of it
+        await p.add_report(report("shop", 1, items=100_000, published=40_000, unchanged=60_000))
+        await p.add_report(report("shop", 1, items=100_000, published=0, unchanged=100_000))
+        (latest, _) = await p.reports("shop")
+        assert (latest.published, latest.unchanged) == (40_000, 60_000)
+        # the body recorded whole after a commit the runtime lost: the attempt that read it stays
+        await p.add_report(report("shop", 2, items=5, published=5, unchanged=0, problems=(NO_TITLE,)))
+        await p.add_report(report("shop", 2, result="unchanged", items=5, published=0, unchanged=5))
+        latest = (await p.reports("shop"))[0]
+        assert (latest.result, latest.published, latest.problems) == ("parsed", 5, (NO_TITLE,))
+
     async def test_latest_reports_and_report_for_fetch(self, stores: Stores) -> None:
         p = stores.problems
         await p.add_report(report("f1", 0))

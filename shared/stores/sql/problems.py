@@ -22,7 +22,7 @@ import orjson
 
 from shared.problems import problems_from
 from shared.stores.codec import dumps, from_us, now_us, to_us
-from shared.stores.problems import KEEP_REPORTS, FetchReport, PageProblems
+from shared.stores.problems import KEEP_REPORTS, FetchReport, PageProblems, merge_attempts
 from shared.stores.sql.runner import SqlRunner, chunks
 
 __all__ = ["SqlProblemStore"]
@@ -87,9 +87,16 @@ class SqlProblemStore:
         self._db = db
 
     async def add_report(self, report: FetchReport, *, keep: int = KEEP_REPORTS) -> None:
+        # one owner of a feed's fetches at a time (the runtime's revoke): nothing writes this row between
+        stored = await self._db.fetchone(
+            f"SELECT {_REPORT_COLUMNS} FROM fetch_reports WHERE feed_id = ? AND fetched_at = ?",
+            report.feed_id,
+            to_us(report.fetched_at),
+        )
+        report = merge_attempts(_report(stored) if stored is not None else None, report)
         await self._db.execute(
             f"INSERT INTO fetch_reports ({_REPORT_COLUMNS}) VALUES (?, ?, ?, ?)"
-            # a redelivered crawl result writes the same report again: the same row
+            # a redelivered crawl result: the same row, merged above
             " ON CONFLICT (feed_id, fetched_at) DO UPDATE SET result = excluded.result, body = excluded.body",
             report.feed_id,
             to_us(report.fetched_at),
