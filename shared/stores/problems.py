@@ -78,8 +78,10 @@ def merge_attempts(stored: FetchReport | None, new: FetchReport) -> FetchReport:
     if stored is None or (stored.feed_id, stored.fetched_at) != (new.feed_id, new.fetched_at):
         return new
     fetch_ids = tuple(dict.fromkeys((*stored.fetch_ids, *new.fetch_ids)))
-    if new.result not in READ_A_BODY and stored.result in READ_A_BODY:
+    if new.result == "unchanged" and stored.result in READ_A_BODY:
         return replace(stored, fetch_ids=fetch_ids)
+    if new.result not in READ_A_BODY or stored.result not in READ_A_BODY:
+        return new  # not two reads of one body (a conflict noted, a failure): the newer says it
     published = max(stored.published, new.published)
     earlier = published - new.published  # published by an earlier attempt, unchanged to this one
     return replace(new, published=published, unchanged=max(0, new.unchanged - earlier), fetch_ids=fetch_ids)
