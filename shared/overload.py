@@ -54,7 +54,7 @@ from prometheus_client import Counter, Gauge
 
 from shared.clock import Clock
 from shared.config import Settings
-from shared.errors import ConfigError, StoreUnavailable, TransientError
+from shared.errors import StoreUnavailable, TransientError
 from shared.messages import CrawlKind, CrawlRequest
 from shared.runtime.cube import Output, TimerContext
 from shared.status import CUBE_PREFIX, OVERLOAD_PREFIX, instance_id, pipeline_lag, stamp
@@ -137,15 +137,7 @@ class Overload:
         holds: Sequence[str] = (PAGE_CRAWLS, YML_REFETCHES),
         instance: str | None = None,
     ) -> None:
-        rt = settings.runtime
-        if rt.overload_lag > 0 and not 0 <= rt.overload_resume_lag <= rt.overload_lag:
-            raise ConfigError(
-                "runtime.overload_resume_lag",
-                rt.overload_resume_lag,
-                f"a lag between 0 and runtime.overload_lag ({rt.overload_lag})",
-            )
-        if rt.status_interval_s <= 0:
-            raise ConfigError("runtime.status_interval_s", rt.status_interval_s, "a value greater than 0")
+        rt = settings.runtime  # its thresholds' bounds are the settings' own (shared/config/sections.py)
         self.store = store
         self.clock = clock
         self.cube = cube

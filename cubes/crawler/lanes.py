@@ -46,7 +46,7 @@ from typing import Any
 
 from cubes.crawler.policy import PolicyLimits, PolicyState, Signal, adapt
 from shared.clock import Clock, SystemClock
-from shared.config import CrawlerConfig
+from shared.config import CrawlerConfig, HostLane
 
 __all__ = ["Lane", "Lanes"]
 
@@ -288,6 +288,10 @@ def _wake(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
+#: a host with no entry of its own in ``crawler.host_overrides``: every limit the default
+_DEFAULTS = HostLane()
+
+
 class Lanes:
     """Every host's lane, created on first use from ``crawler`` settings and ``host_overrides``."""
 
@@ -315,32 +319,34 @@ class Lanes:
     def concurrency_for(self, host: str) -> int:
         """The concurrency cap a lane of ``host`` is made with (its override's, or the default);
         the runtime runs that many of the host's requests at once (``Cube.key_width``)."""
-        host = host.lower()
-        o = self.config.host_overrides.get(host) or self._wildcard(host) or {}
-        return max(1, int(o.get("concurrency", self.config.concurrency)))
+        o = self._override(host.lower())
+        return o.concurrency or self.config.concurrency
 
     def _new(self, host: str) -> Lane:
         c = self.config
-        o = c.host_overrides.get(host) or self._wildcard(host) or {}
-        rate = float(o.get("rate", c.rate))
+        o = self._override(host)
         return Lane(
             host=host,
             clock=self.clock,
-            limits=PolicyLimits(configured_rate=rate, max_rate=float(o.get("max_rate", c.max_rate))),
-            burst=max(1, int(o.get("burst", c.burst))),
+            limits=PolicyLimits(configured_rate=o.rate or c.rate, max_rate=o.max_rate or c.max_rate),
+            burst=o.burst or c.burst,
             concurrency=self.concurrency_for(host),
             # one generator for every lane: a Random of its own costs a lane ~2.9 KB (the Mersenne
             # Twister's state), two thirds of an idle lane (bench/scale.py measured it)
             rng=self._rng,
         )
 
-    def _wildcard(self, host: str) -> dict[str, float] | None:
+    def _override(self, host: str) -> HostLane:
+        """The host's own entry of ``crawler.host_overrides``, else its nearest ``*.`` domain's, else none."""
+        found = self.config.host_overrides.get(host)
+        if found is not None:
+            return found
         parts = host.split(".")
         for i in range(1, len(parts)):
             found = self.config.host_overrides.get("*." + ".".join(parts[i:]))
             if found is not None:
                 return found
-        return None
+        return _DEFAULTS
 
     def _evict(self, keep: str) -> None:
         """Forget the least recently used idle lanes past ``MAX_IDLE_LANES``, looking at a few.

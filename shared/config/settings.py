@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shared.config.section import Section
+from shared.config.section import Section, config_error
 from shared.config.sections import (
     ApiConfig,
     AutoparserConfig,
@@ -27,6 +27,7 @@ from shared.config.sections import (
     StoreConfig,
     WordstatConfig,
 )
+from shared.errors import ConfigError
 
 __all__ = ["Settings", "section_models"]
 
@@ -59,18 +60,20 @@ class Settings(BaseModel):
         """A copy with some keys changed: ``settings.replace(bus={"url": "kafka://..."})``.
 
         For code and tests that adjust settings already read (the demo's allowlist, a worker's
-        port): values are taken as given, as ``dataclasses.replace`` did; an unknown section or key
-        is an error (``TypeError``), never a silent no-op.
+        port). Each changed section is validated again, as a file's would be: a value out of its
+        bounds, an unknown section or a misspelt key is a ``ConfigError`` naming it, never a copy
+        that holds nonsense or a silent no-op.
         """
         out: dict[str, Any] = {}
         for name, changes in sections.items():
             if name not in type(self).model_fields:
-                raise TypeError(f"Settings has no section {name!r}")
+                raise ConfigError(name, changes, "a known section", sorted(type(self).model_fields))
             current = getattr(self, name)
-            unknown = sorted(set(changes) - set(type(current).model_fields))
-            if unknown:
-                raise TypeError(f"[{name}] has no key {', '.join(unknown)}")
-            out[name] = current.model_copy(update=changes)
+            model = type(current)
+            try:
+                out[name] = model.model_validate({**dict(current), **changes})
+            except ValidationError as exc:
+                raise config_error(name, model, exc, changes, {}) from None
         return self.model_copy(update=out)
 
 

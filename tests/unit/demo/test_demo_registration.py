@@ -100,7 +100,7 @@ def test_demo_settings_allow_loopback_and_a_fast_lane() -> None:
     base = Settings().replace(http={"allowlist": ["10.0.0.0/8"]}, crawler={"host_overrides": {"a.example": {}}})
     s = demo_settings(base)
     assert s.http.allowlist == ["10.0.0.0/8", "127.0.0.1/32"]
-    assert s.crawler.host_overrides["127.0.0.1"]["rate"] >= 10
+    assert (s.crawler.host_overrides["127.0.0.1"].rate or 0) >= 10
     assert "a.example" in s.crawler.host_overrides
     assert s.media.deadline_s <= 60
     assert demo_settings(s).http.allowlist == s.http.allowlist  # applying twice adds nothing

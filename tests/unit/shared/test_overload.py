@@ -105,10 +105,9 @@ def test_low_value_work() -> None:
     assert low_value(CrawlKind.video) is None
 
 
-def test_bad_thresholds_fail_at_start(stores: Stores) -> None:
-    bad = SETTINGS.replace(runtime={"overload_lag": 100, "overload_resume_lag": 500})
+def test_bad_thresholds_fail_at_start() -> None:
     with pytest.raises(ConfigError, match="overload_resume_lag"):
-        Overload(bad, stores.status, ManualClock(T0), cube="scheduler")
+        SETTINGS.replace(runtime={"overload_lag": 100, "overload_resume_lag": 500})
 
 
 async def test_scheduler_holds_yml_refetches_while_news_flows(stores: Stores) -> None:

@@ -173,7 +173,7 @@ async def test_listing_and_failed_fetches_are_skipped_with_a_reason(extractor: E
 
 async def test_incomplete_extraction_is_refused(extractor: Extractor, tmp_path: Path) -> None:
     handler = make_handler(extractor, tmp_path)
-    handler.config = AutoparserConfig(min_completeness=1.01)  # nothing can be this complete
+    handler.config = AutoparserConfig.model_construct(min_completeness=1.01)  # nothing can be this complete
     before = skipped("incomplete")
     assert await handler.handle(crawled(article_page().encode()), CTX) == []
     assert skipped("incomplete") == before + 1

@@ -166,7 +166,7 @@ async def test_a_refusal_is_a_structured_problem(
 ) -> None:
     url, html, _ = host_pages(1)[0]
     handler = handler_for(extractor, tmp_path, stores)
-    handler.config = AutoparserConfig(min_completeness=1.01)
+    handler.config = AutoparserConfig.model_construct(min_completeness=1.01)
     with caplog.at_level(logging.WARNING, logger="cubes.autoparser.handler"):
         assert await handler.handle(crawled(url, html), CTX) == []
     (record,) = [r for r in caplog.records if "refused" in r.getMessage()]
@@ -181,7 +181,7 @@ async def test_a_refused_page_is_shown_to_its_webmaster_until_it_is_published(
     url, html, _ = host_pages(1)[0]
     handler = handler_for(extractor, tmp_path, stores)
     handler.problems = stores.problems
-    handler.config = AutoparserConfig(min_completeness=1.01)
+    handler.config = AutoparserConfig.model_construct(min_completeness=1.01)
     assert await handler.handle(crawled(url, html), CTX) == []
     (row,) = await stores.problems.page_problems(host=HOST)
     assert row.held
