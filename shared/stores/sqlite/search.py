@@ -31,8 +31,9 @@ from shared.search.request import Cursor, SearchRequest, SearchResults
 from shared.search.tokens import stream
 from shared.stores.codec import to_us
 from shared.stores.sql.search import TOP_CHAR, freshness_params, freshness_sql, hit_from_row, with_suggestion
+from shared.stores.sql.search_impacts import MAX_PAGE_ID
 from shared.stores.sqlite.db import SqliteDb
-from shared.stores.sqlite.search_topk import MAX_PAGE_ID, TopK, impact_rows
+from shared.stores.sqlite.search_topk import TopK, page_impacts
 
 __all__ = [
     "DocFields",
@@ -64,14 +65,14 @@ class IndexTerms:
     body: str
     #: the page's tokens, title and text (FTS5's document length)
     length: int = 0
-    #: the page's rows of the impact index, less its rowid (``search_topk.impact_rows``)
+    #: the page's rows of the impact index, less its rowid (``search_topk.page_impacts``)
     impacts: tuple[tuple[int, str], ...] = ()
 
 
 def index_terms(title: str, body: str, kind: str, published: int | None, written: int) -> IndexTerms:
     """What the index stores for a page's title and text (``published``: its freshness instant, µs)."""
     t, b = stream(title).tokens, stream(body).tokens
-    return IndexTerms(" ".join(t), " ".join(b), len(t) + len(b), tuple(impact_rows(t, b, kind, published, written)))
+    return IndexTerms(" ".join(t), " ".join(b), len(t) + len(b), tuple(page_impacts(t, b, kind, published, written)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,344 @@
+"""The best pages of a query of words and prefixes without scoring every match, for both engines
+(docs/architecture.md s.3).
+
+Why: scoring a match costs about a microsecond on SQLite (FTS5's ``bm25()``)
+and more on PostgreSQL (its row read back), and a word on half of 100,000 pages
+is tens of milliseconds of it for 20 results. The walk reads the impact index
+instead (``search_impacts.py``: each term's pages from the best bound down).
+
+It is Fagin's *threshold algorithm*: read each term's entries from the top in
+growing chunks, score every page seen exactly — the formula of FTS5's bm25
+(``k1 = 1.2, b = 0.75``, its IDF and average length) times the freshness, what
+the full ranking computes — and stop once the ``limit + 1``-th best score is
+above what any unseen page can reach: the sum over the phrases of ``IDF × the
+bound at the current entry`` (a phrase read from several lists, a prefix's
+terms, takes the sum of theirs: ``w`` is subadditive), times ``max(1, avgdl /
+A0)`` (a page's ``w`` grows at most by that factor when the average length
+moves past ``A0``). Pages written after the ranking instant (news whose
+freshness was taken later, so the bound does not hold for them) are scored one
+by one. The answer is the one the full ranking gives (the contract tests
+compare them); the walk gives up (None: the caller ranks in full) past
+``MAX_SEEN`` pages or ``MAX_LATE`` late ones.
+
+A query group is one or more **phrases** (``Phrase``), any of which it matches,
+each scored as bm25 scores a phrase of its MATCH expression: a word's lemmas
+(``shared/search/tokens.py``: "стали" is "стать" or "сталь"), or a prefix. The
+engines say what a phrase's lists are and how many pages it is on.
+
+The walk is written *sans I/O*: ``walk`` is a generator that yields what it
+needs read (``Rows``, ``KeyRows``, ``Docs``, ``Texts``, ``Late``) and is sent
+the answer; ``drive`` runs it on a synchronous reader (SQLite, on its reader
+thread), ``drive_async`` on an async one (PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from shared.search.request import SearchRequest
+from shared.stores.codec import to_us
+from shared.stores.sql.search_impacts import (
+    BOUND_MAX,
+    INDEX_RANKING,
+    MAX_PAGE_ID,
+    REFERENCE_AVGDL,
+    STEP,
+    TFB_MAX,
+    TFT_MAX,
+    freshness,
+    w,
+)
+
+__all__ = [
+    "MAX_LATE",
+    "MIN_DF",
+    "Doc",
+    "Docs",
+    "KeyRows",
+    "Late",
+    "Phrase",
+    "Read",
+    "Rows",
+    "Texts",
+    "drive",
+    "drive_async",
+    "walk",
+    "worth_a_walk",
+]
+
+#: queries expected to match fewer pages than this are ranked in full: scoring all costs less than a walk
+MIN_DF = 1000
+#: pages a walk may score before it gives up for the full ranking
+MAX_SEEN = 4000
+#: late pages (written after the ranking instant) scored one by one at most
+MAX_LATE = 200
+#: a list is read in a round when it weighs at least this share of the heaviest list in the threshold
+_READ_SHARE = 0.25
+_FIRST_CHUNK = 48
+_MAX_CHUNK = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """What bm25 scores as one phrase of the query."""
+
+    #: its key: the IDF and the counts of a page are kept under it
+    match: str
+    #: the impact lists whose pages include every page it matches
+    lists: tuple[str, ...]
+    #: what is counted in a page's stream: a term, or a prefix (``prefix``)
+    token: str
+    prefix: bool = False
+    #: a row of its one list carries its own counts (a word; a prefix with a list of its own)
+    exact: bool = False
+
+    def count(self, text: str) -> int:
+        """Its instances in ``text`` (terms between single spaces, and one at each end)."""
+        if self.prefix:
+            return text.count(f" {self.token}")  # every term that starts with the prefix
+        needle = f" {self.token} "
+        n = text.count(needle)  # in C, no list of words made
+        if n and f" {self.token}{needle}" in text:
+            # the term twice in a row: the two share a space, and str.count finds one; count them one by one
+            n, i = 0, text.find(needle)
+            while i >= 0:
+                n += 1
+                i = text.find(needle, i + 1)
+        return n
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    kind: str
+    published: int | None
+    host: str
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """The keys of ``list`` below ``below``, highest first, at most ``limit``: ``list[int]``."""
+
+    list: str
+    below: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRows:
+    """The keys of ``list`` in ``lo <= k < hi``, any order: ``list[int]``."""
+
+    list: str
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True, slots=True)
+class Docs:
+    """``dict[int, Doc]`` of the pages (those still indexed)."""
+
+    ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """``dict[int, tuple[str, str]]``: the pages' title and text streams, a space before and after each."""
+
+    ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Late:
+    """The ids of news pages whose freshness was taken after ``now`` (their write), at most ``limit``."""
+
+    now: int
+    limit: int
+
+
+Read = Rows | KeyRows | Docs | Texts | Late
+
+
+def worth_a_walk(group_docs: Sequence[int], n_rows: int) -> bool:
+    """Whether the pages that have every group, were the groups independent, are many enough for a walk
+    (``group_docs``: each group's pages): on few, scoring them all costs less than a walk, which reads
+    mostly pages that lack one of the groups."""
+    share = 1.0
+    for n in group_docs:
+        share *= n / n_rows
+    return share * n_rows >= MIN_DF
+
+
+def walk(
+    request: SearchRequest,
+    groups: Sequence[Sequence[Phrase]],
+    excluded: set[str],
+    idf: dict[str, float],
+    avgdl: float,
+) -> Generator[Read, Any, list[tuple[int, float]] | None]:
+    """``(page id, score)`` of the best ``limit + 1`` matches, best first; None: rank in full."""
+    return _Walk(request, groups, excluded, idf, avgdl).run()
+
+
+def drive(gen: Generator[Read, Any, Any], read: Callable[[Read], Any]) -> Any:
+    """Run a walk on a synchronous reader."""
+    try:
+        ask = next(gen)
+        while True:
+            ask = gen.send(read(ask))
+    except StopIteration as stop:
+        return stop.value
+
+
+async def drive_async(gen: Generator[Read, Any, Any], read: Callable[[Read], Awaitable[Any]]) -> Any:
+    """Run a walk on an async reader."""
+    try:
+        ask = next(gen)
+        while True:
+            ask = gen.send(await read(ask))
+    except StopIteration as stop:
+        return stop.value
+
+
+class _Walk:
+    def __init__(
+        self,
+        request: SearchRequest,
+        groups: Sequence[Sequence[Phrase]],
+        excluded: set[str],
+        idf: dict[str, float],
+        avgdl: float,
+    ) -> None:
+        self.request, self.groups, self.excluded, self.idf, self.avgdl = request, groups, excluded, idf, avgdl
+        self.now = request.now_us
+        self.k = request.limit + 1
+        self.seen: set[int] = set()
+        #: the k best so far as (score, -id): the heap's smallest is the k-th best
+        self.heap: list[tuple[float, int]] = []
+        #: what bm25 scores: every phrase of every group (the MATCH expression's, repeats included)
+        self.phrases = [p for alternatives in groups for p in alternatives]
+        self.distinct = list({p.match: p for p in self.phrases}.values())
+        #: one page's counts read from its row bits (a single word, uncapped): no need to read its text
+        self.single = len(self.distinct) == 1 and self.phrases[0].exact and not excluded
+        self.factor = max(1.0, avgdl / REFERENCE_AVGDL)
+
+    def run(self) -> Generator[Read, Any, list[tuple[int, float]] | None]:
+        late = yield Late(self.now, MAX_LATE + 1)
+        if len(late) > MAX_LATE:
+            return None
+        yield from self._score(dict.fromkeys(late))
+        lists = list(dict.fromkeys(x for p in self.phrases for x in p.lists))
+        upper = dict.fromkeys(lists, (1 << 63) - 1)  # the next row of each list is below this key
+        bound = dict.fromkeys(lists, BOUND_MAX)
+        done: set[str] = set()
+        chunk = _FIRST_CHUNK
+        while True:
+            # read the lists that weigh most in the threshold: a common word's (small IDF) barely moves it,
+            # and its pages mostly lack the other words (any schedule keeps the bound true)
+            weight = dict.fromkeys(lists, 0.0)
+            for p in self.distinct:
+                for x in p.lists:
+                    weight[x] = max(weight[x], self.idf[p.match] * bound[x])
+            heaviest = max(weight.values())
+            for name in lists:
+                if name in done or weight[name] < _READ_SHARE * heaviest:
+                    continue
+                yield from self._read(name, upper, bound, done, chunk)
+            if len(self.seen) > MAX_SEEN:
+                return None
+            threshold = self.factor * sum(self.idf[p.match] * sum(bound[x] for x in p.lists) for p in self.phrases)
+            # a page matches only with every group: once the lists of one group's phrases are read whole,
+            # every match was seen
+            whole = any(all(x in done for p in alternatives for x in p.lists) for alternatives in self.groups)
+            if whole or (len(self.heap) >= self.k and self.heap[0][0] > threshold):
+                break
+            chunk = min(chunk * 2, _MAX_CHUNK)
+        return [(-neg, score) for score, neg in sorted(self.heap, reverse=True)]
+
+    def _read(
+        self, name: str, upper: dict[str, int], bound: dict[str, float], done: set[str], chunk: int
+    ) -> Generator[Read, Any, None]:
+        """Read the next ``chunk`` rows of list ``name`` (and the rest of the last row's key), score their pages."""
+        rows: list[int] = yield Rows(name, upper[name], chunk)
+        if len(rows) < chunk:
+            done.add(name)
+            bound[name] = 0.0
+        if not rows:
+            return
+        last = rows[-1]
+        upper[name] = last & ~MAX_PAGE_ID  # every row of the key and tf bits of the last one is read
+        if name not in done:
+            bound[name] = ((last >> 47) + 2) * STEP
+        yield from self._score({k & MAX_PAGE_ID: k for k in rows if (k & MAX_PAGE_ID) not in self.seen})
+        # rows sharing the last row's high bits may lie beyond the chunk: read them too
+        rest: list[int] = yield KeyRows(name, last & ~MAX_PAGE_ID, last)
+        yield from self._score({k & MAX_PAGE_ID: k for k in rest if (k & MAX_PAGE_ID) not in self.seen})
+
+    def _score(self, found: dict[int, int | None]) -> Generator[Read, Any, None]:
+        """Score the pages ``found`` (id → their impact row, when read from a single word's list)."""
+        ids = tuple(i for i in found if i not in self.seen)
+        if not ids:
+            return
+        self.seen.update(ids)
+        docs: dict[int, Doc] = yield Docs(ids)
+        texts: dict[int, tuple[str, str]] = {} if self.single else (yield Texts(ids))
+        f = self.request.filters
+        since = to_us(f.since) if f.since else None
+        until = to_us(f.until) if f.until else None
+        weight = INDEX_RANKING.title_weight
+        for i in ids:
+            doc = docs.get(i)
+            if doc is None:
+                continue
+            if (f.host and doc.host != f.host) or (f.kind and doc.kind != f.kind.value):
+                continue
+            if (since is not None and (doc.published is None or doc.published < since)) or (
+                until is not None and (doc.published is None or doc.published > until)
+            ):
+                continue
+            counts = self._row_counts(found[i])
+            if counts is False:
+                continue
+            if counts is None:
+                text = texts.get(i)
+                if text is None:  # a late page, or a count past the row's bits
+                    text = (yield Texts((i,))).get(i)
+                counts = self._counts(text)
+            if counts is None:
+                continue
+            score = 0.0
+            for p in self.phrases:
+                t, b = counts[p.match]
+                if t + b:  # a phrase the page lacks (another of its word's lemmas) adds nothing, as in bm25
+                    score += self.idf[p.match] * w(weight * t + b, doc.length, self.avgdl)
+            score = score * freshness(INDEX_RANKING, doc.kind, doc.published, self.now)
+            item = (score, -i)
+            if len(self.heap) < self.k:
+                heapq.heappush(self.heap, item)
+            elif item > self.heap[0]:
+                heapq.heapreplace(self.heap, item)
+
+    def _row_counts(self, row: int | None) -> dict[str, tuple[int, int]] | Literal[False] | None:
+        """A single word's counts from its row's bits; None when they must be read from the page, False
+        when the row says the page lacks the word."""
+        if not self.single or row is None:
+            return None
+        t, b = (row >> 42) & TFT_MAX, (row >> 32) & TFB_MAX
+        if t >= TFT_MAX or b >= TFB_MAX:
+            return None
+        return {self.phrases[0].match: (t, b)} if t + b else False
+
+    def _counts(self, text: tuple[str, str] | None) -> dict[str, tuple[int, int]] | None:
+        """Each phrase's (title, body) counts in a page; None when the page does not match."""
+        if text is None:
+            return None
+        title, body = text
+        if any(f" {s} " in title or f" {s} " in body for s in self.excluded):
+            return None
+        counts = {p.match: (p.count(title), p.count(body)) for p in self.distinct}
+        for alternatives in self.groups:  # every group needs one of its phrases
+            if not any(sum(counts[p.match]) for p in alternatives):
+                return None
+        return counts
