@@ -304,6 +304,8 @@ async def feeds_list(
         print(f"{feed.feed_id}  {feed.format:5}  {feed.url}{flag}", file=out)
         print(f"    last fetch: {_when(st.last_fetch_at)}  result: {result}", file=out)
         next_fetch = "due now" if st.next_fetch_at is None and not feed.deleted else _when(st.next_fetch_at)
+        if st.schedule_reason and st.next_fetch_at is not None:
+            next_fetch += f" ({st.schedule_reason})"
         extra = f"  items: {st.items}" if st.items is not None else ""
         if st.websub_expires_at is not None:
             extra += f"  websub: {st.websub_hub or '-'} until {_when(st.websub_expires_at)}"

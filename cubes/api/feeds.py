@@ -72,6 +72,7 @@ def feed_json(feed: Feed) -> dict[str, Any]:
             "error_line": s.error_line,
             "error_column": s.error_column,
             "next_fetch_at": s.next_fetch_at,
+            "schedule_reason": s.schedule_reason,
             "consecutive_failures": s.consecutive_failures,
         },
     }

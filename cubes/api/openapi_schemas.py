@@ -90,6 +90,8 @@ SCHEMAS: dict[str, Any] = {
                     "error_line": _NULLABLE_INT,
                     "error_column": _NULLABLE_INT,
                     "next_fetch_at": _NULLABLE_TIME,
+                    # what chose next_fetch_at when the origin did (its ttl, Cache-Control, skipHours...)
+                    "schedule_reason": _NULLABLE_STR,
                     "consecutive_failures": {"type": "integer"},
                 },
             },

@@ -7,8 +7,10 @@
   autoparser flag.
 * ``crawl.feeds`` -> learn: hash the body (xxh3-128), classify the fetch
   (changed / unchanged / failed), compute the next due time with
-  ``policy`` and ``spread`` (among the host's other feeds, as the store holds
-  them), and write the *fetch* fields of the feed status.
+  ``policy``, the origin's own schedule (``origin.py``: its ttl, ``sy:update*``,
+  ``Cache-Control`` / ``Expires``, ``skipHours`` / ``skipDays``) and ``spread``
+  (among the host's other feeds, as the store holds them), and write the
+  *fetch* fields of the feed status, with what chose the due time.
   The parser consumes the same topic and writes the parse fields
   (``items``, ``parse_error``, ...); this handler writes the fetch's own
   (``fetch_result``, ``fetch_error``) and the schedule (``shared/stores/feeds.py``
@@ -33,8 +35,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cubes.scheduler.discovery import Discovery
+from cubes.scheduler.feedhead import FeedHead, read_head
+from cubes.scheduler.origin import declared_json, origin_schedule, skip_window
 from cubes.scheduler.ownership import Ownership
-from cubes.scheduler.policy import Outcome, classify, next_delay, next_interval
+from cubes.scheduler.policy import Outcome, classify, follow_origin, next_delay, next_interval
 from cubes.scheduler.spread import HostSpread
 from cubes.scheduler.subscriber import Subscriber
 from cubes.scheduler.tick import Ticker
@@ -149,8 +153,11 @@ class SchedulerHandler:
         if not ids:
             return
         digest = await self._hash(res) if res.status is FetchStatus.ok else None
+        # the feed's head, read once for both its WebSub hub and its own schedule (a body in a blob is a
+        # catalog, whose format declares neither)
+        head = read_head(res.body) if res.status is FetchStatus.ok and res.body is not None else None
         for feed_id in sorted(ids):
-            await self._learn_one(feed_id, res, digest)
+            await self._learn_one(feed_id, res, digest, head)
 
     async def _hash(self, res: CrawlResult) -> str | None:
         if res.body is not None:
@@ -165,7 +172,7 @@ class SchedulerHandler:
                 log.warning("feed body %s is gone from the blob store; counted as changed", res.body_ref)
         return None
 
-    async def _learn_one(self, feed_id: str, res: CrawlResult, digest: str | None) -> None:
+    async def _learn_one(self, feed_id: str, res: CrawlResult, digest: str | None, head: FeedHead | None) -> None:
         feed = await self._feeds.get(feed_id)
         if feed is None or feed.deleted:
             return
@@ -176,16 +183,25 @@ class SchedulerHandler:
         outcome = classify(res.status, digest, st.last_hash)
         failures = st.consecutive_failures + 1 if outcome is Outcome.failed else 0
         interval = next_interval(st.interval_s, outcome, self._cfg)
+        lease_left = None if st.websub_expires_at is None else st.websub_expires_at.timestamp() - fetched
+        u = self._rng.random()
         delay = next_delay(
             interval=interval,
             outcome=outcome,
             failures=failures,
-            websub_lease_left=None if st.websub_expires_at is None else st.websub_expires_at.timestamp() - fetched,
+            websub_lease_left=lease_left,
             retry_after=parse_retry_after(res.headers.get("retry-after"), fetched),
-            u=self._rng.random(),
+            u=u,
             cfg=self._cfg,
         )
-        due = await self._spread.place(feed.host, feed_id, fetched + delay, interval)
+        reason: str | None = None
+        origin = origin_schedule(head, res.headers, fetched, st.declared_schedule)
+        if outcome is not Outcome.failed and not (lease_left is not None and lease_left > 0):
+            # a failure keeps its backoff and a live WebSub lease its safety net: the origin's schedule is
+            # for a feed we poll because it answered
+            delay, reason = follow_origin(delay, origin, u, self._cfg)
+        planned, skipped = skip_window(fetched + delay, origin)
+        due = await self._spread.place(feed.host, feed_id, planned, interval)
         fields: dict[str, Any] = {
             "last_fetch_at": res.fetched_at,
             "last_http_status": res.http_status,
@@ -194,7 +210,10 @@ class SchedulerHandler:
             "next_fetch_at": _dt(due),
             "interval_s": interval,
             "consecutive_failures": failures,
+            "schedule_reason": skipped or reason,
         }
+        if head is not None:  # a body: what it declares now (nothing, when its ttl went)
+            fields["declared_schedule"] = declared_json(origin)
         if outcome is Outcome.failed:
             detail = res.error or (f"HTTP {res.http_status}" if res.http_status else "")
             fields["fetch_error"] = f"{res.status.value}: {detail}" if detail else res.status.value
@@ -210,12 +229,12 @@ class SchedulerHandler:
             if res.headers.get("last-modified"):
                 fields["last_modified"] = res.headers["last-modified"]
         await self._feeds.update_schedule(feed_id, **fields)
-        await self._maybe_subscribe(feed, res, fetched)
+        await self._maybe_subscribe(feed, res, fetched, head)
 
-    async def _maybe_subscribe(self, feed: Feed, res: CrawlResult, now: float) -> None:
+    async def _maybe_subscribe(self, feed: Feed, res: CrawlResult, now: float, head: FeedHead | None) -> None:
         if self._subscriber is None or not self._subscriber.enabled or res.status is not FetchStatus.ok:
             return
-        found = discover(res.body, res.headers)
+        found = discover(head or FeedHead(), res.headers)
         if found is not None and self._subscriber.due_for(self._subscriber.book.of(feed), found, now):
             # failures are logged by the subscriber and retried on a later poll; polling goes on meanwhile
             await self._subscriber.subscribe(feed.feed_id, feed.url, found, now)

@@ -15,7 +15,11 @@ The rules:
   the safety net and runs at the maximum interval (or at half the lease left,
   when a hub grants a short lease, so the renewing poll comes before expiry);
 * every delay is **jittered** by ``+/- jitter`` of itself so feeds registered
-  together drift apart instead of falling due together forever.
+  together drift apart instead of falling due together forever;
+* a feed that says how often it changes (``<ttl>``, ``sy:updatePeriod``) is polled at that
+  interval, and never before its answer goes stale (``Cache-Control``, ``Expires``), within the
+  same bounds (``follow_origin``; the origin's values are read in ``origin.py``). Jitter only
+  lengthens what an origin asked for: a poll never comes sooner than the feed allowed.
 
 ``interval_s`` in the feed status is the *healthy* adaptive interval; the
 failure backoff is computed from ``consecutive_failures`` alone, so a feed that
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from cubes.scheduler.origin import OriginSchedule
 from shared.config import SchedulerConfig
 from shared.messages import FetchStatus
 
@@ -36,6 +41,7 @@ __all__ = [
     "backoff",
     "clamp",
     "classify",
+    "follow_origin",
     "jittered",
     "next_delay",
     "next_interval",
@@ -124,3 +130,24 @@ def next_delay(
         # the hub tells us about changes; polling is only the safety net
         return jittered(min(cfg.max_interval_s, websub_lease_left / 2), u, cfg)
     return jittered(interval, u, cfg)
+
+
+def follow_origin(delay: float, origin: OriginSchedule, u: float, cfg: SchedulerConfig) -> tuple[float, str | None]:
+    """``delay`` (the adaptive one, for a fetch that answered) as the origin's own schedule moves it.
+
+    Returns the delay and the rule that chose it (None: the adaptive schedule, the origin said
+    nothing). A declared interval replaces the adaptive one; a freshness lifetime is a floor. The
+    scheduler's bounds hold either way, and the reason says when they cut what the origin asked.
+    """
+    reason: str | None = None
+    if origin.every_s is not None:
+        delay, reason = origin.every_s * (1.0 + cfg.jitter * u), origin.every_reason
+    if origin.fresh_s is not None and origin.fresh_s > delay:
+        delay, reason = origin.fresh_s * (1.0 + cfg.jitter * u), origin.fresh_reason
+    if reason is None:
+        return delay, None
+    if delay > cfg.max_interval_s:
+        return cfg.max_interval_s, f"{reason}, capped at scheduler.max_interval_s"
+    if delay < cfg.min_interval_s:
+        return cfg.min_interval_s, f"{reason}, raised to scheduler.min_interval_s"
+    return delay, reason

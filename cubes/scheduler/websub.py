@@ -5,8 +5,8 @@ A feed that declares a hub (``<atom:link rel="hub" href="..."/>`` plus a
 subscribed to it; the hub then POSTs new content to our callback and we fetch
 the feed at once instead of waiting for the next poll (W3C WebSub, 2018).
 
-Discovery parses only the head of the document (up to the first item /
-entry) with lxml, entity expansion, DTD loading and network access all off,
+Discovery reads only the head of the document (up to the first item / entry), as
+``feedhead.py`` parsed it: entity expansion, DTD loading and network access all off,
 so a hostile feed can neither blow up memory nor make us fetch anything.
 
 ``Subscriptions`` keeps the per-feed hub, topic, HMAC secret and lease in the
@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import io
 import re
 import secrets
 from collections.abc import Mapping
@@ -30,11 +29,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from lxml import etree
-
+from cubes.scheduler.feedhead import FeedHead
 from shared.errors import NotFound
 from shared.stores import Feed, FeedStore
-from shared.xmlguard import declared_entity
 
 __all__ = [
     "Discovery",
@@ -46,10 +43,6 @@ __all__ = [
     "new_secret",
 ]
 
-#: elements after which no feed-level link can follow: stop parsing there
-_STOP_AT = frozenset({"item", "entry"})
-#: do not read past this many bytes of the head looking for links (a feed's head is tiny)
-_HEAD_LIMIT = 256 * 1024
 #: WebSub 5.3: sha1 is allowed for old hubs; sha2 family preferred
 _ALGORITHMS = {
     "sha1": hashlib.sha1,
@@ -80,53 +73,27 @@ def _from_link_header(value: str) -> tuple[str | None, str | None]:
     return hub, topic
 
 
-def _from_body(body: bytes) -> tuple[str | None, str | None]:
+def _from_head(head: FeedHead) -> tuple[str | None, str | None]:
     hub = topic = None
-    head = body[:_HEAD_LIMIT]
-    if declared_entity(head) is not None:
-        # libxml2 expands internal entities inside attribute values even with resolve_entities off:
-        # a hub href of "&lol9;" came back as a thousand "lol"s. No feed needs entities.
-        return None, None
-    try:
-        for _event, el in etree.iterparse(
-            io.BytesIO(head),
-            events=("start",),
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            huge_tree=False,
-            recover=False,
-        ):
-            tag = el.tag if isinstance(el.tag, str) else ""
-            local = etree.QName(tag).localname if tag else ""
-            if local in _STOP_AT:
-                break
-            if local != "link":
-                continue
-            rels = (el.get("rel") or "").lower().split()
-            href = (el.get("href") or "").strip()
-            if not href:
-                continue
-            if "hub" in rels and hub is None:
-                hub = href
-            if "self" in rels and topic is None:
-                topic = href
-            if hub and topic:
-                break
-    except etree.XMLSyntaxError:
-        # a truncated head or a broken feed: whatever was found before the error stands
-        pass
+    for rels, href in head.links:
+        if "hub" in rels and hub is None:
+            hub = href
+        if "self" in rels and topic is None:
+            topic = href
     return hub, topic
 
 
-def discover(body: bytes | None, headers: Mapping[str, str] | None = None) -> Discovery | None:
-    """The hub and topic a feed declares (HTTP ``Link`` headers first, as the spec says), or None."""
+def discover(head: FeedHead, headers: Mapping[str, str] | None = None) -> Discovery | None:
+    """The hub and topic a feed declares (HTTP ``Link`` headers first, as the spec says), or None.
+
+    ``head`` is the feed's head as ``feedhead.read_head`` read it (once per fetch).
+    """
     hub = topic = None
     link = (headers or {}).get("link")
     if link:
         hub, topic = _from_link_header(link)
-    if (hub is None or topic is None) and body:
-        body_hub, body_topic = _from_body(body)
+    if hub is None or topic is None:
+        body_hub, body_topic = _from_head(head)
         hub = hub or body_hub
         topic = topic or body_topic
     if not hub or not topic:

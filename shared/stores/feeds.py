@@ -57,6 +57,8 @@ SCHEDULE_FIELDS = frozenset(
         "next_fetch_at",
         "interval_s",
         "consecutive_failures",
+        "schedule_reason",
+        "declared_schedule",
         "schedule_partition",
         "websub_hub",
         "websub_topic",
@@ -95,6 +97,12 @@ class FeedStatus:
     next_fetch_at: datetime | None = None  # None: due now
     interval_s: float | None = None
     consecutive_failures: int = 0
+    #: what chose the next fetch when the origin did ("the feed's ttl", "the feed's skipHours", ...,
+    #: ``cubes/scheduler/origin.py``); None: the adaptive schedule (or a failure's backoff)
+    schedule_reason: str | None = None
+    #: what the feed's last body declared of its schedule (ttl, sy:update*, skip hours and days), as JSON:
+    #: a 304 brings no body, and its feed still declares it
+    declared_schedule: str | None = None
     #: the partition of the scheduler's input (``crawl.feeds``, keyed by host) the feed's host falls
     #: in: the replica holding that partition schedules the feed. None: not scheduled (new, removed)
     schedule_partition: int | None = None

@@ -484,3 +484,13 @@ POSTGRES.append(
         ),
     )
 )
+
+# 26: what chose a feed's next fetch when the origin did (its ttl, sy:updatePeriod, Cache-Control, Expires,
+# skipHours / skipDays: ``cubes/scheduler/origin.py``), shown in the feed's status; what the last body
+# declared, for the fetches that bring none (a 304)
+_SCHEDULE_REASON = (
+    "ALTER TABLE feeds ADD COLUMN schedule_reason TEXT",
+    "ALTER TABLE feeds ADD COLUMN declared_schedule TEXT",
+)
+SQLITE.append((26, "feeds: the origin's schedule", _SCHEDULE_REASON))
+POSTGRES.append((26, "feeds: the origin's schedule", _SCHEDULE_REASON))

@@ -37,6 +37,8 @@ SCHEDULE_TYPES: dict[str, str] = {
     "next_fetch_at": "bigint",
     "interval_s": "double precision",
     "consecutive_failures": "bigint",
+    "schedule_reason": "text",
+    "declared_schedule": "text",
     "schedule_partition": "bigint",
     "websub_hub": "text",
     "websub_topic": "text",
