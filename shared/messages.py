@@ -181,6 +181,9 @@ class CrawlResult(Message):
     requested_at: datetime | None = None
     fetched_at: datetime
     elapsed_ms: float = 0.0
+    #: the Crawl-delay the host's robots.txt asks for, when it is more than ``crawler.max_crawl_delay_s``
+    #: (which the crawler honours instead); None when it asked for no more
+    crawl_delay_capped: float | None = None
 
 
 # --------------------------------------------------------------------------- partner.uploads

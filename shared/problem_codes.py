@@ -100,6 +100,14 @@ _ROWS: tuple[ProblemCode, ...] = (
         "Nothing to do unless it lasts: we wait as asked and fetch again. Raise the rate limit for our "
         "crawler if your pages are late.",
     ),
+    ProblemCode(
+        "robots.crawl_delay_capped",
+        "warning",
+        "robots.txt asks for a longer Crawl-delay than the crawler honours",
+        "The crawler waits at most crawler.max_crawl_delay_s between requests to your host, so your pages "
+        "and images come in on time. Lower Crawl-delay in robots.txt to that or less (or remove it) so that "
+        "robots.txt says what really happens.",
+    ),
     # ---------------------------------------------------------------- the host (shared/hosts.py)
     ProblemCode(
         "host.not_verified",

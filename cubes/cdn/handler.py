@@ -26,6 +26,9 @@ For each ``crawl.images`` result:
 6. The answer to a re-check (``recheck.py``): a 304, or the same bytes again, only
    notes the check; new bytes are a new copy announced with ``replaces`` (the old
    copy's URL), so the pages showing it are rendered again; a failure keeps the copy.
+   Every answer that keeps or makes a copy says when to ask again (``recheck_after``):
+   the image's own lifetime (``Cache-Control`` max-age, ``Expires``) within
+   ``media.recheck_min_s`` .. ``recheck_max_s``, else ``media.recheck_s``.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ from cubes.cdn.copies import resized
 from cubes.cdn.recheck import RECHECK_REQUESTER
 from shared.blobs.base import BlobStore
 from shared.clock import Clock
-from shared.config import Settings
+from shared.config import MediaConfig, Settings
 from shared.errors import NotFound
+from shared.http.freshness import freshness
 from shared.messages import (
     CrawlKind,
     CrawlRequest,
@@ -96,6 +100,18 @@ def _validators(msg: CrawlResult) -> dict[str, str | None]:
     return {"etag": msg.headers.get("etag"), "last_modified": msg.headers.get("last-modified")}
 
 
+def recheck_after(msg: CrawlResult, media: MediaConfig) -> float:
+    """Seconds from an answer to the next re-check of its image: the image's own lifetime when its
+    response gives one (``Cache-Control`` max-age, ``Expires``), held between ``media.recheck_min_s``
+    and ``recheck_max_s`` ("ask every time" is the floor), else ``media.recheck_s``."""
+    fresh = freshness(msg.headers, msg.fetched_at.timestamp())
+    if fresh.seconds is not None:
+        return min(media.recheck_max_s, max(media.recheck_min_s, fresh.seconds))
+    if fresh.revalidate:
+        return media.recheck_min_s
+    return media.recheck_s
+
+
 def _retries_done(requesters: Sequence[str]) -> int:
     done = 0
     for r in requesters:
@@ -125,13 +141,16 @@ class CdnHandler:
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.time(), UTC)
 
+    def _recheck_at(self, msg: CrawlResult, now: datetime) -> datetime:
+        return now + timedelta(seconds=recheck_after(msg, self.media))
+
     async def handle(self, msg: CrawlResult, ctx: Context) -> list[Output]:
         url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
         kind = MediaKind.video if msg.kind == CrawlKind.video else MediaKind.image
         now = self._now()
         recheck = RECHECK_REQUESTER in msg.requesters
         if msg.status == FetchStatus.not_modified:
-            await self.images.record_checked(url, now, **_validators(msg))
+            await self.images.record_checked(url, now, **_validators(msg), recheck_at=self._recheck_at(msg, now))
             return []
         if msg.status != FetchStatus.ok:
             if recheck:  # the copy stays (see step 6); the next re-check asks again
@@ -160,7 +179,7 @@ class CdnHandler:
         if recheck:
             prev = await self.images.get(url)
             if prev is not None and prev.sha256 == sha:  # the same bytes: nothing changed
-                await self.images.record_checked(url, now, **_validators(msg))
+                await self.images.record_checked(url, now, **_validators(msg), recheck_at=self._recheck_at(msg, now))
                 return []
             replaces = prev.cdn_url if prev is not None else None
         widths = widths_for(verdict.width, verdict.mime) if kind == MediaKind.image else ()
@@ -183,6 +202,7 @@ class CdnHandler:
             now=now,
             variants=widths,
             **_validators(msg),
+            recheck_at=self._recheck_at(msg, now),
         )
         cached = MediaCached(
             url=url,

@@ -2,9 +2,10 @@
 
 An image changed in place (same URL, new bytes) used to keep its first copy
 forever. Like any HTTP cache past its freshness lifetime, the cdn cube now
-revalidates: every ``media.recheck_sweep_s`` it claims the images whose last
-check is older than ``media.recheck_s`` (``ImageRegistry.claim_rechecks``: the
-claim marks them checked, so another replica does not order them too) and
+revalidates: every ``media.recheck_sweep_s`` it claims the images due a check
+(``recheck_at``: the image's own lifetime as its response gave it, or
+``media.recheck_s``; ``handler.py``) with ``ImageRegistry.claim_rechecks`` (the
+claim marks them held for a period, so another replica does not order them too) and
 orders a *conditional* fetch with the validators of the last one (``ETag`` as
 ``If-None-Match``, ``Last-Modified`` as ``If-Modified-Since``), at the bulk
 priority ``media.recheck_priority``: new content goes first in every lane.
@@ -16,8 +17,8 @@ and announced in ``media.cached`` with ``replaces`` = the old copy's URL; the
 kvwriter renders every page that shows the old copy again. A failed re-check
 keeps the copy (a failure never downgrades a cached image) until the next one.
 
-A round whose orders are not published puts the claimed images' check times
-back, so the next round orders them again.
+A round whose orders are not published makes the claimed images due at once
+again, so the next round orders them.
 
 Why a period and not "when a page using it is parsed again": the pages that
 show an image usually do not change when it does (a photo retouched, a chart
@@ -54,7 +55,7 @@ class Rechecks:
             return []
         now = datetime.fromtimestamp(self.clock.time(), UTC)
         due = await self.images.claim_rechecks(
-            now - timedelta(seconds=self.media.recheck_s), now, self.media.recheck_batch
+            now, self.media.recheck_batch, hold_until=now + timedelta(seconds=self.media.recheck_s)
         )
         if not due:
             return []
@@ -62,10 +63,10 @@ class Rechecks:
         images = self.images
 
         async def put_back() -> None:
-            # the orders did not go out: the images are due again at the next round
+            # the orders did not go out: the images are due again at the next round (the claim held them
+            # for a whole period: restoring the claim's own "checked now" would have held them as long)
             for rec in due:
-                if rec.checked_at is not None:
-                    await images.record_checked(rec.url, rec.checked_at)
+                await images.record_checked(rec.url, now, recheck_at=now)
 
         tctx.on_failure(put_back)
         return outputs

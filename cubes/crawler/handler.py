@@ -159,9 +159,11 @@ class CrawlHandler:
         # order matters: a pause the partner asked for is saved before the result that reports it is
         # published, so a crawler killed right after cannot leave a next owner not knowing of it
         await self.memory.saved(lane)
-        return await self._from_fetch(req, fetched, self.clock.monotonic() - started)
+        return await self._from_fetch(req, fetched, self.clock.monotonic() - started, lane.crawl_delay_capped)
 
-    async def _from_fetch(self, req: CrawlRequest, f: FetchResult, elapsed_s: float) -> CrawlResult:
+    async def _from_fetch(
+        self, req: CrawlRequest, f: FetchResult, elapsed_s: float, crawl_delay_capped: float | None = None
+    ) -> CrawlResult:
         body, body_ref = f.body, None
         inline_max = self.settings.crawler.inline_body_max
         if f.body_file is not None:
@@ -186,6 +188,7 @@ class CrawlHandler:
             size=f.size,
             error=f.error,
             elapsed_ms=elapsed_s * 1000.0,
+            crawl_delay_capped=crawl_delay_capped,
         )
 
     async def _put_blob(self, req: CrawlRequest, body: bytes, content_type: str | None) -> str:

@@ -70,8 +70,13 @@ class Lane:
     limits: PolicyLimits
     burst: int = 1
     concurrency: int = 1
-    #: robots.txt Crawl-delay in seconds (0 = none)
+    #: robots.txt Crawl-delay in seconds (0 = none), at most ``max_crawl_delay``
     crawl_delay: float = 0.0
+    #: the longest Crawl-delay honoured (``crawler.max_crawl_delay_s``): a robots.txt asking for a day
+    #: between requests would let one feed poll a day through
+    max_crawl_delay: float = math.inf
+    #: the Crawl-delay robots.txt asked for, before the cap (0 = none, or not known since a restart)
+    crawl_delay_asked: float = 0.0
     policy: PolicyState = field(init=False)
     #: GCRA theoretical arrival time: a request may start at ``tat - (burst - 1) * interval``
     tat: float = field(init=False)
@@ -152,11 +157,18 @@ class Lane:
 
     def set_crawl_delay(self, seconds: float | None) -> None:
         """Apply robots.txt's Crawl-delay; called right after robots.txt was answered, so the delay
-        also separates that robots.txt request from the next one."""
-        self.crawl_delay = max(0.0, float(seconds or 0.0))
+        also separates that robots.txt request from the next one. A delay over ``max_crawl_delay``
+        is honoured up to it (``crawl_delay_capped`` says what was asked)."""
+        self.crawl_delay_asked = max(0.0, float(seconds or 0.0))
+        self.crawl_delay = min(self.crawl_delay_asked, self.max_crawl_delay)
         if self.crawl_delay > 0:
             self.tat = max(self.tat, self.clock.monotonic() + self.crawl_delay)
         self._notify()
+
+    @property
+    def crawl_delay_capped(self) -> float | None:
+        """The Crawl-delay robots.txt asked for when it was more than we honour, else None."""
+        return self.crawl_delay_asked if self.crawl_delay_asked > self.crawl_delay else None
 
     # ------------------------------------------------------------------ slots
 
@@ -331,6 +343,7 @@ class Lanes:
             limits=PolicyLimits(configured_rate=o.rate or c.rate, max_rate=o.max_rate or c.max_rate),
             burst=o.burst or c.burst,
             concurrency=self.concurrency_for(host),
+            max_crawl_delay=c.max_crawl_delay_s,
             # one generator for every lane: a Random of its own costs a lane ~2.9 KB (the Mersenne
             # Twister's state), two thirds of an idle lane (bench/scale.py measured it)
             rng=self._rng,

@@ -85,7 +85,8 @@ class LaneMemory:
             latency_avg_s=s.latency_avg_s,
         )
         lane.pause_reason = s.pause_reason
-        lane.crawl_delay = max(lane.crawl_delay, s.crawl_delay)
+        # a delay saved before the cap was lowered is held to it too
+        lane.crawl_delay = max(lane.crawl_delay, min(s.crawl_delay, lane.max_crawl_delay))
         # the earliest next start the old owner allowed: the bucket's next slot is not before it
         lane.tat = max(lane.tat, s.not_before + to_mono + (lane.effective_burst - 1) * lane.interval)
 

@@ -36,7 +36,7 @@ from cubes.parser.problems import capped, code_of, to_problem
 from shared.errors import NotFound
 from shared.feeds import FETCH_NOW_PREFIX
 from shared.messages import CrawlResult, FetchStatus
-from shared.problems import fetch_problem, problem
+from shared.problems import Problem, fetch_problem, problem
 from shared.runtime.cube import Output
 from shared.stores import FeedStore, FetchReport, ProblemStore, Stores, TaskItem, TaskStatus, TaskStore
 
@@ -94,6 +94,10 @@ class Outcome:
         return sum(1 for _, status, _ in self.results if status in statuses) + sum(self.tallied[s] for s in statuses)
 
 
+#: the codes a fetch itself is told (``Fetch.notes``), never carried over from an earlier report
+_FETCH_NOTES = frozenset({"robots.crawl_delay_capped"})
+
+
 @dataclass(frozen=True, slots=True)
 class Fetch:
     """The crawler's side of a report: when, what HTTP said, and the "fetch now" orders it answers."""
@@ -101,11 +105,33 @@ class Fetch:
     at: datetime
     http_status: int | None = None
     fetch_ids: tuple[str, ...] = ()
+    #: what the crawler has to tell of the fetch itself (a Crawl-delay it capped), for every report of it
+    notes: tuple[Problem, ...] = ()
 
     @classmethod
     def of(cls, msg: CrawlResult) -> Fetch:
         ids = tuple(r[len(FETCH_NOW_PREFIX) :] for r in msg.requesters if r.startswith(FETCH_NOW_PREFIX))
-        return cls(msg.fetched_at, msg.http_status, ids)
+        notes: tuple[Problem, ...] = ()
+        if msg.crawl_delay_capped is not None:
+            asked = f"{msg.crawl_delay_capped:g}"
+            notes = (
+                problem(
+                    "robots.crawl_delay_capped",
+                    f"robots.txt of {msg.host} asks for a Crawl-delay of {asked} s between requests; "
+                    "the crawler waits less (crawler.max_crawl_delay_s)",
+                    feed=msg.feed_id,
+                ),
+            )
+        return cls(msg.fetched_at, msg.http_status, ids, notes)
+
+    def told(self, problems: tuple[Problem, ...], counts: dict[str, int]) -> tuple[tuple[Problem, ...], dict[str, int]]:
+        """``problems`` and their ``counts`` with this fetch's own notes first."""
+        if not self.notes:
+            return problems, counts
+        merged = dict(counts)
+        for note in self.notes:
+            merged[note.code] = merged.get(note.code, 0) + 1
+        return (*self.notes, *problems), merged
 
 
 def _summary(first: ItemError, refused_errors: list[ItemError], refused: int, whole: bool) -> str:
@@ -157,6 +183,7 @@ async def write_feed_status(
         return
     if fetch is not None:
         found = capped(run.errors, feed=feed_id)
+        kept, counts = fetch.told(tuple(found.kept), found.counts)
         report = FetchReport(
             feed_id=feed_id,
             fetched_at=fetch.at,
@@ -167,8 +194,8 @@ async def write_feed_status(
             unchanged=run.count(_UNCHANGED),
             refused=refused,
             removed=run.count(_REMOVED),
-            problems=tuple(found.kept),
-            counts=found.counts,
+            problems=kept,
+            counts=counts,
             more=found.more,
             fetch_ids=fetch.fetch_ids,
         )
@@ -191,6 +218,10 @@ async def write_fetch_outcome(
     if status in ("ok", "not_modified"):
         result = "unchanged" if status == "ok" else status  # ok here: a body byte for byte as the last one
         last = next((r for r in await problems.reports(feed_id) if r.result not in _NO_BODY), None)
+        # the last body's problems, without what its fetch itself was told: this fetch tells its own
+        carried = tuple(p for p in last.problems if p.code not in _FETCH_NOTES) if last else ()
+        counts = {k: n for k, n in (last.counts if last else {}).items() if k not in _FETCH_NOTES}
+        kept, counts = fetch.told(carried, counts)
         report = FetchReport(
             feed_id=feed_id,
             fetched_at=fetch.at,
@@ -199,21 +230,22 @@ async def write_fetch_outcome(
             items=items,
             unchanged=items or 0,
             refused=last.refused if last else 0,
-            problems=last.problems if last else (),
-            counts=last.counts if last else {},
+            problems=kept,
+            counts=counts,
             more=last.more if last else 0,
             fetch_ids=fetch.fetch_ids,
         )
     else:
         found = fetch_problem(status, msg.http_status, msg.error, feed=feed_id)
+        kept, counts = fetch.told((found,), {found.code: 1})
         report = FetchReport(
             feed_id=feed_id,
             fetched_at=fetch.at,
             result=status,
             http_status=msg.http_status,
             items=items,
-            problems=(found,),
-            counts={found.code: 1},
+            problems=kept,
+            counts=counts,
             fetch_ids=fetch.fetch_ids,
         )
     await problems.add_report(report)

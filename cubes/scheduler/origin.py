@@ -6,9 +6,9 @@ A feed may say how often it changes, and its response how long it stays fresh:
 * ``<ttl>`` (RSS 2.0: minutes the channel may be cached) and ``sy:updatePeriod`` /
   ``sy:updateFrequency`` (the RSS 1.0 syndication module: ``hourly`` … ``yearly``, so many
   times per period) say **how often to poll**: the larger of the two is the interval;
-* ``Cache-Control: s-maxage`` / ``max-age`` (``s-maxage`` first: we are a shared cache) or,
-  without them, ``Expires`` say **how long the answer stays fresh**: the next poll is never
-  sooner (``no-cache`` / ``no-store`` give no lifetime);
+* ``Cache-Control: s-maxage`` / ``max-age`` or ``Expires`` say **how long the answer stays
+  fresh** (read as a shared cache reads them, ``shared/http/freshness.py``): the next poll is
+  never sooner (``no-cache`` / ``no-store`` give no lifetime);
 * ``<skipHours>`` (0-23, GMT) and ``<skipDays>`` (``Monday`` … ``Sunday``) are hours and days
   in which the feed must not be read: a poll due in one moves to the next allowed hour.
 
@@ -25,11 +25,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 
 import orjson
 
 from cubes.scheduler.feedhead import FeedHead
+from shared.http.freshness import freshness
 
 __all__ = ["OriginSchedule", "declared_json", "origin_schedule", "skip_window"]
 
@@ -41,7 +41,6 @@ _PERIODS = {"hourly": 3600.0, "daily": 86_400.0, "weekly": 604_800.0, "monthly":
 _DAYS = {
     name: i for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
 }
-_CACHE_DIRECTIVE = re.compile(r"\s*([A-Za-z-]+)\s*(?:=\s*\"?([^\",]*)\"?)?\s*")
 #: a skip window never moves a poll by more than a week: a feed that skips every hour of every day
 #: asks for nothing we can honour, and is polled as if it had said nothing
 _SKIP_HORIZON_H = 7 * 24
@@ -84,35 +83,6 @@ def _every(head: FeedHead) -> tuple[float | None, str | None]:
         return None, None
     # the origin's least frequent wish wins: polling more often than either asks is never polite
     return max(found)
-
-
-def _cache_lifetime(value: str | None) -> tuple[bool, float | None, str | None]:
-    """``(decided, seconds, reason)``: decided when Cache-Control speaks of freshness, so ``Expires`` is moot."""
-    directives: dict[str, str | None] = {}
-    for part in (value or "").split(",")[:32]:
-        match = _CACHE_DIRECTIVE.fullmatch(part)
-        if match:
-            directives.setdefault(match.group(1).lower(), match.group(2))
-    if "no-store" in directives or "no-cache" in directives:
-        return True, None, None
-    for name in ("s-maxage", "max-age"):
-        if name in directives:
-            seconds = _number(directives[name])
-            return True, (float(seconds) if seconds else None), f"the feed's Cache-Control {name}"
-    return False, None, None
-
-
-def _expires(value: str | None, fetched_at: float) -> tuple[float | None, str | None]:
-    if not value or len(value) > 64:
-        return None, None
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None, None  # "0", "-1" and other invalid dates mean "already expired" (RFC 9111 5.3)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    left = when.timestamp() - fetched_at
-    return (left, "the feed's Expires header") if left > 0 else (None, None)
 
 
 def _declared(head: FeedHead) -> tuple[float | None, str | None, frozenset[int], frozenset[int]]:
@@ -161,16 +131,12 @@ def origin_schedule(
     always this response's own.
     """
     every_s, every_reason, hours, days = _declared(head) if head is not None else _remembered(remembered)
-    decided, fresh_s, fresh_reason = _cache_lifetime(headers.get("cache-control"))
-    if not decided:  # max-age and s-maxage override Expires (RFC 9111 section 5.3)
-        fresh_s, fresh_reason = _expires(headers.get("expires"), fetched_at)
-    if fresh_s is None:
-        fresh_reason = None
+    fresh = freshness(headers, fetched_at)  # "ask again every time" sets no floor: the adaptive schedule stands
     return OriginSchedule(
         every_s=every_s,
         every_reason=every_reason,
-        fresh_s=fresh_s,
-        fresh_reason=fresh_reason,
+        fresh_s=fresh.seconds,
+        fresh_reason=f"the feed's {fresh.source}" if fresh.seconds is not None else None,
         skip_hours=hours,
         skip_days=days,
     )

@@ -201,6 +201,9 @@ class CrawlerConfig(Section):
     #: bodies up to this size travel inside the message; larger ones as a blob reference
     inline_body_max: int = Field(default=256 * 1024, ge=0)
     robots_ttl_s: float = Field(default=86_400.0, gt=0)
+    #: the longest robots.txt Crawl-delay honoured, in seconds; a longer one is held to this and reported
+    #: to the feeds' webmasters (robots.crawl_delay_capped): 86,400 would let one request a day through
+    max_crawl_delay_s: float = Field(default=30.0, gt=0, le=86_400.0)
     #: identical requests within this window share one fetch
     coalesce_window_s: float = Field(default=60.0, ge=0)
     #: a request whose host lane cannot start it within this many seconds (paused by Retry-After,
@@ -280,6 +283,12 @@ class MediaConfig(Section):
     #: 304 keeps the copy, new bytes make a new copy and refresh the pages that show it); 0 = never.
     #: A week: images rarely change in place, and a shop's 1,000,000 pictures then cost ~2 requests/s
     recheck_s: float = Field(default=7 * 86_400.0, ge=0)
+    #: an image whose own response says how long it stays fresh (Cache-Control max-age, Expires) is
+    #: re-checked when that runs out, held between these: at most daily (a shop's million pictures
+    #: asked about hourly would be ~280 requests/s) and at least monthly (an image changed in place
+    #: despite a year's max-age is seen within a month); "ask every time" (no-cache) means the floor
+    recheck_min_s: float = Field(default=86_400.0, gt=0)
+    recheck_max_s: float = Field(default=30 * 86_400.0, gt=0)
     #: how often the cdn cube looks for images due a re-check, and how many it orders per look at most
     recheck_sweep_s: float = Field(default=60.0, gt=0)
     recheck_batch: int = Field(default=500, gt=0)
@@ -288,6 +297,14 @@ class MediaConfig(Section):
     #: a page that lost an image for good (404, not an image, ...) or, in the parser, an image or a
     #: table is held back, not published without it (shared/completeness.py); false: published, reported
     hold_incomplete: bool = True
+
+    @field_validator("recheck_max_s")
+    @classmethod
+    def _recheck_not_under_min(cls, value: float, info: ValidationInfo) -> float:
+        low = info.data.get("recheck_min_s")
+        if low is not None and value < low:
+            raise refuse("at least media.recheck_min_s")
+        return value
 
 
 class DelayConfig(Section):

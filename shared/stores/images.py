@@ -5,10 +5,12 @@ Media asks it which images are cached and orders the missing ones
 outcome; delay reads it. One implementation for both engines: ``sql/images.py``.
 
 A cached image is re-checked at its source (a changed source image
-refreshes its CDN copy): the cdn cube's sweep claims the images whose last
-check is older than ``media.recheck_s`` (``claim_rechecks``) and orders a
-conditional fetch with the validators of the last one; ``record_checked``
-notes a 304 (or the same bytes again). The kvwriter records which pages show
+refreshes its CDN copy): every check writes when the next one is due
+(``recheck_at``: ``media.recheck_s`` after it, or the image's own lifetime as
+its response gave it, ``cubes/cdn/handler.py``), the cdn cube's sweep claims
+the images due (``claim_rechecks``) and orders a conditional fetch with the
+validators of the last one; ``record_checked`` notes a 304 (or the same bytes
+again). The kvwriter records which pages show
 each CDN copy (``link_pages``), so that a changed image's pages are found
 (``pages_using``) and rendered again with the new copy.
 """
@@ -21,7 +23,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
-__all__ = ["ImageRecord", "ImageRegistry", "ImageStatus"]
+__all__ = ["DEFAULT_RECHECK_S", "ImageRecord", "ImageRegistry", "ImageStatus"]
+
+#: when a check names no next one (``recheck_at`` None), it is due this long after it: the default of
+#: ``media.recheck_s``, which the cdn cube passes itself
+DEFAULT_RECHECK_S = 7 * 86_400.0
 
 
 class ImageStatus(StrEnum):
@@ -49,8 +55,10 @@ class ImageRecord:
     #: the validators of the fetch the copy came from (a re-check sends them: a 304 keeps the copy)
     etag: str | None = None
     last_modified: str | None = None
-    #: when the source was last asked about it (stored or re-checked); the re-check sweep's clock
+    #: when the source was last asked about it (stored or re-checked)
     checked_at: datetime | None = None
+    #: when it is asked about again (the re-check sweep's clock); None for an image not cached
+    recheck_at: datetime | None = None
 
 
 class ImageRegistry(Protocol):
@@ -76,24 +84,35 @@ class ImageRegistry(Protocol):
         variants: tuple[int, ...] = (),
         etag: str | None = None,
         last_modified: str | None = None,
+        recheck_at: datetime | None = None,
     ) -> None:
-        """The image is in the CDN at ``cdn_url`` (checked at its source ``now``)."""
+        """The image is in the CDN at ``cdn_url`` (checked at its source ``now``), asked about again at
+        ``recheck_at`` (None: ``DEFAULT_RECHECK_S`` after ``now``)."""
         ...
 
     async def record_checked(
-        self, url: str, now: datetime, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        now: datetime,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        recheck_at: datetime | None = None,
     ) -> None:
-        """A re-check found the source unchanged (a 304, or the same bytes): checked ``now``.
+        """A re-check found the source unchanged (a 304, or the same bytes): checked ``now``, asked
+        about again at ``recheck_at`` (None: ``DEFAULT_RECHECK_S`` after ``now``).
 
         ``etag`` / ``last_modified``: the validators the answer carried, kept when None.
         """
         ...
 
-    async def claim_rechecks(self, due_before: datetime, now: datetime, limit: int) -> list[ImageRecord]:
-        """Up to ``limit`` cached images last checked at or before ``due_before``, marked checked ``now``.
+    async def claim_rechecks(self, now: datetime, limit: int, *, hold_until: datetime) -> list[ImageRecord]:
+        """Up to ``limit`` cached images due a re-check at ``now`` (``recheck_at``), the longest due first,
+        marked checked ``now`` and due again at ``hold_until``.
 
         Marking them is the claim: a second sweep (another replica) does not order them again
-        until they are due again; an order whose answer is lost waits for the next period.
+        until ``hold_until``; an order whose answer is lost waits until then. A round whose orders
+        did not go out makes them due again with ``record_checked(url, now, recheck_at=now)``.
         """
         ...
 

@@ -494,3 +494,15 @@ _SCHEDULE_REASON = (
 )
 SQLITE.append((26, "feeds: the origin's schedule", _SCHEDULE_REASON))
 POSTGRES.append((26, "feeds: the origin's schedule", _SCHEDULE_REASON))
+
+# 27: an image's next re-check is a due time of its own (its response's Cache-Control max-age or Expires,
+# ``cubes/cdn/handler.py``), not its last check plus one period for every image; the images cached before
+# are due a week (the default media.recheck_s) after their last check
+_RECHECK_AT = (
+    "ALTER TABLE images ADD COLUMN recheck_at BIGINT",
+    "UPDATE images SET recheck_at = checked_at + 604800000000 WHERE status = 'ok' AND checked_at IS NOT NULL",
+    "DROP INDEX IF EXISTS images_recheck",
+    "CREATE INDEX IF NOT EXISTS images_recheck_due ON images (status, recheck_at)",
+)
+SQLITE.append((27, "images: a re-check due time of their own", _RECHECK_AT))
+POSTGRES.append((27, "images: a re-check due time of their own", _RECHECK_AT))

@@ -412,29 +412,41 @@ class StoreContract:
         assert len(await stores.images.get_many(many)) == 3
 
     async def test_image_rechecks_are_claimed_once_when_due(self, stores: Stores, store_url: str) -> None:
-        """A cached image is asked about again after media.recheck_s, by one sweep only."""
+        """A cached image is asked about again when its check says (``recheck_at``), by one sweep only."""
         old, fresh, pending = "https://a.example/old.png", "https://a.example/new.png", "https://a.example/p.png"
+        short = "https://a.example/short.png"
         await stores.images.record_ok(old, cdn_url="/cdn/old", etag='"v1"', last_modified="Mon, 1 Dec 2025", now=T0)
         await stores.images.record_ok(fresh, cdn_url="/cdn/new", now=T0 + timedelta(days=6))
+        # its own lifetime: due a day after it was stored, before "old" is
+        await stores.images.record_ok(
+            short, cdn_url="/cdn/s", now=T0 + timedelta(days=2), recheck_at=T0 + timedelta(days=3)
+        )
         await stores.images.mark_ordered(pending, T0)
         rec = await stores.images.get(old)
         assert rec is not None
         assert (rec.etag, rec.last_modified, rec.checked_at) == ('"v1"', "Mon, 1 Dec 2025", T0)
+        assert rec.recheck_at == T0 + timedelta(days=7)  # no due time given: the default period on
+        assert (await stores.images.get(pending)).recheck_at is None  # type: ignore[union-attr]
         now = T0 + timedelta(days=8)
-        due = now - timedelta(days=7)
+        hold = now + timedelta(days=7)
         second = await open_stores(store_url, pool_size=2)
         try:
             claims = await asyncio.gather(
-                *((stores if i % 2 else second).images.claim_rechecks(due, now, 10) for i in range(6))
+                *((stores if i % 2 else second).images.claim_rechecks(now, 10, hold_until=hold) for i in range(6))
             )
         finally:
             await second.close()
-        assert sorted(r.url for c in claims for r in c) == [old]  # due, claimed by one of the six
-        (claimed,) = (r for c in claims for r in c)
-        assert (claimed.cdn_url, claimed.etag) == ("/cdn/old", '"v1"')
-        assert await stores.images.claim_rechecks(due, now, 10) == []
-        # a 304 keeps the copy and the validators it did not replace
-        await stores.images.record_checked(old, now + timedelta(hours=1), etag='"v2"')
+        # due, each claimed by one of the six (the longest due first: below, with a limit of 1)
+        claimed = [r for c in claims for r in c]
+        assert sorted(r.url for r in claimed) == [old, short]
+        by_url = {r.url: r for r in claimed}
+        assert (by_url[old].cdn_url, by_url[old].etag) == ("/cdn/old", '"v1"')
+        assert (by_url[old].checked_at, by_url[old].recheck_at) == (now, hold)
+        assert await stores.images.claim_rechecks(now, 10, hold_until=hold) == []
+        # a 304 keeps the copy and the validators it did not replace, and says when to ask again
+        await stores.images.record_checked(
+            old, now + timedelta(hours=1), etag='"v2"', recheck_at=now + timedelta(days=30)
+        )
         rec = await stores.images.get(old)
         assert rec is not None
         assert (rec.status, rec.cdn_url, rec.etag, rec.last_modified) == (
@@ -443,12 +455,15 @@ class StoreContract:
             '"v2"',
             "Mon, 1 Dec 2025",
         )
-        assert rec.checked_at == now + timedelta(hours=1)
-        later = now + timedelta(days=30)
-        # the longest unchecked first: "fresh" was checked on day 6, "old" just now
-        due = later - timedelta(days=1)
-        assert [r.url for r in await stores.images.claim_rechecks(due, later, 1)] == [fresh]
-        assert [r.url for r in await stores.images.claim_rechecks(due, later, 5)] == [old]
+        assert (rec.checked_at, rec.recheck_at) == (now + timedelta(hours=1), now + timedelta(days=30))
+        later = now + timedelta(days=20)
+        # "fresh" is due (day 13), "short" (held to day 15) too, "old" not before day 38
+        held = later + timedelta(days=7)
+        assert [r.url for r in await stores.images.claim_rechecks(later, 1, hold_until=held)] == [fresh]
+        assert [r.url for r in await stores.images.claim_rechecks(later, 5, hold_until=held)] == [short]
+        # a round whose orders did not go out makes them due again at once
+        await stores.images.record_checked(short, later, recheck_at=later)
+        assert [r.url for r in await stores.images.claim_rechecks(later, 5, hold_until=hold)] == [short]
 
     async def test_pages_are_linked_to_the_copies_they_show(self, stores: Stores) -> None:
         await stores.images.link_pages([("/cdn/a", URL), ("/cdn/b", URL), ("/cdn/a", URL + "2")])

@@ -23,7 +23,7 @@ from shared.stores.codec import now_us, to_us
 from shared.stores.images import ImageRecord
 from shared.stores.postgres.batch import TurnBatch
 from shared.stores.postgres.db import PgDb, unnest_columns
-from shared.stores.sql.images import IMAGE_COLUMNS, SqlImageRegistry, image_from_row, variants_text
+from shared.stores.sql.images import IMAGE_COLUMNS, SqlImageRegistry, image_from_row, recheck_us, variants_text
 
 __all__ = ["PgImageRegistry"]
 
@@ -41,14 +41,15 @@ _MARK_ORDERED = (
 )
 _RECORD_OK = (
     "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, variants,"
-    " etag, last_modified, checked_at)"
-    " SELECT u, 'ok', c, NULL, m, sz, w, h, sha, s, v, e, lm, s FROM unnest($1::text[], $2::text[], $3::text[],"
-    " $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[])"
-    " AS t(u, c, m, sz, w, h, sha, s, v, e, lm)"
+    " etag, last_modified, checked_at, recheck_at)"
+    " SELECT u, 'ok', c, NULL, m, sz, w, h, sha, s, v, e, lm, s, ra FROM unnest($1::text[], $2::text[], $3::text[],"
+    " $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[],"
+    " $12::bigint[]) AS t(u, c, m, sz, w, h, sha, s, v, e, lm, ra)"
     " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
     " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
     " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL, variants = excluded.variants,"
-    " etag = excluded.etag, last_modified = excluded.last_modified, checked_at = excluded.checked_at"
+    " etag = excluded.etag, last_modified = excluded.last_modified, checked_at = excluded.checked_at,"
+    " recheck_at = excluded.recheck_at"
 )
 # A failure never downgrades an image already in the CDN: its copy there stays valid.
 _RECORD_FAILED = (
@@ -60,7 +61,7 @@ _RECORD_FAILED = (
 )
 
 _Mark = tuple[str, int]  # url, ordered_at
-_Ok = tuple[str, str, str | None, int, int | None, int | None, str | None, int, str, str | None, str | None]
+_Ok = tuple[str, str, str | None, int, int | None, int | None, str | None, int, str, str | None, str | None, int]
 _Failed = tuple[str, str, int, int | None]  # url, reason, updated_at, retry_after
 
 
@@ -110,9 +111,24 @@ class PgImageRegistry(SqlImageRegistry):
         variants: tuple[int, ...] = (),
         etag: str | None = None,
         last_modified: str | None = None,
+        recheck_at: datetime | None = None,
     ) -> None:
+        stamp = now_us(now)
         await self._ok(
-            (url, cdn_url, mime, size, width, height, sha256, now_us(now), variants_text(variants), etag, last_modified)
+            (
+                url,
+                cdn_url,
+                mime,
+                size,
+                width,
+                height,
+                sha256,
+                stamp,
+                variants_text(variants),
+                etag,
+                last_modified,
+                recheck_us(stamp, recheck_at),
+            )
         )
 
     async def record_failed(
@@ -129,7 +145,7 @@ async def _get_many(conn: asyncpg.Connection, wanted: Sequence[list[str]]) -> li
 
 
 async def _write_ok(conn: asyncpg.Connection, items: Sequence[_Ok]) -> list[None]:
-    await conn.execute(_RECORD_OK, *unnest_columns(items, 11))
+    await conn.execute(_RECORD_OK, *unnest_columns(items, 12))
     return [None] * len(items)
 
 

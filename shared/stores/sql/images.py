@@ -14,20 +14,26 @@ from datetime import datetime
 from typing import Any
 
 from shared.stores.codec import from_us, now_us, to_us
-from shared.stores.images import ImageRecord, ImageStatus
+from shared.stores.images import DEFAULT_RECHECK_S, ImageRecord, ImageStatus
 from shared.stores.sql.runner import CHUNK, SqlRunner, chunks
 
-__all__ = ["IMAGE_COLUMNS", "SqlImageRegistry", "image_from_row", "variants_text"]
+__all__ = ["IMAGE_COLUMNS", "SqlImageRegistry", "image_from_row", "recheck_us", "variants_text"]
 
 IMAGE_COLUMNS = (
     "url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at, retry_after, ordered_at, variants,"
-    " etag, last_modified, checked_at"
+    " etag, last_modified, checked_at, recheck_at"
 )
 
 
 def variants_text(widths: tuple[int, ...]) -> str:
     """The ``variants`` column: widths as ``480,960`` ("" for none)."""
     return ",".join(str(w) for w in widths)
+
+
+def recheck_us(stamp: int, recheck_at: datetime | None) -> int:
+    """The ``recheck_at`` column of a check at ``stamp`` (microseconds): as given, or the default period on."""
+    given = to_us(recheck_at)
+    return given if given is not None else stamp + int(DEFAULT_RECHECK_S * 1_000_000)
 
 
 def _variants(text: str | None) -> tuple[int, ...]:
@@ -52,6 +58,7 @@ def image_from_row(row: Sequence[Any]) -> ImageRecord:
         etag=row[13],
         last_modified=row[14],
         checked_at=from_us(row[15]),
+        recheck_at=from_us(row[16]),
     )
 
 
@@ -86,16 +93,18 @@ class SqlImageRegistry:
         variants: tuple[int, ...] = (),
         etag: str | None = None,
         last_modified: str | None = None,
+        recheck_at: datetime | None = None,
     ) -> None:
         stamp = now_us(now)
         await self._sql.execute(
             "INSERT INTO images (url, status, cdn_url, reason, mime, size, width, height, sha256, updated_at,"
-            " variants, etag, last_modified, checked_at) VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " variants, etag, last_modified, checked_at, recheck_at)"
+            " VALUES (?, 'ok', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (url) DO UPDATE SET status = 'ok', cdn_url = excluded.cdn_url, reason = NULL,"
             " mime = excluded.mime, size = excluded.size, width = excluded.width, height = excluded.height,"
             " sha256 = excluded.sha256, updated_at = excluded.updated_at, retry_after = NULL,"
             " variants = excluded.variants, etag = excluded.etag, last_modified = excluded.last_modified,"
-            " checked_at = excluded.checked_at",
+            " checked_at = excluded.checked_at, recheck_at = excluded.recheck_at",
             url,
             cdn_url,
             mime,
@@ -108,30 +117,41 @@ class SqlImageRegistry:
             etag,
             last_modified,
             stamp,
+            recheck_us(stamp, recheck_at),
         )
 
     async def record_checked(
-        self, url: str, now: datetime, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        now: datetime,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        recheck_at: datetime | None = None,
     ) -> None:
+        stamp = now_us(now)
         await self._sql.execute(
-            "UPDATE images SET checked_at = ?, etag = COALESCE(?, etag), last_modified = COALESCE(?, last_modified)"
-            " WHERE url = ? AND status = 'ok'",
-            now_us(now),
+            "UPDATE images SET checked_at = ?, recheck_at = ?, etag = COALESCE(?, etag),"
+            " last_modified = COALESCE(?, last_modified) WHERE url = ? AND status = 'ok'",
+            stamp,
+            recheck_us(stamp, recheck_at),
             etag,
             last_modified,
             url,
         )
 
-    async def claim_rechecks(self, due_before: datetime, now: datetime, limit: int) -> list[ImageRecord]:
-        # one statement: the rows it returns are this caller's (images_recheck finds them in order)
+    async def claim_rechecks(self, now: datetime, limit: int, *, hold_until: datetime) -> list[ImageRecord]:
+        # one statement: the rows it returns are this caller's (images_recheck_due finds them in order)
+        stamp = now_us(now)
         rows = await self._sql.execute_returning(
-            "UPDATE images SET checked_at = ? WHERE url IN (SELECT url FROM images"
-            " WHERE status = 'ok' AND checked_at <= ? ORDER BY checked_at LIMIT ?)"
-            f" AND status = 'ok' AND checked_at <= ? RETURNING {IMAGE_COLUMNS}",
-            now_us(now),
-            to_us(due_before),
+            "UPDATE images SET checked_at = ?, recheck_at = ? WHERE url IN (SELECT url FROM images"
+            " WHERE status = 'ok' AND recheck_at <= ? ORDER BY recheck_at LIMIT ?)"
+            f" AND status = 'ok' AND recheck_at <= ? RETURNING {IMAGE_COLUMNS}",
+            stamp,
+            to_us(hold_until),
+            stamp,
             limit,
-            to_us(due_before),
+            stamp,
         )
         return [image_from_row(row) for row in rows]
 

@@ -326,3 +326,65 @@ async def test_a_failed_recheck_keeps_the_copy_and_orders_nothing(env: Env) -> N
         failed = result(url, None, status=status, http_status=code, requesters=RECHECK)
         assert await env.handler.handle(failed, CTX) == []
     assert await env.stores.images.get(url) == before
+
+
+@pytest.mark.parametrize(
+    ("headers", "after"),
+    [
+        ({}, timedelta(days=7)),  # media.recheck_s
+        ({"cache-control": "public, max-age=172800"}, timedelta(days=2)),  # its own lifetime
+        ({"cache-control": "max-age=60"}, timedelta(days=1)),  # held to media.recheck_min_s
+        ({"cache-control": "max-age=31536000, immutable"}, timedelta(days=30)),  # held to media.recheck_max_s
+        ({"cache-control": "no-cache"}, timedelta(days=1)),  # "ask every time": the floor
+        ({"expires": "Sat, 21 Jun 2025 15:06:40 GMT"}, timedelta(days=1, hours=12)),  # 36 h after fetched_at
+    ],
+)
+async def test_an_image_is_asked_about_again_when_its_own_lifetime_says(
+    env: Env, headers: dict[str, str], after: timedelta
+) -> None:
+    url = "https://img.test/lifetime.png"
+    fetched = datetime(2025, 6, 20, 3, 6, 40, tzinfo=UTC)
+    await env.handler.handle(result(url, png(), headers=headers, fetched_at=fetched), CTX)
+    rec = await env.stores.images.get(url)
+    assert rec is not None
+    assert rec.recheck_at == env.now() + after
+    # a 304 to the re-check says it again, with the lifetime it carries now
+    env.clock.advance(3600)
+    answer = result(
+        url,
+        None,
+        status=FetchStatus.not_modified,
+        http_status=304,
+        requesters=RECHECK,
+        headers={"cache-control": "max-age=259200"},
+        fetched_at=fetched,
+    )
+    await env.handler.handle(answer, CTX)
+    rec = await env.stores.images.get(url)
+    assert rec is not None
+    assert rec.recheck_at == env.now() + timedelta(days=3)
+
+
+async def test_a_recheck_round_whose_orders_did_not_go_out_orders_them_again(env: Env) -> None:
+    from cubes.cdn.recheck import Rechecks
+    from shared.runtime.timers import run_round
+
+    url = "https://img.test/again.png"
+    await env.handler.handle(result(url, png()), CTX)
+    env.clock.advance(8 * 86_400)
+    rechecks = Rechecks(env.settings, env.stores.images, env.clock)
+
+    async def bus_down(outputs: object) -> None:
+        raise ConnectionError("bus down")
+
+    with pytest.raises(ConnectionError):
+        await run_round("cdn", "image-recheck", rechecks.sweep, bus_down)
+    published: list[object] = []
+
+    async def publish(outputs: list[object]) -> None:
+        published.extend(outputs)
+
+    # the next round, a minute later, orders the image (the claim held it a whole week before)
+    env.clock.advance(60)
+    assert await run_round("cdn", "image-recheck", rechecks.sweep, publish) == 1
+    assert [o.message.url for o in published] == [url]  # type: ignore[attr-defined]

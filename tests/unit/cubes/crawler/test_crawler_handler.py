@@ -261,3 +261,25 @@ async def test_a_refused_local_feed_names_the_setting_not_robots_txt(partner, pa
     assert not out.message.error.startswith("robots.txt")
     assert "127.0.0.1" in out.message.error
     assert "http.allowlist" in out.message.error
+
+
+async def test_a_crawl_delay_over_the_cap_is_held_to_it_and_reported(partner, partner_resolver):
+    partner.set_robots(B, "User-agent: *\nCrawl-delay: 86400\n")
+    h = make_handler(fast_settings(max_crawl_delay_s=0.05), partner_resolver)
+    try:
+        [first] = await h.handle(request(partner.url(B, "/ok"), B), CTX)
+        lane = h.lanes.get(B)
+        assert lane.crawl_delay == 0.05  # a day between requests would let one poll a day through
+        assert first.message.status is FetchStatus.ok
+        assert first.message.crawl_delay_capped == 86_400.0
+        [second] = await h.handle(request(partner.url(B, "/feed.xml"), B), CTX)
+        assert second.message.status is FetchStatus.ok  # within max_lane_wait_s: the cap is what is waited
+        partner.set_robots(B, "User-agent: *\nCrawl-delay: 0.01\n")
+    finally:
+        await h.fetcher.close()
+    h2 = make_handler(fast_settings(max_crawl_delay_s=0.05), partner_resolver)
+    try:
+        [out] = await h2.handle(request(partner.url(B, "/ok"), B), CTX)
+        assert out.message.crawl_delay_capped is None  # it asks for no more than we honour
+    finally:
+        await h2.fetcher.close()

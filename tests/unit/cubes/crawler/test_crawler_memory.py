@@ -121,3 +121,18 @@ async def test_the_crawl_delay_spacing_survives(
     assert [h.path for h in partner.hits(A)] == ["/robots.txt"]
     await old.fetcher.close()
     await new.fetcher.close()
+
+
+async def test_a_saved_crawl_delay_is_held_to_a_lowered_cap(
+    partner: PartnerServer, partner_resolver: PartnerResolver, stores: Stores
+) -> None:
+    partner.set_robots(A, "User-agent: *\nCrawl-delay: 30\n")
+    old = crawler(fast_settings(max_lane_wait_s=1.0), stores, SystemClock(), partner_resolver)
+    await old.handle(request(partner.url(A, "/ok"), A), CTX)
+    assert (await old.memory.lane(A)).crawl_delay == 30.0
+    # the operator lowers the cap: the lane the next owner restores keeps to it
+    new = crawler(fast_settings(max_lane_wait_s=1.0, max_crawl_delay_s=2.0), stores, SystemClock(), partner_resolver)
+    lane = await new.memory.lane(A)
+    assert lane.crawl_delay == 2.0
+    await old.fetcher.close()
+    await new.fetcher.close()

@@ -135,3 +135,22 @@ async def test_a_not_modified_fetch_still_shows_what_the_body_refused(env: Env) 
         ["item.no_title"],
     ]
     assert [r.refused for r in history] == [0, 1, 1, 1]
+
+
+async def test_a_capped_crawl_delay_is_told_in_every_report_of_the_fetch(env: Env) -> None:
+    body = turbo_feed(item(1))
+    await env.feed(body, crawl_delay_capped=86_400.0)  # parsed
+    await env.feed(body, crawl_delay_capped=86_400.0)  # the same body: the last report's problems carried
+    await env.handle(failed(env, FetchStatus.http_5xx, http_status=503, crawl_delay_capped=86_400.0))
+    await env.feed(body)  # robots.txt asks for less now: nothing to tell
+    history = await env.stores.problems.reports("f1")
+    assert [[p.code for p in r.problems] for r in history] == [
+        [],
+        ["robots.crawl_delay_capped", "fetch.server_error"],
+        ["robots.crawl_delay_capped"],  # once, though the report it carries over had it too
+        ["robots.crawl_delay_capped"],
+    ]
+    told = history[1].problems[0]
+    assert "86400 s" in told.message
+    assert "crawler.max_crawl_delay_s" in told.hint
+    assert history[2].counts == {"robots.crawl_delay_capped": 1}

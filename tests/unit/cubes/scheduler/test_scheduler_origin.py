@@ -93,7 +93,7 @@ def test_cache_control_and_expires() -> None:
     assert schedule(rss(""), {"cache-control": "no-cache, max-age=900"}).fresh_s is None
     expires = "Tue, 14 Nov 2023 23:13:20 GMT"  # an hour after T0
     got = schedule(rss(""), {"expires": expires})
-    assert (got.fresh_s, got.fresh_reason) == (3600.0, "the feed's Expires header")
+    assert (got.fresh_s, got.fresh_reason) == (3600.0, "the feed's Expires")
     # max-age overrides Expires, even when it says "stale now"
     assert schedule(rss(""), {"cache-control": "max-age=0", "expires": expires}).fresh_s is None
     for bad in ("0", "-1", "yesterday", "Tue, 14 Nov 1999 23:13:20 GMT", "x" * 500):
