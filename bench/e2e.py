@@ -71,7 +71,7 @@ from bench.e2e_site import PARTNER_SUFFIX, PartnerProcess, PartnerResolver
 from bench.e2e_waits import HopProbe, RunQueue, count_kafka_requests
 from cubes import registry
 from cubes.worker import worker_main
-from cubes.workers import WorkerPool, replicable
+from cubes.workers import WorkerPool
 from shared.config import Settings
 from shared.feeds import FeedRegistry, RegistrationRefused, feed_id_for
 from shared.runtime import Runner, ensure_topics, open_deps
@@ -221,7 +221,7 @@ class Processes:
 async def wait_for_workers(runners: list[Runner], deps: Any, processes: int) -> None:
     """Until every replicable cube here holds no more than its share of its partitions: the workers have
     joined each group, and the first pass does not start with one process doing it all (polled)."""
-    shared = [r for r in runners if r.cube.name in replicable(CUBES)]
+    shared = [r for r in runners if r.cube.name in registry.replicable(CUBES)]
     shares: dict[str, int] = {}
     for r in shared:
         topics = [*r.cube.inputs, r.retry_topic]
@@ -612,14 +612,16 @@ async def run_engine_set(
         if probe is not None:
             probe.wrap_stores(await deps.stores())
         for name in CUBES:
-            cube = await registry.cube_module(name).build(settings, deps)
+            cube = await registry.build(name, settings, deps)
             if probe is not None and cube.handler is not None:
                 cube = dataclasses.replace(cube, handler=probe.wrap(f"handler {name}", cube.handler))
             runners.append(Runner(cube_cpu.instrument(cube), deps))
         tasks = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
         if workers > 1:
             # the same settings (overrides included); the hidden --worker mode adds the PartnerResolver
-            pool = WorkerPool(settings, replicable(CUBES), workers - 1, command=(sys.executable, SCRIPT, WORKER_FLAG))
+            pool = WorkerPool(
+                settings, registry.replicable(CUBES), workers - 1, command=(sys.executable, SCRIPT, WORKER_FLAG)
+            )
             await pool.start()
             await wait_for_workers(runners, deps, workers)
             print(f"   workers: pids {', '.join(map(str, pool.pids))} run {', '.join(pool.cubes)}", flush=True)

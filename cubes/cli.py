@@ -145,7 +145,7 @@ def _cmd_topics_create(args: argparse.Namespace) -> int:
     async def go() -> int:
         deps = await open_deps(load_settings(args.config))
         try:
-            created = await ensure_topics(deps, registry.available_cubes())
+            created = await ensure_topics(deps, registry.CUBE_NAMES)
         finally:
             await deps.close()
         for name in created:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from cubes import registry
-from cubes.workers import WorkerCrashed, WorkerPool, replicable
+from cubes.workers import WorkerCrashed, WorkerPool
 from shared.config import Settings
 from shared.errors import ConfigError
 from shared.runtime import Runner, ensure_topics, open_deps
@@ -59,15 +59,12 @@ async def run_up(
 ) -> int:
     if workers < 1:
         raise ConfigError("--workers", workers, "a whole number of processes, at least 1")
-    names = list(only) or registry.available_cubes()
-    unknown = [n for n in names if n not in registry.available_cubes()]
+    names = list(only) or list(registry.CUBE_NAMES)
+    unknown = [n for n in names if n not in registry.CUBE_NAMES]
     if unknown:
-        print(
-            f"turbocubes: no such cube in this checkout: {', '.join(unknown)}; "
-            f"available: {', '.join(registry.available_cubes())}"
-        )
+        print(f"turbocubes: no such cube: {', '.join(unknown)}; the cubes: {', '.join(registry.CUBE_NAMES)}")
         return 2
-    shared_cubes = replicable(names)
+    shared_cubes = registry.replicable(names)
     if workers > 1 and not shared_cubes:
         print(f"turbocubes: --workers {workers} ignored: none of {', '.join(names)} can run in several processes")
         workers = 1
@@ -112,7 +109,7 @@ async def run_cubes(
     try:
         await ensure_topics(deps, names)
         for name in names:
-            cube = await registry.cube_module(name).build(settings, deps)
+            cube = await registry.build(name, settings, deps)
             runners.append(Runner(cube, deps))
 
         def health_doc() -> dict[str, Any]:

@@ -7,10 +7,12 @@ consumer group, which the bus splits among the group's members by partition
 (the embedded log by lease, ``shared/bus/sqlite_consumer.py``; Kafka by rebalancing),
 so a child takes a share of every topic and the parent keeps the rest.
 
-Not replicable, so parent-only:
+Which cubes are replicable, each says in its declaration (``Cube(replicable=True)``
+in ``cubes/<name>/cube.py``). Not replicable, so parent-only:
 
 * ``api``, ``frontend`` -- they bind a port (and the api enforces its tenant
   limits per instance, ``api.instances``);
+* ``indexer`` -- a timer that drains one queue in the store, no partitions to split;
 * the demo site (``--demo``) -- it registers the feeds and draws the progress.
 
 A child is ``python -m cubes.worker`` (``cubes/worker.py``, or a program's own
@@ -52,10 +54,8 @@ from shared.runtime.loops import loop_kind
 
 __all__ = [
     "LOG_LEVELS",
-    "REPLICABLE",
     "WorkerCrashed",
     "WorkerPool",
-    "replicable",
     "settings_from_dict",
     "settings_to_dict",
     "worker_settings",
@@ -63,29 +63,12 @@ __all__ = [
 
 log = logging.getLogger("turbocubes.workers")
 
-#: consumer-group cubes whose only shared state is the bus and the stores (see the module docstring)
-REPLICABLE: tuple[str, ...] = (
-    "scheduler",  # each replica ticks the feeds of its partitions (cubes/scheduler/ownership.py)
-    "crawler",
-    "parser",
-    "autoparser",
-    "media",
-    "cdn",
-    "delay",
-    "kvwriter",
-    "wordstat",
-)
 #: the command of a child: ``cubes/worker.py`` (the pool is the parent's side only, so that the launcher,
 #: which starts the pool, and the child, which runs the launcher, import each other in one direction)
 DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cubes.worker")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 #: a child gets this long past ``runtime.shutdown_timeout_s`` to close its engines before SIGKILL
 EXIT_GRACE_S = 5.0
-
-
-def replicable(names: Sequence[str]) -> list[str]:
-    """The cubes of ``names`` that may run in several processes at once, in the given order."""
-    return [n for n in names if n in REPLICABLE]
 
 
 # --------------------------------------------------------------------------- settings over a pipe

@@ -18,7 +18,7 @@ so the runtime can dead-letter the record with a readable reason.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 import schemas as _schemas_package  # the catalog ships as package data
 from shared import messages, problem_codes
+from shared.bus.base import TopicSpec
 from shared.errors import ContractError, PublishContractError
 from shared.problems import problem_schema
 
@@ -48,6 +49,8 @@ __all__ = [
     "schema_documents",
     "stale_contract_files",
     "topic",
+    "topic_specs",
+    "topics_from_toml",
     "validator",
     "write_contract_files",
 ]
@@ -78,13 +81,13 @@ def _duration_ms(text: str) -> int:
     raise ContractError(f"topics.toml: bad duration {text!r} (use e.g. 500ms, 30s, 24h, 7d)")
 
 
-@cache
-def catalog() -> dict[str, Topic]:
-    """The topic catalog, read once."""
-    raw = tomllib.loads((SCHEMAS_DIR / "topics.toml").read_text(encoding="utf-8"))
+def topics_from_toml(text: str) -> dict[str, Topic]:
+    """The ``[topics."<name>"]`` rows of a catalog text (``schemas/topics.toml``, or a row of it)."""
     out: dict[str, Topic] = {}
-    for name, row in raw["topics"].items():
-        model = getattr(messages, row["model"])
+    for name, row in tomllib.loads(text).get("topics", {}).items():
+        model = getattr(messages, row["model"], None)
+        if model is None:
+            raise ContractError(f"topics.toml: topic {name!r} names model {row['model']!r}, not in shared.messages")
         out[name] = Topic(
             name=name,
             key=row["key"],
@@ -96,6 +99,23 @@ def catalog() -> dict[str, Topic]:
             retention_ms=_duration_ms(row["retention"]) if "retention" in row else None,
         )
     return out
+
+
+@cache
+def _catalog_text() -> str:
+    return (SCHEMAS_DIR / "topics.toml").read_text(encoding="utf-8")
+
+
+@cache
+def catalog() -> dict[str, Topic]:
+    """The topic catalog, read once."""
+    return topics_from_toml(_catalog_text())
+
+
+@cache
+def _internal() -> dict[str, Any]:
+    raw = tomllib.loads(_catalog_text())
+    return {"dlq": raw["dead_letters"], "retry": raw["retries"]}
 
 
 #: topics added at run time by tests and benchmarks (fresh uuid names); never part of the catalog files
@@ -121,6 +141,19 @@ def dlq_topic(name: str) -> str:
 def retry_topic(cube: str) -> str:
     """Delayed retries of one cube (one consumer group) travel through their own topic."""
     return RETRY_PREFIX + cube
+
+
+def topic_specs(cube_names: Sequence[str] = ()) -> list[TopicSpec]:
+    """Every catalog topic and its dead letters, and the retry topic of each of ``cube_names``: what
+    ``turbocubes topics create`` makes, with the partitions and retention the catalog gives them."""
+    dlq, retry = _internal()["dlq"], _internal()["retry"]
+    specs: list[TopicSpec] = []
+    for t in catalog().values():
+        specs.append(TopicSpec(t.name, t.partitions, t.compact, t.retention_ms))
+        specs.append(TopicSpec(dlq_topic(t.name), t.partitions, False, _duration_ms(dlq["retention"])))
+    for name in cube_names:
+        specs.append(TopicSpec(retry_topic(name), int(retry["partitions"]), False, _duration_ms(retry["retention"])))
+    return specs
 
 
 def is_internal_topic(name: str) -> bool:

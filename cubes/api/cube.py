@@ -8,6 +8,7 @@ acknowledgement, so a 202 means the record is durable.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -18,10 +19,13 @@ from shared.ports import listen
 from shared.runtime.cube import Cube, Service
 from shared.runtime.deps import Deps
 
-__all__ = ["build"]
+__all__ = ["CUBE", "build"]
 
 #: seconds in-flight requests get to finish on stop (uploads wait for the bus; that is quick)
 SHUTDOWN_TIMEOUT_S = 5.0
+
+
+CUBE = Cube(name="api", outputs=("feeds.registry", "partner.uploads", "documents.deleted"))
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
@@ -48,9 +52,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
             state["runner"] = None
             await runner.cleanup()
 
-    return Cube(
-        name="api",
-        outputs=("feeds.registry", "partner.uploads", "documents.deleted"),
+    return replace(
+        CUBE,
         services=(Service("api-http", start, stop),),
         status=lambda: {"url": state["url"]},
     )

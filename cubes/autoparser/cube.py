@@ -10,6 +10,8 @@ at build time, so a missing or corrupt model file fails the start with a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cubes.autoparser.extract import Extractor
 from cubes.autoparser.handler import AutoparserHandler
 from cubes.autoparser.hosts import HostMarker
@@ -17,7 +19,15 @@ from shared.config import Settings
 from shared.runtime.cube import Cube
 from shared.runtime.deps import Deps
 
-__all__ = ["build"]
+__all__ = ["CUBE", "build"]
+
+
+CUBE = Cube(
+    name="autoparser",
+    inputs=("crawl.pages", "media.cached"),
+    outputs=("documents.parsed", "documents.deleted"),
+    replicable=True,
+)
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
@@ -35,9 +45,4 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         turbo_enabled=stores.tenants.turbo_enabled,  # a host whose Turbo pages are switched off: nothing
         problems=stores.problems,  # a page the completeness guard refused, for its webmaster
     )
-    return Cube(
-        name="autoparser",
-        inputs=("crawl.pages", "media.cached"),
-        outputs=("documents.parsed", "documents.deleted"),
-        handler=handler.handle,
-    )
+    return replace(CUBE, handler=handler.handle)

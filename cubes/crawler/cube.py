@@ -13,6 +13,7 @@ overload watcher, under which page requests are deferred (``report.py``).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from cubes.crawler.handler import CrawlHandler
 from cubes.crawler.metrics import CrawlMetrics
@@ -41,6 +42,14 @@ def request_kind(record: Consumed) -> str | None:
     except (ValueError, TypeError, AttributeError):
         return None
     return kind if isinstance(kind, str) else None
+
+
+CUBE = Cube(
+    name="crawler",
+    inputs=("crawl.requests",),
+    outputs=("crawl.feeds", "crawl.images", "crawl.pages"),
+    replicable=True,  # crawl.requests is keyed by host: each host's lane lives in one replica
+)
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
@@ -73,10 +82,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
 
     # publishes the lanes for the status page, refreshes the overload watcher and the per-host lane gauges
     report = LaneReport(handler.lanes, statuses, deps.clock, overload=overload, metrics=metrics)
-    return Cube(
-        name="crawler",
-        inputs=("crawl.requests",),
-        outputs=("crawl.feeds", "crawl.images", "crawl.pages"),
+    return replace(
+        CUBE,
         handler=handler.handle,
         concurrency=settings.crawler.parallel_hosts,
         lanes="per_key",  # one lane per host: a host waiting for its politeness never holds up another

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -14,9 +15,12 @@ from shared.ports import listen
 from shared.runtime.cube import Cube, Service
 from shared.runtime.deps import Deps
 
-__all__ = ["build"]
+__all__ = ["CUBE", "build"]
 
 log = logging.getLogger(__name__)
+
+
+CUBE = Cube(name="frontend", outputs=("search.queries",))
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
@@ -53,9 +57,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
             "search_events_dropped": events.dropped,
         }
 
-    return Cube(
-        name="frontend",
-        outputs=("search.queries",),
+    return replace(
+        CUBE,
         services=(Service(name="frontend-http", start=start, stop=stop),),
         status=status,
     )

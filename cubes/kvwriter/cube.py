@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cubes.kvwriter.handler import KvwriterHandler
 from shared.config import Settings
 from shared.runtime.cube import Cube
 from shared.runtime.deps import Deps
 
-__all__ = ["build"]
+__all__ = ["CUBE", "build"]
+
+
+CUBE = Cube(
+    name="kvwriter",
+    # media.cached: a copy that replaces another (a source image changed) renders its pages again
+    inputs=("documents.ready", "documents.deleted", "media.cached"),
+    replicable=True,
+)
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
     stores = await deps.stores()
     handler = KvwriterHandler(stores.pages, settings, deps.clock, stores.images)
-    return Cube(
-        name="kvwriter",
-        # media.cached: a copy that replaces another (a source image changed) renders its pages again
-        inputs=("documents.ready", "documents.deleted", "media.cached"),
-        outputs=(),
-        handler=handler.handle,
-    )
+    return replace(CUBE, handler=handler.handle)

@@ -9,13 +9,23 @@ Consumes ``crawl.feeds`` (fetched registered feeds), ``partner.uploads``
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cubes.parser.handler import ParserHandler
 from cubes.parser.sanitize import ContentCleaner
 from shared.config import Settings
 from shared.runtime.cube import Cube
 from shared.runtime.deps import Deps
 
-__all__ = ["build"]
+__all__ = ["CUBE", "build"]
+
+
+CUBE = Cube(
+    name="parser",
+    inputs=("crawl.feeds", "partner.uploads", "feeds.registry"),
+    outputs=("documents.parsed", "documents.deleted"),
+    replicable=True,
+)
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
@@ -27,10 +37,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         cleaner=ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete),
         max_body_bytes=settings.parser.max_body_bytes,
     )
-    return Cube(
-        name="parser",
-        inputs=("crawl.feeds", "partner.uploads", "feeds.registry"),
-        outputs=("documents.parsed", "documents.deleted"),
+    return replace(
+        CUBE,
         handler=handler.handle,
         # a big catalog's first load is one long handler call (see handler.py, "Big catalogs")
         handler_timeout_s=settings.parser.handler_timeout_s,

@@ -14,6 +14,8 @@ the lag), and, when
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from cubes.scheduler.callback import CallbackServer, create_app
 from cubes.scheduler.discovery import Discovery
 from cubes.scheduler.handler import SchedulerHandler
@@ -25,7 +27,15 @@ from shared.overload import PAGE_CRAWLS, YML_REFETCHES, Overload
 from shared.runtime.cube import Cube, Service, Timer
 from shared.runtime.deps import Deps
 
-__all__ = ["build"]
+__all__ = ["CUBE", "build"]
+
+
+CUBE = Cube(
+    name="scheduler",
+    inputs=("feeds.registry", "crawl.feeds", "crawl.pages"),
+    outputs=("crawl.requests",),
+    replicable=True,  # each replica ticks the feeds of its partitions (ownership.py)
+)
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
@@ -66,10 +76,8 @@ async def build(settings: Settings, deps: Deps) -> Cube:
             settings.scheduler.websub_port,
         )
         services = (Service("websub-callback", server.start, server.stop),)
-    return Cube(
-        name="scheduler",
-        inputs=("feeds.registry", "crawl.feeds", "crawl.pages"),
-        outputs=("crawl.requests",),
+    return replace(
+        CUBE,
         handler=handler.handle,
         timers=(
             Timer("tick", settings.scheduler.tick_s, handler.tick),

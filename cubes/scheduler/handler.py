@@ -46,7 +46,7 @@ from cubes.scheduler.websub import discover
 from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
-from shared.errors import NotFound, Reject
+from shared.errors import NotFound
 from shared.hashing import body_hash, file_hash
 from shared.http.retry_after import parse_retry_after
 from shared.messages import CrawlKind, CrawlResult, FeedRegistration, FetchStatus
@@ -106,15 +106,13 @@ class SchedulerHandler:
 
     # ------------------------------------------------------------------ dispatch
 
-    async def handle(self, msg: Any, ctx: Context) -> list[Output]:
+    async def handle(self, msg: FeedRegistration | CrawlResult, ctx: Context) -> list[Output]:
         if isinstance(msg, FeedRegistration):
             await self._register(msg)
-        elif isinstance(msg, CrawlResult) and msg.kind is CrawlKind.page:
+        elif msg.kind is CrawlKind.page:
             return await self._discovery.on_page(msg) if self._discovery is not None else []
-        elif isinstance(msg, CrawlResult):
-            await self._learn(msg)
         else:
-            raise Reject(f"scheduler cannot handle {type(msg).__name__} from {ctx.topic}")
+            await self._learn(msg)
         return []
 
     # ------------------------------------------------------------------ feeds.registry

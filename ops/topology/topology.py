@@ -386,10 +386,10 @@ def stop(grace_s: float) -> int:
 
 
 def _available_cubes(exe: str) -> list[str]:
-    """The cubes this checkout has (``cubes.registry.available_cubes()``, asked of the venv's Python)."""
+    """The cubes this checkout has (``cubes.registry.CUBE_NAMES``, asked of the venv's Python)."""
     py = str(Path(exe).parent / "python")
     out = subprocess.run(  # noqa: S603
-        [py, "-c", "from cubes import registry; print(' '.join(registry.available_cubes()))"],
+        [py, "-c", "from cubes import registry; print(' '.join(registry.CUBE_NAMES))"],
         capture_output=True,
         text=True,
         cwd=str(REPO),

@@ -13,7 +13,6 @@ from typing import Any
 
 from shared import contracts
 from shared.bus import open_bus
-from shared.bus.base import TopicSpec
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.runtime.cube import Context, Cube, Handler, Output, Service, Timer
@@ -34,32 +33,15 @@ __all__ = [
     "Runner",
     "Service",
     "Timer",
-    "catalog_topic_specs",
     "ensure_topics",
     "open_deps",
     "run_cube",
 ]
 
-#: dead letters are kept long enough for a person to look at them
-DLQ_RETENTION_MS = 30 * 86_400_000
-#: retry topics hold records for at most the backoff cap; a day is ample
-RETRY_RETENTION_MS = 86_400_000
-
-
-def catalog_topic_specs(cube_names: Sequence[str] = ()) -> list[TopicSpec]:
-    """Every catalog topic, its DLQ, and the retry topic of each named cube."""
-    specs: list[TopicSpec] = []
-    for t in contracts.catalog().values():
-        specs.append(TopicSpec(t.name, t.partitions, t.compact, t.retention_ms))
-        specs.append(TopicSpec(contracts.dlq_topic(t.name), t.partitions, False, DLQ_RETENTION_MS))
-    for name in cube_names:
-        specs.append(TopicSpec(contracts.retry_topic(name), 12, False, RETRY_RETENTION_MS))
-    return specs
-
 
 async def ensure_topics(deps: Deps, cube_names: Sequence[str] = ()) -> list[str]:
-    """Create the catalog's topics that do not exist yet (idempotent)."""
-    return await deps.bus.create_topics(catalog_topic_specs(cube_names))
+    """Create the catalog's topics that do not exist yet (idempotent; ``contracts.topic_specs``)."""
+    return await deps.bus.create_topics(contracts.topic_specs(cube_names))
 
 
 async def open_deps(settings: Settings, *, clock: Clock | None = None, resolver: Any = None) -> Deps:

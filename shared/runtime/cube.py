@@ -1,16 +1,23 @@
-"""How a cube is declared (docs/conventions.md rules 1-3; docs/architecture.md section 3).
+"""How a cube is declared (docs/conventions.md rules 1-3; docs/architecture.md section 3; docs/adding-a-cube.md).
 
-A cube package has ``cube.py`` with ``async build(settings, deps) -> Cube``
-and a ``handler.py`` with plain async code that never touches the bus::
+A cube package has ``cube.py``, which declares the cube once, and a ``handler.py``
+with plain async code that never touches the bus::
+
+    CUBE = Cube(
+        name="parser",
+        inputs=("crawl.feeds", "partner.uploads"),
+        outputs=("documents.parsed", "documents.deleted"),
+        replicable=True,
+    )
 
     async def build(settings: Settings, deps: Deps) -> Cube:
         handler = ParserHandler((await deps.stores()).hashes, settings.parser)
-        return Cube(
-            name="parser",
-            inputs=("crawl.feeds", "partner.uploads"),
-            outputs=("documents.parsed", "documents.deleted"),
-            handler=handler.handle,
-        )
+        return replace(CUBE, handler=handler.handle)
+
+The declaration is what the registry, the workers and the tests read without
+building anything (which topics, whether it may run in several processes);
+``build`` adds what runs and changes none of it (``cubes/registry.py`` checks).
+Each topic's message model is the catalog's (``schemas/topics.toml``).
 
 A handler takes the validated message and a ``Context`` and returns the
 ``Output``s to publish. The runtime publishes them, awaits every broker
@@ -219,3 +226,8 @@ class Cube:
     #: this cube's handler timeout; None = settings.runtime.handler_timeout_s (for handlers whose
     #: time grows with the message, like the parser's first load of a big catalog)
     handler_timeout_s: float | None = None
+    #: several processes may run it at once, members of its consumer group that split its
+    #: partitions (``up --workers``, replicas in docker-compose): true when the bus and the stores
+    #: are its only shared state. Not so for a cube that binds a port (api, frontend), nor for one
+    #: with no partitions to split (the indexer: a timer that drains one queue in the store)
+    replicable: bool = False

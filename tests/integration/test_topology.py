@@ -77,11 +77,7 @@ def topology_env(kafka_url: str, postgres_url: str, s3_url: str, tmp_path: Path,
 
 
 def test_every_cube_runs_as_its_own_healthy_process(topology_env: dict[str, str], tmp_path: Path) -> None:
-    available = registry.available_cubes()
-    for cube in registry.CUBE_NAMES:
-        if cube not in available:
-            # reported, not failed: the cube's package is still being written
-            print(f"cube {cube!r} is not importable in this checkout yet: not started")
+    available = registry.CUBE_NAMES
     state_file = tmp_path / "topology" / "topology.json"
     pids: list[int] = []
     try:

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from cubes import registry
 from cubes.launcher import run_up
-from cubes.workers import REPLICABLE
 from demo.content import build_site
 from demo.registration import DEMO_FEED_PATHS
 from shared.config import Settings
@@ -66,7 +66,7 @@ async def test_up_demo_with_a_worker_writes_every_page_and_stops_cleanly(tmp_pat
         async def worker_runs_its_cubes() -> bool:
             snaps = await stores.status.get_status("cube:")
             theirs = {s.data["cube"] for s in snaps if s.data["instance"] != ME}
-            return theirs == set(REPLICABLE)
+            return theirs == set(registry.replicable())
 
         await eventually("the worker to report the replicable cubes (and only those)", worker_runs_its_cubes, task)
         snaps = await stores.status.get_status("cube:")

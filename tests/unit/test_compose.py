@@ -109,11 +109,20 @@ def test_every_cube_command_parses_with_the_real_cli(services: dict[str, dict[st
 
 @pytest.mark.parametrize("cube", registry.CUBE_NAMES)
 def test_every_cube_has_its_service(cube: str, services: dict[str, dict[str, Any]]) -> None:
-    assert cube in registry.available_cubes(), f"cube {cube!r} is not importable (cubes/{cube}/cube.py)"
     service = services.get(cube)
     assert service is not None, f"docker-compose.yml has no service for cube {cube!r}"
     assert service.get("command") == ["cube", cube]
     assert _replicas(service) == SCALED.get(cube, 1), f"{cube}: replicas"
+
+
+def test_only_replicable_cubes_run_as_replicas(services: dict[str, dict[str, Any]]) -> None:
+    """A service with replicas runs a cube whose declaration says it may (``Cube(replicable=True)``)."""
+    assert SCALED, "compose scales some cube"
+    for name, service in _cube_services(services).items():
+        if _replicas(service) > 1:
+            assert registry.declared(name).replicable, f"{name} runs {_replicas(service)} replicas: not replicable"
+    for cube in SCALED:
+        assert registry.declared(cube).replicable, cube
 
 
 def test_cubes_wait_for_the_topics_and_the_engines(services: dict[str, dict[str, Any]]) -> None:
@@ -343,7 +352,7 @@ def test_the_metric_inventory_is_found() -> None:
     # ... and every metric the cubes really register is in the inventory (the source scan misses none)
     import shared.metrics  # noqa: F401  (registers the runtime's metrics)
 
-    for cube in registry.available_cubes():
+    for cube in registry.CUBE_NAMES:
         registry.cube_module(cube)
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
     registered = {
@@ -419,7 +428,7 @@ def topology(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_ops_topology_runs_the_same_processes_as_compose(services: dict[str, dict[str, Any]], topology: Any) -> None:
-    cubes = registry.available_cubes()
+    cubes = registry.CUBE_NAMES
     instances = topology.plan(cubes, 2, 2, 9301)
     counts: dict[str, int] = {}
     for inst in instances:
@@ -506,7 +515,7 @@ def test_ops_topology_starts_each_cube_as_a_process_and_stops_them(
     assert topology.main(["start", "--no-engines"]) == 0
     instances = _state(fake_venv)
     assert [i["name"] for i in instances if i["cube"] == "parser"] == ["parser-1", "parser-2"]
-    assert len({i["pid"] for i in instances}) == len(instances) == len(registry.available_cubes()) + 2
+    assert len({i["pid"] for i in instances}) == len(instances) == len(registry.CUBE_NAMES) + 2
     for inst in instances:
         assert topology._healthy(inst["metrics_url"], inst["cube"]), inst["name"]
         assert not topology._healthy(inst["metrics_url"], "no-such-cube"), "health must name the cube"

@@ -102,7 +102,9 @@ async def test_a_timer_that_ignores_cancellation_does_not_hold_the_shutdown(
 
     real = registry.cube_module
     monkeypatch.setattr(
-        registry, "cube_module", lambda name: SimpleNamespace(build=build) if name == "stuck" else real(name)
+        registry,
+        "cube_module",
+        lambda name: SimpleNamespace(CUBE=Cube(name="stuck"), build=build) if name == "stuck" else real(name),
     )
     rc = await _stop_and_wait(settings, ["stuck"], stubborn)
     assert rc == 0

@@ -67,3 +67,26 @@ def test_publishing_the_wrong_model_is_a_bug() -> None:
     req = CrawlRequest(kind=CrawlKind.feed, url="https://a/", host="a", requested_at=now)
     with pytest.raises(PublishContractError):
         contracts.encode("documents.parsed", req)
+
+
+def test_topic_facts_come_from_the_catalog_only() -> None:
+    """Dead-letter and retry topics take their partitions and retention from ``schemas/topics.toml``.
+
+    The catalog's comment once said dead-letter topics had 12 partitions while the code gave each its
+    topic's count (``feeds.registry.dlq`` got 6), and the retention of both lived in the runtime.
+    """
+    import tomllib
+
+    from shared.contracts import SCHEMAS_DIR, catalog, dlq_topic, retry_topic, topic_specs
+
+    raw = tomllib.loads((SCHEMAS_DIR / "topics.toml").read_text(encoding="utf-8"))
+    specs = {s.name: s for s in topic_specs(["parser"])}
+    days = int(raw["dead_letters"]["retention"].removesuffix("d"))
+    for t in catalog().values():
+        assert specs[t.name].partitions == t.partitions
+        assert specs[dlq_topic(t.name)].partitions == t.partitions
+        assert specs[dlq_topic(t.name)].retention_ms == days * 86_400_000
+    retry = specs[retry_topic("parser")]
+    assert retry.partitions == raw["retries"]["partitions"]
+    assert retry.retention_ms == int(raw["retries"]["retention"].removesuffix("h")) * 3_600_000
+    assert specs["feeds.registry.dlq"].partitions == 6  # the comment's "12" was wrong for this one
