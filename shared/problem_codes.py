@@ -434,6 +434,13 @@ _ROWS: tuple[ProblemCode, ...] = (
         "its largest text block) and how much was lost. Mark the story up with <article> or schema.org "
         "articleBody, keep it out of comment and sidebar containers, or publish the page in a feed.",
     ),
+    ProblemCode(
+        "autoparser.not_article",
+        "warning",
+        "the autoparser did not publish a page: it does not read as an article",
+        "The message says why (too little article text, or mostly links). An article's text belongs in "
+        "<article> or paragraphs outside menus, sidebars and comments; or publish the page in a feed.",
+    ),
 )
 
 #: every code, by name

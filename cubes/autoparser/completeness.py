@@ -14,9 +14,16 @@ to what its layout shows:
 * ``outside-boilerplate``: the paragraphs outside every header / footer / nav / aside /
   form and every nav / footer / comment / share / related / sidebar / ad class.
 
-Only *paragraphs* count (>= 80 characters, < 30 % link text, not in a comment), so a
-region's menus and comment threads never decide. Images count too, for a quarter: the
-images of the region (not icons, not declared under 50 px) against the images kept.
+Only *article text* counts, so a region's menus and comment threads never decide: a paragraph
+(>= 80 characters, < 30 % link text, not in a comment) whatever its tag (a story told in one
+``<div>`` of text without ``<p>`` counts), and the items of a list or the cells of a table
+whose list or table holds that much text, under that share of links (an article made of a data
+table or of a list: its cells are short, one by one). Lengths are counted as a spaced script
+would have them (``wordcount.spaced_chars``: a Japanese paragraph of 30 characters is a
+paragraph). Images count too, for a quarter, but only on a page whose text already lost more
+than a tenth (``_TEXT_COMPLETE``): the images of the region (not icons, not declared under
+50 px) against the images kept. A complete text is never refused for its images alone: a
+region's images are often thumbnails of other stories.
 
 Declared regions (``articleBody``, ``article``) are trusted first: when one exists, the
 score is its kept share; otherwise the layout estimates decide, the larger of the two
@@ -31,7 +38,6 @@ with ``reason``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +47,7 @@ from cubes.autoparser.class_groups import CLASS_GROUPS
 from cubes.autoparser.page import Page
 from cubes.autoparser.readability import readability_scores
 from cubes.autoparser.tags import ARTICLE_BODY_BIT, CONTEXT_TAGS
+from cubes.autoparser.wordcount import CJK_TOKEN, spaced_chars
 
 __all__ = ["Completeness", "assess"]
 
@@ -53,6 +60,13 @@ _DESCRIPTION_ON_PAGE = 0.6
 #: images: a region with at least this many images is checked for them too
 _REGION_MIN_IMAGES = 2
 _IMAGE_WEIGHT = 0.25
+#: a text score from which the images no longer weigh: the text is complete but for a line or two
+_TEXT_COMPLETE = 0.9
+#: a paragraph's most link text, and a list's or table's (a menu is a list of links)
+_MAX_LINK_SHARE = 0.3
+#: blocks that are one item of a list or one cell of a table, and those containers
+_ITEM_TAGS = frozenset({"li", "td", "th", "dd", "dt"})
+_CONTAINERS = frozenset({"ul", "ol", "dl", "table"})
 #: an <article> is the story's region only when it holds this share of the page's paragraph text
 _ARTICLE_MIN_SHARE = 0.3
 _MIN_IMAGE_PX = 50
@@ -61,7 +75,7 @@ _BOILER_GROUPS = [
     list(CLASS_GROUPS).index(g) for g in ("nav", "footer", "comment", "share", "related", "sidebar", "ad", "hidden")
 ]
 _COMMENT_GROUP = list(CLASS_GROUPS).index("comment")
-_WORD = re.compile(r"\w+")
+_WORD = CJK_TOKEN
 
 
 @dataclass(frozen=True)
@@ -109,11 +123,12 @@ def assess(
     """How much of the page's likely article ``kept`` keeps (see the module docstring)."""
     if page.n == 0:
         return Completeness(1.0, "none")
-    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    chars = np.fromiter((spaced_chars(t) for t in page.texts), dtype=np.float64, count=page.n)
     link = np.asarray(page.link_chars, dtype=np.float64)
     anc = page.anc_class_array()
     comment = np.asarray(page.in_comment, dtype=bool) | (anc[:, _COMMENT_GROUP] > 0)
-    paragraph = (chars >= _PARAGRAPH_CHARS) & (link < 0.3 * chars) & ~comment
+    paragraph = (chars >= _PARAGRAPH_CHARS) & (link < _MAX_LINK_SHARE * chars) | _listed_text(page, chars, link)
+    paragraph &= ~comment
     pre = np.asarray(page.pre, dtype=np.int64)
     ctx = np.asarray(page.ctx, dtype=np.int64)
 
@@ -170,12 +185,31 @@ def assess(
     images = _image_share(page, region_mask, kept_images) if region_mask is not None else None
     # images weigh a quarter: a lost gallery tips a page that also lost text, but the images of a
     # region are often thumbnails of other stories, so they never refuse a complete text alone
-    final = score if images is None else score * (1.0 - _IMAGE_WEIGHT * (1.0 - images))
-    if final < 1.0:
+    weighs = images is not None and score < _TEXT_COMPLETE
+    final = score * (1.0 - _IMAGE_WEIGHT * (1.0 - images)) if weighs and images is not None else score
+    if final < 1.0 or (images is not None and images < 1.0):
         lost = f"{1 - score:.0%} of the {name} text" if score < 1.0 else ""
         lost_img = f"{1 - images:.0%} of its images" if images is not None and images < 1.0 else ""
         reason = "the extraction lost " + " and ".join(x for x in (lost, lost_img) if x)
     return Completeness(final, name, images, reason)
+
+
+def _listed_text(page: Page, chars: npt.NDArray[np.float64], link: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Items and cells of the lists and tables that hold article text (see the module docstring)."""
+    out = np.zeros(page.n, dtype=bool)
+    members: dict[int, list[int]] = {}
+    for i, tag in enumerate(page.tags):
+        if tag in _ITEM_TAGS:
+            for a in page.anc[i]:
+                el = page.block_el.get(a) if a >= 0 else None
+                if el is not None and el.tag in _CONTAINERS:
+                    members.setdefault(a, []).append(i)
+                    break
+    for blocks in members.values():
+        total, links = chars[blocks].sum(), link[blocks].sum()
+        if len(blocks) >= 2 and total >= _PARAGRAPH_CHARS and links < _MAX_LINK_SHARE * total:
+            out[blocks] = True
+    return out
 
 
 def _description_only(page: Page, kept: npt.NDArray[np.bool_], description: str) -> Completeness:

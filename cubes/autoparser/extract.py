@@ -16,8 +16,9 @@ call (predicting block by block would cost ~100x more). Then:
   (``structure.py``);
 * completeness: the share of the page's likely article region the extraction keeps
   (``completeness.py``); the cube refuses a page that lost its story (``min_completeness``);
-* is_article: enough body text (``MIN_ARTICLE_WORDS``) that is not mostly links
-  (listings, tag pages, home pages fail this).
+* is_article: enough body text (``MIN_ARTICLE_WORDS``, CJK counted by characters:
+  ``wordcount.words``) that is not mostly links (listings, tag pages, home pages fail this);
+  ``not_article_reason`` says which, for the webmaster.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from cubes.autoparser.segment import parse_html, segment_tree
 from cubes.autoparser.structure import drop_repeats, drop_teasers, keep_tables, table_html
 from cubes.autoparser.tags import BLOCK_TAGS, SKIP_TAGS
 from cubes.autoparser.templates import FILTER_SHARE, HostTemplate
+from cubes.autoparser.wordcount import words as count_words
 
 __all__ = ["MIN_ARTICLE_WORDS", "Extraction", "Extractor"]
 
@@ -86,8 +88,15 @@ class Extraction:
     body_html: str
     images: list[str] = field(default_factory=list)
     published_at: datetime | None = None
+    modified_at: datetime | None = None
+    #: the byline's name, the page's language tag, its cover image (``og:image``): ``meta.py``
+    author: str = ""
+    lang: str = ""
+    cover: str = ""
     canonical_url: str = ""
     is_article: bool = False
+    #: why the page is not an article, in words ("" when it is one)
+    not_article_reason: str = ""
     completeness: float = 1.0
     #: what the completeness was measured against, and what was lost (``completeness.py``)
     completeness_region: str = "none"
@@ -133,8 +142,13 @@ class Extractor:
                 text="",
                 body_html="",
                 published_at=meta.published_at,
+                modified_at=meta.modified_at,
+                author=meta.author,
+                lang=meta.lang,
+                cover=meta.image,
                 canonical_url=meta.canonical or url,
                 is_article=False,
+                not_article_reason="the page shows no text",
                 completeness=0.0,
             )
         x = page_features(page, meta.og_title, meta.article_body, template, counted=template_counted)
@@ -163,11 +177,12 @@ class Extractor:
         text = "\n".join(texts)
 
         images = _images(page, body, base, page.pre[title_ix] if title_ix >= 0 else None)
-        body_html = _body_html(page, idx, images, base, tables)
-        words = sum(t.count(" ") + 1 for t in texts)
+        captions = _captions(page, idx, images)
+        body_html = _body_html(page, idx, images, base, tables, captions)
+        words = sum(count_words(t) for t in texts)
         link = sum(page.link_chars[i] for i in idx)
         chars = sum(len(t) for t in texts)
-        is_article = words >= MIN_ARTICLE_WORDS and link <= MAX_ARTICLE_LINK_DENSITY * max(chars, 1)
+        not_article = _not_article(words, link, chars)
         kept = body.copy()
         if title_ix >= 0:
             kept[title_ix] = True
@@ -178,8 +193,13 @@ class Extractor:
             body_html=body_html,
             images=[src for _, src in images],
             published_at=meta.published_at,
+            modified_at=meta.modified_at,
+            author=meta.author,
+            lang=meta.lang,
+            cover=meta.image,
             canonical_url=meta.canonical or url,
-            is_article=is_article,
+            is_article=not not_article,
+            not_article_reason=not_article,
             completeness=guard.score,
             completeness_region=guard.region,
             completeness_reason=guard.reason,
@@ -187,6 +207,15 @@ class Extractor:
             body_blocks=int(idx.size),
             page=page,
         )
+
+
+def _not_article(words: int, link_chars: int, chars: int) -> str:
+    """Why a body of ``words`` words is not an article ("" when it is one)."""
+    if words < MIN_ARTICLE_WORDS:
+        return f"the page's text holds {words} words of article text, under the {MIN_ARTICLE_WORDS} of an article"
+    if link_chars > MAX_ARTICLE_LINK_DENSITY * max(chars, 1):
+        return f"{link_chars / max(chars, 1):.0%} of the page's text is links: a list of links, not an article"
+    return ""
 
 
 def _template_filter(page: Page, body: np.ndarray[Any, Any], share: np.ndarray[Any, Any]) -> None:
@@ -273,20 +302,58 @@ def _cell(el: Any, base: str) -> str:
     return " ".join("".join(inner).split())
 
 
+def _captions(page: Page, idx: np.ndarray[Any, Any], images: list[tuple[int, str]]) -> dict[int, int]:
+    """Image preorder id -> the body block that is its ``<figcaption>`` (the first image of that figure)."""
+    out: dict[int, int] = {}
+    pres = [pre for pre, _ in images]
+    for i in idx:
+        if page.tags[i] != "figcaption":
+            continue
+        figure = page.anc[i][0]
+        el = page.block_el.get(figure) if figure >= 0 else None
+        if el is None or el.tag != "figure":
+            continue
+        end = page.end_of[figure]
+        first = next((pre for pre in pres if figure <= pre < end and pre not in out), None)
+        if first is not None:
+            out[first] = int(i)
+    return out
+
+
+def _figure(page: Page, src: str, alt: str, caption: int | None, base: str) -> str:
+    """An image as a ``<figure>``: its alt text kept, and its caption inside it as on the page."""
+    alt_attr = f' alt="{html_lib.escape(alt, quote=True)}"' if alt else ""
+    img = f'<img src="{html_lib.escape(src, quote=True)}"{alt_attr}>'
+    if caption is None:
+        return f"<figure>{img}</figure>"
+    inner: list[str] = []
+    if page.split[caption]:
+        inner.append(html_lib.escape(page.texts[caption]))
+    else:
+        _inline_html(page.elements[caption], base, inner)
+    return f"<figure>{img}<figcaption>{' '.join(''.join(inner).split())}</figcaption></figure>"
+
+
 def _body_html(
-    page: Page, idx: np.ndarray[Any, Any], images: list[tuple[int, str]], base: str, tables: dict[int, Any]
+    page: Page,
+    idx: np.ndarray[Any, Any],
+    images: list[tuple[int, str]],
+    base: str,
+    tables: dict[int, Any],
+    captions: dict[int, int],
 ) -> str:
-    items: list[tuple[int, int, str]] = [(page.pre[i], 0, str(i)) for i in idx]
+    items: list[tuple[int, int, str]] = [(page.pre[i], 0, str(i)) for i in idx if i not in captions.values()]
     items += [(pre, 1, src) for pre, src in images]
     items.sort()
+    alts = {im.pre: " ".join(im.alt.split()) for im in page.images if im.alt}
     out: list[str] = []
     in_list = False
-    for _, kind, value in items:
+    for pre, kind, value in items:
         if kind == 1:
             if in_list:
                 out.append("</ul>")
                 in_list = False
-            out.append(f'<figure><img src="{html_lib.escape(value, quote=True)}"></figure>')
+            out.append(_figure(page, value, alts.get(pre, ""), captions.get(pre), base))
             continue
         i = int(value)
         table = tables.get(i)

@@ -10,11 +10,12 @@ For each ``crawl.pages`` result:
    ``Reject`` (the message can never succeed), an unreachable store is transient.
 3. ``Extractor.extract`` reads the page with the host's template (``knowledge.py``:
    its features and its filter) and the host's calibration when ``train`` chose one,
-   then the template learns the page. Not an article (a listing, empty text) ->
-   skipped. Completeness below ``autoparser.min_completeness`` -> refused with the
-   guard's reason (``completeness.py``, problem ``autoparser.incomplete``): a Turbo page
-   that drops real content gets the site banned, so losing the page is the lesser harm.
-   The refusal is the page's problem, held back (``PageProblems.held``): the host's
+   then the template learns the page. Completeness below ``autoparser.min_completeness``
+   -> refused with the guard's reason (``completeness.py``, problem ``autoparser.incomplete``):
+   a Turbo page that drops real content gets the site banned, so losing the page is the
+   lesser harm. Not an article (a listing, too little text) -> skipped with its reason
+   (problem ``autoparser.not_article``), never silently.
+   Either is the page's problem, held back (``PageProblems.held``): the host's
    webmaster sees it in the console and the host's status until the page is published.
 4. A page whose URL a feed owns is a training pair when that feed's page in the KV
    store has a full text (``MIN_PAIR_WORDS``): the page and the feed's text go to the
@@ -45,11 +46,13 @@ from prometheus_client import Counter
 from cubes.autoparser.extract import Extraction, Extractor
 from cubes.autoparser.hosts import HostMarker
 from cubes.autoparser.knowledge import HostKnowledge
+from cubes.autoparser.meta import undeclared_date
 from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import AutoparserConfig
 from shared.errors import NotFound, Reject
 from shared.hashing import TOMBSTONE, content_hash
+from shared.i18n import language
 from shared.messages import (
     SOURCE_PRIORITY,
     CrawlKind,
@@ -83,6 +86,8 @@ MIN_PAIR_WORDS = 80
 #: /healthz; a typical page (~100 KB) takes ~8 ms, not worth a thread hop
 _OFFLOAD_BYTES = 512 * 1024
 _TITLE_MAX = 2000
+#: the longest media URL a document carries (``shared.messages.Url``)
+_URL_MAX = 4096
 #: answers that mean the page is gone for good: its Turbo page is removed
 _GONE = frozenset({404, 410})
 #: the scheduler's requester for the pages it reads to find articles (cubes/scheduler/discovery.py)
@@ -209,24 +214,36 @@ class AutoparserHandler:
             return self._skip("bad_url", msg)
         if await self._owned_elsewhere(msg, body, url):
             return self._skip("outranked", msg)  # a feed or an upload owns this URL
-        if not ex.text.strip():
-            return self._skip("empty", msg)
-        if not ex.is_article:
-            return self._skip("not_article", msg)
-        if ex.completeness < self.config.min_completeness:
-            refusal = problem(
-                "autoparser.incomplete",
-                f"The page was not published: {ex.completeness_reason} (completeness {ex.completeness:.2f} "
-                f"against {ex.completeness_region}, below {self.config.min_completeness:.2f}).",
-                link=page_url,
-            )
-            log.warning("autoparser refused %s: %s", page_url, refusal.model_dump_json())
-            await self._held(msg, url, refusal)
-            return self._skip("incomplete", msg)
+        refusal = self._refusal(ex, page_url)
+        if refusal is not None:
+            reason, held = refusal
+            log.warning("autoparser refused %s: %s", page_url, held.model_dump_json())
+            await self._held(msg, url, held)
+            return self._skip(reason, msg)
         title = ex.title.strip()[:_TITLE_MAX]
         if not title:
             return self._skip("no_title", msg)
         return await self._publish(msg, ex, url, title)
+
+    def _refusal(self, ex: Extraction, page_url: str) -> tuple[str, Problem] | None:
+        """(skip reason, the webmaster's problem) of a page not published, None for one that is.
+
+        A page that lost its article is refused as incomplete, whether what is left reads as an
+        article or not (a story told in one ``<div>`` lost whole leaves no article text at all);
+        a page whose text is not an article and lost nothing (a listing) is reported as such.
+        """
+        line = self.config.min_completeness
+        if ex.completeness < line:
+            message = (
+                f"The page was not published: {ex.completeness_reason} (completeness {ex.completeness:.2f} "
+                f"against {ex.completeness_region}, below {line:.2f})."
+            )
+            return "incomplete", problem("autoparser.incomplete", message, link=page_url)
+        if not ex.is_article:
+            reason = "empty" if not ex.text.strip() else "not_article"
+            message = f"The page was not published: {ex.not_article_reason}."
+            return reason, problem("autoparser.not_article", message, link=page_url)
+        return None
 
     async def _extract(self, msg: CrawlResult, body: bytes, page_url: str) -> Extraction:
         """The page's extraction with the host's template and calibration; the template learns the page."""
@@ -249,6 +266,10 @@ class AutoparserHandler:
         # one host's pages are handled one at a time (crawl.pages is keyed by host), so the
         # template is not read by a worker thread while the loop changes it
         ex = await asyncio.to_thread(run) if len(body) > _OFFLOAD_BYTES else run()
+        if ex.published_at is None and ex.is_article:
+            # nothing on the page declares its date: htmldate reads URLs and bylines (meta.py says why)
+            dated = functools.partial(undeclared_date, body)
+            ex.published_at = await asyncio.to_thread(dated) if len(body) > _OFFLOAD_BYTES else dated()
         learnt = template is not None and ex.page is not None and template.learn(ex.page, page_url)
         if learnt and self.knowledge is not None and template is not None:
             await self.knowledge.learnt(msg.host, template)
@@ -300,9 +321,12 @@ class AutoparserHandler:
             host=msg.host,
             source=SourceRef(kind=SourceKind.autoparser, id=msg.host),
             title=title,
+            author=ex.author or None,
             published_at=ex.published_at,
+            updated_at=ex.modified_at,
             content_html=ex.body_html,
-            media=[Media(url=src, role="content") for src in ex.images if len(src) <= 4096],
+            media=_media(ex),
+            extra={"language": lang} if (lang := language(ex.lang)) else {},
             content_hash=digest,
             version=version,
             seen_at=msg.fetched_at,
@@ -310,6 +334,14 @@ class AutoparserHandler:
         )
         PUBLISHED_DOCS.inc()
         return [Output(topic="documents.parsed", message=doc, key=url)]
+
+
+def _media(ex: Extraction) -> list[Media]:
+    """The page's cover (``og:image``) first, unless the body shows it, then the body's images."""
+    out = [Media(url=src, role="content") for src in ex.images if len(src) <= _URL_MAX]
+    if ex.cover and ex.cover not in ex.images and len(ex.cover) <= _URL_MAX and ex.cover.startswith("http"):
+        out.insert(0, Media(url=ex.cover, role="cover"))
+    return out
 
 
 def _document_url(ex: Extraction, page_url: str, requested_url: str) -> str | None:

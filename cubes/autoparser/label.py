@@ -20,11 +20,12 @@ blocks a snippet falls in are labelled; the rest get weight 0 (unknown). Blocks 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+from cubes.autoparser.wordcount import CJK_TOKEN
 
 __all__ = [
     "BODY",
@@ -46,9 +47,8 @@ SHORT_NEIGHBOURHOOD = 2
 TITLE_MAX_TOKENS = 40
 TITLE_JACCARD = 0.8
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 #: words; CJK scripts have no spaces, so each of their characters is a token
-_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+", re.UNICODE)
+_TOKEN = CJK_TOKEN
 
 
 def tokens(text: str) -> list[str]:

@@ -5,9 +5,10 @@ Two failures of a block classifier that look at one block at a time:
 * **Tables.** A results table is dozens of short cells full of digits, each one alone
   looking like boilerplate; the model keeps a few and the table is lost. A *data table*
   (no table nested in it, at least ``_MIN_ROWS`` rows and ``_MIN_CELLS`` cells) is kept
-  whole when the model kept any of its cells and the table lies inside the article
-  (body blocks before and after it), or when most of its text is body. It is rendered
-  as a table (``table_html``), rows and cells as on the page.
+  whole when it lies inside the article (body blocks before and after it) and is not a
+  table of links (under ``_TABLE_MAX_LINKS`` of its text), even when the model kept none of
+  its cells (an article that is mostly a data table lost every cell once); or when most of
+  its text is body. It is rendered as a table (``table_html``), rows and cells as on the page.
 * **Repeats.** A photo caption printed under the photo, again in the gallery and again in
   the lightbox came out three times. A *caption-like* body block (a ``figcaption``, a block
   in a ``figure`` or with a caption / credit class, or one right after an image) of at most
@@ -47,6 +48,8 @@ _TABLE_BODY_SHARE = 0.5
 #: captions are short; "Photo: AP" (two words) repeats under every photo on purpose
 _REPEAT_MAX = 300
 _REPEAT_MIN_WORDS = 5
+#: a table inside the article whose text is more than this share of links is navigation, not data
+_TABLE_MAX_LINKS = 0.3
 _CELL_TAGS = frozenset({"td", "th", "caption"})
 _FIGURE_BIT = 1 << CONTEXT_TAGS.index("figure")
 #: a card repeats: three teasers make a list, two may be a pair of figures
@@ -91,11 +94,13 @@ def keep_tables(page: Page, body: npt.NDArray[np.bool_]) -> dict[int, Any]:
         return out
     body_idx = np.flatnonzero(body)
     for table, cells in by_table.items():
-        if not body[cells].any() or not _is_data_table(table):
+        if not _is_data_table(table):
             continue
         first, last = cells[0], cells[-1]
-        inside = body_idx.size > 0 and body_idx[0] < first and body_idx[-1] > last
         chars = np.asarray([len(page.texts[i]) for i in cells], dtype=np.float64)
+        links = sum(page.link_chars[i] for i in cells)
+        inside = body_idx.size > 0 and body_idx[0] < first and body_idx[-1] > last
+        inside = inside and links < _TABLE_MAX_LINKS * chars.sum()
         kept_share = chars[body[cells]].sum() / max(chars.sum(), 1.0)
         if not inside and kept_share < _TABLE_BODY_SHARE:
             continue

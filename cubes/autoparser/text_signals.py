@@ -13,6 +13,8 @@ import re
 import numpy as np
 import numpy.typing as npt
 
+from cubes.autoparser.wordcount import CJK_TOKEN, cjk_chars
+
 __all__ = ["body_overlap", "boiler_words", "char_stats", "has_date", "title_similarity"]
 
 # character classes, looked up per UTF-32 code point (clipped to the BMP: rarer planes
@@ -57,13 +59,15 @@ def title_similarity(texts: list[str], title: str) -> npt.NDArray[np.float64]:
     skipped: comparing every paragraph's words cost more than the rest of this module.
     """
     out = np.zeros(len(texts))
-    words = set(title.lower().split())
+    # a CJK title has no spaces: its characters are its words (``wordcount``)
+    split = CJK_TOKEN.findall if cjk_chars(title) else str.split
+    words = set(split(title.lower()))
     if not words:
         return out
     limit = min(3 * len(title) + 20, 300)
     for i, t in enumerate(texts):
         if len(t) <= limit:
-            bw = set(t.lower().split())
+            bw = set(split(t.lower()))
             if bw:
                 inter = len(bw & words)
                 # penalise blocks much longer than the title (a teaser quoting it)

@@ -234,3 +234,64 @@ def host_pages(n: int = 20) -> list[tuple[str, str, list[str]]]:
         )
         out.append((f"https://ledger.example/news/{i}", html, paras))
     return out
+
+
+JAPANESE_TITLE = "川辺の清掃でカワウソが戻ってきた"
+JAPANESE = [
+    "町の川で三年間続いた清掃活動の結果、今年の春、数十年ぶりにカワウソの姿が確認された。",
+    "最初に見つけたのは、毎朝川沿いを散歩している小学校の先生で、写真を市役所に送ったという。",
+    "市の担当者によると、川の水質は十年前と比べて大きく改善しており、魚の種類も増えている。",
+    "清掃には延べ二千人以上の住民が参加し、集められたごみは四十トンを超えた。",
+    "活動を始めたのは地元の高校生たちで、授業で川の汚れについて調べたことがきっかけだった。",
+    "彼らは週末ごとに集まり、ペットボトルや古いタイヤ、壊れた自転車などを川から引き上げた。",
+    "やがて商店街や農家の人々も加わり、活動は町全体に広がっていった。",
+    "専門家は、カワウソが定着するためには、餌となる魚と安全な巣穴が必要だと指摘している。",
+    "そのため市は来年度、川岸の一部を自然のまま残す計画を発表した。",
+    "一方で、観光客が増えて動物を驚かせることを心配する声もある。",
+    "市は観察のルールを作り、夜間の立ち入りを制限することを検討している。",
+    "高校生たちは、これからも清掃を続け、カワウソが安心して暮らせる川を守りたいと話している。",
+]
+
+
+def japanese_page() -> str:
+    """A Japanese news story of 12 paragraphs (no spaces between words), with a menu and a footer."""
+    nav = "<nav class='menu'><ul>" + "".join(f"<li><a href='/c/{i}'>ニュース{i}</a></li>" for i in range(6))
+    body = "".join(f"<p>{p}</p>" for p in JAPANESE)
+    return (
+        f"<!doctype html><html lang='ja'><head><meta charset='utf-8'><title>{JAPANESE_TITLE} | 町の新聞</title>"
+        f"</head><body>{nav}</ul></nav><article><h1>{JAPANESE_TITLE}</h1>{body}</article>"
+        "<footer class='site-footer'><p>町の新聞 市役所通り12番地 電話555-0134</p></footer></body></html>"
+    )
+
+
+LIST_TITLE = "Ten things to pack for a week on the river"
+LIST_ITEMS = [
+    "A dry bag for your phone and your papers",
+    "Two pairs of quick-drying trousers",
+    "A head torch with spare batteries",
+    "Sun cream, a hat and sunglasses",
+    "A light rain jacket that packs small",
+    "Sandals that stay on in the water",
+    "A first-aid kit with plasters and tape",
+    "A water filter or purifying tablets",
+    "A paper map of the river and its camps",
+    "A book for the long evenings by the fire",
+]
+
+
+def list_article_page() -> str:
+    """An article that is one short lead and a list: every item is shorter than a paragraph."""
+    items = "".join(f"<li>{t}</li>" for t in LIST_ITEMS)
+    return (
+        _head(LIST_TITLE) + f"<body>{_NAV}<article><h1>{LIST_TITLE}</h1>"
+        f"<p>Our guide's list.</p><ul class='checklist'>{items}</ul></article>{_FOOTER}</body></html>"
+    )
+
+
+def div_story_page() -> str:
+    """A story told in one ``<div>`` of text lines, no ``<p>`` anywhere (the lost-article page's shape)."""
+    story = "<br><br>".join(ARTICLE)
+    return (
+        _head(ARTICLE_TITLE) + f"<body>{_NAV}<div class='wrap'><h1>{ARTICLE_TITLE}</h1>"
+        f"<div class='txt'>{story}</div></div>{_FOOTER}</body></html>"
+    )

@@ -152,11 +152,11 @@ async def test_a_host_calibration_changes_how_its_pages_are_read(
     extractor: Extractor, tmp_path: Path, stores: Stores
 ) -> None:
     url, html, _ = host_pages(1)[0]
-    # a threshold no block reaches: every page of the host comes out empty
+    # a threshold no block reaches: every page of the host comes out empty, its story lost: refused
     await stores.autoparser.put_calibration(HostCalibration(HOST, "threshold", threshold=1.01))
-    before = skipped("empty")
+    before = skipped("incomplete")
     assert await handler_for(extractor, tmp_path, stores).handle(crawled(url, html), CTX) == []
-    assert skipped("empty") == before + 1
+    assert skipped("incomplete") == before + 1
     await stores.autoparser.drop_calibration(HOST)
     assert len(await handler_for(extractor, tmp_path, stores).handle(crawled(url, html), CTX)) == 1
 
