@@ -12,6 +12,14 @@ Timestamps are BIGINT microseconds since the epoch (see ``codec.py``).
 from __future__ import annotations
 
 from shared.stores.migrations_initial import COMMON, DELAY_DOCS, PAGES_COLUMNS
+from shared.stores.migrations_search import (
+    IMPACT_POSTGRES,
+    QUEUE_NAME,
+    QUEUE_POSTGRES,
+    QUEUE_SQLITE,
+    VOCAB_POSTGRES,
+    VOCAB_SQLITE,
+)
 
 __all__ = ["POSTGRES", "SQLITE", "Migration"]
 
@@ -424,66 +432,12 @@ _WS_UNIONS = (
 SQLITE.append((23, "wordstat: homonyms' lemma sets", tuple(s.format(rowid=" WITHOUT ROWID") for s in _WS_UNIONS)))
 POSTGRES.append((23, "wordstat: homonyms' lemma sets", tuple(s.format(rowid="") for s in _WS_UNIONS)))
 
-# 24: the search index follows a queue of written pages (``shared/stores/search.py``): each write of a page row
-# queues it in that transaction (SQLite: triggers; PostgreSQL: the page statements), and the indexer drains the
-# queue. PostgreSQL's index leaves ``pages`` (its generated tsv cost every write) for ``search_docs``, built
-# from every live page queued once
-_QUEUE_TRIGGERS = tuple(
-    f"CREATE TRIGGER IF NOT EXISTS pages_search_queue_{name} AFTER {event} ON pages BEGIN"
-    f" INSERT INTO search_queue (id) VALUES ({row}.rowid); END"
-    for name, event, row in (("ai", "INSERT", "new"), ("au", "UPDATE", "new"), ("ad", "DELETE", "old"))
-)
-_SEARCH_QUEUE = "search: the index follows a queue of written pages"
-SQLITE.append(
-    (
-        24,
-        _SEARCH_QUEUE,
-        (
-            "DROP TRIGGER IF EXISTS pages_search_gone",
-            "DROP TRIGGER IF EXISTS pages_search_ad",
-            "CREATE TABLE IF NOT EXISTS search_queue (seq INTEGER PRIMARY KEY, id INTEGER NOT NULL)",
-            "ALTER TABLE search_docs ADD COLUMN version BIGINT",
-            "ALTER TABLE search_docs ADD COLUMN indexed_at BIGINT",
-            *_QUEUE_TRIGGERS,
-        ),
-    )
-)
-_PG_SEARCH_DOCS = """CREATE TABLE IF NOT EXISTS search_docs (url TEXT PRIMARY KEY, version BIGINT NOT NULL,
-    host TEXT NOT NULL, kind TEXT NOT NULL, published BIGINT, written_at BIGINT, indexed_at BIGINT NOT NULL,
-    tsv tsvector NOT NULL)"""
-POSTGRES.append(
-    (
-        24,
-        _SEARCH_QUEUE,
-        (
-            "DROP INDEX IF EXISTS pages_tsv",
-            "ALTER TABLE pages DROP COLUMN IF EXISTS tsv",
-            "CREATE TABLE IF NOT EXISTS search_queue (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
-            " url TEXT NOT NULL)",
-            _PG_SEARCH_DOCS,
-            "CREATE INDEX IF NOT EXISTS search_docs_tsv ON search_docs USING GIN (tsv)",
-            "INSERT INTO search_queue (url) SELECT url FROM pages WHERE NOT deleted ORDER BY written_at",
-        ),
-    )
-)
-
-# 25: search with lemmas (``shared/search/tokens.py``) and "did you mean" (``shared/search/suggest.py``): the
-# index's vocabulary (SQLite: FTS5's own, read through fts5vocab; PostgreSQL: the terms its indexer wrote,
-# in code-point order for prefix ranges), and PostgreSQL's analyzer version (re-indexing at a change, as
-# SQLite's search_meta does)
-SQLITE.append(
-    (25, "search: vocabulary", ("CREATE VIRTUAL TABLE IF NOT EXISTS search_vocab USING fts5vocab(search_fts, row)",))
-)
-POSTGRES.append(
-    (
-        25,
-        "search: vocabulary, analyzer version",
-        (
-            'CREATE TABLE IF NOT EXISTS search_vocab (term TEXT COLLATE "C" PRIMARY KEY)',
-            "CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        ),
-    )
-)
+# 24-25: search follows the pages through a queue; its vocabulary (``migrations_search.py`` has the statements
+# and why)
+SQLITE.append((24, QUEUE_NAME, QUEUE_SQLITE))
+POSTGRES.append((24, QUEUE_NAME, QUEUE_POSTGRES))
+SQLITE.append((25, "search: vocabulary", VOCAB_SQLITE))
+POSTGRES.append((25, "search: vocabulary, analyzer version", VOCAB_POSTGRES))
 
 # 26: what chose a feed's next fetch when the origin did (its ttl, sy:updatePeriod, Cache-Control, Expires,
 # skipHours / skipDays: ``cubes/scheduler/origin.py``), shown in the feed's status; what the last body
@@ -506,3 +460,7 @@ _RECHECK_AT = (
 )
 SQLITE.append((27, "images: a re-check due time of their own", _RECHECK_AT))
 POSTGRES.append((27, "images: a re-check due time of their own", _RECHECK_AT))
+
+# 28: PostgreSQL's impact index (``migrations_search.py``)
+SQLITE.append((28, "search: PostgreSQL's impact index (PostgreSQL only)", ()))
+POSTGRES.append((28, "search: impact index", IMPACT_POSTGRES))

@@ -1,23 +1,28 @@
 """PostgreSQL search index: the queue of written pages and its drain (docs/architecture.md section 3, "indexer").
 
 The page statements queue every row they write (``search_queue``, migration 24).
-``index_pending`` is one transaction a batch, four round trips:
+``index_pending`` is one transaction a batch, five or six round trips:
 
 1. take the oldest queue rows with their pages (``FOR UPDATE SKIP LOCKED``:
    indexers draining at once take different rows, and a row stays locked, not
    gone, until the commit);
-2. analyze the pages on the indexer's own thread (``shared/search/tokens.py``,
+2. lock the pages' ``search_docs`` rows (``FOR UPDATE``: another indexer that
+   took a newer queue row of the same page waits) and read their ids, versions
+   and the postings they were given; a row already newer than the page read is
+   left as it is (its own queue row indexed it); ids for new pages from
+   ``search_doc_ids``;
+3. analyze the pages on the indexer's own thread (``shared/search/tokens.py``,
    the analyzer of both engines and of the queries: lemmas, stems) into each
    page's ``tsvector``, written as a literal (its terms at their positions, the
-   title's weighted A, the text's B), so the server analyzes nothing;
-3. one statement writes each live page's ``search_docs`` row, drops the rows of
-   pages that are gone (a tombstone, an empty page), deletes the queue rows
-   taken and adds the terms new to ``search_vocab`` (the vocabulary of "did you
-   mean"; terms this process wrote before are not sent again); a version guard
-   keeps an indexer that read an older page from overwriting a newer row another
-   one wrote (a page written after the read has a queue row of its own, left for
-   the next drain);
-4. commit. A crash before it leaves the queue rows where they were.
+   title's weighted A, the text's B, so the server analyzes nothing), its
+   streams and length (what the ranking reads), and its postings in the impact
+   index (``search_impacts.py``: one row a term);
+4. one statement writes each live page's ``search_docs`` row, drops the rows of
+   pages that are gone (a tombstone, an empty page), replaces the postings that
+   changed, deletes the queue rows taken and adds the terms new to
+   ``search_vocab`` (the vocabulary of "did you mean"; terms this process wrote
+   before are not sent again);
+5. commit. A crash before it leaves the queue rows where they were.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import logging
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from shared.search.analysis import ANALYZER_VERSION
@@ -34,6 +40,7 @@ from shared.search.tokens import SEPARATOR, Stream, stream
 from shared.stores.codec import now_us
 from shared.stores.postgres.db import PgDb
 from shared.stores.search import IndexRound, drain
+from shared.stores.sql.search_impacts import impact_rows
 
 __all__ = ["PgIndexQueue", "requeue_if_stale", "tsvector_text"]
 
@@ -51,18 +58,30 @@ _CLAIM = (
     " FROM (SELECT seq, url FROM search_queue ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) q"
     " LEFT JOIN pages p ON p.url = q.url"
 )
+_LOCK = "SELECT url, id, version, impacts FROM search_docs WHERE url = ANY($1::text[]) ORDER BY url FOR UPDATE"
+_IDS = "SELECT nextval('search_doc_ids') FROM generate_series(1, $1)"
+#: the columns of a page's search_docs row, as ``_plan`` makes them
+_DOC_COLUMNS = (
+    ("url", "text"), ("version", "bigint"), ("host", "text"), ("kind", "text"), ("published", "bigint"),
+    ("written_at", "bigint"), ("tsv", "text"), ("id", "bigint"), ("length", "int"), ("title_terms", "text"),
+    ("body_terms", "text"), ("impacts", "text"),
+)  # fmt: skip
+_N = len(_DOC_COLUMNS)
 _APPLY = (
-    "WITH put AS (INSERT INTO search_docs (url, version, host, kind, published, written_at, indexed_at, tsv)"
-    " SELECT url, version, host, kind, published, written_at, $7, tsv::tsvector FROM unnest($1::text[],"
-    " $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $8::text[])"
-    " AS t(url, version, host, kind, published, written_at, tsv)"
-    " ON CONFLICT (url) DO UPDATE SET version = excluded.version, host = excluded.host, kind = excluded.kind,"
-    " published = excluded.published, written_at = excluded.written_at, indexed_at = excluded.indexed_at,"
-    " tsv = excluded.tsv WHERE excluded.version >= search_docs.version RETURNING written_at),"
-    " gone AS (DELETE FROM search_docs d USING unnest($9::text[], $10::bigint[]) AS g(url, version)"
-    " WHERE d.url = g.url AND d.version <= g.version),"
-    " taken AS (DELETE FROM search_queue WHERE seq = ANY($11::bigint[])),"
-    " vocab AS (INSERT INTO search_vocab (term) SELECT unnest($12::text[]) ON CONFLICT DO NOTHING)"
+    "WITH put AS (INSERT INTO search_docs (" + ", ".join(c for c, _ in _DOC_COLUMNS) + ", indexed_at)"
+    " SELECT " + ", ".join("tsv::tsvector" if c == "tsv" else c for c, _ in _DOC_COLUMNS) + f", ${_N + 1}"
+    " FROM unnest(" + ", ".join(f"${i}::{t}[]" for i, (_, t) in enumerate(_DOC_COLUMNS, 1)) + ")"
+    " AS t(" + ", ".join(c for c, _ in _DOC_COLUMNS) + ")"
+    " ON CONFLICT (url) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c, _ in _DOC_COLUMNS[1:])
+    + ", indexed_at = excluded.indexed_at RETURNING written_at),"
+    f" gone AS (DELETE FROM search_docs d WHERE d.url = ANY(${_N + 2}::text[])),"
+    f" unpost AS (DELETE FROM search_post p USING unnest(${_N + 3}::text[], ${_N + 4}::bigint[]) AS x(term, k)"
+    " WHERE p.term = x.term AND p.k = x.k),"
+    f" post AS (INSERT INTO search_post (term, k) SELECT * FROM unnest(${_N + 5}::text[], ${_N + 6}::bigint[])"
+    " ON CONFLICT DO NOTHING),"
+    f" taken AS (DELETE FROM search_queue WHERE seq = ANY(${_N + 7}::bigint[])),"
+    f" vocab AS (INSERT INTO search_vocab (term) SELECT unnest(${_N + 8}::text[]) ON CONFLICT DO NOTHING)"
     " SELECT array_agg(written_at) FROM put"
 )
 
@@ -92,23 +111,69 @@ def tsvector_text(title: Stream, body: Stream, seen: set[str] | None = None) -> 
     return " ".join(f"{_quote(t)}:{','.join(p)}" for t, p in at.items())
 
 
-def _plan(rows: Sequence[Any], known: set[str]) -> tuple[list[Any], list[Any], list[str], float]:
-    """The batch's index rows and removals (one per page, its newest queue row's read), its terms not in
-    ``known``, and the CPU it took."""
+def _postings(impacts: str) -> set[tuple[str, int]]:
+    """A page's postings from the ``impacts`` its row keeps (``_impacts_text``)."""
+    out: set[tuple[str, int]] = set()
+    for line in impacts.split("\n") if impacts else ():
+        k, _, terms = line.partition(" ")
+        out.update((t, int(k)) for t in terms.split(" "))
+    return out
+
+
+def _impacts_text(rows: Sequence[tuple[int, str]], doc_id: int) -> str:
+    """A page's postings as its row keeps them: one line a key (the key with the id, then its terms)."""
+    return "\n".join(f"{high | doc_id} {terms}" for high, terms in rows)
+
+
+@dataclass(slots=True)
+class _Batch:
+    """What a batch writes (``_APPLY``'s arguments but the queue rows and the time)."""
+
+    docs: list[tuple[Any, ...]] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+    unpost: set[tuple[str, int]] = field(default_factory=set)
+    post: set[tuple[str, int]] = field(default_factory=set)
+    new_terms: list[str] = field(default_factory=list)
+    moved_on: int = 0
+    cpu_s: float = 0.0
+
+
+def _plan(latest: Sequence[Any], held: dict[str, Any], new_ids: Sequence[int], known: set[str]) -> _Batch:
+    """The batch's writes from its pages (one each, as read) and their rows as locked (``held``)."""
     cpu0 = time.thread_time()
+    out = _Batch()
     seen: set[str] = set()
-    latest = {r[1]: r for r in rows}
-    put: list[tuple[Any, ...]] = []
-    gone: list[tuple[str, int]] = []
-    for _seq, url, version, deleted, host, title, text, kind, published, written in latest.values():
+    fresh_ids = iter(new_ids)
+    for _seq, url, version, deleted, host, title, text, kind, published, written in latest:
+        old = held.get(url)
         if version is None:
             continue  # no page row (none is ever deleted outright): nothing to index or drop
-        if deleted or not (title or text):
-            gone.append((url, version))
+        if old is not None and old["version"] > version:
+            out.moved_on += 1  # a newer version is indexed already (its own queue row)
             continue
-        tsv = tsvector_text(stream(title), stream(text), seen)
-        put.append((url, version, host, kind, published if published is not None else written, written, tsv))
-    return put, gone, sorted(seen - known), time.thread_time() - cpu0
+        before = _postings(old["impacts"]) if old is not None else set()
+        if deleted or not (title or text):
+            if old is not None:
+                out.gone.append(url)
+                out.unpost |= before
+            continue
+        doc_id = old["id"] if old is not None and old["id"] is not None else next(fresh_ids)
+        t, b = stream(title), stream(text)
+        tt, bt = t.tokens, b.tokens
+        fresh_at = published if published is not None else written
+        rows = impact_rows(tt, bt, kind, fresh_at, written or 0)
+        impacts = _impacts_text(rows, doc_id)
+        after = _postings(impacts)
+        out.unpost |= before - after
+        out.post |= after - before
+        tsv = tsvector_text(t, b, seen)
+        out.docs.append(
+            (url, version, host, kind, fresh_at, written, tsv, doc_id, len(tt) + len(bt), " ".join(tt),
+             " ".join(bt), impacts)
+        )  # fmt: skip
+    out.new_terms = sorted(seen - known)
+    out.cpu_s = time.thread_time() - cpu0
+    return out
 
 
 class PgIndexQueue:
@@ -122,23 +187,35 @@ class PgIndexQueue:
         self._known: set[str] = set()
 
     async def index_pending(self, limit: int) -> IndexRound:
+        loop = asyncio.get_running_loop()
         async with self._db.connection() as conn, conn.transaction():
             rows = await conn.fetch(_CLAIM, limit)
             if not rows:
                 return IndexRound()
-            put, gone, new, cpu = await asyncio.get_running_loop().run_in_executor(self._pool, _plan, rows, self._known)
+            latest = list({r[1]: r for r in rows}.values())  # a page's queue rows read together: one page
+            held = {r["url"]: r for r in await conn.fetch(_LOCK, [r[1] for r in latest])}
+            wanted = sum(1 for r in latest if r[2] is not None and (r[1] not in held or held[r[1]]["id"] is None))
+            new_ids = [r[0] for r in await conn.fetch(_IDS, wanted)] if wanted else []
+            batch = await loop.run_in_executor(self._pool, _plan, latest, held, new_ids, self._known)
             stamp = now_us(None)
-            cols = list(zip(*put, strict=True)) if put else [()] * 7
-            gcols = list(zip(*gone, strict=True)) if gone else [(), ()]
+            cols = [list(c) for c in zip(*batch.docs, strict=True)] if batch.docs else [[] for _ in range(_N)]
+            unpost, post = sorted(batch.unpost), sorted(batch.post)
             written = await conn.fetchval(
-                _APPLY, *(list(c) for c in cols[:6]), stamp, list(cols[6]), *(list(c) for c in gcols),
-                [r[0] for r in rows], new,
+                _APPLY, *cols, stamp, batch.gone, [t for t, _ in unpost], [k for _, k in unpost],
+                [t for t, _ in post], [k for _, k in post], [r[0] for r in rows], batch.new_terms,
             )  # fmt: skip
-        if len(self._known) + len(new) > _KNOWN_MAX:
+        if len(self._known) + len(batch.new_terms) > _KNOWN_MAX:
             self._known.clear()  # a few terms sent again (ON CONFLICT DO NOTHING) beats unbounded memory
-        self._known.update(new)
+        self._known.update(batch.new_terms)
         lags = tuple(max(0.0, (stamp - w) / 1e6) for w in written or () if w)
-        return IndexRound(queued=len(rows), indexed=len(written or ()), removed=len(gone), lags_s=lags, cpu_s=cpu)
+        return IndexRound(
+            queued=len(rows),
+            indexed=len(batch.docs),
+            removed=len(batch.gone),
+            moved_on=batch.moved_on,
+            lags_s=lags,
+            cpu_s=batch.cpu_s,
+        )
 
     async def pending(self) -> int:
         row = await self._db.fetchone("SELECT count(*) FROM search_queue")

@@ -89,7 +89,8 @@ class Phrase:
     match: str
     #: the impact lists whose pages include every page it matches
     lists: tuple[str, ...]
-    #: what is counted in a page's stream: a term, or a prefix (``prefix``)
+    #: what is counted in a page's stream: a term, a prefix (``prefix``), or the first terms of a phrase's
+    #: words, separated by spaces (a phrase, which the walk never reads: the full ranking counts it)
     token: str
     prefix: bool = False
     #: a row of its one list carries its own counts (a word; a prefix with a list of its own)
@@ -101,8 +102,9 @@ class Phrase:
             return text.count(f" {self.token}")  # every term that starts with the prefix
         needle = f" {self.token} "
         n = text.count(needle)  # in C, no list of words made
-        if n and f" {self.token}{needle}" in text:
-            # the term twice in a row: the two share a space, and str.count finds one; count them one by one
+        if n and (" " in self.token or f" {self.token}{needle}" in text):
+            # the term twice in a row (or a phrase's instances overlapping, "a a" in "a a a", as FTS5 counts
+            # them): they share a space, and str.count finds one; count them one by one
             n, i = 0, text.find(needle)
             while i >= 0:
                 n += 1

@@ -1,0 +1,114 @@
+"""PostgreSQL search's walk over its impact-ordered table (``shared/stores/postgres/search_topk.py``) answers what
+its full ranking answers: page for page, score for score, on the corpus and queries of the SQLite test
+(``test_search_topk_sqlite.py``: Zipf words, ambiguous Russian forms, prefixes, exclusions, filters, news of
+every age, pages written after the ranking instant, updates and removals).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+
+from shared.search.query import parse_query
+from shared.search.request import SearchRequest
+from shared.stores import Page, Stores, open_stores
+from shared.stores.postgres.search import PgSearchIndex, phrases
+from shared.stores.sql import search_walk
+from tests.contract.test_search_topk_sqlite import T, _pages, _prefix_queries, _queries, _requests
+from tests.pgschema import fresh_schema
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+async def corpus(postgres_url: str) -> AsyncIterator[Stores]:
+    async with fresh_schema(postgres_url) as url:
+        stores = await open_stores(url)
+        pages = _pages(2000, random.Random(16))
+        for i in range(0, len(pages), 500):
+            await stores.pages.upsert_many(pages[i : i + 500])
+        await stores.index_queue.catch_up()
+        yield stores
+        await stores.close()
+
+
+async def _compare(stores: Stores, requests: list[SearchRequest]) -> tuple[int, list[str]]:
+    index = stores.search
+    assert isinstance(index, PgSearchIndex)
+    assert index._topk is not None
+    used, wrong = 0, []
+    n, avgdl = await index._stats()
+    for r in requests:
+        groups = await phrases(r.query, index._vocab)
+        df = {p.match: await index._docs(p) for g in groups for p in g}
+        idf = {m: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for m, d in df.items()}
+        fast = await index._topk.best(r, groups, df, idf, n, avgdl)
+        if fast is None:
+            continue
+        used += 1
+        full = await index._ranked(r, groups, idf, avgdl)
+        same_pages = [i for i, _ in fast] == [i for i, _ in full]
+        same_scores = all(abs(a - b) <= 1e-12 * max(1.0, abs(b)) for (_, a), (_, b) in zip(fast, full, strict=True))
+        if not (same_pages and same_scores):
+            wrong.append(f"{r.query.text!r} {r.filters}: {fast[:3]} != {full[:3]}")
+    return used, wrong
+
+
+async def test_the_walk_returns_the_full_rankings_top_on_a_random_sample(corpus: Stores) -> None:
+    rng = random.Random(7)
+    used, wrong = await _compare(corpus, _requests(rng, _queries(rng, 120), host="h3.example", days=(20, 2)))
+    assert wrong == []
+    assert used >= 40, used  # the sample exercises the walk, not only the full ranking it declines to
+
+
+async def test_prefixes_walk_as_the_or_of_their_terms(corpus: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_walk, "MIN_DF", 0)
+    monkeypatch.setattr(search_walk, "MAX_SEEN", 1_000_000)
+    rng = random.Random(11)
+    requests = _requests(rng, _prefix_queries(rng, 100), host="h5.example", days=(30, 5))
+    used, wrong = await _compare(corpus, requests)
+    assert wrong == []
+    assert used >= len(requests) // 2
+
+
+async def test_late_pages_updates_and_removals_keep_the_walk_exact(corpus: Stores) -> None:
+    late = [
+        Page(url=f"https://late.example/{i}", host="late.example", version=1, html="<p></p>", doc_json=b"{}",
+             title="rivera rivera", text="riverox " * (i + 1), written_at=T + timedelta(hours=5), kind="news",
+             published_at=T + timedelta(hours=4), lang="en")
+        for i in range(5)
+    ]  # fmt: skip
+    await corpus.pages.upsert_many(late)
+    # the best page for "rivera" loses the word, and the next best is removed: their postings go
+    request = SearchRequest(parse_query("rivera"), limit=20, now=T)
+    before = [h.url for h in (await corpus.search.search(request)).hits]
+    first, second = (await corpus.pages.get(before[0])), (await corpus.pages.get(before[1]))
+    assert first is not None
+    assert second is not None
+    await corpus.pages.upsert(Page(**{**_fields(first), "version": first.version + 1, "title": "x", "text": "y"}))
+    await corpus.pages.delete(second.url, second.version + 1)
+    await corpus.index_queue.catch_up()
+    after = [h.url for h in (await corpus.search.search(request)).hits]
+    assert first.url not in after
+    assert second.url not in after
+    requests = [SearchRequest(parse_query(q), limit=20, now=T) for q in ("rivera", "riverox", "rivera riverox")]
+    used, wrong = await _compare(corpus, requests)
+    assert (used, wrong) == (3, [])
+    # every posting left belongs to a live page's current version: none of the rewritten or removed page
+    db = corpus.pages._db  # type: ignore[attr-defined]
+    ids = {r[0] for r in await db.fetch("SELECT id FROM search_docs WHERE url = ANY(?::text[])", [first.url])}
+    stray = await db.fetchone(
+        "SELECT count(*) FROM search_post p WHERE NOT EXISTS"
+        " (SELECT 1 FROM search_docs d WHERE d.id = (p.k & 4294967295) AND position(p.term in d.impacts) > 0)"
+    )
+    assert stray is not None
+    assert stray[0] == 0
+    assert ids
+
+
+def _fields(page: Page) -> dict[str, object]:
+    return {name: getattr(page, name) for name in page.__dataclass_fields__}
