@@ -44,6 +44,7 @@ __all__ = [
     "dlq_topic",
     "encode",
     "is_internal_topic",
+    "problems_markdown",
     "register_topic",
     "retry_topic",
     "schema_documents",
@@ -265,7 +266,7 @@ def _rendered_files() -> dict[str, bytes]:
     files["asyncapi.yaml"] = (header + yaml.safe_dump(asyncapi_document(), sort_keys=False)).encode()
     # the problems the webmaster is told about: a contract too (docs/architecture.md section 10)
     files["problem.v1.json"] = orjson.dumps(problem_schema(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-    files["problems.md"] = problem_codes.markdown().encode()
+    files["problems.md"] = problems_markdown().encode()
     return files
 
 
@@ -287,3 +288,32 @@ def stale_contract_files(directory: Path = SCHEMAS_DIR) -> list[str]:
         for name, data in _rendered_files().items()
         if not (directory / name).exists() or (directory / name).read_bytes() != data
     ]
+
+
+def problems_markdown() -> str:
+    """``schemas/problems.md``: the table for people (generated; never edit the file by hand)."""
+    lines = [
+        "# Problem codes",
+        "",
+        "Every problem turbocubes reports about a feed, an upload or a page is an object",
+        "`{code, severity, where: {feed, item, link, line, column}, message, hint}`. The codes below are",
+        "stable: a code keeps its meaning and is never reused. `hint` is the default advice; a problem",
+        "may carry a more specific one. The object's JSON Schema is `problem.v1.json`. Generated from",
+        "`shared/problem_codes.py` by `turbocubes schemas write`; do not edit. The API serves the same",
+        "table at `GET /api/v1/problems`.",
+        "",
+        "Severity: **error** -- content was not published as the source has it (an item refused, a",
+        "page without an image); **warning** -- recovered, nothing known lost, fix it anyway;",
+        "**info** -- nothing to fix now.",
+        "",
+        "| code | severity | meaning | how to fix |",
+        "|---|---|---|---|",
+    ]
+    for row in problem_codes.CODES.values():
+        lines.append(f"| `{row.code}` | {row.severity} | {_md(row.title)} | {_md(row.hint)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    """Plain text in a Markdown table cell: markup characters shown as themselves."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")

@@ -5,8 +5,8 @@ its meaning and is never reused (retire one by leaving it here, marked
 retired). Each row gives the default severity and the hint -- how to fix it --
 that ``shared.problems.problem`` fills in; a caller may pass a more specific
 hint. ``schemas/problems.md`` is generated from this table
-(``turbocubes problems write``; a test keeps it equal), ``GET /api/v1/problems``
-serves it, and the OpenAPI document points at both.
+(``shared.contracts.problems_markdown``, ``turbocubes schemas write``; a test keeps it
+equal), ``GET /api/v1/problems`` serves it, and the OpenAPI document points at both.
 
 Codes are ``<area>.<what>``: ``fetch.*`` the crawler's fetch of the feed,
 ``host.*`` the source's right to its host, ``feed.*`` / ``xml.*`` / ``json.*`` the
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CODES", "ProblemCode", "markdown"]
+__all__ = ["CODES", "ProblemCode"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,37 +441,47 @@ _ROWS: tuple[ProblemCode, ...] = (
         "The message says why (too little article text, or mostly links). An article's text belongs in "
         "<article> or paragraphs outside menus, sidebars and comments; or publish the page in a feed.",
     ),
+    ProblemCode(
+        "page.full_text_unavailable",
+        "warning",
+        "the item is a summary and its page could not be read: published with the feed's text",
+        "Put the whole article in the item (content:encoded, turbo:content), or let the item's page answer "
+        "our crawler with its article (robots.txt, status, size): the message says what it answered.",
+    ),
+    ProblemCode(
+        "page.content_mismatch",
+        "error",
+        "the Turbo page carries much less than the original page's article",
+        "Put the full article in the item (content:encoded, turbo:content), or set the feed's full_text "
+        "to auto or always so that the article is read from the page.",
+    ),
+    # Yandex markup that is not rendered
+    ProblemCode(
+        "turbo.extended_html_ignored",
+        "warning",
+        "turbo:extendedHtml is not supported: the page is rendered from the standard Turbo markup",
+        "Extended HTML's own styles and scripts are not carried; use the standard Turbo elements.",
+    ),
+    ProblemCode(
+        "turbo.analytics_ignored",
+        "info",
+        "the channel's analytics counters are not installed on the Turbo pages",
+        "The console counts the pages' visits; remove turbo:analytics to silence this.",
+    ),
+    ProblemCode(
+        "turbo.ads_ignored",
+        "info",
+        "the channel's ad blocks are not shown on the Turbo pages",
+        "turbocubes pages show no ads; remove turbo:adNetwork and the items' ad figures to silence this.",
+    ),
+    ProblemCode(
+        "turbo.markup_ignored",
+        "warning",
+        "Turbo markup that turbocubes does not render was left out",
+        "The message names the element; use the Turbo elements the page renders, or remove it.",
+    ),
 )
 
 #: every code, by name
 CODES: dict[str, ProblemCode] = {row.code: row for row in _ROWS}
 assert len(CODES) == len(_ROWS), "a problem code is defined twice"
-
-
-def markdown() -> str:
-    """``schemas/problems.md``: the table for people (generated; never edit the file by hand)."""
-    lines = [
-        "# Problem codes",
-        "",
-        "Every problem turbocubes reports about a feed, an upload or a page is an object",
-        "`{code, severity, where: {feed, item, link, line, column}, message, hint}`. The codes below are",
-        "stable: a code keeps its meaning and is never reused. `hint` is the default advice; a problem",
-        "may carry a more specific one. The object's JSON Schema is `problem.v1.json`. Generated from",
-        "`shared/problem_codes.py` by `turbocubes schemas write`; do not edit. The API serves the same",
-        "table at `GET /api/v1/problems`.",
-        "",
-        "Severity: **error** -- content was not published as the source has it (an item refused, a",
-        "page without an image); **warning** -- recovered, nothing known lost, fix it anyway;",
-        "**info** -- nothing to fix now.",
-        "",
-        "| code | severity | meaning | how to fix |",
-        "|---|---|---|---|",
-    ]
-    for row in _ROWS:
-        lines.append(f"| `{row.code}` | {row.severity} | {_md(row.title)} | {_md(row.hint)} |")
-    return "\n".join(lines) + "\n"
-
-
-def _md(text: str) -> str:
-    """Plain text in a Markdown table cell: markup characters shown as themselves."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")

@@ -52,7 +52,7 @@ from cubes.parser.blockkit import Context, Note, block_of, make
 from cubes.parser.model import Related
 from shared.players import Players
 
-__all__ = ["Note", "related_html", "turbo_blocks"]
+__all__ = ["Note", "crumbs_html", "related_html", "turbo_blocks"]
 
 #: looked for in the lower-cased fragment: eight substring scans are ~10x cheaper than one
 #: case-insensitive regex of eight alternatives (126 -> 13 us on a 3.7 KB article, 1.0 -> 0.5 us on
@@ -131,6 +131,14 @@ def _top_level(el: etree._Element) -> bool:
 def _walk(parent: etree._Element, ctx: Context) -> None:
     for child in list(parent):
         ctx.walk_one(child)
+
+
+def crumbs_html(crumbs: list[tuple[str, str]]) -> str:
+    """Turbo's ``<metrics>`` breadcrumbs as the block ``turbo_blocks`` renders (put before an item's content)."""
+    out = make("div", None, None, data_block="breadcrumblist")
+    for url, text in crumbs:
+        out.append(make("a", None, text, href=url))
+    return str(etree.tostring(out, encoding="unicode", method="html"))
 
 
 def related_html(links: list[Related]) -> str:

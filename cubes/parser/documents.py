@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from cubes.parser.blocks import related_html, turbo_blocks
+from cubes.parser.blocks import crumbs_html, related_html, turbo_blocks
 from cubes.parser.bounds import bounded_date
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.model import ItemError, MediaRef, ParsedItem, Severity
@@ -147,6 +147,8 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
     lang = language(item.language or _str(item.extra.get("language")))
     extra = {**item.extra, "language": lang} if lang else item.extra
     html = item.content_html + related_html(item.related) if item.related else item.content_html
+    if item.crumbs:
+        html = crumbs_html(item.crumbs) + html
     html, notes = turbo_blocks(html, page_url=ident.url, lang=lang, video_hosts=cleaner.video_hosts)
     content = cleaner.clean(html, item.base or ident.url, page_url=ident.url)
     incomplete = _incomplete(html, content, cleaner.hold_incomplete)

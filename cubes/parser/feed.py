@@ -87,6 +87,9 @@ def parse_feed(
         # no URL given (a file): the feed's own address is what its relative links mean
         result = _parse_xml_feed(_decl_first(prepared.body), own, content_type, fmt)
     result.encoding = result.encoding or prepared.encoding
+    for code, message, line in result.meta.ignored:
+        severity = Severity.info if code in _INFO_CODES else Severity.warning
+        result.errors.append(ItemError(message, line, None, severity=severity, code=code))
     if result.items:
         apply_turbo(result)
         apply_limits(result, limits)
@@ -94,6 +97,10 @@ def parse_feed(
             for it in result.items:
                 it.language = it.language or result.meta.language
     return result
+
+
+#: the channel's markup we knowingly do not use: nothing to fix
+_INFO_CODES = frozenset({"turbo.analytics_ignored", "turbo.ads_ignored"})
 
 
 def yml_source(

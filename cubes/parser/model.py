@@ -43,6 +43,8 @@ class Severity(StrEnum):
     error = "error"
     #: something was wrong but recovered; nothing was lost that we know of
     warning = "warning"
+    #: nothing to fix now: markup we knowingly do not use (the channel's analytics counters)
+    info = "info"
 
 
 @dataclass(slots=True)
@@ -131,6 +133,8 @@ class ParsedItem:
     language: str | None = None
     #: Turbo's ``<yandex:related>`` links, shown as cards below the content
     related: list[Related] = field(default_factory=list)
+    #: Turbo's ``<metrics>`` breadcrumbs, (url, text) from the site's root down: shown above the content
+    crumbs: list[tuple[str, str]] = field(default_factory=list)
     #: what the reader left out of the item (a number that is not one: ``bounds.py``); the item is
     #: published without it, and these become its warnings
     notes: list[Note] = field(default_factory=list)
@@ -144,6 +148,8 @@ class FeedMeta:
     hub: str | None = None
     self_url: str | None = None
     language: str | None = None
+    #: the channel's markup that is not rendered, told (``turbo.analytics_ignored`` ...): (code, message, line)
+    ignored: list[tuple[str, str, int | None]] = field(default_factory=list)
     #: how the body was read: "lxml", "lxml-recover", "feedparser", "iterparse", "json"
     parser: str = ""
     version: str = ""
@@ -167,6 +173,6 @@ class ParseResult:
     def feed_error(self) -> ItemError | None:
         """The first feed-level problem (what goes into the feed's status)."""
         for err in self.errors:
-            if err.index is None:
+            if err.index is None and err.severity is not Severity.info:
                 return err
         return None

@@ -55,7 +55,7 @@ def capped(errors: Sequence[ItemError], *, feed: str | None = None, limit: int =
     severity, but only the first ``limit`` (errors first, in source order) become ``Problem``
     objects -- each costs a validated model, ~10 us (``bench/problems.py``).
     """
-    rank = {Severity.error: 0, Severity.warning: 1}
+    rank = {Severity.error: 0, Severity.warning: 1, Severity.info: 2}
     ordered = sorted(errors, key=lambda e: rank.get(e.severity, 2))  # stable: source order within a severity
     severities = Counter(e.severity.value for e in errors)
     return Capped(

@@ -10,16 +10,22 @@ cannot read, and the oracle of the benchmark's gates):
 * the link is ``<link>``, else an ``atom:link``, else a ``<guid>`` that is
   not ``isPermaLink="false"``;
 * content is ``turbo:content``, else ``content:encoded``, else
-  ``xhtml:body``, else ``description`` (then also the summary), else
-  ``dc:description``, else ``itunes:summary`` (a podcast's show notes).
+  ``xhtml:body``, else Yandex News' ``yandex:full-text``, else ``description`` (then also the summary), else
+  ``dc:description``, else ``itunes:summary`` (a podcast's show notes);
+* Turbo's ``<metrics>`` breadcrumbs are the item's ``crumbs`` (rendered above the content);
+  Turbo and Yandex markup that is not rendered is told, never dropped silently: an item's as a
+  note (``turbo.extended_html_ignored``, ``turbo.markup_ignored``), the channel's analytics and
+  ad networks in ``FeedMeta.ignored`` (``turbo.analytics_ignored``, ``turbo.ads_ignored``).
 """
 
 from __future__ import annotations
 
+import html
+
 from lxml import etree
 
 from cubes.parser.dates import parse_date
-from cubes.parser.model import FeedMeta, ParsedItem, Related
+from cubes.parser.model import FeedMeta, Note, ParsedItem, Related
 from cubes.parser.xmltext import (
     ATOM10,
     CONTENT,
@@ -78,7 +84,10 @@ ITEM_TAGS = tuple(_q(ns, "item") for ns in _RSS_NS)
     _DCTITLE,
     _XBODY,
     _OTHER_DESC,
-) = range(19)
+    _METRICS,
+    _EXTENDED,
+    _FULL_TEXT,
+) = range(22)
 
 _FIELDS: dict[str, int] = {}
 for _ns in _RSS_NS:
@@ -118,11 +127,31 @@ _FIELDS.update(
         _q(TURBO, "source"): _TURBO_SOURCE,
         _q(TURBO, "topic"): _TURBO_TOPIC,
         _q(YANDEX, "related"): _RELATED,
+        "metrics": _METRICS,
+        _q(YANDEX, "full-text"): _FULL_TEXT,
+        _q(TURBO, "extendedHtml"): _EXTENDED,
     }
 )
+#: Turbo elements of an item that are not rendered and need no word: ``turbo:topic`` is read above, the
+#: rest of these are the channel's; anything else in the Turbo or Yandex namespaces is told as ignored
+_TOLD_NAMESPACES = (f"{{{TURBO}}}", f"{{{YANDEX}}}")
 for _m in MEDIA_NS:
     for _local in ("content", "thumbnail", "group"):
         _FIELDS[_q(_m, _local)] = _MEDIA
+
+
+def _crumbs(el: etree._Element, base: str | None) -> list[tuple[str, str]]:
+    """``<metrics><yandex><breadcrumblist><breadcrumb url= text=/>``: the page's place in the site."""
+    out = []
+    for crumb in el.iter("breadcrumb"):
+        url, text = absolute(crumb.get("url"), base), " ".join((crumb.get("text") or "").split())
+        if url and text:
+            out.append((url, text[:200]))
+    return out[:_MAX_CRUMBS]
+
+
+#: a site's path from its root is a few steps; a longer list is not breadcrumbs
+_MAX_CRUMBS = 10
 
 
 def _related(el: etree._Element, base: str | None) -> list[Related]:
@@ -139,12 +168,15 @@ _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
 def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
     it = ParsedItem(index=index, base=base, line=el.sourceline, language=el.get(_XML_LANG))
-    desc = encoded = turbo = xbody = other_desc = None
+    desc = encoded = turbo = xbody = other_desc = full_text = None
     link = atom_link = guid_link = dctitle = None
     authors: list[str] = []
     for c in el:
         code = _FIELDS.get(c.tag)
         if code is None:
+            if isinstance(c.tag, str) and c.tag.startswith(_TOLD_NAMESPACES):
+                name = c.prefix + ":" + etree.QName(c).localname if c.prefix else etree.QName(c).localname
+                it.notes.append(Note("turbo.markup_ignored", f"<{name}> is not rendered on the Turbo page"))
             continue
         if code == _TITLE:
             it.title = text_of(c) if len(c) else (c.text or "").strip()
@@ -160,6 +192,9 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
             desc = inner_html(c)
         elif code == _ENCODED:
             encoded = inner_html(c)
+        elif code == _FULL_TEXT:
+            # Yandex News' whole article, as plain text: the item's article when it has no other
+            full_text = text_of(c)
         elif code == _TURBO_CONTENT:
             turbo = inner_html(c)
         elif code == _PUB:
@@ -193,6 +228,13 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
         elif code == _RELATED:
             it.related = _related(c, base)
             it.extra["yandex:related"] = [r.url for r in it.related]
+        elif code == _METRICS:
+            it.crumbs = _crumbs(c, base)
+        elif code == _EXTENDED:
+            if (c.text or "").strip().lower() == "true":
+                it.notes.append(
+                    Note("turbo.extended_html_ignored", "turbo:extendedHtml: the item's own styles are not carried")
+                )
         elif code == _CATEGORY:
             cats = it.extra.setdefault("category", [])
             if isinstance(cats, list) and c.text and c.text.strip():
@@ -217,6 +259,9 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
     elif xbody is not None:
         it.content_html = xbody
         it.summary = desc
+    elif full_text:
+        it.content_html = "".join(f"<p>{html.escape(p)}</p>" for p in full_text.split("\n") if p.strip())
+        it.summary = desc
     elif desc is not None:
         it.content_html = desc
     elif other_desc is not None:
@@ -224,6 +269,22 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
     if el.get("turbo") is not None:
         it.extra["turbo"] = el.get("turbo", "").strip().lower()
     return it
+
+
+def _channel_markup(el: etree._Element, local: str, meta: FeedMeta) -> None:
+    """The channel's Turbo markup that is not rendered, told once per fetch (``FeedMeta.ignored``)."""
+    if local == "analytics":
+        what = " ".join(f"{k}={v!r}" for k, v in el.attrib.items() if k in ("type", "id")) or "a counter"
+        meta.ignored.append(("turbo.analytics_ignored", f"turbo:analytics ({what}) is not installed", el.sourceline))
+    elif local == "adNetwork":
+        what = " ".join(f"{k}={v!r}" for k, v in el.attrib.items() if k in ("type", "id", "turbo-ad-id")) or "a block"
+        meta.ignored.append(("turbo.ads_ignored", f"turbo:adNetwork ({what}) is not shown", el.sourceline))
+    elif local == "extendedHtml":
+        if (el.text or "").strip().lower() == "true":
+            message = "turbo:extendedHtml: the feed's own styles are not carried"
+            meta.ignored.append(("turbo.extended_html_ignored", message, el.sourceline))
+    else:
+        meta.ignored.append(("turbo.markup_ignored", f"<{el.prefix or 'turbo'}:{local}> is not used", el.sourceline))
 
 
 def read_rss_items(root: etree._Element, feed_url: str | None, *, xml_base: bool) -> list[ParsedItem]:
@@ -262,5 +323,7 @@ def rss_meta(root: etree._Element, feed_url: str | None) -> FeedMeta:
             meta.link = absolute(text_of(c) or None, feed_url)
         elif local == "language":
             meta.language = text_of(c)
+        elif tag.startswith(_TOLD_NAMESPACES):
+            _channel_markup(c, local, meta)
     meta.version = "rss" + (root.get("version") or ("1.0" if root.tag == f"{{{RDF}}}RDF" else ""))
     return meta

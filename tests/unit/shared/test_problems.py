@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.problem_codes import CODES, markdown
+from shared.contracts import problems_markdown
+from shared.problem_codes import CODES
 from shared.problems import (
     Problem,
     Severity,
@@ -118,7 +119,7 @@ def test_the_schema_lists_every_code() -> None:
 
 
 def test_the_markdown_table_has_a_row_per_code_and_escapes_markup() -> None:
-    text = markdown()
+    text = problems_markdown()
     for code in CODES:
         assert f"| `{code}` |" in text
     assert "<turbo:content>" not in text
