@@ -73,12 +73,21 @@ def carried(html: str) -> Carried:
     return Carried(len(_IMG.findall(html)), len(_TABLE.findall(html)))
 
 
+def _share(n: int, of: int, noun: str) -> str:
+    """``its image``, ``its 2 images``, ``1 of its 3 images``."""
+    plural = noun if of == 1 else noun + "s"
+    if n == of:
+        return f"its {noun}" if n == 1 else f"its {n} {plural}"
+    return f"{n} of its {of} {plural}"
+
+
 def incomplete_message(lost: Carried, before: Carried, how: str, *, held: bool = True) -> str:
-    """``page.incomplete``'s message: what was lost, of how many, and how (``held``: or published without)."""
+    """``page.incomplete``'s message: its fate (``held``: or published without), what it lost of how many,
+    and how: ``the page was held back, not published: it lost its image (...)``."""
     parts = []
     if lost.images:
-        parts.append(f"{lost.images} of its {before.images} image{'s' if before.images != 1 else ''}")
+        parts.append(_share(lost.images, before.images, "image"))
     if lost.tables:
-        parts.append(f"{lost.tables} of its {before.tables} table{'s' if before.tables != 1 else ''}")
+        parts.append(_share(lost.tables, before.tables, "table"))
     fate = "was held back, not published" if held else "was published without them"
     return f"the page {fate}: it lost {' and '.join(parts)} ({how})"

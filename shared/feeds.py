@@ -52,6 +52,7 @@ from shared.urls import canonical_url, host_of
 __all__ = [
     "CHECK_PREFIX",
     "FETCH_NOW_PREFIX",
+    "FIX_PREFIX",
     "FRESH_PREFIXES",
     "SERVICES_MAX",
     "SERVICE_NAME_RE",
@@ -83,8 +84,11 @@ FETCH_NOW_PREFIX = "fetch:"
 #: the requester of a feed check (``POST /api/v1/feeds/check``): ``check:<task id>``; the parser handles
 #: its body as a preview (``cubes/parser/checks.py``) and the crawler, like "fetch now", fetches it fresh
 CHECK_PREFIX = "check:"
+#: the requester the media cube adds to its order of an image again at the webmaster's asking (a
+#: document's ``retry_failed_before``): ``fix:<page URL>``; the crawler fetches it fresh as well
+FIX_PREFIX = "fix:"
 #: requesters that want what is there now, never a result remembered from before they asked
-FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX)
+FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX, FIX_PREFIX)
 
 Authorize = Callable[[str], Awaitable[None]]
 
@@ -315,7 +319,9 @@ class FeedRegistry:
         await authorize(host)
         await self.check_address(canonical)
         now = self._now()
-        task = await tasks.create(Task(task_id=uuid.uuid4().hex, tenant_id=tenant_id, host=host), now=now)
+        task = await tasks.create(
+            Task(task_id=uuid.uuid4().hex, tenant_id=tenant_id, host=host, source_url=canonical), now=now
+        )
         await self._publish([check_request(task.task_id, canonical, host, now)])
         return task
 

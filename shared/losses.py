@@ -43,7 +43,12 @@ def page_problems(doc: Document, lost: Mapping[str, str], *, hold: bool = False,
     failed = sum(1 for reason in lost.values() if holds(reason))
     held = hold and failed > 0
     if held:
-        message = incomplete_message(Carried(failed, 0), Carried(failed + shown, 0), "their copies failed")
+        how = (
+            "it could not be copied: its own problem below says why"
+            if failed == 1
+            else ("they could not be copied: their own problems below say why")
+        )
+        message = incomplete_message(Carried(failed, 0), Carried(failed + shown, 0), how)
         problems = (problem("page.incomplete", message, feed=feed, link=doc.url), *problems)
     return PageProblems(
         # a preview is stored under its own key, so its problems never touch the live page's

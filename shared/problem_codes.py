@@ -361,53 +361,57 @@ _ROWS: tuple[ProblemCode, ...] = (
     ProblemCode(
         "image.not_found",
         "error",
-        "an image answered 404 or 410; the page was published without it",
-        "Fix the image's URL in the item and fetch the feed again: the changed item is rebuilt with the "
-        "image. The same URL is tried again only after media.failure_retry_s (7 days by default).",
+        "an image answered 404 or 410 (not found); the page's state says whether it was held back",
+        "Put the image at that address (or give the item the image's right URL), then press Fetch now in "
+        "the console (or POST /api/v1/feeds/{feed_id}/fetch): the image is fetched again at once and the "
+        "page rebuilt with it. Left alone, the same address is tried again only after several days.",
     ),
     ProblemCode(
         "image.http_error",
         "error",
-        "an image answered an HTTP error; the page was published without it",
+        "an image answered an HTTP error; the page's state says whether it was held back",
         "Make the image URL answer 200 to our crawler (401/403: allow it), or give the item another image "
-        "URL; a failed URL is tried again after media.failure_retry_s.",
+        "URL, then press Fetch now: the image is fetched again at once. Left alone, a failed address is "
+        "tried again only after several days.",
     ),
     ProblemCode(
         "image.unreachable",
         "error",
         "an image's host could not be reached in time; the page was published without it",
-        "Check that the image host answers from the internet; we try it again later.",
+        "Check that the image host answers from the internet, then press Fetch now; we also try it again "
+        "by ourselves within hours.",
     ),
     ProblemCode(
         "image.not_an_image",
         "error",
-        "the image URL does not answer an image; the page was published without it",
-        "The URL must return the image itself (JPEG, PNG, GIF, WebP, AVIF), not an HTML page.",
+        "the image URL does not answer an image; the page's state says whether it was held back",
+        "The URL must return the image itself (JPEG, PNG, GIF, WebP, AVIF), not an HTML page. Fix it, then "
+        "press Fetch now: the image is fetched again at once.",
     ),
     ProblemCode(
         "image.unsupported",
         "error",
         "the image's format is not supported, or the file is corrupt",
-        "Use JPEG, PNG, GIF, WebP or AVIF, and check that the file opens.",
+        "Use JPEG, PNG, GIF, WebP or AVIF, and check that the file opens; then press Fetch now.",
     ),
     ProblemCode(
         "image.too_large",
         "error",
         "the image is larger than the CDN accepts (bytes or pixels)",
-        "Serve a smaller image (crawler.max_image_bytes, media.max_pixels).",
+        "Serve a smaller image (at most 20 MB and 50 megapixels by default), then press Fetch now.",
     ),
     ProblemCode(
         "image.refused",
         "error",
         "the image may not be fetched (robots.txt, a private address, a bad URL)",
-        "Allow our crawler to fetch images in robots.txt, and use public absolute image URLs.",
+        "Allow our crawler to fetch images in robots.txt, and use public absolute image URLs; then press Fetch now.",
     ),
     ProblemCode(
         "image.late",
         "error",
-        "the image was not in the CDN by the deadline; the page was published without it",
-        "The image host is slow or throttles us (media.deadline_s); the page is rebuilt with the image "
-        "once it is cached and the item changes or is fetched again.",
+        "the image was not copied to our CDN in time; the page was published without it",
+        "The image host is slow or asks us to wait. Make it answer faster, then press Fetch now: the page "
+        "is rebuilt with the image once it is copied.",
     ),
     ProblemCode(
         "page.content_dropped",

@@ -231,11 +231,16 @@ def image_code(reason: str) -> str:
 
 
 def image_problem(image_url: str, reason: str, *, page_url: str, feed: str | None = None) -> Problem:
-    """A page published without the image at ``image_url``, and why (``reason`` as the cdn cube gives it)."""
-    shown = reason.replace("http_", "HTTP ") if reason.startswith("http_") else reason.replace("_", " ")
+    """The image at ``image_url`` is not on the page, and why (``reason`` as the cdn cube gives it). Whether
+    the page was held back or published without it is the page's state (``shared/page_state.py``)."""
     if reason == "late":
-        shown = "not in the CDN by the deadline"
-    return problem(image_code(reason), f"image {image_url} was left out: {shown}", feed=feed, link=page_url)
+        return problem(
+            image_code(reason), f"the image {image_url} was not copied to our CDN in time", feed=feed, link=page_url
+        )
+    shown = (
+        f"it answered {reason.replace('http_', 'HTTP ')}" if reason.startswith("http_") else reason.replace("_", " ")
+    )
+    return problem(image_code(reason), f"the image {image_url} could not be copied: {shown}", feed=feed, link=page_url)
 
 
 #: a feed fetch's ``FetchStatus`` value -> problem code (``ok`` and ``not_modified`` are no problem)

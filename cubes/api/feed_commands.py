@@ -33,8 +33,10 @@ from shared.errors import NotFound
 from shared.feeds import FeedRegistry, RegistrationRefused
 from shared.messages import FeedFormat
 from shared.overview import feed_overview
+from shared.problems import Where
 from shared.stores import Feed, FeedStore, FetchReport, ProblemStore, Stores, UpsertOutcome, open_configured
 from shared.stores.problems import KEEP_REPORTS
+from shared.words import counted, result_word
 
 __all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "feeds_show", "register"]
 
@@ -228,11 +230,17 @@ async def feeds_fetch(
 
 
 def _print_report(report: FetchReport, out: TextIO) -> None:
-    print(
-        f"    {_when(report.fetched_at)}  {report.result}: {report.published} published, {report.unchanged} unchanged,"
-        f" {report.refused} refused, {report.removed} removed",
-        file=out,
+    word = result_word(report.result)
+    items = "" if report.items is None else f"; {counted(report.items, 'item')}: "
+    counts = (
+        f"{report.changed} new or changed, {report.unchanged} unchanged, {report.refused} refused,"
+        f" {report.removed} removed"
+        if report.items is not None
+        else ""
     )
+    print(f"    {_when(report.fetched_at)}  {word.text}{items}{counts}", file=out)
+    if word.explanation:
+        print(f"        ({word.explanation})", file=out)
     for p in report.problems:
         print(f"    {p.severity.value}: {p.describe()}", file=out)
         print(f"        fix: {p.hint}", file=out)
@@ -241,7 +249,7 @@ def _print_report(report: FetchReport, out: TextIO) -> None:
 
 
 async def feeds_show(stores: Stores, feed_id: str, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """The feed's status, every problem of its last fetch with the fix, pages that lost something, history."""
+    """The feed's status, every problem of its last fetch with the fix, its pages by state, history."""
     out = out or sys.stdout
     err = err or sys.stderr
     feed = await stores.feeds.get(feed_id)
@@ -255,14 +263,16 @@ async def feeds_show(stores: Stores, feed_id: str, *, out: TextIO | None = None,
     else:
         print("  last fetch:", file=out)
         _print_report(view.latest, out)
-    for row in view.pages:
-        print(f"  page {row.url} lost:", file=out)
-        for p in row.problems:
+    shown = ", ".join(f"{n} {w.text.lower()}" for _, n, w in view.counts.shown()) or "no page yet"
+    print(f"  pages: {shown}", file=out)
+    for page in view.pages:
+        print(f"  page {page.url}: {page.text}. {page.explanation}", file=out)
+        for p in page.problems:
             print(f"    {p.severity.value}: [{p.code}] {p.message}\n        fix: {p.hint}", file=out)
     if len(view.history) > 1:
         print("  history:", file=out)
         for r in view.history:
-            print(f"    {_when(r.fetched_at)}  {r.result:12} {r.counts or ''}", file=out)
+            print(f"    {_when(r.fetched_at)}  {result_word(r.result).text:28} {r.counts or ''}", file=out)
     return 0
 
 
@@ -296,11 +306,11 @@ async def feeds_list(
     for feed in rows:
         st = feed.status
         flag = " [removed]" if feed.deleted else ""
-        result = st.last_result or "-"
+        result = result_word(st.last_result).text
         if st.last_http_status is not None:
             result += f" (HTTP {st.last_http_status})"
         if st.consecutive_failures:
-            result += f", {st.consecutive_failures} failure(s) in a row"
+            result += f", {counted(st.consecutive_failures, 'failure')} in a row"
         print(f"{feed.feed_id}  {feed.format:5}  {feed.url}{flag}", file=out)
         print(f"    last fetch: {_when(st.last_fetch_at)}  result: {result}", file=out)
         next_fetch = "due now" if st.next_fetch_at is None and not feed.deleted else _when(st.next_fetch_at)
@@ -313,6 +323,6 @@ async def feeds_list(
             extra += f"  websub hub: {st.websub_hub} (not subscribed)"
         print(f"    next fetch: {next_fetch}{extra}", file=out)
         if st.last_error:
-            where = f" (line {st.error_line}, column {st.error_column})" if st.error_line else ""
-            print(f"    error: {st.last_error}{where}", file=out)
+            at = Where(line=st.error_line, column=st.error_column).describe()
+            print(f"    error: {st.last_error}{f' ({at})' if at else ''}", file=out)
     return 0

@@ -36,7 +36,7 @@ from cubes.api.shedding import RETRY_AFTER_S
 from shared import access
 from shared.errors import TurbocubesError
 from shared.feeds import SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
-from shared.overview import FeedOverview, feed_overview, page_json, report_json, rollup_json
+from shared.overview import FeedOverview, counts_json, feed_overview, page_json, report_json, rollup_json
 from shared.stores import Feed, UpsertOutcome
 
 __all__ = ["add_routes", "feed_json", "overview_json", "own_feed", "registry_of", "unavailable_on_outage"]
@@ -84,6 +84,7 @@ def overview_json(o: FeedOverview) -> dict[str, Any]:
         **feed_json(o.feed),
         "latest_fetch": report_json(o.latest) if o.latest else None,
         "rollup": rollup_json(o.rollup),
+        "pages": counts_json(o.counts),
         "pages_with_problems": [page_json(p) for p in o.pages],
         "fetches_url": f"/api/v1/feeds/{o.feed.feed_id}/fetches",
     }

@@ -27,7 +27,7 @@ from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, json_response
 from cubes.api.feeds import own_feed, registry_of, unavailable_on_outage
 from shared.access import AccessRefused, feed_in_force
-from shared.overview import PAGES_SHOWN, page_json, report_json
+from shared.overview import feed_overview, page_json, report_json
 
 __all__ = ["REORDER_S", "add_routes"]
 
@@ -96,8 +96,8 @@ async def list_fetches(request: web.Request) -> web.StreamResponse:
 async def list_pages(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     feed = await own_feed(request)
-    rows = await ctx.stores.problems.page_problems(source_id=feed.feed_id, limit=PAGES_SHOWN)
-    return json_response({"feed_id": feed.feed_id, "pages": [page_json(r) for r in rows]})
+    o = await feed_overview(ctx.stores, feed)
+    return json_response({"feed_id": feed.feed_id, "pages": [page_json(v) for v in o.pages]})
 
 
 def add_routes(app: web.Application) -> None:

@@ -38,7 +38,7 @@ from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_respon
 from cubes.api.feeds import registry_of, unavailable_on_outage
 from shared.hosts import scope_for
 from shared.origins import origin_host, origin_of
-from shared.overview import host_overview, page_json, report_json, rollup_json
+from shared.overview import counts_json, host_overview, page_json, report_json, rollup_json
 from shared.stores import HostClaim
 from shared.urls import canonical_host
 from shared.verification import instructions
@@ -130,7 +130,7 @@ async def get_host(request: web.Request) -> web.StreamResponse:
     tenant_id: str = request[TENANT]
     claim = await require_host(ctx.stores.tenants, tenant_id, host, verified=False)
     claims = await ctx.stores.tenants.hosts_of(tenant_id)
-    view = await host_overview(ctx.stores, host, await ctx.stores.feeds.list(tenant_id))
+    view = await host_overview(ctx.stores, host, await ctx.stores.feeds.list(tenant_id), tenant_id=tenant_id)
     return json_response(
         {
             **claim_json(claim, [c.host for c in claims if c.verified]),
@@ -144,11 +144,9 @@ async def get_host(request: web.Request) -> web.StreamResponse:
                 }
                 for f in view.feeds
             ],
+            "pages": counts_json(view.counts),
             "pages_with_problems": [page_json(p) for p in view.pages],
-            "waiting_for_images": [
-                {"url": w.url, "missing": sorted(w.pending), "deadline": w.deadline, "parked_at": w.parked_at}
-                for w in view.waiting
-            ],
+            "waiting_for_images": [{**page_json(w), "missing": [u for u, _ in w.waiting_for]} for w in view.waiting],
         }
     )
 

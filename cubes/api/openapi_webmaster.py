@@ -22,6 +22,7 @@ from cubes.api.openapi_parts import (
     path_param,
 )
 from shared.problem_codes import CODES
+from shared.stores import PageState
 
 __all__ = ["webmaster_paths", "webmaster_schemas"]
 
@@ -68,7 +69,7 @@ def webmaster_schemas() -> dict[str, Any]:
                 "result": {"type": "string", "description": "parsed, partial, parse_error, unchanged, a fetch status"},
                 "http_status": NULLABLE_INT,
                 "items": NULLABLE_INT,
-                "published": {"type": "integer"},
+                "changed": {"type": "integer", "description": "new or changed items sent on to publication"},
                 "unchanged": {"type": "integer"},
                 "refused": {"type": "integer"},
                 "removed": {"type": "integer"},
@@ -80,12 +81,17 @@ def webmaster_schemas() -> dict[str, Any]:
         },
         "PageProblems": {
             "type": "object",
-            "required": ["url", "version", "problems"],
+            "required": ["url", "state", "status", "explanation", "live", "held", "problems"],
             "properties": {
                 "url": {"type": "string"},
-                "version": {"type": "integer"},
+                "state": {"type": "string", "enum": [s.value for s in PageState]},
+                "status": {"type": "string", "description": "the state in words, as the console says it"},
+                "explanation": {"type": "string"},
+                "live": {"type": "boolean", "description": "a version of the page is on Turbo now"},
+                "held": {"type": "boolean", "description": "not published at its newest version (held back): see why"},
                 "problems": _list("Problem"),
-                "held": {"type": "boolean", "description": "not published at this version (held back): see why"},
+                "waiting_for": {"type": "array", "items": {"type": "object"}},
+                "deadline": {"type": ["string", "null"]},
             },
         },
         "Rollup": {

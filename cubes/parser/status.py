@@ -190,7 +190,7 @@ async def write_feed_status(
             result=outcome,
             http_status=fetch.http_status,
             items=count,
-            published=run.count(_PUBLISHED),
+            changed=run.count(_PUBLISHED),
             unchanged=run.count(_UNCHANGED),
             refused=refused,
             removed=run.count(_REMOVED),
@@ -228,7 +228,8 @@ async def write_fetch_outcome(
             result=result,
             http_status=msg.http_status,
             items=items,
-            unchanged=items or 0,
+            # the items are those of the last body read: what it refused is still refused, the rest unchanged
+            unchanged=max(0, (items or 0) - (last.refused if last else 0)),
             refused=last.refused if last else 0,
             problems=kept,
             counts=counts,

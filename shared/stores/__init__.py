@@ -44,7 +44,7 @@ from shared.stores.hashes import ClaimOutcome, HashCheck, HashEntry, HashStore, 
 from shared.stores.images import ImageRecord, ImageRegistry, ImageStatus
 from shared.stores.lanes import LaneState, LaneStore, RobotsRecord
 from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
-from shared.stores.problems import FetchReport, PageProblems, ProblemStore
+from shared.stores.problems import FetchReport, PageProblems, PageRow, PageState, ProblemStore
 from shared.stores.sessions import Session, SessionStore
 from shared.stores.status import StatusSnapshot, StatusStore
 from shared.stores.tasks import Task, TaskItem, TaskStatus, TaskStore
@@ -73,6 +73,8 @@ __all__ = [
     "Owner",
     "Page",
     "PageProblems",
+    "PageRow",
+    "PageState",
     "PageStore",
     "ParkOutcome",
     "ParkedDoc",

@@ -464,3 +464,8 @@ POSTGRES.append((27, "images: a re-check due time of their own", _RECHECK_AT))
 # 28: PostgreSQL's impact index (``migrations_search.py``)
 SQLITE.append((28, "search: PostgreSQL's impact index (PostgreSQL only)", ()))
 POSTGRES.append((28, "search: impact index", IMPACT_POSTGRES))
+
+# 29: a feed check's task remembers the URL it fetched, so its page can say what was checked
+_TASK_SOURCE = ("ALTER TABLE tasks ADD COLUMN source_url TEXT",)
+SQLITE.append((29, "tasks: the URL a check fetched", _TASK_SOURCE))
+POSTGRES.append((29, "tasks: the URL a check fetched", _TASK_SOURCE))

@@ -18,6 +18,11 @@ Two kinds of rows, both made of ``shared.problems.Problem`` objects:
   page store, so a page rebuilt without the problem stops showing it at once,
   with nothing to clear (the reads join the page table of the same database,
   as ``StatusStore.page_counts`` does).
+* ``PageRow`` -- where one page of a source stands now (``PageState``): what
+  the page table, the delay store, the URL's owner and its problem row say of
+  it together, decided in one SQL expression (``sql/problems.py``,
+  ``STATE_SQL``) so that a page list and its counts can never disagree.
+  ``shared/page_state.py`` turns it into the words every screen shows.
 
 One implementation for both engines: ``sql/problems.py``.
 """
@@ -28,11 +33,21 @@ import builtins
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from enum import StrEnum
 from typing import Protocol
 
 from shared.problems import Problem
 
-__all__ = ["KEEP_REPORTS", "READ_A_BODY", "FetchReport", "PageProblems", "ProblemStore", "merge_attempts"]
+__all__ = [
+    "KEEP_REPORTS",
+    "READ_A_BODY",
+    "FetchReport",
+    "PageProblems",
+    "PageRow",
+    "PageState",
+    "ProblemStore",
+    "merge_attempts",
+]
 
 #: fetches kept per feed: a day of a feed fetched hourly, a few hours of a busy one -- enough to see
 #: when a problem started and whether the last fix helped
@@ -49,8 +64,9 @@ class FetchReport:
     http_status: int | None = None
     #: items in the body; None when nothing was read
     items: int | None = None
-    #: new or changed documents published, unchanged ones, items refused, pages removed
-    published: int = 0
+    #: new or changed items sent on to be published (the page store may hold some back: their
+    #: pages' ``PageState`` says what became of them), unchanged ones, items refused, pages removed
+    changed: int = 0
     unchanged: int = 0
     refused: int = 0
     removed: int = 0
@@ -82,9 +98,9 @@ def merge_attempts(stored: FetchReport | None, new: FetchReport) -> FetchReport:
         return replace(stored, fetch_ids=fetch_ids)
     if new.result not in READ_A_BODY or stored.result not in READ_A_BODY:
         return new  # not two reads of one body (a conflict noted, a failure): the newer says it
-    published = max(stored.published, new.published)
-    earlier = published - new.published  # published by an earlier attempt, unchanged to this one
-    return replace(new, published=published, unchanged=max(0, new.unchanged - earlier), fetch_ids=fetch_ids)
+    changed = max(stored.changed, new.changed)
+    earlier = changed - new.changed  # sent on by an earlier attempt, unchanged to this one
+    return replace(new, changed=changed, unchanged=max(0, new.unchanged - earlier), fetch_ids=fetch_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +116,47 @@ class PageProblems:
     #: the page was held back at this version, not published (it lost content: ``shared/completeness.py``;
     #: the autoparser's guard): the row shows until a version at least as new is stored
     held: bool = False
+
+
+class PageState(StrEnum):
+    """Where a page of a source stands now; each is one branch of ``sql/problems.STATE_SQL``, in this order."""
+
+    #: another source of higher priority owns the URL: the page shown is that source's
+    outranked = "outranked"
+    #: the source removed it (a tombstone), or its Turbo pages were switched off
+    removed = "removed"
+    #: its newest version waits in the delay store for its images
+    waiting = "waiting"
+    #: its newest version was held back: it lost content (its problem row says what)
+    held = "held"
+    #: live, without something it lost (an image late or failing for now, or holding switched off)
+    incomplete = "incomplete"
+    #: live, whole
+    published = "published"
+    #: read from the source, not yet parked or written (on the bus between the cubes)
+    on_its_way = "on_its_way"
+    #: the source's item was refused by the parser (never from the store: ``shared/page_state.py``
+    #: reads it from the latest fetch's problems)
+    refused = "refused"
+
+
+@dataclass(frozen=True, slots=True)
+class PageRow:
+    """One page key as the stores hold it now; ``state`` is decided by ``STATE_SQL``."""
+
+    key: str
+    state: PageState
+    title: str = ""
+    #: a version of the page is served now (the previous one, for a held or waiting page)
+    live: bool = False
+    written_at: datetime | None = None
+    #: the problem row of the version that tells why (held, incomplete); None otherwise
+    problems: PageProblems | None = None
+    #: parked: when it is released at the latest, and the media it still waits for
+    deadline: datetime | None = None
+    pending: frozenset[str] = frozenset()
+    #: outranked: the source that owns the URL
+    owner: str | None = None
 
 
 class ProblemStore(Protocol):
@@ -134,4 +191,23 @@ class ProblemStore(Protocol):
     ) -> builtins.list[PageProblems]:
         """Rows of live pages at their stored version, and of pages held back at a version newer than
         the stored one (or with none stored), by source, host or URL; the newest first."""
+        ...
+
+    async def page_rows(
+        self,
+        *,
+        source_id: str | None = None,
+        keys: Sequence[str] = (),
+        limit: int = 200,
+        after: str | None = None,
+        states: Iterable[PageState] = (),
+    ) -> builtins.list[PageRow]:
+        """The pages of ``source_id`` (the hash store's ``feed:<id>``, ``autoparser:<host>``...) in URL
+        order, at most ``limit`` after ``after``, in ``states`` only when given; or those of ``keys`` (a
+        preview's keys) in their order."""
+        ...
+
+    async def state_counts(self, source_id: str, *, host: str | None = None) -> dict[PageState, tuple[int, int]]:
+        """How many pages of ``source_id`` are in each state (on ``host`` only, when given), and how many of
+        those have a version of theirs on Turbo (a held page's previous one, say): (pages, served)."""
         ...

@@ -48,6 +48,8 @@ class Task:
     problems: tuple[Problem, ...] = ()
     #: how many problems of each code the upload had in all, kept in ``problems`` or not
     problem_counts: Mapping[str, int] = field(default_factory=dict)
+    #: a feed check's: the URL it fetched (None: an upload of a body)
+    source_url: str | None = None
 
     @property
     def problems_more(self) -> int:

@@ -6,10 +6,12 @@ host has waiting for images (``DelayStore.waiting_on``).
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 
+from shared.hashing import TOMBSTONE
 from shared.problems import problem
-from shared.stores import FetchReport, PageProblems, Stores, Task, TaskItem
+from shared.stores import FetchReport, PageProblems, PageState, Stores, Task, TaskItem
 from tests.contract.store_contract import T0, page
 
 
@@ -20,7 +22,7 @@ def report(feed_id: str, minutes: int, **kw: object) -> FetchReport:
         "result": "parsed",
         "http_status": 200,
         "items": 3,
-        "published": 2,
+        "changed": 2,
     }
     values.update(kw)
     return FetchReport(**values)  # type: ignore[arg-type]
@@ -54,21 +56,21 @@ class ProblemStoreContract:
         result came again, and this attempt found every offer published already: the history used to
         say "0 published, 100,000 unchanged" for the fetch that published them all."""
         p = stores.problems
-        first = report("shop", 0, items=100_000, published=100_000, unchanged=0, fetch_ids=("fx1",))
+        first = report("shop", 0, items=100_000, changed=100_000, unchanged=0, fetch_ids=("fx1",))
         await p.add_report(first)
-        await p.add_report(report("shop", 0, items=100_000, published=0, unchanged=100_000))
+        await p.add_report(report("shop", 0, items=100_000, changed=0, unchanged=100_000))
         (only,) = await p.reports("shop")
-        assert (only.result, only.published, only.unchanged, only.fetch_ids) == ("parsed", 100_000, 0, ("fx1",))
+        assert (only.result, only.changed, only.unchanged, only.fetch_ids) == ("parsed", 100_000, 0, ("fx1",))
         # an attempt that published 40,000 (the rest unchanged since the last fetch), and a retry of it
-        await p.add_report(report("shop", 1, items=100_000, published=40_000, unchanged=60_000))
-        await p.add_report(report("shop", 1, items=100_000, published=0, unchanged=100_000))
+        await p.add_report(report("shop", 1, items=100_000, changed=40_000, unchanged=60_000))
+        await p.add_report(report("shop", 1, items=100_000, changed=0, unchanged=100_000))
         (latest, _) = await p.reports("shop")
-        assert (latest.published, latest.unchanged) == (40_000, 60_000)
+        assert (latest.changed, latest.unchanged) == (40_000, 60_000)
         # the body recorded whole after a commit the runtime lost: the attempt that read it stays
-        await p.add_report(report("shop", 2, items=5, published=5, unchanged=0, problems=(NO_TITLE,)))
-        await p.add_report(report("shop", 2, result="unchanged", items=5, published=0, unchanged=5))
+        await p.add_report(report("shop", 2, items=5, changed=5, unchanged=0, problems=(NO_TITLE,)))
+        await p.add_report(report("shop", 2, result="unchanged", items=5, changed=0, unchanged=5))
         latest = (await p.reports("shop"))[0]
-        assert (latest.result, latest.published, latest.problems) == ("parsed", 5, (NO_TITLE,))
+        assert (latest.result, latest.changed, latest.problems) == ("parsed", 5, (NO_TITLE,))
 
     async def test_latest_reports_and_report_for_fetch(self, stores: Stores) -> None:
         p = stores.problems
@@ -122,6 +124,65 @@ class ProblemStoreContract:
         assert await stores.problems.page_problems(url=old) == []
         await stores.pages.upsert(page(2, old))
         assert [(r.url, r.held) for r in await stores.problems.page_problems(url=old)] == [(old, False)]
+
+    async def test_each_page_of_a_source_has_one_state_and_the_counts_agree(self, stores: Stores) -> None:
+        """One rule for a page's state (``STATE_SQL``): the list and the counts apply it alike."""
+        src, other = "feed:f1", "feed:f2"
+        base = "https://a.example/"
+        urls = {s: base + s for s in ("live", "lost", "held", "held-old", "wait", "wait-old", "gone", "taken", "new")}
+        for name, url in urls.items():
+            await stores.hashes.check_and_set(src, url, TOMBSTONE if name == "gone" else f"h-{name}", now=T0)
+        await stores.hashes.check_and_set(src, "https://a.example/feed.xml#body", "b", now=T0)  # not a page
+        for name in ("live", "lost", "held-old", "wait-old", "taken", "gone"):
+            await stores.pages.upsert(page(2, urls[name]))
+        await stores.pages.delete(urls["gone"], 3)
+        for name in ("held", "held-old", "lost"):
+            held = name != "lost"
+            row = PageProblems(urls[name], 2 if name == "lost" else 5, "a.example", "rss", "f1", (LATE,), held=held)
+            await stores.problems.put_page_problems([row], now=T0)
+        for name in ("wait", "wait-old"):
+            await stores.delay.park(urls[name], 5, b"{}", [f"{base}img/{name}.png"], T0 + timedelta(minutes=10),
+                                    host="a.example", now=T0)  # fmt: skip
+        await stores.hashes.claim(urls["taken"], src, 1)
+        await stores.hashes.claim(urls["taken"], other, 9)  # a source of higher priority took it over
+        rows = await stores.problems.page_rows(source_id=src)
+        states = {r.key.removeprefix(base): (r.state, r.live) for r in rows}
+        assert states == {
+            "gone": (PageState.removed, False),
+            "held": (PageState.held, False),
+            "held-old": (PageState.held, True),
+            "live": (PageState.published, True),
+            "lost": (PageState.incomplete, True),
+            "new": (PageState.on_its_way, False),
+            "taken": (PageState.outranked, True),
+            "wait": (PageState.waiting, False),
+            "wait-old": (PageState.waiting, True),
+        }
+        by_key = {r.key: r for r in rows}
+        assert by_key[urls["wait"]].pending == frozenset({f"{base}img/wait.png"})
+        assert by_key[urls["wait"]].deadline == T0 + timedelta(minutes=10)
+        assert by_key[urls["held"]].problems is not None
+        assert by_key[urls["held"]].problems.problems == (LATE,)
+        assert by_key[urls["taken"]].owner == other
+        assert by_key[urls["live"]].title == "Title 2"
+        counts = await stores.problems.state_counts(src)
+        assert {s: n for s, (n, _) in counts.items()} == dict(Counter(state for state, _ in states.values()))
+        # served: a version of its own on Turbo (the taken-over page is served from the other source)
+        assert sum(live for _, live in counts.values()) == sum(
+            1 for name, (state, live) in states.items() if live and name != "taken"
+        )
+        assert await stores.problems.state_counts(src, host="b.example") == {}
+        assert [r.key for r in await stores.problems.page_rows(source_id=src, limit=2, after=urls["held-old"])] == [
+            urls["live"], urls["lost"]]  # fmt: skip
+        # by keys (a check's previews), in the order asked; a key with no row at all is on its way
+        keyed = await stores.problems.page_rows(keys=[urls["wait"], urls["live"], base + "nothing"])
+        assert [(r.key, r.state) for r in keyed] == [
+            (urls["wait"], PageState.waiting), (urls["live"], PageState.published),
+            (base + "nothing", PageState.on_its_way)]  # fmt: skip
+        # the held page is published since: the hold is over
+        await stores.pages.upsert(page(6, urls["held"]))
+        (after,) = await stores.problems.page_rows(keys=[urls["held"]])
+        assert (after.state, after.live, after.problems) == (PageState.published, True, None)
 
     async def test_task_problems_round_trip(self, stores: Stores) -> None:
         item = TaskItem(url="https://a.example/x", status="rejected", error="item has no title", problems=(NO_TITLE,))

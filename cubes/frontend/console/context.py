@@ -55,6 +55,21 @@ CONSOLE_CSS = STATUS_CSS + (
     ".stat b small{display:block;font-size:.8rem;font-weight:400;color:var(--mut)}"
     ".bar{flex-wrap:wrap}.bar h2{overflow-wrap:anywhere;min-width:0}code{overflow-wrap:anywhere}"
     ".console-login .search{max-width:30rem;margin:0 auto 1.2rem}"
+    # a page as every screen tells it (shared/page_state.py): its title, its state in words, why
+    ".page .pt{margin:0;overflow-wrap:anywhere}.page .state{margin:.2rem 0}.page .state small{color:var(--mut)}"
+    ".u{overflow-wrap:anywhere;font-size:.85rem;color:var(--mut);display:block}"
+    ".waits{margin:.3rem 0;padding-left:1.1rem;font-size:.9rem}.waits small{display:block;color:var(--mut)}"
+    "span.quiet,b.quiet{color:var(--mut)}"
+    ".legend{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;font-size:.88rem;margin:-1rem 0 2rem}"
+    ".legend dd{margin:0;color:var(--mut)}"
+    # on a phone a table's rows become cards, each cell under its column's name: nothing is cut off
+    "@media(max-width:34rem){table.stack thead{display:none}table.stack tr{display:block;"
+    "border-bottom:1px solid var(--line);padding:.3rem 0}table.stack tbody tr:last-child{border-bottom:0}"
+    "table.stack th{display:block;border:0;padding:.4rem .8rem 0}"
+    "table.stack td{display:block;border:0;padding:.15rem .8rem;text-align:left}"
+    "table.stack td[data-label]::before{content:attr(data-label);display:block;font-size:.72rem;"
+    "color:var(--mut);text-transform:uppercase;letter-spacing:.05em}"
+    ".legend{grid-template-columns:1fr}.legend dd{margin:0 0 .4rem}}"
 )
 
 

@@ -12,6 +12,7 @@ answers the same 404 as one that does not exist.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,11 +22,13 @@ from aiohttp import web
 from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.status.gather import gather_host
-from cubes.frontend.status.view import Moment, feed_row, host_view, moment, result_class
+from cubes.frontend.status.view import Moment, feed_row, host_view, moment
 from shared.overview import failing, feed_overview, host_overview
-from shared.previews import preview_path
-from shared.stores import Feed, FetchReport, ImageStatus
+from shared.page_state import Counts, refused_links, source_views, task_views
+from shared.problems import Problem
+from shared.stores import Feed, FetchReport, PageState
 from shared.verification import instructions
+from shared.words import Word, result_word, task_word
 from shared.wordstat.hosts import host_queries
 
 __all__ = ["feed_page", "home_page", "host_page", "login_page", "not_found", "task_page"]
@@ -40,9 +43,10 @@ class FeedLine:
 
     feed: Feed
     last_fetch: Moment | None
-    result_class: str
+    result: Word
     failing: bool
-    counts: dict[str, int]
+    #: its pages by state
+    pages: Counts
 
 
 def login_page(c: ConsoleContext, *, error: str = "", status: int = 200) -> web.Response:
@@ -62,6 +66,7 @@ def not_found(c: ConsoleContext, signed: Signed, what: str) -> web.Response:
 def _home_empty(signed: Signed) -> dict[str, Any]:
     return {
         "signed": signed,
+        "tenant_name": "",
         "hosts": [],
         "feeds": [],
         "tasks": [],
@@ -84,25 +89,28 @@ async def home_page(
 ) -> web.Response:
     now = c.clock.time()
     feeds = [f for f in await c.stores.feeds.list(signed.tenant_id) if not f.deleted]
-    latest = await c.stores.problems.latest_reports(f.feed_id for f in feeds)
     lines = []
     for f in feeds:
-        r = latest.get(f.feed_id)
+        o = await feed_overview(c.stores, f)
         lines.append(
             FeedLine(
                 f,
                 moment(f.status.last_fetch_at, now),
-                result_class(f.status.last_result),
-                failing(f, r),
-                r.counts if r else {},
+                result_word(f.status.last_result),
+                failing(f, o.latest, o.counts.with_problems),
+                o.counts,
             )
         )
-    tasks = [(t, moment(t.created_at, now)) for t in await c.stores.tasks.recent(signed.tenant_id)]
+    tasks = [
+        (t, moment(t.created_at, now), task_word(t.status.value)) for t in await c.stores.tasks.recent(signed.tenant_id)
+    ]
+    tenant = await c.stores.tenants.get_tenant(signed.tenant_id)
     return c.page(
         "console/home.html",
         "My console",
         status=status,
         signed=signed,
+        tenant_name=tenant.name if tenant else "",
         hosts=await c.claims(signed.tenant_id),
         feeds=lines,
         tasks=tasks,
@@ -112,35 +120,6 @@ async def home_page(
         feed_errors=feed_errors or [],
         check_errors=check_errors or [],
     )
-
-
-async def _waiting(c: ConsoleContext, host: str, docs: Any) -> list[tuple[Any, list[tuple[str, str]]]]:
-    """Each waiting document with each image it waits for and why (ordered, failed and retried...)."""
-    missing = sorted({u for d in docs for u in d.pending})
-    records = await c.stores.images.get_many(missing) if missing else {}
-    now = c.clock.time()
-    out = []
-    for d in docs:
-        images = []
-        for url in sorted(d.pending):
-            rec = records.get(url)
-            if rec is None:
-                why = "not fetched yet"
-            elif rec.status is ImageStatus.pending:
-                why = "ordered; the crawler fetches it in the host's lane"
-            elif rec.status is ImageStatus.failed:
-                why = f"failed ({rec.reason}); tried again later"
-            else:
-                why = "cached; the page is about to be released"
-            images.append((url, why))
-        out.append((_Waiting(d.url, moment(d.deadline, now)), images))
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class _Waiting:
-    url: str
-    deadline_m: Moment | None
 
 
 #: the periods the host page offers for its searches, in months
@@ -174,7 +153,7 @@ async def host_page(
         else None
     )
     feeds = await c.stores.feeds.list(signed.tenant_id)
-    view = await host_overview(c.stores, host, feeds)
+    view = await host_overview(c.stores, host, feeds, tenant_id=signed.tenant_id)
     st = host_view(await gather_host(c.stores, c.settings, c.clock.time(), host, list(feeds)))
     return c.page(
         "console/host.html",
@@ -188,8 +167,9 @@ async def host_page(
         lane=st.lane,
         feeds=st.feeds,
         rollup=view.rollup,
+        by_state=view.counts,
         pages=view.pages,
-        waiting=await _waiting(c, host, view.waiting),
+        waiting=[(w, moment(w.deadline, c.clock.time())) for w in view.waiting],
         searches=searches,
         periods=[p for p in SEARCH_PERIODS if p <= cfg.history_months],
     )
@@ -214,8 +194,7 @@ async def feed_page(
         return not_found(c, signed, "feed")
     now = c.clock.time()
     o = await feed_overview(c.stores, feed, history=20)
-    urls = [u for u in await c.stores.hashes.urls_of_source(f"feed:{feed_id}", limit=_PAGES_LISTED + 1) if "#" not in u]
-    pages = [(u, await c.stores.pages.get(u)) for u in urls[:_PAGES_LISTED]]
+    pages = await source_views(c.stores, f"feed:{feed_id}", latest=o.latest, limit=_PAGES_LISTED)
     return c.page(
         "console/feed.html",
         feed.url,
@@ -223,25 +202,49 @@ async def feed_page(
         signed=signed,
         o=o,
         row=feed_row(feed, now),
+        result=result_word(feed.status.last_result),
         created=moment(feed.created_at, now),
         latest_at=moment(o.latest.fetched_at, now) if o.latest else None,
-        history=[(r, moment(r.fetched_at, now)) for r in o.history],
+        latest_word=result_word(o.latest.result) if o.latest else None,
+        feed_problems=_feed_problems(o.latest),
+        history=[(r, moment(r.fetched_at, now), result_word(r.result)) for r in o.history],
         pages=pages,
-        held={p.url for p in o.pages if p.held},  # not published: held back (shared/completeness.py)
-        more_pages=len(urls) > _PAGES_LISTED,
+        more_pages=o.counts.total > len(pages),
         notice=notice or _fetch_notice(list(o.history), fetch_id),
     )
+
+
+def _feed_problems(report: FetchReport | None) -> list[Problem]:
+    """The last fetch's problems that are not an item's (those show with the item's page)."""
+    items = {id(p) for ps in refused_links(report).values() for p in ps}
+    return [p for p in (report.problems if report else ()) if id(p) not in items]
 
 
 async def task_page(c: ConsoleContext, signed: Signed, task_id: str) -> web.Response:
     task = await c.stores.tasks.get(task_id, tenant_id=signed.tenant_id)
     if task is None:
         return not_found(c, signed, "upload")
+    pages = await task_views(c.stores, task)
+    checking = any(p.state in _UNDECIDED for p in pages)
+    title = f"Check of {task.source_url}" if task.source_url else f"Upload to {task.host}"
     return c.page(
         "console/task.html",
-        f"upload {task_id}",
+        title,
         signed=signed,
         task=task,
+        heading=title,
+        status_word=_CHECKING if checking and task.status.value == "done" else task_word(task.status.value),
         created=moment(task.created_at, c.clock.time()),
-        previews=[(u, preview_path(task.task_id, u)) for u in task.preview_urls],
+        pages=pages,
+        verdicts=Counter(p.text for p in pages),
     )
+
+
+#: a check's page whose verdict is not in yet: its images are being fetched
+_UNDECIDED = frozenset({PageState.waiting, PageState.on_its_way})
+_CHECKING = Word(
+    "Checking images",
+    "Its items are read; their images are being fetched through your host's crawl lane, as for a "
+    "registered feed. Reload to see the verdicts.",
+    "quiet",
+)

@@ -29,11 +29,23 @@ from shared.config import Settings
 from shared.status import CUBE_PREFIX, LANES_PREFIX, OVERLOAD_PREFIX, is_fresh, is_stopped
 from shared.stores import Feed, StatusSnapshot, Stores
 
-__all__ = ["FRESHNESS_SAMPLE", "HostStatus", "PipelineStatus", "gather_host", "gather_pipeline", "lanes_by_host"]
+__all__ = [
+    "FRESHNESS_SAMPLE",
+    "NEVER",
+    "HostStatus",
+    "PipelineStatus",
+    "gather_host",
+    "gather_pipeline",
+    "lanes_by_host",
+]
 
 #: pages whose seen -> written time makes the freshness figures: the latest thousand writes
 #: are minutes of a busy pipeline and days of a quiet one, either way "recent"
 FRESHNESS_SAMPLE = 1000
+
+
+#: the result of a feed not fetched yet, in ``PipelineStatus.results``
+NEVER = "never fetched"
 
 
 @dataclass
@@ -102,7 +114,7 @@ async def gather_pipeline(stores: Stores, settings: Settings, now: float) -> Pip
         hosts=len({f.host for f in feeds} | set(counts)),
         waiting=sum(waiting.values()),
         freshness=await stores.status.freshness(FRESHNESS_SAMPLE),
-        results=dict(sorted(Counter(f.status.last_result or "never fetched" for f in feeds).items())),
+        results=dict(sorted(Counter(f.status.last_result or NEVER for f in feeds).items())),
         failing=sum(1 for f in feeds if f.status.consecutive_failures),
         cubes=[s for s in snaps if s.name.startswith(CUBE_PREFIX)],
         overload=[s for s in snaps if s.name.startswith(OVERLOAD_PREFIX)],

@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cubes.frontend.jinja import duration
-from cubes.frontend.status.gather import HostStatus, PipelineStatus
+from cubes.frontend.status.gather import NEVER, HostStatus, PipelineStatus
+from shared.problems import Where
 from shared.status import is_fresh, percentile, pipeline_lag
 from shared.stores import Feed, StatusSnapshot
+from shared.words import Word, lane_word, result_word
 
 __all__ = [
     "Banner",
@@ -30,9 +32,6 @@ __all__ = [
     "pipeline_view",
     "result_class",
 ]
-
-_GOOD = {"ok", "parsed", "not_modified", "unchanged"}
-_SO_SO = {"partial", "throttled", "conflict"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +54,8 @@ def moment(value: datetime | float | None, now: float) -> Moment | None:
 
 
 def result_class(result: str | None) -> str:
-    return "ok" if result in _GOOD else "warn" if result in _SO_SO else "bad"
+    """The colour of a result: its word's tone (``shared/words.py``)."""
+    return result_word(result).tone
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,11 @@ class LaneView:
     concurrency: int = 1
     paused_until: Moment | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def word(self) -> Word:
+        """The state in words, with what it means (``shared/words.py``)."""
+        return lane_word(self.state)
 
 
 def lane_view(lane: dict[str, Any] | None, now: float) -> LaneView | None:
@@ -126,6 +131,8 @@ class CubeRow:
 class FeedRow:
     feed: Feed
     result_class: str
+    #: its last result in words (``shared/words.py``)
+    result: Word
     last_fetch: Moment | None
     next_fetch: Moment | None
     #: "line 12, column 5" or ""
@@ -134,12 +141,9 @@ class FeedRow:
 
 def feed_row(feed: Feed, now: float) -> FeedRow:
     st = feed.status
-    where = ""
-    if st.error_line is not None:
-        where = f"line {st.error_line}" + (f", column {st.error_column}" if st.error_column is not None else "")
-    return FeedRow(
-        feed, result_class(st.last_result), moment(st.last_fetch_at, now), moment(st.next_fetch_at, now), where
-    )
+    where = Where(line=st.error_line, column=st.error_column).describe()
+    word = result_word(st.last_result)
+    return FeedRow(feed, word.tone, word, moment(st.last_fetch_at, now), moment(st.next_fetch_at, now), where)
 
 
 @dataclass
@@ -150,7 +154,8 @@ class PipelineView:
     dlq: dict[str, int] = field(default_factory=dict)
     p50: float | None = None
     p99: float | None = None
-    results: list[tuple[str, int, str]] = field(default_factory=list)
+    #: feeds by their last result, in words
+    results: list[tuple[Word, int]] = field(default_factory=list)
 
     @property
     def interval_s(self) -> float:
@@ -231,7 +236,7 @@ def pipeline_view(st: PipelineStatus) -> PipelineView:
         dlq=_dlq(st.cubes),
         p50=percentile(st.freshness, 0.5),
         p99=percentile(st.freshness, 0.99),
-        results=[(r, n, result_class(r)) for r, n in st.results.items()],
+        results=[(result_word(None if r == NEVER else r), n) for r, n in st.results.items()],
     )
 
 

@@ -24,7 +24,7 @@ __all__ = ["TASK_COLUMNS", "SqlTaskStore", "task_from_row", "task_items_json"]
 
 TASK_COLUMNS = (
     "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key, problems,"
-    " problem_counts"
+    " problem_counts, source_url"
 )
 
 
@@ -64,6 +64,7 @@ def task_from_row(row: Sequence[Any]) -> Task:
         idempotency_key=row[9],
         problems=tuple(problems_from(orjson.loads(row[10] or "[]"))),
         problem_counts=orjson.loads(row[11] or "{}"),
+        source_url=row[12],
     )
 
 
@@ -74,7 +75,7 @@ class SqlTaskStore:
     async def create(self, task: Task, *, now: datetime | None = None) -> Task:
         stamp = now_us(now)
         rows = await self._db.execute_returning(
-            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             # no conflict target: a reused task id and a reused idempotency key both mean "exists"
             f" ON CONFLICT DO NOTHING RETURNING {TASK_COLUMNS}",
             task.task_id,
@@ -89,6 +90,7 @@ class SqlTaskStore:
             task.idempotency_key,
             _problems_json(task.problems),
             dumps(dict(task.problem_counts)),
+            task.source_url,
         )
         if rows:
             return task_from_row(rows[0])

@@ -10,7 +10,7 @@ import pytest
 
 from shared.overview import host_overview, page_json
 from shared.problems import problem
-from shared.stores import Feed, PageProblems, Stores, open_stores
+from shared.stores import Feed, PageProblems, PageState, Stores, open_stores
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
 HOST = "news.example"
@@ -36,7 +36,7 @@ async def test_the_autoparsers_refusals_show_on_the_host_that_asked_for_it(store
     asked = Feed("f1", f"https://{HOST}/rss", HOST, "rss", tenant_id="t1", autoparser=True)
     view = await host_overview(stores, HOST, [asked])
     (shown,) = view.pages
-    assert shown.held
+    assert (shown.state, shown.live, shown.text) == (PageState.held, False, "Held back")
     assert view.rollup.pages_with_problems == 1
     assert page_json(shown)["held"] is True
     assert page_json(shown)["problems"][0]["code"] == "autoparser.incomplete"

@@ -108,13 +108,17 @@ async def test_claims_are_validated(tmp_path: Path) -> None:
 
 async def test_a_host_overview_shows_its_rollup_and_waiting_pages(tmp_path: Path) -> None:
     async with ApiHarness(tmp_path) as api:
-        _, token = await api.tenant(HOST)
-        await api.stores.delay.park(
-            f"https://{HOST}/p/1", 1, b"{}", [f"https://{HOST}/i.png"], api.clock_now(), host=HOST
-        )
+        tenant_id, token = await api.tenant(HOST)
+        for url in (f"https://{HOST}/p/1", f"https://{HOST}/p/theirs"):
+            await api.stores.delay.park(url, 1, b"{}", [f"https://{HOST}/i.png"], api.clock_now(), host=HOST)
+        # p/1 is an upload of this tenant's; p/theirs is not (another tenant's page on the host)
+        await api.stores.hashes.check_and_set(f"tenant:{tenant_id}", f"https://{HOST}/p/1", "h", now=api.clock_now())
         got = await (await api.client.get(f"/api/v1/hosts/{HOST}", headers=api.auth(token))).json()
         assert got["verified"] is True
-        assert got["waiting_for_images"][0]["missing"] == [f"https://{HOST}/i.png"]
+        (waiting,) = got["waiting_for_images"]
+        assert (waiting["url"], waiting["missing"]) == (f"https://{HOST}/p/1", [f"https://{HOST}/i.png"])
+        assert (waiting["state"], waiting["status"]) == ("waiting", "Waiting for images")
+        assert got["pages"]["waiting"] == 1
         assert got["rollup"]["feeds"] == 0
         _, other = await api.tenant("other.partner.test")
         assert (await api.client.get(f"/api/v1/hosts/{HOST}", headers=api.auth(other))).status == 403

@@ -69,7 +69,7 @@ async def test_fetch_now_goes_through_the_lane_and_links_to_its_outcome(tmp_path
         # the parser reports the fetch that answered the order
         refused = problem("item.no_title", "item has no title", feed=feed_id, item=1, line=7)
         await api.stores.problems.add_report(
-            FetchReport(feed_id, T0, "partial", 200, 2, published=1, refused=1, problems=(refused,),
+            FetchReport(feed_id, T0, "partial", 200, 2, changed=1, refused=1, problems=(refused,),
                         counts={"item.no_title": 1}, fetch_ids=(order["fetch_id"],))
         )  # fmt: skip
         done = await (await api.client.get(order["status_url"], headers=api.auth(token))).json()
@@ -97,9 +97,15 @@ async def test_a_feed_shows_its_history_rollup_and_pages_that_lost_images(tmp_pa
         assert got["latest_fetch"]["result"] == "http_5xx"
         assert got["rollup"]["images_failed"] == {"image.not_found": 1}
         assert got["rollup"]["failing_feeds"] == 1  # a page that lost an image makes its feed failing
-        assert got["pages_with_problems"] == [
-            {"url": page_url, "version": 3, "problems": [lost.as_dict()], "held": False}
-        ]
+        (shown,) = got["pages_with_problems"]
+        assert {k: shown[k] for k in ("url", "state", "status", "live", "held", "problems")} == {
+            "url": page_url,
+            "state": "incomplete",
+            "status": "Published without some content",
+            "live": True,
+            "held": False,
+            "problems": [lost.as_dict()],
+        }
         history = await (await api.client.get(got["fetches_url"], headers=api.auth(token))).json()
         assert [f["result"] for f in history["fetches"]] == ["http_5xx", "parsed"]
         pages = await (await api.client.get(f"/api/v1/feeds/{feed_id}/pages", headers=api.auth(token))).json()

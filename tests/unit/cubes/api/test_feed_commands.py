@@ -159,9 +159,16 @@ async def test_list_shows_status(stores: Stores) -> None:
     await feeds_list(stores.feeds, out=out)
     text = out.getvalue()
     assert "last fetch: 2024-05-01 12:00:00" in text
-    assert "http_5xx (HTTP 503), 3 failure(s) in a row" in text
+    assert "result: Server error (HTTP 503), 3 failures in a row" in text  # words, not http_5xx
     assert "next fetch: 2024-05-01 12:16:00" in text
     assert "error: http_5xx: HTTP 503" in text
+    # a problem at a line with no column said "(line 4, column None)"
+    await stores.feeds.update_schedule(fid, fetch_result="ok", fetch_error=None, consecutive_failures=0)
+    await stores.feeds.update_parse_status(fid, parse_result="parse_error", parse_error="bad XML", error_line=4)
+    out = io.StringIO()
+    await feeds_list(stores.feeds, out=out)
+    assert "error: bad XML (line 4)\n" in out.getvalue()
+    assert "None" not in out.getvalue()
 
 
 async def test_remove(stores: Stores) -> None:

@@ -134,7 +134,7 @@ async def test_add_a_feed_see_its_problems_and_fetch_it_now(env: Env) -> None:
     broken = problem("item.no_title", "item has no <title> — <script>alert(1)</script>", feed=feed_id, item=2, line=9)
     await env.stores.problems.add_report(
         FetchReport(
-            feed_id, T0, "partial", 200, 3, published=2, refused=1, problems=(broken,), counts={"item.no_title": 1}
+            feed_id, T0, "partial", 200, 3, changed=2, refused=1, problems=(broken,), counts={"item.no_title": 1}
         )
     )
     page = await (await env.client.get(feed_path)).text()

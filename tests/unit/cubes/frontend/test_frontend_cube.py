@@ -40,7 +40,7 @@ async def test_service_serves_then_stops(tmp_path: Path) -> None:
                 async with http.get(url + "/status") as r:
                     body = await r.text()
                     # pipeline aggregates (cubes/frontend/status/): one feed, failing; no host named
-                    assert "<b>1</b><span>feeds failing</span>" in body
+                    assert "<b>1</b><span>feeds whose fetches fail</span>" in body
                     assert "news.example" not in body
                 async with http.get(url + "/") as r:
                     assert "registered feeds" in await r.text()

@@ -173,7 +173,7 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
 
 def _row(body: str, table: str, first_cell: str) -> str:
     """The HTML of the row of table ``table`` whose first cell starts with ``first_cell``."""
-    section = body[body.index(f'<table id="{table}">') :]
+    section = body[body.index(f'<table id="{table}"') :]
     section = section[: section.index("</table>")]
     for row in section.split("<tr>")[1:]:
         cell = row[: row.find("</td>")]
@@ -193,7 +193,7 @@ async def test_status_page_shows_pipeline_aggregates_cubes_freshness_and_overloa
     assert "<b>4</b><span>Turbo pages</span>" in body
     assert "<b>2</b><span>hosts</span>" in body
     assert "<b>3</b><span>feeds</span>" in body
-    assert "<b>1</b><span>feeds failing</span>" in body
+    assert "<b>1</b><span>feeds whose fetches fail</span>" in body
     assert "<b>2</b><span>waiting for images</span>" in body
     assert "<b>2.0 s</b><span>freshness p50" in body
     assert "<b>10 s</b><span>freshness p99, last 4 pages" in body
@@ -205,8 +205,11 @@ async def test_status_page_shows_pipeline_aggregates_cubes_freshness_and_overloa
     assert "Lag by stage: media 2,500 · parser 4,000" in body  # the crashed kvwriter does not count
 
     # feeds by their last result: counts, never a feed
-    assert '<td><span class="bad">parse_error</span></td><td class=num>1</td>' in _row(body, "results", "parse_error")
-    assert '<td><span class="ok">parsed</span></td><td class=num>1</td>' in _row(body, "results", "parsed")
+    # in the words a webmaster uses, each with what it means (shared/words.py)
+    unreadable = _row(body, "results", "Cannot be read")
+    assert '<span class="bad">Cannot be read</span><small>The feed was fetched but cannot be read' in unreadable
+    assert '<td class=num data-label="Feeds">1</td>' in unreadable
+    assert '<span class="ok">Read</span>' in _row(body, "results", ">Read<")
 
     # cubes: lag, dead letters, a crashed process; the dead-letter queues
     parser = _row(body, "cubes", "parser")

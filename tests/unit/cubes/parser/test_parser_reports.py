@@ -29,7 +29,7 @@ async def test_every_refused_item_is_in_the_report_with_its_code_and_hint(env: E
     body = turbo_feed(item(1), bad(2, title=""), bad(3, link="https://elsewhere.test/3"), bad(4, title=" "))
     assert [d.url for d in docs(await env.feed(body))] == ["https://news.test/1"]
     (report,) = await env.stores.problems.reports("f1")
-    assert (report.result, report.items, report.published, report.refused) == ("partial", 4, 1, 3)
+    assert (report.result, report.items, report.changed, report.refused) == ("partial", 4, 1, 3)
     assert report.counts == {"item.foreign_host": 1, "item.no_title": 2}
     assert [(p.code, p.where.item, p.where.feed) for p in report.problems] == [
         ("item.no_title", 1, "f1"),
