@@ -8,7 +8,8 @@ The media cube and the delay cube both need this, so it lives in ``shared``.
   ``video src`` / ``poster`` / ``source src`` (inside ``figure`` or not), and
   ``Document.media`` (enclosures, ``media:content``, YML ``picture``, covers).
 * ``look_up(images, refs, now)`` — splits the refs into cached (a CDN URL),
-  failed for good (not to be ordered again yet) and missing (to be ordered).
+  failed for good (not to be ordered again yet) and missing (to be ordered);
+  an image that failed before the webmaster asked to see a fix is missing.
 * ``MediaDoc.rewrite(cdn_urls)`` — the document with every reference replaced by
   its CDN URL; a reference without one is REMOVED (an ``img`` / ``source`` /
   ``video`` element, a ``srcset`` candidate, a ``poster``, a ``Document.media``
@@ -341,8 +342,12 @@ class Lookup:
         return {url: self.reasons.get(url, "late") for url in refs if url not in self.cdn}
 
 
-async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime) -> Lookup:
-    """One registry round trip for all of ``refs``."""
+async def look_up(
+    images: Records, refs: Mapping[str, MediaKind], now: datetime, *, failed_before: datetime | None = None
+) -> Lookup:
+    """One registry round trip for all of ``refs``. ``failed_before``: an image that failed at or before it
+    is missing (to be ordered again), whatever its retry time -- the webmaster asked to see a fix
+    (``Document.retry_failed_before``)."""
     from shared.stores import ImageStatus
 
     out = Lookup()
@@ -358,7 +363,10 @@ async def look_up(images: Records, refs: Mapping[str, MediaKind], now: datetime)
             if rec.variants:
                 out.variants[url] = rec.variants
         elif (
-            rec is not None and rec.status == ImageStatus.failed and (rec.retry_after is None or rec.retry_after > now)
+            rec is not None
+            and rec.status == ImageStatus.failed
+            and (rec.retry_after is None or rec.retry_after > now)
+            and not (failed_before is not None and rec.updated_at is not None and rec.updated_at <= failed_before)
         ):
             out.failed.add(url)
             out.reasons[url] = rec.reason or "failed"

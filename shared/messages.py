@@ -353,6 +353,9 @@ class Document(Message):
     version: int = Field(ge=0)
     #: debug uploads render preview pages that are never published
     preview: bool = False
+    #: the webmaster asked to see a fix now ("fetch now", a feed check): the media cube orders again
+    #: every image of it that failed at or before this instant, whatever its retry time
+    retry_failed_before: datetime | None = None
     seen_at: datetime
     parsed_at: datetime
     media_ready_at: datetime | None = None

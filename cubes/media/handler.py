@@ -45,11 +45,13 @@ from lxml import etree
 from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import Reject
+from shared.feeds import FIX_PREFIX
 from shared.lookups import LookupBatcher
 from shared.losses import page_problems
 from shared.media import MediaDoc, look_up
 from shared.messages import CrawlKind, CrawlRequest, Document, MediaKind
 from shared.parked import park_payload, release
+from shared.previews import preview_key
 from shared.runtime.cube import Context, Output
 from shared.stores import DelayStore, ImageRegistry, PageProblems, ParkOutcome, ProblemStore
 from shared.urls import host_of
@@ -87,7 +89,8 @@ class MediaHandler:
             media_doc = MediaDoc(doc)
         except (etree.ParserError, ValueError) as exc:  # lxml refuses NUL bytes and the like
             raise Reject(f"content_html of {doc.url} cannot be parsed: {exc}") from exc
-        found = await look_up(self.lookups, media_doc.refs, now)
+        retry = doc.retry_failed_before  # the webmaster asked to see a fix: failed images are ordered again
+        found = await look_up(self.lookups, media_doc.refs, now, failed_before=retry)
         if not found.missing:
             # An older version of this document may still be parked; it is left there; when it
             # is released, the kvwriter drops it as stale (newest version wins). Looking for it
@@ -101,11 +104,14 @@ class MediaHandler:
             return [Output("documents.ready", ready, key=doc.url)]
 
         outputs: list[Output] = []
-        requester = f"media:{doc.url}"
+        # an image ordered again at the webmaster's asking is fetched fresh, never answered from the
+        # crawler's memory of its last failure (``shared.feeds.FIX_PREFIX``)
+        requesters = [f"media:{doc.url}"] + ([f"{FIX_PREFIX}{doc.url}"] if retry is not None else [])
         marked, parked = await asyncio.gather(
-            self.images.mark_ordered_many(found.missing, now, window_s=self.media.deadline_s),
+            self.images.mark_ordered_many(found.missing, now, window_s=self.media.deadline_s, failed_before=retry),
             self.delay.park(
-                doc.url,
+                # a check's preview waits under its own key: it never replaces the live page's parked version
+                preview_key(doc.source.id, doc.url) if doc.preview else doc.url,
                 doc.version,
                 park_payload(media_doc),  # the document and the template of its rewrite: a cheap release
                 found.missing.keys(),
@@ -131,7 +137,7 @@ class MediaHandler:
                     kind=CrawlKind.video if kind == MediaKind.video else CrawlKind.image,
                     url=url,
                     host=host,
-                    requesters=[requester],
+                    requesters=requesters,
                     requested_at=now,
                     priority=self.media.order_priority,
                     trace_id=doc.trace_id,
@@ -141,7 +147,7 @@ class MediaHandler:
         others = {url: kind for url, kind in found.missing.items() if url not in ordered}
         if others and outcome in (ParkOutcome.parked, ParkOutcome.replaced):
             # see step 4 of the module docstring
-            again = await look_up(self.lookups, others, now)  # a fresh query: pending is never cached
+            again = await look_up(self.lookups, others, now, failed_before=retry)  # fresh: pending is never cached
             released: list[tuple[str, int]] = []
             losses: list[PageProblems | None] = []
             for url in others.keys() - again.missing.keys():

@@ -293,6 +293,7 @@ def to_document(
     seen_at: datetime,
     parsed_at: datetime,
     preview: bool = False,
+    retry_failed_before: datetime | None = None,
 ) -> Document:
     # one validation of the whole tree from plain dicts: about 3x cheaper than building the nested
     # models one by one (6 model __init__ calls per offer), which was the largest cost of a big
@@ -313,6 +314,8 @@ def to_document(
         "seen_at": seen_at,
         "parsed_at": parsed_at,
     }
+    if retry_failed_before is not None:
+        values["retry_failed_before"] = retry_failed_before
     if cand.author is not None:
         values["author"] = cand.author
     if cand.published is not None:

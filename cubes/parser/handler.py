@@ -7,7 +7,11 @@ For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
    verified for it publishes nothing and its body is not read (one ``host.not_verified`` problem);
 1. read the body (inline, or from the blob store by ``body_ref``); a feed body
    byte-identical to the last one processed for the feed is skipped at once
-   (its xxh3 is kept in the hash store under ``<feed url>#body``);
+   (its xxh3 is kept in the hash store under ``<feed url>#body``) -- unless the
+   fetch answers a "fetch now": the webmaster fixed something, maybe outside the
+   feed (an image put back at its URL), so the body is read, the pages that lost
+   something are published again even unchanged, and every document asks for
+   the images that failed before to be fetched again (``items.Source``);
 2. parse it (``feed.parse_feed``; pure, in a worker thread when large) and
    prepare the items (``documents``: identity, sanitizing, media, hash); a
    large YML catalog is streamed instead (``catalog_load.py``);
@@ -69,6 +73,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
 from shared.errors import NotFound, Reject
+from shared.feeds import FETCH_NOW_PREFIX
 from shared.hashing import body_hash as hash_body
 from shared.hashing import file_hash
 from shared.hosts import HostScope, tenant_scope
@@ -84,7 +89,7 @@ from shared.messages import (
 )
 from shared.problems import fetch_problem
 from shared.runtime.cube import Context, Output
-from shared.stores import Feed, Stores, TaskStatus
+from shared.stores import Feed, PageState, Stores, TaskStatus
 from shared.urls import canonical_url
 
 __all__ = ["ParserHandler", "source_kind"]
@@ -98,6 +103,9 @@ log = logging.getLogger(__name__)
 _THREAD_BYTES = 256 * 1024
 #: feeds with more items than this are prepared (sanitized, hashed) in a worker thread whatever their size
 _THREAD_ITEMS = 200
+#: pages a "fetch now" publishes again at most (those that lost something): a catalog with more broken
+#: pages than this rebuilds the rest at their items' next change, or at the next "fetch now"
+RESEND_MAX = 10_000
 
 
 def _body_key(feed_url: str) -> str | None:
@@ -280,7 +288,11 @@ class ParserHandler:
         store_id = f"feed:{msg.feed_id}" if msg.feed_id else f"url:{msg.url}"
         body_key = _body_key(msg.url)
         body_hash = hash_body(source) if isinstance(source, bytes) else await asyncio.to_thread(file_hash, source)
-        if body_key is not None:
+        # "fetch now": the webmaster fixed something and wants to see it, maybe outside the feed (an image
+        # put back at its URL): the body is read even if unchanged, the pages that lost something are
+        # published again, and their failed images ordered again at once (``items.Source``)
+        fix = msg.fetched_at if any(r.startswith(FETCH_NOW_PREFIX) for r in msg.requesters) else None
+        if body_key is not None and fix is None:
             # the whole body as it was last time: every item is unchanged, skip them all in one read
             # (a 100,000-offer catalog would otherwise cost a store round trip per offer)
             entry = await self.stores.hashes.get(store_id, body_key)
@@ -308,6 +320,8 @@ class ParserHandler:
             host=host,
             seen_at=msg.fetched_at,
             scope=scope,
+            retry_failed_before=fix,
+            resend=await self._lost_pages(store_id) if fix is not None else frozenset(),
         )
         run = Outcome(errors=list(result.errors))
         if catalog is not None:
@@ -383,6 +397,8 @@ class ParserHandler:
             seen_at=msg.received_at,
             preview=msg.mode == "debug",
             scope=scope,
+            # a check judges as the pipeline would now: an image that failed before is fetched again
+            retry_failed_before=msg.received_at if msg.mode == "debug" else None,
         )
         run = Outcome(errors=list(result.errors))
         if not result.fatal:
@@ -436,6 +452,13 @@ class ParserHandler:
         if result.format is DetectedFormat.yml and feed_url and complete(result):
             await self.lifecycle.follow_catalog(src, run, seen, parsed_at, feed_url, {c.url for c in cands})
         run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))  # previews add nothing to it
+
+    async def _lost_pages(self, store_id: str) -> frozenset[str]:
+        """The pages of ``store_id`` held back or published without something: what "fetch now" rebuilds."""
+        rows = await self.stores.problems.page_rows(
+            source_id=store_id, states=(PageState.held, PageState.incomplete), limit=RESEND_MAX
+        )
+        return frozenset(r.key for r in rows)
 
     async def _catalog(
         self, source: bytes | Path, content_type: str | None, declared: str | None

@@ -47,6 +47,12 @@ class Source:
     preview: bool = False
     #: the hosts its items may be on (``shared.hosts``); None: ``host`` alone
     scope: HostScope | None = None
+    #: the webmaster asked to see a fix now ("fetch now", a check): its documents say so
+    #: (``Document.retry_failed_before``: images that failed before are ordered again at once), and
+    #: ``resend``'s items -- the pages that lost something -- are published again even unchanged, since
+    #: what was fixed may be outside the item (an image put back at the same URL)
+    retry_failed_before: datetime | None = None
+    resend: frozenset[str] = frozenset()
 
     @property
     def hosts(self) -> HostScope | str | None:
@@ -127,7 +133,11 @@ class ItemRecorder:
         hashes = self.stores.hashes
         label = src.kind.value
         entries = await hashes.get_many(src.store_id, [c.url for c in chunk])
-        todo = [c for c in chunk if (e := entries.get(c.url)) is None or e.content_hash != c.content_hash]
+        todo = [
+            c
+            for c in chunk
+            if (e := entries.get(c.url)) is None or e.content_hash != c.content_hash or c.url in src.resend
+        ]
         unchanged = len(chunk) - len(todo)
         if unchanged:
             metrics.UNCHANGED.labels(label).inc(unchanged)
@@ -202,7 +212,13 @@ class ItemRecorder:
 
     def _doc(self, cand: Candidate, src: Source, version: int, parsed_at: datetime) -> Output:
         doc = to_document(
-            cand, source=src.ref, version=version, seen_at=src.seen_at, parsed_at=parsed_at, preview=src.preview
+            cand,
+            source=src.ref,
+            version=version,
+            seen_at=src.seen_at,
+            parsed_at=parsed_at,
+            preview=src.preview,
+            retry_failed_before=src.retry_failed_before,
         )
         return Output("documents.parsed", doc, key=cand.url)
 

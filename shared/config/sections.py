@@ -266,7 +266,7 @@ class MediaConfig(Section):
     #: a parked document is released this long after parking, with its missing media removed
     deadline_s: float = Field(default=600.0, gt=0)
     max_pixels: int = Field(default=50_000_000, gt=0)
-    #: permanent image failures are re-tried after this long
+    #: permanent image failures are re-tried after this long (at once when the webmaster asks: fetch now, a check)
     failure_retry_s: float = Field(default=7 * 86_400.0, gt=0)
     #: a fetch that failed for now (5xx, timeout) is ordered again this many times before it counts as failed
     fetch_retries: int = Field(default=2, ge=0)

@@ -130,14 +130,20 @@ class ImageRegistry(Protocol):
         """Mark failed; ``retry_at`` (None: never) is when it may be ordered again."""
         ...
 
-    async def mark_ordered(self, url: str, now: datetime, *, window_s: float = 3600.0) -> bool:
+    async def mark_ordered(
+        self, url: str, now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
+    ) -> bool:
         """True only for the first caller that should order ``url`` (then it is ``pending``).
 
-        False when it is ``ok``, ``failed`` with ``retry_after`` not yet passed (or None), or
-        ``pending`` and ordered less than ``window_s`` ago (a lost order is re-sent after the window).
+        False when it is ``ok``, ``failed`` with ``retry_after`` not yet passed (or None) -- unless it
+        failed at or before ``failed_before`` (the webmaster asked to see a fix then: "fetch now", a
+        check) -- or ``pending`` and ordered less than ``window_s`` ago (a lost order is re-sent after
+        the window).
         """
         ...
 
-    async def mark_ordered_many(self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0) -> set[str]:
+    async def mark_ordered_many(
+        self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
+    ) -> set[str]:
         """``mark_ordered`` of each URL (a document's missing images): the URLs this caller should order."""
         ...

@@ -382,6 +382,28 @@ class StoreContract:
         # a lost order is re-sent once the window has passed
         assert await stores.images.mark_ordered(img, T0 + timedelta(seconds=61), window_s=60)
 
+    async def test_a_failed_image_is_ordered_again_when_the_webmaster_asks_after_its_failure(
+        self, stores: Stores
+    ) -> None:
+        """A 404 put right at the same URL stayed failed for 7 days (media.failure_retry_s): "fetch now"
+        orders an image again at once when it failed before the webmaster asked, whatever its retry time."""
+        bad, ok = "https://a.example/fixed.png", "https://a.example/fine.png"
+        await stores.images.record_failed(bad, "http_404", T0 + timedelta(days=7), now=T0)
+        assert not await stores.images.mark_ordered(bad, T0 + timedelta(minutes=5))  # its retry time is far
+        asked = T0 + timedelta(minutes=5)
+        # a failure after the asking is no reason to order it again (the fix did not work): only earlier ones
+        assert not await stores.images.mark_ordered(bad, T0 + timedelta(minutes=6), failed_before=T0 - timedelta(1))
+        assert await stores.images.mark_ordered_many([bad], T0 + timedelta(minutes=6), failed_before=asked) == {bad}
+        assert (await stores.images.get(bad)).status is ImageStatus.pending  # type: ignore[union-attr]
+        # ordered once: a second asker in the same window does not order it again
+        assert not await stores.images.mark_ordered(bad, T0 + timedelta(minutes=7), failed_before=asked)
+        # it failed again after the asking: the same asking orders nothing more
+        await stores.images.record_failed(bad, "http_404", T0 + timedelta(days=7), now=T0 + timedelta(minutes=8))
+        assert not await stores.images.mark_ordered(bad, T0 + timedelta(minutes=9), failed_before=asked)
+        # a cached image is never ordered again for it
+        await stores.images.record_ok(ok, cdn_url="/cdn/img/ok.png", now=T0)
+        assert not await stores.images.mark_ordered(ok, T0 + timedelta(minutes=9), failed_before=asked)
+
     async def test_image_ok_and_failed(self, stores: Stores) -> None:
         ok, bad = "https://a.example/ok.png", "https://a.example/bad.png"
         await stores.images.mark_ordered(ok, T0)

@@ -30,13 +30,17 @@ __all__ = ["PgImageRegistry"]
 _GET = f"SELECT {IMAGE_COLUMNS} FROM images WHERE url = ANY($1::text[])"
 _MARK_ORDERED = (
     "INSERT INTO images (url, status, ordered_at, updated_at)"
-    " SELECT u, 'pending', s, s FROM unnest($1::text[], $2::bigint[]) AS t(u, s)"
+    " SELECT u, 'pending', s, s FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS t(u, s, fb)"
     " ON CONFLICT (url) DO UPDATE SET status = 'pending', ordered_at = excluded.ordered_at,"
     " updated_at = excluded.updated_at"
-    # $3: the window in microseconds; a pending order older than the window was lost: re-send it
+    # $4: the window in microseconds; a pending order older than the window was lost: re-send it
     " WHERE (images.status = 'pending'"
-    " AND (images.ordered_at IS NULL OR images.ordered_at <= excluded.ordered_at - $3))"
+    " AND (images.ordered_at IS NULL OR images.ordered_at <= excluded.ordered_at - $4))"
     " OR (images.status = 'failed' AND images.retry_after IS NOT NULL AND images.retry_after <= excluded.ordered_at)"
+    # fb: a failure from before the webmaster asked to see a fix (NULL: nobody asked); the row's own
+    # value, read through the unnest by its url (excluded has only the table's columns)
+    " OR (images.status = 'failed' AND images.updated_at <= (SELECT max(fb) FROM unnest($1::text[], $3::bigint[])"
+    " AS f(u, fb) WHERE f.u = images.url))"
     " RETURNING url"
 )
 _RECORD_OK = (
@@ -60,7 +64,7 @@ _RECORD_FAILED = (
     " WHERE images.status <> 'ok'"
 )
 
-_Mark = tuple[str, int]  # url, ordered_at
+_Mark = tuple[str, int, int | None]  # url, ordered_at, failed_before
 _Ok = tuple[str, str, str | None, int, int | None, int | None, str | None, int, str, str | None, str | None, int]
 _Failed = tuple[str, str, int, int | None]  # url, reason, updated_at, retry_after
 
@@ -74,7 +78,7 @@ class PgImageRegistry(SqlImageRegistry):
         super().__init__(db)
         self._db = db
         self._get = TurnBatch(db.connection, _get_many, db.inflight)
-        #: one batch per ordering window (the media cube uses one): the window is the statement's $3
+        #: one batch per ordering window (the media cube uses one): the window is the statement's $4
         self._marks: dict[int, TurnBatch[_Mark, bool]] = {}
         self._ok = TurnBatch(db.connection, _write_ok, db.inflight, key=_url)
         self._failed = TurnBatch(db.connection, _write_failed, db.inflight, key=_url)
@@ -85,17 +89,19 @@ class PgImageRegistry(SqlImageRegistry):
             return {}
         return await self._get(wanted)
 
-    async def mark_ordered(self, url: str, now: datetime, *, window_s: float = 3600.0) -> bool:
+    async def mark_ordered(
+        self, url: str, now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
+    ) -> bool:
         window_us = int(window_s * 1_000_000)
         batch = self._marks.get(window_us)
         if batch is None:
 
             async def run(conn: asyncpg.Connection, items: Sequence[_Mark]) -> list[bool]:
-                won = {r[0] for r in await conn.fetch(_MARK_ORDERED, *unnest_columns(items, 2), window_us)}
-                return [url in won for url, _ in items]
+                won = {r[0] for r in await conn.fetch(_MARK_ORDERED, *unnest_columns(items, 3), window_us)}
+                return [url in won for url, _, _ in items]
 
             batch = self._marks[window_us] = TurnBatch(self._db.connection, run, self._db.inflight, key=_url)
-        return await batch((url, now_us(now)))
+        return await batch((url, now_us(now), to_us(failed_before)))
 
     async def record_ok(
         self,

@@ -183,7 +183,9 @@ class SqlImageRegistry:
             to_us(retry_at),
         )
 
-    async def mark_ordered(self, url: str, now: datetime, *, window_s: float = 3600.0) -> bool:
+    async def mark_ordered(
+        self, url: str, now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
+    ) -> bool:
         stamp = now_us(now)
         window_start = stamp - int(window_s * 1_000_000)
         rows = await self._sql.execute_returning(
@@ -192,18 +194,25 @@ class SqlImageRegistry:
             " updated_at = excluded.updated_at"
             " WHERE (images.status = 'pending' AND (images.ordered_at IS NULL OR images.ordered_at <= ?))"
             " OR (images.status = 'failed' AND images.retry_after IS NOT NULL AND images.retry_after <= ?)"
+            # a failure from before the webmaster asked to see a fix (NULL: nobody asked)
+            " OR (images.status = 'failed' AND images.updated_at <= ?)"
             " RETURNING url",
             url,
             stamp,
             stamp,
             window_start,
             stamp,
+            to_us(failed_before),
         )
         return bool(rows)
 
-    async def mark_ordered_many(self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0) -> set[str]:
+    async def mark_ordered_many(
+        self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
+    ) -> set[str]:
         # asked all at once, in one turn of the loop: SQLite commits them together (its group
         # commit), PostgreSQL sends them as one statement (``postgres/images.py``)
         wanted = list(dict.fromkeys(urls))
-        won = await asyncio.gather(*(self.mark_ordered(url, now, window_s=window_s) for url in wanted))
+        won = await asyncio.gather(
+            *(self.mark_ordered(url, now, window_s=window_s, failed_before=failed_before) for url in wanted)
+        )
         return {url for url, first in zip(wanted, won, strict=True) if first}

@@ -157,7 +157,7 @@ async def test_a_page_that_lost_an_image_for_good_is_held_back_and_says_why(tmp_
         (row,) = await stores.problems.page_problems(url="https://news.test/f")
         assert row.held
         assert [p.code for p in row.problems] == ["page.incomplete", "image.not_found"]
-        assert "lost 1 of its 2 images (their copies failed)" in row.problems[0].message
+        assert "lost 1 of its 2 images (it could not be copied" in row.problems[0].message
     finally:
         await stores.close()
 
@@ -188,6 +188,38 @@ async def test_a_failure_whose_retry_time_came_is_ordered_again(env: Env) -> Non
     assert [o.message.url for o in by_topic(out, "crawl.requests")] == ["https://img.test/again.jpg"]  # type: ignore[attr-defined]
 
 
+async def test_an_image_that_failed_before_the_webmaster_asked_is_ordered_again_at_once(env: Env) -> None:
+    """The image was put back at its URL; "fetch now" (or a check) must not wait out its 7-day retry."""
+    dead = "https://img.test/back.jpg"
+    await env.stores.images.record_failed(dead, "http_404", retry_at=env.now() + timedelta(days=7), now=env.now())
+    env.clock.advance(60)
+    plain = document("https://news.test/b", [dead])
+    assert by_topic(await env.handler.handle(plain, CTX), "crawl.requests") == []  # not yet, as before
+    asked = plain.model_copy(update={"version": 2, "retry_failed_before": env.now()})
+    (order,) = by_topic(await env.handler.handle(asked, CTX), "crawl.requests")
+    assert isinstance(order.message, CrawlRequest)
+    assert order.message.url == dead
+    # fetched fresh, never answered from the crawler's memory of the 404 (shared.feeds.FIX_PREFIX)
+    assert order.message.requesters == ["media:https://news.test/b", "fix:https://news.test/b"]
+    parked = await env.stores.delay.get("https://news.test/b")
+    assert parked is not None
+    assert (parked.version, parked.pending) == (2, frozenset({dead}))
+
+
+async def test_a_checks_preview_waits_under_its_own_key(env: Env) -> None:
+    """A check's preview parked under the page's URL replaced the live document waiting there."""
+    live = document("https://news.test/p", ["https://img.test/p.jpg"])
+    await env.handler.handle(live, CTX)
+    preview = live.model_copy(
+        update={"version": 9, "preview": True, "source": SourceRef(kind=SourceKind.upload, id="task1")}
+    )
+    await env.handler.handle(preview, CTX)
+    kept = await env.stores.delay.get("https://news.test/p")
+    assert kept is not None
+    assert kept.version == 1
+    assert (await env.stores.delay.get("preview:task1:https://news.test/p")) is not None
+
+
 class _CachedDuringPark:
     """The real registry; the image is cached by "the cdn cube" right after the media cube looked."""
 
@@ -203,11 +235,15 @@ class _CachedDuringPark:
             await self.env.cache(self.url)
         return found
 
-    async def mark_ordered(self, url: str, now: datetime, *, window_s: float = 3600.0) -> bool:
-        return await self.env.stores.images.mark_ordered(url, now, window_s=window_s)
+    async def mark_ordered(
+        self, url: str, now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
+    ) -> bool:
+        return await self.env.stores.images.mark_ordered(url, now, window_s=window_s, failed_before=failed_before)
 
-    async def mark_ordered_many(self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0) -> set[str]:
-        return await self.env.stores.images.mark_ordered_many(urls, now, window_s=window_s)
+    async def mark_ordered_many(
+        self, urls: Iterable[str], now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
+    ) -> set[str]:
+        return await self.env.stores.images.mark_ordered_many(urls, now, window_s=window_s, failed_before=failed_before)
 
 
 async def test_image_cached_between_look_up_and_park_releases_the_document(env: Env) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import orjson
 
 from shared.messages import CrawlResult, FetchStatus, PartnerUpload, UploadFormat
-from shared.problems import Severity
-from shared.stores import Task
+from shared.problems import Severity, problem
+from shared.stores import PageProblems, Task
 from tests.unit.cubes.parser.test_parser_handler import T0, Env, docs, env, item, turbo_feed
 
 __all__ = ["env"]  # the fixture, shared with the handler's tests
@@ -154,3 +154,26 @@ async def test_a_capped_crawl_delay_is_told_in_every_report_of_the_fetch(env: En
     assert "86400 s" in told.message
     assert "crawler.max_crawl_delay_s" in told.hint
     assert history[2].counts == {"robots.crawl_delay_capped": 1}
+
+
+async def test_fetch_now_publishes_again_the_pages_that_lost_something_whatever_the_body(env: Env) -> None:
+    """A webmaster put a missing image back at the same URL and pressed "fetch now": the item was
+    unchanged (nothing published), and its page stayed held back for the 7 days of media.failure_retry_s.
+    Now the pages that lost something are published again, and their documents ask for the failed images
+    to be fetched again at once (``retry_failed_before``); a routine poll still skips an unchanged body."""
+    body = turbo_feed(item(1), item(2))
+    first = docs(await env.feed(body))
+    assert [d.retry_failed_before for d in first] == [None, None]
+    held = first[1]
+    lost = problem("page.incomplete", "held back", feed="f1", link=held.url)
+    await env.stores.problems.put_page_problems(
+        [PageProblems(held.url, held.version, "news.test", "turbo", "f1", (lost,), held=True)]
+    )
+    assert docs(await env.feed(body)) == []  # a routine poll: the same body, nothing to do
+    again = env.result(body, requesters=["feed:f1", "fetch:order-2"])
+    (rebuilt,) = docs(await env.handle(again))
+    assert rebuilt.url == held.url
+    assert rebuilt.version > held.version  # a version the kvwriter writes over what it has
+    assert rebuilt.retry_failed_before == again.fetched_at
+    (report,) = await env.stores.problems.reports("f1", limit=1)
+    assert (report.changed, report.unchanged, report.fetch_ids) == (1, 1, ("order-2",))
