@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import aiohttp
 
 from cubes.crawler.handler import CrawlHandler
-from shared.clock import SystemClock, utcnow
+from shared.clock import SystemClock
 from shared.config import Settings
 from shared.http import Fetcher
 from shared.messages import CrawlKind, CrawlRequest, FetchStatus
@@ -72,7 +72,7 @@ async def crawl_run(server: RemotePartner, hosts: list[str], urls: int, rate: fl
     async def worker(host: str) -> None:
         for j in range(urls):
             url = server.url(host, f"/page/{j}")
-            req = CrawlRequest(kind=CrawlKind.page, url=url, host=host, requesters=["bench"], requested_at=utcnow())
+            req = CrawlRequest(kind=CrawlKind.page, url=url, host=host, requesters=["bench"], requested_at=clock.now())
             result = await handler.crawl(req)
             if result is None or result.status is not FetchStatus.ok:
                 failed[0] += 1
@@ -109,7 +109,7 @@ async def runtime_run(
         deps = await open_deps(settings, resolver=PartnerResolver())
         try:
             await ensure_topics(deps, ["crawler"])
-            now = utcnow()
+            now = deps.clock.now()
             reqs = [
                 CrawlRequest(
                     kind=CrawlKind.page, url=server.url(h, f"/page/{j}"), host=h, requesters=["bench"], requested_at=now

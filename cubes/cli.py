@@ -10,6 +10,11 @@
 
 Cube packages add their own commands through ``cubes/<name>/commands.py``
 (``feeds``, ``fetch``, ``parse``, ``hosts``, ``autoparser``...).
+
+A command imports what it needs when it runs: building the parser (``--help``, or any command
+before it starts) imports no cube, no engine client, no renderer and not even the settings'
+models, and ``turbocubes parse FILE`` loads the parser's modules and nothing of the rest
+(``tests/unit/cubes/test_cli_imports.py``; ``bench/cli.py`` measures the CPU).
 """
 
 from __future__ import annotations
@@ -19,12 +24,18 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from cubes import registry, render
-from shared.config import load_settings
+from cubes import registry
 from shared.errors import ConfigError, TurbocubesError
 
+if TYPE_CHECKING:
+    from shared.config import Settings
+
 __all__ = ["build_parser", "main"]
+
+#: the formats ``render`` reads (the parser's ``parse`` takes the same)
+_FORMATS = ("auto", "rss", "turbo", "yml", "json")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,8 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_process_count,
         default=1,
         metavar="N",
-        help="processes in all (default 1): N-1 more run the replicable cubes (crawler, parser, "
-        "autoparser, media, cdn, delay, kvwriter), e.g. one per CPU core",
+        help="processes in all (default 1): N-1 more run the replicable cubes (each cube's declaration "
+        "says whether it is), e.g. one per CPU core",
     )
     up.set_defaults(func=_cmd_up)
 
@@ -89,9 +100,46 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod in registry.command_modules():
         mod.register(sub)
+    _register_render(sub)
     _name_subcommands(p)
-    render.register(sub)  # composes the parser's and the kvwriter's functions (cubes/render.py)
     return p
+
+
+def _register_render(sub: Any) -> None:
+    """``turbocubes render``: it composes the parser's and the kvwriter's functions (``cubes/render.py``)."""
+    p = sub.add_parser(
+        "render", help="render a feed file or URL into Turbo pages (local HTML files), with every problem and its fix"
+    )
+    p.add_argument("source", metavar="FILE|URL")
+    p.add_argument("--format", choices=_FORMATS, default="auto", help="the feed's format (default: detect)")
+    p.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="for a file: the URL the feed is served from; relative links resolve against it and "
+        "items must be on its host",
+    )
+    p.add_argument("--out", default="turbo-pages", metavar="DIR", help="where the pages go (default: ./turbo-pages)")
+    p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="CIDR|HOST",
+        help="let this address range / host through the SSRF guard (a local test server; repeatable)",
+    )
+    p.set_defaults(func=_cmd_render)
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from cubes.render import run
+
+    return run(args)
+
+
+def load_settings(path: str | None) -> Settings:
+    """The settings, imported when a command needs them (pydantic is no cost of ``--help``)."""
+    from shared.config import load_settings as load
+
+    return load(path)
 
 
 def _name_subcommands(parser: argparse.ArgumentParser) -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 import sys
-from datetime import UTC, datetime
 
-from shared.bus import open_bus
-from shared.bus.base import Record
+from shared.bus import open_configured
+from shared.bus.base import Record, header
+from shared.clock import at
 from shared.config import Settings
 from shared.contracts import DLQ_SUFFIX, catalog
 from shared.runtime.dlq import dead_letters, replay
@@ -22,7 +22,7 @@ __all__ = ["list_dead_letters", "replay_dead_letters"]
 
 
 def _header_text(record: Record, name: str) -> str:
-    v = record.header(name)
+    v = header(record.headers, name)
     return v.decode("utf-8", "replace") if v is not None else "-"
 
 
@@ -40,7 +40,7 @@ def _unknown(topic: str) -> bool:
 async def list_dead_letters(settings: Settings, topic: str, limit: int) -> int:
     if _unknown(topic):
         return 2
-    bus = open_bus(settings.bus.url)
+    bus = open_configured(settings.bus)
     await bus.start()
     try:
         records = await dead_letters(bus, topic, limit)
@@ -48,7 +48,7 @@ async def list_dead_letters(settings: Settings, topic: str, limit: int) -> int:
         await bus.close()
     for r in records:
         h = functools.partial(_header_text, r)
-        when = datetime.fromtimestamp(r.timestamp_ms / 1000, UTC).isoformat(timespec="seconds")
+        when = at(r.timestamp_ms / 1000).isoformat(timespec="seconds")
         key = r.key.decode("utf-8", "replace") if r.key else "-"
         print(
             f"{r.topic}:{r.partition}:{r.offset} {when} key={key} from={h(HEADERS.origin_topic)}:"
@@ -62,7 +62,7 @@ async def list_dead_letters(settings: Settings, topic: str, limit: int) -> int:
 async def replay_dead_letters(settings: Settings, topic: str, limit: int) -> int:
     if _unknown(topic):
         return 2
-    bus = open_bus(settings.bus.url)
+    bus = open_configured(settings.bus)
     await bus.start()
     try:
         n = await replay(bus, topic, limit)

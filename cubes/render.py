@@ -32,12 +32,11 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from cubes.kvwriter.render import render
-from cubes.parser.documents import prepare_deletions, prepare_items, to_document
+from cubes.parser.documents import prepare_deletions, prepare_items, source_kind, to_document
 from cubes.parser.feed import Limits, parse_feed
-from cubes.parser.handler import source_kind
 from cubes.parser.problems import to_problems
 from cubes.parser.sanitize import ContentCleaner
-from shared.clock import utcnow
+from shared.clock import SystemClock
 from shared.config import Settings, load_settings
 from shared.http import Fetcher
 from shared.messages import CrawlKind, SourceRef
@@ -45,36 +44,13 @@ from shared.problems import Problem, Severity
 from shared.safehtml import MediaRule, SafeHtml
 from shared.templates import html_environment
 
-__all__ = ["register", "render_command"]
+__all__ = ["render_command", "run"]
 
-_FORMATS = ("auto", "rss", "turbo", "yml", "json")
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "render", help="render a feed file or URL into Turbo pages (local HTML files), with every problem and its fix"
-    )
-    p.add_argument("source", metavar="FILE|URL")
-    p.add_argument("--format", choices=_FORMATS, default="auto", help="the feed's format (default: detect)")
-    p.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="for a file: the URL the feed is served from; relative links resolve against it and "
-        "items must be on its host",
-    )
-    p.add_argument("--out", default="turbo-pages", metavar="DIR", help="where the pages go (default: ./turbo-pages)")
-    p.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="CIDR|HOST",
-        help="let this address range / host through the SSRF guard (a local test server; repeatable)",
-    )
-    p.set_defaults(func=_cmd)
-
-
-def _cmd(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    """``turbocubes render`` with its parsed arguments (declared in ``cubes/cli.py``)."""
     return asyncio.run(
         render_command(
             load_settings(args.config),
@@ -121,7 +97,7 @@ def _write(
     out_dir: Path, source: str, cands: list[Any], ref: SourceRef, sanitizer: SafeHtml, problems: list[Problem]
 ) -> list[tuple[str, str, str]]:
     """Render each candidate into its page file and write the index; (file, title, URL) per page."""
-    now = utcnow()
+    now = SystemClock().now()
     out_dir.mkdir(parents=True, exist_ok=True)
     pages = []
     for n, cand in enumerate(cands, 1):

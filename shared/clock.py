@@ -1,4 +1,10 @@
-"""Injected time (docs/conventions.md rule 5): tests drive a ``ManualClock`` and assert exact spacing."""
+"""Injected time (docs/conventions.md rule 5): tests drive a ``ManualClock`` and assert exact spacing.
+
+``clock.now()`` is the one way code reads the wall clock as a datetime (timezone-aware, UTC), and
+``at(ts)`` the one way a POSIX timestamp becomes one. Whatever stamps a message, a row or a page
+asks its injected clock, so a test that moves the clock moves every stamp; a command line tool with
+nothing injected asks ``SystemClock()``.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +13,21 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol
 
-__all__ = ["Clock", "ManualClock", "SystemClock", "sleep_unless", "utcnow"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "at", "sleep_unless"]
 
 
-def utcnow() -> datetime:
-    """Timezone-aware now in UTC; the one way to stamp messages."""
-    return datetime.now(UTC)
+def at(ts: float) -> datetime:
+    """The UTC datetime of the POSIX timestamp ``ts``."""
+    return datetime.fromtimestamp(ts, UTC)
 
 
 class Clock(Protocol):
     def monotonic(self) -> float: ...
     def time(self) -> float: ...
+    def now(self) -> datetime:
+        """``time()`` as a timezone-aware UTC datetime."""
+        ...
+
     async def sleep(self, seconds: float) -> None: ...
 
 
@@ -45,6 +55,9 @@ class SystemClock:
     def time(self) -> float:
         return time.time()
 
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
 
@@ -61,6 +74,9 @@ class ManualClock:
 
     def time(self) -> float:
         return self._now
+
+    def now(self) -> datetime:
+        return at(self._now)
 
     async def sleep(self, seconds: float) -> None:
         if seconds <= 0:

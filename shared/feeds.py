@@ -36,7 +36,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from shared.clock import Clock, SystemClock
@@ -111,7 +111,7 @@ def registration(
         services=list(feed.services),
         tenant_id=feed.tenant_id,
         autoparser=feed.autoparser,
-        registered_at=registered_at or feed.created_at or datetime.now(UTC),
+        registered_at=registered_at or feed.created_at or SystemClock().now(),
     )
 
 
@@ -292,7 +292,7 @@ class FeedRegistry:
         """Announce the removal, then soft-delete; the removed feed, or ``NotFound`` when no live one."""
         feed = await self._live(feed_id)
         # announced first: if the bus is down the feed stays registered and a retry finds it again
-        await self._announce(registration(feed, action="delete", registered_at=self._now()))
+        await self._announce(registration(feed, action="delete", registered_at=self._clock.now()))
         await self.feeds.delete_feed(feed_id)
         return feed
 
@@ -303,7 +303,7 @@ class FeedRegistry:
         history (``ProblemStore.report_for_fetch``).
         """
         feed = await self._live(feed_id)
-        await self._publish([fetch_request(feed.feed_id, feed.url, feed.host, self._now(), fetch_id=fetch_id)])
+        await self._publish([fetch_request(feed.feed_id, feed.url, feed.host, self._clock.now(), fetch_id=fetch_id)])
         return feed
 
     async def check(self, url: Any, *, tasks: TaskStore, tenant_id: str, authorize: Authorize) -> Task:
@@ -318,7 +318,7 @@ class FeedRegistry:
         host = host_of(canonical)
         await authorize(host)
         await self.check_address(canonical)
-        now = self._now()
+        now = self._clock.now()
         task = await tasks.create(
             Task(task_id=uuid.uuid4().hex, tenant_id=tenant_id, host=host, source_url=canonical), now=now
         )
@@ -333,6 +333,3 @@ class FeedRegistry:
 
     async def _announce(self, message: FeedRegistration) -> None:
         await self._publish([Output("feeds.registry", message, key=message.feed_id)])
-
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock.time(), UTC)

@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
+from shared.config import MediaConfig
 from shared.stores import ImageRecord, ImageRegistry, ImageStatus
 
 __all__ = ["LookupBatcher"]
@@ -55,6 +56,11 @@ class LookupBatcher:
         self._waiter: asyncio.Future[dict[str, ImageRecord]] | None = None
         # strong references: a task only referenced by the loop may be collected mid-flight
         self._tasks: set[asyncio.Task[dict[str, ImageRecord]]] = set()
+
+    @classmethod
+    def from_settings(cls, images: ImageRegistry, media: MediaConfig) -> LookupBatcher:
+        """The look-up the media and delay cubes make: the cache ``media.lookup_cache_*`` says."""
+        return cls(images, cache_size=media.lookup_cache_size, max_age_s=media.lookup_cache_max_age_s)
 
     async def get_many(self, urls: Iterable[str]) -> dict[str, ImageRecord]:
         found: dict[str, ImageRecord] = {}

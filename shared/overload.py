@@ -47,12 +47,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import Counter, Gauge
 
-from shared.clock import Clock
+from shared.clock import Clock, at
 from shared.config import Settings
 from shared.errors import StoreUnavailable, TransientError
 from shared.messages import CrawlKind, CrawlRequest
@@ -232,7 +231,7 @@ class Overload:
             "cube": self.cube,
             "instance": self.instance,
             "overloaded": self.gate.on,
-            "since": None if since is None else datetime.fromtimestamp(since, UTC).isoformat(),
+            "since": None if since is None else at(since).isoformat(),
             "lag": self.lag,
             "by_group": self.by_group,
             "high": self.gate.high,

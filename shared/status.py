@@ -32,11 +32,11 @@ import math
 import os
 import socket
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from shared import contracts
-from shared.clock import Clock, sleep_unless
+from shared.clock import Clock, at, sleep_unless
 from shared.stores import StatusSnapshot
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def instance_id() -> str:
 
 def stamp(clock: Clock) -> datetime:
     """The clock's wall time as the aware datetime the stores take."""
-    return datetime.fromtimestamp(clock.time(), UTC)
+    return clock.now()
 
 
 def is_fresh(snap: StatusSnapshot, now: float, interval_s: float) -> bool:
@@ -190,7 +190,7 @@ class StatusWriter:
         now = clock.time()
         if now >= self._next_prune:
             self._next_prune = now + PRUNE_AFTER_S
-            await store.prune_status(datetime.fromtimestamp(now - PRUNE_AFTER_S, UTC))
+            await store.prune_status(at(now - PRUNE_AFTER_S))
         return written
 
     async def close(self) -> None:

@@ -1,49 +1,27 @@
-"""``turbocubes hosts add|revoke|verify|list``: the operator's side of tenants.
+"""The operator's commands of the api cube: ``turbocubes hosts ...`` and ``turbocubes feeds ...``.
 
-(``turbocubes feeds``, the operator's side of feed registration, sits beside it in
-``feed_commands.py`` and is registered from here.)
+    turbocubes hosts add|verify|revoke|list|turbo ...   tenants, their hosts and tokens (host_commands.py)
+    turbocubes feeds add|list|remove|fetch|show ...     the operator's feed registry (feed_commands.py)
 
-    turbocubes hosts add example.com|URL [--tenant ID | --name NAME] [--new-token]
-    turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://127.0.0.1:8000]
-    turbocubes hosts revoke TOKEN
-    turbocubes hosts list [--tenant ID]
-    turbocubes hosts turbo example.com on|off --tenant ID
-
-``add`` creates a tenant (unless ``--tenant`` names one) and claims the host
-for it, then prints the API token ONCE (the store keeps only its sha256),
-the host's verification token and the three ways to publish it (a URL instead
-of a bare host, ``http://shop.example:8080/``, is where the site answers: the
-file and the meta tag are looked for there). ``verify`` runs the same guarded
-check as ``POST /api/v1/hosts/{host}/verify`` (``shared.verification``).
-``revoke`` takes the token's plaintext (the store can find a token by it and
-by nothing else). ``turbo`` switches the host's Turbo pages on or off, as
-``PUT /api/v1/hosts/{host}/turbo`` does (off: its feeds are fetched now, and
-each fetch removes every page of the host). Exit codes: 0 done, 1 refused /
-not found / not verified.
+Only the arguments are declared here: each command imports its module when it runs, so
+``turbocubes --help`` loads neither the stores nor the registration service.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
-from cubes.api import feed_commands
-from shared.config import Settings, load_settings
-from shared.feeds import FeedRegistry
-from shared.http import Fetcher
-from shared.origins import origin_host, origin_of
-from shared.stores import Stores, open_configured
-from shared.urls import canonical_host
-from shared.verification import Verifier, dns_txt_lookup, instructions
+__all__ = ["register"]
 
-__all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_turbo", "hosts_verify", "register"]
+#: ``FeedFormat``'s values (shared/messages.py), written here so that declaring the command imports no
+#: model (tests/unit/cubes/test_cli_imports.py keeps the two equal)
+_FEED_FORMATS = ("rss", "turbo", "yml", "auto")
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("hosts", help="tenants, their hosts, API tokens and ownership checks")
+    p.set_defaults(func=_cmd_hosts)
     sub = p.add_subparsers(dest="hosts_command", required=True)
 
     add = sub.add_parser("add", help="claim HOST for a (new) tenant; prints its API token once")
@@ -51,9 +29,6 @@ def register(subparsers: Any) -> None:
     add.add_argument("--tenant", help="add the host to this existing tenant instead of a new one")
     add.add_argument("--name", help="name of the new tenant (default: the host)")
     add.add_argument("--new-token", action="store_true", help="with --tenant: also issue another API token")
-    add.set_defaults(
-        func=lambda a: _run(hosts_add(_settings(a), a.host, tenant_id=a.tenant, name=a.name, new_token=a.new_token))
-    )
 
     verify = sub.add_parser("verify", help="check HOST for its verification token now")
     verify.add_argument("host")
@@ -72,189 +47,68 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="check this base URL instead of the claim's origin, its feeds', https://HOST and http://HOST",
     )
-    verify.set_defaults(
-        func=lambda a: _run(hosts_verify(_settings(a), a.host, a.tenant, allow=a.allow, origins=a.origin))
-    )
 
     revoke = sub.add_parser("revoke", help="revoke an API token (give its plaintext)")
     revoke.add_argument("token")
-    revoke.set_defaults(func=lambda a: _run(hosts_revoke(_settings(a), a.token)))
 
     turbo = sub.add_parser("turbo", help="switch a verified host's Turbo pages on or off (off removes them all)")
     turbo.add_argument("host")
     turbo.add_argument("state", choices=("on", "off"))
     turbo.add_argument("--tenant", required=True, help="the tenant that verified the host")
-    turbo.set_defaults(func=_cmd_turbo)
     ls = sub.add_parser("list", help="the hosts of a tenant, verified or not (every tenant's, without --tenant)")
     ls.add_argument("--tenant", help="only this tenant's hosts")
-    ls.set_defaults(func=lambda a: _run(hosts_list(_settings(a), a.tenant)))
 
-    feed_commands.register(subparsers)
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    return load_settings(args.config)
+    _register_feeds(subparsers)
 
 
-def _run(coro: Any) -> int:
-    return int(asyncio.run(coro))
+def _register_feeds(subparsers: Any) -> None:
+    p = subparsers.add_parser("feeds", help="register, list, remove and fetch feeds (the operator's registry)")
+    p.set_defaults(func=_cmd_feeds)
+    sub = p.add_subparsers(dest="feeds_command", required=True)
+
+    add = sub.add_parser("add", help="register a feed; it is fetched at once")
+    add.add_argument("url")
+    add.add_argument(
+        "--format",
+        choices=_FEED_FORMATS,
+        default="auto",
+        help="rss (also Atom), turbo, yml, or auto (detect from the body; default)",
+    )
+    add.add_argument(
+        "--service",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="services",
+        help="a service the feed feeds (repeatable)",
+    )
+    add.add_argument("--autoparser", action="store_true", help="also autoparse the host's HTML pages")
+    add.add_argument("--tenant", help="register on behalf of this tenant id")
+
+    ls = sub.add_parser("list", help="every feed with its status: last fetch, result, next fetch, error")
+    ls.add_argument("--tenant", help="only this tenant's feeds")
+    ls.add_argument("--all", action="store_true", help="include removed feeds")
+
+    rm = sub.add_parser("remove", help="remove a feed (it is no longer fetched)")
+    rm.add_argument("feed_id")
+
+    fetch = sub.add_parser("fetch", help="fetch a feed now, through its host's polite crawler lane")
+    fetch.add_argument("feed_id")
+    fetch.add_argument(
+        "--wait", type=float, default=0.0, metavar="S", help="wait up to S seconds for the fetch and print its problems"
+    )
+
+    show = sub.add_parser("show", help="a feed: status, every problem of its last fetch with the fix, its history")
+    show.add_argument("feed_id")
 
 
-async def hosts_add(
-    settings: Settings,
-    host: str,
-    *,
-    tenant_id: str | None = None,
-    name: str | None = None,
-    new_token: bool = False,
-    out: TextIO | None = None,
-) -> int:
-    out = out or sys.stdout
-    origin = None
-    try:
-        if "://" in host:
-            origin = origin_of(host)
-            host = origin_host(origin)
-        else:
-            host = canonical_host(host.strip())
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    async with await open_configured(settings.store) as stores:
-        token: str | None = None
-        if tenant_id is not None:
-            tenant = await stores.tenants.get_tenant(tenant_id)
-            if tenant is None:
-                print(f"error: no tenant {tenant_id!r}", file=sys.stderr)
-                return 1
-            if new_token:
-                token = await stores.tenants.issue_token(tenant.tenant_id)
-        else:
-            tenant = await stores.tenants.create_tenant(name or host)
-            token = await stores.tenants.issue_token(tenant.tenant_id)
-        claim = await stores.tenants.add_host(tenant.tenant_id, host, origin=origin)
-    print(f"tenant:             {tenant.tenant_id} ({tenant.name})", file=out)
-    print(f"host:               {claim.host} ({'verified' if claim.verified else 'not verified yet'})", file=out)
-    if token is not None:
-        print(f"API token:          {token}", file=out)
-        print("                    shown once: only its hash is stored. Use it as", file=out)
-        print("                    Authorization: Bearer <token>", file=out)
-    print(f"verification token: {claim.verification_token}", file=out)
-    if not claim.verified:
-        how = instructions(claim.host, claim.verification_token, claim.origin)
-        print("prove ownership, one of:", file=out)
-        print(f"  1. {how['dns']}", file=out)
-        print(f"  2. {how['file'].removeprefix('or ')}", file=out)
-        print(f"  3. {how['meta'].removeprefix('or ')}", file=out)
-        print(f"then: turbocubes hosts verify {claim.host} --tenant {tenant.tenant_id}", file=out)
-        print(f"  or: POST /api/v1/hosts/{claim.host}/verify with the API token", file=out)
-    return 0
+def _cmd_hosts(args: argparse.Namespace) -> int:
+    from cubes.api.host_commands import run
+
+    return run(args)
 
 
-async def hosts_verify(
-    settings: Settings,
-    host: str,
-    tenant_id: str,
-    *,
-    allow: Sequence[str] = (),
-    origins: Sequence[str] = (),
-    resolver: Any = None,
-    out: TextIO | None = None,
-) -> int:
-    out = out or sys.stdout
-    host = canonical_host(host.strip())
-    settings = settings.replace(http={"allowlist": [*settings.http.allowlist, *allow]})
-    async with await open_configured(settings.store) as stores:
-        claim = next((c for c in await stores.tenants.hosts_of(tenant_id) if c.host == host), None)
-        if claim is None:
-            print(f"error: tenant {tenant_id!r} has not claimed {host} (turbocubes hosts add)", file=sys.stderr)
-            return 1
-        bases = [o.rstrip("/") for o in origins]
-        feeds = [f.url for f in await stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
-        verifier = Verifier(
-            Fetcher(settings, resolver=resolver),
-            (lambda _: bases) if bases else None,
-            txt=dns_txt_lookup(settings.api.dns_servers),
-        )
-        try:
-            result = await verifier.check(host, claim.verification_token, origin=claim.origin, feed_urls=feeds)
-        finally:
-            await verifier.close()
-        if result.verified:
-            await stores.tenants.set_verified(tenant_id, host, True)
-    for line in result.attempts:
-        print(f"  {line}", file=out)
-    if result.verified:
-        print(f"{host}: verified ({result.method})", file=out)
-        return 0
-    print(f"{host}: NOT verified", file=out)
-    return 1
+def _cmd_feeds(args: argparse.Namespace) -> int:
+    from cubes.api.feed_commands import run
 
-
-def _cmd_turbo(args: argparse.Namespace) -> int:
-    from shared.runtime import open_deps
-
-    settings = _settings(args)
-
-    async def go() -> int:
-        deps = await open_deps(settings)
-        try:
-            stores = await deps.stores()
-            registry = FeedRegistry.from_settings(settings, stores.feeds, deps.publish, resolver=deps.resolver)
-            return await hosts_turbo(stores, registry, args.host, args.tenant, enabled=args.state == "on")
-        finally:
-            await deps.close()
-
-    return asyncio.run(go())
-
-
-async def hosts_turbo(
-    stores: Stores, registry: FeedRegistry, host: str, tenant_id: str, *, enabled: bool, out: TextIO | None = None
-) -> int:
-    """Switch ``host``'s Turbo pages on or off for its verified owner, and fetch its feeds now to apply it."""
-    out = out or sys.stdout
-    host = canonical_host(host.strip())
-    claim = next((c for c in await stores.tenants.hosts_of(tenant_id) if c.host == host), None)
-    if claim is None or not claim.verified:
-        print(f"error: {host} is not a verified host of tenant {tenant_id!r} (turbocubes hosts list)", file=sys.stderr)
-        return 1
-    await stores.tenants.set_turbo(tenant_id, host, enabled)
-    feeds = [f for f in await stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
-    for feed in feeds:
-        await registry.fetch_now(feed.feed_id)
-    state = "on" if enabled else "off: every page of the host is removed at its feeds' fetch"
-    print(f"{host}: Turbo pages {state} ({len(feeds)} feed(s) fetched now)", file=out)
-    return 0
-
-
-async def hosts_revoke(settings: Settings, token: str, *, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    async with await open_configured(settings.store) as stores:
-        revoked = await stores.tenants.revoke_token(token.strip())
-    # API instances cache token answers for cubes.api.auth.TOKEN_CACHE_S seconds
-    print("revoked" if revoked else "no such live token", file=out)
-    return 0 if revoked else 1
-
-
-async def hosts_list(settings: Settings, tenant_id: str | None = None, *, out: TextIO | None = None) -> int:
-    """The hosts of ``tenant_id``, or of every tenant (without it nothing listed the tenants to ask about)."""
-    out = out or sys.stdout
-    async with await open_configured(settings.store) as stores:
-        if tenant_id is not None:
-            tenant = await stores.tenants.get_tenant(tenant_id)
-            if tenant is None:
-                print(f"error: no tenant {tenant_id!r} (turbocubes hosts list shows every tenant)", file=sys.stderr)
-                return 1
-            tenants = [tenant]
-        else:
-            tenants = await stores.tenants.list_tenants()
-        claims = {t.tenant_id: await stores.tenants.hosts_of(t.tenant_id) for t in tenants}
-    for t in tenants:
-        if tenant_id is None:
-            print(f"tenant {t.tenant_id} ({t.name}), since {t.created_at:%Y-%m-%d}", file=out)
-        for c in claims[t.tenant_id]:
-            state = "verified" if c.verified else "unverified"
-            print(f"  {c.host:40} {state:10} {c.verification_token} {c.origin or ''}".rstrip(), file=out)
-    if not tenants:
-        print("no tenants yet (turbocubes hosts add HOST, or POST /api/v1/signup)", file=out)
-    return 0
+    return run(args)

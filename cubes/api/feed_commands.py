@@ -16,6 +16,8 @@ takes it at once (a new feed is due immediately).
 The feed id is the API's (``sha256(tenant + "\\n" + canonical URL)[:24]``), so
 adding a URL twice is one feed and the operator's registration of a tenant's
 URL (``--tenant``) is the tenant's feed. Exit codes: 0 done, 1 refused / not found.
+
+The commands' work; ``commands.py`` declares their arguments and imports this module only when one runs.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import Any, TextIO
+from typing import TextIO
 
 from shared.config import Settings, load_settings
 from shared.errors import NotFound
@@ -38,59 +40,29 @@ from shared.stores import Feed, FeedStore, FetchReport, ProblemStore, Stores, Up
 from shared.stores.problems import KEEP_REPORTS
 from shared.words import counted, result_word
 
-__all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "feeds_show", "register"]
+__all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "feeds_show", "run"]
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("feeds", help="register, list, remove and fetch feeds (the operator's registry)")
-    sub = p.add_subparsers(dest="feeds_command", required=True)
-
-    add = sub.add_parser("add", help="register a feed; it is fetched at once")
-    add.add_argument("url")
-    add.add_argument(
-        "--format",
-        choices=[f.value for f in FeedFormat],
-        default=FeedFormat.auto.value,
-        help="rss (also Atom), turbo, yml, or auto (detect from the body; default)",
-    )
-    add.add_argument(
-        "--service",
-        action="append",
-        default=[],
-        metavar="NAME",
-        dest="services",
-        help="a service the feed feeds (repeatable)",
-    )
-    add.add_argument("--autoparser", action="store_true", help="also autoparse the host's HTML pages")
-    add.add_argument("--tenant", help="register on behalf of this tenant id")
-    add.set_defaults(
-        func=lambda a: _with_registry(
-            a,
-            lambda registry: feeds_add(
-                registry, a.url, fmt=a.format, services=a.services, autoparser=a.autoparser, tenant_id=a.tenant
-            ),
-        )
-    )
-
-    ls = sub.add_parser("list", help="every feed with its status: last fetch, result, next fetch, error")
-    ls.add_argument("--tenant", help="only this tenant's feeds")
-    ls.add_argument("--all", action="store_true", help="include removed feeds")
-    ls.set_defaults(func=_cmd_list)
-
-    rm = sub.add_parser("remove", help="remove a feed (it is no longer fetched)")
-    rm.add_argument("feed_id")
-    rm.set_defaults(func=lambda a: _with_registry(a, lambda registry: feeds_remove(registry, a.feed_id)))
-
-    fetch = sub.add_parser("fetch", help="fetch a feed now, through its host's polite crawler lane")
-    fetch.add_argument("feed_id")
-    fetch.add_argument(
-        "--wait", type=float, default=0.0, metavar="S", help="wait up to S seconds for the fetch and print its problems"
-    )
-    fetch.set_defaults(func=_cmd_fetch)
-
-    show = sub.add_parser("show", help="a feed: status, every problem of its last fetch with the fix, its history")
-    show.add_argument("feed_id")
-    show.set_defaults(func=_cmd_show)
+def run(args: argparse.Namespace) -> int:
+    """``turbocubes feeds ...`` with its parsed arguments."""
+    a = args
+    match a.feeds_command:
+        case "add":
+            return _with_registry(
+                a,
+                lambda registry: feeds_add(
+                    registry, a.url, fmt=a.format, services=a.services, autoparser=a.autoparser, tenant_id=a.tenant
+                ),
+            )
+        case "list":
+            return _cmd_list(a)
+        case "remove":
+            return _with_registry(a, lambda registry: feeds_remove(registry, a.feed_id))
+        case "fetch":
+            return _cmd_fetch(a)
+        case "show":
+            return _cmd_show(a)
+    raise ValueError(f"no feeds command {a.feeds_command!r}")
 
 
 # --------------------------------------------------------------------------- CLI glue

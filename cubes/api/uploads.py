@@ -39,7 +39,6 @@ from cubes.api.bodies import (
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.shedding import RETRY_AFTER_S
-from shared.clock import utcnow
 from shared.errors import TurbocubesError
 from shared.messages import DocumentDeleted, PartnerUpload, SourceKind, SourceRef, UploadFormat
 from shared.previews import preview_path
@@ -182,7 +181,7 @@ async def create_upload(request: web.Request) -> web.StreamResponse:
 
     if revived is None:
         task = await ctx.stores.tasks.create(
-            Task(task_id=task_id, tenant_id=tenant_id, host=host, idempotency_key=key), now=utcnow()
+            Task(task_id=task_id, tenant_id=tenant_id, host=host, idempotency_key=key), now=ctx.clock.now()
         )
         if task.task_id != task_id:
             return _accepted(task.task_id)  # a concurrent retry with the same key won the race
@@ -195,7 +194,7 @@ async def create_upload(request: web.Request) -> web.StreamResponse:
         body=None if body_ref else body,
         body_ref=body_ref,
         size=len(body),
-        received_at=utcnow(),
+        received_at=ctx.clock.now(),
     )
     try:
         await _publish(ctx, [Output("partner.uploads", message, key=host)])
@@ -235,7 +234,7 @@ async def delete_page(request: web.Request) -> web.StreamResponse:
         source=SourceRef(kind=SourceKind.upload, id=f"tenant:{tenant_id}"),
         version=version,
         reason="deleted by the partner",
-        deleted_at=utcnow(),
+        deleted_at=ctx.clock.now(),
     )
     await _publish(ctx, [Output("documents.deleted", message, key=url)])
     return json_response({"url": url, "version": version}, status=202)

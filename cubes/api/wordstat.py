@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from aiohttp import web
 
 from cubes.api.auth import TENANT, require_host
@@ -56,7 +54,7 @@ async def get_wordstat(request: web.Request) -> web.StreamResponse:
     f = await frequency(
         ctx.stores.wordstat,
         query,
-        now=datetime.fromtimestamp(ctx.clock.time(), tz=UTC),
+        now=ctx.clock.now(),
         threshold=cfg.privacy_threshold,
         history_months=cfg.history_months,
         period_months=months,
@@ -75,7 +73,7 @@ async def host_queries(request: web.Request) -> web.StreamResponse:
         raise ValidationFailed([FieldError("host", str(exc))]) from None
     await require_host(ctx.stores.tenants, request[TENANT], host)
     months = _months(request, cfg.history_months)
-    now = datetime.fromtimestamp(ctx.clock.time(), tz=UTC)
+    now = ctx.clock.now()
     hq = await shown_queries(ctx.stores.wordstat, host, now=now, months=months, threshold=cfg.privacy_threshold)
     return json_response(
         {

@@ -14,6 +14,9 @@ the title, the main text and the images of one page; a URL is fetched through th
 SSRF guard (``http.allowlist`` applies). ``eval`` prints 4-token-shingle and token-level P/R/F1 and
 pages/s on DIR (see ``evaluate.load_eval_dir`` for the layouts it reads).
 Exit codes: 0 done, 1 bad input (a missing file, a refused fetch, a bad model).
+
+Each command imports what it needs when it runs (the settings too), so declaring them costs
+``turbocubes --help`` nothing (``tests/unit/cubes/test_cli_imports.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shared.config import load_settings
 from shared.errors import ConfigError
 
 __all__ = ["cmd_eval", "cmd_extract", "cmd_train", "register"]
@@ -69,6 +71,8 @@ def register(subparsers: Any) -> None:
 
 
 def _model_path(args: argparse.Namespace) -> str:
+    from shared.config import load_settings
+
     if args.model:
         return str(args.model)
     return load_settings(args.config).autoparser.model_path
@@ -104,6 +108,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 async def _store_pairs(config: str | None) -> dict[str, list[Any]]:
     """The pipeline's pairs in the configured store, as training samples by host."""
     from cubes.autoparser.corpus import Sample
+    from shared.config import load_settings
     from shared.stores import open_configured
 
     stores = await open_configured(load_settings(config).store)
@@ -127,6 +132,7 @@ async def _store_pairs(config: str | None) -> dict[str, list[Any]]:
 
 async def _save_choices(config: str | None, choices: list[Any]) -> None:
     """Each calibrated host's choice, for the cube (``knowledge.py`` reads it within minutes)."""
+    from shared.config import load_settings
     from shared.stores import open_configured
     from shared.stores.autoparser import HostCalibration
 
@@ -145,6 +151,7 @@ async def _save_choices(config: str | None, choices: list[Any]) -> None:
 
 
 async def _fetch(url: str, config: str | None) -> tuple[bytes, str, str | None]:
+    from shared.config import load_settings
     from shared.http import Fetcher
 
     settings = load_settings(config)

@@ -39,7 +39,6 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 
 from prometheus_client import Counter
 
@@ -162,7 +161,7 @@ class AutoparserHandler:
         entry = await self.hashes.get(source_id, url)
         if owner is None or owner.source_id != source_id or entry is None or entry.content_hash == TOMBSTONE:
             return self._skip("gone", msg)
-        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        now = self.clock.now()
         check = await self.hashes.check_and_set(source_id, url, TOMBSTONE, now=now)
         await self.hashes.release(url, source_id)
         REMOVED.inc()
@@ -180,7 +179,7 @@ class AutoparserHandler:
         """The refused page's problem, where its webmaster looks (the host's status, the console)."""
         if self.problems is None:
             return
-        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        now = self.clock.now()
         # a version of the clock the hash store's versions follow: the page published later is newer
         version = int(now.timestamp() * 1_000_000)
         row = PageProblems(url, version, msg.host, SourceKind.autoparser.value, msg.host, (refusal,), held=True)
@@ -287,7 +286,7 @@ class AutoparserHandler:
             theirs = await self.pages.get(url)
             full_text = theirs is not None and theirs.source_kind != SourceKind.autoparser.value
             if theirs is not None and full_text and len(theirs.text.split()) >= MIN_PAIR_WORDS:
-                now = datetime.fromtimestamp(self.clock.time(), UTC)
+                now = self.clock.now()
                 await self.store.add_pair(Pair(msg.host, url, body, theirs.text, theirs.title, now))
                 PAIRS.inc()
         return True
@@ -304,7 +303,7 @@ class AutoparserHandler:
             raise Reject(f"body blob {msg.body_ref!r} of {msg.url} is gone") from None
 
     async def _publish(self, msg: CrawlResult, ex: Extraction, url: str, title: str) -> Sequence[Output]:
-        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        now = self.clock.now()
         digest = content_hash([title, ex.text])
         version = int(self.clock.time() * 1_000_000)
         if self.hashes is not None:

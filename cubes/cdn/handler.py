@@ -37,7 +37,7 @@ import asyncio
 import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from cubes.cdn.checks import Checked, check_media
 from cubes.cdn.copies import resized
@@ -138,16 +138,13 @@ class CdnHandler:
         if len(self._known) > _KNOWN_KEYS:
             self._known.popitem(last=False)
 
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
-
     def _recheck_at(self, msg: CrawlResult, now: datetime) -> datetime:
         return now + timedelta(seconds=recheck_after(msg, self.media))
 
     async def handle(self, msg: CrawlResult, ctx: Context) -> list[Output]:
         url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
         kind = MediaKind.video if msg.kind == CrawlKind.video else MediaKind.image
-        now = self._now()
+        now = self.clock.now()
         recheck = RECHECK_REQUESTER in msg.requesters
         if msg.status == FetchStatus.not_modified:
             await self.images.record_checked(url, now, **_validators(msg), recheck_at=self._recheck_at(msg, now))

@@ -27,7 +27,7 @@ redrawn under the same name), so nothing would ever look.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from shared.clock import Clock
 from shared.config import Settings
@@ -53,7 +53,7 @@ class Rechecks:
     async def sweep(self, tctx: TimerContext) -> list[Output]:
         if self.media.recheck_s <= 0:
             return []
-        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        now = self.clock.now()
         due = await self.images.claim_rechecks(
             now, self.media.recheck_batch, hold_until=now + timedelta(seconds=self.media.recheck_s)
         )

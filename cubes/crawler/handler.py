@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from cubes.crawler.coalesce import Coalescer
@@ -217,7 +216,7 @@ class CrawlHandler:
             requesters=list(req.requesters),
             feed_id=req.feed_id,
             requested_at=req.requested_at,
-            fetched_at=datetime.fromtimestamp(self.clock.time(), UTC),
+            fetched_at=self.clock.now(),
             trace_id=req.trace_id,
             **fields,  # type: ignore[arg-type]
         )

@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from shared.runtime.retry import backoff_s
+
 __all__ = [
     "BACKOFF_BASE_S",
     "BACKOFF_MAX_S",
@@ -119,7 +121,7 @@ def adapt(state: PolicyState, signal: Signal, now: float, limits: PolicyLimits, 
         if signal.retry_after_s is not None:
             paused_until = max(paused_until, now + signal.retry_after_s)
         elif signal.kind is SignalKind.throttled:
-            pause = min(BACKOFF_BASE_S * 2.0**incidents, BACKOFF_MAX_S)
+            pause = backoff_s(incidents, BACKOFF_BASE_S, BACKOFF_MAX_S)
             pause *= 1.0 + JITTER_SHARE * (2.0 * jitter - 1.0)
             paused_until = max(paused_until, now + pause)
             incidents += 1

@@ -28,7 +28,7 @@ passed: at worst a duplicate, which the kvwriter drops (newest version wins).
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import ValidationError
 
@@ -64,14 +64,9 @@ class DelayHandler:
         self.sweep_batch = settings.delay.sweep_batch
         self.lease_s = settings.delay.release_lease_s
         self.images = images
-        self.lookups = LookupBatcher(
-            images, cache_size=settings.media.lookup_cache_size, max_age_s=settings.media.lookup_cache_max_age_s
-        )
+        self.lookups = LookupBatcher.from_settings(images, settings.media)
         self.delay = delay
         self.clock = clock
-
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
 
     async def _ready(self, docs: list[ParkedDoc], now: datetime) -> tuple[list[Output], Released]:
         outputs: list[Output] = []
@@ -99,7 +94,7 @@ class DelayHandler:
 
     async def handle(self, msg: MediaCached, ctx: Context) -> list[Output]:
         url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
-        now = self._now()
+        now = self.clock.now()
         if msg.status == MediaStatus.ok and msg.cdn_url:
             self.lookups.remember(url, msg.cdn_url, width=msg.width, height=msg.height, variants=tuple(msg.variants))
         outputs, released = await self._ready(await self.delay.resolve(url, now=now), now)
@@ -108,7 +103,7 @@ class DelayHandler:
 
     async def sweep(self, ctx: TimerContext) -> list[Output]:
         """Release documents past their deadline, and releases never confirmed (at most ``sweep_batch``)."""
-        now = self._now()
+        now = self.clock.now()
         docs = await self.delay.due(now, limit=self.sweep_batch, lease_s=self.lease_s)
         outputs, released = await self._ready(docs, now)
         self._confirm_after_commit(ctx, released)

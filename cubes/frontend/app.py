@@ -26,7 +26,6 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -160,7 +159,7 @@ class _Frontend:
         self.stores = stores
         self.events = events if settings.search.publish_queries else None
         self.regions = RegionTable(settings.search.region_ranges)
-        self.wordstat_page = WordstatPage(settings, stores, self._now)
+        self.wordstat_page = WordstatPage(settings, stores, clock.now)
         self.ranking = Ranking(
             title_weight=settings.search.title_weight,
             freshness_boost=settings.search.freshness_boost,
@@ -168,9 +167,6 @@ class _Frontend:
         )
         self.cdn = CdnFiles(cdn) if cdn is not None and settings.cdn.url.startswith("file://") else None
         self.turbo_csp = turbo_csp(settings)
-
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), tz=UTC)
 
     # ------------------------------------------------------------------ pages
 
@@ -261,7 +257,7 @@ class _Frontend:
                     filters=params.filters,
                     limit=_PER_PAGE,
                     cursor=params.cursor,
-                    now=self._now(),
+                    now=self.clock.now(),
                     ranking=self.ranking,
                 )
             )
@@ -282,7 +278,7 @@ class _Frontend:
             SearchQueryEvent(
                 event_id=_event_id(),
                 query=normalized,
-                at=self._now(),
+                at=self.clock.now(),
                 region=self.regions.region(request.headers.get(header) if header else None, request.remote),
                 device=device,
                 results=len(hits),

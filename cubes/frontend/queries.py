@@ -24,6 +24,7 @@ from shared.clock import Clock, SystemClock
 from shared.messages import SearchQueryEvent
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
+from shared.runtime.retry import next_backoff_s
 
 __all__ = ["QueryEvents"]
 
@@ -100,7 +101,7 @@ class QueryEvents:
                 delay = _RETRY_FIRST_S
             else:
                 await self._clock.sleep(delay)
-                delay = min(delay * 2, _RETRY_CAP_S)
+                delay = next_backoff_s(delay, _RETRY_FIRST_S, _RETRY_CAP_S)
 
     async def stop(self) -> None:
         """Stop the task and publish what is left (for at most a few seconds)."""

@@ -15,7 +15,7 @@ image changed in place) renders those pages again with the new one (``refresh.py
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cubes.kvwriter.batch import GroupWriter
 from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REFRESHES, WRITES
@@ -55,9 +55,6 @@ class KvwriterHandler:
         self._shown: dict[tuple[str, int], set[str]] = {}
         self.clock = clock or SystemClock()
         self.sanitizer = page_sanitizer(settings)
-
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), tz=UTC)
 
     async def handle(
         self, msg: Document | DocumentDeleted | MediaCached, ctx: Context | None = None
@@ -107,7 +104,7 @@ class KvwriterHandler:
         )
 
     async def write(self, doc: Document) -> UpsertOutcome:
-        written_at = self._now()
+        written_at = self.clock.now()
         page = self.page_for(doc, written_at)
         key = (page.url, page.version)
         if page.ready:
@@ -147,6 +144,6 @@ class KvwriterHandler:
 
     async def delete(self, msg: DocumentDeleted) -> DeleteOutcome:
         # canonical, like a document's (see page_for)
-        outcome = await self.pages.delete(msg.url, msg.version, now=self._now())
+        outcome = await self.pages.delete(msg.url, msg.version, now=self.clock.now())
         DELETES.labels(outcome.value).inc()
         return outcome

@@ -38,7 +38,7 @@ For each parsed document:
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from lxml import etree
 
@@ -74,17 +74,12 @@ class MediaHandler:
         #: where what a published page lost is written; None: nowhere (tests of other concerns)
         self.problems = problems
         self.images = images
-        self.lookups = LookupBatcher(
-            images, cache_size=settings.media.lookup_cache_size, max_age_s=settings.media.lookup_cache_max_age_s
-        )
+        self.lookups = LookupBatcher.from_settings(images, settings.media)
         self.delay = delay
         self.clock = clock
 
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
-
     async def handle(self, doc: Document, ctx: Context) -> list[Output]:
-        now = self._now()
+        now = self.clock.now()
         try:
             media_doc = MediaDoc(doc)
         except (etree.ParserError, ValueError) as exc:  # lxml refuses NUL bytes and the like

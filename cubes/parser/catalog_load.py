@@ -44,7 +44,6 @@ import asyncio
 import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import IO
 
 from cubes.parser import metrics
@@ -148,7 +147,7 @@ class CatalogLoader:
             return len(items), cands, errs, broken
 
         count = 0
-        parsed_at = datetime.fromtimestamp(self.clock.time(), UTC)
+        parsed_at = self.clock.now()
         seen = Seen()
         thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parser-yml")
         loop = asyncio.get_running_loop()

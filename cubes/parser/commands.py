@@ -1,52 +1,15 @@
-"""``turbocubes parse FILE|URL``: what the parser makes of a feed (docs/architecture.md section 1).
+"""The parser's commands: ``turbocubes parse FILE|URL`` (the work is ``parse_file.py``).
 
-The webmaster's and developer's check before registering a feed: the
-documents go to stdout as JSON lines (exactly what ``documents.parsed``
-would carry, with version 0), deletions as ``DocumentDeleted`` lines, and
-every problem to stderr as ``WHERE:LINE:COLUMN: error|warning: reason``.
-Exit status: 0 when the feed could be read (even if some items were
-refused), 1 when it could not (or the fetch failed), 2 on bad arguments.
-
-A URL is fetched through the crawler's SSRF guard and limits
-(``shared.http.Fetcher``); ``--allow`` lets a private address through for a
-local test server. A YML file is streamed offer by offer, so a catalog of
-any size is checked in bounded memory.
-
-Relative links in a file are resolved against ``--base-url`` (the address the
-feed will be served from; its host is then the default ``--host``), else
-against the feed's own address when it names one (``<atom:link rel="self">``),
-as the cube resolves them against the URL it fetched.
-
-    turbocubes parse feed.xml --host example.com
-    turbocubes parse feed.xml --base-url https://example.com/feed.xml
-    turbocubes parse https://example.com/turbo.xml --format turbo
+Only the arguments are declared here, so ``turbocubes --help`` and every other command load none of
+the parser: its modules are imported when ``parse`` runs (``tests/unit/cubes/test_cli_imports.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
-from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any, TextIO
-from urllib.parse import urlsplit
+from typing import Any
 
-from cubes.parser.categories import Listings
-from cubes.parser.detect import detect_format
-from cubes.parser.documents import Candidate, prepare_deletions, prepare_one, to_document
-from cubes.parser.feed import Limits, parse_feed
-from cubes.parser.handler import source_kind
-from cubes.parser.identity import IdentityError
-from cubes.parser.model import DetectedFormat, ItemError, ParsedItem, Severity
-from cubes.parser.sanitize import ContentCleaner
-from cubes.parser.xmlsafe import HostileXml
-from cubes.parser.yml import Catalog, iter_yml
-from shared.clock import utcnow
-from shared.config import Settings, load_settings
-from shared.messages import CrawlKind, DocumentDeleted, SourceRef
-
-__all__ = ["parse_command", "register"]
+__all__ = ["register"]
 
 _FORMATS = ("auto", "rss", "turbo", "yml", "json")
 
@@ -77,169 +40,6 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    settings = load_settings(args.config)
-    return asyncio.run(
-        parse_command(settings, args.source, fmt=args.format, host=args.host, allow=args.allow, base_url=args.base_url)
-    )
+    from cubes.parser.parse_file import run
 
-
-def _err(where: str, e: ItemError, err: TextIO) -> None:
-    pos = f":{e.line}" + (f":{e.column}" if e.column is not None else "") if e.line is not None else ""
-    item = f" (item {e.index + 1})" if e.index is not None else ""
-    print(f"{where}{pos}: {e.severity.value}{item}: {e.reason}", file=err)
-
-
-async def _fetch(settings: Settings, url: str, allow: list[str], err: TextIO) -> tuple[bytes, str | None] | None:
-    from shared.http import Fetcher
-
-    settings = settings.replace(http={"allowlist": [*settings.http.allowlist, *allow]})
-    fetcher = Fetcher(settings)
-    try:
-        res = await fetcher.fetch(url, kind=CrawlKind.feed)
-    finally:
-        await fetcher.close()
-    if res.body is None or res.http_status is None or not 200 <= res.http_status < 300:
-        print(f"{url}: error: fetch failed: {res.status.value}: {res.error or res.http_status}", file=err)
-        return None
-    return res.body, res.headers.get("content-type")
-
-
-async def parse_command(
-    settings: Settings,
-    source: str,
-    *,
-    fmt: str = "auto",
-    host: str | None = None,
-    allow: list[str] | None = None,
-    base_url: str | None = None,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
-    if base_url is not None:
-        if not base_url.startswith(("http://", "https://")) or not urlsplit(base_url).hostname:
-            print(f"--base-url {base_url!r}: error: give an absolute http(s) URL", file=err)
-            return 2
-        host = host or urlsplit(base_url).hostname
-    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.parser.max_body_bytes)
-    cleaner = ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete)
-    declared = None if fmt == "auto" else fmt
-    url: str | None = None
-    content_type = None
-    if source.startswith(("http://", "https://")):
-        fetched = await _fetch(settings, source, allow or [], err)
-        if fetched is None:
-            return 1
-        body, content_type = fetched
-        url = source
-        host = host or urlsplit(source).hostname
-    else:
-        path = Path(source)
-        head = await asyncio.to_thread(_head, path)
-        if head is None:
-            print(f"{source}: error: no such file (give a file path or an http(s) URL)", file=err)
-            return 2
-        if detect_format(head, declared) is DetectedFormat.yml:
-            return await asyncio.to_thread(_stream_yml, path, host, out, err, cleaner, base_url)
-        body = await asyncio.to_thread(path.read_bytes)
-        url = base_url
-    result = parse_feed(body, url=url, content_type=content_type, declared_format=declared, limits=limits)
-    for e in result.errors:
-        _err(source, e, err)
-    if result.fatal:
-        return 1
-    kind = source_kind(result.format)
-    ref = SourceRef(kind=kind, id="cli")
-    _emit([*result.items, *result.listings], host, ref, source, out, err, cleaner)
-    removals, derrs = prepare_deletions(result.deletions, feed_host=host)
-    for e in derrs:
-        _err(source, e, err)
-    now = utcnow()
-    for r in removals:
-        msg = DocumentDeleted(
-            url=r.url, host=r.host, source=ref, version=0, reason="removed by the source", deleted_at=now
-        )
-        print(msg.model_dump_json(), file=out)
-    return 0
-
-
-def _head(path: Path) -> bytes | None:
-    if not path.is_file():
-        return None
-    with path.open("rb") as f:
-        return f.read(8192)
-
-
-def _emit(
-    items: Iterable[ParsedItem | ItemError],
-    host: str | None,
-    ref: SourceRef,
-    where: str,
-    out: TextIO,
-    err: TextIO,
-    cleaner: ContentCleaner,
-) -> int:
-    """Print each item's document (or its error); the number of feed-level errors seen."""
-    seen: set[str] = set()
-    fatal = 0
-    for item in items:
-        if isinstance(item, ItemError):
-            _err(where, item, err)
-            fatal += item.index is None and item.severity is Severity.error
-            continue
-        try:
-            cand: Candidate = prepare_one(item, host, cleaner)
-        except IdentityError as exc:
-            reason = str(exc)
-            if exc.code == "item.bad_link" and item.base is None:
-                reason += "; a file has no address of its own: give --base-url"
-            _err(where, ItemError(reason, item.line, None, item.index, item.link, code=exc.code), err)
-            continue
-        if cand.url in seen:
-            _err(
-                where,
-                ItemError(
-                    "duplicate link: an earlier item has the same URL",
-                    item.line,
-                    None,
-                    item.index,
-                    item.link,
-                    code="item.duplicate_link",
-                ),
-                err,
-            )
-            continue
-        seen.add(cand.url)
-        for warning in cand.warnings:
-            _err(where, warning, err)
-        now = utcnow()
-        doc = to_document(cand, source=ref, version=0, seen_at=now, parsed_at=now)
-        print(doc.model_dump_json(), file=out)
-    return fatal
-
-
-def _stream_yml(
-    path: Path, host: str | None, out: TextIO, err: TextIO, cleaner: ContentCleaner, base_url: str | None
-) -> int:
-    from shared.messages import SourceKind
-
-    ref = SourceRef(kind=SourceKind.yml, id="cli")
-    catalog, listings = Catalog(), Listings()
-
-    def offers() -> Iterator[ParsedItem | ItemError]:
-        count = 0
-        for entry in iter_yml(f, base=base_url, catalog=catalog):
-            if isinstance(entry, ParsedItem):
-                listings.add(entry)
-                count += 1
-            yield entry
-        yield from listings.items(catalog, count)  # the category listing pages (categories.py), last
-
-    with path.open("rb") as f:
-        try:
-            fatal = _emit(offers(), host, ref, str(path), out, err, cleaner)
-        except HostileXml as exc:
-            _err(str(path), ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"), err)
-            return 1
-    return 1 if fatal else 0
+    return run(args)

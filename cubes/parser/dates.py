@@ -26,6 +26,8 @@ import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from shared.clock import at
+
 __all__ = ["from_struct_time", "parse_date"]
 
 #: a date string longer than this is not a date; cheap guard for the fallback's regexes
@@ -82,6 +84,6 @@ def from_struct_time(st: time.struct_time | None) -> datetime | None:
     if st is None:
         return None
     try:
-        return datetime.fromtimestamp(calendar.timegm(st), UTC)
+        return at(calendar.timegm(st))
     except (ValueError, OverflowError, OSError):
         return None

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from cubes.parser.blocks import crumbs_html, related_html, turbo_blocks
 from cubes.parser.bounds import bounded_date
 from cubes.parser.identity import IdentityError, identify
-from cubes.parser.model import ItemError, MediaRef, ParsedItem, Severity
+from cubes.parser.model import DetectedFormat, ItemError, MediaRef, ParsedItem, Severity
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
@@ -28,10 +28,19 @@ from shared.completeness import carried, incomplete_message
 from shared.hashing import content_hash
 from shared.hosts import HostScope
 from shared.i18n import language
-from shared.messages import DocKind, Document, MediaKind, SourceRef
+from shared.messages import DocKind, Document, MediaKind, SourceKind, SourceRef
 from shared.urls import canonical_url
 
-__all__ = ["Candidate", "Removal", "describe", "prepare_deletions", "prepare_items", "prepare_one", "to_document"]
+__all__ = [
+    "Candidate",
+    "Removal",
+    "describe",
+    "prepare_deletions",
+    "prepare_items",
+    "prepare_one",
+    "source_kind",
+    "to_document",
+]
 
 #: the message model's limits (shared/messages.py): longer titles are cut, not refused
 _TITLE_MAX = 2000
@@ -344,3 +353,12 @@ def _media_values(m: MediaRef) -> dict[str, Any]:
     if m.height is not None:
         values["height"] = m.height
     return values
+
+
+def source_kind(fmt: DetectedFormat) -> SourceKind:
+    """The kind of source a feed of format ``fmt`` is, as its documents name it."""
+    if fmt is DetectedFormat.turbo:
+        return SourceKind.turbo
+    if fmt is DetectedFormat.yml:
+        return SourceKind.yml
+    return SourceKind.rss

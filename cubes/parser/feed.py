@@ -36,7 +36,6 @@ from cubes.parser.atom import ENTRY_TAGS, MISPLACED_ITEM_TAGS, atom_meta, read_a
 from cubes.parser.categories import Listings
 from cubes.parser.compressed import InflateError, gunzip, gunzip_head, is_gzip
 from cubes.parser.detect import detect_format, prepare_xml
-from cubes.parser.fallback import parse_with_feedparser
 from cubes.parser.jsondoc import parse_json_documents, parse_json_feed
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParseResult, Severity
 from cubes.parser.repair import fix_problems, repair_xml
@@ -49,6 +48,14 @@ from cubes.parser.yml import Catalog, iter_yml
 __all__ = ["Limits", "parse_feed", "parse_yml", "yml_source"]
 
 _ATOM_ROOTS = (f"{{{ATOM10}}}feed", f"{{{ATOM03}}}feed")
+
+
+def _feedparser(body: bytes, url: str | None, content_type: str | None) -> ParseResult:
+    """feedparser's loose parse, imported on first use: a rare path (bodies lxml cannot read), and
+    feedparser with its charset detector is most of what ``turbocubes parse`` of a good feed would load."""
+    from cubes.parser.fallback import parse_with_feedparser
+
+    return parse_with_feedparser(body, url, content_type)
 
 
 def parse_feed(
@@ -202,7 +209,7 @@ def _recover(
     if root is not None and not _has_entries(root):
         root = None
     if root is None:
-        result = parse_with_feedparser(body, url, content_type)
+        result = _feedparser(body, url, content_type)
         if result.fatal or not result.items:
             # what the webmaster needs is lxml's first error: it has the line and column
             warning.severity = Severity.error
@@ -256,7 +263,7 @@ def _read_tree(
         return _read_tree(inner, body, url, content_type, fmt, warning, logged, nested=True)
     else:
         # not a root our readers know (an RSS dialect, a misnamed root): feedparser may still know it
-        result = parse_with_feedparser(body, url, content_type)
+        result = _feedparser(body, url, content_type)
         if not result.items:
             return _fatal(
                 fmt,

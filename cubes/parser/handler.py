@@ -53,7 +53,6 @@ import dataclasses
 import io
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
@@ -62,7 +61,7 @@ from cubes.parser.catalog_load import CatalogLoader, add_warnings
 from cubes.parser.catalog_stream import STREAM_LIMIT, catalog_opener
 from cubes.parser.checks import check_task_id, check_upload
 from cubes.parser.collector import collector_paused
-from cubes.parser.documents import prepare_deletions, prepare_items
+from cubes.parser.documents import prepare_deletions, prepare_items, source_kind
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.items import ItemRecorder, Seen, Source, record
 from cubes.parser.lifecycle import Lifecycle, complete
@@ -92,7 +91,7 @@ from shared.runtime.cube import Context, Output
 from shared.stores import Feed, PageState, Stores, TaskStatus
 from shared.urls import canonical_url
 
-__all__ = ["ParserHandler", "source_kind"]
+__all__ = ["ParserHandler"]
 
 log = logging.getLogger(__name__)
 
@@ -133,14 +132,6 @@ def _too_large(size: int) -> ParseResult:
     return ParseResult(DetectedFormat.unknown, fatal=True, errors=[problem])
 
 
-def source_kind(fmt: DetectedFormat) -> SourceKind:
-    if fmt is DetectedFormat.turbo:
-        return SourceKind.turbo
-    if fmt is DetectedFormat.yml:
-        return SourceKind.yml
-    return SourceKind.rss
-
-
 class ParserHandler:
     def __init__(
         self,
@@ -166,9 +157,6 @@ class ParserHandler:
         self.catalogs = CatalogLoader(
             stores, self.items, self.lifecycle, self.cleaner, self._rejects, self.clock, self.limits
         )
-
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
 
     async def handle(self, msg: CrawlResult | PartnerUpload | FeedRegistration, ctx: Context) -> list[Output]:
         if isinstance(msg, CrawlResult):
@@ -334,7 +322,7 @@ class ParserHandler:
         if msg.feed_id:
             await write_feed_status(self.stores, msg.feed_id, result, run, count, fetch=Fetch.of(msg))
         if body_key is not None:
-            hashes, now = self.stores.hashes, self._now()
+            hashes, now = self.stores.hashes, self.clock.now()
 
             async def record_body() -> None:
                 await hashes.check_and_set(store_id, body_key, body_hash, now=now)
@@ -353,7 +341,7 @@ class ParserHandler:
         if msg.status is not FetchStatus.ok:
             found = fetch_problem(msg.status.value, msg.http_status, msg.error)
             await self.stores.tasks.update(
-                task_id, status=TaskStatus.failed, errors=[found.describe()], problems=[found], now=self._now()
+                task_id, status=TaskStatus.failed, errors=[found.describe()], problems=[found], now=self.clock.now()
             )
             return []
         return await self.handle_upload(check_upload(msg, task, await self._body(msg.body, msg.body_ref)), ctx)
@@ -406,7 +394,7 @@ class ParserHandler:
         else:
             metrics.FEED_ERRORS.labels(SourceKind.upload.value).inc()
         preview = [o.message.url for o in run.outputs if src.preview and o.topic == "documents.parsed"]  # type: ignore[attr-defined]
-        tasks, now = self.stores.tasks, self._now()
+        tasks, now = self.stores.tasks, self.clock.now()
 
         async def record_task() -> None:
             await write_task(tasks, msg.task_id, result, run, preview, now)
@@ -443,7 +431,7 @@ class ParserHandler:
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
         self._rejects([*errs, *derrs], result.errors, src, run)
         add_warnings(cands, run)
-        parsed_at = self._now()
+        parsed_at = self.clock.now()
         seen = Seen()
         await self.items.apply(cands, src, run, seen, parsed_at)
         await self.items.remove_many(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Container
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cubes.parser.items import ItemRecorder, Seen, Source, record
 from cubes.parser.model import ParseResult
@@ -85,7 +85,7 @@ class Lifecycle:
         removals = await source_removals(self.stores.hashes, store_id)
         if not removals:
             return run
-        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        now = self.clock.now()
         kind = _KINDS.get(msg.format, SourceKind.rss)
         src = Source(kind, SourceRef(kind=kind, id=msg.feed_id), store_id, msg.host, now)
         seen = Seen()
@@ -99,7 +99,7 @@ class Lifecycle:
     async def host_off(self, feed_id: str | None, tenant_id: str | None, host: str, kind: SourceKind) -> Outcome:
         """Every page of ``host`` removed (its Turbo pages are switched off); the count in ``run.results``."""
         run = Outcome()
-        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        now = self.clock.now()
         sources: list[tuple[str, SourceKind, str, str | None]] = (
             [(f"feed:{feed_id}", kind, feed_id, None)] if feed_id else []
         )

@@ -21,7 +21,6 @@ result the scheduler replica that owns the feed.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 
 from aiohttp import web
 
@@ -95,7 +94,7 @@ def create_app(
         if not check.valid():
             log.warning("websub push for feed %s with a bad or missing signature: ignored", feed_id)
             return web.Response(status=202)
-        now = datetime.fromtimestamp(clock.time(), UTC)
+        now = clock.now()
         await publish([fetch_request(feed.feed_id, feed.url, feed.host, now)])
         return web.Response(status=202)
 

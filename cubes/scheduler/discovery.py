@@ -42,14 +42,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from prometheus_client import Counter
 
 from cubes.scheduler.ownership import Ownership
 from shared.blobs.base import BlobStore
-from shared.clock import Clock
+from shared.clock import Clock, at
 from shared.config import SchedulerConfig
 from shared.errors import NotFound
 from shared.hosts import HostScope, scope_for, tenant_scope
@@ -180,7 +180,7 @@ class Discovery:
             self._overload.count(work, len(due))
             ROUNDS.labels("deferred").inc(len(due))
             return []
-        requested_at = datetime.fromtimestamp(now, UTC)
+        requested_at = at(now)
         outputs = [
             self._request(url, name, DISCOVER_PREFIX + name, _ROUND_PRIORITY, requested_at)
             for name, h in due
@@ -231,7 +231,7 @@ class Discovery:
         sitemap = is_sitemap(body)
         READ.labels("sitemap" if sitemap else "page").inc()
         now = self._clock.time()
-        requested_at = datetime.fromtimestamp(now, UTC)
+        requested_at = at(now)
         outputs: list[Output] = []
         for name in names:
             host = self.hosts[name]

@@ -31,7 +31,6 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from cubes.scheduler.discovery import Discovery
@@ -44,7 +43,7 @@ from cubes.scheduler.subscriber import Subscriber
 from cubes.scheduler.tick import Ticker
 from cubes.scheduler.websub import discover
 from shared.blobs.base import BlobStore
-from shared.clock import Clock
+from shared.clock import Clock, at
 from shared.config import Settings
 from shared.errors import NotFound
 from shared.hashing import body_hash, file_hash
@@ -69,10 +68,6 @@ _NEW_SCHEDULE: dict[str, Any] = {
     "last_modified": None,
     "last_hash": None,
 }
-
-
-def _dt(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, UTC)
 
 
 class SchedulerHandler:
@@ -205,7 +200,7 @@ class SchedulerHandler:
             "last_http_status": res.http_status,
             "fetch_result": res.status.value,
             "fetch_error": None,  # the fetch's own field: a parse error is the parser's (PARSE_FIELDS)
-            "next_fetch_at": _dt(due),
+            "next_fetch_at": at(due),
             "interval_s": interval,
             "consecutive_failures": failures,
             "schedule_reason": skipped or reason,

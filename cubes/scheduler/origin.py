@@ -24,11 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import orjson
 
 from cubes.scheduler.feedhead import FeedHead
+from shared.clock import at
 from shared.http.freshness import freshness
 
 __all__ = ["OriginSchedule", "declared_json", "origin_schedule", "skip_window"]
@@ -146,14 +147,14 @@ def skip_window(due: float, origin: OriginSchedule) -> tuple[float, str | None]:
     """``due`` (epoch seconds) moved to the first hour the feed may be read, and the rule that moved it."""
     if not origin.skip_hours and not origin.skip_days:
         return due, None
-    at = datetime.fromtimestamp(due, UTC)
+    when = at(due)
     reason: str | None = None
     for _ in range(_SKIP_HORIZON_H):
-        if at.weekday() in origin.skip_days:
+        if when.weekday() in origin.skip_days:
             reason = reason or "the feed's skipDays"
-        elif at.hour in origin.skip_hours:
+        elif when.hour in origin.skip_hours:
             reason = reason or "the feed's skipHours"
         else:
-            return (due, None) if reason is None else (at.timestamp(), reason)
-        at = at.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+            return (due, None) if reason is None else (when.timestamp(), reason)
+        when = when.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
     return due, None  # no hour of the week is allowed: nothing we can honour

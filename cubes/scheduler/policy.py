@@ -33,6 +33,7 @@ from enum import StrEnum
 from cubes.scheduler.origin import OriginSchedule
 from shared.config import SchedulerConfig
 from shared.messages import FetchStatus
+from shared.runtime.retry import backoff_s
 
 __all__ = [
     "CHANGED_FACTOR",
@@ -92,11 +93,7 @@ def next_interval(previous: float | None, outcome: Outcome, cfg: SchedulerConfig
 
 def backoff(failures: int, cfg: SchedulerConfig) -> float:
     """Delay after ``failures`` consecutive failures (>= 1): min, 2 min, 4 min, ... capped at max."""
-    if failures <= 0:
-        return cfg.min_interval_s
-    # cap the exponent so a feed failing for months never overflows a float
-    exponent = min(failures - 1, 64)
-    return clamp(cfg.min_interval_s * 2.0**exponent, cfg)
+    return backoff_s(failures - 1, cfg.min_interval_s, cfg.max_interval_s)
 
 
 def jittered(seconds: float, u: float, cfg: SchedulerConfig) -> float:

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from datetime import UTC, datetime
 
-from shared.clock import Clock
+from shared.clock import Clock, at
 from shared.stores.feeds import FeedStore
 
 __all__ = ["LOOKAHEAD", "SIZE_TTL_S", "HostSpread", "effective_gap", "spread"]
@@ -78,7 +77,7 @@ class HostSpread:
         gap = effective_gap(self._gap_s, interval, size)
         if size <= 1 or gap <= 0:
             return candidate
-        after = datetime.fromtimestamp(candidate - gap, UTC)
+        after = at(candidate - gap)
         taken = await self._feeds.host_due_times(host, after, exclude=feed_id, limit=LOOKAHEAD)
         return spread(candidate, [t.timestamp() for t in taken], gap)
 

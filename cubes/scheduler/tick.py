@@ -35,11 +35,11 @@ nobody or by two, so then every feed is placed again.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cubes.scheduler.ownership import Ownership
 from cubes.scheduler.policy import Outcome, backoff, next_interval
-from shared.clock import Clock
+from shared.clock import Clock, at
 from shared.config import SchedulerConfig
 from shared.messages import CrawlKind, CrawlRequest
 from shared.overload import DEFER_S, Overload
@@ -62,10 +62,6 @@ _SWEEP_BATCH = 500
 _SAMPLE = 64
 #: share of the tick a tick may spend emitting before it leaves the rest to the next one
 _TICK_SHARE = 0.8
-
-
-def _dt(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, UTC)
 
 
 class Ticker:
@@ -98,7 +94,7 @@ class Ticker:
             return False
         # ``feed`` may be a row read a while ago (a sweep's batch, an announcement): the store keeps a
         # due time set since (another replica's lease), so a stale row cannot make the feed due again
-        return await self._feeds.place(feed.feed_id, partition, _dt(self._clock.time()))
+        return await self._feeds.place(feed.feed_id, partition, at(self._clock.time()))
 
     async def sweep(self, *, force: bool = False) -> int:
         """Place the feeds nobody placed (every ``SWEEP_EVERY_S``); returns how many."""
@@ -140,13 +136,13 @@ class Ticker:
         emitted = 0
         while True:
             now = self._clock.time()
-            due = await self._feeds.due(_dt(now), limit=self._cfg.tick_batch, partitions=owned)
+            due = await self._feeds.due(at(now), limit=self._cfg.tick_batch, partitions=owned)
             read = len(due)
             if self._overload is not None and due:
                 due, held = self._overload.split_feeds(due)
                 for feed in held:
                     # not emitted, not lost: due again after the deferral, fetched once the lag falls
-                    await self._feeds.update_schedule(feed.feed_id, next_fetch_at=_dt(now + DEFER_S))
+                    await self._feeds.update_schedule(feed.feed_id, next_fetch_at=at(now + DEFER_S))
             if due:
                 await self._emit(ctx, due, now)
                 emitted += len(due)
@@ -156,7 +152,7 @@ class Ticker:
         return emitted
 
     async def _emit(self, ctx: TimerContext, due: list[Feed], now: float) -> None:
-        now_dt = _dt(now)
+        now_dt = at(now)
         # step 3: every request durable first (a failure raises here, and nothing was leased)
         await ctx.emit([self._request(feed, now_dt) for feed in due])
         # step 4: the lease, compare-and-set against what step 1 read
@@ -165,7 +161,7 @@ class Ticker:
             lease = max(
                 next_interval(st.interval_s, Outcome.failed, self._cfg), backoff(st.consecutive_failures, self._cfg)
             )
-            await self._feeds.lease(feed.feed_id, st.next_fetch_at, _dt(now + lease))
+            await self._feeds.lease(feed.feed_id, st.next_fetch_at, at(now + lease))
 
     @staticmethod
     def _request(feed: Feed, now: datetime) -> Output:

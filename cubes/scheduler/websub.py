@@ -26,10 +26,10 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 
 from cubes.scheduler.feedhead import FeedHead
+from shared.clock import at
 from shared.errors import NotFound
 from shared.stores import Feed, FeedStore
 
@@ -179,7 +179,7 @@ class Subscriptions:
     async def put(self, sub: Subscription) -> None:
         """Store ``sub`` (awaited: a hub may verify before it even answers the request)."""
         self._asked[sub.feed_id] = sub.requested_at
-        expires = None if sub.expires_at is None else datetime.fromtimestamp(sub.expires_at, UTC)
+        expires = None if sub.expires_at is None else at(sub.expires_at)
         with contextlib.suppress(NotFound):  # a feed removed meanwhile: nothing to keep
             await self._feeds.update_schedule(
                 sub.feed_id,
@@ -193,7 +193,7 @@ class Subscriptions:
         """The hub verified the subscription: it is active until ``expires_at``."""
         self._asked.pop(feed_id, None)
         with contextlib.suppress(NotFound):
-            await self._feeds.update_schedule(feed_id, websub_expires_at=datetime.fromtimestamp(expires_at, UTC))
+            await self._feeds.update_schedule(feed_id, websub_expires_at=at(expires_at))
 
     async def discard(self, feed_id: str) -> None:
         """No subscription any more (denied, or unsubscribed): pushes are not trusted, polling goes on."""

@@ -25,7 +25,7 @@ import contextlib
 import time
 from collections import deque
 
-from shared.clock import utcnow
+from shared.clock import Clock, SystemClock
 from shared.errors import TransientError
 from shared.stores.wordstat import CountedSearch, WordstatStore
 
@@ -58,8 +58,10 @@ class GroupCounter:
         max_batch: int = MAX_BATCH,
         linger_s: float = LINGER_S,
         max_waiting: int | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.store = store
+        self.clock = clock or SystemClock()
         self.max_batch = max_batch
         self.linger_s = linger_s
         self.max_waiting = max_waiting if max_waiting is not None else 3 * max_batch
@@ -120,7 +122,7 @@ class GroupCounter:
             batch = queue.popleft()  # from now on it does not grow: add() starts the next one
             t0 = time.perf_counter()
             try:
-                await self.store.count(batch.searches, now=utcnow())
+                await self.store.count(batch.searches, now=self.clock.now())
             except Exception as exc:  # every search of the batch failed: the runner reads them again
                 batch.fut.set_exception(exc)
                 continue

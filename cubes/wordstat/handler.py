@@ -13,7 +13,7 @@ A call does not wait for the store: its search joins the batch being gathered
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from functools import lru_cache
 
 from cubes.wordstat.batch import GroupCounter
@@ -72,7 +72,7 @@ class WordstatHandler:
         self.store = store
         self.config = config
         self.clock = clock or SystemClock()
-        self.counter = GroupCounter(store)
+        self.counter = GroupCounter(store, clock=clock)
 
     async def handle(self, msg: SearchQueryEvent, ctx: Context | None = None) -> Sequence[Output]:
         search = counted(msg)
@@ -90,6 +90,6 @@ class WordstatHandler:
 
     async def forget(self, ctx: TimerContext | None = None) -> Sequence[Output]:
         """Timer: drop event ids older than the dedupe window."""
-        now = datetime.fromtimestamp(self.clock.time(), tz=UTC)
+        now = self.clock.now()
         await self.store.forget_seen(now - timedelta(seconds=self.config.dedupe_window_s))
         return []

@@ -25,7 +25,6 @@ import io
 import os
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 from urllib.parse import quote, urlsplit
@@ -35,6 +34,7 @@ from lxml import etree
 from prometheus_client import Counter
 
 from shared.blobs.sigv4 import SigV4Signer
+from shared.clock import SystemClock
 from shared.errors import BlobUnavailable, ConfigError, NotFound
 from shared.http.retry_after import parse_retry_after
 
@@ -142,7 +142,8 @@ class S3Objects:
         session = self._session_now()
         url = self._base + quote(path, safe="/-_.~")
         for attempt in range(1, self._attempts + 1):
-            sent = self._signer.headers(method, self._host, path, datetime.now(UTC))
+            # the real time, never an injected one: the server refuses a signature far from its own clock
+            sent = self._signer.headers(method, self._host, path, SystemClock().now())
             if headers:
                 sent.update(headers)
             body_file: IO[bytes] | None = None

@@ -61,12 +61,6 @@ class Record:
     def tp(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
 
-    def header(self, name: str) -> bytes | None:
-        for k, v in self.headers:
-            if k == name:
-                return v
-        return None
-
 
 class Consumed(Protocol):
     """What ``Consumer.getmany`` yields: a ``Record``, or an engine's own record with the same
@@ -86,9 +80,9 @@ class Consumed(Protocol):
     def headers(self) -> Sequence[tuple[str, bytes]]: ...
 
 
-def header(record: Consumed, name: str) -> bytes | None:
-    """The first header called ``name``, or None."""
-    for k, v in record.headers:
+def header(headers: Sequence[tuple[str, bytes]], name: str) -> bytes | None:
+    """The first of ``headers`` called ``name``, or None: the one header look-up (a record's, a message's)."""
+    for k, v in headers:
         if k == name:
             return v
     return None

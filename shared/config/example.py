@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
 
 from shared.config.settings import Settings, section_models
+from shared.config.toml import toml_value
 
 __all__ = ["example_toml"]
 
@@ -29,20 +29,6 @@ def _field_comments(cls: type) -> dict[str, str]:
     return comments
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
-    raise TypeError(value)
-
-
 def example_toml() -> str:
     """``turbocubes.example.toml``: every key with its default and its comment (a test keeps it current)."""
     out = [
@@ -58,5 +44,5 @@ def example_toml() -> str:
         for key in model.model_fields:
             if key in comments:
                 out.append(f"# {comments[key]}")
-            out.append(f"{key} = {_toml_value(getattr(section, key))}")
+            out.append(f"{key} = {toml_value(getattr(section, key))}")
     return "\n".join(out) + "\n"

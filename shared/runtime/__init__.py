@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shared import contracts
-from shared.bus import open_bus
+from shared.bus import open_configured
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.runtime.cube import Context, Cube, Handler, Output, Service, Timer
@@ -46,12 +46,7 @@ async def ensure_topics(deps: Deps, cube_names: Sequence[str] = ()) -> list[str]
 
 async def open_deps(settings: Settings, *, clock: Clock | None = None, resolver: Any = None) -> Deps:
     """Open (start) the bus; stores and blob stores open lazily through the returned ``Deps``."""
-    bus = open_bus(
-        settings.bus.url,
-        linger_ms=settings.bus.linger_ms,
-        client_id=settings.bus.client_id,
-        compression=settings.bus.compression,
-    )
+    bus = open_configured(settings.bus)
     await bus.start()
     # any catalog topic: the HTTP cubes publish what their requests carry (counted as cube "publish")
     encoder = Encoder("publish", None)

@@ -48,7 +48,7 @@ async def replay(bus: Bus, topic: str, limit: int, *, group: str = "dlq-replay")
             futs = []
             commits = {}
             for r in records:
-                origin = (header(r, HEADERS.origin_topic) or name[: -len(DLQ_SUFFIX)].encode()).decode()
+                origin = (header(r.headers, HEADERS.origin_topic) or name[: -len(DLQ_SUFFIX)].encode()).decode()
                 headers = tuple((k, v) for k, v in r.headers if k not in HEADERS.ALL)
                 futs.append(await producer.send(origin, r.value, key=r.key, headers=headers))
                 commits[tp_of(r)] = r.offset + 1

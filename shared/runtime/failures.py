@@ -37,7 +37,7 @@ from shared.config import RuntimeConfig
 from shared.metrics import BREAKER_OPEN, DEAD_LETTERED, RETRIED
 from shared.runtime.breaker import Breaker
 from shared.runtime.headers import failure_headers, retry_headers
-from shared.runtime.retry import Decision, decide
+from shared.runtime.retry import Decision, decide, next_backoff_s
 from shared.runtime.shutdown import settle
 from shared.runtime.stats import Meter, RunStats
 
@@ -195,7 +195,7 @@ class FailureRouter:
 
     async def wait_out(self, outage: Outage, previous_s: float, stop: asyncio.Event) -> float:
         """Wait before running a message again through an outage; the wait, for the next one to double."""
-        wait_s = min(OUTAGE_CAP_S, max(OUTAGE_FIRST_S, previous_s * 2))
+        wait_s = next_backoff_s(previous_s, OUTAGE_FIRST_S, OUTAGE_CAP_S)
         self.stats.outage_waits += 1
         log.warning(
             "%s: %s (%s); waiting %.1fs, then trying the same message again",

@@ -11,11 +11,9 @@ starts again at attempt 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from shared.bus.base import Consumed, header
 
-from shared.bus.base import Consumed
-
-__all__ = ["HEADERS", "MAX_ERROR_BYTES", "failure_headers", "header_of", "origin_of", "retry_headers"]
+__all__ = ["HEADERS", "MAX_ERROR_BYTES", "failure_headers", "origin_of", "retry_headers"]
 
 #: an error text in a header is cut to this many bytes (Kafka headers are not for essays)
 MAX_ERROR_BYTES = 2000
@@ -39,20 +37,12 @@ class HEADERS:
     )
 
 
-def header_of(headers: Sequence[tuple[str, bytes]], name: str) -> bytes | None:
-    """The first header called ``name``, or None."""
-    for k, v in headers:
-        if k == name:
-            return v
-    return None
-
-
 def origin_of(record: Consumed, retry_topic: str) -> tuple[str, int]:
     """The topic a record's message was first published to, and which attempt this delivery is."""
     if record.topic != retry_topic:
         return record.topic, 1
-    origin = (header_of(record.headers, HEADERS.origin_topic) or b"").decode() or record.topic
-    return origin, int(header_of(record.headers, HEADERS.attempt) or b"1")
+    origin = (header(record.headers, HEADERS.origin_topic) or b"").decode() or record.topic
+    return origin, int(header(record.headers, HEADERS.attempt) or b"1")
 
 
 def failure_headers(
@@ -61,10 +51,10 @@ def failure_headers(
     """The record's own headers plus the runtime's account of this failure (a dead letter's headers)."""
     headers = record.headers
     kept = [(k, v) for k, v in headers if k not in HEADERS.ALL]
-    first = header_of(headers, HEADERS.first_failure) or repr(now).encode()
+    first = header(headers, HEADERS.first_failure) or repr(now).encode()
     if record.topic == retry_topic:  # a retried record names its origin already
-        o_part = header_of(headers, HEADERS.origin_partition) or b""
-        o_off = header_of(headers, HEADERS.origin_offset) or b""
+        o_part = header(headers, HEADERS.origin_partition) or b""
+        o_off = header(headers, HEADERS.origin_offset) or b""
     else:
         o_part, o_off = str(record.partition).encode(), str(record.offset).encode()
     return [

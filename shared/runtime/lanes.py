@@ -30,10 +30,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-from shared.bus.base import Consumer, TopicPartition
+from shared.bus.base import Consumer, TopicPartition, header
 from shared.clock import Clock
 from shared.runtime.commits import Slot
-from shared.runtime.headers import HEADERS, header_of
+from shared.runtime.headers import HEADERS
 from shared.runtime.shutdown import CANCEL_GRACE_S, settle
 from shared.runtime.turns import ClassOf, Turns
 
@@ -116,7 +116,7 @@ class LaneDispatcher:
             held.append(slot)  # behind a retry that is not due yet
             return
         if r.topic == self.retry_topic:
-            nb = header_of(r.headers, HEADERS.not_before)
+            nb = header(r.headers, HEADERS.not_before)
             if nb is not None and float(nb) > self.clock.time():
                 self._hold(tpk, slot, float(nb))
                 return
@@ -238,7 +238,7 @@ class LaneDispatcher:
             nxt = held.popleft()
             if nxt.cancelled:
                 continue
-            nb = header_of(nxt.record.headers, HEADERS.not_before)
+            nb = header(nxt.record.headers, HEADERS.not_before)
             if nb is not None and float(nb) > clock.time():
                 self._hold(tpk, nxt, float(nb))
                 self._held[tpk].extend(held)

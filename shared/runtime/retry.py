@@ -5,6 +5,10 @@ Backoff and Jitter"): the delay is uniform in [0, min(cap, base * 2**(attempt-1)
 which spreads a burst of failures instead of having them retry in lock-step. A
 ``retry_after`` carried by the error (HTTP Retry-After, a broker's throttle) is a
 floor. The attempt count travels in message headers, so a restart does not reset it.
+
+The doubling itself is ``backoff_s`` (after n failures) and ``next_backoff_s`` (after the last
+wait): the one capped exponential backoff, which the scheduler's failing feeds, the crawler's
+throttled hosts, the runtime's outage waits and the frontend's search-event publisher also use.
 """
 
 from __future__ import annotations
@@ -15,7 +19,20 @@ from enum import StrEnum
 
 from shared.errors import Reject, is_retriable
 
-__all__ = ["Decision", "RetryDecision", "decide"]
+__all__ = ["Decision", "RetryDecision", "backoff_s", "decide", "next_backoff_s"]
+
+#: doublings past this change nothing (2**64 times any base passes any cap) and never overflow a float
+_MAX_DOUBLINGS = 64
+
+
+def backoff_s(doublings: int, base_s: float, cap_s: float) -> float:
+    """A capped exponential backoff: ``base_s`` doubled ``doublings`` times, at most ``cap_s``."""
+    return min(cap_s, base_s * 2.0 ** min(max(doublings, 0), _MAX_DOUBLINGS))
+
+
+def next_backoff_s(previous_s: float, base_s: float, cap_s: float) -> float:
+    """The wait after a wait of ``previous_s`` (0: none yet) in the same backoff: ``base_s``, then doubled."""
+    return min(cap_s, max(base_s, previous_s * 2))
 
 
 class Decision(StrEnum):
@@ -46,7 +63,7 @@ def decide(
         return RetryDecision(Decision.dead_letter, reason="not retriable")
     if attempt >= max_attempts:
         return RetryDecision(Decision.dead_letter, reason=f"gave up after {attempt} attempts")
-    ceiling = min(cap_s, base_s * (2 ** (attempt - 1)))
+    ceiling = backoff_s(attempt - 1, base_s, cap_s)
     delay = (rng or random).uniform(0, ceiling)
     retry_after = getattr(error, "retry_after", None)
     if retry_after is not None:

@@ -55,7 +55,6 @@ import contextlib
 import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from shared import contracts
@@ -116,7 +115,7 @@ class Runner:
         self._closing = False
         self._bus_failure: BaseException | None = None
         #: when the last poll returned: every record of one poll was "received" then
-        self._received_at = datetime.fromtimestamp(self.clock.time(), UTC)
+        self._received_at = self.clock.now()
         self._validators: dict[str, Callable[[bytes], Any]] = {}
         self._encoder = Encoder(cube.name, cube.outputs)
         self._watchdog = Watchdog(self.handler_timeout_s, self.clock)
@@ -300,7 +299,7 @@ class Runner:
                 if self.stats.first_batch_at is None:
                     self.stats.first_batch_at = clock.monotonic()
                 # one timestamp per poll, not per record: "received" means when the poll returned
-                self._received_at = datetime.fromtimestamp(clock.time(), UTC)
+                self._received_at = clock.now()
                 admit, dispatch = tracker.admit, lanes.admit
                 for r in records:
                     dispatch(admit(r))

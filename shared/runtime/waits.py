@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import logging
 
+from shared.runtime.retry import next_backoff_s
+
 __all__ = ["BUS_BACKOFF_CAP_S", "BUS_BACKOFF_FIRST_S", "WAKE_EVERY_S", "bus_backoff", "wake_on"]
 
 log = logging.getLogger("turbocubes.runtime")
@@ -37,7 +39,7 @@ async def wake_on(event: asyncio.Event, stop: asyncio.Event) -> None:
 
 async def bus_backoff(cube: str, what: str, exc: BaseException, backoff: float, stop: asyncio.Event) -> float:
     """Log ``what`` failed and wait the next backoff after ``backoff`` (or until ``stop``); returns it."""
-    backoff = min(BUS_BACKOFF_CAP_S, max(BUS_BACKOFF_FIRST_S, backoff * 2))
+    backoff = next_backoff_s(backoff, BUS_BACKOFF_FIRST_S, BUS_BACKOFF_CAP_S)
     log.error("%s: %s failed (%s: %s); trying again in %.0fs", cube, what, type(exc).__name__, exc, backoff)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), backoff)

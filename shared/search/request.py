@@ -20,10 +20,11 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 import orjson
 
+from shared.clock import SystemClock
 from shared.search.kinds import PageKind
 from shared.search.query import SearchQuery
 from shared.search.ranking import Ranking
@@ -82,7 +83,7 @@ class SearchRequest:
     limit: int = 20
     cursor: Cursor | None = None
     #: the ranking instant (freshness); a cursor's own instant wins, so a walk ranks at one time
-    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    now: datetime = field(default_factory=lambda: SystemClock().now())
     ranking: Ranking = field(default_factory=Ranking)
     #: on a first page that finds nothing, look for a "did you mean" (``suggest.py``)
     suggest: bool = True

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from shared.clock import utcnow
+from shared.clock import SystemClock
 
 __all__ = ["dumps", "from_us", "now_us", "to_us"]
 
@@ -38,7 +38,7 @@ def from_us(value: int | None) -> datetime | None:
 
 
 def now_us(now: datetime | None) -> int:
-    stamp = to_us(now if now is not None else utcnow())
+    stamp = to_us(now if now is not None else SystemClock().now())
     assert stamp is not None
     return stamp
 

@@ -188,8 +188,8 @@ class BusContract:
         delivered = await fut
         got = await bus.read(t, delivered.partition, delivered.offset, 1)
         assert got[0].key == b"k"
-        assert header(got[0], "a") == b"1"
-        assert header(got[0], "b") == b"\x00\xff"
+        assert header(got[0].headers, "a") == b"1"
+        assert header(got[0].headers, "b") == b"\x00\xff"
 
     # ------------------------------------------------------------------ the runtime on this engine
 
@@ -211,10 +211,10 @@ class BusContract:
         assert len(dead) == 1
         assert dead[0].key == b"a"
         assert dead[0].value == b'{"id": "a", "n": "not a number"}'
-        assert header(dead[0], HEADERS.error_class) == b"ContractError"
-        assert b"n:" in (header(dead[0], HEADERS.error) or b"")
-        assert header(dead[0], HEADERS.origin_topic) == t_in.encode()
-        assert header(dead[0], HEADERS.group) == f"c-{uid}".encode()
+        assert header(dead[0].headers, HEADERS.error_class) == b"ContractError"
+        assert b"n:" in (header(dead[0].headers, HEADERS.error) or b"")
+        assert header(dead[0].headers, HEADERS.origin_topic) == t_in.encode()
+        assert header(dead[0].headers, HEADERS.group) == f"c-{uid}".encode()
 
     async def test_emitted_outputs_are_acknowledged_before_emit_returns_and_a_crash_resumes(
         self, bus: Bus, uid: str
@@ -294,7 +294,7 @@ class BusContract:
         await run_until(runner, lambda: runner.stats.dead_lettered >= 1)
         assert seen == [1]  # no retries for a Reject
         dead = await dead_letters(bus, t_in, 10)
-        assert header(dead[0], HEADERS.error) == b"n must not be negative"
+        assert header(dead[0].headers, HEADERS.error) == b"n must not be negative"
         fixed = True
         assert await replay(bus, t_in, 10, group=f"replay-{uid}") == 1
         runner2 = Runner(Cube(cube, (t_in,), (t_out,), handle), make_deps(bus))

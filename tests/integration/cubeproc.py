@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from shared.config.toml import toml_document
+
 __all__ = ["CubeProcess", "write_config"]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,27 +30,9 @@ READY_S = 60.0
 STOP_S = 20.0
 
 
-def _toml(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f'"{k}" = {_toml(v)}' for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML for {value!r}")
-
-
 def write_config(path: Path, sections: dict[str, dict[str, object]]) -> Path:
-    """A ``turbocubes.toml`` with these sections (every other key keeps its default)."""
-    lines = []
-    for name, keys in sections.items():
-        lines.append(f"[{name}]")
-        lines += [f"{key} = {_toml(value)}" for key, value in keys.items()]
-    path.write_text("\n".join(lines) + "\n")
+    """A ``turbocubes.toml`` with these sections (every other key keeps its default), by the product's writer."""
+    path.write_text(toml_document(sections))
     return path
 
 

@@ -84,7 +84,7 @@ class Pipeline:
             status=FetchStatus.ok,
             body=body,
             feed_id=feed_id,
-            fetched_at=datetime.fromtimestamp(self.clock.time(), UTC),
+            fetched_at=self.clock.now(),
         )
         return await self._carry(msg, "crawl.feeds")
 
@@ -95,7 +95,7 @@ class Pipeline:
             feed_id=feed_id,
             url=f"https://shop.test/{feed_id}.xml",
             host="shop.test",
-            registered_at=datetime.fromtimestamp(self.clock.time(), UTC),
+            registered_at=self.clock.now(),
         )
         return await self._carry(msg, "feeds.registry")
 
@@ -104,7 +104,7 @@ class Pipeline:
         request = SearchRequest(
             query=parse_query(words),
             filters=SearchFilters(host="shop.test"),
-            now=datetime.fromtimestamp(self.clock.time(), UTC),
+            now=self.clock.now(),
         )
         return sorted(hit.url for hit in (await self.stores.search.search(request)).hits)
 

@@ -174,7 +174,7 @@ async def _register_and_fetch(rig: Rig) -> None:
         body=_feed_body(rig.hub.url),
         requesters=["feed:f1"],
         feed_id="f1",
-        fetched_at=datetime.fromtimestamp(rig.clock.time(), UTC),
+        fetched_at=rig.clock.now(),
     )
     await rig.handler.handle(result, _ctx("crawl.feeds"))
 
@@ -254,7 +254,7 @@ async def test_renews_before_the_lease_runs_out(rig: Rig) -> None:
         http_status=304,
         requesters=["feed:f1"],
         feed_id="f1",
-        fetched_at=datetime.fromtimestamp(rig.clock.time(), UTC),
+        fetched_at=rig.clock.now(),
     )
     await rig.handler.handle(result, _ctx("crawl.feeds"))
     assert len(rig.hub.requests) == 1  # a 304 has no body to learn the hub from: nothing asked
@@ -264,7 +264,7 @@ async def test_renews_before_the_lease_runs_out(rig: Rig) -> None:
             "status": FetchStatus.ok,
             "http_status": 200,
             "body": _feed_body(rig.hub.url),
-            "fetched_at": datetime.fromtimestamp(rig.clock.time(), UTC),
+            "fetched_at": rig.clock.now(),
         }
     )
     await rig.handler.handle(ok, _ctx("crawl.feeds"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -91,7 +91,7 @@ class ConsoleContext:
     _fetcher: Fetcher | None = field(default=None, repr=False)
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
+        return self.clock.now()
 
     async def _publish(self, outputs: Sequence[Output]) -> None:
         if self.publish is None:

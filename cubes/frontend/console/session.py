@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -72,14 +71,11 @@ class SessionGate:
         self.origin = f"{public.scheme}://{public.netloc}" if public.netloc else ""
         self.logins = FailedAttempts(clock, failures=_LOGIN_FAILURES, refill_s=_LOGIN_REFILL_S)
 
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
-
     async def signed(self, request: web.Request) -> Signed | None:
         session_id = request.cookies.get(COOKIE, "")
         if not session_id or len(session_id) > _TOKEN_MAX:
             return None
-        session = await self.stores.sessions.get_session(session_id, now=self._now())
+        session = await self.stores.sessions.get_session(session_id, now=self.clock.now())
         return None if session is None else Signed(session.tenant_id, session.csrf, session_id)
 
     def same_origin(self, request: web.Request) -> bool:
@@ -119,7 +115,7 @@ class SessionGate:
         tenant_id = await self.stores.tenants.tenant_for_token(token)
         if tenant_id is None:
             return None
-        session_id, _ = await self.stores.sessions.create_session(tenant_id, ttl_s=self.ttl_s, now=self._now())
+        session_id, _ = await self.stores.sessions.create_session(tenant_id, ttl_s=self.ttl_s, now=self.clock.now())
         response.set_cookie(
             COOKIE,
             session_id,
@@ -129,7 +125,7 @@ class SessionGate:
             httponly=True,
             samesite="Strict",
         )
-        await self.stores.sessions.prune_sessions(self._now())  # the sign-in pays for the sweep
+        await self.stores.sessions.prune_sessions(self.clock.now())  # the sign-in pays for the sweep
         return tenant_id
 
     async def sign_out(self, signed: Signed, response: web.StreamResponse) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -145,7 +144,7 @@ async def host_page(
         await host_queries(
             c.stores.wordstat,
             host,
-            now=datetime.fromtimestamp(c.clock.time(), tz=UTC),
+            now=c.clock.now(),
             months=months,
             threshold=cfg.privacy_threshold,
         )

@@ -10,11 +10,12 @@ and escape every value (``jinja.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from cubes.frontend.jinja import duration
 from cubes.frontend.status.gather import NEVER, HostStatus, PipelineStatus
+from shared.clock import at
 from shared.problems import Where
 from shared.status import is_fresh, percentile, pipeline_lag
 from shared.stores import Feed, StatusSnapshot
@@ -47,7 +48,7 @@ def moment(value: datetime | float | None, now: float) -> Moment | None:
     if value is None:
         return None
     ts = value.timestamp() if isinstance(value, datetime) else value
-    when = datetime.fromtimestamp(ts, UTC)
+    when = at(ts)
     shown = when.strftime("%H:%M:%S") if abs(ts - now) < 86_400 else when.strftime("%d %b %Y, %H:%M")
     rel = f"in {duration(ts - now)}" if ts > now else f"{duration(now - ts)} ago"
     return Moment(when.isoformat(), f"{shown} UTC", rel)

@@ -18,7 +18,7 @@ from datetime import datetime
 
 import asyncpg
 
-from shared.stores.codec import from_us, now_us
+from shared.stores.codec import now_us
 from shared.stores.pages import (
     DeleteOutcome,
     Page,
@@ -28,7 +28,14 @@ from shared.stores.pages import (
     upsert_outcome,
 )
 from shared.stores.postgres.db import PgDb, unnest_columns
-from shared.stores.sql.pages import PAGE_COLUMNS, page_from_row, page_params, tombstone_params
+from shared.stores.sql.pages import (
+    PAGE_COLUMNS,
+    RECENT_COLUMNS,
+    page_from_row,
+    page_params,
+    recent_hit,
+    tombstone_params,
+)
 from shared.urls import host_of
 
 __all__ = ["PgPageStore"]
@@ -175,22 +182,10 @@ class PgPageStore:
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
         rows = await self._db.fetch(
-            "SELECT url, host, title, substr(text, 1, 240), written_at, published_at FROM pages WHERE NOT deleted"
-            " ORDER BY written_at DESC NULLS LAST LIMIT ?",
+            f"SELECT {RECENT_COLUMNS} FROM pages WHERE NOT deleted ORDER BY written_at DESC NULLS LAST LIMIT ?",
             limit,
         )
-        return [
-            SearchHit(
-                url=r[0],
-                host=r[1],
-                title=r[2],
-                snippet=r[3],
-                rank=0.0,
-                written_at=from_us(r[4]),
-                published_at=from_us(r[5]),
-            )
-            for r in rows
-        ]
+        return [recent_hit(r) for r in rows]
 
     async def count(self) -> int:
         row = await self._db.fetchone("SELECT count(*) FROM pages WHERE NOT deleted")

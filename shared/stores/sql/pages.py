@@ -10,14 +10,31 @@ from collections.abc import Sequence
 from typing import Any
 
 from shared.stores.codec import from_us, to_us
-from shared.stores.pages import Page
+from shared.stores.pages import Page, SearchHit
 
-__all__ = ["PAGE_COLUMNS", "page_from_row", "page_params", "tombstone_params"]
+__all__ = ["PAGE_COLUMNS", "RECENT_COLUMNS", "page_from_row", "page_params", "recent_hit", "tombstone_params"]
 
 PAGE_COLUMNS = (
     "url, host, version, html, doc_json, title, text, content_hash, etag, seen_at, parsed_at, "
     "media_ready_at, written_at, deleted, source_kind, kind, published_at, lang, ready"
 )
+
+
+#: what a listing of the latest pages reads of each (``PageStore.recent``); ``recent_hit`` decodes it
+RECENT_COLUMNS = "url, host, title, substr(text, 1, 240), written_at, published_at"
+
+
+def recent_hit(row: Sequence[Any]) -> SearchHit:
+    """A row of ``RECENT_COLUMNS`` as the ``SearchHit`` a listing shows (no rank: it is no search)."""
+    return SearchHit(
+        url=row[0],
+        host=row[1],
+        title=row[2],
+        snippet=row[3],
+        rank=0.0,
+        written_at=from_us(row[4]),
+        published_at=from_us(row[5]),
+    )
 
 
 def page_params(page: Page) -> tuple[Any, ...]:

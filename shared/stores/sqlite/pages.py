@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from shared.stores.codec import from_us, now_us
+from shared.stores.codec import now_us
 from shared.stores.pages import (
     DeleteOutcome,
     Page,
@@ -24,7 +24,14 @@ from shared.stores.pages import (
     delete_outcome,
     upsert_outcome,
 )
-from shared.stores.sql.pages import PAGE_COLUMNS, page_from_row, page_params, tombstone_params
+from shared.stores.sql.pages import (
+    PAGE_COLUMNS,
+    RECENT_COLUMNS,
+    page_from_row,
+    page_params,
+    recent_hit,
+    tombstone_params,
+)
 from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
 from shared.urls import host_of
 
@@ -82,23 +89,9 @@ class SqlitePageStore:
         return None if row is None else page_from_row(row)
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
-        sql = (
-            "SELECT url, host, title, substr(text, 1, 240), written_at, published_at FROM pages WHERE NOT deleted"
-            " ORDER BY written_at DESC LIMIT ?"
-        )
+        sql = f"SELECT {RECENT_COLUMNS} FROM pages WHERE NOT deleted ORDER BY written_at DESC LIMIT ?"
         rows = await self._db.read(lambda conn: conn.execute(sql, (limit,)).fetchall())
-        return [
-            SearchHit(
-                url=r[0],
-                host=r[1],
-                title=r[2],
-                snippet=r[3],
-                rank=0.0,
-                written_at=from_us(r[4]),
-                published_at=from_us(r[5]),
-            )
-            for r in rows
-        ]
+        return [recent_hit(r) for r in rows]
 
     async def count(self) -> int:
         row = await self._db.read(lambda conn: conn.execute("SELECT count(*) FROM pages WHERE NOT deleted").fetchone())

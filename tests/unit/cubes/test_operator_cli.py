@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cubes.api.commands import hosts_add, hosts_list
+from cubes.api.host_commands import hosts_add, hosts_list
 from cubes.cli import build_parser, main
 from cubes.dlq import list_dead_letters, replay_dead_letters
 from shared.config import Settings

@@ -28,6 +28,7 @@ from cubes.parser.cube import build as build_parser
 from cubes.parser.feed import parse_feed
 from cubes.parser.xmlsafe import HostileXml
 from cubes.parser.yml import iter_yml
+from cubes.scheduler.feedhead import read_head
 from cubes.scheduler.websub import discover
 from shared.runtime import run_cube
 from shared.sitemaps import discover_article_urls, sitemap_children
@@ -152,7 +153,7 @@ def test_xml_table_scheduler_readers(partner: PartnerServer, matrix: Callable[[s
             report.case(f"{variant} {name}", ok, kind="sitemap")
             if not ok:
                 wrong.append(f"{variant} {name}: {urls}")
-        found = discover(_feed_head(prolog, ref), {})
+        found = discover(read_head(_feed_head(prolog, ref)), {})
         ok = found is None or _clean(f"{found.hub} {found.topic}")
         report.case(f"websub {name}", ok, kind="websub")
         if not ok:

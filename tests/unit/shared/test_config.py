@@ -117,3 +117,28 @@ def test_example_file_lists_every_key_and_is_current() -> None:
     committed = (REPO / "turbocubes.example.toml").read_text()
     assert committed == example_toml(), "run: turbocubes config example > turbocubes.example.toml"
     load_settings(REPO / "turbocubes.example.toml", env={})  # and it is a valid configuration
+
+
+def test_the_toml_writer_writes_what_the_loader_reads(tmp_path: Path) -> None:
+    """One TOML writer (shared/config/toml.py) for the example file and the tests' config files.
+
+    The tests' own writer quoted table keys and the example's did not: a host key ("a.example")
+    written bare is a nested table, not a host.
+    """
+    import tomllib
+
+    from shared.config.toml import toml_document
+
+    sections: dict[str, dict[str, object]] = {
+        "crawler": {"rate": 2.5, "host_overrides": {"a.example": HostLane(rate=5.0), "*.b.example": {"burst": 3}}},
+        "http": {"allowlist": ["127.0.0.1/32", 'odd "quoted"\\name']},
+        "search": {"publish_queries": False},
+    }
+    text = toml_document(sections)
+    assert tomllib.loads(text)["crawler"]["host_overrides"] == {"a.example": {"rate": 5.0}, "*.b.example": {"burst": 3}}
+    f = tmp_path / "t.toml"
+    f.write_text(text)
+    s = load_settings(f, env={})
+    assert s.crawler.host_overrides == {"a.example": HostLane(rate=5.0), "*.b.example": HostLane(burst=3)}
+    assert s.http.allowlist == ["127.0.0.1/32", 'odd "quoted"\\name']
+    assert s.search.publish_queries is False

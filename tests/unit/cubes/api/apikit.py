@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,7 @@ class ApiHarness:
 
     def clock_now(self) -> datetime:
         """The harness clock's wall time, as the stores take it."""
-        return datetime.fromtimestamp(self.clock.time(), UTC)
+        return self.clock.now()
 
     @staticmethod
     def auth(token: str) -> dict[str, str]:

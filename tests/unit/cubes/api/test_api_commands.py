@@ -9,7 +9,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from cubes.api.commands import hosts_add, hosts_list, hosts_revoke, hosts_verify
+from cubes.api.host_commands import hosts_add, hosts_list, hosts_revoke, hosts_verify
 from shared.config import Settings
 from shared.stores import open_stores
 from shared.verification import WELL_KNOWN_PATH
@@ -111,7 +111,7 @@ async def test_verify_from_the_cli(tmp_path: Path, partner: PartnerServer, partn
 
 
 async def test_turbo_off_and_on_from_the_cli(tmp_path: Path) -> None:
-    from cubes.api.commands import hosts_turbo
+    from cubes.api.host_commands import hosts_turbo
     from shared.stores import Feed
 
     class Orders:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cubes.parser.cube import build as build_parser
-from shared.clock import utcnow
+from shared.clock import SystemClock
 from shared.messages import CrawlKind, CrawlResult, Document, FetchStatus
 from shared.runtime import Output, run_cube
 from shared.stores import Feed
@@ -50,7 +50,7 @@ async def _feed_and_parse(api: ApiHarness, tenant_id: str, host: str, body: byte
         body=body,
         feed_id=feed.feed_id,
         content_type="application/rss+xml",
-        fetched_at=utcnow(),
+        fetched_at=SystemClock().now(),
     )
     await api.deps.publish([Output("crawl.feeds", fetched, key=host)])
     await _parse_one(api)

@@ -12,7 +12,7 @@ from tests.unit.cubes.api.apikit import ApiHarness
 
 
 def searches(h: ApiHarness, query: str, n: int, **fields: object) -> list[SearchQueryEvent]:
-    at = datetime.fromtimestamp(h.clock.time(), tz=UTC)
+    at = h.clock.now()
     return [
         SearchQueryEvent(event_id=uuid.uuid4().hex, query=query, at=at, **fields)  # type: ignore[arg-type]
         for _ in range(n)

@@ -55,7 +55,7 @@ class Env:
         self.handler = CdnHandler(self.settings, stores.images, cdn, blobs, clock)
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
+        return self.clock.now()
 
     def objects(self) -> list[Path]:
         return sorted(p for p in self.cdn.root.rglob("*") if p.is_file())

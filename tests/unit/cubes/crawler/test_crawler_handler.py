@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from cubes.crawler.commands import fetch_command
+from cubes.crawler.fetch_one import fetch_command
 from shared.blobs import open_blobs
 from shared.messages import CrawlKind, FetchStatus
 from tests.unit.cubes.crawler.crawlkit import CTX, fast_settings, make_handler, request

@@ -71,7 +71,7 @@ class Env:
         self.published.extend(outputs)
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
+        return self.clock.now()
 
     async def park(self, doc: Document) -> None:
         out = await self.media.handle(doc, Context("documents.parsed", 0, 0, None, 1, T0))

@@ -45,7 +45,7 @@ class Env:
         self.handler = MediaHandler(self.settings, stores.images, stores.delay, self.clock)
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock.time(), UTC)
+        return self.clock.now()
 
     async def cache(self, *urls: str) -> None:
         for u in urls:

@@ -73,7 +73,7 @@ class Env:
             status=FetchStatus.ok,
             body_ref="feeds/shop",
             feed_id="shop",
-            fetched_at=datetime.fromtimestamp(self.clock.time(), UTC),
+            fetched_at=self.clock.now(),
         )
         ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0, emitter=emitter)
         out = list(await self.handler.handle(msg, ctx))

@@ -9,7 +9,7 @@ from pathlib import Path
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from cubes.parser.commands import parse_command
+from cubes.parser.parse_file import parse_command
 from shared.config import Settings
 
 FEED = b"""<?xml version="1.0" encoding="UTF-8"?>

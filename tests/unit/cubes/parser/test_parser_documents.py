@@ -11,9 +11,11 @@ from cubes.parser.documents import prepare_items, to_document
 from cubes.parser.feed import parse_feed
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.sanitize import sanitize_html
-from shared.clock import utcnow
+from shared.clock import SystemClock
 from shared.hosts import scope_for
 from shared.messages import SourceKind, SourceRef
+
+NOW = SystemClock().now()
 
 #: an iframe is unsafe unless it shows an allowlisted video host (shared/safehtml.py)
 UNSAFE = re.compile(
@@ -106,9 +108,7 @@ def test_prepare_items_media_roles_and_rejections() -> None:
     assert any("not on the feed's host" in e.reason for e in errors)
     assert any("no title" in e.reason for e in errors)
     assert any("duplicate link" in e.reason for e in errors)
-    doc = to_document(
-        cand, source=SourceRef(kind=SourceKind.rss, id="f1"), version=3, seen_at=utcnow(), parsed_at=utcnow()
-    )
+    doc = to_document(cand, source=SourceRef(kind=SourceKind.rss, id="f1"), version=3, seen_at=NOW, parsed_at=NOW)
     assert doc.url == "https://s.test/a"
     assert doc.version == 3
     assert doc.guid == "g-1"

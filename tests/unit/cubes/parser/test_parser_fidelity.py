@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cubes.parser.commands import parse_command
 from cubes.parser.documents import prepare_items
 from cubes.parser.fallback import parse_with_feedparser
 from cubes.parser.feed import parse_feed, yml_source
+from cubes.parser.parse_file import parse_command
 from cubes.parser.turbo import Limits
 from shared.config import Settings
 

@@ -72,7 +72,7 @@ class Env:
             body=body,
             feed_id=feed_id,
             content_type="application/rss+xml",
-            fetched_at=datetime.fromtimestamp(self.clock.time(), UTC),
+            fetched_at=self.clock.now(),
             **kw,
         )  # type: ignore[arg-type]
 
@@ -128,7 +128,7 @@ async def test_dedupe_twice_edit_and_turbo_false(env: Env) -> None:
     d1 = docs(first)[0]
     assert d1.source.kind is SourceKind.turbo
     assert d1.source.id == "f1"
-    assert d1.seen_at == datetime.fromtimestamp(env.clock.time(), UTC)
+    assert d1.seen_at == env.clock.now()
     assert await env.feed(body) == []  # same feed again: nothing
 
     edited = await env.feed(turbo_feed(item(1), item(2, "edited"), item(3)))

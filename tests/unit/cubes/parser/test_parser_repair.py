@@ -6,10 +6,10 @@ import io
 import json
 from pathlib import Path
 
-from cubes.parser.commands import parse_command
 from cubes.parser.documents import prepare_items
 from cubes.parser.feed import parse_feed
 from cubes.parser.model import DetectedFormat
+from cubes.parser.parse_file import parse_command
 from cubes.parser.repair import repair_xml
 from shared.config import Settings
 

@@ -7,8 +7,10 @@ import pytest
 from cubes.parser import categories
 from cubes.parser.documents import prepare_items, to_document
 from cubes.parser.feed import parse_feed
-from shared.clock import utcnow
+from shared.clock import SystemClock
 from shared.messages import SourceKind, SourceRef
+
+NOW = SystemClock().now()
 
 
 def shop(offers: str, header: str = "") -> bytes:
@@ -64,9 +66,7 @@ def test_an_offer_carries_what_its_page_shows() -> None:
     assert pot.product is not None
     assert pot.product["delivery_options"] == [{"cost": "0", "days": "5"}]  # the shop's
     [cand], _ = prepare_items([kettle], feed_host="shop.test")
-    doc = to_document(
-        cand, source=SourceRef(kind=SourceKind.yml, id="f"), version=1, seen_at=utcnow(), parsed_at=utcnow()
-    )
+    doc = to_document(cand, source=SourceRef(kind=SourceKind.yml, id="f"), version=1, seen_at=NOW, parsed_at=NOW)
     assert doc.product is not None
     assert [c.name for c in doc.product.category_path] == ["Кухня", "Чайники"]
 

@@ -154,7 +154,7 @@ async def test_sitemap_result_becomes_page_requests_once(stores: Stores, clock: 
     assert [o.message.url for o in out] == [f"{ORIGIN}/2024/05/03/third-post-here"]  # type: ignore[attr-defined]
 
     # a later round, in a restarted scheduler: what the autoparser published is not ordered again
-    now = datetime.fromtimestamp(clock.time(), UTC)
+    now = clock.now()
     await stores.hashes.check_and_set("autoparser:blog.example", f"{ORIGIN}/2024/05/02/second-post", "h", now=now)
     clock.advance(601)
     h2 = make(stores, clock, pub)

@@ -136,7 +136,7 @@ async def test_a_result_learned_while_the_tick_publishes_is_kept(stores: Stores)
             headers={"retry-after": "1000"},
             requesters=["feed:f1"],
             feed_id="f1",
-            fetched_at=datetime.fromtimestamp(clock.time(), UTC),
+            fetched_at=clock.now(),
         )
         ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
         await h.handle(res, ctx)

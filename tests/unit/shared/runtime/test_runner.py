@@ -180,8 +180,8 @@ async def test_a_delayed_retry_does_not_stall_other_keys(bus: Bus, uid: str) -> 
     assert len(handled) == 29
     assert runner.stats.retried == 1
     retry = await drain(await bus.consumer(f"peek-{uid}", [contracts.retry_topic(f"c-{uid}")]), 1)
-    assert float(header(retry[0], "tc-not-before") or b"0") > 0
-    assert header(retry[0], "tc-attempt") == b"2"
+    assert float(header(retry[0].headers, "tc-not-before") or b"0") > 0
+    assert header(retry[0].headers, "tc-attempt") == b"2"
 
 
 async def test_health_server_serves_healthz_and_metrics() -> None:

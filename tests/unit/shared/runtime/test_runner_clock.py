@@ -70,9 +70,9 @@ async def test_a_delayed_retry_comes_due_on_the_injected_clock(bus: Bus, uid: st
     try:
         [retry] = await drain(await bus.consumer(f"peek-{uid}", [contracts.retry_topic(cube)]), 1)
         # the delay is retry_after (60 s, over the 1 s backoff) from the clock's now, not the wall's
-        assert header(retry, HEADERS.not_before) == repr(T0 + 60.0).encode()
-        assert header(retry, HEADERS.first_failure) == repr(T0).encode()
-        assert header(retry, HEADERS.attempt) == b"2"
+        assert header(retry.headers, HEADERS.not_before) == repr(T0 + 60.0).encode()
+        assert header(retry.headers, HEADERS.first_failure) == repr(T0).encode()
+        assert header(retry.headers, HEADERS.attempt) == b"2"
 
         await until(lambda: runner.describe().get("held") == 1, "the retry read back and held")
         clock.advance(59.9)
