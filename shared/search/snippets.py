@@ -47,6 +47,8 @@ _LEAD_CHARS = 40
 _BLOCK_SEPARATOR = " · "
 #: a block ending in one of these runs on into the next with a space
 _SENTENCE_END = frozenset(".!?…:;,")
+_SOFT_BREAK = re.compile(r"(?<=[.!?…:;,])\n")
+_BREAKS = re.compile(r"\s*\n\s*")
 #: a first block this short that reads as a byline (a date, "by", "автор") is skipped at a passage's start
 _BYLINE_CHARS = 120
 _BYLINE = re.compile(
@@ -87,19 +89,39 @@ def _stem_head(stem_: str) -> str:
     return stem_[:-1] if len(stem_) > 1 else stem_
 
 
+@functools.lru_cache(maxsize=20_000)
+def _form_heads(lemma: str) -> frozenset[str]:
+    """The beginnings of a dictionary lemma's forms: for each group of forms that share their first
+    ``_HEAD_LETTERS`` letters, all that the group shares ("новост" for новость's; "челове" and "люд" for
+    человек's), so that few words of a text are taken for a form and analyzed."""
+    groups: dict[str, list[str]] = {}
+    for f in forms(lemma):
+        groups.setdefault(f[:_HEAD_LETTERS], []).append(f)
+    return frozenset(_common(g) for g in groups.values())
+
+
+def _common(words: list[str]) -> str:
+    """The letters every one of ``words`` starts with (those of the first and the last in order are)."""
+    first, last = min(words), max(words)
+    n = 0
+    while n < len(first) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
 def _heads(term: Term) -> set[str]:
     """The beginnings one of which a word must have to match ``term`` (the module docstring)."""
     if term.prefix:
         return {_stem_head(term.stem)} if term.stem else set()
     out: set[str] = set()
     for lemma in term.lemmas or (term.stem,):
-        if is_cyrillic(lemma):  # a dictionary lemma: its forms' beginnings (a stem has itself for a form)
-            out.update(f[:_HEAD_LETTERS] for f in forms(lemma))
-        if lemma:  # a stem: its word starts with it, but for a final letter
+        found = _form_heads(lemma) if is_cyrillic(lemma) else frozenset()
+        if len(found) > 1 or (found and len(forms(lemma)) > 1):  # a dictionary lemma: its forms' beginnings
+            out.update(found)
+        elif lemma:  # a stem: its word starts with it, but for a final letter
             out.add(_stem_head(lemma))
-    if term.stem:
-        out.add(_stem_head(term.stem))
-    return out
+    # a head that starts with another is covered by it
+    return {h for h in out if not any(h != o and h.startswith(o) for o in out)}
 
 
 class _Matcher:
@@ -205,18 +227,16 @@ def _best_start(found: list[tuple[int, int, int]], width: int) -> int:
 def _shown(text: str) -> tuple[str, int]:
     """``text`` as a snippet shows it (its blocks set apart, whitespace collapsed) and where the passage may
     start at the earliest: after a leading byline, else 0."""
-    blocks = [" ".join(b.split()) for b in text[:_SCAN_CHARS].split("\n")]
-    blocks = [b for b in blocks if b]
-    if not blocks:
-        return "", 0
-    out = [blocks[0]]
-    for block in blocks[1:]:
-        out.append(" " if out[-1][-1] in _SENTENCE_END else _BLOCK_SEPARATOR)
-        out.append(block)
-    shown = "".join(out)
-    first = blocks[0]
-    if len(blocks) > 1 and len(first) <= _BYLINE_CHARS and _BYLINE.search(first):
-        return shown, len(first) + len(out[1])
+    text = text[:_SCAN_CHARS]
+    if "\n" not in text:
+        return " ".join(text.split()), 0
+    text = _BREAKS.sub("\n", text).strip()
+    # a block that ends a sentence runs on with a space, any other is set apart (three passes in C)
+    shown = " ".join(_SOFT_BREAK.sub(" ", text).replace("\n", _BLOCK_SEPARATOR).split())
+    first, _, rest = text.partition("\n")
+    first = " ".join(first.split())
+    if rest and len(first) <= _BYLINE_CHARS and _BYLINE.search(first):
+        return shown, len(first) + (1 if first[-1] in _SENTENCE_END else len(_BLOCK_SEPARATOR))
     return shown, 0
 
 

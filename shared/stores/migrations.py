@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from shared.stores.migrations_initial import COMMON, DELAY_DOCS, PAGES_COLUMNS
 from shared.stores.migrations_search import (
+    DF_POSTGRES,
+    DF_SQLITE,
     IMPACT_POSTGRES,
     QUEUE_NAME,
     QUEUE_POSTGRES,
@@ -469,3 +471,7 @@ POSTGRES.append((28, "search: impact index", IMPACT_POSTGRES))
 _TASK_SOURCE = ("ALTER TABLE tasks ADD COLUMN source_url TEXT",)
 SQLITE.append((29, "tasks: the URL a check fetched", _TASK_SOURCE))
 POSTGRES.append((29, "tasks: the URL a check fetched", _TASK_SOURCE))
+
+# 30: each term's pages, counted by the indexer (``migrations_search.py``)
+SQLITE.append((30, "search: pages by term", DF_SQLITE))
+POSTGRES.append((30, "search: pages by term", DF_POSTGRES))

@@ -71,3 +71,38 @@ async def test_a_page_written_again_during_its_batch_is_indexed_at_its_new_versi
         assert await found(stores, "giraffe") == [v1.url]
     finally:
         await stores.close()
+
+
+async def test_each_terms_page_count_follows_writes_edits_and_removals(tmp_path: Path) -> None:
+    # the walk's IDF and "did you mean" read search_df: it must be FTS5's own count of pages by term
+    stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
+    try:
+
+        def page(i: int, title: str, text: str, version: int = 1) -> Page:
+            return Page(url=f"https://a.example/{i}", host="a.example", version=version, title=title, text=text,
+                        doc_json=b"{}", kind="article")  # fmt: skip
+
+        await stores.pages.upsert_many(
+            [page(i, f"Мосты {i % 3}", "стали дома и мосты " * (i % 4 + 1)) for i in range(30)]
+        )
+        await stores.index_queue.catch_up()
+        await stores.pages.upsert_many([page(i, "Реки", "берег", version=2) for i in range(0, 30, 3)])  # edits
+        for i in range(1, 30, 5):
+            await stores.pages.delete(f"https://a.example/{i}", 3)
+        await stores.index_queue.catch_up()
+        db = stores.pages._db  # type: ignore[attr-defined]
+
+        def check(conn: sqlite3.Connection) -> list[str]:
+            wrong = []
+            counted = dict(conn.execute("SELECT term, docs FROM search_df").fetchall())
+            for term, n in counted.items():
+                actual = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (f'"{term}"',))
+                if actual.fetchone()[0] != n:
+                    wrong.append(term)
+            return wrong if counted else ["nothing counted"]
+
+        assert await db.read(check) == []
+        assert await db.read(lambda conn: conn.execute("SELECT docs FROM search_df WHERE term = 'река'").fetchone())
+        assert await db.read(lambda conn: conn.execute("SELECT min(docs) FROM search_df").fetchone()[0]) > 0
+    finally:
+        await stores.close()

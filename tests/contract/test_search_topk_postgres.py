@@ -6,7 +6,6 @@ every age, pages written after the ranking instant, updates and removals).
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -18,6 +17,7 @@ from shared.search.request import SearchRequest
 from shared.stores import Page, Stores, open_stores
 from shared.stores.postgres.search import PgSearchIndex, phrases
 from shared.stores.sql import search_walk
+from shared.stores.sql.search_impacts import idf as bm25_idf
 from tests.contract.test_search_topk_sqlite import T, _pages, _prefix_queries, _queries, _requests
 from tests.pgschema import fresh_schema
 
@@ -45,7 +45,7 @@ async def _compare(stores: Stores, requests: list[SearchRequest]) -> tuple[int, 
     for r in requests:
         groups = await phrases(r.query, index._vocab)
         df = {p.match: await index._docs(p) for g in groups for p in g}
-        idf = {m: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for m, d in df.items()}
+        idf = {m: bm25_idf(n, d) for m, d in df.items()}
         fast = await index._topk.best(r, groups, df, idf, n, avgdl)
         if fast is None:
             continue
@@ -108,6 +108,14 @@ async def test_late_pages_updates_and_removals_keep_the_walk_exact(corpus: Store
     assert stray is not None
     assert stray[0] == 0
     assert ids
+    # and each term's count of pages is its postings' (the walk's IDF reads it)
+    off = await db.fetchone(
+        "SELECT count(*) FROM (SELECT term, count(*) AS n FROM search_post GROUP BY term) p"
+        " FULL JOIN (SELECT term, docs FROM search_df WHERE docs > 0) d USING (term)"
+        " WHERE p.n IS DISTINCT FROM d.docs"
+    )
+    assert off is not None
+    assert off[0] == 0
 
 
 def _fields(page: Page) -> dict[str, object]:

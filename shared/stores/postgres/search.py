@@ -31,7 +31,6 @@ cached for a minute (a few new pages barely move an IDF), as on SQLite.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -44,6 +43,7 @@ from shared.stores.postgres.db import PgDb
 from shared.stores.postgres.search_topk import PgTopK
 from shared.stores.sql.search import TOP_CHAR, hit_from_row, with_suggestion
 from shared.stores.sql.search_impacts import freshness, w
+from shared.stores.sql.search_impacts import idf as bm25_idf
 from shared.stores.sql.search_walk import Phrase
 
 __all__ = ["Frequencies", "PgSearchIndex", "PgVocabulary", "phrases", "tsquery_text"]
@@ -97,8 +97,8 @@ class Frequencies:
 
 
 class PgVocabulary:
-    """The index's terms (``search_vocab``, which the indexer fills, in code-point order: a prefix is a range)
-    for "did you mean" (``shared/search/suggest.py``) and a prefix's terms; a term's pages from its postings."""
+    """The index's terms (``search_df``: each with its pages, counted by the indexer; in code-point order, so a
+    prefix is a range) for "did you mean" (``shared/search/suggest.py``) and a prefix's terms."""
 
     def __init__(self, db: PgDb, df: Frequencies) -> None:
         self._db = db
@@ -106,7 +106,8 @@ class PgVocabulary:
 
     async def candidates(self, prefix: str, min_len: int, max_len: int, limit: int) -> list[str]:
         rows = await self._db.fetch(
-            "SELECT term FROM search_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? LIMIT ?",
+            "SELECT term FROM search_df WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? AND docs > 0"
+            " LIMIT ?",
             prefix,
             prefix + TOP_CHAR,
             min_len,
@@ -116,12 +117,8 @@ class PgVocabulary:
         return [r[0] for r in rows]
 
     async def docs(self, term: str) -> int:
-        async def count() -> int:
-            row = await self._db.fetchone("SELECT count(*) FROM search_post WHERE term = ?", term)
-            return int(row[0]) if row else 0
-
-        n: int = await self._df.get(f"t:{term}", count)
-        return n
+        row = await self._db.fetchone("SELECT docs FROM search_df WHERE term = ?", term)
+        return int(row[0]) if row else 0
 
 
 async def phrases(query: SearchQuery, vocab: PgVocabulary) -> list[list[Phrase]]:
@@ -196,8 +193,7 @@ class PgSearchIndex:
             return await with_suggestion(self, self._vocab, request, SearchResults())
         groups = await phrases(request.query, self._vocab)
         df = {p.match: await self._docs(p) for g in groups for p in g}
-        # fts5Bm25GetData: log((nRow - nHit + 0.5) / (nHit + 0.5)), at least 1e-6
-        idf = {m: max(1e-6, math.log((n - d + 0.5) / (d + 0.5))) for m, d in df.items()}
+        idf = {m: bm25_idf(n, d) for m, d in df.items()}
         top = None
         if self._topk is not None:
             top = await self._topk.best(request, groups, df, idf, n, avgdl)

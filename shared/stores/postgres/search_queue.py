@@ -19,9 +19,9 @@ The page statements queue every row they write (``search_queue``, migration 24).
    index (``search_impacts.py``: one row a term);
 4. one statement writes each live page's ``search_docs`` row, drops the rows of
    pages that are gone (a tombstone, an empty page), replaces the postings that
-   changed, deletes the queue rows taken and adds the terms new to
-   ``search_vocab`` (the vocabulary of "did you mean"; terms this process wrote
-   before are not sent again);
+   changed, deletes the queue rows taken and adds what changed to each term's
+   count of pages (``search_df``: the IDF of the walk, the vocabulary of "did you
+   mean"; its rows in term order, so two indexers lock them in one order);
 5. commit. A crash before it leaves the queue rows where they were.
 """
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -51,8 +52,6 @@ _REQUEUE_LOCK = 0x7365_6172_6368  # "search"
 #: PostgreSQL keeps positions up to this (larger ones are stored as it) and 256 of one lexeme
 _MAX_POS = 16383
 _MAX_POSITIONS = 256
-#: vocabulary terms a process remembers having written
-_KNOWN_MAX = 1_000_000
 _CLAIM = (
     "SELECT q.seq, q.url, p.version, p.deleted, p.host, p.title, p.text, p.kind, p.published_at, p.written_at"
     " FROM (SELECT seq, url FROM search_queue ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED) q"
@@ -81,7 +80,8 @@ _APPLY = (
     f" post AS (INSERT INTO search_post (term, k) SELECT * FROM unnest(${_N + 5}::text[], ${_N + 6}::bigint[])"
     " ON CONFLICT DO NOTHING),"
     f" taken AS (DELETE FROM search_queue WHERE seq = ANY(${_N + 7}::bigint[])),"
-    f" vocab AS (INSERT INTO search_vocab (term) SELECT unnest(${_N + 8}::text[]) ON CONFLICT DO NOTHING)"
+    f" df AS (INSERT INTO search_df (term, docs) SELECT * FROM unnest(${_N + 8}::text[], ${_N + 9}::bigint[])"
+    " ON CONFLICT (term) DO UPDATE SET docs = search_df.docs + excluded.docs)"
     " SELECT array_agg(written_at) FROM put"
 )
 
@@ -90,7 +90,7 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector_text(title: Stream, body: Stream, seen: set[str] | None = None) -> str:
+def tsvector_text(title: Stream, body: Stream) -> str:
     """The ``tsvector`` literal of a page: every term at its stream position (``tokens.py``), the title's
     weighted A and the text's B after a gap, so that no phrase runs from the title into the text."""
     at: dict[str, list[str]] = {}
@@ -100,11 +100,7 @@ def tsvector_text(title: Stream, body: Stream, seen: set[str] | None = None) -> 
             pos += 1
             if token == SEPARATOR:  # a position of its own, never a lexeme: the gap is what it is for
                 continue
-            places = at.get(token)
-            if places is None:
-                places = at[token] = []
-                if seen is not None:
-                    seen.add(token)
+            places = at.setdefault(token, [])
             if len(places) < _MAX_POSITIONS:
                 places.append(f"{min(pos, _MAX_POS)}{weight}")
         pos += 1
@@ -133,16 +129,15 @@ class _Batch:
     gone: list[str] = field(default_factory=list)
     unpost: set[tuple[str, int]] = field(default_factory=set)
     post: set[tuple[str, int]] = field(default_factory=set)
-    new_terms: list[str] = field(default_factory=list)
+    deltas: Counter[str] = field(default_factory=Counter)
     moved_on: int = 0
     cpu_s: float = 0.0
 
 
-def _plan(latest: Sequence[Any], held: dict[str, Any], new_ids: Sequence[int], known: set[str]) -> _Batch:
+def _plan(latest: Sequence[Any], held: dict[str, Any], new_ids: Sequence[int]) -> _Batch:
     """The batch's writes from its pages (one each, as read) and their rows as locked (``held``)."""
     cpu0 = time.thread_time()
     out = _Batch()
-    seen: set[str] = set()
     fresh_ids = iter(new_ids)
     for _seq, url, version, deleted, host, title, text, kind, published, written in latest:
         old = held.get(url)
@@ -156,6 +151,7 @@ def _plan(latest: Sequence[Any], held: dict[str, Any], new_ids: Sequence[int], k
             if old is not None:
                 out.gone.append(url)
                 out.unpost |= before
+                out.deltas.subtract({t for t, _ in before})
             continue
         doc_id = old["id"] if old is not None and old["id"] is not None else next(fresh_ids)
         t, b = stream(title), stream(text)
@@ -166,12 +162,13 @@ def _plan(latest: Sequence[Any], held: dict[str, Any], new_ids: Sequence[int], k
         after = _postings(impacts)
         out.unpost |= before - after
         out.post |= after - before
-        tsv = tsvector_text(t, b, seen)
+        out.deltas.subtract({t for t, _ in before})
+        out.deltas.update({t for t, _ in after})
+        tsv = tsvector_text(t, b)
         out.docs.append(
             (url, version, host, kind, fresh_at, written, tsv, doc_id, len(tt) + len(bt), " ".join(tt),
              " ".join(bt), impacts)
         )  # fmt: skip
-    out.new_terms = sorted(seen - known)
     out.cpu_s = time.thread_time() - cpu0
     return out
 
@@ -183,8 +180,6 @@ class PgIndexQueue:
         self._db = db
         # analysis runs here, not on the event loop (HTTP, heartbeats)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-index")
-        #: terms this process has written to the vocabulary (so a batch sends only the new ones)
-        self._known: set[str] = set()
 
     async def index_pending(self, limit: int) -> IndexRound:
         loop = asyncio.get_running_loop()
@@ -196,17 +191,16 @@ class PgIndexQueue:
             held = {r["url"]: r for r in await conn.fetch(_LOCK, [r[1] for r in latest])}
             wanted = sum(1 for r in latest if r[2] is not None and (r[1] not in held or held[r[1]]["id"] is None))
             new_ids = [r[0] for r in await conn.fetch(_IDS, wanted)] if wanted else []
-            batch = await loop.run_in_executor(self._pool, _plan, latest, held, new_ids, self._known)
+            batch = await loop.run_in_executor(self._pool, _plan, latest, held, new_ids)
             stamp = now_us(None)
             cols = [list(c) for c in zip(*batch.docs, strict=True)] if batch.docs else [[] for _ in range(_N)]
             unpost, post = sorted(batch.unpost), sorted(batch.post)
+            deltas = sorted((t, n) for t, n in batch.deltas.items() if n)
             written = await conn.fetchval(
                 _APPLY, *cols, stamp, batch.gone, [t for t, _ in unpost], [k for _, k in unpost],
-                [t for t, _ in post], [k for _, k in post], [r[0] for r in rows], batch.new_terms,
+                [t for t, _ in post], [k for _, k in post], [r[0] for r in rows], [t for t, _ in deltas],
+                [n for _, n in deltas],
             )  # fmt: skip
-        if len(self._known) + len(batch.new_terms) > _KNOWN_MAX:
-            self._known.clear()  # a few terms sent again (ON CONFLICT DO NOTHING) beats unbounded memory
-        self._known.update(batch.new_terms)
         lags = tuple(max(0.0, (stamp - w) / 1e6) for w in written or () if w)
         return IndexRound(
             queued=len(rows),

@@ -23,6 +23,7 @@ term and key (``postgres/search_topk.py``).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -40,6 +41,7 @@ __all__ = [
     "TFT_MAX",
     "B",
     "freshness",
+    "idf",
     "impact_rows",
     "w",
 ]
@@ -67,6 +69,13 @@ def freshness(ranking: Ranking, kind: str, published: int | None, now: int) -> f
     pub = published or 0
     age = (now - pub) / 1000000.0 if now > pub else 0.0
     return 1.0 + ranking.freshness_boost * ranking.freshness_half_life_s / (ranking.freshness_half_life_s + age)
+
+
+def idf(n_rows: int, n_hits: int) -> float:
+    """bm25's IDF of a phrase on ``n_hits`` of ``n_rows`` pages (fts5Bm25GetData: at least 1e-6); hits past the
+    page count (a count newer than the pages') count as every page."""
+    hits = min(n_hits, n_rows)
+    return max(1e-6, math.log((n_rows - hits + 0.5) / (hits + 0.5)))
 
 
 def w(f: float, length: int, avgdl: float) -> float:

@@ -23,12 +23,13 @@ by another version queues them all again (``search_queue.requeue_if_stale``).
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from shared.search.query import SearchQuery, Term
 from shared.search.request import Cursor, SearchRequest, SearchResults
-from shared.search.tokens import stream
+from shared.search.tokens import SEPARATOR, stream
 from shared.stores.codec import to_us
 from shared.stores.sql.search import TOP_CHAR, freshness_params, freshness_sql, hit_from_row, with_suggestion
 from shared.stores.sql.search_impacts import MAX_PAGE_ID
@@ -100,12 +101,32 @@ def write_page(conn: sqlite3.Connection, rowid: int, terms: IndexTerms, doc: Doc
         conn.executemany(_INSERT_IMP, [(k, text) for k, _, text in rows])
 
 
-def drop_page(conn: sqlite3.Connection, rowid: int) -> None:
-    """Forget the index rows of the page at ``rowid`` (none is fine)."""
+def drop_page(conn: sqlite3.Connection, rowid: int) -> set[str]:
+    """Forget the index rows of the page at ``rowid`` (none is fine); the terms they held."""
+    old = conn.execute("SELECT c0, c1 FROM search_fts_content WHERE id = ?", (rowid,)).fetchone()
     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
     conn.execute("DELETE FROM search_docs WHERE id = ?", (rowid,))
     conn.execute(_DELETE_IMP, (rowid,))
     conn.execute("DELETE FROM search_imp_rows WHERE id = ?", (rowid,))
+    return terms_of(old[0] or "", old[1] or "") if old is not None else set()
+
+
+def terms_of(title: str, body: str) -> set[str]:
+    """The distinct terms of a page's two streams (what ``search_df`` counts it under)."""
+    out = set(title.split(" ")) | set(body.split(" "))
+    out.discard(SEPARATOR)
+    out.discard("")
+    return out
+
+
+def count_terms(conn: sqlite3.Connection, deltas: Counter[str]) -> None:
+    """Add ``deltas`` to the terms' page counts (``search_df``, what the walk's IDF and "did you mean" read)."""
+    rows = [(t, n) for t, n in deltas.items() if n]
+    conn.executemany(
+        "INSERT INTO search_df (term, docs) VALUES (?, ?) ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
+        rows,
+    )
+    conn.executemany("DELETE FROM search_df WHERE term = ? AND docs <= 0", [(t,) for t, n in rows if n < 0])
 
 
 def _quoted(token: str) -> str:
@@ -212,19 +233,22 @@ def _ranked(conn: sqlite3.Connection, request: SearchRequest) -> list[tuple[int,
 
 
 class SqliteVocabulary:
-    """The index's terms for "did you mean" (``shared/search/suggest.py``): FTS5's own, through fts5vocab."""
+    """The index's terms for "did you mean" (``shared/search/suggest.py``): ``search_df``, each with its pages."""
 
     def __init__(self, db: SqliteDb) -> None:
         self._db = db
 
     async def candidates(self, prefix: str, min_len: int, max_len: int, limit: int) -> list[str]:
-        sql = "SELECT term FROM search_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? LIMIT ?"
+        sql = (
+            "SELECT term FROM search_df WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? AND docs > 0"
+            " LIMIT ?"
+        )
         args = (prefix, prefix + TOP_CHAR, min_len, max_len, limit)
         return [r[0] for r in await self._db.read(lambda conn: conn.execute(sql, args).fetchall())]
 
     async def docs(self, term: str) -> int:
         row = await self._db.read_inline(
-            lambda conn: conn.execute("SELECT doc FROM search_vocab WHERE term = ?", (term,)).fetchone()
+            lambda conn: conn.execute("SELECT docs FROM search_df WHERE term = ?", (term,)).fetchone()
         )
         return int(row[0]) if row else 0
 

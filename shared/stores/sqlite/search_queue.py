@@ -27,6 +27,7 @@ import contextlib
 import logging
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from shared.search.kinds import page_kind
 from shared.stores.codec import now_us, to_us
 from shared.stores.search import IndexRound, drain
 from shared.stores.sqlite.db import SqliteDb
-from shared.stores.sqlite.search import DocFields, IndexTerms, drop_page, index_terms, write_page
+from shared.stores.sqlite.search import DocFields, IndexTerms, count_terms, drop_page, index_terms, terms_of, write_page
 
 __all__ = ["SqliteIndexQueue", "requeue_if_stale"]
 
@@ -117,19 +118,22 @@ def _apply(conn: sqlite3.Connection, seqs: Sequence[int], plans: Sequence[_Plan]
     stamp = now_us(None)
     indexed = removed = moved_on = 0
     lags: list[float] = []
+    deltas: Counter[str] = Counter()
     for plan in plans:
         row = conn.execute(_STATE, (plan.id,)).fetchone()
         if (None if row is None else (int(row[0]), bool(row[1]))) != plan.state:
             moved_on += 1  # written again since it was read: its newer queue row indexes it
             continue
-        drop_page(conn, plan.id)
+        deltas.subtract(drop_page(conn, plan.id))
         if plan.terms is None or plan.doc is None:
             removed += 1
             continue
         write_page(conn, plan.id, plan.terms, plan.doc, stamp)
+        deltas.update(terms_of(plan.terms.title, plan.terms.body))
         indexed += 1
         if plan.written_us:
             lags.append(max(0.0, (stamp - plan.written_us) / 1e6))
+    count_terms(conn, deltas)
     conn.executemany("DELETE FROM search_queue WHERE seq = ?", [(s,) for s in seqs])
     return _Applied(indexed, removed, moved_on, tuple(lags), time.thread_time() - cpu0)
 

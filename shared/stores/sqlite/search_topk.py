@@ -31,7 +31,6 @@ the PostgreSQL engine (a few new pages barely move an IDF).
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import time
 from collections import OrderedDict
@@ -40,6 +39,7 @@ from typing import Any
 
 from shared.search.request import SearchRequest
 from shared.stores.sql.search_impacts import INDEX_RANKING, MAX_PAGE_ID, impact_rows
+from shared.stores.sql.search_impacts import idf as bm25_idf
 from shared.stores.sql.search_walk import (
     Doc,
     Docs,
@@ -59,7 +59,8 @@ __all__ = ["TopK", "page_impacts", "read_averages"]
 
 _DF_TTL_S = 60.0
 _DF_MAX = 20_000
-#: a term's document frequency: each page has the term in exactly one of its impact rows
+#: a prefix list's document frequency: each page has the prefix token in exactly one of its impact rows (a
+#: term's is in ``search_df``, counted by the indexer as the index changes)
 _COUNT = "SELECT count(*) FROM search_imp WHERE search_imp MATCH ?"
 #: a long prefix's: the pages FTS5's bm25 counts as its hits (a page may hold it in several impact rows)
 _COUNT_FTS = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?"
@@ -210,7 +211,10 @@ class TopK:
             if alternatives is None:
                 return None
             for p in alternatives:
-                if p.exact:
+                if p.exact and not p.prefix:  # a term: its pages are counted as the index changes
+                    row = conn.execute("SELECT docs FROM search_df WHERE term = ?", (p.token,)).fetchone()
+                    df[p.match] = int(row[0]) if row else 0
+                elif p.exact:
                     df[p.match] = self._df.get(conn, _COUNT, _quoted(p.lists[0]))
                 else:
                     # a long prefix walks a list of more pages than it matches; worth it only when most of
@@ -223,8 +227,7 @@ class TopK:
         if not worth_a_walk(group_docs, n_rows):
             return None
         avgdl = n_tokens / n_rows
-        # fts5Bm25GetData: log((nRow - nHit + 0.5) / (nHit + 0.5)), at least 1e-6
-        idf = {m: max(1e-6, math.log((n_rows - n + 0.5) / (n + 0.5))) for m, n in df.items()}
+        idf = {m: bm25_idf(n_rows, n) for m, n in df.items()}
         excluded = {x for t in q.excluded for x in t.lemmas or (t.stem,)}
         best: list[tuple[int, float]] | None = drive(walk(request, groups, excluded, idf, avgdl), _Reads(conn))
         return best
