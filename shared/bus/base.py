@@ -124,7 +124,13 @@ class Producer(Protocol):
 
 class Consumer(Protocol):
     async def getmany(self, timeout_s: float, max_records: int) -> Sequence[Consumed]:
-        """Records from the assigned, unpaused partitions; [] after ``timeout_s`` with none."""
+        """Records from the assigned, unpaused partitions; [] after ``timeout_s`` with none (or
+        sooner, after ``wakeup``)."""
+        ...
+
+    def wakeup(self) -> None:
+        """End a ``getmany`` in progress now, with nothing (a runner that stops does not wait out an
+        idle poll). Losing nothing: whatever it had not returned is read by the next one."""
         ...
 
     async def commit(self, offsets: dict[TopicPartition, int]) -> None:

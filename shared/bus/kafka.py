@@ -48,6 +48,9 @@ RESET_EVERY_S = 5.0
 MAX_BATCH_BYTES = 1024 * 1024
 #: largest record: bodies above 256 KB travel as blob references, so 4 MiB is ample headroom
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
+#: a poll this long or longer (an idle runner's) can be ended by ``wakeup``; shorter ones, the polls of
+#: a busy runner, go to aiokafka directly (racing them would cost a task each)
+WAKEABLE_POLL_S = 0.5
 
 
 def _servers(url: str) -> str:
@@ -322,6 +325,8 @@ class KafkaConsumer:
         self.listener = _Listener(self)
         self._on_stop: Any = None
         self._stopped = False
+        #: the future a long ``getmany`` races against, for ``wakeup``
+        self._woken: asyncio.Future[None] | None = None
         #: the offsets this member committed (or read once from the group) per partition it owns: the
         #: lag gauge reads them instead of asking the coordinator for every partition every 5 s (an
         #: OffsetFetch round trip each, ~100 a reading for a process of seven cubes)
@@ -329,7 +334,10 @@ class KafkaConsumer:
 
     async def getmany(self, timeout_s: float, max_records: int) -> Sequence[Consumed]:
         try:
-            got = await self.raw.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+            if timeout_s < WAKEABLE_POLL_S:
+                got = await self.raw.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+            else:
+                got = await self._wakeable(timeout_s, max_records)
         except KafkaConnectionError as exc:
             raise BusUnavailable(str(exc)) from exc
         # aiokafka's ConsumerRecords are handed through: they have every attribute the runtime
@@ -337,6 +345,29 @@ class KafkaConsumer:
         if self.prefix:
             return [_record(m, self.prefix) for batch in got.values() for m in batch]
         return [m for batch in got.values() for m in batch]
+
+    async def _wakeable(self, timeout_s: float, max_records: int) -> dict[Any, list[Any]]:
+        """aiokafka's ``getmany`` raced against ``wakeup`` (a task of its own: a long, idle poll only).
+
+        Cancelling it loses nothing: aiokafka takes records out of its buffer only in the step that
+        returns them."""
+        poll = asyncio.ensure_future(self.raw.getmany(timeout_ms=int(timeout_s * 1000), max_records=max_records))
+        woken = self._woken = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait((poll, woken), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._woken = None
+            if not poll.done():
+                poll.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await poll
+        got: dict[Any, list[Any]] = {} if poll.cancelled() else poll.result()
+        return got
+
+    def wakeup(self) -> None:
+        woken = self._woken
+        if woken is not None and not woken.done():
+            woken.set_result(None)
 
     async def commit(self, offsets: dict[TopicPartition, int]) -> None:
         mine = self.raw.assignment()

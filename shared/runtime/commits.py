@@ -16,8 +16,10 @@ record) and commits only the *contiguously* finished prefix. One commit round
 4. run their ``after_commit`` hooks (state that may only go once the work is
    safe): one key's in order, different keys' side by side; flush the metrics.
 
-A round runs every ``COMMIT_EVERY_S`` (``run``) and once more at shutdown and
-before a rebalance takes partitions away. A round that fails on the bus leaves
+A round runs every ``COMMIT_EVERY_S`` (``run``) while records are in flight, and
+once more at shutdown and before a rebalance takes partitions away; with nothing
+in flight the loop sleeps until a record is admitted (an idle runner wakes for
+no round). A round that fails on the bus leaves
 the slots it took uncommitted (the runner then rewinds to the last commits,
 ``rewind``): the records are read and handled again — at-least-once.
 """
@@ -85,6 +87,9 @@ class CommitTracker:
         self._committed: dict[TopicPartition, int] = {}
         #: one round at a time: the loop's, the shutdown's and a rebalance's must not interleave
         self._lock = asyncio.Lock()
+        #: set when a record is admitted (or at ``close``): the round loop's wait while nothing is in flight
+        self._admitted = asyncio.Event()
+        self._closing = False
 
     def admit(self, record: Consumed) -> Slot:
         """The slot of a record just read, at the end of its partition's track."""
@@ -94,7 +99,17 @@ class CommitTracker:
         if track is None:
             track = self._tracks[tpk] = deque()
         track.append(slot)
+        self._admitted.set()
         return slot
+
+    def close(self) -> None:
+        """The runner is closing: ``run`` ends after the round in progress (or its idle wait) ends."""
+        self._closing = True
+        self._admitted.set()
+
+    def idle(self) -> bool:
+        """Nothing admitted is left uncommitted."""
+        return not any(self._tracks.values())
 
     def slots(self, tpk: tuple[str, int]) -> Iterable[Slot]:
         return self._tracks.get(tpk, ())
@@ -185,15 +200,15 @@ class CommitTracker:
                 track = self._tracks[(r.topic, r.partition)] = deque()
             track.appendleft(slot)
 
-    async def run(
-        self,
-        closing: Callable[[], bool],
-        troubled: Callable[[], bool],
-        failed: Callable[[BaseException], None],
-    ) -> None:
-        """A round every ``COMMIT_EVERY_S`` until ``closing()``; none while ``troubled()`` (the
-        runner is recovering from a bus failure); a round's bus failure goes to ``failed``."""
-        while not closing():
+    async def run(self, troubled: Callable[[], bool], failed: Callable[[BaseException], None]) -> None:
+        """A round every ``COMMIT_EVERY_S`` until ``close``; none while ``troubled()`` (the runner is
+        recovering from a bus failure); a round's bus failure goes to ``failed``. With nothing in
+        flight it waits for the next admitted record (or ``close``) instead."""
+        while not self._closing:
+            if self.idle():
+                self._admitted.clear()
+                await self._admitted.wait()
+                continue
             # a pace, not a behaviour: the event loop's time, so that commits go on while a test's
             # ManualClock stands still
             await asyncio.sleep(COMMIT_EVERY_S)

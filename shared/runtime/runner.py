@@ -71,7 +71,7 @@ from shared.runtime.publish import Encoder, emitter, publish_outputs, reset_prod
 from shared.runtime.shutdown import bounded, settle
 from shared.runtime.stats import Meter, RunStats, sample_lag
 from shared.runtime.timers import run_timer
-from shared.runtime.waits import bus_backoff, wake_on
+from shared.runtime.waits import IDLE_POLL_S, bus_backoff, wake_on
 from shared.runtime.watchdog import Watchdog
 
 __all__ = ["HEADERS", "RunStats", "Runner"]
@@ -112,7 +112,6 @@ class Runner:
         self.consumer: Consumer | None = None
         self._stop = asyncio.Event()
         self._started = asyncio.Event()
-        self._closing = False
         self._bus_failure: BaseException | None = None
         #: when the last poll returned: every record of one poll was "received" then
         self._received_at = self.clock.now()
@@ -132,6 +131,8 @@ class Runner:
     def stop(self) -> None:
         """Ask for a graceful stop: no new intake; in-flight work finishes and is committed."""
         self._stop.set()
+        if self.consumer is not None:
+            self.consumer.wakeup()  # an idle poll in progress ends now
 
     @property
     def started(self) -> asyncio.Event:
@@ -261,10 +262,9 @@ class Runner:
     async def _consume(self) -> None:
         assert self.consumer is not None
         consumer, lanes, tracker, clock = self.consumer, self._lanes, self._tracker, self.clock
-        committer = asyncio.create_task(
-            tracker.run(lambda: self._closing, lambda: self._bus_failure is not None, self._failed)
-        )
+        committer = asyncio.create_task(tracker.run(lambda: self._bus_failure is not None, self._failed))
         loop_time = asyncio.get_running_loop().time  # for the idle bound (module docstring)
+        poll_s = IDLE_POLL_S if self.idle_timeout is None else 0.2  # idle: records and a stop end a poll
         idle_since = loop_time()
         backoff = 0.0
         try:
@@ -284,7 +284,7 @@ class Runner:
                     await wake_on(lanes.room, self._stop)
                     continue
                 try:
-                    records = await consumer.getmany(0.05 if lanes.in_flight else 0.2, room)
+                    records = await consumer.getmany(poll_s if lanes.in_flight == 0 else 0.05, room)
                 except Exception as exc:  # the bus is unreachable: wait and poll again
                     self.stats.bus_failures += 1
                     backoff = await bus_backoff(self.cube.name, "poll", exc, backoff, self._stop)
@@ -306,7 +306,7 @@ class Runner:
         finally:
             await lanes.drain(self.cfg.shutdown_timeout_s)
             # let a commit in progress end (cancelling it could cut its after-commit hooks short)
-            self._closing = True
+            tracker.close()
             with contextlib.suppress(Exception):
                 await committer
             with contextlib.suppress(Exception):
@@ -401,7 +401,7 @@ class Runner:
         assert handler is not None
         now = self.clock.monotonic
         running = self._watchdog.running
-        t0 = running[task] = now()
+        t0 = self._watchdog.watch(task)
         try:
             try:
                 outputs = await handler(msg, ctx)

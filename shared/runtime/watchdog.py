@@ -30,13 +30,23 @@ class Watchdog:
     """``running`` maps each handler's task to its start or last progress (the runner fills it, ``beat``
     moves it on); ``run`` cuts off the quiet."""
 
-    __slots__ = ("_timed_out", "clock", "limit_s", "running")
+    __slots__ = ("_busy", "_timed_out", "clock", "limit_s", "running")
 
     def __init__(self, limit_s: float, clock: Clock) -> None:
         self.limit_s = limit_s
         self.clock = clock
         self.running: dict[asyncio.Task[None], float] = {}
         self._timed_out: set[asyncio.Task[None]] = set()
+        #: set by ``watch`` when a handler starts while none ran: ``run`` waits for it meanwhile
+        self._busy = asyncio.Event()
+
+    def watch(self, task: asyncio.Task[None]) -> float:
+        """``task`` starts a handler now (the runner takes it out of ``running`` when it ends); its start."""
+        running = self.running
+        if not running:
+            self._busy.set()  # looking begins again
+        started = running[task] = self.clock.monotonic()
+        return started
 
     def beat(self) -> None:
         """The handler running in the current task got on: its limit counts from now."""
@@ -61,6 +71,9 @@ class Watchdog:
 
     async def run(self) -> None:
         while True:
+            if not self.running:  # nothing to watch: no look until a handler starts (an idle runner sleeps)
+                self._busy.clear()
+                await self._busy.wait()
             # a quarter of the limit: a handler is cut off at most 25 % late (and at least once a second)
             await asyncio.sleep(min(1.0, self.limit_s / 4))
             self.look()

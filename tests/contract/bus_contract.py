@@ -179,6 +179,23 @@ class BusContract:
         assert (await c2.lag())[tp] == 1
         await c2.stop()
 
+    async def test_wakeup_ends_a_long_poll_at_once_and_loses_nothing(self, bus: Bus, uid: str) -> None:
+        """A stopping runner wakes its consumer's idle poll (``Consumer.wakeup``) instead of waiting it out."""
+        t, g = f"wake-{uid}", f"g-{uid}"
+        await self.make_topics(bus, t, partitions=1)
+        c = await bus.consumer(g, [t])
+        try:
+            poll = asyncio.ensure_future(c.getmany(3600.0, 10))
+            async with asyncio.timeout(WAIT_S):  # the poll is woken, not waited out
+                while not poll.done():
+                    c.wakeup()  # again until the poll has begun waiting (no event says when)
+                    await asyncio.sleep(0.01)
+            assert poll.result() == []
+            await produce(bus, t, [("k", b"after")])
+            assert [r.value for r in await drain(c, 1)] == [b"after"]
+        finally:
+            await c.stop()
+
     async def test_headers_and_keys_survive(self, bus: Bus, uid: str) -> None:
         t = f"headers-{uid}"
         await self.make_topics(bus, t)
