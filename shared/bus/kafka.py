@@ -48,6 +48,16 @@ RESET_EVERY_S = 5.0
 MAX_BATCH_BYTES = 1024 * 1024
 #: largest record: bodies above 256 KB travel as blob references, so 4 MiB is ample headroom
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
+#: What a consumer sends while it has nothing to do, each of a process's consumers (a cube each):
+#: a heartbeat every HEARTBEAT_MS (a third of the 10 s session, as Kafka's own default; a rebalance
+#: reaches a member at its next one), a fetch the broker holds for FETCH_WAIT_MS while no record comes
+#: (it answers as soon as one does, so records wait for nothing; a partition resumed or sought while a
+#: fetch is held is fetched when it returns), and fresh metadata every METADATA_MAX_AGE_MS (aiokafka
+#: asks at once when a leader moves). At 1 s, 500 ms and 5 s, two processes of seven cubes sent 45
+#: requests a second doing nothing, and the broker spent 92 ms of CPU a second answering them
+HEARTBEAT_MS = 3_000
+FETCH_WAIT_MS = 3_000
+METADATA_MAX_AGE_MS = 30_000
 #: a poll this long or longer (an idle runner's) can be ended by ``wakeup``; shorter ones, the polls of
 #: a busy runner, go to aiokafka directly (racing them would cost a task each)
 WAKEABLE_POLL_S = 0.5
@@ -85,6 +95,9 @@ class KafkaBus:
         self.compression: str | None = None if compression == "none" else compression
         self._producer: KafkaProducer | None = None
         self._consumers: list[KafkaConsumer] = []
+        #: the client ``end_offsets`` reads with (made at its first reading), and who may make it
+        self._offsets: AIOKafkaConsumer | None = None
+        self._offsets_lock = asyncio.Lock()
 
     def _new_raw_producer(self) -> AIOKafkaProducer:
         return AIOKafkaProducer(
@@ -108,6 +121,9 @@ class KafkaBus:
     async def close(self) -> None:
         for c in list(self._consumers):
             await c.stop()
+        if self._offsets is not None:
+            offsets, self._offsets = self._offsets, None
+            await offsets.stop()
         if self._producer is not None:
             await self._producer.raw.stop()
             self._producer = None
@@ -129,10 +145,11 @@ class KafkaBus:
             # fetch sizes stay at aiokafka's defaults (1 MiB per partition; the broker still returns
             # a larger single batch whole): 4 MiB / 64 MiB made a consume->produce loop ~3.8x slower
             session_timeout_ms=10_000,
-            heartbeat_interval_ms=1_000,
+            heartbeat_interval_ms=HEARTBEAT_MS,
+            fetch_max_wait_ms=FETCH_WAIT_MS,
             # a batch may take a while (crawls); the runtime bounds handler time separately
             max_poll_interval_ms=300_000,
-            metadata_max_age_ms=5_000,
+            metadata_max_age_ms=METADATA_MAX_AGE_MS,
         )
         consumer = KafkaConsumer(raw, group, on_revoke, self.prefix)
         raw.subscribe([self.prefix + t for t in topics], listener=consumer.listener)
@@ -176,17 +193,24 @@ class KafkaBus:
         return started
 
     async def end_offsets(self, topic: str) -> dict[int, int]:
+        """One ListOffsets request on a client kept for it (``_offsets_client``)."""
         topic = self.prefix + topic
-        c = await self._plain_consumer()
-        try:
-            parts = c.partitions_for_topic(topic)
-            if parts is None:
-                await c._client.force_metadata_update()
-                parts = c.partitions_for_topic(topic) or set()
-            ends = await c.end_offsets([KTP(topic, p) for p in parts]) if parts else {}
-            return {k.partition: int(v) for k, v in ends.items()}
-        finally:
-            await c.stop()
+        c = await self._offsets_client()
+        parts = c.partitions_for_topic(topic)
+        if parts is None:  # a topic this client has not seen yet (made since its last metadata)
+            await c._client.force_metadata_update()
+            parts = c.partitions_for_topic(topic) or set()
+        ends = await c.end_offsets([KTP(topic, p) for p in parts]) if parts else {}
+        return {k.partition: int(v) for k, v in ends.items()}
+
+    async def _offsets_client(self) -> AIOKafkaConsumer:
+        """The client that reads end offsets, started once: a client per reading cost a connection, its
+        handshake and two metadata requests each time, and every process reads the dead-letter topics'
+        ends every status round (``shared/status.py``): most of an idle process's Kafka requests."""
+        async with self._offsets_lock:
+            if self._offsets is None:
+                self._offsets = await self._plain_consumer()
+            return self._offsets
 
     async def partitioner(self, topic: str) -> Callable[[bytes], int]:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -52,6 +53,45 @@ class TestKafkaBus(BusContract):
         assert (await c.lag())[tp] == 0
         assert asked == 2
         await c.stop()
+
+
+#: an idle consumer's requests a second allowed: a heartbeat and a held fetch every 3 s, metadata every 30 s
+#: (shared/bus/kafka.py); at 1 s, 500 ms and 5 s it sent 3.2 a second, and a process of nine cubes 35
+IDLE_REQUESTS_PER_S = 1.2
+#: how long the idle consumer is watched (a count over a span: a slow machine sends fewer, not more)
+IDLE_SPAN_S = 9.0
+
+
+async def test_an_idle_consumer_sends_about_a_request_a_second_at_most(
+    kafka_url: str, uid: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aiokafka.conn import AIOKafkaConnection
+
+    bus = KafkaBus(kafka_url)
+    await bus.start()
+    try:
+        t = f"idle-{uid}"
+        await bus.create_topics([TopicSpec(t, 3)])
+        c = await bus.consumer(f"g-{uid}", [t])
+        await produce(bus, t, [("k", b"1")])
+        await drain(c, 1)  # joined, assigned, fetching
+        sent: list[str] = []
+        send = AIOKafkaConnection.send
+
+        def counted(self: Any, request: Any, expect_response: bool = True) -> Any:
+            sent.append(type(request).__name__)
+            return send(self, request, expect_response)
+
+        monkeypatch.setattr(AIOKafkaConnection, "send", counted)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        while loop.time() - start < IDLE_SPAN_S:
+            assert await c.getmany(1.0, 100) == []  # an idle runner's polls
+        span, requests = loop.time() - start, list(sent)
+        await c.stop()
+    finally:
+        await bus.close()
+    assert len(requests) / span <= IDLE_REQUESTS_PER_S, f"{len(requests)} requests in {span:.1f} s: {sorted(requests)}"
 
 
 @pytest.mark.parametrize("codec", ["lz4", "zstd", "none"])
