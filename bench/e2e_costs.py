@@ -6,6 +6,9 @@ round trips to the engines per document.
   and through the postmaster's ``cutime`` the backends already gone) and SeaweedFS (``weed``).
   They share the machine with our processes, so "CPU per document" is printed for ours and theirs
   apart. On embedded engines there are none: SQLite and the file CDN run inside our processes.
+  Only the engines ``ops/`` started under ``$TURBOCUBES_VAR`` count when it is set.
+* ``Idle`` -- what the pipeline costs with nothing to do (``Costs.measure_idle``): taken out of each
+  pass's per-document figure, beside the raw one.
 * ``Counters`` -- totals of Prometheus counters over our processes: this one's registry, and each
   worker process's ``/metrics`` (served on ``runtime.metrics_port + index``, see
   ``cubes/workers.py``). Read: ``turbocubes_s3_requests_total`` (``shared/blobs/s3_objects.py``) and
@@ -21,6 +24,7 @@ round trips to the engines per document.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import time
@@ -32,7 +36,7 @@ import aiohttp
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
-__all__ = ["COUNTERS", "Costs", "Counters", "CubeCpu", "EngineCpu"]
+__all__ = ["COUNTERS", "Costs", "Counters", "CubeCpu", "EngineCpu", "Idle"]
 
 #: counter families the bench reads (``_total`` is the sample's suffix, not the family's name)
 COUNTERS = ("turbocubes_postgres_round_trips", "turbocubes_s3_requests", "turbocubes_bench_kafka_requests")
@@ -62,6 +66,13 @@ def _engine_of(pid: str, comm: str) -> str | None:
     return None
 
 
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 class EngineCpu:
     """CPU seconds of the engine processes on this machine, by engine (``kafka``, ``postgres``, ``weed``).
 
@@ -69,18 +80,33 @@ class EngineCpu:
     start instead of making the total go backwards; a PostgreSQL backend that ended is in its
     postmaster's ``cutime`` then, and its share from before the pass is taken out again. The
     engines are shared: whatever else uses them at the time (other tests, other benches) counts too.
+
+    ``owner`` (``$TURBOCUBES_VAR``, where ``ops/`` keeps the engines it started) keeps only the engines
+    started there: their command lines name it (Kafka's config, PostgreSQL's data directory,
+    SeaweedFS's) and a PostgreSQL backend is a child of such a postmaster. Without it, every engine
+    on the machine counts: on a machine shared with other engineers' engines that was most of the
+    figure (16 s of "engines' CPU" in a run of the embedded engines, which have none).
     """
+
+    def __init__(self, owner: str | None = None) -> None:
+        self.owner = owner.encode() if owner else None
 
     def snapshot(self) -> dict[tuple[str, str, str], tuple[float, str]]:
         """(engine, pid, start time) -> (CPU seconds, parent pid)."""
-        out: dict[tuple[str, str, str], tuple[float, str]] = {}
+        found: dict[str, tuple[str, list[str]]] = {}
         for pid in os.listdir("/proc"):
             if not pid.isdigit() or (st := _stat(pid)) is None:
                 continue
             comm, fields = st
             engine = _engine_of(pid, comm)
-            if engine is None:
-                continue
+            if engine is not None:
+                found[pid] = (engine, fields)
+        if self.owner is not None:
+            owner = self.owner
+            roots = {pid for pid in found if owner in _cmdline(pid)}
+            found = {pid: v for pid, v in found.items() if pid in roots or v[1][1] in roots}
+        out: dict[tuple[str, str, str], tuple[float, str]] = {}
+        for pid, (engine, fields) in found.items():
             # utime, stime, and the reaped children's cutime, cstime (fields 14-17 of proc(5)); ppid is
             # field 4, the start time field 22
             ticks = sum(int(f) for f in fields[11:15])
@@ -220,34 +246,96 @@ class CubeCpu:
         return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Idle:
+    """What the pipeline costs with nothing to do: CPU of our processes and of the engines, and Kafka
+    requests, over ``seconds`` with every cube started and no work (``measure_idle``)."""
+
+    seconds: float
+    ours_s: float
+    engines_s: dict[str, float]
+    kafka_requests: float
+
+    def ours_per_s(self) -> float:
+        return self.ours_s / self.seconds
+
+    def engines_per_s(self) -> float:
+        return sum(self.engines_s.values()) / self.seconds
+
+    def report(self, target_share: float | None = None) -> list[str]:
+        parts = ", ".join(f"{k} {v / self.seconds * 1000:.1f}" for k, v in sorted(self.engines_s.items()))
+        line = (
+            f"   IDLE ({self.seconds:.0f} s, every cube started, nothing to do): ours {self.ours_per_s() * 1000:.1f} ms"
+            f" CPU a second ({self.ours_per_s():.1%} of a core)"
+        )
+        if self.engines_s:
+            line += f", engines' {self.engines_per_s() * 1000:.1f} ms a second ({parts})"
+        if self.kafka_requests:
+            line += f"; {self.kafka_requests / self.seconds:.1f} Kafka requests a second"
+        return [line]
+
+
 class Costs:
     """One pass's costs, from ``begin`` to ``end``: engines' CPU, round trips, handler CPU by cube."""
 
-    def __init__(self, counters: Counters, cubes: CubeCpu) -> None:
+    def __init__(self, counters: Counters, cubes: CubeCpu, owner: str | None = None, *, engines: bool = True) -> None:
         self.counters, self.cubes = counters, cubes
-        self.engines = EngineCpu()
+        #: the engines' processes are watched only where the pipeline uses them (not embedded)
+        self.engines = EngineCpu(owner) if engines else None
+        #: the engines' CPU seconds over the last pass (``end``)
+        self.last_engines_s = 0.0
+        #: the idle cost measured before the passes, taken out of each pass's figures (``end``)
+        self.idle: Idle | None = None
         self._engines0: dict[tuple[str, str, str], tuple[float, str]] = {}
         self._counters0: dict[str, float] = {}
 
+    async def measure_idle(self, seconds: float, ours_cpu: Callable[[], float]) -> Idle:
+        """``seconds`` of nothing to do: what our processes (``ours_cpu``) and the engines spend meanwhile."""
+        engines0, counters0, cpu0 = self._snapshot(), await self.counters.read(), ours_cpu()
+        t0 = time.monotonic()
+        await asyncio.sleep(seconds)  # the span measured, not a synchronization
+        ours, span = ours_cpu() - cpu0, time.monotonic() - t0
+        engines = EngineCpu.delta(engines0, self._snapshot())
+        kafka = (await self.counters.read()).get("turbocubes_bench_kafka_requests", 0.0) - counters0.get(
+            "turbocubes_bench_kafka_requests", 0.0
+        )
+        self.idle = Idle(span, ours, engines, kafka)
+        return self.idle
+
+    def _snapshot(self) -> dict[tuple[str, str, str], tuple[float, str]]:
+        return self.engines.snapshot() if self.engines is not None else {}
+
     async def begin(self) -> None:
-        self._engines0 = self.engines.snapshot()
+        self._engines0 = self._snapshot()
         self._counters0 = await self.counters.read()
         self.cubes.take()
 
-    async def end(self, *, documents: int, new_images: int, ours_cpu_s: float, bench_cpu_s: float) -> list[str]:
-        """Report lines: ``ours_cpu_s`` is every process of ours, ``bench_cpu_s`` this one's."""
-        engines = EngineCpu.delta(self._engines0, self.engines.snapshot())
+    async def end(
+        self, *, documents: int, new_images: int, ours_cpu_s: float, bench_cpu_s: float, wall_s: float = 0.0
+    ) -> list[str]:
+        """Report lines: ``ours_cpu_s`` is every process of ours, ``bench_cpu_s`` this one's, over ``wall_s``."""
+        engines = EngineCpu.delta(self._engines0, self._snapshot())
         counters = await self.counters.read()
         delta = {k: v - self._counters0.get(k, 0.0) for k, v in counters.items()}
         per_doc = max(documents, 1)
         lines = []
+        theirs = self.last_engines_s = sum(engines.values())
         if engines:
-            theirs = sum(engines.values())
             parts = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(engines.items()))
             lines.append(
                 f"   engines' processes: {theirs:.1f} CPU s ({parts}) = {theirs / per_doc * 1000:.2f} ms per document;"
                 f" ours {ours_cpu_s / per_doc * 1000:.2f} ms per document (the engines' figure counts whatever else"
                 f" used them meanwhile)"
+            )
+        if self.idle is not None and wall_s > 0:
+            ours_net = max(0.0, ours_cpu_s - self.idle.ours_per_s() * wall_s)
+            theirs_net = max(0.0, theirs - self.idle.engines_per_s() * wall_s)
+            both = f"; together {(ours_net + theirs_net) / per_doc * 1000:.2f} ms" if engines else ""
+            lines.append(
+                f"   with the idle cost taken out ({wall_s:.1f} s x the IDLE rates): ours"
+                f" {ours_net / per_doc * 1000:.2f} ms per document"
+                + (f", engines' {theirs_net / per_doc * 1000:.2f} ms" if engines else "")
+                + both
             )
         rt = delta.get("turbocubes_postgres_round_trips")
         if rt is not None:
