@@ -16,14 +16,20 @@ with its message.
 * ``feed_in_force``: the caller's feed, on a host it still holds a right on (what fetching it now
   and changing it ask: without the right its fetches publish nothing). Reading or removing a feed
   needs only ``own_feed``.
+* ``page_access``: deleting a published page needs a right on the page's origin (scheme, host and
+  port: ``origin_not_held`` otherwise) and the page must be the caller's, or nobody's
+  (``page_not_owned``): the page rule of ``shared.rights``. The refusal never names the tenant
+  the page belongs to.
 """
 
 from __future__ import annotations
 
 from shared.errors import TurbocubesError
-from shared.stores import Feed, FeedStore, HostClaim, TenantStore
+from shared.origins import origin_host, origin_of
+from shared.rights import page_owner
+from shared.stores import Feed, FeedStore, HostClaim, Stores, TenantStore
 
-__all__ = ["AccessRefused", "feed_in_force", "host_claim", "own_feed"]
+__all__ = ["AccessRefused", "feed_in_force", "host_claim", "own_feed", "page_access"]
 
 
 class AccessRefused(TurbocubesError):
@@ -68,3 +74,24 @@ async def feed_in_force(feeds: FeedStore, tenants: TenantStore, tenant_id: str, 
     feed = await own_feed(feeds, tenant_id, feed_id)
     await host_claim(tenants, tenant_id, feed.host)
     return feed
+
+
+async def page_access(stores: Stores, tenant_id: str, url: str) -> HostClaim:
+    """The caller's right that covers the page ``url`` (canonical), if the page is its own or nobody's."""
+    origin = origin_of(url)
+    claim = await host_claim(stores.tenants, tenant_id, origin_host(origin))
+    if claim.origin != origin:
+        raise AccessRefused(
+            "origin_not_held",
+            f"your right on {claim.host} covers {claim.origin}, not {origin}: a right covers the scheme, host "
+            "and port that were proven",
+            host=claim.host,
+        )
+    if not (await page_owner(stores, url, origin)).yields_to(tenant_id):
+        raise AccessRefused(
+            "page_not_owned",
+            f"{url} was published by another tenant's source, which holds a right on {origin}: only it may "
+            "delete the page",
+            host=claim.host,
+        )
+    return claim

@@ -1,5 +1,8 @@
 """The table of problem codes: the one place every code is defined (docs/architecture.md section 10).
 
+(The rows of ``host.*`` and ``conflict.*``, sites and their owners, are in ``problem_codes_sites.py``:
+the same table, in the module of its area.)
+
 A code is a contract with webmasters and their tools: once published it keeps
 its meaning and is never reused (retire one by leaving it here, marked
 retired). Each row gives the default severity and the hint -- how to fix it --
@@ -17,20 +20,10 @@ ownership of a URL between sources, ``image.*`` / ``page.*`` what a published pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from shared.problem_code import ProblemCode
+from shared.problem_codes_sites import SITE_ROWS
 
 __all__ = ["CODES", "ProblemCode"]
-
-
-@dataclass(frozen=True, slots=True)
-class ProblemCode:
-    code: str
-    #: the default severity: "error" (content not published as the source has it), "warning", "info"
-    severity: str
-    #: what the code means, in a few words
-    title: str
-    #: how to fix it (the default hint of every problem with this code)
-    hint: str
 
 
 _ROWS: tuple[ProblemCode, ...] = (
@@ -108,14 +101,7 @@ _ROWS: tuple[ProblemCode, ...] = (
         "and images come in on time. Lower Crawl-delay in robots.txt to that or less (or remove it) so that "
         "robots.txt says what really happens.",
     ),
-    # ---------------------------------------------------------------- the host (shared/hosts.py)
-    ProblemCode(
-        "host.not_verified",
-        "error",
-        "the feed's or upload's host is not verified for its tenant (any more)",
-        "Another tenant verified the host since, or the claim was withdrawn: nothing of it is published. "
-        "Verify the host again (POST /api/v1/hosts/{host}/verify) or remove the feed.",
-    ),
+    *SITE_ROWS,  # the source's right to its host, and who owns a URL (problem_codes_sites.py)
     # ---------------------------------------------------------------- the body as a whole
     ProblemCode(
         "feed.empty",
@@ -316,13 +302,6 @@ _ROWS: tuple[ProblemCode, ...] = (
     ),
     # ---------------------------------------------------------------- ownership between sources
     ProblemCode(
-        "host.turbo_off",
-        "warning",
-        "Turbo pages are switched off for this host: its pages were removed and nothing is published",
-        "Switch them on again (PUT /api/v1/hosts/{host}/turbo, or turbocubes hosts turbo HOST on): the next "
-        "fetch of each feed publishes its pages again.",
-    ),
-    ProblemCode(
         "catalog.held",
         "warning",
         "the catalog lost more than half of its offers in one fetch; their pages are kept for now",
@@ -342,20 +321,6 @@ _ROWS: tuple[ProblemCode, ...] = (
         "a Turbo block this page does not render as such; its content is shown as plain HTML",
         "Use one of the blocks the page renders (cubes/kvwriter/README.md lists them), or accept the plain "
         "form of this one.",
-    ),
-    ProblemCode(
-        "conflict.outranked",
-        "error",
-        "another source owns this URL; the item was not published from this one",
-        "The page is published from the source named in the message (partner API > Turbo > YML / RSS > "
-        "autoparser). Edit it there, or delete it there so this source can take it.",
-    ),
-    ProblemCode(
-        "conflict.taken_over",
-        "warning",
-        "a source of higher priority took this URL over",
-        "The page is now published from the source named in the message; this source's version of it "
-        "is ignored while that one has it.",
     ),
     # ---------------------------------------------------------------- what a page lost
     ProblemCode(

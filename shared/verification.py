@@ -1,4 +1,4 @@
-"""Host verification: how a tenant proves it controls a host (docs/architecture.md sections 6 and 10).
+"""Host verification: how a tenant proves it controls an origin (docs/architecture.md sections 6 and 10).
 
 The tenant publishes the verification token its claim was given, in one of
 three ways, and asks for a check (API, console or ``turbocubes hosts verify``):
@@ -6,26 +6,36 @@ three ways, and asks for a check (API, console or ``turbocubes hosts verify``):
 1. a DNS TXT record on the host: ``turbocubes-verification=TOKEN``;
 2. a file, ``/.well-known/turbocubes-verify.txt``, answering the token
    (surrounding whitespace ignored);
-3. ``<meta name="turbocubes-verification" content="TOKEN">`` on the home page.
+3. ``<meta name="turbocubes-verification" content="TOKEN">`` in the ``<head>`` of the home page.
 
-The file and the meta tag are looked for on the host's *own* scheme and port:
-the origin the tenant gave when it claimed the host (``https://shop.example:
-8443/``), then the origins of the tenant's feeds on the host, then ``https``
-and ``http`` on their default ports (only ports 80 and 443 were once
-tried, so a site on another port could never be verified). Every fetch goes
-through ``shared.http.Fetcher``: the crawler's SSRF guard (``http.allowlist``
-only in tests and the demo), bounded size and time, redirects re-checked.
+**The proof is read on the claimed origin, and only there** (``shared.origins``: the claim's
+scheme, host and port; ``https://host`` when it named no URL). The right it earns covers that
+origin and no other: a file served on another port of the host proves nothing about this one, so
+neither the feeds' origins nor the other scheme are tried (they were: a second tenant that could
+serve one file on another port of a verified host took the host over).
 
-The TXT record is read through a ``TxtLookup`` (``dns_txt_lookup``: the
-system's resolvers, or ``api.dns_servers``; tests point it at a DNS server of
-their own on 127.0.0.1). Shared by the API (``cubes/api/hosts.py``) and the
-console (``cubes/frontend``): one rule, one place.
+* **Redirects stay on the origin**: a redirect to another scheme, host or port is not followed
+  (``Fetcher.fetch(same_origin=True)``), so the owner of ``www.x``, or of wherever a parked domain
+  points, proves nothing about ``x``. ``http://x`` redirecting to ``https://x`` is another origin
+  too: claim the https origin, or prove the http one by DNS.
+* **The meta tag counts only in the document's real ``<head>``**, as an HTML5 parser builds it
+  (``selectolax``'s lexbor, the algorithm browsers run): a direct child of ``head``, never in
+  ``body`` (a ``<meta>`` after text in the head *is* in the body), ``noscript``, ``template`` or
+  ``svg``, so a site that shows its users' HTML cannot be verified by one of them.
+* **The attempts name the URL the token was read from** (after same-origin redirects), not the
+  one that was asked for.
+
+Every fetch goes through ``shared.http.Fetcher``: the crawler's SSRF guard (``http.allowlist``
+only in tests and the demo), bounded size and time. The TXT record is read through a ``TxtLookup``
+(``dns_txt_lookup``: the system's resolvers, or ``api.dns_servers``; tests point it at a DNS server
+of their own on 127.0.0.1). ``shared.rights`` runs the checks (first and re-checks) and records
+what they change; the API, the console, the CLI and the re-check timer all go through it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -33,12 +43,11 @@ from typing import Protocol
 import dns.asyncresolver
 import dns.exception
 import dns.resolver
-import lxml.html
-from lxml import etree
+from selectolax.lexbor import LexborHTMLParser
 
-from shared.http import Fetcher
+from shared.http import Fetcher, FetchResult
 from shared.messages import CrawlKind, FetchStatus
-from shared.origins import origin_host, try_origin
+from shared.origins import default_origin
 
 __all__ = [
     "DNS_PREFIX",
@@ -48,7 +57,6 @@ __all__ = [
     "TxtLookup",
     "Verification",
     "Verifier",
-    "candidate_origins",
     "dns_txt_lookup",
     "instructions",
 ]
@@ -110,18 +118,9 @@ def _server(text: str) -> tuple[str, int]:
     return (host or text), int(port or 53)
 
 
-def candidate_origins(host: str, origin: str | None = None, feed_urls: Iterable[str] = ()) -> list[str]:
-    """Where to look for the file and the meta tag, in order (see the module docstring)."""
-    out: list[str] = []
-    for o in (origin, *(try_origin(u) for u in feed_urls), f"https://{host}", f"http://{host}"):
-        if o and o not in out and origin_host(o) == host:
-            out.append(o)
-    return out
-
-
 def instructions(host: str, token: str, origin: str | None = None) -> dict[str, str]:
     """The three ways to prove ownership, as the API, the console and ``turbocubes hosts add`` show them."""
-    base = origin or f"https://{host}"
+    base = origin or default_origin(host)
     return {
         "dns": f"add a TXT record to {host}: {DNS_PREFIX}{token}",
         "file": f"or serve the text {token} at {base}{WELL_KNOWN_PATH}",
@@ -131,33 +130,30 @@ def instructions(host: str, token: str, origin: str | None = None) -> dict[str, 
 
 
 def _meta_tokens(html: bytes) -> list[str]:
+    """The contents of the verification meta tags that are children of the document's real ``<head>``."""
     try:
-        doc = lxml.html.document_fromstring(html)
-    except (etree.ParserError, ValueError):
+        tree = LexborHTMLParser(html)
+    except (TypeError, ValueError, UnicodeDecodeError):
+        return []
+    head = tree.head
+    if head is None:
         return []
     found: list[str] = []
-    for meta in doc.iter("meta"):
-        if (meta.get("name") or "").strip().lower() == META_NAME:
-            found.append((meta.get("content") or "").strip())
+    for node in head.iter():  # the head's own children: not inside noscript, template or anything else
+        if node.tag == "meta" and (node.attributes.get("name") or "").strip().lower() == META_NAME:
+            found.append((node.attributes.get("content") or "").strip())
     return found
 
 
+def _read_at(res: FetchResult) -> str:
+    return res.final_url or res.url
+
+
 class Verifier:
-    """Checks a host for its token: DNS TXT first (no request to the site), then each origin's file and meta.
+    """Checks an origin for a claim's token: DNS TXT first (no request to the site), then its file and meta."""
 
-    ``origins`` overrides where the file and the meta tag are looked for (host -> base URLs); by
-    default ``candidate_origins`` of the claim's origin and the feeds' URLs that ``check`` is given.
-    """
-
-    def __init__(
-        self,
-        fetcher: Fetcher,
-        origins: Callable[[str], Sequence[str]] | None = None,
-        *,
-        txt: TxtLookup | None = None,
-    ) -> None:
+    def __init__(self, fetcher: Fetcher, *, txt: TxtLookup | None = None) -> None:
         self._fetcher = fetcher
-        self._origins = origins
         self._txt = txt
 
     async def _dns(self, host: str, token: str, attempts: list[str]) -> bool:
@@ -179,30 +175,36 @@ class Verifier:
         )
         return False
 
-    async def check(
-        self, host: str, token: str, *, origin: str | None = None, feed_urls: Iterable[str] = ()
-    ) -> Verification:
+    async def _get(self, url: str, attempts: list[str]) -> FetchResult | None:
+        """The body at ``url`` (same-origin redirects only), or None with what went wrong in ``attempts``."""
+        res = await self._fetcher.fetch(url, kind=CrawlKind.page, max_bytes=_MAX_BYTES, same_origin=True)
+        if res.left_origin is not None:
+            attempts.append(
+                f"{url}: redirects to {res.left_origin}, another origin: a proof must be served on the "
+                "claimed origin itself (not followed)"
+            )
+            return None
+        if res.status is not FetchStatus.ok or res.body is None:
+            attempts.append(f"{_read_at(res)}: {res.status.value} {res.error or ''}".strip())
+            return None
+        return res
+
+    async def check(self, host: str, token: str, *, origin: str) -> Verification:
+        """Look for ``token``: DNS TXT on ``host``, then the file and the meta tag on ``origin`` only."""
         attempts: list[str] = []
         if await self._dns(host, token, attempts):
             return Verification(True, Method.dns, tuple(attempts))
-        origins = self._origins(host) if self._origins is not None else candidate_origins(host, origin, feed_urls)
-        for base in origins:
-            url = base.rstrip("/") + WELL_KNOWN_PATH
-            res = await self._fetcher.fetch(url, kind=CrawlKind.page, max_bytes=_MAX_BYTES)
-            if res.status is FetchStatus.ok and res.body is not None:
-                if res.body.decode("utf-8", "replace").strip() == token:
-                    return Verification(True, Method.file, (*attempts, f"{url}: token found"))
-                attempts.append(f"{url}: answered, but not with the token")
-            else:
-                attempts.append(f"{url}: {res.status.value} {res.error or ''}".strip())
-            home = base.rstrip("/") + "/"
-            res = await self._fetcher.fetch(home, kind=CrawlKind.page, max_bytes=_MAX_BYTES)
-            if res.status is FetchStatus.ok and res.body is not None:
-                if token in _meta_tokens(res.body):
-                    return Verification(True, Method.meta, (*attempts, f"{home}: meta tag found"))
-                attempts.append(f'{home}: no <meta name="{META_NAME}"> with the token')
-            else:
-                attempts.append(f"{home}: {res.status.value} {res.error or ''}".strip())
+        base = origin.rstrip("/")
+        res = await self._get(base + WELL_KNOWN_PATH, attempts)
+        if res is not None and res.body is not None:
+            if res.body.decode("utf-8", "replace").strip() == token:
+                return Verification(True, Method.file, (*attempts, f"{_read_at(res)}: token found"))
+            attempts.append(f"{_read_at(res)}: answered, but not with the token")
+        res = await self._get(base + "/", attempts)
+        if res is not None and res.body is not None:
+            if token in _meta_tokens(res.body):
+                return Verification(True, Method.meta, (*attempts, f"{_read_at(res)}: meta tag found in <head>"))
+            attempts.append(f'{_read_at(res)}: no <meta name="{META_NAME}"> with the token in the <head>')
         return Verification(False, None, tuple(attempts))
 
     async def close(self) -> None:

@@ -17,12 +17,12 @@ OpenAPI document (``openapi``) describes all of them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
 
-from cubes.api import admin, checks, docs, feeds, fetches, hosts, signup, uploads, wordstat
+from cubes.api import admin, checks, docs, feeds, fetches, hosts, notices, signup, uploads, wordstat
 from cubes.api.auth import Authenticator
 from cubes.api.context import CTX, ApiContext, ContextSlot
 from cubes.api.errors import error_middleware, json_response
@@ -32,8 +32,8 @@ from cubes.api.openapi import document
 from cubes.api.shedding import LoadShedder
 from cubes.api.throttle import Bulkhead
 from shared.config import Settings
-from shared.http import AddressGuard, Fetcher
-from shared.verification import Verifier, dns_txt_lookup
+from shared.http import AddressGuard
+from shared.rights import Rights
 
 __all__ = ["create_app"]
 
@@ -42,14 +42,8 @@ async def _openapi(request: web.Request) -> web.StreamResponse:
     return json_response(document())
 
 
-def create_app(
-    settings: Settings,
-    deps: Any,
-    *,
-    verify_origins: Callable[[str], Sequence[str]] | None = None,
-) -> web.Application:
-    """The API application. ``verify_origins`` overrides where ownership files and meta tags are looked
-    for (by default: the claim's own origin, its feeds', then https and http; ``shared.verification``)."""
+def create_app(settings: Settings, deps: Any) -> web.Application:
+    """The API application."""
     slot = ContextSlot()
     app = web.Application(
         middlewares=[error_middleware, gate_middleware],
@@ -63,6 +57,7 @@ def create_app(
     fetches.add_routes(app)
     uploads.add_routes(app.router)
     hosts.add_routes(app.router)
+    notices.add_routes(app.router)
     admin.add_routes(app.router)
     docs.add_routes(app.router)
     signup.add_routes(app)
@@ -70,7 +65,6 @@ def create_app(
 
     async def context(_: web.Application) -> AsyncIterator[None]:
         stores = await deps.stores()
-        fetcher = Fetcher(settings, resolver=deps.resolver, clock=deps.clock)
         api = settings.api
         slot.ctx = ApiContext(
             settings=settings,
@@ -82,7 +76,7 @@ def create_app(
             auth=Authenticator(stores.tenants, deps.clock, admin_sha256=settings.api.admin_token_sha256),
             bulkhead=Bulkhead(api.concurrency, api.tenant_concurrency_share),
             shedder=LoadShedder(getattr(deps, "bus", None), api.shed_group, api.shed_lag, deps.clock),
-            verifier=Verifier(fetcher, verify_origins, txt=dns_txt_lookup(api.dns_servers)),
+            rights=Rights.from_settings(settings, stores, deps.clock, resolver=deps.resolver),
             guard=AddressGuard(settings.http.allowlist),
             resolver=deps.resolver,
         )
@@ -90,7 +84,7 @@ def create_app(
             yield
         finally:
             await slot.ctx.shedder.close()
-            await fetcher.close()
+            await slot.ctx.rights.close()
             slot.ctx = None
 
     app.cleanup_ctx.append(context)

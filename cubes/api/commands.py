@@ -42,10 +42,9 @@ def register(subparsers: Any) -> None:
     )
     verify.add_argument(
         "--origin",
-        action="append",
-        default=[],
         metavar="URL",
-        help="check this base URL instead of the claim's origin, its feeds', https://HOST and http://HOST",
+        help="claim this origin of HOST first (scheme, host, port): the proof is looked for there, and the "
+        "right covers it alone",
     )
 
     revoke = sub.add_parser("revoke", help="revoke an API token (give its plaintext)")

@@ -1,7 +1,8 @@
 """The api cube (docs/architecture.md section 3): HTTP in; feeds.registry, partner.uploads, documents.deleted out.
 
 It has no inputs: its one ``Service`` serves ``create_app`` on
-``settings.api.host:port`` (port 0 picks a free one; ``status()`` tells which).
+``settings.api.host:port`` (port 0 picks a free one; ``status()`` tells which),
+and its timer re-checks the proofs of rights (``recheck.py``).
 Handlers publish through ``deps.publish``, which awaits the bus's
 acknowledgement, so a 202 means the record is durable.
 """
@@ -14,9 +15,11 @@ from typing import Any
 from aiohttp import web
 
 from cubes.api.app import create_app
+from cubes.api.recheck import ProofRechecks
 from shared.config import Settings
 from shared.ports import listen
-from shared.runtime.cube import Cube, Service
+from shared.rights import Rights
+from shared.runtime.cube import Cube, Service, Timer
 from shared.runtime.deps import Deps
 
 __all__ = ["CUBE", "build"]
@@ -31,6 +34,8 @@ CUBE = Cube(name="api", outputs=("feeds.registry", "partner.uploads", "documents
 async def build(settings: Settings, deps: Deps) -> Cube:
     app = create_app(settings, deps)
     state: dict[str, Any] = {"runner": None, "url": None}
+    rights = Rights.from_settings(settings, await deps.stores(), deps.clock, resolver=deps.resolver)
+    rechecks = ProofRechecks(rights)
 
     async def start() -> None:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
@@ -51,9 +56,12 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         if runner is not None:
             state["runner"] = None
             await runner.cleanup()
+        await rights.close()
 
     return replace(
         CUBE,
         services=(Service("api-http", start, stop),),
+        # every right's proof looked for again (recheck.py)
+        timers=(Timer("proof-recheck", settings.api.proof_sweep_s, rechecks.sweep),),
         status=lambda: {"url": state["url"]},
     )

@@ -11,7 +11,7 @@ Codes used (the OpenAPI document lists them in the ``Error`` schema)::
 
     400 malformed_json, bad_request
     401 unauthorized             (with ``WWW-Authenticate: Bearer``)
-    403 forbidden, host_not_owned, host_not_verified, admin_disabled
+    403 forbidden, host_not_owned, host_not_verified, origin_not_held, page_not_owned, admin_disabled
     404 not_found               (also for ids of another tenant: their existence is not revealed)
     405 method_not_allowed
     413 too_large

@@ -4,7 +4,7 @@ The commands' work (``turbocubes feeds`` is ``feed_commands.py``); ``commands.py
 arguments and imports this module only when one runs.
 
     turbocubes hosts add example.com|URL [--tenant ID | --name NAME] [--new-token]
-    turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://127.0.0.1:8000]
+    turbocubes hosts verify example.com --tenant ID [--allow 127.0.0.1/32] [--origin http://example.com:8000]
     turbocubes hosts revoke TOKEN
     turbocubes hosts list [--tenant ID]
     turbocubes hosts turbo example.com on|off --tenant ID
@@ -13,8 +13,9 @@ arguments and imports this module only when one runs.
 for it, then prints the API token ONCE (the store keeps only its sha256),
 the host's verification token and the three ways to publish it (a URL instead
 of a bare host, ``http://shop.example:8080/``, is where the site answers: the
-file and the meta tag are looked for there). ``verify`` runs the same guarded
-check as ``POST /api/v1/hosts/{host}/verify`` (``shared.verification``).
+file and the meta tag are looked for there, and the right covers that origin alone).
+``verify`` runs the same guarded check as ``POST /api/v1/hosts/{host}/verify``
+(``shared.rights``: the change of rights is recorded and told).
 ``revoke`` takes the token's plaintext (the store can find a token by it and
 by nothing else). ``turbo`` switches the host's Turbo pages on or off, as
 ``PUT /api/v1/hosts/{host}/turbo`` does (off: its feeds are fetched now, and
@@ -30,13 +31,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from shared.clock import SystemClock
 from shared.config import Settings, load_settings
 from shared.feeds import FeedRegistry
-from shared.http import Fetcher
 from shared.origins import origin_host, origin_of
+from shared.rights import Rights
 from shared.stores import Stores, open_configured
 from shared.urls import canonical_host
-from shared.verification import Verifier, dns_txt_lookup, instructions
+from shared.verification import instructions
 
 __all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_turbo", "hosts_verify", "run"]
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         case "add":
             return _run(hosts_add(_settings(a), a.host, tenant_id=a.tenant, name=a.name, new_token=a.new_token))
         case "verify":
-            return _run(hosts_verify(_settings(a), a.host, a.tenant, allow=a.allow, origins=a.origin))
+            return _run(hosts_verify(_settings(a), a.host, a.tenant, allow=a.allow, origin=a.origin))
         case "revoke":
             return _run(hosts_revoke(_settings(a), a.token))
         case "turbo":
@@ -98,7 +100,11 @@ async def hosts_add(
         else:
             tenant = await stores.tenants.create_tenant(name or host)
             token = await stores.tenants.issue_token(tenant.tenant_id)
-        claim = await stores.tenants.add_host(tenant.tenant_id, host, origin=origin)
+        rights = Rights.from_settings(settings, stores, SystemClock())
+        try:
+            claim = await rights.claim(tenant.tenant_id, host, origin)
+        finally:
+            await rights.close()
     print(f"tenant:             {tenant.tenant_id} ({tenant.name})", file=out)
     print(f"host:               {claim.host} ({'verified' if claim.verified else 'not verified yet'})", file=out)
     if token is not None:
@@ -123,37 +129,40 @@ async def hosts_verify(
     tenant_id: str,
     *,
     allow: Sequence[str] = (),
-    origins: Sequence[str] = (),
+    origin: str | None = None,
     resolver: Any = None,
     out: TextIO | None = None,
 ) -> int:
+    """The check ``POST /api/v1/hosts/{host}/verify`` runs (``shared.rights``); ``origin`` claims that one first."""
     out = out or sys.stdout
     host = canonical_host(host.strip())
     settings = settings.replace(http={"allowlist": [*settings.http.allowlist, *allow]})
+    try:
+        claimed = origin_of(origin) if origin else None
+    except ValueError as exc:
+        print(f"error: --origin {origin!r}: {exc}", file=sys.stderr)
+        return 1
+    if claimed is not None and origin_host(claimed) != host:
+        print(f"error: --origin {claimed} is not on {host}", file=sys.stderr)
+        return 1
     async with await open_configured(settings.store) as stores:
         claim = next((c for c in await stores.tenants.hosts_of(tenant_id) if c.host == host), None)
         if claim is None:
             print(f"error: tenant {tenant_id!r} has not claimed {host} (turbocubes hosts add)", file=sys.stderr)
             return 1
-        bases = [o.rstrip("/") for o in origins]
-        feeds = [f.url for f in await stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
-        verifier = Verifier(
-            Fetcher(settings, resolver=resolver),
-            (lambda _: bases) if bases else None,
-            txt=dns_txt_lookup(settings.api.dns_servers),
-        )
+        rights = Rights.from_settings(settings, stores, SystemClock(), resolver=resolver)
         try:
-            result = await verifier.check(host, claim.verification_token, origin=claim.origin, feed_urls=feeds)
+            if claimed is not None:
+                claim = await rights.claim(tenant_id, host, claimed)
+            result = await rights.verify(claim)
         finally:
-            await verifier.close()
-        if result.verified:
-            await stores.tenants.set_verified(tenant_id, host, True)
+            await rights.close()
     for line in result.attempts:
         print(f"  {line}", file=out)
     if result.verified:
-        print(f"{host}: verified ({result.method})", file=out)
+        print(f"{host}: verified ({result.method}) on {claim.origin}", file=out)
         return 0
-    print(f"{host}: NOT verified", file=out)
+    print(f"{host}: NOT verified on {claim.origin}", file=out)
     return 1
 
 

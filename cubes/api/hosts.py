@@ -3,30 +3,35 @@
 
 * ``POST /api/v1/hosts`` {url} (or {host}) — claim the host for the calling
   tenant: ``201`` with its verification token and the three ways to publish
-  it (DNS TXT, a file, a meta tag). The URL's scheme and port are where the
-  site answers, and where the file and the meta tag are looked for. A claim
-  gives no right to publish until it is verified, so tenants make their own
-  (at most ``MAX_CLAIMS``); claiming again is idempotent (a new URL updates
-  the origin).
+  it (DNS TXT, a file, a meta tag). The URL's origin (scheme, host, port;
+  ``https://host`` for a bare host) is where the proof is looked for and all
+  the right covers (``shared.rights``). A claim gives no right to publish
+  until it is verified, so tenants make their own (at most ``MAX_CLAIMS``);
+  claiming again is idempotent, and a claim of another origin moves the claim
+  there: a right on the old origin ends (told to those who hold or held one).
 * ``GET /api/v1/hosts`` — every host the tenant claimed, verified or not,
   with its verification token, origin and how to publish the token, and its
   ``alias``: the ``www.`` spelling it is one site with, when the tenant
   verified both (``shared.hosts``; otherwise the two are separate hosts).
-* ``GET /api/v1/hosts/{host}`` — one host's overview: its feeds with their
-  newest fetch, the roll-up (items refused and images failed by code,
-  conflicts, failing feeds) and the documents waiting for images.
+* ``GET /api/v1/hosts/{host}`` — one host as the caller sees it: its claim,
+  right and problems (a lapsing proof); with a right in force, its own
+  sources' view: its feeds with their newest fetch, the roll-up (items
+  refused and images failed by code, conflicts, failing feeds), its pages
+  that lost something and its documents waiting for images -- never another
+  tenant's (``shared.overview``). A claim without a right shows nothing else.
 * ``POST /api/v1/hosts/{host}/verify`` — look for the token
   (``shared.verification``: DNS TXT, then the file and the meta tag on the
-  claim's origin, the tenant's feeds' origins, https and http), every fetch
-  through the SSRF guard; on success the claim is verified (and any other
-  tenant's verified claim on the host is dropped by the store). ``200``
-  either way, with ``verified`` and what each attempt found.
+  claim's origin only, same-origin redirects only), every fetch through the
+  SSRF guard; on success the claim is a right (``shared.rights``; another
+  tenant's right on the origin stays as it is). ``200`` either way, with
+  ``verified`` and what each attempt found, naming the URL it was read from.
 
 The operator's ``turbocubes hosts add`` stays, for tenants made by hand.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
@@ -39,6 +44,7 @@ from cubes.api.feeds import registry_of, unavailable_on_outage
 from shared.hosts import scope_for
 from shared.origins import origin_host, origin_of
 from shared.overview import counts_json, host_overview, page_json, report_json, rollup_json
+from shared.rights import claim_problems
 from shared.stores import HostClaim
 from shared.urls import canonical_host
 from shared.verification import instructions
@@ -50,16 +56,26 @@ MAX_CLAIMS = 100
 _BODY_MAX = 4096
 
 
-def claim_json(c: HostClaim, verified_hosts: list[str]) -> dict[str, Any]:
+def claim_json(c: HostClaim, verified_hosts: list[str], grace_s: float) -> dict[str, Any]:
+    ends = c.lapsing_since + timedelta(seconds=grace_s) if c.verified and c.lapsing_since else None
     return {
         "host": c.host,
         "verified": c.verified,
+        # what the right covers (scheme, host, port), and where the proof is looked for
         "origin": c.origin,
         # the www. spelling this host is one site with (shared.hosts): both verified by you
         "alias": scope_for(c.host, verified_hosts).alias if c.verified else None,
         "verification_token": c.verification_token,
         "how_to_verify": instructions(c.host, c.verification_token, c.origin),
         "turbo": c.turbo,
+        "right": {
+            "since": c.verified_at,
+            "method": c.method,
+            "checked_at": c.checked_at,
+            "lapsing_since": c.lapsing_since if c.verified else None,
+            "ends_after": ends,
+        },
+        "problems": [p.as_dict() for p in claim_problems(c, grace_s)],
     }
 
 
@@ -109,31 +125,36 @@ async def claim_host(request: web.Request) -> web.StreamResponse:
         raise ApiError(
             403, "forbidden", f"a tenant claims at most {MAX_CLAIMS} hosts through the API; ask the operator"
         )
-    claim = await ctx.stores.tenants.add_host(tenant_id, host, origin=origin)
-    verified = [c.host for c in claims if c.verified]
+    claim = await ctx.rights.claim(tenant_id, host, origin)
+    verified = [c.host for c in claims if c.verified and c.host != host] + ([host] if claim.verified else [])
     return json_response(
-        claim_json(claim, verified),
+        claim_json(claim, verified, ctx.rights.grace_s),
         status=200 if existing is not None else 201,
         headers={"Location": f"/api/v1/hosts/{host}"},
     )
 
 
 async def list_hosts(request: web.Request) -> web.StreamResponse:
-    claims = await ctx_of(request).stores.tenants.hosts_of(request[TENANT])
+    ctx = ctx_of(request)
+    claims = await ctx.stores.tenants.hosts_of(request[TENANT])
     verified = [c.host for c in claims if c.verified]
-    return json_response({"hosts": [claim_json(c, verified) for c in claims]})
+    return json_response({"hosts": [claim_json(c, verified, ctx.rights.grace_s) for c in claims]})
 
 
 async def get_host(request: web.Request) -> web.StreamResponse:
+    """The host as the caller sees it: its claim; with a right, its own sources' feeds, pages and waits."""
     ctx = ctx_of(request)
     host = _host_param(request)
     tenant_id: str = request[TENANT]
     claim = await require_host(ctx.stores.tenants, tenant_id, host, verified=False)
     claims = await ctx.stores.tenants.hosts_of(tenant_id)
+    out = claim_json(claim, [c.host for c in claims if c.verified], ctx.rights.grace_s)
+    if not claim.verified:
+        return json_response(out)  # a claim without a right shows the claim and nothing else
     view = await host_overview(ctx.stores, host, await ctx.stores.feeds.list(tenant_id), tenant_id=tenant_id)
     return json_response(
         {
-            **claim_json(claim, [c.host for c in claims if c.verified]),
+            **out,
             "rollup": rollup_json(view.rollup),
             "feeds": [
                 {
@@ -156,13 +177,11 @@ async def verify_host(request: web.Request) -> web.StreamResponse:
     host = _host_param(request)
     tenant_id: str = request[TENANT]
     claim = await require_host(ctx.stores.tenants, tenant_id, host, verified=False)
-    feeds = [f.url for f in await ctx.stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
-    result = await ctx.verifier.check(host, claim.verification_token, origin=claim.origin, feed_urls=feeds)
-    if result.verified:
-        await ctx.stores.tenants.set_verified(tenant_id, host, True)
+    result = await ctx.rights.verify(claim)
     return json_response(
         {
             "host": host,
+            "origin": claim.origin,
             "verified": result.verified,
             "method": result.method.value if result.method else None,
             "attempts": list(result.attempts),
@@ -171,11 +190,12 @@ async def verify_host(request: web.Request) -> web.StreamResponse:
 
 
 async def set_turbo(request: web.Request) -> web.StreamResponse:
-    """Switch the host's Turbo pages on or off (the host-wide "Turbo off"), for a verified host of yours.
+    """Switch your Turbo pages of the host on or off ("Turbo off"), for a host you hold a right on.
 
-    Off: at the next fetch of each of the host's feeds -- ordered here, at once, through the host's
-    polite lane -- every page of the host is removed (KV store and search) and nothing is published
-    until it is switched on again; then those fetches publish it all again.
+    Off: at the next fetch of each of your feeds of the host -- ordered here, at once, through the
+    host's polite lane -- every page of yours there is removed (KV store and search; the autoparser's
+    too when no other holder of the host keeps its pages on) and nothing of yours is published until
+    it is switched on again; then those fetches publish it all again. Another holder's pages stay.
     """
     ctx = ctx_of(request)
     host = _host_param(request)

@@ -47,7 +47,23 @@ from cubes.api.openapi_parts import (
 from cubes.api.openapi_schemas import SCHEMAS as _SCHEMAS
 from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaster_schemas
 
-__all__ = ["document"]
+__all__ = ["OWNERSHIP", "document"]
+
+#: who owns what on a site (shared/rights.py), as the document says it
+OWNERSHIP = (
+    "Who owns what on a site: a claim names an origin (scheme, host and port: the URL you give, https://HOST for "
+    "a bare host); its proof (a DNS TXT record, the file /.well-known/turbocubes-verify.txt, or the meta tag in "
+    "the <head> of the home page) is looked for on that origin only, redirects to another origin are not "
+    "followed, and the right it earns covers that origin alone: a proof on one port never covers another. "
+    "Several tenants may hold rights on one origin; none can remove another's right, disable its feeds or "
+    "switch off its pages. A page belongs to the tenant whose source (a feed, its uploads) published it: only "
+    "that tenant may replace or delete it while it holds a right on the page's origin; a page of a tenant whose "
+    "right ended, or of nobody (the operator's feeds, the autoparser), may be replaced or deleted by any holder. "
+    "Proofs are re-checked daily (api.proof_recheck_s); a proof not found starts a grace (api.proof_grace_s, a "
+    "week) and is reported to its holder at once; the right ends when the grace runs out. Every change of "
+    "rights is told to each tenant that holds or held a right on the origin (GET /api/v1/notices), never "
+    "naming another tenant."
+)
 
 
 _LIMITS_PARAMS = [_path("tenant", "tenant id")]
@@ -175,14 +191,16 @@ def _paths() -> dict[str, Any]:
                         "url",
                         {"type": "string", "minLength": 1},
                         required=True,
-                        description="the page URL on a verified host of yours",
+                        description="the page URL, on an origin you hold a right on; the page must be published "
+                        "by your sources, or by a tenant that holds no right on its origin any more (or nobody)",
                     )
                 ],
             ),
         },
         "/api/v1/hosts": {
             "post": _op(
-                "Claim a host (its URL: where the site answers); verify it next",
+                "Claim a host at an origin (its URL: scheme, host, port); verify it next. A claim of another "
+                "origin moves your claim there, and a right on the old origin ends",
                 {**_ok(201, "HostClaim", "claimed", Location=_STR), **_ok(200, "HostClaim", "claimed already")},
                 (400, 403, 415, 422),
                 tag="hosts",
@@ -199,7 +217,8 @@ def _paths() -> dict[str, Any]:
         },
         "/api/v1/hosts/{host}/verify": {
             "post": _op(
-                "Check the host for its verification token now",
+                "Check the claim's origin for its verification token now (DNS TXT, then the file and the meta tag "
+                "in the <head>, same-origin redirects only); the attempts name the URL each was read from",
                 _ok(200, "Verification", "checked (see verified)"),
                 (403, 404, 422),
                 tag="hosts",
@@ -209,7 +228,7 @@ def _paths() -> dict[str, Any]:
         },
         "/api/v1/hosts/{host}/turbo": {
             "put": _op(
-                "Switch the host's Turbo pages on or off",
+                "Switch your Turbo pages of the host on or off (another holder's pages stay as they are)",
                 _ok(200, "TurboSwitch", "switched; the host's feeds are fetched now to apply it"),
                 (400, 403, 404, 413, 415, 422),
                 tag="hosts",
@@ -294,8 +313,10 @@ def document(server_url: str = "/") -> dict[str, Any]:
         "info": {
             "title": "turbocubes API",
             "version": "1.0.0",
-            "description": "Webmaster and partner APIs: feeds, uploads, page deletions, per-tenant limits.",
+            "description": "Webmaster and partner APIs: feeds, uploads, page deletions, per-tenant limits. "
+            + OWNERSHIP,
         },
+        "tags": [{"name": "hosts", "description": OWNERSHIP}],
         "externalDocs": {
             "description": "for people: every operation, how to start, and the problem codes (schemas/problems.md)",
             "url": "/docs",

@@ -49,7 +49,10 @@ PUBLIC: list[dict[str, list[str]]] = []
 _ERROR_TEXT = {
     400: "malformed JSON (with line and column)",
     401: "no, malformed, unknown or revoked token",
-    403: "host_not_owned / host_not_verified (a host is a public name); admin_disabled",
+    403: (
+        "host_not_owned / host_not_verified (a host is a public name), origin_not_held (your right covers "
+        "another scheme or port), page_not_owned (another tenant's source published the page); admin_disabled"
+    ),
     404: "no such object, or one of another tenant (never revealed as such)",
     413: "body over the limit (Content-Length or while streaming)",
     415: "wrong Content-Type for this operation / format",

@@ -283,9 +283,14 @@ SCHEMAS: dict[str, Any] = {
         "required": ["host", "verified", "method", "attempts"],
         "properties": {
             "host": {"type": "string"},
+            "origin": {"type": "string", "description": "where the proof was looked for: all the right covers"},
             "verified": {"type": "boolean"},
-            "method": {"type": ["string", "null"], "enum": ["file", "meta", None]},
-            "attempts": {"type": "array", "items": {"type": "string"}},
+            "method": {"type": ["string", "null"], "enum": ["dns", "file", "meta", None]},
+            "attempts": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "each attempt, naming the URL the token was read from (after same-origin redirects)",
+            },
         },
     },
     "LimitsRequest": {

@@ -13,6 +13,7 @@ from cubes.api.openapi_parts import (
     JSON,
     NULLABLE_INT,
     NULLABLE_STR,
+    NULLABLE_TIME,
     PUBLIC,
     STR,
     error,
@@ -185,8 +186,12 @@ def webmaster_schemas() -> dict[str, Any]:
             "type": "object",
             "additionalProperties": False,
             "properties": {
-                "url": {"type": "string", "description": "the site's URL: its scheme and port are where it is checked"},
-                "host": {"type": "string", "description": "or the bare host name (https, then http, on 443 / 80)"},
+                "url": {
+                    "type": "string",
+                    "description": "the site's URL: its origin (scheme, host, port) is where it is checked and "
+                    "all the right covers",
+                },
+                "host": {"type": "string", "description": "or the bare host name: the origin https://HOST"},
             },
         },
         "HostClaim": {
@@ -194,21 +199,59 @@ def webmaster_schemas() -> dict[str, Any]:
             "required": ["host", "verified", "verification_token", "how_to_verify"],
             "properties": {
                 "host": {"type": "string"},
-                "verified": {"type": "boolean"},
-                "origin": NULLABLE_STR,
+                "verified": {"type": "boolean", "description": "the claim is a right: its proof was found"},
+                "origin": {"type": "string", "description": "scheme://host[:port]: all the right covers"},
                 "alias": NULLABLE_STR,
                 "verification_token": {"type": "string"},
                 "how_to_verify": {"type": "object", "additionalProperties": {"type": "string"}},
-                "turbo": {"type": "boolean", "description": "Turbo pages on (PUT /api/v1/hosts/{host}/turbo)"},
+                "turbo": {"type": "boolean", "description": "your Turbo pages on (PUT /api/v1/hosts/{host}/turbo)"},
+                "right": _ref("Right"),
+                "problems": {**_list("Problem"), "description": "what to fix about the right (a lapsing proof)"},
+            },
+        },
+        "Right": {
+            "type": "object",
+            "description": "a right's life: proven, re-checked daily, ending a grace after its proof went missing",
+            "properties": {
+                "since": NULLABLE_TIME,
+                "method": {"type": ["string", "null"], "enum": ["dns", "file", "meta", None]},
+                "checked_at": NULLABLE_TIME,
+                "lapsing_since": {**NULLABLE_TIME, "description": "the first re-check that missed the proof"},
+                "ends_after": {**NULLABLE_TIME, "description": "the right ends at a re-check after this"},
+            },
+        },
+        "NoticeList": {
+            "type": "object",
+            "required": ["notices"],
+            "properties": {"notices": _list("Notice")},
+        },
+        "Notice": {
+            "type": "object",
+            "description": "a change of a right on an origin you hold or held a right on; never names another tenant",
+            "required": ["notice_id", "at", "origin", "host", "change", "yours", "message"],
+            "properties": {
+                "notice_id": {"type": "string"},
+                "at": {"type": "string", "format": "date-time"},
+                "origin": {"type": "string"},
+                "host": {"type": "string"},
+                "change": {"type": "string", "enum": ["granted", "lapsing", "restored", "ended", "withdrawn"]},
+                "yours": {"type": "boolean", "description": "the right that changed is yours"},
+                "message": {"type": "string"},
+                "ends_after": NULLABLE_TIME,
+                "method": NULLABLE_STR,
             },
         },
         "HostOverview": {
             "type": "object",
-            "required": ["host", "verified", "rollup", "feeds", "pages_with_problems", "waiting_for_images"],
+            "description": "your claim; with a right in force, your own sources' feeds, pages and waiting documents "
+            "(never another tenant's); a claim without a right shows the claim alone",
+            "required": ["host", "verified"],
             "properties": {
                 "host": {"type": "string"},
                 "verified": {"type": "boolean"},
-                "origin": NULLABLE_STR,
+                "origin": {"type": "string"},
+                "right": _ref("Right"),
+                "problems": _list("Problem"),
                 "rollup": _ref("Rollup"),
                 "feeds": {"type": "array", "items": {"type": "object"}},
                 "pages_with_problems": _list("PageProblems"),
@@ -301,9 +344,19 @@ def webmaster_paths() -> dict[str, Any]:
                 "security": PUBLIC,
             }
         },
+        "/api/v1/notices": {
+            "get": op(
+                "What changed about the rights on origins you hold or held a right on, newest first",
+                ok(200, "NoticeList", "the notices"),
+                (),
+                tag="hosts",
+                op_id="listNotices",
+            ),
+        },
         "/api/v1/hosts/{host}": {
             "get": op(
-                "A host of yours: feeds, roll-up of problems, pages waiting for images",
+                "A host of yours: your claim and right; with the right, your feeds, roll-up of problems, pages "
+                "waiting for images (never another tenant's)",
                 ok(200, "HostOverview", "the host"),
                 (403, 422),
                 tag="hosts",

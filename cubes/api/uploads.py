@@ -12,7 +12,9 @@
   (``{frontend.public_url}/preview?task=<task_id>&url=<page URL>``,
   ``shared/previews.py``: the link opens the preview, never the live page).
 * ``DELETE /api/v1/pages?url=U`` — a ``DocumentDeleted`` tombstone whose
-  version is "now" in microseconds, so it beats every earlier version.
+  version is "now" in microseconds, so it beats every earlier version; only
+  for a page on an origin the caller holds a right on, published by its own
+  sources or by nobody's that still holds one (``shared.access.page_access``).
 
 ``Idempotency-Key``: the first upload with a key creates the task; a retry
 with the same key gets the same ``202`` and body, and creates nothing. If
@@ -27,7 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api.auth import TENANT, require_host
+from cubes.api.auth import TENANT, refusal, require_host
 from cubes.api.bodies import (
     JSON_TYPES,
     XML_TYPES,
@@ -39,6 +41,7 @@ from cubes.api.bodies import (
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.shedding import RETRY_AFTER_S
+from shared.access import AccessRefused, page_access
 from shared.errors import TurbocubesError
 from shared.messages import DocumentDeleted, PartnerUpload, SourceKind, SourceRef, UploadFormat
 from shared.previews import preview_path
@@ -225,7 +228,10 @@ async def delete_page(request: web.Request) -> web.StreamResponse:
     except ValueError as exc:
         raise ValidationFailed([FieldError("url", str(exc))]) from None
     tenant_id: str = request[TENANT]
-    await require_host(ctx.stores.tenants, tenant_id, host)
+    try:  # a right on the page's origin, and the page its own or nobody's (shared.rights: the page rule)
+        await page_access(ctx.stores, tenant_id, url)
+    except AccessRefused as exc:
+        raise refusal(exc) from None
     # microseconds since the epoch: newer than any version the parser gave this URL before now
     version = int(ctx.clock.time() * 1_000_000)
     message = DocumentDeleted(

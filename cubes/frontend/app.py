@@ -353,14 +353,13 @@ def create_app(
     events: QueryEvents | None = None,
     publish: Publish | None = None,
     resolver: Any = None,
-    verify_origins: Any = None,
 ) -> web.Application:
     """The frontend application over ``stores`` (and the file ``cdn``, served under ``/cdn/``).
 
     Answered searches go to ``events`` (``search.queries``) unless ``search.publish_queries`` is off.
     The webmaster console (``/console``, ``console/``) publishes through ``publish`` (feeds added,
     removed, fetched now); without it those actions say the bus is not there. ``resolver`` is what
-    the SSRF guard wraps, ``verify_origins`` overrides where host checks look (tests)."""
+    the SSRF guard wraps (tests map their partner hosts to 127.0.0.1)."""
     fe = _Frontend(settings, stores, cdn, clock or SystemClock(), events)
     app = web.Application(middlewares=[fe.errors])
     console = ConsoleContext(
@@ -370,7 +369,6 @@ def create_app(
         SessionGate(settings, stores, fe.clock),
         publish=publish,
         resolver=resolver,
-        verify_origins=verify_origins,
     )
 
     async def close_console(_: web.Application) -> None:

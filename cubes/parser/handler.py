@@ -216,14 +216,14 @@ class ParserHandler:
         host = feed.host if feed is not None else msg.host
         scope = await tenant_scope(self.stores.tenants, feed.tenant_id if feed is not None else None, host)
         if not scope.verified:
-            # the host was verified by another tenant since the feed was registered: its pages are theirs
+            # the tenant's right on the host ended since the feed was registered: nothing of it is published
             refused = _host_refused(scope)
             if msg.feed_id:
                 await write_feed_status(
                     self.stores, msg.feed_id, refused, Outcome(errors=list(refused.errors)), fetch=Fetch.of(msg)
                 )
             return []
-        if not await self.stores.tenants.turbo_enabled(host):
+        if not await self.stores.tenants.turbo_enabled(host, feed.tenant_id if feed is not None else None):
             return await self._turbo_off(msg, ctx, feed, host)
         async with contextlib.AsyncExitStack() as held:
             body = await self._feed_body(msg, held)
@@ -310,6 +310,7 @@ class ParserHandler:
             scope=scope,
             retry_failed_before=fix,
             resend=await self._lost_pages(store_id) if fix is not None else frozenset(),
+            tenant_id=feed.tenant_id if feed is not None else None,
         )
         run = Outcome(errors=list(result.errors))
         if catalog is not None:
@@ -355,7 +356,7 @@ class ParserHandler:
         declared = None if msg.format is UploadFormat.json else msg.format.value
         if not scope.verified:
             result = _host_refused(scope)
-        elif msg.mode != "debug" and not await self.stores.tenants.turbo_enabled(msg.host):
+        elif msg.mode != "debug" and not await self.stores.tenants.turbo_enabled(msg.host, msg.tenant_id):
             result = ParseResult(
                 DetectedFormat.unknown,
                 fatal=True,
@@ -387,6 +388,7 @@ class ParserHandler:
             scope=scope,
             # a check judges as the pipeline would now: an image that failed before is fetched again
             retry_failed_before=msg.received_at if msg.mode == "debug" else None,
+            tenant_id=msg.tenant_id,
         )
         run = Outcome(errors=list(result.errors))
         if not result.fatal:

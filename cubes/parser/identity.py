@@ -2,7 +2,8 @@
 
 As in Turbo, an item's link *is* the page it stands for, so it must be on a
 host its source may publish: the feed's or upload's host, or that host's
-``www.`` alias when the same tenant verified both. What counts as the same
+``www.`` alias when the same tenant verified both -- and, for a tenant's source,
+on the origin (scheme, host, port) of one of the tenant's rights there. What counts as the same
 host is ``shared.hosts``' rule, the one claims, verification and the API use
 too (a rule of its own here let one tenant overwrite another's pages).
 The URL is canonical (``shared.urls.canonical_url``) everywhere after this.
@@ -35,13 +36,14 @@ class Identity:
     host: str
 
 
-def _host(canonical: str) -> str:
+def _host_and_origin(canonical: str) -> tuple[str, str]:
     # the URL is canonical already: the authority is between "//" and the next "/";
     # re-parsing it (shared.urls.host_of) would double the cost of identity
-    authority = canonical.split("/", 3)[2]
+    scheme, _, authority = canonical.split("/", 3)[:3]
+    origin = f"{scheme}//{authority}"
     if authority.startswith("["):
-        return authority[: authority.index("]") + 1]
-    return authority.partition(":")[0]
+        return authority[: authority.index("]") + 1], origin
+    return authority.partition(":")[0], origin
 
 
 def identify(link: str | None, feed_host: HostScope | str | None) -> Identity:
@@ -57,11 +59,12 @@ def identify(link: str | None, feed_host: HostScope | str | None) -> Identity:
         url = canonical_url(link)
     except ValueError as exc:
         raise IdentityError(f"item link {link[:200]!r} is not a usable URL: {exc}", code="item.bad_link") from None
-    host = _host(url)
+    host, origin = _host_and_origin(url)
     if feed_host:
         scope = HostScope(feed_host) if isinstance(feed_host, str) else feed_host
-        if not scope.admits(host):
+        if not scope.admits(host, origin):
+            foreign = host != scope.host and host != scope.alias
             raise IdentityError(
-                scope.refusal(host), code="item.foreign_host" if scope.verified else "host.not_verified"
+                scope.refusal(host, origin), code="item.foreign_host" if foreign else "host.not_verified"
             )
     return Identity(url, host)

@@ -24,6 +24,7 @@ from cubes.parser.status import Outcome, note_conflict
 from shared.hashing import TOMBSTONE
 from shared.hosts import HostScope
 from shared.messages import SOURCE_PRIORITY, DocumentDeleted, SourceKind, SourceRef
+from shared.rights import source_tenant
 from shared.runtime.cube import Output
 from shared.stores import ClaimOutcome, HashStore, Stores
 
@@ -53,6 +54,8 @@ class Source:
     #: what was fixed may be outside the item (an image put back at the same URL)
     retry_failed_before: datetime | None = None
     resend: frozenset[str] = frozenset()
+    #: the tenant publishing (None: the operator's feed, the autoparser): a page belongs to its tenant
+    tenant_id: str | None = None
 
     @property
     def hosts(self) -> HostScope | str | None:
@@ -95,6 +98,30 @@ def record(hashes: HashStore, store_id: str, seen: Seen, now: datetime) -> Calla
     return write
 
 
+class _Tenancy:
+    """The tenants of hash-store sources and their rights, read once per batch (``shared.rights``)."""
+
+    def __init__(self, stores: Stores) -> None:
+        self._stores = stores
+        self._tenants: dict[str, str | None] = {}
+        self._origins: dict[str, frozenset[str]] = {}
+        #: sources of another tenant whose URLs this batch took (their tenant's right had ended)
+        self.foreign: set[str] = set()
+
+    async def tenant(self, source_id: str) -> str | None:
+        if source_id not in self._tenants:
+            self._tenants[source_id] = await source_tenant(self._stores, source_id)
+        return self._tenants[source_id]
+
+    async def holds(self, tenant_id: str, url: str) -> bool:
+        """Whether ``tenant_id`` holds a right on the origin of ``url`` (canonical) now."""
+        if tenant_id not in self._origins:
+            claims = await self._stores.tenants.hosts_of(tenant_id)
+            self._origins[tenant_id] = frozenset(c.origin for c in claims if c.verified)
+        scheme, _, authority = url.split("/", 3)[:3]
+        return f"{scheme}//{authority}" in self._origins[tenant_id]
+
+
 class ItemRecorder:
     def __init__(self, stores: Stores) -> None:
         self.stores = stores
@@ -108,18 +135,17 @@ class ItemRecorder:
                 run.outputs.append(self._doc(cand, src, _version(parsed_at), parsed_at))
                 run.results.append((cand.url, "preview", None))
             return
-        losers: dict[str, str] = {}  # previous owner -> first URL it lost in this run
+        losers: dict[str, tuple[str, bool]] = {}  # previous owner -> (first URL it lost, another tenant's)
         for start in range(0, len(cands), BATCH):
             await self._batch(cands[start : start + BATCH], src, run, seen, parsed_at, losers)
-        for loser, url in losers.items():
-            await note_conflict(
-                self.stores.feeds,
-                self.stores.problems,
-                loser,
-                url,
-                f"{src.kind.value} source {src.store_id}",
-                now=parsed_at,
+        for loser, (url, foreign) in losers.items():
+            # another tenant's source is told what took its page, never whose it is
+            winner = (
+                f"another tenant's {src.kind.value} source (your right on its origin ended)"
+                if foreign
+                else f"{src.kind.value} source {src.store_id}"
             )
+            await note_conflict(self.stores.feeds, self.stores.problems, loser, url, winner, now=parsed_at)
 
     async def _batch(
         self,
@@ -128,7 +154,7 @@ class ItemRecorder:
         run: Outcome,
         seen: Seen,
         parsed_at: datetime,
-        losers: dict[str, str],
+        losers: dict[str, tuple[str, bool]],
     ) -> None:
         hashes = self.stores.hashes
         label = src.kind.value
@@ -156,10 +182,11 @@ class ItemRecorder:
         results: dict[str, tuple[str, str | None]] = {c.url: ("unchanged", None) for c in chunk}
         now_us = _micros(parsed_at)  # _version's first term, once per batch
         for cand in todo:
-            problem = problems.get(cand.url)
-            if problem is not None:
-                run.errors.append(ItemError(problem, cand.line, None, cand.index, cand.url, code="conflict.outranked"))
-                results[cand.url] = ("conflict", problem)
+            refused = problems.get(cand.url)
+            if refused is not None:
+                why, code = refused
+                run.errors.append(ItemError(why, cand.line, None, cand.index, cand.url, code=code))
+                results[cand.url] = ("conflict", why)
                 continue
             entry = entries.get(cand.url)
             version = max(now_us, (entry.version if entry else 0) + 1, floors.get(cand.url, 0) + 1)  # = _version
@@ -174,22 +201,43 @@ class ItemRecorder:
         if changed := len(todo) - len(problems):
             metrics.CHANGED.labels(label).inc(changed)
 
-    async def _own(self, urls: list[str], src: Source, losers: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
-        """Claim ``urls`` for ``src``: (url -> why it may not have it; url -> the previous owner's version)."""
+    async def _own(
+        self, urls: list[str], src: Source, losers: dict[str, tuple[str, bool]]
+    ) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
+        """Claim ``urls`` for ``src``: (url -> (why it may not have it, code); url -> the previous owner's version).
+
+        Between one tenant's sources (or sources of no tenant) priority decides. A URL another tenant's
+        source published stays that tenant's while it holds a right on the URL's origin; once it holds
+        none, the URL is free for this source whatever its priority (``shared.rights``: the page rule).
+        """
         if not urls:
             return {}, {}
         hashes = self.stores.hashes
         prio = SOURCE_PRIORITY[src.kind]
         owners = await hashes.owners(urls)
-        problems: dict[str, str] = {}
+        tenancy = _Tenancy(self.stores)
+        problems: dict[str, tuple[str, str]] = {}
         to_claim: list[str] = []
         for url in urls:
             owner = owners.get(url)
             if owner is not None and owner.source_id == src.store_id:
                 continue
-            if owner is not None and owner.priority >= prio:
+            theirs = None if owner is None else await tenancy.tenant(owner.source_id)
+            if owner is not None and theirs is not None and theirs != src.tenant_id:
+                if await tenancy.holds(theirs, url):
+                    problems[url] = (
+                        f"conflict: {url} was published by another tenant's source, which holds a right on its "
+                        "origin: it stays theirs",
+                        "conflict.other_tenant",
+                    )
+                    continue
+                await hashes.release(url, owner.source_id)  # its tenant's right ended: the page is free
+                tenancy.foreign.add(owner.source_id)
+                to_claim.append(url)
+            elif owner is not None and owner.priority >= prio:
                 problems[url] = (
-                    f"conflict: {url} belongs to source {owner.source_id} (priority {owner.priority} >= {prio})"
+                    f"conflict: {url} belongs to source {owner.source_id} (priority {owner.priority} >= {prio})",
+                    "conflict.outranked",
                 )
             else:
                 to_claim.append(url)
@@ -199,7 +247,10 @@ class ItemRecorder:
         taken: dict[str, list[str]] = {}  # previous owner -> the URLs taken from it
         for url, outcome in zip(to_claim, outcomes, strict=True):
             if outcome is ClaimOutcome.outranked:  # somebody claimed it between owners() and claim_many()
-                problems[url] = f"conflict: {url} belongs to a source of equal or higher priority"
+                problems[url] = (
+                    f"conflict: {url} belongs to a source of equal or higher priority",
+                    "conflict.outranked",
+                )
             elif (owner := owners.get(url)) is not None:
                 taken.setdefault(owner.source_id, []).append(url)
         floors: dict[str, int] = {}
@@ -207,7 +258,7 @@ class ItemRecorder:
             # our version must beat what the previous owner published
             previous = await hashes.get_many(loser, lost)
             floors.update({url: e.version for url, e in previous.items()})
-            losers.setdefault(loser, lost[0])
+            losers.setdefault(loser, (lost[0], loser in tenancy.foreign))
         return problems, floors
 
     def _doc(self, cand: Candidate, src: Source, version: int, parsed_at: datetime) -> Output:
@@ -232,12 +283,26 @@ class ItemRecorder:
             chunk = rems[start : start + BATCH]
             entries = await hashes.get_many(src.store_id, [r.url for r in chunk])
             owners = await hashes.owners([r.url for r in chunk])
+            tenancy = _Tenancy(self.stores)
             for rem, reason in zip(chunk, reasons[start : start + BATCH], strict=True):
                 entry = entries.get(rem.url)
                 if entry is not None and entry.content_hash == TOMBSTONE:
                     run.results.append((rem.url, "unchanged", None))
                     continue
                 owner = owners.get(rem.url)
+                theirs = None if owner is None else await tenancy.tenant(owner.source_id)
+                if (
+                    owner is not None
+                    and owner.source_id != src.store_id
+                    and theirs is not None
+                    and theirs != src.tenant_id
+                    and await tenancy.holds(theirs, rem.url)
+                ):
+                    problem = f"deletion refused: {rem.url} was published by another tenant's source: it stays theirs"
+                    run.errors.append(ItemError(problem, None, None, rem.index, rem.url, code="conflict.other_tenant"))
+                    run.results.append((rem.url, "conflict", problem))
+                    metrics.REJECTED.labels(label).inc()
+                    continue
                 if owner is not None and owner.source_id != src.store_id and owner.priority > SOURCE_PRIORITY[src.kind]:
                     problem = f"deletion refused: {rem.url} belongs to source {owner.source_id} (higher priority)"
                     run.errors.append(ItemError(problem, None, None, rem.index, rem.url, code="conflict.outranked"))

@@ -7,11 +7,13 @@
   tombstone (the kvwriter removes it from the KV store and the search index) and
   its ownership is released, so another source may publish the URL. Pages another
   source owns now are left alone;
-* ``host_off``: the webmaster switched the host's Turbo pages off
+* ``host_off``: the webmaster switched its Turbo pages of the host off
   (``TenantStore.set_turbo``): at each fetch of one of its feeds, every page of
-  the host -- the feed's, the tenant's uploads', the autoparser's -- is removed,
-  and nothing is published. Switched on again, the next fetch publishes it all
-  again (the hash store remembers the removals, so nothing reads as unchanged).
+  its own there -- the feed's, the tenant's uploads' -- is removed, and nothing
+  of it is published; the autoparser's pages too once no holder of a right on
+  the host keeps its pages on. Another holder's pages stay (``shared.rights``).
+  Switched on again, the next fetch publishes it all again (the hash store
+  remembers the removals, so nothing reads as unchanged).
 
 Both go through ``ItemRecorder.remove_many``, like a Turbo ``turbo="false"``:
 one path for every removal, so the hash store always knows what was removed
@@ -87,7 +89,7 @@ class Lifecycle:
             return run
         now = self.clock.now()
         kind = _KINDS.get(msg.format, SourceKind.rss)
-        src = Source(kind, SourceRef(kind=kind, id=msg.feed_id), store_id, msg.host, now)
+        src = Source(kind, SourceRef(kind=kind, id=msg.feed_id), store_id, msg.host, now, tenant_id=msg.tenant_id)
         seen = Seen()
         reasons = ["the feed was deleted"] * len(removals)
         await self.items.remove_many(removals, src, run, seen, now, reasons=reasons)
@@ -105,12 +107,14 @@ class Lifecycle:
         )
         if tenant_id:
             sources.append((f"tenant:{tenant_id}", SourceKind.upload, tenant_id, host))
-        sources.append((f"autoparser:{host}", SourceKind.autoparser, host, None))
+        if not await self.stores.tenants.turbo_enabled(host):
+            # the autoparser's pages are nobody's: off once every holder of the host switched its pages off
+            sources.append((f"autoparser:{host}", SourceKind.autoparser, host, None))
         for store_id, source_kind, ref_id, only in sources:
             removals = await source_removals(self.stores.hashes, store_id, host=only)
             if not removals:
                 continue
-            src = Source(source_kind, SourceRef(kind=source_kind, id=ref_id), store_id, host, now)
+            src = Source(source_kind, SourceRef(kind=source_kind, id=ref_id), store_id, host, now, tenant_id=tenant_id)
             seen = Seen()
             reasons = ["Turbo pages are switched off for the host"] * len(removals)
             await self.items.remove_many(removals, src, run, seen, now, reasons=reasons)

@@ -54,6 +54,7 @@ from shared.config import SchedulerConfig
 from shared.errors import NotFound
 from shared.hosts import HostScope, scope_for, tenant_scope
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
+from shared.origins import try_origin
 from shared.overload import DEFER_S, Overload
 from shared.runtime.cube import Output, TimerContext
 from shared.sitemaps import discover_article_urls, hosts_related, is_sitemap, page_links, sitemap_children
@@ -249,7 +250,7 @@ class Discovery:
                 urls = discover_article_urls(None, page_links(body, page_url), host=name)
             # articles become pages of this host: only hosts its feeds' tenants may publish (shared.hosts)
             scopes = await self._scopes(host, name)
-            urls = [u for u in urls if any(scope.admits(host_of(u)) for scope in scopes)]
+            urls = [u for u in urls if any(scope.admits(host_of(u), try_origin(u)) for scope in scopes)]
             outputs += await self._articles(host, urls, now, requested_at)
         return outputs
 

@@ -375,6 +375,13 @@ class ApiConfig(Section):
     signup_burst: int = Field(default=3, gt=0)
     #: DNS servers ("ip" or "ip:port") for TXT host verification; empty: the system's resolvers
     dns_servers: list[str] = Field(default_factory=list)
+    #: seconds between two checks of a right's proof (shared/rights.py): a day, as search consoles do
+    proof_recheck_s: float = Field(default=86_400.0, gt=0)
+    #: seconds a right lasts after its proof was first missed at a re-check (its holder is told at
+    #: once); it ends at the first re-check after that still missing the proof: a week to fix a site
+    proof_grace_s: float = Field(default=604_800.0, ge=0)
+    #: seconds between two sweeps of the api cube's re-check timer (each takes the rights that are due)
+    proof_sweep_s: float = Field(default=300.0, gt=0)
 
 
 class FrontendConfig(Section):

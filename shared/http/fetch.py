@@ -12,6 +12,9 @@ Limits, all from settings:
   that trickles a byte at a time;
 * redirects are followed by hand (at most ``http.max_redirects``), every
   target re-checked by the guard, a URL seen twice is a ``redirect_loop``;
+  ``same_origin`` follows only redirects that stay on the URL's origin (a proof
+  of ownership must be read from the origin it proves): one to another origin
+  ends the fetch as ``bad_url`` with ``left_origin`` naming where it pointed;
 * the body is counted *after* decompression while it streams in and the
   fetch stops at the first byte over the kind's limit (``too_large``), so a
   gzip bomb costs at most the limit; a Content-Length over the limit is
@@ -42,6 +45,7 @@ from shared.http.guard import AddressGuard, GuardedResolver
 from shared.http.retry_after import parse_retry_after
 from shared.http.spill import BodySink
 from shared.messages import CrawlKind, FetchStatus
+from shared.origins import try_origin
 
 __all__ = ["KEPT_HEADERS", "FetchResult", "Fetcher", "max_bytes_for"]
 
@@ -81,6 +85,8 @@ class FetchResult:
     body_file: Path | None = None
     body_sha256: str | None = None
     redirects: list[str] = field(default_factory=list)
+    #: with ``same_origin``: the redirect target on another origin that was not followed
+    left_origin: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -166,9 +172,11 @@ class Fetcher:
         headers: Mapping[str, str] | None = None,
         timeout_s: float | None = None,
         spill_over: int | None = None,
+        same_origin: bool = False,
     ) -> FetchResult:
         """GET ``url`` within every limit; never raises (except ``CancelledError``).
 
+        ``same_origin``: redirects to another scheme, host or port are not followed (see above).
         ``timeout_s`` shortens ``http.total_timeout_s`` for this call (a caller's own deadline).
         ``spill_over``: a body over this many bytes lands in ``FetchResult.body_file`` (see above).
         """
@@ -184,7 +192,7 @@ class Fetcher:
         try:
             total = self.settings.http.total_timeout_s
             async with asyncio.timeout(total if timeout_s is None else max(0.0, min(total, timeout_s))):
-                await self._follow(url, req_headers, limit, result, sink)
+                await self._follow(url, req_headers, limit, result, sink, same_origin=same_origin)
         except BlockedAddressError as exc:
             result.status, result.error = FetchStatus.blocked_address, exc.message
         except ValueError as exc:  # bad URL (yarl / our checks); aiohttp.InvalidURL is a ValueError too
@@ -208,10 +216,18 @@ class Fetcher:
         return result
 
     async def _follow(
-        self, url: str | URL, headers: dict[str, str], limit: int, result: FetchResult, sink: BodySink
+        self,
+        url: str | URL,
+        headers: dict[str, str],
+        limit: int,
+        result: FetchResult,
+        sink: BodySink,
+        *,
+        same_origin: bool = False,
     ) -> None:
         session = self._open()
         current = self.guard.check_url(url)
+        origin = try_origin(str(current)) if same_origin else None
         seen = {str(current)}
         while True:
             result.final_url = str(current)
@@ -224,6 +240,10 @@ class Fetcher:
                     except ValueError as exc:
                         raise ValueError(f"bad redirect Location {location!r}: {exc}") from None
                     result.http_status = code
+                    if same_origin and try_origin(str(target)) != origin:
+                        result.status, result.left_origin = FetchStatus.bad_url, str(target)
+                        result.error = f"redirected to {target}, another origin than {origin}: not followed"
+                        return
                     result.redirects.append(str(target))
                     if str(target) in seen:
                         result.status, result.error = FetchStatus.redirect_loop, f"redirect loop at {target}"

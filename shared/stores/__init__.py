@@ -8,7 +8,7 @@
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
 
 The layout, one module per role (pages, hashes, images, delay, feeds, tenants,
-tasks, status, problems, sessions) on each floor; a floor imports only the floors above it:
+notices, tasks, status, problems, sessions) on each floor; a floor imports only the floors above it:
 
 1. ``<role>.py`` — the contract: the Protocol, its rows and outcomes, and the
    engine-free rules both engines apply (``pages.upsert_outcome``,
@@ -43,6 +43,7 @@ from shared.stores.feeds import Feed, FeedStatus, FeedStore
 from shared.stores.hashes import ClaimOutcome, HashCheck, HashEntry, HashStore, Owner
 from shared.stores.images import ImageRecord, ImageRegistry, ImageStatus
 from shared.stores.lanes import LaneState, LaneStore, RobotsRecord
+from shared.stores.notices import Notice, NoticeStore, RightChange, RightsEvent
 from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
 from shared.stores.problems import FetchReport, PageProblems, PageRow, PageState, ProblemStore
 from shared.stores.sessions import Session, SessionStore
@@ -70,6 +71,8 @@ __all__ = [
     "ImageStatus",
     "LaneState",
     "LaneStore",
+    "Notice",
+    "NoticeStore",
     "Owner",
     "Page",
     "PageProblems",
@@ -79,6 +82,8 @@ __all__ = [
     "ParkOutcome",
     "ParkedDoc",
     "ProblemStore",
+    "RightChange",
+    "RightsEvent",
     "RobotsRecord",
     "SearchHit",
     "Session",

@@ -22,6 +22,7 @@ from shared.stores.feeds import FeedStore
 from shared.stores.hashes import HashStore
 from shared.stores.images import ImageRegistry
 from shared.stores.lanes import LaneStore
+from shared.stores.notices import NoticeStore
 from shared.stores.pages import PageStore
 from shared.stores.problems import ProblemStore
 from shared.stores.search import IndexQueue, SearchIndex
@@ -47,6 +48,7 @@ class Stores:
         delay: DelayStore,
         feeds: FeedStore,
         tenants: TenantStore,
+        notices: NoticeStore,
         tasks: TaskStore,
         status: StatusStore,
         problems: ProblemStore,
@@ -65,6 +67,8 @@ class Stores:
         self.delay = delay
         self.feeds = feeds
         self.tenants = tenants
+        #: changes of rights on origins, and the notices of those told (``shared.rights``)
+        self.notices = notices
         self.tasks = tasks
         self.status = status
         self.problems = problems

@@ -22,6 +22,7 @@ from shared.stores.migrations_search import (
     VOCAB_POSTGRES,
     VOCAB_SQLITE,
 )
+from shared.stores.rights_schema import RIGHTS
 
 __all__ = ["POSTGRES", "SQLITE", "Migration"]
 
@@ -475,3 +476,7 @@ POSTGRES.append((29, "tasks: the URL a check fetched", _TASK_SOURCE))
 # 30: each term's pages, counted by the indexer (``migrations_search.py``)
 SQLITE.append((30, "search: pages by term", DF_SQLITE))
 POSTGRES.append((30, "search: pages by term", DF_POSTGRES))
+
+# 31: sites have owners: the rights on origins, their re-checks, events and notices (``rights_schema.py``)
+for _engine in (SQLITE, POSTGRES):
+    _engine.append((31, "rights on origins: several holders, re-checks, events and notices", RIGHTS))

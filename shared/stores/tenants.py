@@ -1,5 +1,10 @@
 """The tenant store's contract: tenants, their hosts, API tokens and limits (docs/architecture.md section 6).
 
+A claim is a tenant's on a host, for one origin (``shared.origins``): the origin the tenant named
+(``https://host`` when it named none). A *right* is a verified claim: it covers that origin only.
+Several tenants may hold rights on one origin at once; verifying a claim never touches another
+tenant's (``shared.rights`` owns every change of rights and tells those who hold or held one).
+
 One implementation for both engines: ``sql/tenants.py``.
 """
 
@@ -31,14 +36,23 @@ class Tenant:
 class HostClaim:
     host: str
     tenant_id: str
+    #: True while the claim is a right: its proof was found and has not lapsed past its grace
     verified: bool
-    verification_token: str  # the partner publishes it (DNS TXT / file) to prove control
+    verification_token: str  # the partner publishes it (DNS TXT / file / meta) to prove control
     created_at: datetime
-    #: ``scheme://host[:port]`` the tenant gave for the host, where the file and meta tag are looked
-    #: for (``shared.verification``); None: https, then http, on their default ports
-    origin: str | None = None
-    #: Turbo pages on for the host (the webmaster's switch, ``set_turbo``): off removes them all
+    #: ``scheme://host[:port]``, canonical (``shared.origins``): where the file and the meta tag are
+    #: looked for, and what the right covers; ``https://host`` for a claim that named no URL
+    origin: str = ""
+    #: the tenant's Turbo switch for its pages on the host (``set_turbo``): off removes them
     turbo: bool = True
+    #: when the current right began (None: no right)
+    verified_at: datetime | None = None
+    #: how the proof was found: "dns", "file" or "meta" (None: no right)
+    method: str | None = None
+    #: the last check of the proof, first or re-check (None: never checked)
+    checked_at: datetime | None = None
+    #: the first failed re-check since the proof was last found: the right ends a grace after it
+    lapsing_since: datetime | None = None
 
 
 class TenantStore(Protocol):
@@ -63,27 +77,56 @@ class TenantStore(Protocol):
     ) -> HostClaim:
         """Claim ``host`` for the tenant (unverified, with a fresh verification token); idempotent.
 
-        ``origin`` (where the site answers, ``scheme://host[:port]``) is stored, or replaced when the
-        claim exists; None leaves a stored one as it is.
+        ``origin`` (canonical, on ``host``) is stored; None: ``https://host`` for a new claim, the
+        stored one for an existing claim. A verified claim given another origin is a claim of that
+        origin: its right ends there and then (the proof was of the old origin).
         """
         ...
 
-    async def set_verified(self, tenant_id: str, host: str, verified: bool = True) -> None:
-        """Verify a claim; verifying makes it the only verified claim of the host. ``NotFound`` if absent."""
+    async def set_verified(
+        self,
+        tenant_id: str,
+        host: str,
+        verified: bool = True,
+        *,
+        method: str | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        """Make the claim a right (its proof was found ``now`` by ``method``) or end its right.
+
+        Another tenant's right on the host is not touched. ``NotFound`` if the claim is absent.
+        """
         ...
 
-    async def host_owner(self, host: str) -> str | None:
-        """The tenant whose claim on ``host`` is verified, or None."""
+    async def holders(self, host: str) -> list[HostClaim]:
+        """The verified claims on ``host``, of every tenant (the oldest right first)."""
         ...
 
     async def hosts_of(self, tenant_id: str) -> list[HostClaim]: ...
+
+    async def checked(self, tenant_id: str, host: str, *, found: bool, now: datetime | None = None) -> HostClaim:
+        """Record a re-check of a right: ``found`` clears its lapse, else the lapse starts (if it had not)."""
+        ...
+
+    async def due_checks(self, before: datetime, *, now: datetime | None = None, limit: int = 100) -> list[HostClaim]:
+        """Rights last checked before ``before``, oldest check first, each taken for this caller.
+
+        Taking one marks it checked ``now``, in one guarded statement per claim, so replicas that
+        sweep at once check each right once.
+        """
+        ...
 
     async def set_turbo(self, tenant_id: str, host: str, enabled: bool) -> None:
         """Switch Turbo pages on or off for a claimed host (the host-wide "Turbo off"). ``NotFound`` if absent."""
         ...
 
-    async def turbo_enabled(self, host: str) -> bool:
-        """False when the tenant that verified ``host`` switched its Turbo pages off; True otherwise."""
+    async def turbo_enabled(self, host: str, tenant_id: str | None = None) -> bool:
+        """Whether a source's pages on ``host`` are on.
+
+        A tenant's source: its own claim's switch (a claim it does not have: on; its scope refuses
+        it anyway). A source of no tenant (the operator's feeds, the autoparser): off only when every
+        tenant that holds a right on the host switched its pages off (no holder: on).
+        """
         ...
 
     async def issue_token(self, tenant_id: str, *, now: datetime | None = None) -> str:

@@ -747,12 +747,23 @@ class StoreContract:
         assert await stores.tenants.add_host("ta", "news.example") == claim_a  # idempotent
         claim_b = await stores.tenants.add_host("tb", "news.example")
         assert claim_b.verification_token != claim_a.verification_token
-        assert await stores.tenants.host_owner("news.example") is None  # unverified claims own nothing
-        await stores.tenants.set_verified("ta", "news.example")
-        assert await stores.tenants.host_owner("NEWS.example") == "ta"
-        await stores.tenants.set_verified("tb", "news.example")  # proving control takes it over
-        assert await stores.tenants.host_owner("news.example") == "tb"
-        assert [c.verified for c in await stores.tenants.hosts_of("ta")] == [False]
+        assert claim_a.origin == "https://news.example"  # a bare host: its https origin
+        assert await stores.tenants.holders("news.example") == []  # unverified claims hold nothing
+        await stores.tenants.set_verified("ta", "news.example", method="file", now=T0)
+        await stores.tenants.set_verified("tb", "news.example", method="dns", now=T0 + timedelta(seconds=1))
+        # several tenants hold rights on one origin: proving control takes nothing from the first
+        held = await stores.tenants.holders("NEWS.example")
+        assert [(c.tenant_id, c.method, c.verified_at) for c in held] == [
+            ("ta", "file", T0),
+            ("tb", "dns", T0 + timedelta(seconds=1)),
+        ]
+        # a claim of another origin is unproven there: its right ends; the other holder's stays
+        moved = await stores.tenants.add_host("ta", "news.example", origin="http://news.example:8080")
+        assert (moved.origin, moved.verified, moved.method) == ("http://news.example:8080", False, None)
+        assert moved.verification_token == claim_a.verification_token
+        assert [c.tenant_id for c in await stores.tenants.holders("news.example")] == ["tb"]
+        again = await stores.tenants.add_host("ta", "news.example")  # no origin given: the stored one stays
+        assert again.origin == "http://news.example:8080"
         with pytest.raises(NotFound):
             await stores.tenants.set_verified("ta", "other.example")
         with pytest.raises(NotFound):
@@ -768,7 +779,7 @@ class StoreContract:
         assert b.created_at is not None
         assert await stores.tenants.get_tenant("nobody") is None
 
-    async def test_a_host_turbo_switch_belongs_to_its_verified_owner(self, stores: Stores) -> None:
+    async def test_a_turbo_switch_is_its_holders_own(self, stores: Stores) -> None:
         await stores.tenants.create_tenant("A", tenant_id="ta")
         await stores.tenants.create_tenant("B", tenant_id="tb")
         await stores.tenants.add_host("ta", "shop.example")
@@ -776,15 +787,66 @@ class StoreContract:
         assert await stores.tenants.turbo_enabled("shop.example")  # on by default
         await stores.tenants.set_turbo("tb", "shop.example", False)  # an unverified claim decides nothing
         assert await stores.tenants.turbo_enabled("shop.example")
+        assert not await stores.tenants.turbo_enabled("shop.example", "tb")  # but its own sources are off
         await stores.tenants.set_verified("ta", "shop.example")
+        await stores.tenants.set_verified("tb", "shop.example")
         await stores.tenants.set_turbo("ta", "Shop.Example", False)
+        assert not await stores.tenants.turbo_enabled("shop.example", "ta")
+        # the pages of no tenant stay on while one holder keeps its own on... and go when none does
         assert not await stores.tenants.turbo_enabled("shop.example")
+        await stores.tenants.set_turbo("tb", "shop.example", True)
+        assert await stores.tenants.turbo_enabled("shop.example")
+        assert await stores.tenants.turbo_enabled("shop.example", "tb")
         assert [c.turbo for c in await stores.tenants.hosts_of("ta")] == [False]
         await stores.tenants.set_turbo("ta", "shop.example", True)
-        assert await stores.tenants.turbo_enabled("shop.example")
+        assert await stores.tenants.turbo_enabled("shop.example", "ta")
         assert await stores.tenants.turbo_enabled("never.claimed.example")
         with pytest.raises(NotFound):
             await stores.tenants.set_turbo("ta", "other.example", False)
+
+    async def test_rights_are_rechecked_once_each_and_lapse(self, stores: Stores) -> None:
+        for t in ("ta", "tb"):
+            await stores.tenants.create_tenant(t, tenant_id=t)
+            await stores.tenants.add_host(t, "shop.example")
+            await stores.tenants.set_verified(t, "shop.example", method="meta", now=T0)
+        await stores.tenants.add_host("ta", "never.example")  # a claim without a right is never re-checked
+        day = timedelta(days=1)
+        assert await stores.tenants.due_checks(T0, now=T0) == []  # checked at T0: not due before it
+        due = await stores.tenants.due_checks(T0 + day, now=T0 + day, limit=1)
+        assert [(c.tenant_id, c.host) for c in due] == [("ta", "shop.example")]
+        # taken: a replica sweeping at once gets the other one, never the same
+        rest = await stores.tenants.due_checks(T0 + day, now=T0 + day)
+        assert [c.tenant_id for c in rest] == ["tb"]
+        assert await stores.tenants.due_checks(T0 + day, now=T0 + day) == []
+        missed = await stores.tenants.checked("ta", "shop.example", found=False, now=T0 + day)
+        assert (missed.verified, missed.lapsing_since) == (True, T0 + day)
+        later = await stores.tenants.checked("ta", "shop.example", found=False, now=T0 + 2 * day)
+        assert later.lapsing_since == T0 + day  # the lapse started at the first miss
+        found = await stores.tenants.checked("ta", "shop.example", found=True, now=T0 + 3 * day)
+        assert (found.lapsing_since, found.checked_at) == (None, T0 + 3 * day)
+        await stores.tenants.set_verified("ta", "shop.example", False, now=T0 + 4 * day)
+        (ended,) = [c for c in await stores.tenants.hosts_of("ta") if c.host == "shop.example"]
+        assert (ended.verified, ended.verified_at, ended.method) == (False, None, None)
+
+    async def test_notices_keep_each_event_and_who_was_told(self, stores: Stores) -> None:
+        from shared.stores import Notice, RightChange, RightsEvent
+
+        granted = RightsEvent("e1", "https://shop.example", "shop.example", RightChange.granted, "ta", T0, method="dns")
+        await stores.notices.record(granted, [Notice("n1", "ta", granted, True, "yours")])
+        ended = RightsEvent(
+            "e2", "https://shop.example", "shop.example", RightChange.ended, "ta", T0 + timedelta(days=9)
+        )
+        told = [Notice("n2", "ta", ended, True, "your right ended"), Notice("n3", "tb", ended, False, "another's")]
+        await stores.notices.record(ended, told)
+        await stores.notices.record(ended, told)  # idempotent
+        assert [(n.notice_id, n.event.change, n.yours) for n in await stores.notices.notices("ta")] == [
+            ("n2", RightChange.ended, True),
+            ("n1", RightChange.granted, True),
+        ]
+        (theirs,) = await stores.notices.notices("tb")
+        assert (theirs.message, theirs.event) == ("another's", ended)
+        assert await stores.notices.past_holders("https://shop.example") == {"ta"}
+        assert await stores.notices.past_holders("http://shop.example") == set()
 
     # ------------------------------------------------------------------- tasks
 

@@ -2,7 +2,7 @@
 
 Claim and verify a host, add and remove a feed, switch its autoparser, fetch
 it now -- each through the service the API uses (``shared.feeds``,
-``shared.verification``), with the same rules: a feed only on a verified host
+``shared.rights``) and its authorization (``shared.access``), with the same rules: a feed only on a verified host
 of the tenant, the SSRF guard on every URL, fetch now through the host's lane.
 A refusal re-renders the page with what to fix, as the API's 422 does.
 """
@@ -42,7 +42,7 @@ async def claim_host(c: ConsoleContext, signed: Signed, form: dict[str, str]) ->
     claims = await c.claims(signed.tenant_id)
     if all(x.host != host for x in claims) and len(claims) >= _MAX_CLAIMS:
         return await home_page(c, signed, host_errors=[f"At most {_MAX_CLAIMS} hosts per tenant."], status=403)
-    await c.stores.tenants.add_host(signed.tenant_id, host, origin=origin)
+    await c.rights().claim(signed.tenant_id, host, origin)
     raise _see(f"/console/hosts/{quote(host, safe='')}")
 
 
@@ -50,10 +50,7 @@ async def verify_host(c: ConsoleContext, signed: Signed, host: str) -> web.Strea
     claim = await c.own_claim(signed, host)
     if claim is None:
         return not_found(c, signed, "host")
-    feeds = [f.url for f in await c.stores.feeds.list(signed.tenant_id) if f.host == host and not f.deleted]
-    result = await c.verifier().check(host, claim.verification_token, origin=claim.origin, feed_urls=feeds)
-    if result.verified:
-        await c.stores.tenants.set_verified(signed.tenant_id, host, True)
+    result = await c.rights().verify(claim)
     notice = f"Verified by {result.method}." if result.verified else "Not verified yet: see what was found below."
     return await host_page(c, signed, host, attempts=result.attempts, notice=notice)
 

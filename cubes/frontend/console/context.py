@@ -2,8 +2,8 @@
 
 The console is an HTML face of the same services the webmaster API uses --
 ``shared.feeds.FeedRegistry`` (add, remove, fetch now, autoparser), ``shared.
-verification`` (host checks), ``shared.overview`` (what a feed and a host
-show) -- so the browser and the API can never disagree. Only the ways in
+rights`` (claims and host checks), ``shared.access`` (who may), ``shared.overview``
+(what a feed and a host show) -- so the browser and the API can never disagree. Only the ways in
 differ: a cookie session with CSRF tokens here, a bearer token there.
 """
 
@@ -23,11 +23,11 @@ from shared import access
 from shared.clock import Clock
 from shared.config import Settings
 from shared.feeds import Authorize, FeedProblem, FeedRegistry, RegistrationRefused
-from shared.http import AddressGuard, Fetcher
+from shared.http import AddressGuard
+from shared.rights import Rights
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.stores import Feed, HostClaim, Stores
-from shared.verification import Verifier, dns_txt_lookup
 
 __all__ = ["CONSOLE_CSS", "ConsoleContext", "NoBus"]
 
@@ -87,8 +87,7 @@ class ConsoleContext:
     publish: Publish | None = None
     #: the resolver the SSRF guard wraps (tests map *.partner.test to 127.0.0.1)
     resolver: Any = None
-    verify_origins: Any = None
-    _fetcher: Fetcher | None = field(default=None, repr=False)
+    _rights: Rights | None = field(default=None, repr=False)
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -102,14 +101,15 @@ class ConsoleContext:
         guard = AddressGuard(self.settings.http.allowlist)
         return FeedRegistry(self.stores.feeds, self._publish, guard, resolver=self.resolver, clock=self.clock)
 
-    def verifier(self) -> Verifier:
-        if self._fetcher is None:
-            self._fetcher = Fetcher(self.settings, resolver=self.resolver, clock=self.clock)
-        return Verifier(self._fetcher, self.verify_origins, txt=dns_txt_lookup(self.settings.api.dns_servers))
+    def rights(self) -> Rights:
+        """Claims and proofs, as the API makes them (``shared.rights``: each change recorded and told)."""
+        if self._rights is None:
+            self._rights = Rights.from_settings(self.settings, self.stores, self.clock, resolver=self.resolver)
+        return self._rights
 
     async def close(self) -> None:
-        if self._fetcher is not None:
-            await self._fetcher.close()
+        if self._rights is not None:
+            await self._rights.close()
 
     async def claims(self, tenant_id: str) -> list[HostClaim]:
         return await self.stores.tenants.hosts_of(tenant_id)

@@ -25,6 +25,7 @@ from cubes.frontend.status.view import Moment, feed_row, host_view, moment
 from shared.overview import failing, feed_overview, host_overview
 from shared.page_state import Counts, refused_links, source_views, task_views
 from shared.problems import Problem
+from shared.rights import claim_problems
 from shared.stores import Feed, FetchReport, PageState
 from shared.verification import instructions
 from shared.words import Word, result_word, task_word
@@ -34,6 +35,8 @@ __all__ = ["feed_page", "home_page", "host_page", "login_page", "not_found", "ta
 
 #: pages of a feed listed on its page
 _PAGES_LISTED = 50
+#: notices (changes of rights on the tenant's origins) on the home page, the newest
+_NOTICES_SHOWN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,7 @@ def _home_empty(signed: Signed) -> dict[str, Any]:
         "host_errors": [],
         "feed_errors": [],
         "check_errors": [],
+        "notices": [],
     }
 
 
@@ -118,6 +122,7 @@ async def home_page(
         host_errors=host_errors or [],
         feed_errors=feed_errors or [],
         check_errors=check_errors or [],
+        notices=await c.stores.notices.notices(signed.tenant_id, limit=_NOTICES_SHOWN),
     )
 
 
@@ -151,17 +156,23 @@ async def host_page(
         if claim.verified
         else None
     )
-    feeds = await c.stores.feeds.list(signed.tenant_id)
+    common: dict[str, Any] = {
+        "signed": signed,
+        "claim": claim,
+        "claim_problems": claim_problems(claim, c.settings.api.proof_grace_s),
+        "how": instructions(claim.host, claim.verification_token, claim.origin),
+        "attempts": attempts,
+        "notice": notice,
+    }
+    if not claim.verified:  # a claim without a right shows the claim and nothing else
+        return c.page("console/host.html", host, **common, searches=None, periods=[])
+    feeds = [f for f in await c.stores.feeds.list(signed.tenant_id) if f.tenant_id == signed.tenant_id]
     view = await host_overview(c.stores, host, feeds, tenant_id=signed.tenant_id)
-    st = host_view(await gather_host(c.stores, c.settings, c.clock.time(), host, list(feeds)))
+    st = host_view(await gather_host(c.stores, c.settings, c.clock.time(), host, feeds))
     return c.page(
         "console/host.html",
         host,
-        signed=signed,
-        claim=claim,
-        how=instructions(claim.host, claim.verification_token, claim.origin),
-        attempts=attempts,
-        notice=notice,
+        **common,
         st=st.status,
         lane=st.lane,
         feeds=st.feeds,

@@ -20,6 +20,7 @@ from shared.stores.postgres.search_queue import PgIndexQueue, requeue_if_stale
 from shared.stores.postgres.wordstat import PgWordstatStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.lanes import SqlLaneStore
+from shared.stores.sql.notices import SqlNoticeStore
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
@@ -50,6 +51,7 @@ async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: 
         delay=PgDelayStore(db.view("delay")),
         feeds=PgFeedStore(db.view("feeds")),
         tenants=SqlTenantStore(db.view("tenants")),
+        notices=SqlNoticeStore(db.view("notices")),
         tasks=SqlTaskStore(db.view("tasks")),
         status=SqlStatusStore(db.view("status")),
         problems=SqlProblemStore(db.view("problems")),

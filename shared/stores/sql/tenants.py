@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from shared.errors import NotFound
+from shared.origins import default_origin, try_origin
 from shared.stores.codec import from_us, now_us
 from shared.stores.sql.runner import SqlRunner
 from shared.stores.tenants import HostClaim, Tenant, TenantLimits
@@ -45,18 +46,27 @@ def _tenant(row: Sequence[Any]) -> Tenant:
 def _claim(row: Sequence[Any]) -> HostClaim:
     created = from_us(row[4])
     assert created is not None
+    verified = bool(row[2])
     return HostClaim(
         host=row[0],
         tenant_id=row[1],
-        verified=bool(row[2]),
+        verified=verified,
         verification_token=row[3],
         created_at=created,
-        origin=row[5],
+        # rows written before origins were canonical (or before a claim always had one) read canonical
+        origin=(try_origin(row[5]) if row[5] else None) or default_origin(row[0]),
         turbo=bool(row[6]),
+        verified_at=from_us(row[7]) if verified else None,
+        method=row[8] if verified else None,
+        checked_at=from_us(row[9]),
+        lapsing_since=from_us(row[10]) if verified else None,
     )
 
 
-_CLAIM_COLUMNS = "host, tenant_id, verified, verification_token, created_at, origin, turbo"
+_CLAIM_COLUMNS = (
+    "host, tenant_id, verified, verification_token, created_at, origin, turbo,"
+    " verified_at, method, checked_at, lapsing_since"
+)
 
 
 class SqlTenantStore:
@@ -101,42 +111,114 @@ class SqlTenantStore:
     ) -> HostClaim:
         host = canonical_host(host)
         await self._require(tenant_id)
-        await self._db.execute(
-            f"INSERT INTO tenant_hosts ({_CLAIM_COLUMNS}) VALUES (?, ?, FALSE, ?, ?, ?, TRUE)"
-            # a repeated claim keeps its token and verification; a new origin replaces the old one
-            " ON CONFLICT (host, tenant_id) DO UPDATE SET origin = COALESCE(excluded.origin, tenant_hosts.origin)",
-            host,
-            tenant_id,
-            secrets.token_urlsafe(24),
-            now_us(now),
-            origin,
-        )
+        before = await self._get(tenant_id, host)
+        if before is None:
+            # a repeated claim racing this one keeps the first's token (DO NOTHING)
+            await self._db.execute(
+                "INSERT INTO tenant_hosts (host, tenant_id, verified, verification_token, created_at, origin, turbo)"
+                " VALUES (?, ?, FALSE, ?, ?, ?, TRUE) ON CONFLICT (host, tenant_id) DO NOTHING",
+                host,
+                tenant_id,
+                secrets.token_urlsafe(24),
+                now_us(now),
+                origin or default_origin(host),
+            )
+        elif origin is not None and origin != before.origin:
+            # a claim of another origin: the proof was of the old one, so a right there ends now
+            await self._db.execute(
+                "UPDATE tenant_hosts SET origin = ?, verified = FALSE, verified_at = NULL, method = NULL,"
+                " lapsing_since = NULL WHERE host = ? AND tenant_id = ?",
+                origin,
+                host,
+                tenant_id,
+            )
+        claim = await self._get(tenant_id, host)
+        assert claim is not None
+        return claim
+
+    async def _get(self, tenant_id: str, host: str) -> HostClaim | None:
         row = await self._db.fetchone(
             f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id
         )
-        assert row is not None
-        return _claim(row)
+        return None if row is None else _claim(row)
 
-    async def set_verified(self, tenant_id: str, host: str, verified: bool = True) -> None:
+    async def set_verified(
+        self,
+        tenant_id: str,
+        host: str,
+        verified: bool = True,
+        *,
+        method: str | None = None,
+        now: datetime | None = None,
+    ) -> None:
         host = canonical_host(host)
-        exists = await self._db.fetchone("SELECT 1 FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id)
-        if exists is None:
+        stamp = now_us(now)
+        count = await self._db.execute(
+            "UPDATE tenant_hosts SET verified = ?, verified_at = ?, method = ?, checked_at = ?, lapsing_since = NULL"
+            " WHERE host = ? AND tenant_id = ?",
+            verified,
+            stamp if verified else None,
+            method if verified else None,
+            stamp,
+            host,
+            tenant_id,
+        )
+        if count == 0:
             raise NotFound(f"tenant {tenant_id!r} has not claimed host {host!r}")
-        if verified:
-            # one statement: the proven claim becomes the only verified one for the host
-            await self._db.execute("UPDATE tenant_hosts SET verified = (tenant_id = ?) WHERE host = ?", tenant_id, host)
-        else:
-            await self._db.execute(
-                "UPDATE tenant_hosts SET verified = FALSE WHERE host = ? AND tenant_id = ?", host, tenant_id
-            )
 
-    async def host_owner(self, host: str) -> str | None:
+    async def holders(self, host: str) -> builtins.list[HostClaim]:
         try:
             host = canonical_host(host)
         except ValueError:
-            return None
-        row = await self._db.fetchone("SELECT tenant_id FROM tenant_hosts WHERE host = ? AND verified LIMIT 1", host)
-        return None if row is None else str(row[0])
+            return []
+        rows = await self._db.fetch(
+            f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE host = ? AND verified ORDER BY verified_at, tenant_id",
+            host,
+        )
+        return [_claim(row) for row in rows]
+
+    async def checked(self, tenant_id: str, host: str, *, found: bool, now: datetime | None = None) -> HostClaim:
+        host = canonical_host(host)
+        stamp = now_us(now)
+        await self._db.execute(
+            "UPDATE tenant_hosts SET checked_at = ?,"
+            " lapsing_since = CASE WHEN ? THEN NULL ELSE COALESCE(lapsing_since, ?) END"
+            " WHERE host = ? AND tenant_id = ?",
+            stamp,
+            found,
+            stamp,
+            host,
+            tenant_id,
+        )
+        claim = await self._get(tenant_id, host)
+        if claim is None:
+            raise NotFound(f"tenant {tenant_id!r} has not claimed host {host!r}")
+        return claim
+
+    async def due_checks(
+        self, before: datetime, *, now: datetime | None = None, limit: int = 100
+    ) -> builtins.list[HostClaim]:
+        cutoff, stamp = now_us(before), now_us(now)
+        rows = await self._db.fetch(
+            f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE verified AND (checked_at IS NULL OR checked_at < ?)"
+            " ORDER BY checked_at, host, tenant_id LIMIT ?",
+            cutoff,
+            limit,
+        )
+        taken = []
+        for row in rows:
+            # guarded by the check time read: of two replicas sweeping at once, one takes the claim
+            won = await self._db.execute(
+                "UPDATE tenant_hosts SET checked_at = ? WHERE host = ? AND tenant_id = ? AND verified"
+                " AND (checked_at IS NULL OR checked_at < ?)",
+                stamp,
+                row[0],
+                row[1],
+                cutoff,
+            )
+            if won:
+                taken.append(_claim(row))
+        return taken
 
     async def hosts_of(self, tenant_id: str) -> builtins.list[HostClaim]:
         rows = await self._db.fetch(
@@ -153,13 +235,18 @@ class SqlTenantStore:
             "UPDATE tenant_hosts SET turbo = ? WHERE host = ? AND tenant_id = ?", enabled, host, tenant_id
         )
 
-    async def turbo_enabled(self, host: str) -> bool:
+    async def turbo_enabled(self, host: str, tenant_id: str | None = None) -> bool:
         try:
             host = canonical_host(host)
         except ValueError:
             return True
-        row = await self._db.fetchone("SELECT turbo FROM tenant_hosts WHERE host = ? AND verified LIMIT 1", host)
-        return True if row is None else bool(row[0])
+        if tenant_id is not None:
+            row = await self._db.fetchone(
+                "SELECT turbo FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id
+            )
+            return True if row is None else bool(row[0])
+        rows = await self._db.fetch("SELECT turbo FROM tenant_hosts WHERE host = ? AND verified", host)
+        return not rows or any(bool(r[0]) for r in rows)
 
     async def issue_token(self, tenant_id: str, *, now: datetime | None = None) -> str:
         await self._require(tenant_id)

@@ -17,6 +17,7 @@ from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
 from shared.stores.sql.lanes import SqlLaneStore
+from shared.stores.sql.notices import SqlNoticeStore
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
@@ -61,6 +62,7 @@ async def open_sqlite(url: str) -> Stores:
         delay=SqliteDelayStore(db),
         feeds=SqlFeedStore(db),
         tenants=SqlTenantStore(db),
+        notices=SqlNoticeStore(db),
         tasks=SqlTaskStore(db),
         status=SqlStatusStore(db),
         problems=SqlProblemStore(db),

@@ -71,6 +71,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/api/v1/uploads/{task_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("DELETE", "/api/v1/pages"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/hosts"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    # the changes of rights on the caller's own origins: every tenant has its own list
+    ("GET", "/api/v1/notices"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/hosts/{host}"): Expect(none=401, other=403, own=200, alias=403, admin=401),
     ("GET", "/api/v1/hosts/{host}/queries"): Expect(none=401, other=403, own=200, alias=403, admin=401),
     # search frequencies over every host (privacy-thresholded): any tenant may ask, nobody else
@@ -141,6 +143,7 @@ def _host(caller: str) -> str:
 @builds("GET", "/api/v1/problems")
 @builds("GET", "/api/v1/feeds")
 @builds("GET", "/api/v1/hosts")
+@builds("GET", "/api/v1/notices")
 async def _plain(world: World, caller: str) -> Request:
     return "", {}
 

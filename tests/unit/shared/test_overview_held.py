@@ -32,9 +32,9 @@ async def test_the_autoparsers_refusals_show_on_the_host_that_asked_for_it(store
     feed = Feed("f1", f"https://{HOST}/rss", HOST, "rss", tenant_id="t1")
     await stores.feeds.upsert_feed(feed)
     # a host whose feeds did not ask for the autoparser: its pages are not this tenant's
-    assert (await host_overview(stores, HOST, [feed])).pages == ()
+    assert (await host_overview(stores, HOST, [feed], tenant_id="t1")).pages == ()
     asked = Feed("f1", f"https://{HOST}/rss", HOST, "rss", tenant_id="t1", autoparser=True)
-    view = await host_overview(stores, HOST, [asked])
+    view = await host_overview(stores, HOST, [asked], tenant_id="t1")
     (shown,) = view.pages
     assert (shown.state, shown.live, shown.text) == (PageState.held, False, "Held back")
     assert view.rollup.pages_with_problems == 1

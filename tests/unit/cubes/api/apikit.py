@@ -12,7 +12,7 @@ of host verification, so no test reaches the real DNS.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -60,14 +60,12 @@ class ApiHarness:
         *,
         settings: Settings | None = None,
         resolver: Any = None,
-        verify_origins: Callable[[str], Sequence[str]] | None = None,
         **api: Any,
     ) -> None:
         self.settings = settings or api_settings(tmp_path, **api)
         self.clock = ManualClock()
         # *.partner.test -> 127.0.0.1 (allowlisted); every other name fails like a DNS miss
         self.resolver = resolver if resolver is not None else PartnerResolver()
-        self.verify_origins = verify_origins
         #: set to an exception to make every publish fail with it
         self.publish_error: Exception | None = None
         self.published: list[Output] = []
@@ -90,10 +88,7 @@ class ApiHarness:
             self.published.extend(outputs)
 
         self.deps.publish = publish
-        kwargs: dict[str, Any] = {}
-        if self.verify_origins is not None:
-            kwargs["verify_origins"] = self.verify_origins
-        app = create_app(self.settings, self.deps, **kwargs)
+        app = create_app(self.settings, self.deps)
         self.client = TestClient(TestServer(app, host="127.0.0.1", port=0))
         await self.client.start_server()
         self.stores = await self.deps.stores()
@@ -107,10 +102,12 @@ class ApiHarness:
     def fail_publish(self) -> None:
         self.publish_error = BusUnavailable("test: the bus is down")
 
-    async def tenant(self, host: str = "a.partner.test", *, verified: bool = True) -> tuple[str, str]:
-        """A new tenant owning ``host``: (tenant id, API token)."""
+    async def tenant(
+        self, host: str = "a.partner.test", *, verified: bool = True, origin: str | None = None
+    ) -> tuple[str, str]:
+        """A new tenant owning ``host`` (at ``origin``, ``https://host`` by default): (tenant id, API token)."""
         t = await self.stores.tenants.create_tenant(f"tenant of {host}")
-        await self.stores.tenants.add_host(t.tenant_id, host)
+        await self.stores.tenants.add_host(t.tenant_id, host, origin=origin)
         if verified:
             await self.stores.tenants.set_verified(t.tenant_id, host, True)
         return t.tenant_id, await self.stores.tenants.issue_token(t.tenant_id)

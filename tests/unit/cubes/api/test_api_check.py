@@ -29,7 +29,7 @@ async def test_a_feed_is_checked_through_the_crawler_and_previewed_not_published
     tmp_path: Path, partner: PartnerServer
 ) -> None:
     async with ApiHarness(tmp_path) as api:
-        _, token = await api.tenant(HOST)
+        _, token = await api.tenant(HOST, origin=f"http://{HOST}:{partner.port}")  # the site's own origin
         partner.set(HOST, "/feed.xml", _feed(partner.port), headers={"Content-Type": "application/rss+xml"})
         url = f"http://{HOST}:{partner.port}/feed.xml"
         r = await api.client.post("/api/v1/feeds/check", json={"url": url}, headers=api.auth(token))

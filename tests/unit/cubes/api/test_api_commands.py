@@ -78,7 +78,7 @@ async def test_verify_from_the_cli(tmp_path: Path, partner: PartnerServer, partn
             "cli.partner.test",
             tenant_id,
             allow=["127.0.0.1/32"],
-            origins=[origin],
+            origin=origin,
             resolver=partner_resolver,
             out=io.StringIO(),
         )
@@ -88,7 +88,7 @@ async def test_verify_from_the_cli(tmp_path: Path, partner: PartnerServer, partn
     # without the allowlist the guard refuses loopback
     assert (
         await hosts_verify(
-            settings, "cli.partner.test", tenant_id, origins=[origin], resolver=partner_resolver, out=io.StringIO()
+            settings, "cli.partner.test", tenant_id, origin=origin, resolver=partner_resolver, out=io.StringIO()
         )
         == 1
     )
@@ -99,15 +99,16 @@ async def test_verify_from_the_cli(tmp_path: Path, partner: PartnerServer, partn
             "cli.partner.test",
             tenant_id,
             allow=["127.0.0.1/32"],
-            origins=[origin],
+            origin=origin,
             resolver=partner_resolver,
             out=done,
         )
         == 0
     )
-    assert "verified (file)" in done.getvalue()
+    assert f"verified (file) on {origin}" in done.getvalue()
     async with await open_stores(settings.store.url) as stores:
-        assert await stores.tenants.host_owner("cli.partner.test") == tenant_id
+        (right,) = await stores.tenants.holders("cli.partner.test")
+        assert (right.tenant_id, right.origin, right.method) == (tenant_id, origin, "file")
 
 
 async def test_turbo_off_and_on_from_the_cli(tmp_path: Path) -> None:

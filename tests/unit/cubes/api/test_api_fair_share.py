@@ -40,12 +40,11 @@ async def test_two_tenants_under_a_burst_each_get_their_share(tmp_path: Path, pa
 
         return handler
 
-    origins = lambda host: [f"http://{host}:{partner.port}"]  # noqa: E731
     # 8 slots, a quarter each: 2 per tenant, so both bursts together hold half of the bulkhead
-    async with ApiHarness(tmp_path, concurrency=8, verify_origins=origins) as api:
+    async with ApiHarness(tmp_path, concurrency=8) as api:
         tokens = {}
         for host in HOSTS:
-            _, tokens[host] = await api.tenant(host, verified=False)
+            _, tokens[host] = await api.tenant(host, verified=False, origin=f"http://{host}:{partner.port}")
             partner.set_handler(host, WELL_KNOWN_PATH, slow(host))
             partner.set(host, "/", "<html></html>", headers={"Content-Type": "text/html"})
         _, quiet = await api.tenant("c.partner.test")
@@ -89,11 +88,10 @@ async def test_the_global_cap_still_holds_when_the_shares_add_up_to_more(
         await release.wait()
         return web.Response(text="not the token")
 
-    origins = lambda host: [f"http://{host}:{partner.port}"]  # noqa: E731
     # 2 slots, each tenant's share is the whole of it: the second tenant finds the bulkhead full
-    async with ApiHarness(tmp_path, concurrency=2, tenant_concurrency_share=1.0, verify_origins=origins) as api:
-        _, a = await api.tenant(HOSTS[0], verified=False)
-        _, b = await api.tenant(HOSTS[1], verified=False)
+    async with ApiHarness(tmp_path, concurrency=2, tenant_concurrency_share=1.0) as api:
+        _, a = await api.tenant(HOSTS[0], verified=False, origin=f"http://{HOSTS[0]}:{partner.port}")
+        _, b = await api.tenant(HOSTS[1], verified=False, origin=f"http://{HOSTS[1]}:{partner.port}")
         partner.set_handler(HOSTS[0], WELL_KNOWN_PATH, slow)
         partner.set(HOSTS[0], "/", "<html></html>", headers={"Content-Type": "text/html"})
         busy = [

@@ -21,7 +21,7 @@ from tests.unit.cubes.api.apikit import ApiHarness
 
 VICTIM = "victim.partner.test"
 WWW_VICTIM = "www.victim.partner.test"
-STORY = f"http://{WWW_VICTIM}/story/1"
+STORY = f"https://{WWW_VICTIM}/story/1"
 
 
 def _story(title: str, url: str = STORY) -> bytes:
@@ -40,7 +40,7 @@ async def _parse_one(api: ApiHarness) -> None:
 
 async def _feed_and_parse(api: ApiHarness, tenant_id: str, host: str, body: bytes) -> None:
     """A feed of the tenant's, fetched: as the crawler would hand it to the parser."""
-    feed = Feed(feed_id=f"feed-of-{tenant_id}", url=f"http://{host}/rss", host=host, format="rss", tenant_id=tenant_id)
+    feed = Feed(feed_id=f"feed-of-{tenant_id}", url=f"https://{host}/rss", host=host, format="rss", tenant_id=tenant_id)
     await api.stores.feeds.upsert_feed(feed)
     fetched = CrawlResult(
         kind=CrawlKind.feed,
@@ -115,17 +115,14 @@ async def test_one_tenant_that_verified_both_spellings_publishes_either(tmp_path
         assert await _delete(api, token, STORY) == 202
 
 
-async def test_an_upload_whose_host_was_verified_by_another_tenant_meanwhile_publishes_nothing(
-    tmp_path: Path,
-) -> None:
+async def test_an_upload_whose_right_ended_meanwhile_publishes_nothing(tmp_path: Path) -> None:
     async with ApiHarness(tmp_path) as api:
-        _, x_token = await api.tenant(VICTIM)
-        resp = await api.upload(x_token, _story("Queued", f"http://{VICTIM}/a"), host=VICTIM)
+        x, x_token = await api.tenant(VICTIM)
+        resp = await api.upload(x_token, _story("Queued", f"https://{VICTIM}/a"), host=VICTIM)
         assert resp.status == 202
         task_id = (await resp.json())["task_id"]
-        # before the parser reaches it, another tenant proves the host (the store keeps one verified claim)
-        y, _ = await api.tenant(VICTIM, verified=False)
-        await api.stores.tenants.set_verified(y, VICTIM)
+        # before the parser reaches it, X's right ends (its proof lapsed past its grace)
+        await api.stores.tenants.set_verified(x, VICTIM, False)
 
         await _parse_one(api)
 
@@ -133,3 +130,20 @@ async def test_an_upload_whose_host_was_verified_by_another_tenant_meanwhile_pub
         assert task["status"] == "failed"
         assert any("not verified for this tenant any more" in e for e in task["errors"]), task
         assert await api.messages("documents.parsed") == []
+
+
+async def test_another_tenant_proving_the_host_takes_nothing_from_its_holder(tmp_path: Path) -> None:
+    """Proving control of an origin used to make the prover its only holder: the first owner's claim flipped
+    to unverified, silently, and its queued upload published nothing. Both hold rights now."""
+    async with ApiHarness(tmp_path) as api:
+        x, x_token = await api.tenant(VICTIM)
+        resp = await api.upload(x_token, _story("Queued", f"https://{VICTIM}/a"), host=VICTIM)
+        task_id = (await resp.json())["task_id"]
+        y, _ = await api.tenant(VICTIM, verified=False)
+        await api.stores.tenants.set_verified(y, VICTIM)
+
+        await _parse_one(api)
+
+        task = await (await api.client.get(f"/api/v1/uploads/{task_id}", headers=api.auth(x_token))).json()
+        assert [i["status"] for i in task["items"]] == ["ok"], task
+        assert sorted(c.tenant_id for c in await api.stores.tenants.holders(VICTIM)) == sorted([x, y])

@@ -14,19 +14,16 @@ from tests.unit.cubes.api.apikit import ApiHarness, api_settings, rss
 HOST = "site.partner.test"
 
 
-def _origins(partner: PartnerServer):  # type: ignore[no-untyped-def]
-    return lambda host: [f"http://{host}:{partner.port}"]
-
-
-async def _claim(api: ApiHarness) -> tuple[str, str, str]:
-    tenant_id, token = await api.tenant(HOST, verified=False)
+async def _claim(api: ApiHarness, partner: PartnerServer) -> tuple[str, str, str]:
+    """A claim of the partner's own origin: the proof is looked for there and nowhere else."""
+    tenant_id, token = await api.tenant(HOST, verified=False, origin=f"http://{HOST}:{partner.port}")
     (claim,) = await api.stores.tenants.hosts_of(tenant_id)
     return tenant_id, token, claim.verification_token
 
 
 async def test_verification_by_well_known_file_unlocks_the_host(tmp_path: Path, partner: PartnerServer) -> None:
-    async with ApiHarness(tmp_path, verify_origins=_origins(partner)) as api:
-        _, token, secret = await _claim(api)
+    async with ApiHarness(tmp_path) as api:
+        _, token, secret = await _claim(api, partner)
         assert (await api.upload(token, rss(1, HOST), host=HOST)).status == 403
 
         partner.set(HOST, WELL_KNOWN_PATH, f"{secret}\n", headers={"Content-Type": "text/plain"})
@@ -40,8 +37,8 @@ async def test_verification_by_well_known_file_unlocks_the_host(tmp_path: Path, 
 
 
 async def test_verification_by_meta_tag(tmp_path: Path, partner: PartnerServer) -> None:
-    async with ApiHarness(tmp_path, verify_origins=_origins(partner)) as api:
-        _, token, secret = await _claim(api)
+    async with ApiHarness(tmp_path) as api:
+        _, token, secret = await _claim(api, partner)
         partner.set(HOST, WELL_KNOWN_PATH, "nothing here", status=404)
         partner.set(
             HOST,
@@ -57,8 +54,8 @@ async def test_verification_by_meta_tag(tmp_path: Path, partner: PartnerServer) 
 
 
 async def test_a_wrong_token_does_not_verify(tmp_path: Path, partner: PartnerServer) -> None:
-    async with ApiHarness(tmp_path, verify_origins=_origins(partner)) as api:
-        tenant_id, token, _ = await _claim(api)
+    async with ApiHarness(tmp_path) as api:
+        tenant_id, token, _ = await _claim(api, partner)
         partner.set(HOST, WELL_KNOWN_PATH, "somebody-elses-token")
         partner.set(HOST, "/", "<html><head></head></html>", headers={"Content-Type": "text/html"})
         got = await (await api.client.post(f"/api/v1/hosts/{HOST}/verify", headers=api.auth(token))).json()
@@ -70,8 +67,8 @@ async def test_a_wrong_token_does_not_verify(tmp_path: Path, partner: PartnerSer
 
 async def test_the_check_goes_through_the_ssrf_guard(tmp_path: Path, partner: PartnerServer) -> None:
     settings = api_settings(tmp_path).replace(http={"allowlist": []})  # production: no allowlist
-    async with ApiHarness(tmp_path, settings=settings, verify_origins=_origins(partner)) as api:
-        _, token, secret = await _claim(api)
+    async with ApiHarness(tmp_path, settings=settings) as api:
+        _, token, secret = await _claim(api, partner)
         partner.set(HOST, WELL_KNOWN_PATH, secret)
         got = await (await api.client.post(f"/api/v1/hosts/{HOST}/verify", headers=api.auth(token))).json()
         assert got["verified"] is False
@@ -87,8 +84,8 @@ async def test_the_bulkhead_refuses_requests_over_the_concurrency_cap(tmp_path: 
         await release.wait()
         return web.Response(text="nope")
 
-    async with ApiHarness(tmp_path, concurrency=1, verify_origins=_origins(partner)) as api:
-        _, token, _ = await _claim(api)
+    async with ApiHarness(tmp_path, concurrency=1) as api:
+        _, token, _ = await _claim(api, partner)
         partner.set_handler(HOST, WELL_KNOWN_PATH, slow)
         partner.set(HOST, "/", "<html></html>", headers={"Content-Type": "text/html"})
         busy = asyncio.create_task(api.client.post(f"/api/v1/hosts/{HOST}/verify", headers=api.auth(token)))

@@ -322,15 +322,18 @@ async def test_counters_and_same_body_shortcut(env: Env) -> None:
     assert after == {"parsed": 6, "changed": 3, "unchanged": 1, "deleted": 1, "rejected": 1}
 
 
-async def test_a_feed_whose_host_another_tenant_verified_since_publishes_nothing(env: Env) -> None:
-    """The scope is read at parse time (shared.hosts): a claim lost after registration counts."""
+async def test_a_feed_whose_right_ended_since_publishes_nothing(env: Env) -> None:
+    """The scope is read at parse time (shared.hosts): a right lost after registration counts; another
+    tenant proving the host meanwhile takes nothing (several tenants hold rights on one origin)."""
     await env.stores.feeds.upsert_feed(
         Feed(feed_id="f3", url="https://news.test/f3.xml", host="news.test", format="turbo", tenant_id="ten")
     )
     assert docs(await env.feed(turbo_feed(item(1)), feed_id="f3"))  # published while "ten" holds the host
     await env.stores.tenants.create_tenant("other", tenant_id="other")
     await env.stores.tenants.add_host("other", "news.test")
-    await env.stores.tenants.set_verified("other", "news.test")  # the only verified claim now
+    await env.stores.tenants.set_verified("other", "news.test")  # a second holder: "ten" keeps its right
+    assert docs(await env.feed(turbo_feed(item(2)), feed_id="f3"))
+    await env.stores.tenants.set_verified("ten", "news.test", False)  # its proof lapsed past its grace
 
     # the body is not even read: a blob that does not exist would be a Reject
     assert await env.feed(None, feed_id="f3", body_ref="feeds/never-written") == []

@@ -92,11 +92,11 @@ async def test_the_losing_feed_is_told_who_took_its_url(env: Env) -> None:
     (p,) = taken.problems
     assert (p.code, p.where.link) == ("conflict.taken_over", "https://news.test/1")
     assert "tenant:ten" in p.message
-    # the feed's next edit of that item is refused, saying which source has it
+    # the feed's next edit of that item is refused: the page is the tenant's now (shared.rights: the page rule)
     await env.feed(turbo_feed(item(1, "edited")))
     refused = (await env.stores.problems.reports("f1"))[0]
-    assert [(q.code, q.where.link) for q in refused.problems] == [("conflict.outranked", "https://news.test/1")]
-    assert "tenant:ten" in refused.problems[0].message
+    assert [(q.code, q.where.link) for q in refused.problems] == [("conflict.other_tenant", "https://news.test/1")]
+    assert "another tenant's source" in refused.problems[0].message
 
 
 async def test_upload_task_items_carry_their_problems(env: Env) -> None:
