@@ -213,7 +213,11 @@ class Rights:
 
 
 def claim_problems(claim: HostClaim, grace_s: float) -> list[Problem]:
-    """What the holder of ``claim`` must fix about its right: a lapsing proof, or no right at all."""
+    """What the holder of ``claim`` must fix about its right: a proof that went missing (the right lapses).
+
+    A claim without a right says so itself, with the ways to prove it (``instructions``); how a right
+    ended is its notice.
+    """
     if claim.verified and claim.lapsing_since is not None:
         ends = claim.lapsing_since + timedelta(seconds=grace_s)
         return [
@@ -221,14 +225,6 @@ def claim_problems(claim: HostClaim, grace_s: float) -> list[Problem]:
                 "host.proof_lapsing",
                 f"the proof of your right on {claim.origin} was not found at its last re-check; the right ends "
                 f"after {ends:%Y-%m-%d %H:%M} UTC if it is still missing then",
-                link=claim.origin + "/",
-            )
-        ]
-    if not claim.verified:
-        return [
-            problem(
-                "host.not_verified",
-                f"{claim.host} is claimed for {claim.origin} but not verified: nothing of it is published",
                 link=claim.origin + "/",
             )
         ]
