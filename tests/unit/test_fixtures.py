@@ -16,14 +16,20 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 #: the issue's budget for all fixtures together
 MAX_BYTES = 10 * 1024 * 1024
+#: the manifests of copied files: each folder's lines of its source's manifest, unchanged
+MANIFESTS = ("feeds/MANIFEST.jsonl", "autoparser/MANIFEST.jsonl")
 #: files that describe the folder rather than being fixtures
-INDEX_FILES = {"MANIFEST.md", "feeds/MANIFEST.jsonl"}
+INDEX_FILES = {"MANIFEST.md", *MANIFESTS}
 OURS_PREFIX = "turbocubes__"
 
 
 def _manifest() -> dict[str, dict[str, object]]:
-    lines = (DATA / "feeds" / "MANIFEST.jsonl").read_bytes().splitlines()
-    return {f"feeds/{row['file']}": row for row in map(orjson.loads, lines)}
+    rows: dict[str, dict[str, object]] = {}
+    for manifest in MANIFESTS:
+        folder = manifest.split("/", 1)[0]
+        for row in map(orjson.loads, (DATA / manifest).read_bytes().splitlines()):
+            rows[f"{folder}/{row['file']}"] = row
+    return rows
 
 
 def _files() -> list[str]:
@@ -53,7 +59,7 @@ def test_every_fixture_has_a_known_origin() -> None:
             unknown.append(f)
         elif hashlib.sha256((DATA / f).read_bytes()).hexdigest() != row["sha256"]:
             changed.append(f)
-    assert unknown == [], "fixtures without an origin in tests/data/feeds/MANIFEST.jsonl"
+    assert unknown == [], f"fixtures without an origin in one of {MANIFESTS}"
     assert changed == [], "copied fixtures that no longer match their origin's sha256"
     assert undescribed == [], "our own fixtures missing from tests/data/MANIFEST.md"
     assert not [f for f in manifest if not (DATA / f).is_file()], "manifest lines for files not here"
