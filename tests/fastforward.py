@@ -18,7 +18,7 @@ from typing import Any
 __all__ = ["FastForwardLoop"]
 
 
-class _Selector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class _Selector(selectors.DefaultSelector):
     def __init__(self, owner: FastForwardLoop) -> None:
         super().__init__()
         self.owner = owner

@@ -161,8 +161,9 @@ class ProblemStoreContract:
         by_key = {r.key: r for r in rows}
         assert by_key[urls["wait"]].pending == frozenset({f"{base}img/wait.png"})
         assert by_key[urls["wait"]].deadline == T0 + timedelta(minutes=10)
-        assert by_key[urls["held"]].problems is not None
-        assert by_key[urls["held"]].problems.problems == (LATE,)
+        held_problems = by_key[urls["held"]].problems
+        assert held_problems is not None
+        assert held_problems.problems == (LATE,)
         assert by_key[urls["taken"]].owner == other
         assert by_key[urls["live"]].title == "Title 2"
         counts = await stores.problems.state_counts(src)

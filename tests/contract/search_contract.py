@@ -15,7 +15,7 @@ import pytest
 
 from shared.search.analysis import page_lang
 from shared.search.kinds import PageKind
-from shared.search.request import SearchFilters
+from shared.search.request import Cursor, SearchFilters
 from shared.stores import Page, Stores, open_stores
 from tests.contract.search_corpus import JUDGED, PAGES, T, published, url_of
 from tests.searching import found, results
@@ -63,6 +63,7 @@ class SearchContract:
     async def test_a_query_that_finds_nothing_is_offered_a_correction_from_the_index(self, corpus: Stores) -> None:
         typo = await results(corpus, "холодильнек")
         assert (typo.hits, typo.suggestion) == ((), "холодильник")  # a lemma of the index, shown as it is
+        assert typo.suggestion is not None
         assert url_of("ru/fridge") in await found(corpus, typo.suggestion)
         english = await results(corpus, "brigdes river")  # a stem corrected, the rest of the word kept
         assert (english.hits, english.suggestion) == ((), "bridges river")
@@ -147,7 +148,7 @@ class SearchContract:
             await stores.pages.upsert(page(f"https://b.example/{i}", "Заметка", text(6)))
             await stores.pages.upsert(page(f"https://c.example/{i}", "Заметка", text(1)))
         seen = [h.url for h in first.hits]
-        cursor = first.next_cursor
+        cursor: Cursor | None = first.next_cursor
         while cursor is not None:
             more = await results(stores, "слон", limit=10, cursor=cursor)
             seen.extend(h.url for h in more.hits)

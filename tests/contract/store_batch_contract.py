@@ -12,6 +12,7 @@ Mixed into each engine's ``StoreContract`` subclass, which provides ``stores``, 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -47,7 +48,7 @@ class StoreBatchContract:
             stores.delay.park(A, 1, b"a1", ["m9"], DEADLINE, host="a.example"),  # older than what came before
             stores.delay.park(B, 1, b"b1", ["m1", "m3"], DEADLINE, host="a.example"),  # a redelivery
         )
-        assert outcomes == [
+        assert list(outcomes) == [
             ParkOutcome.parked,
             ParkOutcome.replaced,
             ParkOutcome.parked,
@@ -67,7 +68,7 @@ class StoreBatchContract:
         assert released[3][0].released_at == T0 + timedelta(seconds=1)
         assert await stores.delay.count() == 0
         counts = await asyncio.gather(stores.delay.confirm([(A, 2)]), stores.delay.confirm([(A, 2), (B, 1)]))
-        assert counts == [1, 1]  # a pair two callers confirm counts for the first
+        assert list(counts) == [1, 1]  # a pair two callers confirm counts for the first
         assert await self.raw_rows(stores.url, "delay_pending") == []
 
     async def test_the_last_media_of_a_document_resolved_together_release_it_once(self, stores: Stores) -> None:
@@ -85,7 +86,7 @@ class StoreBatchContract:
             stores.images.mark_ordered(x, T0),
             stores.images.mark_ordered_many([x, y, z], T0),
         )
-        assert won == [True, False, True, False, {z}]
+        assert list(won) == [True, False, True, False, {z}]
         ok, failed = "https://img.example/ok.jpg", "https://img.example/failed.jpg"
         await asyncio.gather(
             stores.images.record_ok(ok, cdn_url="/cdn/ok", size=5, now=T0),
@@ -104,7 +105,12 @@ class StoreBatchContract:
 
     async def test_a_batch_with_a_url_twice_writes_as_one_by_one(self, stores: Stores) -> None:
         outcomes = await stores.pages.upsert_many([page(1), page(3, url=B), page(3), page(2)])
-        assert outcomes == [UpsertOutcome.inserted, UpsertOutcome.inserted, UpsertOutcome.updated, UpsertOutcome.stale]
+        assert list(outcomes) == [
+            UpsertOutcome.inserted,
+            UpsertOutcome.inserted,
+            UpsertOutcome.updated,
+            UpsertOutcome.stale,
+        ]
         got = await stores.pages.get(page(1).url)
         assert got is not None
         assert got.version == 3
@@ -200,7 +206,7 @@ class StoreBatchContract:
         try:
             await asyncio.gather(
                 *(
-                    _acknowledged(stores.delay.park(u, 1, b"x", [u + ".jpg"], DEADLINE), lambda u=u: parked(u))
+                    _acknowledged(stores.delay.park(u, 1, b"x", [u + ".jpg"], DEADLINE), functools.partial(parked, u))
                     for u in (A, B)
                 ),
                 _acknowledged(
@@ -213,8 +219,13 @@ class StoreBatchContract:
                     stores.images.record_ok(A + ".jpg", cdn_url="/cdn/a", now=T0),
                     lambda: image(A + ".jpg", ImageStatus.ok),
                 ),
-                *(_acknowledged(stores.delay.resolve(u + ".jpg", now=T0), lambda u=u: released(u)) for u in (A, B)),
+                *(
+                    _acknowledged(stores.delay.resolve(u + ".jpg", now=T0), functools.partial(released, u))
+                    for u in (A, B)
+                ),
             )
-            await asyncio.gather(*(_acknowledged(stores.delay.confirm([(u, 1)]), lambda u=u: gone(u)) for u in (A, B)))
+            await asyncio.gather(
+                *(_acknowledged(stores.delay.confirm([(u, 1)]), functools.partial(gone, u)) for u in (A, B))
+            )
         finally:
             await other.close()

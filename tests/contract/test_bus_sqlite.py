@@ -208,7 +208,7 @@ async def test_a_failed_write_fails_every_send_of_its_batch(tmp_path: Path) -> N
         def broken(*args: object) -> object:
             raise sqlite3.OperationalError("disk I/O error")
 
-        b._append = broken  # type: ignore[method-assign]
+        b._append = broken  # type: ignore[method-assign,assignment]
         single = await p.send("t", b"one", key=b"a")
         batch = await p.send_batch([("t", b"k", b"two", ()), ("t", b"k", b"three", ())])
         await p.flush()

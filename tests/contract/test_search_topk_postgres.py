@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -118,5 +119,5 @@ async def test_late_pages_updates_and_removals_keep_the_walk_exact(corpus: Store
     assert off[0] == 0
 
 
-def _fields(page: Page) -> dict[str, object]:
+def _fields(page: Page) -> dict[str, Any]:
     return {name: getattr(page, name) for name in page.__dataclass_fields__}

@@ -169,7 +169,7 @@ async def test_an_outage_fails_the_whole_group_and_writes_none_of_it(postgres_ur
             retried = await asyncio.gather(
                 stores.delay.park(a, 2, b"a2", ["m2"], T0), stores.delay.park(b, 1, b"b1", ["m1"], T0)
             )
-            assert retried == [ParkOutcome.replaced, ParkOutcome.parked]
+            assert list(retried) == [ParkOutcome.replaced, ParkOutcome.parked]
         finally:
             await watch.close()
             await admin.close()

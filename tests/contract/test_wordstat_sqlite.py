@@ -47,7 +47,7 @@ async def test_the_top_down_read_of_a_common_word_finds_what_the_join_finds(tmp_
             assert top_down is not None, f"{text}: small data must take the top-down read here"
             got = await stores.wordstat.select(sel, limit=2)
             original = engine._top_down_scan
-            engine._top_down_scan = lambda *a: None  # type: ignore[assignment]
+            engine._top_down_scan = lambda *a: None
             try:
                 joined = await stores.wordstat.select(sel, limit=2)
             finally:

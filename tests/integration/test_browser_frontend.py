@@ -310,7 +310,7 @@ async def _drain(proc: asyncio.subprocess.Process) -> None:
 async def _open(cdp: Cdp, url: str, *, width: int, height: int, mobile: bool, dark: bool = False) -> str:
     """Open ``url`` in a fresh tab, wait until the network is idle; returns the tab's session id."""
     target = (await cdp.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
-    session = (await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True}))["sessionId"]
+    session: str = (await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True}))["sessionId"]
     for domain in ("Page", "Network", "Runtime", "Log"):
         await cdp.send(f"{domain}.enable", session=session)
     await cdp.send("Page.setLifecycleEventsEnabled", {"enabled": True}, session=session)

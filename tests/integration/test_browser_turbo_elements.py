@@ -240,7 +240,10 @@ async def test_every_turbo_element_on_a_phone(frontend: str, browser: Cdp) -> No
         assert loaded["players"] == len(PLAYERS)  # each player's frame loaded (from the interception)
         assert loaded["images"]
         assert all(width > 0 for width in loaded["images"]), loaded  # every image of the page rendered
-        ev = lambda js: _eval(browser, session, js)  # noqa: E731 - a short local helper
+
+        async def ev(js: str) -> Any:
+            return await _eval(browser, session, js)
+
         assert await ev("document.documentElement.lang") == "ru"
         assert await ev("document.scripts.length") == 0
         assert await ev("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
@@ -336,7 +339,10 @@ async def test_shop_pages_sell_on_a_phone(frontend: str, browser: Cdp) -> None: 
     session, players = await _open_phone(browser, product)
     try:
         await _load_everything(browser, session)
-        ev = lambda js: _eval(browser, session, js)  # noqa: E731 - a short local helper
+
+        async def ev(js: str) -> Any:
+            return await _eval(browser, session, js)
+
         assert await ev("[...document.querySelectorAll('nav.tc-crumbs a')].map(a => a.textContent)") == [
             "Kitchen",
             "Kettles",
@@ -359,7 +365,10 @@ async def test_shop_pages_sell_on_a_phone(frontend: str, browser: Cdp) -> None: 
     session, players = await _open_phone(browser, kettles)
     try:
         await _load_everything(browser, session)
-        ev = lambda js: _eval(browser, session, js)  # noqa: E731
+
+        async def ev(js: str) -> Any:
+            return await _eval(browser, session, js)
+
         assert await ev("document.querySelector('h1').textContent") == "Kettles"
         cards = await ev(
             "[...document.querySelectorAll('a.tc-card')].map(a => [a.textContent, a.getAttribute('href')])"

@@ -16,11 +16,14 @@ from shared import contracts
 from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.runtime import Output, ensure_topics, open_deps, run_cube
+from shared.runtime.deps import Deps
+from tests.partners.fixtures import PartnerResolver
+from tests.partners.server import PartnerServer
 
 A, B = "a.partner.test", "b.partner.test"
 
 
-async def read_all(deps, topic: str) -> list[CrawlResult]:
+async def read_all(deps: Deps, topic: str) -> list[CrawlResult]:
     out = []
     for partition, end in (await deps.bus.end_offsets(topic)).items():
         for rec in await deps.bus.read(topic, partition, 0, end + 1):
@@ -42,7 +45,9 @@ def _settings(tmp_path: Path, **crawler: Any) -> Settings:
     )
 
 
-async def test_crawler_cube_end_to_end(tmp_path: Path, partner, partner_resolver) -> None:
+async def test_crawler_cube_end_to_end(
+    tmp_path: Path, partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     settings = _settings(tmp_path, rate=50.0, burst=5, inline_body_max=2000)
     big = b"<rss>" + b"y" * 10_000 + b"</rss>"
     partner.set(B, "/big.xml", big)
@@ -103,7 +108,9 @@ async def test_crawler_cube_end_to_end(tmp_path: Path, partner, partner_resolver
     assert img.requesters == ["media:doc"]
 
 
-async def test_a_feed_poll_does_not_wait_behind_its_hosts_images(tmp_path: Path, partner, partner_resolver) -> None:
+async def test_a_feed_poll_does_not_wait_behind_its_hosts_images(
+    tmp_path: Path, partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     # tests/integration/test_faults.py: a feed of 200 items put 400 image requests on its host's lane,
     # and the feed's next poll, read right behind them, waited until every image was fetched (80 s at
     # the partner's rate) while the scheduler re-emitted it every 2 s behind the same images. A

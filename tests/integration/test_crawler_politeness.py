@@ -10,39 +10,47 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
 
-from shared.messages import CrawlKind, FetchStatus
+from cubes.crawler.handler import CrawlHandler
+from shared.messages import CrawlKind, CrawlResult, FetchStatus
 from tests.partners import max_in_window
-from tests.unit.cubes.crawler.crawlkit import CTX, fast_settings, make_handler, request
+from tests.partners.fixtures import PartnerResolver
+from tests.partners.server import PartnerServer
+from tests.unit.cubes.crawler.crawlkit import CTX, crawl_result, fast_settings, make_handler, request
 
 RATE = 20.0
 A, B, C, D = "a.partner.test", "b.partner.test", "c.partner.test", "d.partner.test"
 
 
 @pytest.fixture
-async def handler(partner_resolver):
+async def handler(partner_resolver: PartnerResolver) -> AsyncIterator[CrawlHandler]:
     settings = fast_settings(rate=RATE, burst=1, concurrency=2, max_rate=RATE)
     h = make_handler(settings, partner_resolver)
     yield h
     await h.fetcher.close()
 
 
-async def crawl(handler, partner, host, paths, kind=CrawlKind.page):
-    out = []
+async def crawl(
+    handler: CrawlHandler, partner: PartnerServer, host: str, paths: list[str], kind: CrawlKind = CrawlKind.page
+) -> list[CrawlResult]:
+    out: list[CrawlResult] = []
     for p in paths:
         res = await handler.handle(request(partner.url(host, p), host, kind, requesters=[f"t:{p}"]), CTX)
-        out.extend(o.message for o in res)
+        out.extend(crawl_result(o) for o in res)
     return out
 
 
-def rate_over(times):
+def rate_over(times: list[float]) -> float:
     return (len(times) - 1) / (times[-1] - times[0])
 
 
-async def test_host_rate_is_kept_while_other_hosts_run_in_parallel(partner, handler):
+async def test_host_rate_is_kept_while_other_hosts_run_in_parallel(
+    partner: PartnerServer, handler: CrawlHandler
+) -> None:
     n = 60
     results = await asyncio.gather(
         crawl(handler, partner, A, [f"/page/{i}" for i in range(n)]),
@@ -64,7 +72,7 @@ async def test_host_rate_is_kept_while_other_hosts_run_in_parallel(partner, hand
         assert max_in_window(other, 1.0) <= RATE
 
 
-async def test_retry_after_pauses_the_host_and_only_that_host(partner, handler):
+async def test_retry_after_pauses_the_host_and_only_that_host(partner: PartnerServer, handler: CrawlHandler) -> None:
     calls = 0
 
     async def once_429(request: web.Request) -> web.Response:
@@ -95,7 +103,7 @@ async def test_retry_after_pauses_the_host_and_only_that_host(partner, handler):
     assert all(r.status is FetchStatus.ok for r in others)
 
 
-async def test_5xx_storm_backs_the_lane_off(partner, handler):
+async def test_5xx_storm_backs_the_lane_off(partner: PartnerServer, handler: CrawlHandler) -> None:
     partner.set(A, "/storm", "down", status=503)
     paths = [f"/storm?i={i}" for i in range(5)]
     results = await crawl(handler, partner, A, paths)
@@ -108,7 +116,7 @@ async def test_5xx_storm_backs_the_lane_off(partner, handler):
     assert handler.lanes.get(A).rate <= RATE / 32
 
 
-async def test_crawl_delay_is_obeyed(partner, handler):
+async def test_crawl_delay_is_obeyed(partner: PartnerServer, handler: CrawlHandler) -> None:
     partner.set_robots(C, "User-agent: *\nCrawl-delay: 0.25\n")
     results = await crawl(handler, partner, C, [f"/page/{i}" for i in range(4)])
     assert all(r.status is FetchStatus.ok for r in results)
@@ -117,7 +125,9 @@ async def test_crawl_delay_is_obeyed(partner, handler):
     assert min(b - a for a, b in itertools.pairwise(times)) >= 0.25
 
 
-async def test_slow_drip_and_oversized_bodies_are_cut_off(partner, partner_resolver):
+async def test_slow_drip_and_oversized_bodies_are_cut_off(
+    partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     settings = fast_settings().replace(
         http={"allowlist": ["127.0.0.1/32"], "total_timeout_s": 0.5},
         crawler={"max_page_bytes": 100_000, "max_feed_bytes": 200_000},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -73,7 +74,7 @@ async def test_parser_cube_end_to_end(tmp_path: Path) -> None:
         blobs = await deps.blobs()
         await blobs.put("feeds/yml1", _catalog(300))
 
-        def crawl(fid: str, host: str, **kw: object) -> CrawlResult:
+        def crawl(fid: str, host: str, **kw: Any) -> CrawlResult:
             return CrawlResult(
                 kind=CrawlKind.feed,
                 url=f"https://{host}/{fid}",
@@ -82,7 +83,7 @@ async def test_parser_cube_end_to_end(tmp_path: Path) -> None:
                 feed_id=fid,
                 fetched_at=now,
                 **kw,
-            )  # type: ignore[arg-type]
+            )
 
         inputs = [
             Output("crawl.feeds", crawl("turbo1", "news.test", body=TURBO)),

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from cubes.parser.cube import build
+from shared.clock import at
 from shared.config import Settings
 from shared.messages import CrawlKind, CrawlResult, FetchStatus
 from shared.runtime import Output, ensure_topics, open_deps, run_cube
@@ -46,6 +47,9 @@ class FastClock:
 
     def monotonic(self) -> float:
         return self._m0 + (time.monotonic() - self._m0) * self.factor
+
+    def now(self) -> datetime:
+        return at(self.time())
 
     def time(self) -> float:
         return self._w0 + (time.monotonic() - self._m0) * self.factor

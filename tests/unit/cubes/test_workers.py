@@ -33,6 +33,7 @@ from cubes.workers import (
     worker_settings,
 )
 from demo import demo_settings
+from shared.bus.sqlite import SqliteBus
 from shared.config import Settings
 from shared.errors import ConfigError
 from shared.messages import Document, SourceKind, SourceRef
@@ -210,6 +211,7 @@ async def test_two_processes_share_the_partitions_and_stop_cleanly(tmp_path: Pat
     assert rc == 0
     # both drained and committed: nothing is left for the group to read again
     bus = feeder.deps.bus
+    assert isinstance(bus, SqliteBus)
     assert await bus.committed_offsets("kvwriter", "documents.ready") == {
         p: end for p, end in (await bus.end_offsets("documents.ready")).items() if end
     }

@@ -136,7 +136,8 @@ async def _request(world: World, method: str, route: str, caller: str) -> tuple[
 
 def _console_routes(client: TestClient[Any, Any]) -> list[tuple[str, str]]:
     out = set()
-    for route in client.server.app.router.routes():  # type: ignore[union-attr]
+    assert isinstance(client.server, TestServer)
+    for route in client.server.app.router.routes():
         info = route.resource.get_info() if route.resource is not None else {}
         path = info.get("path") or info.get("formatter") or ""
         if path.startswith("/console") and route.method in ("GET", "POST"):

@@ -199,7 +199,11 @@ async def test_ownership_and_takeover(
         await api.client.put(f"/api/v1/hosts/{HOST}/turbo", json={"enabled": True}, headers=api.auth(w.tokens["c"]))
 
         # A's proof goes missing: a re-check reports it, the grace runs out, the right ends
-        rights = api.client.server.app[CTX].ctx.rights  # type: ignore[union-attr]
+        server = api.client.server
+        assert isinstance(server, TestServer)
+        ctx = server.app[CTX].ctx
+        assert ctx is not None
+        rights = ctx.rights
         w.serve_tokens(partner, "c")
         api.clock.advance(rights.recheck_s + 1)
         await rights.sweep()

@@ -112,6 +112,7 @@ async def test_a_failed_group_commit_fails_every_write_in_it(db: SqliteDb) -> No
         def execute(self, sql: str, *args: Any) -> Any:
             if sql == "COMMIT":
                 raise sqlite3.OperationalError("disk I/O error")
+            assert real is not None
             return real.execute(sql, *args)
 
     db._inline = CommitFails()  # type: ignore[assignment]

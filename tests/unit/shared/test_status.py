@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         await s.close()
 
 
-def _page(url: str, seen: datetime, written: datetime, **kw: object) -> Page:
+def _page(url: str, seen: datetime, written: datetime, **kw: Any) -> Page:
     return Page(
         url=url,
         host=url.split("/")[2],
@@ -53,7 +54,7 @@ def _page(url: str, seen: datetime, written: datetime, **kw: object) -> Page:
         seen_at=seen,
         written_at=written,
         **kw,
-    )  # type: ignore[arg-type]
+    )
 
 
 async def test_put_and_get_by_prefix_newest_wins(stores: Stores) -> None:

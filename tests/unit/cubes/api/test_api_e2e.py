@@ -10,6 +10,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from cubes.frontend.app import create_app as create_frontend
 from cubes.kvwriter.handler import KvwriterHandler
 from cubes.parser.cube import build as build_parser
+from shared.messages import Document
 from shared.runtime import run_cube
 from shared.stores import Page
 from tests.unit.cubes.api.apikit import ApiHarness, rss
@@ -51,7 +52,8 @@ async def test_a_debug_uploads_preview_links_open_the_preview(tmp_path: Path) ->
         assert len(done["preview_urls"]) == 2
         writer = KvwriterHandler(api.stores.pages, api.settings)
         for doc in await api.messages("documents.parsed"):
-            await writer.handle(doc.model_copy(update={"media_ready_at": doc.parsed_at}))  # type: ignore[arg-type]
+            assert isinstance(doc, Document)
+            await writer.handle(doc.model_copy(update={"media_ready_at": doc.parsed_at}))
         frontend = create_frontend(api.settings, api.stores)
         async with TestClient(TestServer(frontend, host="127.0.0.1", port=0)) as browser:
             for link, n in zip(sorted(done["preview_urls"]), (0, 1), strict=True):

@@ -15,8 +15,8 @@ from tests.unit.cubes.api.apikit import ADMIN_TOKEN, ApiHarness, rss
 
 
 def _ctx(api: ApiHarness) -> ApiContext:
-    ctx = api.client.app[CTX].ctx  # type: ignore[index]
-    assert ctx is not None
+    ctx = api.client.app[CTX].ctx
+    assert isinstance(ctx, ApiContext)
     return ctx
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -165,7 +166,7 @@ async def test_too_large_by_content_length_and_while_streaming(tmp_path: Path) -
         assert declared.status == 413
         assert (await declared.json())["error"] == "too_large"
 
-        async def chunks():  # no Content-Length: only streaming can catch it
+        async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: only streaming can catch it
             for _ in range(10):
                 yield b"<" * 500
 

@@ -92,7 +92,7 @@ def make_handler(extractor: Extractor, tmp_path: Path, stores: Stores | None = N
     return AutoparserHandler(
         AutoparserConfig(),
         extractor,
-        get_blobs,  # type: ignore[arg-type]
+        get_blobs,
         hashes=stores.hashes if stores else None,
         hosts=HostMarker(stores.feeds, clock) if stores else None,
         clock=clock,
@@ -139,6 +139,7 @@ async def test_body_from_the_blob_store(extractor: Extractor, tmp_path: Path) ->
     await blobs.put("pages/abc.html", article_page().encode())
     out = await handler.handle(crawled(None, body_ref="pages/abc.html"), CTX)
     assert len(out) == 1
+    assert isinstance(out[0].message, Document)
     assert out[0].message.title == TITLE
     with pytest.raises(Reject, match="gone"):
         await handler.handle(crawled(None, body_ref="pages/missing.html"), CTX)
@@ -213,7 +214,9 @@ async def test_big_page_is_read_in_a_worker_thread(extractor: Extractor, tmp_pat
     body = article_page().replace("</body>", padding + "</body>").encode()
     assert len(body) > 512 * 1024
     out = await handler.handle(crawled(body), CTX)
-    assert out[0].message.title == TITLE  # type: ignore[attr-defined]
+    assert isinstance(out[0].message, Document)
+    assert isinstance(out[0].message, Document)
+    assert out[0].message.title == TITLE
 
 
 async def test_discovery_fetches_are_skipped_but_shared_fetches_are_read(extractor: Extractor, tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def handler_for(extractor: Extractor, tmp_path: Path, stores: Stores, *, learn: 
     return AutoparserHandler(
         AutoparserConfig(),
         extractor,
-        get_blobs,  # type: ignore[arg-type]
+        get_blobs,
         hashes=stores.hashes,
         clock=ManualClock(start=1_715_670_000.0),
         store=stores.autoparser if learn else None,

@@ -123,7 +123,7 @@ def _handler(extractor: Extractor, tmp_path: Path, stores: Stores) -> Autoparser
     return AutoparserHandler(
         AutoparserConfig(),
         extractor,
-        get_blobs,  # type: ignore[arg-type]
+        get_blobs,
         hashes=stores.hashes,
         clock=ManualClock(start=1_715_670_000.0),
         store=stores.autoparser,

@@ -52,7 +52,7 @@ def _handler(tmp_path: Path) -> AutoparserHandler:
         AutoparserConfig(),
         Extractor(),
         get_blobs,
-        clock=ManualClock(start=1_715_670_000.0),  # type: ignore[arg-type]
+        clock=ManualClock(start=1_715_670_000.0),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from shared.blobs.file import FileBlobStore
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus, MediaCached, MediaStatus
-from shared.runtime.cube import Context
+from shared.runtime.cube import Context, Output
 from shared.stores import ImageStatus, Stores, open_stores
 from shared.variants import variant_key
 
@@ -211,7 +211,7 @@ class CountingCdn(FileBlobStore):
     puts = 0
     heads = 0
 
-    async def put(self, key: str, data: bytes, **kw: str | None) -> str:  # type: ignore[override]
+    async def put(self, key: str, data: bytes, **kw: str | None) -> str:
         self.puts += 1
         return await super().put(key, data, **kw)
 
@@ -379,9 +379,9 @@ async def test_a_recheck_round_whose_orders_did_not_go_out_orders_them_again(env
 
     with pytest.raises(ConnectionError):
         await run_round("cdn", "image-recheck", rechecks.sweep, bus_down)
-    published: list[object] = []
+    published: list[Output] = []
 
-    async def publish(outputs: list[object]) -> None:
+    async def publish(outputs: Sequence[Output]) -> None:
         published.extend(outputs)
 
     # the next round, a minute later, orders the image (the claim held it a whole week before)

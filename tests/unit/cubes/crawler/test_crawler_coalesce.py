@@ -7,24 +7,30 @@ from datetime import UTC, datetime
 
 import pytest
 
-from cubes.crawler.coalesce import Coalescer
+from cubes.crawler.coalesce import Coalescer, Share
 from shared.clock import ManualClock
 from shared.messages import CrawlKind, CrawlResult, FetchStatus
 
 
-def result(status=FetchStatus.ok):
+def _served(share: Share) -> CrawlResult:
+    """The result a share of a fetch carries (every share of a finished fetch has one)."""
+    assert share.result is not None
+    return share.result
+
+
+def result(status: FetchStatus = FetchStatus.ok) -> CrawlResult:
     return CrawlResult(
         kind=CrawlKind.feed, url="http://a.test/f", host="a.test", status=status, fetched_at=datetime.now(UTC)
     )
 
 
-async def test_in_flight_requests_share_one_fetch():
+async def test_in_flight_requests_share_one_fetch() -> None:
     clock = ManualClock()
     co = Coalescer(clock, 60.0)
     gate = asyncio.Event()
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         await gate.wait()
@@ -39,37 +45,37 @@ async def test_in_flight_requests_share_one_fetch():
     assert calls == 1
     leaders = [s for s in shares if s.leader]
     assert len(leaders) == 1
-    assert leaders[0].result.requesters == ["r0", "r1", "r2"]
+    assert _served(leaders[0]).requesters == ["r0", "r1", "r2"]
     assert [s.result for s in shares if not s.leader] == [None, None]
 
 
-async def test_fresh_result_serves_new_requesters_only_once():
+async def test_fresh_result_serves_new_requesters_only_once() -> None:
     clock = ManualClock()
     co = Coalescer(clock, 60.0)
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         return result()
 
     key = ("feed", "u", "", "")
     first = await co.run(key, ["feed:1"], fetch)
-    assert first.result.requesters == ["feed:1"]
+    assert _served(first).requesters == ["feed:1"]
     other = await co.run(key, ["media:x", "feed:1"], fetch)
-    assert other.result.requesters == ["media:x"]  # a new asker shares the fresh result
+    assert _served(other).requesters == ["media:x"]  # a new asker shares the fresh result
     assert calls == 1
     clock.advance(60.0)
     await co.run(key, ["feed:1"], fetch)
     assert calls == 2  # the freshness window is over
 
 
-async def test_an_asker_already_served_who_asks_again_gets_a_new_fetch():
+async def test_an_asker_already_served_who_asks_again_gets_a_new_fetch() -> None:
     """A WebSub push or an operator's nudge re-asks on purpose: a remembered result would drop it."""
     co = Coalescer(ManualClock(), 60.0)
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         return result()
@@ -77,7 +83,7 @@ async def test_an_asker_already_served_who_asks_again_gets_a_new_fetch():
     await co.run(("k",), ["feed:1"], fetch)
     again = await co.run(("k",), ["feed:1"], fetch)
     assert again.result is not None
-    assert again.result.requesters == ["feed:1"]
+    assert _served(again).requesters == ["feed:1"]
     assert calls == 2
 
 
@@ -91,11 +97,11 @@ async def test_an_asker_already_served_who_asks_again_gets_a_new_fetch():
         FetchStatus.dns_error,
     ],
 )
-async def test_passing_failures_are_not_remembered_so_a_retry_reaches_the_partner(status):
+async def test_passing_failures_are_not_remembered_so_a_retry_reaches_the_partner(status: FetchStatus) -> None:
     co = Coalescer(ManualClock(), 60.0)
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         return result(status)
@@ -106,22 +112,22 @@ async def test_passing_failures_are_not_remembered_so_a_retry_reaches_the_partne
     assert calls == 2  # the re-order after a 503 asked the partner again
 
 
-async def test_a_404_is_remembered():
+async def test_a_404_is_remembered() -> None:
     co = Coalescer(ManualClock(), 60.0)
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         return result(FetchStatus.http_4xx)
 
     await co.run(("k",), ["a"], fetch)
     assert len(co) == 1
 
 
-async def test_a_cancelled_leader_hands_over_to_a_joiner():
+async def test_a_cancelled_leader_hands_over_to_a_joiner() -> None:
     co = Coalescer(ManualClock(), 60.0)
     gate = asyncio.Event()
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         if calls == 1:
@@ -136,15 +142,15 @@ async def test_a_cancelled_leader_hands_over_to_a_joiner():
     leader.cancel()
     share = await asyncio.wait_for(joiner, 5)
     assert share.leader
-    assert share.result.requesters == ["b"]
+    assert _served(share).requesters == ["b"]
     assert calls == 2
 
 
-async def test_a_failing_fetch_fails_every_joiner():
+async def test_a_failing_fetch_fails_every_joiner() -> None:
     co = Coalescer(ManualClock(), 60.0)
     gate = asyncio.Event()
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         await gate.wait()
         raise RuntimeError("blob store down")
 
@@ -155,13 +161,13 @@ async def test_a_failing_fetch_fails_every_joiner():
     assert [type(o) for o in outcomes] == [RuntimeError, RuntimeError]
 
 
-async def test_the_same_scheduled_poll_emitted_twice_is_fetched_once():
+async def test_the_same_scheduled_poll_emitted_twice_is_fetched_once() -> None:
     """A scheduler replica that takes over a partition re-emits the polls its predecessor published
     but did not record; naming the same slot, they cost the partner nothing."""
     co = Coalescer(ManualClock(), 60.0)
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         return result()
@@ -178,12 +184,12 @@ async def test_the_same_scheduled_poll_emitted_twice_is_fetched_once():
     assert calls == 3  # and an unscheduled ask (a push, "fetch now") always is
 
 
-async def test_a_slot_joining_a_flight_counts_as_served():
+async def test_a_slot_joining_a_flight_counts_as_served() -> None:
     co = Coalescer(ManualClock(), 60.0)
     gate = asyncio.Event()
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         await gate.wait()
@@ -201,13 +207,13 @@ async def test_a_slot_joining_a_flight_counts_as_served():
     assert (later.result, calls) == (None, 1)
 
 
-async def test_a_fetch_now_order_is_never_answered_from_a_remembered_result():
+async def test_a_fetch_now_order_is_never_answered_from_a_remembered_result() -> None:
     """A webmaster fixes the feed and presses "fetch now": they must see the fix, not the body
     fetched a minute ago (the order is a new requester, which the freshness window would answer)."""
     co = Coalescer(ManualClock(), 60.0)
     calls = 0
 
-    async def fetch():
+    async def fetch() -> CrawlResult:
         nonlocal calls
         calls += 1
         return result()
@@ -217,4 +223,4 @@ async def test_a_fetch_now_order_is_never_answered_from_a_remembered_result():
     now = await co.run(key, ["feed:1", "fetch:order-7"], fetch)
     assert calls == 2
     assert now.leader
-    assert now.result.requesters == ["feed:1", "fetch:order-7"]
+    assert _served(now).requesters == ["feed:1", "fetch:order-7"]

@@ -6,26 +6,35 @@ import asyncio
 import hashlib
 import io
 import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from aiohttp import web
 
 from cubes.crawler.fetch_one import fetch_command
-from shared.blobs import open_blobs
+from cubes.crawler.handler import CrawlHandler
+from shared.blobs import BlobStore, open_blobs
 from shared.messages import CrawlKind, FetchStatus
-from tests.unit.cubes.crawler.crawlkit import CTX, fast_settings, make_handler, request
+from tests.partners.fixtures import PartnerResolver
+from tests.partners.server import PartnerServer
+from tests.unit.cubes.crawler.crawlkit import CTX, crawl_result, fast_settings, make_handler, request
 
 A, B = "a.partner.test", "b.partner.test"
+#: the blob store each handler of the fixture writes to (for the assertions)
+BLOBS: dict[CrawlHandler, BlobStore] = {}
 
 
 @pytest.fixture
-async def handler(partner_resolver, tmp_path):
+async def handler(partner_resolver: PartnerResolver, tmp_path: Path) -> AsyncIterator[CrawlHandler]:
     blobs = await open_blobs(f"file://{tmp_path}/blobs")
 
-    async def get_blobs():
+    async def get_blobs() -> BlobStore:
         return blobs
 
     h = make_handler(fast_settings(inline_body_max=1000), partner_resolver, blobs=get_blobs)
-    h.blob_store = blobs  # for the assertions
+    BLOBS[h] = blobs  # for the assertions
     yield h
     await h.fetcher.close()
     await blobs.close()
@@ -40,101 +49,108 @@ async def handler(partner_resolver, tmp_path):
         (CrawlKind.page, "/page/1", "crawl.pages"),
     ],
 )
-async def test_result_topic_by_kind(partner, handler, kind, path, topic):
+async def test_result_topic_by_kind(
+    partner: PartnerServer, handler: CrawlHandler, kind: CrawlKind, path: str, topic: str
+) -> None:
     url = partner.url(A, path)
     [out] = await handler.handle(request(url, A, kind, requesters=["x"], feed_id="f1"), CTX)
     assert out.topic == topic
-    r = out.message
+    r = crawl_result(out)
     assert (r.status, r.http_status, r.kind, r.url, r.host, r.feed_id) == (FetchStatus.ok, 200, kind, url, A, "f1")
     assert r.requesters == ["x"]
     assert r.size > 0
     assert (r.body is None) == (r.body_ref is not None)
 
 
-async def test_large_body_goes_to_the_blob_store(partner, handler, tmp_path, monkeypatch):
+async def test_large_body_goes_to_the_blob_store(
+    partner: PartnerServer, handler: CrawlHandler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spills = tmp_path / "spills"
     spills.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spills))
 
-    async def no_whole_body_put(*args, **kwargs):
+    async def no_whole_body_put(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a body over inline_body_max is streamed to disk and put from the file")
 
-    monkeypatch.setattr(handler.blob_store, "put", no_whole_body_put)
+    monkeypatch.setattr(BLOBS[handler], "put", no_whole_body_put)
     body = b"<rss>" + b"x" * 5000 + b"</rss>"
     partner.set(A, "/big.xml", body, headers={"Content-Type": "application/rss+xml"})
     [out] = await handler.handle(request(partner.url(A, "/big.xml"), A), CTX)
-    r = out.message
+    r = crawl_result(out)
     assert r.body is None
     assert r.size == len(body)
-    assert await handler.blob_store.get(r.body_ref) == body
+    assert r.body_ref is not None
+    assert await BLOBS[handler].get(r.body_ref) == body
     assert r.body_ref == f"crawl/feed/{hashlib.sha256(body).hexdigest()}"  # content-addressed, as before
     assert list(spills.iterdir()) == []  # the body went to disk on its way in, and the file is gone
     small = await handler.handle(request(partner.url(A, "/ok"), A, requesters=["y"]), CTX)
-    assert small[0].message.body == b"ok"
+    assert crawl_result(small[0]).body == b"ok"
 
 
-async def test_three_requesters_one_server_hit(partner, handler):
+async def test_three_requesters_one_server_hit(partner: PartnerServer, handler: CrawlHandler) -> None:
     url = partner.url(A, "/feed.xml")
     reqs = [request(url, A, requesters=[f"feed:{i}"]) for i in range(3)]
     outs = await asyncio.gather(*(handler.handle(r, CTX) for r in reqs))
     assert len(partner.hits(A, "/feed.xml")) == 1
-    results = [o.message for out in outs for o in out]
+    results = [crawl_result(o) for out in outs for o in out]
     assert sorted(x for r in results for x in r.requesters) == ["feed:0", "feed:1", "feed:2"]
     assert len(results) == 1  # one result carries them all
     # within the freshness window a new asker is served without a hit
     [late] = await handler.handle(request(url, A, requesters=["media:doc"]), CTX)
-    assert late.message.requesters == ["media:doc"]
+    assert crawl_result(late).requesters == ["media:doc"]
     assert len(partner.hits(A, "/feed.xml")) == 1
     # ... while an asker already served who asks again (a push, a nudge) gets a fresh fetch
     [again] = await handler.handle(request(url, A, requesters=["feed:1"]), CTX)
-    assert again.message.requesters == ["feed:1"]
+    assert crawl_result(again).requesters == ["feed:1"]
     assert len(partner.hits(A, "/feed.xml")) == 2
 
 
-async def test_etag_304(partner, handler):
+async def test_etag_304(partner: PartnerServer, handler: CrawlHandler) -> None:
     url = partner.url(A, "/etag")
     [first] = await handler.handle(request(url, A), CTX)
-    etag = first.message.headers["etag"]
+    etag = crawl_result(first).headers["etag"]
     [again] = await handler.handle(request(url, A, requesters=["feed:1"], etag=etag), CTX)
-    assert again.message.status is FetchStatus.not_modified
-    assert again.message.body is None
+    assert crawl_result(again).status is FetchStatus.not_modified
+    assert crawl_result(again).body is None
     assert partner.hits(A, "/etag")[-1].headers["If-None-Match"] == etag
 
 
-async def test_robots_disallow_means_no_request(partner, handler):
+async def test_robots_disallow_means_no_request(partner: PartnerServer, handler: CrawlHandler) -> None:
     partner.set_robots(A, "User-agent: *\nDisallow: /private\n")
     [out] = await handler.handle(request(partner.url(A, "/private/feed.xml"), A), CTX)
-    assert out.message.status is FetchStatus.robots_denied
+    assert crawl_result(out).status is FetchStatus.robots_denied
     assert partner.hits(A, "/private/feed.xml") == []
     [ok] = await handler.handle(request(partner.url(A, "/feed.xml"), A), CTX)
-    assert ok.message.status is FetchStatus.ok
+    assert crawl_result(ok).status is FetchStatus.ok
     assert len(partner.hits(A, "/robots.txt")) == 1  # cached per host
 
 
-async def test_robots_for_our_agent(partner, handler):
+async def test_robots_for_our_agent(partner: PartnerServer, handler: CrawlHandler) -> None:
     partner.set_robots(A, "User-agent: TurbocubesBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
     [out] = await handler.handle(request(partner.url(A, "/feed.xml"), A), CTX)
-    assert out.message.status is FetchStatus.robots_denied
+    assert crawl_result(out).status is FetchStatus.robots_denied
 
 
 @pytest.mark.parametrize(
     ("code", "status"),
     [(404, FetchStatus.ok), (403, FetchStatus.ok), (503, FetchStatus.robots_denied), (500, FetchStatus.robots_denied)],
 )
-async def test_robots_status_codes(partner, handler, code, status):
+async def test_robots_status_codes(
+    partner: PartnerServer, handler: CrawlHandler, code: int, status: FetchStatus
+) -> None:
     partner.set_robots(A, "User-agent: *\nDisallow: /\n", status=code)  # the body must not matter
     [out] = await handler.handle(request(partner.url(A, "/feed.xml"), A), CTX)
-    assert out.message.status is status
+    assert crawl_result(out).status is status
     assert len(partner.hits(A, "/feed.xml")) == (1 if status is FetchStatus.ok else 0)
 
 
-async def test_robots_crawl_delay_reaches_the_lane(partner, handler):
+async def test_robots_crawl_delay_reaches_the_lane(partner: PartnerServer, handler: CrawlHandler) -> None:
     partner.set_robots(B, "User-agent: *\nCrawl-delay: 0.05\n")
     await handler.handle(request(partner.url(B, "/ok"), B), CTX)
     assert handler.lanes.get(B).crawl_delay == 0.05
 
 
-async def test_ssrf_and_bad_urls_become_results(partner, partner_resolver):
+async def test_ssrf_and_bad_urls_become_results(partner: PartnerServer, partner_resolver: PartnerResolver) -> None:
     from shared.config import Settings
     from tests.unit.cubes.crawler.crawlkit import make_handler as mk
 
@@ -142,30 +158,30 @@ async def test_ssrf_and_bad_urls_become_results(partner, partner_resolver):
     try:
         for url in ("http://127.0.0.1/", "http://169.254.169.254/", "gopher://x/", partner.url(A, "/ok")):
             [out] = await h.handle(request(url, "x"), CTX)
-            assert out.message.status is FetchStatus.blocked_address, url
-            assert out.message.error
+            assert crawl_result(out).status is FetchStatus.blocked_address, url
+            assert crawl_result(out).error
         [bad] = await h.handle(request("http:///nohost", "x"), CTX)
-        assert bad.message.status is FetchStatus.bad_url
+        assert crawl_result(bad).status is FetchStatus.bad_url
     finally:
         await h.fetcher.close()
     assert partner.hits(A) == []
 
 
-async def test_paused_lane_answers_throttled_at_once(partner, partner_resolver):
+async def test_paused_lane_answers_throttled_at_once(partner: PartnerServer, partner_resolver: PartnerResolver) -> None:
     h = make_handler(fast_settings(max_lane_wait_s=0.5), partner_resolver)
     try:
         partner.set(A, "/busy", "no", status=429, headers={"Retry-After": "3600"})
         [first] = await h.handle(request(partner.url(A, "/busy"), A), CTX)
-        assert first.message.status is FetchStatus.throttled
+        assert crawl_result(first).status is FetchStatus.throttled
         [second] = await h.handle(request(partner.url(A, "/feed.xml"), A), CTX)
-        assert second.message.status is FetchStatus.throttled
-        assert "lane busy" in second.message.error
+        assert crawl_result(second).status is FetchStatus.throttled
+        assert "lane busy" in (crawl_result(second).error or "")
         assert partner.hits(A, "/feed.xml") == []
     finally:
         await h.fetcher.close()
 
 
-async def test_fetch_command(partner, partner_resolver):
+async def test_fetch_command(partner: PartnerServer, partner_resolver: PartnerResolver) -> None:
     from shared.config import Settings
 
     out, err = io.StringIO(), io.StringIO()
@@ -198,7 +214,7 @@ async def test_fetch_command(partner, partner_resolver):
     assert "robots_denied" in err.getvalue()
 
 
-def test_fetch_is_a_turbocubes_command(capsys):
+def test_fetch_is_a_turbocubes_command(capsys: pytest.CaptureFixture[str]) -> None:
     from cubes.cli import main
 
     # refused before any network I/O: the scheme, then a loopback literal without --allow
@@ -208,7 +224,7 @@ def test_fetch_is_a_turbocubes_command(capsys):
     assert "loopback" in capsys.readouterr().err
 
 
-async def test_budget_ends_a_slow_fetch_as_a_result(partner, partner_resolver):
+async def test_budget_ends_a_slow_fetch_as_a_result(partner: PartnerServer, partner_resolver: PartnerResolver) -> None:
     import time
 
     from cubes.crawler.handler import CrawlHandler
@@ -221,19 +237,19 @@ async def test_budget_ends_a_slow_fetch_as_a_result(partner, partner_resolver):
     try:
         start = time.monotonic()
         [out] = await h.handle(request(partner.url(A, "/slow-drip?interval=0.05"), A), CTX)
-        assert out.message.status is FetchStatus.timeout
+        assert crawl_result(out).status is FetchStatus.timeout
         assert time.monotonic() - start < 1.5  # the budget, not the 2 s total timeout
         # a robots.txt cut short by the budget is reported but not remembered as "unreachable"
         partner.set_handler(B, "/robots.txt", partner_slow_robots)
         [slow] = await h.handle(request(partner.url(B, "/ok"), B), CTX)
-        assert slow.message.status is FetchStatus.timeout
-        assert "deadline" in slow.message.error
+        assert crawl_result(slow).status is FetchStatus.timeout
+        assert "deadline" in (crawl_result(slow).error or "")
         assert len(h.robots._entries) == 1  # only A's
     finally:
         await h.fetcher.close()
 
 
-async def partner_slow_robots(request):
+async def partner_slow_robots(request: web.Request) -> web.StreamResponse:
     from aiohttp import web
 
     resp = web.StreamResponse()
@@ -247,7 +263,9 @@ async def partner_slow_robots(request):
     return resp
 
 
-async def test_a_refused_local_feed_names_the_setting_not_robots_txt(partner, partner_resolver):
+async def test_a_refused_local_feed_names_the_setting_not_robots_txt(
+    partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     """The SSRF refusal of a local test feed blamed robots.txt and named no setting."""
     from shared.config import Settings
     from tests.unit.cubes.crawler.crawlkit import make_handler as mk
@@ -257,29 +275,31 @@ async def test_a_refused_local_feed_names_the_setting_not_robots_txt(partner, pa
         [out] = await h.handle(request(partner.url(A, "/feed.xml"), A), CTX)
     finally:
         await h.fetcher.close()
-    assert out.message.status is FetchStatus.blocked_address
-    assert not out.message.error.startswith("robots.txt")
-    assert "127.0.0.1" in out.message.error
-    assert "http.allowlist" in out.message.error
+    assert crawl_result(out).status is FetchStatus.blocked_address
+    assert not (crawl_result(out).error or "").startswith("robots.txt")
+    assert "127.0.0.1" in (crawl_result(out).error or "")
+    assert "http.allowlist" in (crawl_result(out).error or "")
 
 
-async def test_a_crawl_delay_over_the_cap_is_held_to_it_and_reported(partner, partner_resolver):
+async def test_a_crawl_delay_over_the_cap_is_held_to_it_and_reported(
+    partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     partner.set_robots(B, "User-agent: *\nCrawl-delay: 86400\n")
     h = make_handler(fast_settings(max_crawl_delay_s=0.05), partner_resolver)
     try:
         [first] = await h.handle(request(partner.url(B, "/ok"), B), CTX)
         lane = h.lanes.get(B)
         assert lane.crawl_delay == 0.05  # a day between requests would let one poll a day through
-        assert first.message.status is FetchStatus.ok
-        assert first.message.crawl_delay_capped == 86_400.0
+        assert crawl_result(first).status is FetchStatus.ok
+        assert crawl_result(first).crawl_delay_capped == 86_400.0
         [second] = await h.handle(request(partner.url(B, "/feed.xml"), B), CTX)
-        assert second.message.status is FetchStatus.ok  # within max_lane_wait_s: the cap is what is waited
+        assert crawl_result(second).status is FetchStatus.ok  # within max_lane_wait_s: the cap is what is waited
         partner.set_robots(B, "User-agent: *\nCrawl-delay: 0.01\n")
     finally:
         await h.fetcher.close()
     h2 = make_handler(fast_settings(max_crawl_delay_s=0.05), partner_resolver)
     try:
         [out] = await h2.handle(request(partner.url(B, "/ok"), B), CTX)
-        assert out.message.crawl_delay_capped is None  # it asks for no more than we honour
+        assert crawl_result(out).crawl_delay_capped is None  # it asks for no more than we honour
     finally:
         await h2.fetcher.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -12,21 +13,21 @@ from shared.clock import ManualClock
 from shared.config import CrawlerConfig
 
 
-def lanes(clock, **kw):
+def lanes(clock: ManualClock, **kw: Any) -> Lanes:
     return Lanes(CrawlerConfig(**kw), clock, seed=1)
 
 
-async def settle():
+async def settle() -> None:
     for _ in range(5):
         await asyncio.sleep(0)
 
 
-async def test_spacing_is_exact():
+async def test_spacing_is_exact() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=2.0, burst=1, concurrency=4).get("a.test")
     starts = []
 
-    async def one():
+    async def one() -> None:
         assert await lane.acquire()
         starts.append(clock.monotonic())
         lane.release()  # answered at once
@@ -39,7 +40,7 @@ async def test_spacing_is_exact():
     assert starts == [0.0, 0.5, 1.0, 1.5]
 
 
-async def test_spacing_counts_from_the_answer():
+async def test_spacing_counts_from_the_answer() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=1.0, burst=1, concurrency=1).get("a.test")
     assert await lane.acquire()
@@ -48,7 +49,7 @@ async def test_spacing_counts_from_the_answer():
     assert lane.next_allowed_at() == pytest.approx(1.7)
 
 
-async def test_burst_then_rate():
+async def test_burst_then_rate() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=1.0, burst=3, concurrency=10).get("a.test")
     for _ in range(3):
@@ -61,7 +62,7 @@ async def test_burst_then_rate():
     assert lane.in_flight == 0
 
 
-def test_try_start_grants_what_acquire_would_without_waiting():
+def test_try_start_grants_what_acquire_would_without_waiting() -> None:
     """The simulation in bench/scale.py drives lanes from a discrete-event loop: no task may wait."""
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=1.0, burst=2, concurrency=1).get("a.test")
@@ -77,7 +78,7 @@ def test_try_start_grants_what_acquire_would_without_waiting():
     assert lane.try_start()
 
 
-async def test_window_counts_from_answers():
+async def test_window_counts_from_answers() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=4.0, burst=1, concurrency=10).get("a.test")
     for i in range(4):  # starts 0.25 s apart; every answer comes 0.125 s after its start
@@ -92,7 +93,7 @@ async def test_window_counts_from_answers():
     assert lane.next_allowed_at() == 1.125
 
 
-async def test_concurrency_cap():
+async def test_concurrency_cap() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=100.0, burst=10, concurrency=2).get("a.test")
     assert await lane.acquire()
@@ -107,7 +108,7 @@ async def test_concurrency_cap():
     assert lane.in_flight == 2
 
 
-async def test_pause_from_retry_after_blocks_the_whole_lane():
+async def test_pause_from_retry_after_blocks_the_whole_lane() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=10.0, burst=1, concurrency=2).get("a.test")
     assert await lane.acquire()
@@ -124,7 +125,7 @@ async def test_pause_from_retry_after_blocks_the_whole_lane():
     assert clock.monotonic() == 3.0
 
 
-async def test_crawl_delay_spaces_requests_and_disables_bursts():
+async def test_crawl_delay_spaces_requests_and_disables_bursts() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=10.0, burst=5, concurrency=5).get("a.test")
     lane.set_crawl_delay(2.0)  # robots.txt just answered: the delay counts from now
@@ -137,7 +138,7 @@ async def test_crawl_delay_spaces_requests_and_disables_bursts():
     assert lane.next_allowed_at() == 4.0
 
 
-async def test_backoff_slows_the_lane_at_once():
+async def test_backoff_slows_the_lane_at_once() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=4.0, burst=1, concurrency=1).get("a.test")
     assert await lane.acquire(max_wait=0)
@@ -151,7 +152,7 @@ async def test_backoff_slows_the_lane_at_once():
     assert lane.next_allowed_at() == 2.0
 
 
-def test_host_overrides_and_defaults():
+def test_host_overrides_and_defaults() -> None:
     clock = ManualClock()
     ls = lanes(
         clock,
@@ -171,7 +172,7 @@ def test_host_overrides_and_defaults():
     assert len(ls) == 3  # asking makes no lane
 
 
-async def test_status_and_idle_lane_eviction(monkeypatch):
+async def test_status_and_idle_lane_eviction(monkeypatch: pytest.MonkeyPatch) -> None:
     import cubes.crawler.lanes as lanes_mod
 
     monkeypatch.setattr(lanes_mod, "MAX_IDLE_LANES", 3)
@@ -188,7 +189,7 @@ async def test_status_and_idle_lane_eviction(monkeypatch):
     assert status["busy"][0]["in_flight"] == 1
 
 
-async def test_a_new_lane_past_the_cap_looks_at_a_few_lanes_not_all(monkeypatch):
+async def test_a_new_lane_past_the_cap_looks_at_a_few_lanes_not_all(monkeypatch: pytest.MonkeyPatch) -> None:
     """At 100k hosts every new host past the cap copied and scanned every lane (bench/scale.py at 1M
     feeds spent its time there); lanes that must be kept are not looked at again and again."""
     import cubes.crawler.lanes as lanes_mod
@@ -197,7 +198,7 @@ async def test_a_new_lane_past_the_cap_looks_at_a_few_lanes_not_all(monkeypatch)
     looked = 0
     forgettable = lanes_mod.Lane.forgettable
 
-    def counting(self, now):
+    def counting(self: lanes_mod.Lane, now: float) -> bool:
         nonlocal looked
         looked += 1
         return forgettable(self, now)
@@ -216,7 +217,7 @@ async def test_a_new_lane_past_the_cap_looks_at_a_few_lanes_not_all(monkeypatch)
     assert looked <= 20 * 1000  # at most a few per new lane, however many are busy (was: all ~100 each)
 
 
-async def test_a_waiting_request_goes_before_one_that_asks_later():
+async def test_a_waiting_request_goes_before_one_that_asks_later() -> None:
     # two of a host's requests at once (Cube.key_width): the worker whose fetch had just ended asked
     # again with no suspension in between and took each new slot before the waiter woke, while the
     # other (a feed's poll, tests/integration/test_faults.py) waited behind dozens of images
@@ -245,7 +246,7 @@ async def test_a_waiting_request_goes_before_one_that_asks_later():
     assert again.result()
 
 
-async def test_one_behind_in_line_still_gives_up_at_its_deadline():
+async def test_one_behind_in_line_still_gives_up_at_its_deadline() -> None:
     clock = ManualClock(start=0.0)
     lane = lanes(clock, rate=1.0, burst=1, concurrency=1).get("a.test")
     assert await lane.acquire()
@@ -265,7 +266,7 @@ async def test_one_behind_in_line_still_gives_up_at_its_deadline():
     assert lane.in_flight == 1  # the one that gave up took nothing
 
 
-def test_a_requests_class_in_its_hosts_lane_is_its_kind():
+def test_a_requests_class_in_its_hosts_lane_is_its_kind() -> None:
     # Cube.key_class of the crawler: read from the raw record, before the runner validates it
     from datetime import UTC, datetime
 

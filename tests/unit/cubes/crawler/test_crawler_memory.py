@@ -15,7 +15,7 @@ from shared.messages import FetchStatus
 from shared.stores import Stores, open_stores
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer
-from tests.unit.cubes.crawler.crawlkit import CTX, fast_settings, request
+from tests.unit.cubes.crawler.crawlkit import CTX, crawl_result, fast_settings, request
 
 A = "a.partner.test"
 WALL = 1_800_000_000.0
@@ -53,15 +53,15 @@ async def test_a_new_owner_waits_out_the_retry_after_the_old_one_was_told(
     clock = ProcessClock(boot=WALL - 1_000.0)
     old = crawler(settings, stores, clock, partner_resolver)
     [out] = await old.handle(request(partner.url(A, "/busy"), A), CTX)
-    assert out.message.status is FetchStatus.throttled
+    assert crawl_result(out).status is FetchStatus.throttled
     seen = len(partner.hits(A))  # robots.txt and /busy
     # the old owner is gone; the new one, 20 minutes later, has a monotonic clock of its own
     later = ProcessClock(boot=WALL - 5.0)
     later.advance(1_200.0)
     new = crawler(settings, stores, later, partner_resolver)
     [out] = await new.handle(request(partner.url(A, "/feed.xml"), A, requesters=("feed:2",)), CTX)
-    assert out.message.status is FetchStatus.throttled
-    assert "lane busy" in (out.message.error or "")
+    assert crawl_result(out).status is FetchStatus.throttled
+    assert "lane busy" in (crawl_result(out).error or "")
     assert len(partner.hits(A)) == seen  # not a single request before the deadline, robots.txt included
     assert new.memory.restored == 1
     await old.fetcher.close()
@@ -78,9 +78,9 @@ async def test_robots_txt_is_not_asked_again_by_the_next_owner_while_it_holds(
     assert len(partner.hits(A, "/robots.txt")) == 1
     new = crawler(settings, stores, ManualClock(), partner_resolver)
     [out] = await new.handle(request(partner.url(A, "/private/x"), A, requesters=("feed:2",)), CTX)
-    assert out.message.status is FetchStatus.robots_denied
+    assert crawl_result(out).status is FetchStatus.robots_denied
     [ok] = await new.handle(request(partner.url(A, "/ok"), A, requesters=("feed:3",)), CTX)
-    assert ok.message.status is FetchStatus.ok
+    assert crawl_result(ok).status is FetchStatus.ok
     assert len(partner.hits(A, "/robots.txt")) == 1  # the next owner used the saved answer
     await old.fetcher.close()
     await new.fetcher.close()
@@ -110,14 +110,14 @@ async def test_the_crawl_delay_spacing_survives(
     partner.set_robots(A, "User-agent: *\nCrawl-delay: 30\n")
     old = crawler(settings, stores, SystemClock(), partner_resolver)
     [out] = await old.handle(request(partner.url(A, "/ok"), A), CTX)
-    assert out.message.status is FetchStatus.throttled  # 30 s after robots.txt: more than it may wait
+    assert crawl_result(out).status is FetchStatus.throttled  # 30 s after robots.txt: more than it may wait
     new = crawler(settings, stores, SystemClock(), partner_resolver)
     lane = await new.memory.lane(A)
     assert lane.crawl_delay == 30.0
     # the old owner was told to leave 30 s after its robots.txt request: the new owner's first start too
     assert lane.next_allowed_at() >= new.clock.monotonic() + 25.0
     [out] = await new.handle(request(partner.url(A, "/ok"), A, requesters=("feed:2",)), CTX)
-    assert out.message.status is FetchStatus.throttled
+    assert crawl_result(out).status is FetchStatus.throttled
     assert [h.path for h in partner.hits(A)] == ["/robots.txt"]
     await old.fetcher.close()
     await new.fetcher.close()

@@ -10,7 +10,9 @@ from cubes.crawler.policy import Signal, SignalKind
 from shared.clock import ManualClock
 from shared.config import CrawlerConfig
 from shared.messages import FetchStatus
-from tests.unit.cubes.crawler.crawlkit import CTX, fast_settings, make_handler, request
+from tests.partners.fixtures import PartnerResolver
+from tests.partners.server import PartnerServer
+from tests.unit.cubes.crawler.crawlkit import CTX, crawl_result, fast_settings, make_handler, request
 
 A = "a.partner.test"
 
@@ -23,15 +25,17 @@ def fetches(host: str, status: str) -> float:
     return sample("turbocubes_crawl_fetches_total", host=host, status=status) or 0.0
 
 
-async def test_each_finished_crawl_is_counted_once_per_host_and_status(partner, partner_resolver):
+async def test_each_finished_crawl_is_counted_once_per_host_and_status(
+    partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     h = make_handler(fast_settings(max_lane_wait_s=0.5), partner_resolver)
     ok_before, throttled_before = fetches(A, "ok"), fetches(A, "throttled")
     try:
         [ok] = await h.handle(request(partner.url(A, "/feed.xml"), A, requesters=["feed:1"]), CTX)
-        assert ok.message.status is FetchStatus.ok
+        assert crawl_result(ok).status is FetchStatus.ok
         # the same URL again within the coalescing window for a new asker: served from memory, no count
         [shared_result] = await h.handle(request(partner.url(A, "/feed.xml"), A, requesters=["media:x"]), CTX)
-        assert shared_result.message.requesters == ["media:x"]
+        assert crawl_result(shared_result).requesters == ["media:x"]
         partner.set(A, "/busy", "no", status=429, headers={"Retry-After": "3600"})
         await h.handle(request(partner.url(A, "/busy"), A), CTX)
     finally:
@@ -40,7 +44,7 @@ async def test_each_finished_crawl_is_counted_once_per_host_and_status(partner, 
     assert fetches(A, "throttled") == throttled_before + 1
 
 
-async def test_lane_gauges_follow_rate_and_pause_and_end_with_the_lane():
+async def test_lane_gauges_follow_rate_and_pause_and_end_with_the_lane() -> None:
     clock = ManualClock(start=100.0)
     lanes = Lanes(CrawlerConfig(rate=2.0, max_rate=4.0), clock, seed=1)
     metrics = CrawlMetrics(clock, max_gauge_hosts=2)
@@ -65,7 +69,7 @@ async def test_lane_gauges_follow_rate_and_pause_and_end_with_the_lane():
     assert sample("turbocubes_crawl_lane_rate", host="slow.test") is None  # its series ended
 
 
-def test_host_labels_are_bounded():
+def test_host_labels_are_bounded() -> None:
     metrics = CrawlMetrics(ManualClock(), max_hosts=2)
     before = fetches(OTHER_HOST, "ok")
     for host in ("one.test", "two.test", "three.test", "ONE.test"):
@@ -76,7 +80,7 @@ def test_host_labels_are_bounded():
     assert sample("turbocubes_crawl_fetches_total", host="three.test", status="ok") is None
 
 
-def test_repeated_fetches_of_a_host_count_every_time_into_its_one_series():
+def test_repeated_fetches_of_a_host_count_every_time_into_its_one_series() -> None:
     metrics = CrawlMetrics(ManualClock(), max_hosts=3)
     ok_before, e404_before = fetches("rep.test", "ok"), fetches("rep.test", "http_4xx")
     for host in ("rep.test", "REP.test", "rep.test", "rep.test"):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import aiohttp
 
 from tests.partners import max_in_window
+from tests.partners.fixtures import PartnerResolver
+from tests.partners.server import PartnerServer
 
 
-async def test_routes_and_logs(partner, partner_resolver):
+async def test_routes_and_logs(partner: PartnerServer, partner_resolver: PartnerResolver) -> None:
     conn = aiohttp.TCPConnector(resolver=partner_resolver)
     async with aiohttp.ClientSession(connector=conn) as s:
         async with s.get(partner.url("a.partner.test", "/status/503")) as r:
@@ -32,7 +34,7 @@ async def test_routes_and_logs(partner, partner_resolver):
     await partner.wait_hits("a.partner.test", 3, within=1)
 
 
-def test_max_in_window():
+def test_max_in_window() -> None:
     assert max_in_window([0.0, 0.5, 0.99, 1.0, 1.2]) == 4
     assert max_in_window([0.0, 1.0, 2.0]) == 1
     assert max_in_window([]) == 0

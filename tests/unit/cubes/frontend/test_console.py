@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from cubes.frontend.app import create_app
@@ -24,7 +25,9 @@ HOST = "a.partner.test"
 
 
 class Env:
-    def __init__(self, client: TestClient, stores: Stores, published: list[Output]) -> None:
+    def __init__(
+        self, client: TestClient[web.Request, web.Application], stores: Stores, published: list[Output]
+    ) -> None:
         self.client = client
         self.stores = stores
         self.published = published

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from cubes.frontend.app import create_app
@@ -44,7 +45,7 @@ def make_doc(url: str, title: str, body: str, version: int = 1, **kw: object) ->
 
 
 @pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
+async def client(tmp_path: Path) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     settings = Settings().replace(
         store={"url": f"sqlite:///{tmp_path}/store.db"}, cdn={"url": f"file://{tmp_path}/cdn"}
     )
@@ -79,7 +80,7 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
     await stores.close()
 
 
-async def test_turbo_page_with_etag_and_304(client: TestClient) -> None:
+async def test_turbo_page_with_etag_and_304(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/turbo", params={"url": "HTTPS://NEWS.example:443/a/rockets#top"})
     assert r.status == 200
     body = await r.text()
@@ -101,7 +102,7 @@ async def test_turbo_page_with_etag_and_304(client: TestClient) -> None:
     assert r4.status == 200
 
 
-async def test_turbo_404_and_400_are_friendly(client: TestClient) -> None:
+async def test_turbo_404_and_400_are_friendly(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/turbo", params={"url": "https://news.example/missing"})
     assert r.status == 404
     body = await r.text()
@@ -118,7 +119,7 @@ async def test_turbo_404_and_400_are_friendly(client: TestClient) -> None:
     assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
 
 
-async def test_api_json_form(client: TestClient) -> None:
+async def test_api_json_form(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/api/v1/pages", params={"url": URL})
     assert r.status == 200
     form = orjson.loads(await r.read())
@@ -133,7 +134,7 @@ async def test_api_json_form(client: TestClient) -> None:
     assert orjson.loads(await r.read())["error"] == "bad_url"
 
 
-async def test_search_results_carry_the_rocket_badge(client: TestClient) -> None:
+async def test_search_results_carry_the_rocket_badge(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/search", params={"q": "rockets"})
     assert r.status == 200
     body = await r.text()
@@ -151,7 +152,7 @@ async def test_search_results_carry_the_rocket_badge(client: TestClient) -> None
     assert (await client.get("/search")).status == 200
 
 
-async def test_home_status_health(client: TestClient) -> None:
+async def test_home_status_health(client: TestClient[web.Request, web.Application]) -> None:
     body = await (await client.get("/")).text()
     assert "Rockets over the lake" in body
     assert "Quiet lake" in body
@@ -166,7 +167,7 @@ async def test_home_status_health(client: TestClient) -> None:
     assert r.headers["Content-Type"].startswith("image/svg+xml")
 
 
-async def test_preview_page(client: TestClient) -> None:
+async def test_preview_page(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/preview", params={"task": "t1", "url": URL})
     assert r.status == 200
     assert "Preview rocket" in await r.text()
@@ -175,7 +176,7 @@ async def test_preview_page(client: TestClient) -> None:
     assert (await client.get("/preview", params={"task": "t2", "url": URL})).status == 404
 
 
-async def test_cdn_serves_files_and_refuses_traversal(client: TestClient) -> None:
+async def test_cdn_serves_files_and_refuses_traversal(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/cdn/img/ab/rocket.png")
     assert r.status == 200
     assert await r.read() == PNG
@@ -195,7 +196,7 @@ async def test_cdn_serves_files_and_refuses_traversal(client: TestClient) -> Non
         assert b"top secret" not in await r.read()
 
 
-async def test_cdn_traversal_refused_on_the_raw_wire(client: TestClient) -> None:
+async def test_cdn_traversal_refused_on_the_raw_wire(client: TestClient[web.Request, web.Application]) -> None:
     """Paths sent byte for byte (a client library would normalize the dot segments away)."""
     for raw in (
         "/cdn/../secret.txt",

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from markupsafe import escape
 
@@ -141,7 +142,7 @@ def _said(card: str) -> str:
 
 
 @pytest.fixture
-async def console(tmp_path: Path) -> AsyncIterator[tuple[TestClient, Stores]]:
+async def console(tmp_path: Path) -> AsyncIterator[tuple[TestClient[web.Request, web.Application], Stores]]:
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
     stores = await open_stores(settings.store.url)
     tenant = await stores.tenants.create_tenant("Lake birds")
@@ -159,7 +160,9 @@ async def console(tmp_path: Path) -> AsyncIterator[tuple[TestClient, Stores]]:
         await stores.close()
 
 
-async def test_every_state_reads_the_same_on_every_console_screen(console: tuple[TestClient, Stores]) -> None:
+async def test_every_state_reads_the_same_on_every_console_screen(
+    console: tuple[TestClient[web.Request, web.Application], Stores],
+) -> None:
     client, _ = console
     feed = await (await client.get(f"/console/feeds/{FEED}")).text()
     listed = _cards(feed, "pages")
@@ -237,7 +240,9 @@ async def test_the_api_and_the_cli_tell_the_same_states(tmp_path: Path) -> None:
             assert f"page {BASE}{name}: {state_word(EXPECTED[name][0]).text}." in text, name
 
 
-async def test_a_checks_pages_are_told_as_what_would_happen(console: tuple[TestClient, Stores]) -> None:
+async def test_a_checks_pages_are_told_as_what_would_happen(
+    console: tuple[TestClient[web.Request, web.Application], Stores],
+) -> None:
     """A check's previews go through the same cubes and the same rule: "would be held back"."""
     client, stores = console
     (tenant,) = await stores.tenants.list_tenants()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from cubes.frontend.app import create_app
@@ -159,7 +160,7 @@ async def fill(stores: Stores) -> None:
 
 
 @pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
+async def client(tmp_path: Path) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
     stores = await open_stores(settings.store.url)
     await fill(stores)
@@ -182,7 +183,9 @@ def _row(body: str, table: str, first_cell: str) -> str:
     raise AssertionError(f"no row {first_cell!r} in {table}")
 
 
-async def test_status_page_shows_pipeline_aggregates_cubes_freshness_and_overload(client: TestClient) -> None:
+async def test_status_page_shows_pipeline_aggregates_cubes_freshness_and_overload(
+    client: TestClient[web.Request, web.Application],
+) -> None:
     r = await client.get("/status")
     assert r.status == 200
     assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
@@ -221,7 +224,9 @@ async def test_status_page_shows_pipeline_aggregates_cubes_freshness_and_overloa
     assert "40 crawl lanes in memory, 1 paused" in body
 
 
-async def test_the_public_status_page_shows_no_tenants_hosts_feeds_or_errors(client: TestClient) -> None:
+async def test_the_public_status_page_shows_no_tenants_hosts_feeds_or_errors(
+    client: TestClient[web.Request, web.Application],
+) -> None:
     """The page was public and listed every tenant's hosts, feed URLs and errors."""
     for path in ("/status", "/api/v1/status"):
         body = await (await client.get(path)).text()
@@ -229,14 +234,16 @@ async def test_the_public_status_page_shows_no_tenants_hosts_feeds_or_errors(cli
             assert secret not in body, (path, secret)
 
 
-async def test_status_for_a_host_is_the_consoles_host_view(client: TestClient) -> None:
+async def test_status_for_a_host_is_the_consoles_host_view(client: TestClient[web.Request, web.Application]) -> None:
     """``/status?host=H`` showed the totals of every host under H's name; now it is the console's."""
     r = await client.get("/status", params={"host": " Shop.Example "}, allow_redirects=False)
     assert r.status == 303
     assert r.headers["Location"] == "/console/hosts/shop.example"
 
 
-async def test_a_cleanly_stopped_process_leaves_the_status_page_at_once(client: TestClient, tmp_path: Path) -> None:
+async def test_a_cleanly_stopped_process_leaves_the_status_page_at_once(
+    client: TestClient[web.Request, web.Application], tmp_path: Path
+) -> None:
     """After a clean Ctrl-C and restart, stopped processes showed as red rows for an hour."""
     stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
     try:
@@ -254,7 +261,7 @@ async def test_a_cleanly_stopped_process_leaves_the_status_page_at_once(client: 
     assert data["overload"]["by_group"] == {"parser": 4000}  # a stopped process's lag is not counted
 
 
-async def test_status_json(client: TestClient) -> None:
+async def test_status_json(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/api/v1/status")
     assert r.status == 200
     data = orjson.loads(await r.read())

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from cubes.frontend.app import create_app
@@ -28,7 +29,7 @@ def search(query: str, *, device: Device = Device.desktop, region: str = "moscow
 
 
 @pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
+async def client(tmp_path: Path) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
     stores = await open_stores(settings.store.url)
     batch = (
@@ -45,7 +46,7 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient]:
     await stores.close()
 
 
-async def test_frequency_page_with_chart_and_splits(client: TestClient) -> None:
+async def test_frequency_page_with_chart_and_splits(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/wordstat", params={"q": "купить слона"})
     assert r.status == 200
     body = await r.text()
@@ -61,7 +62,7 @@ async def test_frequency_page_with_chart_and_splits(client: TestClient) -> None:
     assert "куплю слонов" not in body
 
 
-async def test_operators_and_privacy_on_the_page(client: TestClient) -> None:
+async def test_operators_and_privacy_on_the_page(client: TestClient[web.Request, web.Application]) -> None:
     body = await (await client.get("/wordstat", params={"q": '"!куплю слонов"'})).text()
     assert '<span class="ws-total">&lt; 5</span>' in body
     body = await (await client.get("/wordstat", params={"q": "слон -фото", "months": "24"})).text()
@@ -69,7 +70,7 @@ async def test_operators_and_privacy_on_the_page(client: TestClient) -> None:
     assert "the last 24 months" in body
 
 
-async def test_a_query_that_cannot_be_read_says_why(client: TestClient) -> None:
+async def test_a_query_that_cannot_be_read_says_why(client: TestClient[web.Request, web.Application]) -> None:
     r = await client.get("/wordstat", params={"q": "(купить|заказать слона"})
     assert r.status == 400
     body = await r.text()

@@ -55,7 +55,7 @@ async def test_concurrent_writes_share_transactions(stores: Stores) -> None:
     assert await stores.pages.count() == 40
     # each caller gets its own page's outcome
     mixed = await asyncio.gather(writer.upsert(page(1)), writer.upsert(page(1, 2)), writer.upsert(page(99)))
-    assert mixed == [UpsertOutcome.unchanged, UpsertOutcome.updated, UpsertOutcome.inserted]
+    assert list(mixed) == [UpsertOutcome.unchanged, UpsertOutcome.updated, UpsertOutcome.inserted]
 
 
 async def test_a_failed_batch_fails_its_callers_only(stores: Stores) -> None:

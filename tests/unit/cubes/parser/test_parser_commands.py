@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -22,7 +23,7 @@ FEED = b"""<?xml version="1.0" encoding="UTF-8"?>
 </channel></rss>"""
 
 
-async def run(source: str, **kw: object) -> tuple[int, list[dict], str]:
+async def run(source: str, **kw: object) -> tuple[int, list[dict[str, Any]], str]:
     out, err = io.StringIO(), io.StringIO()
     code = await parse_command(Settings(), source, out=out, err=err, **kw)  # type: ignore[arg-type]
     return code, [json.loads(line) for line in out.getvalue().splitlines()], err.getvalue()

@@ -26,6 +26,7 @@ import io
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
 
 import feedparser
@@ -78,7 +79,7 @@ def _expected_pairs(root: Path) -> list[tuple[str, Path, Path]]:
     return pairs
 
 
-def _rows(kind: str, exp: dict) -> list[tuple[str | None, str | None, str | None]] | None:
+def _rows(kind: str, exp: dict[str, Any]) -> list[tuple[str | None, str | None, str | None]] | None:
     if kind == "rss-parser":
         return [(e.get("title"), e.get("link"), e.get("isoDate")) for e in exp["feed"]["items"]]
     entries = exp.get("items", exp.get("entries"))

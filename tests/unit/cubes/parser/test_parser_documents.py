@@ -160,7 +160,7 @@ def test_canonical_fast_path_agrees_with_shared_urls(data_dir) -> None:  # type:
     from shared.urls import _normalize as canonical_url
     from shared.urls import canonical_url as canonical
 
-    urls = set()
+    urls: set[str] = set()
     for path in (data_dir / "feeds").rglob("*.*"):
         if path.suffix in (".xml", ".rss", ".atom"):
             result = parse_feed(path.read_bytes(), url="https://example.com/feed/")

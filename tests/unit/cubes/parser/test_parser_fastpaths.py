@@ -267,7 +267,7 @@ async def test_where_items_are_prepared(
     parser: handler.ParserHandler, monkeypatch: pytest.MonkeyPatch, count: int, paragraph_bytes: int, off_loop: bool
 ) -> None:
     threads: list[int] = []
-    real = handler.prepare_items
+    real = handler.prepare_items  # type: ignore[attr-defined]  # the name the handler calls, spied on
 
     def spy(*args, **kw):  # type: ignore[no-untyped-def]
         threads.append(threading.get_ident())

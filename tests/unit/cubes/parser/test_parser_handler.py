@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -62,7 +63,7 @@ class Env:
 
         self.handler = ParserHandler(stores, get_blobs, clock=self.clock)
 
-    def result(self, body: bytes | None, feed_id: str = "f1", **kw: object) -> CrawlResult:
+    def result(self, body: bytes | None, feed_id: str = "f1", **kw: Any) -> CrawlResult:
         self.clock.advance(60)
         return CrawlResult(
             kind=CrawlKind.feed,
@@ -74,13 +75,13 @@ class Env:
             content_type="application/rss+xml",
             fetched_at=self.clock.now(),
             **kw,
-        )  # type: ignore[arg-type]
+        )
 
     async def hashes_owner(self, url: str) -> str | None:
         owner = await self.stores.hashes.owner(url)
         return owner.source_id if owner else None
 
-    async def feed(self, body: bytes | None, feed_id: str = "f1", *, commit: bool = True, **kw: object) -> list[Output]:
+    async def feed(self, body: bytes | None, feed_id: str = "f1", *, commit: bool = True, **kw: Any) -> list[Output]:
         return await self.handle(self.result(body, feed_id, **kw), commit=commit)
 
     async def handle(self, msg: CrawlResult | PartnerUpload, *, commit: bool = True) -> list[Output]:

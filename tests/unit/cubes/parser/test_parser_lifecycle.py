@@ -7,7 +7,7 @@ import pytest
 from cubes.parser import removals
 from cubes.parser.removals import HELD_SUFFIX
 from shared.hashing import TOMBSTONE
-from shared.messages import DocumentDeleted
+from shared.messages import DocumentDeleted, FeedFormat
 from shared.runtime.cube import Output
 from tests.unit.cubes.parser.test_parser_catalog import OFFERS, Env, catalog, docs, env, offer  # noqa: F401
 
@@ -94,7 +94,7 @@ async def test_a_deleted_feed_takes_its_pages_unless_another_source_owns_them(en
         feed_id="shop",
         url=FEED,
         host="shop.test",
-        format="yml",
+        format=FeedFormat.yml,
         registered_at=datetime(2026, 3, 2, tzinfo=UTC),
     )
     ctx = Context(topic="feeds.registry", partition=0, offset=0, key="shop", attempt=1, received_at=bye.registered_at)

@@ -7,6 +7,7 @@ import pytest
 from cubes.parser.documents import prepare_items
 from cubes.parser.feed import Limits, parse_feed
 from cubes.parser.model import ItemError
+from cubes.parser.model import Severity as ItemSeverity
 from cubes.parser.problems import to_problem, to_problems
 from shared.problem_codes import CODES
 from shared.problems import Severity
@@ -65,7 +66,7 @@ def test_limits_have_their_codes() -> None:
 
 
 def test_to_problem_keeps_where_and_uses_the_tables_hint() -> None:
-    err = ItemError("boom", 3, 4, 1, "https://news.test/1", Severity.warning, code="xml.recovered")
+    err = ItemError("boom", 3, 4, 1, "https://news.test/1", ItemSeverity.warning, code="xml.recovered")
     p = to_problem(err, feed="f1")
     assert p.code == "xml.recovered"
     assert p.severity is Severity.warning
@@ -90,7 +91,7 @@ def test_capped_gives_the_report_cap_gives_building_only_the_kept_problems() -> 
     from shared.problems import cap
 
     errors = [
-        ItemError("w", 1, None, None, None, Severity.warning, code="xml.recovered"),
+        ItemError("w", 1, None, None, None, ItemSeverity.warning, code="xml.recovered"),
         *(ItemError("e", i, None, i, f"https://news.test/{i}", code="item.no_title") for i in range(5)),
         ItemError("?", 9, None, 7, None),  # no code: reported as item.unreadable
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from cubes.parser.documents import prepare_items
 from cubes.parser.feed import parse_feed
-from cubes.parser.model import Severity
+from cubes.parser.model import ParseResult, Severity
 
 FEED = """<?xml version="1.0" encoding="UTF-8"?>
 <rss xmlns:yandex="http://news.yandex.ru" xmlns:media="http://search.yahoo.com/mrss/"
@@ -44,7 +44,7 @@ Work starts next year.</yandex:full-text>
 </rss>"""
 
 
-def _parsed():  # type: ignore[no-untyped-def]
+def _parsed() -> ParseResult:
     return parse_feed(FEED.encode(), url="https://town.example/turbo.xml")
 
 

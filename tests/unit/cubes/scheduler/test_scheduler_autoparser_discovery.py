@@ -6,6 +6,7 @@ import random
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -58,12 +59,14 @@ def ctx(topic: str) -> Context:
     return Context(topic=topic, partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
 
 
-def reg(feed_id: str, url: str, *, autoparser: bool, action: str = "upsert") -> FeedRegistration:
+def reg(
+    feed_id: str, url: str, *, autoparser: bool, action: Literal["upsert", "delete"] = "upsert"
+) -> FeedRegistration:
     return FeedRegistration(
         action=action,
         feed_id=feed_id,
         url=url,
-        host=url.split("/")[2],  # type: ignore[arg-type]
+        host=url.split("/")[2],
         format=FeedFormat.rss,
         autoparser=autoparser,
         registered_at=datetime.now(UTC),
@@ -145,13 +148,13 @@ async def test_sitemap_result_becomes_page_requests_once(stores: Stores, clock: 
     out = await h.handle(page(f"{ORIGIN}/sitemap.xml", SITEMAP, ["discover:blog.example"]), ctx("crawl.pages"))
     reqs = [o.message for o in out]
     assert all(isinstance(r, CrawlRequest) for r in reqs)
-    assert [(r.url, r.requesters, r.priority, r.kind) for r in reqs] == [  # type: ignore[union-attr]
+    assert [(r.url, r.requesters, r.priority, r.kind) for r in reqs] == [
         (f"{ORIGIN}/2024/05/02/second-post", ["autoparser:blog.example"], ARTICLE_PRIORITY, CrawlKind.page),
         (f"{ORIGIN}/2024/05/01/first-post", ["autoparser:blog.example"], ARTICLE_PRIORITY, CrawlKind.page),
     ]
     # the home page links one new article and one already ordered
     out = await h.handle(page(f"{ORIGIN}/", HOME, ["discover:blog.example"]), ctx("crawl.pages"))
-    assert [o.message.url for o in out] == [f"{ORIGIN}/2024/05/03/third-post-here"]  # type: ignore[attr-defined]
+    assert [o.message.url for o in out] == [f"{ORIGIN}/2024/05/03/third-post-here"]
 
     # a later round, in a restarted scheduler: what the autoparser published is not ordered again
     now = clock.now()
@@ -161,7 +164,7 @@ async def test_sitemap_result_becomes_page_requests_once(stores: Stores, clock: 
     await h2.tick()
     assert discovery_fetches(pub.take()) == [f"{ORIGIN}/", f"{ORIGIN}/sitemap.xml"]
     out = await h2.handle(page(f"{ORIGIN}/sitemap.xml", SITEMAP, ["discover:blog.example"]), ctx("crawl.pages"))
-    assert [o.message.url for o in out] == [f"{ORIGIN}/2024/05/01/first-post"]  # type: ignore[attr-defined]
+    assert [o.message.url for o in out] == [f"{ORIGIN}/2024/05/01/first-post"]
     again = await h2.handle(page(f"{ORIGIN}/sitemap.xml", SITEMAP, ["discover:blog.example"]), ctx("crawl.pages"))
     assert again == []
 
@@ -173,7 +176,7 @@ async def test_sitemap_index_orders_its_own_children_only(stores: Stores, clock:
     await h.tick()
     pub.take()
     out = await h.handle(page(f"{ORIGIN}/sitemap.xml", INDEX, ["discover:blog.example"]), ctx("crawl.pages"))
-    assert [(o.message.url, o.message.requesters) for o in out] == [  # type: ignore[attr-defined]
+    assert [(o.message.url, o.message.requesters) for o in out] == [
         (f"{ORIGIN}/sitemap-posts.xml", ["discover:blog.example"]),
     ]
     # the same index again in this round (a redelivery, or an index listing itself): no loop
@@ -252,7 +255,7 @@ async def test_articles_are_ordered_only_on_hosts_the_feeds_tenant_may_publish(
 
     async def ordered() -> list[str]:
         out = await h.handle(page(f"{ORIGIN}/sitemap.xml", sitemap, ["discover:blog.example"]), ctx("crawl.pages"))
-        return sorted(o.message.url for o in out)  # type: ignore[attr-defined]
+        return sorted(o.message.url for o in out)
 
     assert await ordered() == ["https://blog.example/2024/05/01/ours"]
     await stores.tenants.add_host("t", "www.blog.example")

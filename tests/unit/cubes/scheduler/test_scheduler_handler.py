@@ -428,7 +428,7 @@ async def test_a_big_feed_body_is_hashed_as_a_stream(stores: Stores, clock: Manu
     await blobs.put("feeds/big", body)
     size = len(body)
     del body
-    h = SchedulerHandler(SETTINGS, stores.feeds, clock, rng=random.Random(7), blobs=get_blobs)  # type: ignore[arg-type]
+    h = SchedulerHandler(SETTINGS, stores.feeds, clock, rng=random.Random(7), blobs=get_blobs)
     await announce(h, stores.feeds, reg("big", URL))
     fetched = result("big", URL, clock.time() + 1, body=None).model_copy(update={"body_ref": "feeds/big"})
 

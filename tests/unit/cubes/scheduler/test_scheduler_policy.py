@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -90,7 +91,7 @@ def test_jitter_spreads_values() -> None:
 
 
 def test_next_delay_failure_uses_backoff_and_retry_after() -> None:
-    common = {"interval": 1000.0, "websub_lease_left": None, "u": 0.5, "cfg": NO_JITTER}
+    common: dict[str, Any] = {"interval": 1000.0, "websub_lease_left": None, "u": 0.5, "cfg": NO_JITTER}
     assert next_delay(outcome=Outcome.failed, failures=3, retry_after=None, **common) == 480.0
     # the partner asked for longer than the backoff: honoured
     assert next_delay(outcome=Outcome.failed, failures=1, retry_after=3600.0, **common) == 3600.0

@@ -97,7 +97,7 @@ async def test_a_replica_waits_to_be_told_its_partitions() -> None:
     ownership = await Ownership.of(Bus())  # type: ignore[arg-type]
     assert ownership.owned() == frozenset()  # timers start before the group is joined: own nothing yet
     ownership.follow(lambda: {TopicPartition(OWNED_TOPIC, 2)})
-    assert ownership.owned() == {2}
+    assert ownership.owned() == frozenset({2})
     assert Ownership().owned() is None  # a lone scheduler owns everything
 
 

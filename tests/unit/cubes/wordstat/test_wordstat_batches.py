@@ -75,9 +75,9 @@ async def test_a_failed_or_unacknowledged_batch_is_read_again_and_counts_once(tm
         sent = _events()
         await deps.publish([Output("search.queries", e) for e in sent])
         cube = await cube_module("wordstat").build(settings, deps)
-        counter: GroupCounter = cube.handler.__self__.counter  # type: ignore[union-attr]
+        counter: GroupCounter = cube.handler.__self__.counter
         failing = Failing(counter.store, when)
-        counter.store = failing  # type: ignore[assignment]
+        counter.store = failing
         stats = await run_cube(cube, deps, group="ws", max_messages=2 * len(sent), idle_timeout=8.0)
         assert failing.calls >= 2, "the failed batch was not written again"
         assert stats.processed >= 2 * len(sent), "the failed batch's searches were not read again"

@@ -6,6 +6,7 @@ import os
 import shutil
 import stat
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from shared.errors import BlobUnavailable, NotFound
 
 
 @pytest.fixture
-async def store(tmp_path: Path):
+async def store(tmp_path: Path) -> AsyncIterator[FileBlobStore]:
     s = FileBlobStore("file://cdn", tmp_path / "cdn", "/cdn")
     yield s
     await s.close()

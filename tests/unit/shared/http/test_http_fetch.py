@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import socket
 import tempfile
+from collections.abc import AsyncIterator
 from email.utils import formatdate
+from pathlib import Path
 
 import orjson
 import pytest
@@ -15,22 +17,24 @@ from shared.config import Settings
 from shared.http import Fetcher, parse_retry_after
 from shared.messages import CrawlKind, FetchStatus
 from tests.partners.fixtures import PartnerResolver
+from tests.partners.server import PartnerServer
 
 A = "a.partner.test"
 
 
 @pytest.fixture
-async def fetcher(partner_settings, partner_resolver):
+async def fetcher(partner_settings: Settings, partner_resolver: PartnerResolver) -> AsyncIterator[Fetcher]:
     settings = partner_settings.replace(http={"allowlist": ["127.0.0.1/32"], "total_timeout_s": 1.0})
     f = Fetcher(settings, resolver=partner_resolver)
     yield f
     await f.close()
 
 
-async def test_ok_and_user_agent(partner, fetcher):
+async def test_ok_and_user_agent(partner: PartnerServer, fetcher: Fetcher) -> None:
     r = await fetcher.fetch(partner.url(A, "/echo"))
     assert r.status is FetchStatus.ok
     assert r.http_status == 200
+    assert r.body is not None
     sent = orjson.loads(r.body)
     assert sent["User-Agent"] == Settings().http.user_agent
     assert "TurbocubesBot" in sent["User-Agent"]
@@ -48,7 +52,7 @@ async def test_ok_and_user_agent(partner, fetcher):
         ("/retry-after/7?code=503", FetchStatus.throttled, 503),
     ],
 )
-async def test_http_errors(partner, fetcher, path, status, code):
+async def test_http_errors(partner: PartnerServer, fetcher: Fetcher, path: str, status: FetchStatus, code: int) -> None:
     r = await fetcher.fetch(partner.url(A, path))
     assert (r.status, r.http_status) == (status, code)
     assert str(code) in (r.error or "")
@@ -56,7 +60,7 @@ async def test_http_errors(partner, fetcher, path, status, code):
         assert r.retry_after_s == 7.0
 
 
-async def test_conditional_get(partner, fetcher):
+async def test_conditional_get(partner: PartnerServer, fetcher: Fetcher) -> None:
     first = await fetcher.fetch(partner.url(A, "/etag"))
     assert first.status is FetchStatus.ok
     etag, lm = first.headers["etag"], first.headers["last-modified"]
@@ -70,20 +74,22 @@ async def test_conditional_get(partner, fetcher):
     assert sent[2].headers["If-Modified-Since"] == lm
 
 
-async def test_slow_drip_is_cut_off(partner, fetcher):
+async def test_slow_drip_is_cut_off(partner: PartnerServer, fetcher: Fetcher) -> None:
     r = await fetcher.fetch(partner.url(A, "/slow-drip?interval=0.05"))
     assert r.status is FetchStatus.timeout
     assert 0.9 < r.elapsed_s < 3.0  # total_timeout_s = 1.0
 
 
-async def test_endless_body_is_cut_off(partner, fetcher):
+async def test_endless_body_is_cut_off(partner: PartnerServer, fetcher: Fetcher) -> None:
     r = await fetcher.fetch(partner.url(A, "/huge"), max_bytes=300_000)
     assert r.status is FetchStatus.too_large
     assert r.body is None
     assert 300_000 < r.size <= 300_000 + 65536
 
 
-async def test_a_big_body_streams_to_a_file_with_its_sha256(partner, fetcher, tmp_path, monkeypatch):
+async def test_a_big_body_streams_to_a_file_with_its_sha256(
+    partner: PartnerServer, fetcher: Fetcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     body = bytes(range(256)) * 12_000  # ~3 MB: past the spill threshold and several disk writes
     partner.set(A, "/catalog.xml", body)
@@ -99,29 +105,31 @@ async def test_a_big_body_streams_to_a_file_with_its_sha256(partner, fetcher, tm
     assert (small.body, small.body_file) == (b"ok", None)
 
 
-async def test_a_spilled_body_cut_off_leaves_no_file(partner, fetcher, tmp_path, monkeypatch):
+async def test_a_spilled_body_cut_off_leaves_no_file(
+    partner: PartnerServer, fetcher: Fetcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     r = await fetcher.fetch(partner.url(A, "/huge"), max_bytes=3_000_000, spill_over=100_000)
     assert r.status is FetchStatus.too_large
     assert r.body_file is None
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # noqa: ASYNC240 - the test's own temporary folder, once
 
 
-async def test_declared_length_over_limit_is_refused_before_reading(partner, fetcher):
+async def test_declared_length_over_limit_is_refused_before_reading(partner: PartnerServer, fetcher: Fetcher) -> None:
     r = await fetcher.fetch(partner.url(A, "/huge?size=10000000&declare=1"), max_bytes=1000)
     assert r.status is FetchStatus.too_large
-    assert "Content-Length" in r.error
+    assert "Content-Length" in (r.error or "")
     assert r.size == 0
 
 
-async def test_gzip_bomb_is_bounded_after_decompression(partner, fetcher):
+async def test_gzip_bomb_is_bounded_after_decompression(partner: PartnerServer, fetcher: Fetcher) -> None:
     r = await fetcher.fetch(partner.url(A, "/gzip-bomb?mb=16"), max_bytes=1_000_000)
     assert r.status is FetchStatus.too_large
-    assert "after decompression" in r.error
+    assert "after decompression" in (r.error or "")
     assert r.size < 2_000_000
 
 
-def test_limits_by_kind():
+def test_limits_by_kind() -> None:
     from shared.http import max_bytes_for
 
     s = Settings()
@@ -130,10 +138,10 @@ def test_limits_by_kind():
     assert max_bytes_for(CrawlKind.page, s) == 5 * 1024 * 1024
 
 
-async def test_redirects(partner, fetcher):
+async def test_redirects(partner: PartnerServer, fetcher: Fetcher) -> None:
     ok = await fetcher.fetch(partner.url(A, "/redirect/5"))
     assert ok.status is FetchStatus.ok
-    assert ok.final_url.endswith("/redirect/0")
+    assert (ok.final_url or "").endswith("/redirect/0")
     assert len(ok.redirects) == 5
     over = await fetcher.fetch(partner.url(A, "/redirect/6"))
     assert over.status is FetchStatus.too_many_redirects
@@ -142,7 +150,9 @@ async def test_redirects(partner, fetcher):
     assert len(partner.hits(A, "/redirect-loop")) == 1  # a Location already seen is not requested again
 
 
-async def test_redirect_to_a_blocked_address_is_refused(partner, partner_resolver):
+async def test_redirect_to_a_blocked_address_is_refused(
+    partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     # only the partner's *name* is allowlisted: its redirect to a raw loopback / internal address is not
     settings = Settings().replace(http={"allowlist": [A]})
     f = Fetcher(settings, resolver=PartnerResolver({"internal.test": "10.1.2.3"}))
@@ -174,7 +184,7 @@ async def test_redirect_to_a_blocked_address_is_refused(partner, partner_resolve
         "http://a.partner.test/",  # a name resolving to loopback, without the allowlist
     ],
 )
-async def test_ssrf_refused_without_allowlist(url, partner_resolver):
+async def test_ssrf_refused_without_allowlist(url: str, partner_resolver: PartnerResolver) -> None:
     f = Fetcher(Settings(), resolver=partner_resolver)
     try:
         r = await f.fetch(url)
@@ -184,7 +194,7 @@ async def test_ssrf_refused_without_allowlist(url, partner_resolver):
     assert r.error
 
 
-async def test_dns_error_and_bad_url(fetcher):
+async def test_dns_error_and_bad_url(fetcher: Fetcher) -> None:
     assert (await fetcher.fetch("http://nowhere.invalid/")).status is FetchStatus.dns_error
     assert (await fetcher.fetch("http:///nohost")).status is FetchStatus.bad_url
     assert (await fetcher.fetch("http://exa mple.com/")).status in (FetchStatus.bad_url, FetchStatus.dns_error)
@@ -193,17 +203,17 @@ async def test_dns_error_and_bad_url(fetcher):
 class _Rebinding(PartnerResolver):
     """Answers differently each time: the attack the guard's pinning defeats."""
 
-    def __init__(self, answers):
+    def __init__(self, answers: list[str]):
         super().__init__()
         self.answers = list(answers)
 
-    async def resolve(self, host, port=0, family=socket.AF_INET):
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
         self.calls[host] = self.calls.get(host, 0) + 1
         address = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         return [ResolveResult(hostname=host, host=address, port=port, family=socket.AF_INET, proto=0, flags=0)]
 
 
-async def test_dns_rebinding_connects_to_the_checked_address(partner):
+async def test_dns_rebinding_connects_to_the_checked_address(partner: PartnerServer) -> None:
     settings = Settings().replace(http={"allowlist": ["127.0.0.1/32"]})
     # first answer allowed, every later one not: a second lookup at connect time would be refused
     resolver = _Rebinding(["127.0.0.1", "127.0.0.2"])
@@ -217,7 +227,7 @@ async def test_dns_rebinding_connects_to_the_checked_address(partner):
     assert len(partner.hits("rebind.test")) == 1
 
 
-async def test_dns_rebinding_blocked_answer_is_never_connected(partner):
+async def test_dns_rebinding_blocked_answer_is_never_connected(partner: PartnerServer) -> None:
     settings = Settings().replace(http={"allowlist": ["127.0.0.1/32"]})
     resolver = _Rebinding(["127.0.0.2", "127.0.0.1"])  # checked answer is blocked, a later one would pass
     f = Fetcher(settings, resolver=resolver)
@@ -229,7 +239,7 @@ async def test_dns_rebinding_blocked_answer_is_never_connected(partner):
     assert partner.hits("rebind.test") == []
 
 
-def test_parse_retry_after():
+def test_parse_retry_after() -> None:
     now = 1_800_000_000.0
     assert parse_retry_after("120", now) == 120.0
     assert parse_retry_after(formatdate(now + 30, usegmt=True), now) == pytest.approx(30.0)

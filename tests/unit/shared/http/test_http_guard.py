@@ -35,14 +35,14 @@ from tests.partners.fixtures import PartnerResolver
         ("2002:7f00:1::", "IPv6-embedded 127.0.0.1"),  # 6to4
     ],
 )
-def test_blocked_addresses(ip, reason):
+def test_blocked_addresses(ip: str, reason: str) -> None:
     problem = address_problem(ipaddress.ip_address(ip))
     assert problem is not None
     assert reason in problem
 
 
 @pytest.mark.parametrize("ip", ["8.8.8.8", "93.184.216.34", "2001:4860:4860::8888", "::ffff:8.8.8.8"])
-def test_public_addresses_pass(ip):
+def test_public_addresses_pass(ip: str) -> None:
     assert address_problem(ipaddress.ip_address(ip)) is None
 
 
@@ -59,12 +59,12 @@ def test_public_addresses_pass(ip):
         "ftp://example.com/x",
     ],
 )
-def test_check_url_refuses(url):
+def test_check_url_refuses(url: str) -> None:
     with pytest.raises(BlockedAddressError):
         AddressGuard().check_url(url)
 
 
-def test_check_url_bad_urls():
+def test_check_url_bad_urls() -> None:
     guard = AddressGuard()
     with pytest.raises(ValueError, match="no host"):
         guard.check_url("http:///x")
@@ -72,7 +72,7 @@ def test_check_url_bad_urls():
         guard.check_url("http://user:pw@example.com/")
 
 
-def test_allowlist_cidr_and_hosts():
+def test_allowlist_cidr_and_hosts() -> None:
     guard = AddressGuard(["127.0.0.1/32", "feeds.internal", "*.demo.test"])
     assert guard.check_url("http://127.0.0.1:8080/x").host == "127.0.0.1"
     guard.check_url("http://[::ffff:127.0.0.1]/")  # the mapped form of an allowed address is that address
@@ -83,12 +83,12 @@ def test_allowlist_cidr_and_hosts():
     assert not guard.host_allowed("demo.test.evil.com")
 
 
-def test_allowlist_rejects_garbage():
+def test_allowlist_rejects_garbage() -> None:
     with pytest.raises(ConfigError, match=r"http\.allowlist"):
         AddressGuard(["10.0.0.0/99"])
 
 
-async def test_resolver_refuses_names_pointing_inside():
+async def test_resolver_refuses_names_pointing_inside() -> None:
     inner = PartnerResolver({"evil.test": "10.0.0.1", "meta.test": "169.254.169.254"})
     resolver = GuardedResolver(AddressGuard(), inner)
     with pytest.raises(BlockedAddressError, match=r"evil.test -> 10.0.0.1: private"):
@@ -99,7 +99,7 @@ async def test_resolver_refuses_names_pointing_inside():
         await resolver.resolve("a.partner.test", 80)  # 127.0.0.1 without an allowlist
 
 
-async def test_resolver_passes_allowed_and_returns_checked_addresses():
+async def test_resolver_passes_allowed_and_returns_checked_addresses() -> None:
     resolver = GuardedResolver(AddressGuard(["127.0.0.1/32"]), PartnerResolver())
     out = await resolver.resolve("a.partner.test", 80)
     assert [r["host"] for r in out] == ["127.0.0.1"]

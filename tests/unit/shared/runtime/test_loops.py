@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 
 import pytest
 import uvloop
@@ -42,7 +43,7 @@ def test_an_unknown_loop_fails_naming_the_key() -> None:
     with pytest.raises(ConfigError) as err:
         run_main(main, event_loop="trio")
     assert err.value.key == "runtime.event_loop"
-    assert main.cr_frame is None  # closed, not left to warn that it was never awaited
+    assert inspect.getcoroutinestate(main) == inspect.CORO_CLOSED  # not left to warn that it was never awaited
     with pytest.raises(ConfigError):
         load_settings(None, env={"TURBOCUBES_RUNTIME_EVENT_LOOP": "trio"})
 

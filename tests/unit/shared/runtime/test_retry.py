@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from shared.errors import Reject, TransientError
 from shared.runtime.retry import Decision, decide
 
-KW = {"max_attempts": 5, "base_s": 1.0, "cap_s": 10.0}
+KW: dict[str, Any] = {"max_attempts": 5, "base_s": 1.0, "cap_s": 10.0}
 
 
 def test_delays_grow_and_are_capped_with_full_jitter() -> None:
