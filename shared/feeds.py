@@ -42,10 +42,12 @@ from typing import Any, Literal
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import BlockedAddressError, NotFound, Reject
+from shared.feed_options import OptionsRefused, crawl_fields, merged_options, seal_options
 from shared.http.guard import AddressGuard, GuardedResolver
 from shared.messages import CrawlKind, CrawlRequest, FeedFormat, FeedRegistration
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
+from shared.secretbox import NoKey, SecretBox
 from shared.stores import Feed, FeedStore, Task, TaskStore, UpsertOutcome
 from shared.urls import canonical_url, host_of
 
@@ -54,6 +56,7 @@ __all__ = [
     "FETCH_NOW_PREFIX",
     "FIX_PREFIX",
     "FRESH_PREFIXES",
+    "KEEP",
     "SERVICES_MAX",
     "SERVICE_NAME_RE",
     "WEBMASTER_FORMATS",
@@ -93,6 +96,13 @@ FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX, FIX_PREFIX)
 Authorize = Callable[[str], Awaitable[None]]
 
 
+class _Keep:
+    """``register(options=KEEP)``: the feed's options stay as they are."""
+
+
+KEEP: Any = _Keep()
+
+
 def feed_id_for(tenant_id: str | None, url: str) -> str:
     """A feed's id: stable for one tenant and canonical URL, so registering twice is one feed."""
     return hashlib.sha256(f"{tenant_id or ''}\n{url}".encode()).hexdigest()[:24]
@@ -130,11 +140,13 @@ def check_request(task_id: str, url: str, host: str, now: datetime) -> Output:
     )
 
 
-def fetch_request(feed_id: str, url: str, host: str, now: datetime, *, fetch_id: str | None = None) -> Output:
-    """The crawl request of an unscheduled fetch (a WebSub push, "fetch now"): urgent, unconditional.
+def fetch_request(feed: Feed, now: datetime, *, fetch_id: str | None = None) -> Output:
+    """The crawl request of an unscheduled fetch of ``feed`` (a WebSub push, "fetch now"): urgent,
+    unconditional, with the feed's own fetch options.
 
     ``fetch_id`` names a "fetch now" order (see ``FETCH_NOW_PREFIX``).
     """
+    feed_id, url, host = feed.feed_id, feed.url, feed.host
     requesters = [f"feed:{feed_id}"] + ([f"{FETCH_NOW_PREFIX}{fetch_id}"] if fetch_id else [])
     return Output(
         "crawl.requests",
@@ -146,6 +158,7 @@ def fetch_request(feed_id: str, url: str, host: str, now: datetime, *, fetch_id:
             feed_id=feed_id,
             requested_at=now,
             priority=URGENT_PRIORITY,
+            **crawl_fields(feed.options, feed.secret),
         ),
     )
 
@@ -196,10 +209,13 @@ class FeedRegistry:
         *,
         resolver: Any = None,
         clock: Clock | None = None,
+        box: SecretBox | None = None,
     ) -> None:
         self.feeds = feeds
         self._publish = publish
         self._guard = guard
+        #: seals a feed's credentials (no box, or one without a key: no feed may be given them)
+        self._box = box or SecretBox("")
         #: the resolver the guard wraps when a feed's host is checked (tests map *.partner.test)
         self._resolver = resolver
         self._clock = clock or SystemClock()
@@ -208,7 +224,14 @@ class FeedRegistry:
     def from_settings(
         cls, settings: Settings, feeds: FeedStore, publish: Publish, *, resolver: Any = None, clock: Clock | None = None
     ) -> FeedRegistry:
-        return cls(feeds, publish, AddressGuard(settings.http.allowlist), resolver=resolver, clock=clock)
+        return cls(
+            feeds,
+            publish,
+            AddressGuard(settings.http.allowlist),
+            resolver=resolver,
+            clock=clock,
+            box=SecretBox.from_settings(settings),
+        )
 
     # ------------------------------------------------------------------ the rules
 
@@ -262,31 +285,57 @@ class FeedRegistry:
         tenant_id: str | None = None,
         formats: Iterable[FeedFormat] = tuple(FeedFormat),
         authorize: Authorize | None = None,
+        options: Any = KEEP,
     ) -> Registered:
         """Validate, store and announce one feed; ``RegistrationRefused`` when it may not be registered.
 
         ``authorize(host)`` runs after validation and before the address check (the API's "is this
-        host the tenant's and verified?"); whatever it raises goes through.
+        host the tenant's and verified?"); whatever it raises goes through. ``options`` (a JSON
+        object, ``shared/feed_options.py``) is merged over the feed's current ones; ``KEEP`` (the
+        default) keeps them, None removes them.
         """
         canonical, feed_format, names = self.validate(url, fmt, services, formats=formats)
         host = host_of(canonical)
+        feed_id = feed_id_for(tenant_id, canonical)
+        current = await self.feeds.get(feed_id)
+        public, secret = (current.options, current.secret) if current is not None else (None, None)
+        if options is not KEEP:
+            public, secret = self._options(public, secret, options)
         if authorize is not None:
             await authorize(host)
         await self.check_address(canonical)
         feed = Feed(
-            feed_id=feed_id_for(tenant_id, canonical),
+            feed_id=feed_id,
             url=canonical,
             host=host,
             format=feed_format.value,
             tenant_id=tenant_id,
             services=names,
             autoparser=autoparser,
+            options=public,
+            secret=secret,
         )
         outcome = await self.feeds.upsert_feed(feed)
         stored = await self.feeds.get(feed.feed_id) or feed
         # announced even when unchanged: a registration repeated after a lost announcement repairs it
         await self._announce(registration(stored))
         return Registered(stored, outcome)
+
+    def _options(self, public: str | None, secret: str | None, change: Any) -> tuple[str | None, str | None]:
+        """The feed's options column and sealed secret after ``change``; every problem at once."""
+        try:
+            merged = merged_options(public, secret, change, self._box)
+        except OptionsRefused as exc:
+            raise RegistrationRefused([FeedProblem(f, m) for f, m in exc.problems]) from None
+        if merged is None:
+            return None, None
+        try:
+            shown, sealed = seal_options(merged, self._box)
+        except NoKey:
+            field = "options.basic_auth" if merged.basic_auth is not None else "options.headers"
+            problem = FeedProblem(field, "credentials cannot be kept here: the operator has not set secrets.key")
+            raise RegistrationRefused([problem]) from None
+        return shown.to_json(), sealed
 
     async def remove(self, feed_id: str) -> Feed:
         """Announce the removal, then soft-delete; the removed feed, or ``NotFound`` when no live one."""
@@ -303,7 +352,7 @@ class FeedRegistry:
         history (``ProblemStore.report_for_fetch``).
         """
         feed = await self._live(feed_id)
-        await self._publish([fetch_request(feed.feed_id, feed.url, feed.host, self._clock.now(), fetch_id=fetch_id)])
+        await self._publish([fetch_request(feed, self._clock.now(), fetch_id=fetch_id)])
         return feed
 
     async def check(self, url: Any, *, tasks: TaskStore, tenant_id: str, authorize: Authorize) -> Task:

@@ -137,6 +137,11 @@ class CrawlRequest(Message):
     #: a scheduled poll: the feed's due time it was emitted for. The same poll emitted twice (a
     #: scheduler replica taking over from one that died before recording it) is fetched once
     due_at: datetime | None = None
+    #: the feed's credentials and extra headers, sealed (``shared/secretbox.py``): only the crawler opens
+    #: them, and sends them to the feed's own origin only
+    credentials: str | None = Field(default=None, max_length=16_384)
+    #: the feed's own fetch timeout (``shared/feed_options.py``), within the crawler's budget
+    timeout_s: float | None = Field(default=None, gt=0, le=600)
 
 
 # --------------------------------------------------------------------------- crawl.feeds / images / pages
@@ -157,6 +162,7 @@ class FetchStatus(StrEnum):
     http_4xx = "http_4xx"
     http_5xx = "http_5xx"
     throttled = "throttled"  # 429 / 503 with Retry-After, gave up for now
+    credentials_error = "credentials_error"  # the feed's sealed credentials did not open (secrets.key changed)
 
 
 class CrawlResult(Message):

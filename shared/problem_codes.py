@@ -101,6 +101,13 @@ _ROWS: tuple[ProblemCode, ...] = (
         "and images come in on time. Lower Crawl-delay in robots.txt to that or less (or remove it) so that "
         "robots.txt says what really happens.",
     ),
+    ProblemCode(
+        "fetch.credentials",
+        "error",
+        "the feed's credentials could not be read, so it was not fetched",
+        "Enter the feed's username, password and headers again (PATCH /api/v1/feeds/{id} with its options, "
+        "or the feed's page in the console): they were kept under a key the operator has changed since.",
+    ),
     *SITE_ROWS,  # the source's right to its host, and who owns a URL (problem_codes_sites.py)
     # ---------------------------------------------------------------- the body as a whole
     ProblemCode(
@@ -228,6 +235,20 @@ _ROWS: tuple[ProblemCode, ...] = (
         "the item's link is on another host than the feed",
         "A feed may only publish pages of its own site: fix the link, or register the other host and a "
         "feed of its own.",
+    ),
+    ProblemCode(
+        "item.filtered",
+        "info",
+        "the feed's own filters left the item out",
+        "Nothing to fix if that is what you wanted; otherwise change the feed's filters (keep or drop by "
+        "category or pattern) in its options.",
+    ),
+    ProblemCode(
+        "feed.filter_too_slow",
+        "warning",
+        "a filter pattern took too long on an item, so the item was kept",
+        "Simplify the pattern: nested repetition such as (a+)+ can take forever on some texts. A search gets "
+        "a few milliseconds per item.",
     ),
     ProblemCode(
         "item.no_title",

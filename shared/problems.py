@@ -256,6 +256,7 @@ _FETCH_CODES = {
     "redirect_loop": "fetch.redirects",
     "http_5xx": "fetch.server_error",
     "throttled": "fetch.throttled",
+    "credentials_error": "fetch.credentials",
 }
 
 

@@ -83,6 +83,20 @@ def _register_feeds(subparsers: Any) -> None:
     )
     add.add_argument("--autoparser", action="store_true", help="also autoparse the host's HTML pages")
     add.add_argument("--tenant", help="register on behalf of this tenant id")
+    opts = add.add_argument_group(
+        "fetch options and filters (merged over the feed's current ones; secrets never on the command line)"
+    )
+    opts.add_argument("--options", metavar="FILE", help="a JSON object of options, as the API takes them (- : stdin)")
+    opts.add_argument(
+        "--basic-auth",
+        metavar="USER",
+        help="HTTP basic auth; the password from $TURBOCUBES_FEED_PASSWORD, or asked on the terminal",
+    )
+    opts.add_argument("--timeout", type=float, metavar="S", help="the feed's own fetch timeout in seconds (1-120)")
+    for flag, key in (("--keep-category", "keep_categories"), ("--drop-category", "drop_categories")):
+        opts.add_argument(flag, action="append", metavar="NAME", dest=key, help=f"filters.{key} (repeatable)")
+    opts.add_argument("--keep-pattern", metavar="REGEX", help="keep only items whose title, link or category match")
+    opts.add_argument("--drop-pattern", metavar="REGEX", help="leave out items whose title, link or category match")
 
     ls = sub.add_parser("list", help="every feed with its status: last fetch, result, next fetch, error")
     ls.add_argument("--tenant", help="only this tenant's feeds")

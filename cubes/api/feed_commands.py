@@ -8,6 +8,7 @@ announced on ``feeds.registry`` of the configured bus, so a running scheduler
 takes it at once (a new feed is due immediately).
 
     turbocubes feeds add https://example.com/feed.xml --format rss --service news [--tenant ID]
+    turbocubes feeds add https://staging.example/feed.xml --basic-auth bob --drop-category Ads  # options
     turbocubes feeds list [--tenant ID] [--all]
     turbocubes feeds remove FEED_ID
     turbocubes feeds fetch FEED_ID [--wait S]  # one fetch now, through the host's polite lane
@@ -24,15 +25,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
 
 from shared.config import Settings, load_settings
 from shared.errors import NotFound
-from shared.feeds import FeedRegistry, RegistrationRefused
+from shared.feed_options import FeedOptions
+from shared.feeds import KEEP, FeedRegistry, RegistrationRefused
 from shared.messages import FeedFormat
 from shared.overview import feed_overview
 from shared.problems import Where
@@ -51,7 +58,13 @@ def run(args: argparse.Namespace) -> int:
             return _with_registry(
                 a,
                 lambda registry: feeds_add(
-                    registry, a.url, fmt=a.format, services=a.services, autoparser=a.autoparser, tenant_id=a.tenant
+                    registry,
+                    a.url,
+                    fmt=a.format,
+                    services=a.services,
+                    autoparser=a.autoparser,
+                    tenant_id=a.tenant,
+                    options=_options_of(a),
                 ),
             )
         case "list":
@@ -66,6 +79,62 @@ def run(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- CLI glue
+
+
+def _options_of(args: argparse.Namespace) -> Any:
+    """The options the flags give, as the API takes them; ``KEEP`` when no flag was given."""
+    options: dict[str, Any] = {}
+    if args.options:
+        text = sys.stdin.read() if args.options == "-" else Path(args.options).read_text(encoding="utf-8")
+        try:
+            options = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise SystemExit(f"turbocubes feeds add: --options {args.options}: not JSON: {exc}") from None
+        if not isinstance(options, dict):
+            raise SystemExit(
+                f"turbocubes feeds add: --options {args.options}: a JSON object, not {type(options).__name__}"
+            )
+    if args.basic_auth:
+        password = os.environ.get("TURBOCUBES_FEED_PASSWORD")
+        if password is None:
+            password = getpass.getpass(f"password of {args.basic_auth} for the feed: ")
+        options["basic_auth"] = {"username": args.basic_auth, "password": password}
+    if args.timeout is not None:
+        options["timeout_s"] = args.timeout
+    filters = {
+        key: value
+        for key, value in (
+            ("keep_categories", args.keep_categories),
+            ("drop_categories", args.drop_categories),
+            ("keep_pattern", args.keep_pattern),
+            ("drop_pattern", args.drop_pattern),
+        )
+        if value
+    }
+    if filters:
+        options["filters"] = {**options.get("filters", {}), **filters}
+    return options or KEEP
+
+
+def _described(options: FeedOptions, sealed: bool) -> str:
+    """The feed's options in a line, never a secret: who it signs in as, which headers, the filters."""
+    parts = []
+    if options.username:
+        parts.append(f"basic auth as {options.username}")
+    if options.header_names:
+        parts.append("headers " + ", ".join(options.header_names))
+    if sealed and not parts:
+        parts.append("credentials kept")
+    if options.timeout_s is not None:
+        parts.append(f"timeout {options.timeout_s:g} s")
+    f = options.filters
+    for label, names in (("keep categories", f.keep_categories), ("drop categories", f.drop_categories)):
+        if names:
+            parts.append(f"{label} {', '.join(names)}")
+    for label, pattern in (("keep pattern", f.keep_pattern), ("drop pattern", f.drop_pattern)):
+        if pattern:
+            parts.append(f"{label} {pattern!r}")
+    return "; ".join(parts) or "none"
 
 
 def _with_registry(args: argparse.Namespace, fn: Callable[[FeedRegistry], Awaitable[int]]) -> int:
@@ -133,6 +202,7 @@ async def feeds_add(
     services: Sequence[str] = (),
     autoparser: bool = False,
     tenant_id: str | None = None,
+    options: Any = KEEP,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -140,7 +210,9 @@ async def feeds_add(
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        done = await registry.register(url, fmt=fmt, services=services, autoparser=autoparser, tenant_id=tenant_id)
+        done = await registry.register(
+            url, fmt=fmt, services=services, autoparser=autoparser, tenant_id=tenant_id, options=options
+        )
     except RegistrationRefused as exc:
         for problem in exc.problems:
             print(f"turbocubes feeds add: refused: {problem.field}: {problem.message}", file=err)
@@ -294,6 +366,8 @@ async def feeds_list(
         elif st.websub_hub:
             extra += f"  websub hub: {st.websub_hub} (not subscribed)"
         print(f"    next fetch: {next_fetch}{extra}", file=out)
+        if feed.options or feed.secret:
+            print(f"    options: {_described(FeedOptions.from_json(feed.options), feed.secret is not None)}", file=out)
         if st.last_error:
             at = Where(line=st.error_line, column=st.error_column).describe()
             print(f"    error: {st.last_error}{f' ({at})' if at else ''}", file=out)

@@ -13,8 +13,14 @@
   the newest fetch's report with every problem and its hint, the roll-up
   (items refused and images failed by code, conflicts with the source that
   won) and the pages that lost something (``shared/overview.py``).
-* ``PATCH /api/v1/feeds/{feed_id}`` {autoparser, services, format} — change
+* ``PATCH /api/v1/feeds/{feed_id}`` {autoparser, services, format, options} — change
   the registration (the autoparser on or off) through the registration service.
+* ``options`` (on POST and PATCH): the feed's own fetch options and filters
+  (``shared/feed_options.py``: ``timeout_s``, ``basic_auth`` {username, password},
+  ``headers``, ``filters`` {keep_categories, drop_categories, keep_pattern,
+  drop_pattern}), merged over the current ones; a secret (the password, a header's
+  value) is sealed and never shown again: answers carry the username, the header
+  names and ``has_credentials``.
 * ``DELETE /api/v1/feeds/{feed_id}`` — ``action=delete`` on ``feeds.registry``,
   then a soft delete (``FeedRegistry.remove``).
 
@@ -35,7 +41,8 @@ from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_respon
 from cubes.api.shedding import RETRY_AFTER_S
 from shared import access
 from shared.errors import TurbocubesError
-from shared.feeds import SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
+from shared.feed_options import FeedOptions, options_json
+from shared.feeds import KEEP, SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
 from shared.overview import FeedOverview, counts_json, feed_overview, page_json, report_json, rollup_json
 from shared.stores import Feed, UpsertOutcome
 
@@ -45,8 +52,8 @@ T = TypeVar("T")
 
 #: a registration body is a few hundred bytes; this bounds what is read
 _BODY_MAX = 16 * 1024
-_FIELDS = frozenset({"url", "format", "services", "autoparser"})
-_PATCH_FIELDS = frozenset({"format", "services", "autoparser"})
+_FIELDS = frozenset({"url", "format", "services", "autoparser", "options"})
+_PATCH_FIELDS = frozenset({"format", "services", "autoparser", "options"})
 
 
 def feed_json(feed: Feed) -> dict[str, Any]:
@@ -58,6 +65,9 @@ def feed_json(feed: Feed) -> dict[str, Any]:
         "format": feed.format,
         "services": list(feed.services),
         "autoparser": feed.autoparser,
+        # what the webmaster set, never the secrets: the username and the header names, not the values
+        "options": options_json(FeedOptions.from_json(feed.options)),
+        "has_credentials": feed.secret is not None,
         "created_at": feed.created_at,
         "status": {
             "last_fetch_at": s.last_fetch_at,
@@ -91,7 +101,9 @@ def overview_json(o: FeedOverview) -> dict[str, Any]:
 
 
 def registry_of(ctx: ApiContext) -> FeedRegistry:
-    return FeedRegistry(ctx.stores.feeds, ctx.publish, ctx.guard, resolver=ctx.resolver, clock=ctx.clock)
+    return FeedRegistry.from_settings(
+        ctx.settings, ctx.stores.feeds, ctx.publish, resolver=ctx.resolver, clock=ctx.clock
+    )
 
 
 def _refused(exc: RegistrationRefused) -> ValidationFailed:
@@ -148,6 +160,7 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
             tenant_id=tenant_id,
             formats=WEBMASTER_FORMATS,
             authorize=owned,
+            options=body.get("options", KEEP),
         )
     )
     status = 201 if done.outcome is UpsertOutcome.inserted else 200
@@ -208,6 +221,7 @@ async def patch_feed(request: web.Request) -> web.StreamResponse:
             tenant_id=feed.tenant_id,
             formats=WEBMASTER_FORMATS,
             authorize=owned,
+            options=body.get("options", KEEP),
         )
     )
     return json_response(overview_json(await feed_overview(ctx.stores, done.feed)))

@@ -11,9 +11,28 @@ from typing import Any
 from cubes.api.openapi_parts import NULLABLE_INT as _NULLABLE_INT
 from cubes.api.openapi_parts import NULLABLE_STR as _NULLABLE_STR
 from cubes.api.openapi_parts import NULLABLE_TIME as _NULLABLE_TIME
+from shared.feed_options import FeedOptions, FeedOptionsIn
 from shared.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
 
-__all__ = ["SCHEMAS"]
+__all__ = ["OPTIONS_IN", "SCHEMAS"]
+
+
+def _from_models() -> dict[str, Any]:
+    """The feed options' schemas, generated from their models (so the document and the rules agree)."""
+    out: dict[str, Any] = {}
+    for model in (FeedOptionsIn, FeedOptions):
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        out.update(schema.pop("$defs", {}))
+        out[model.__name__] = schema
+    return out
+
+
+#: a request's ``options``: merged over the feed's current ones (null removes them all)
+OPTIONS_IN: dict[str, Any] = {
+    "oneOf": [{"$ref": "#/components/schemas/FeedOptionsIn"}, {"type": "null"}],
+    "description": "the feed's fetch options and filters, merged over its current ones (a key given as null "
+    "removes it; null removes them all); the password and header values are sealed and never shown again",
+}
 
 SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -54,6 +73,7 @@ SCHEMAS: dict[str, Any] = {
                 "maxItems": SERVICES_MAX,
                 "items": {"type": "string", "pattern": SERVICE_NAME_RE.pattern},
             },
+            "options": OPTIONS_IN,
         },
     },
     "Feed": {
@@ -66,6 +86,8 @@ SCHEMAS: dict[str, Any] = {
             "format": {"type": "string"},
             "services": {"type": "array", "items": {"type": "string"}},
             "autoparser": {"type": "boolean"},
+            "options": {"$ref": "#/components/schemas/FeedOptions"},
+            "has_credentials": {"type": "boolean", "description": "a password or header values are kept, sealed"},
             "created_at": _NULLABLE_TIME,
             "latest_fetch": {
                 "oneOf": [{"$ref": "#/components/schemas/FetchReport"}, {"type": "null"}],
@@ -315,3 +337,5 @@ SCHEMAS: dict[str, Any] = {
         },
     },
 }
+
+SCHEMAS.update(_from_models())

@@ -22,6 +22,7 @@ from cubes.api.openapi_parts import (
     op,
     path_param,
 )
+from cubes.api.openapi_schemas import OPTIONS_IN
 from shared.problem_codes import CODES
 from shared.stores import PageState
 
@@ -117,6 +118,7 @@ def webmaster_schemas() -> dict[str, Any]:
                 "autoparser": {"type": "boolean"},
                 "format": {"type": "string", "enum": ["rss", "turbo", "yml", "auto"]},
                 "services": {"type": "array", "items": {"type": "string"}},
+                "options": OPTIONS_IN,
             },
         },
         "FetchOrder": {

@@ -43,10 +43,12 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import BlockedAddressError
+from shared.feed_options import fetch_headers
 from shared.http import Fetcher, FetchResult
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.overload import Overload
 from shared.runtime.cube import Context, Output
+from shared.secretbox import SecretBox, Unsealable
 from shared.stores.lanes import LaneStore
 
 __all__ = ["TOPIC_FOR_KIND", "CrawlHandler"]
@@ -98,6 +100,8 @@ class CrawlHandler:
             store=lane_store,
         )
         self.coalescer = Coalescer(clock, c.coalesce_window_s)
+        #: opens a feed's sealed credentials, for the one request that sends them
+        self._box = SecretBox.from_settings(settings)
         self._blobs = blobs
 
     async def handle(self, msg: CrawlRequest, ctx: Context) -> list[Output]:
@@ -110,7 +114,10 @@ class CrawlHandler:
 
     async def crawl(self, req: CrawlRequest) -> CrawlResult | None:
         """The result for ``req``, or None when a shared fetch's result already answers its requesters."""
-        key = (req.kind.value, req.url, req.etag or "", req.last_modified or "")
+        # a feed's credentials are part of what it asks: another asker of the same URL, without them or
+        # with others, is never answered with what they fetched
+        sealed = hashlib.sha256(req.credentials.encode()).hexdigest() if req.credentials else ""
+        key = (req.kind.value, req.url, req.etag or "", req.last_modified or "", sealed)
         share = await self.coalescer.run(key, req.requesters, lambda: self._crawl(req), slot=req.due_at)
         return share.result
 
@@ -127,6 +134,12 @@ class CrawlHandler:
             return self._result(req, FetchStatus.blocked_address, error=exc.message)
         except ValueError as exc:
             return self._result(req, FetchStatus.bad_url, error=str(exc))
+        origin_headers: dict[str, str] | None = None
+        if req.credentials:
+            try:
+                origin_headers = fetch_headers(req.credentials, self._box)
+            except Unsealable as exc:
+                return self._result(req, FetchStatus.credentials_error, error=exc.message)
         lane = await self.memory.lane(url.host or req.host)
         c = self.settings.crawler
 
@@ -148,6 +161,8 @@ class CrawlHandler:
                 kind=req.kind,
                 etag=req.etag,
                 last_modified=req.last_modified,
+                origin_headers=origin_headers,
+                total_s=req.timeout_s,
                 timeout_s=None if deadline is None else deadline - self.clock.monotonic(),
                 # a body that will travel as a blob reference streams to disk on its way in, so a big
                 # catalog or video never sits in memory whole

@@ -63,6 +63,7 @@ from cubes.parser.checks import check_task_id, check_upload
 from cubes.parser.collector import collector_paused
 from cubes.parser.documents import prepare_deletions, prepare_items, source_kind
 from cubes.parser.feed import Limits, parse_feed, yml_source
+from cubes.parser.filters import filtered
 from cubes.parser.items import ItemRecorder, Seen, Source, record
 from cubes.parser.lifecycle import Lifecycle, complete
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParseResult, Severity
@@ -72,6 +73,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
 from shared.errors import NotFound, Reject
+from shared.feed_options import FeedFilters, FeedOptions
 from shared.feeds import FETCH_NOW_PREFIX
 from shared.hashing import body_hash as hash_body
 from shared.hashing import file_hash
@@ -317,7 +319,8 @@ class ParserHandler:
             with collector_paused():  # see collector.py: half the time of a big first load otherwise
                 count = await self.catalogs.load(catalog, url, result, src, run, ctx, feed_url=msg.url)
         elif not result.fatal and body is not None:
-            await self._apply(result, src, run, len(body), feed_url=msg.url)
+            filters = FeedOptions.from_json(feed.options).filters if feed is not None and feed.options else None
+            await self._apply(result, src, run, len(body), feed_url=msg.url, filters=filters)
         if result.fatal:
             metrics.FEED_ERRORS.labels(kind.value).inc()
         if msg.feed_id:
@@ -421,7 +424,14 @@ class ParserHandler:
         metrics.REJECTED.labels(src.kind.value).inc(len(errs) + in_parse)
 
     async def _apply(
-        self, result: ParseResult, src: Source, run: Outcome, body_bytes: int, *, feed_url: str | None = None
+        self,
+        result: ParseResult,
+        src: Source,
+        run: Outcome,
+        body_bytes: int,
+        *,
+        feed_url: str | None = None,
+        filters: FeedFilters | None = None,
     ) -> None:
         metrics.PARSED.labels(src.kind.value).inc(len(result.items) + len(result.deletions))
         # sanitizing costs by the byte (nh3: ~15 us per KB): a few huge items stay off the loop too
@@ -432,6 +442,8 @@ class ParserHandler:
             cands, errs = prepare_items(items, feed_host=src.hosts, cleaner=self.cleaner)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
         self._rejects([*errs, *derrs], result.errors, src, run)
+        if filters is not None and not filters.empty:
+            cands = filtered(cands, filters, run)
         add_warnings(cands, run)
         parsed_at = self.clock.now()
         seen = Seen()

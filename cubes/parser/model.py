@@ -43,7 +43,8 @@ class Severity(StrEnum):
     error = "error"
     #: something was wrong but recovered; nothing was lost that we know of
     warning = "warning"
-    #: nothing to fix now: markup we knowingly do not use (the channel's analytics counters)
+    #: nothing to fix now: markup we knowingly do not use (the channel's analytics counters), or what
+    #: the webmaster asked for (an item their filters left out)
     info = "info"
 
 

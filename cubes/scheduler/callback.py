@@ -95,7 +95,7 @@ def create_app(
             log.warning("websub push for feed %s with a bad or missing signature: ignored", feed_id)
             return web.Response(status=202)
         now = clock.now()
-        await publish([fetch_request(feed.feed_id, feed.url, feed.host, now)])
+        await publish([fetch_request(feed, now)])
         return web.Response(status=202)
 
     app = web.Application(client_max_size=max_body)

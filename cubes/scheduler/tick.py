@@ -41,6 +41,7 @@ from cubes.scheduler.ownership import Ownership
 from cubes.scheduler.policy import Outcome, backoff, next_interval
 from shared.clock import Clock, at
 from shared.config import SchedulerConfig
+from shared.feed_options import crawl_fields
 from shared.messages import CrawlKind, CrawlRequest
 from shared.overload import DEFER_S, Overload
 from shared.runtime.cube import Output, TimerContext
@@ -180,5 +181,6 @@ class Ticker:
                 requested_at=now,
                 priority=0 if first else ROUTINE_PRIORITY,
                 due_at=st.next_fetch_at,
+                **crawl_fields(feed.options, feed.secret),
             ),
         )

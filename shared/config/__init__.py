@@ -34,6 +34,7 @@ from shared.config.sections import (
     RuntimeConfig,
     SchedulerConfig,
     SearchConfig,
+    SecretsConfig,
     StoreConfig,
     WordstatConfig,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "RuntimeConfig",
     "SchedulerConfig",
     "SearchConfig",
+    "SecretsConfig",
     "Section",
     "Settings",
     "StoreConfig",

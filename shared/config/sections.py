@@ -33,6 +33,7 @@ __all__ = [
     "RuntimeConfig",
     "SchedulerConfig",
     "SearchConfig",
+    "SecretsConfig",
     "StoreConfig",
     "WordstatConfig",
 ]
@@ -408,6 +409,29 @@ class SearchConfig(Section):
     region_ranges: list[str] = Field(default_factory=list)
     #: searches waiting to be published at most; past that new ones are dropped (and counted in metrics)
     queue_max: int = Field(default=10_000, gt=0)
+
+
+class SecretsConfig(Section):
+    #: the key that seals what partners entrust to us at rest (a feed's password and header values:
+    #: shared/secretbox.py), 32 random bytes as URL-safe base64 (``turbocubes secrets new-key`` makes
+    #: one); every process of a cluster needs the same. Empty: no feed may be given credentials
+    key: str = ""
+
+    @field_validator("key")
+    @classmethod
+    def _a_fernet_key(cls, value: str) -> str:
+        import base64
+        import binascii
+
+        if not value:
+            return value
+        try:
+            raw = base64.urlsafe_b64decode(value.encode("ascii"))
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            raw = b""
+        if len(raw) != 32:
+            raise refuse("32 bytes in URL-safe base64 (make one with: turbocubes secrets new-key)")
+        return value
 
 
 class WordstatConfig(Section):

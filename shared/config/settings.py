@@ -24,6 +24,7 @@ from shared.config.sections import (
     RuntimeConfig,
     SchedulerConfig,
     SearchConfig,
+    SecretsConfig,
     StoreConfig,
     WordstatConfig,
 )
@@ -55,6 +56,7 @@ class Settings(BaseModel):
     autoparser: AutoparserConfig = Field(default_factory=AutoparserConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     wordstat: WordstatConfig = Field(default_factory=WordstatConfig)
+    secrets: SecretsConfig = Field(default_factory=SecretsConfig)
 
     def replace(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys changed: ``settings.replace(bus={"url": "kafka://..."})``.

@@ -170,14 +170,19 @@ class Fetcher:
         last_modified: str | None = None,
         max_bytes: int | None = None,
         headers: Mapping[str, str] | None = None,
+        origin_headers: Mapping[str, str] | None = None,
         timeout_s: float | None = None,
+        total_s: float | None = None,
         spill_over: int | None = None,
         same_origin: bool = False,
     ) -> FetchResult:
         """GET ``url`` within every limit; never raises (except ``CancelledError``).
 
         ``same_origin``: redirects to another scheme, host or port are not followed (see above).
-        ``timeout_s`` shortens ``http.total_timeout_s`` for this call (a caller's own deadline).
+        ``origin_headers`` (a feed's credentials) go to ``url``'s own origin only: a redirect to
+        another scheme, host or port is followed without them, as browsers drop ``Authorization``.
+        ``total_s`` is this request's own total time (a feed's timeout), instead of
+        ``http.total_timeout_s``; ``timeout_s`` shortens it (a caller's own deadline).
         ``spill_over``: a body over this many bytes lands in ``FetchResult.body_file`` (see above).
         """
         start = time.monotonic()
@@ -190,9 +195,11 @@ class Fetcher:
             req_headers["If-Modified-Since"] = last_modified
         sink = BodySink(spill_over)
         try:
-            total = self.settings.http.total_timeout_s
+            total = self.settings.http.total_timeout_s if total_s is None else total_s
             async with asyncio.timeout(total if timeout_s is None else max(0.0, min(total, timeout_s))):
-                await self._follow(url, req_headers, limit, result, sink, same_origin=same_origin)
+                await self._follow(
+                    url, req_headers, limit, result, sink, same_origin=same_origin, origin_headers=origin_headers
+                )
         except BlockedAddressError as exc:
             result.status, result.error = FetchStatus.blocked_address, exc.message
         except ValueError as exc:  # bad URL (yarl / our checks); aiohttp.InvalidURL is a ValueError too
@@ -224,14 +231,18 @@ class Fetcher:
         sink: BodySink,
         *,
         same_origin: bool = False,
+        origin_headers: Mapping[str, str] | None = None,
     ) -> None:
         session = self._open()
         current = self.guard.check_url(url)
-        origin = try_origin(str(current)) if same_origin else None
+        origin = try_origin(str(current))
         seen = {str(current)}
         while True:
             result.final_url = str(current)
-            async with session.get(current, headers=headers, allow_redirects=False) as resp:
+            # a feed's credentials go to its own origin only, never across a redirect to another
+            at_home = origin_headers is not None and origin is not None and try_origin(str(current)) == origin
+            sent = {**headers, **origin_headers} if origin_headers is not None and at_home else headers
+            async with session.get(current, headers=sent, allow_redirects=False) as resp:
                 code = resp.status
                 location = resp.headers.get("Location")
                 if code in _REDIRECTS and location:

@@ -43,7 +43,18 @@ __all__ = [
 ]
 
 #: the registration fields: what a webmaster or the operator asked for
-REGISTRATION = ("url", "host", "format", "tenant_id", "services", "autoparser", "created_at", "deleted")
+REGISTRATION = (
+    "url",
+    "host",
+    "format",
+    "tenant_id",
+    "services",
+    "autoparser",
+    "created_at",
+    "deleted",
+    "options",
+    "secret",
+)
 #: the scheduler's: when and how the next fetch goes, what the last one answered, the WebSub lease
 SCHEDULE_FIELDS = frozenset(
     {
@@ -142,6 +153,10 @@ class Feed:
     created_at: datetime | None = None  # set by the store on first insert when None
     deleted: bool = False
     status: FeedStatus = field(default_factory=FeedStatus)  # read-only through upsert_feed
+    #: the webmaster's fetch options and filters, public (``shared.feed_options.FeedOptions`` as JSON)
+    options: str | None = None
+    #: the sealed token of the options' secrets (a password, header values: ``shared/secretbox.py``)
+    secret: str | None = None
 
 
 class FeedStore(Protocol):

@@ -11,6 +11,7 @@ Timestamps are BIGINT microseconds since the epoch (see ``codec.py``).
 
 from __future__ import annotations
 
+from shared.stores.migrations_fetching import extend_fetching
 from shared.stores.migrations_initial import COMMON, DELAY_DOCS, PAGES_COLUMNS
 from shared.stores.migrations_search import (
     DF_POSTGRES,
@@ -442,27 +443,9 @@ POSTGRES.append((24, QUEUE_NAME, QUEUE_POSTGRES))
 SQLITE.append((25, "search: vocabulary", VOCAB_SQLITE))
 POSTGRES.append((25, "search: vocabulary, analyzer version", VOCAB_POSTGRES))
 
-# 26: what chose a feed's next fetch when the origin did (its ttl, sy:updatePeriod, Cache-Control, Expires,
-# skipHours / skipDays: ``cubes/scheduler/origin.py``), shown in the feed's status; what the last body
-# declared, for the fetches that bring none (a 304)
-_SCHEDULE_REASON = (
-    "ALTER TABLE feeds ADD COLUMN schedule_reason TEXT",
-    "ALTER TABLE feeds ADD COLUMN declared_schedule TEXT",
-)
-SQLITE.append((26, "feeds: the origin's schedule", _SCHEDULE_REASON))
-POSTGRES.append((26, "feeds: the origin's schedule", _SCHEDULE_REASON))
 
-# 27: an image's next re-check is a due time of its own (its response's Cache-Control max-age or Expires,
-# ``cubes/cdn/handler.py``), not its last check plus one period for every image; the images cached before
-# are due a week (the default media.recheck_s) after their last check
-_RECHECK_AT = (
-    "ALTER TABLE images ADD COLUMN recheck_at BIGINT",
-    "UPDATE images SET recheck_at = checked_at + 604800000000 WHERE status = 'ok' AND checked_at IS NOT NULL",
-    "DROP INDEX IF EXISTS images_recheck",
-    "CREATE INDEX IF NOT EXISTS images_recheck_due ON images (status, recheck_at)",
-)
-SQLITE.append((27, "images: a re-check due time of their own", _RECHECK_AT))
-POSTGRES.append((27, "images: a re-check due time of their own", _RECHECK_AT))
+# 26-27: the origin's schedule, images' own re-check times (``migrations_fetching.py``)
+extend_fetching(SQLITE, POSTGRES)
 
 # 28: PostgreSQL's impact index (``migrations_search.py``)
 SQLITE.append((28, "search: PostgreSQL's impact index (PostgreSQL only)", ()))
@@ -480,3 +463,9 @@ POSTGRES.append((30, "search: pages by term", DF_POSTGRES))
 # 31: sites have owners: the rights on origins, their re-checks, events and notices (``rights_schema.py``)
 for _engine in (SQLITE, POSTGRES):
     _engine.append((31, "rights on origins: several holders, re-checks, events and notices", RIGHTS))
+
+# 32: a feed's own fetch options and filters (public, JSON) and the sealed token of its secrets (a password,
+# header values: ``shared/feed_options.py``, ``shared/secretbox.py``)
+_FEED_OPTIONS = ("ALTER TABLE feeds ADD COLUMN options TEXT", "ALTER TABLE feeds ADD COLUMN secret TEXT")
+SQLITE.append((32, "feeds: fetch options and sealed credentials", _FEED_OPTIONS))
+POSTGRES.append((32, "feeds: fetch options and sealed credentials", _FEED_OPTIONS))

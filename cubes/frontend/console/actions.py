@@ -10,6 +10,7 @@ A refusal re-renders the page with what to fix, as the API's 422 does.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
@@ -19,10 +20,21 @@ from cubes.frontend.console.session import Signed
 from cubes.frontend.console.views import feed_page, home_page, host_page, not_found
 from shared import access
 from shared.errors import NotFound, TurbocubesError
+from shared.feed_options import FeedOptions
 from shared.feeds import WEBMASTER_FORMATS, RegistrationRefused
 from shared.origins import origin_host, origin_of
 
-__all__ = ["add_feed", "check_feed", "claim_host", "fetch_now", "remove_feed", "switch_autoparser", "verify_host"]
+__all__ = [
+    "add_feed",
+    "check_feed",
+    "claim_host",
+    "fetch_now",
+    "options_change",
+    "remove_feed",
+    "set_options",
+    "switch_autoparser",
+    "verify_host",
+]
 
 #: hosts one tenant claims through the console (the API's limit, cubes/api/hosts.MAX_CLAIMS)
 _MAX_CLAIMS = 100
@@ -120,6 +132,68 @@ async def switch_autoparser(c: ConsoleContext, signed: Signed, feed_id: str, on:
     except (NoBus, TurbocubesError) as exc:
         return await feed_page(c, signed, feed_id, notice=f"Not changed: {exc}", status=503)
     raise _see(f"/console/feeds/{feed_id}")
+
+
+def options_change(form: dict[str, str], current: FeedOptions, sealed: bool) -> dict[str, Any]:
+    """The options change the feed page's form asks for, as the API takes it (``shared/feed_options.py``).
+
+    The form shows every public value, so what it sends replaces them; a secret is never shown, so
+    an empty password or headers box keeps what is kept, and "forget the credentials" clears them.
+    """
+    change: dict[str, Any] = {}
+    timeout = form.get("timeout_s", "").strip()
+    try:
+        change["timeout_s"] = float(timeout) if timeout else None
+    except ValueError:
+        change["timeout_s"] = timeout  # refused by the rules, with the field named
+    if form.get("forget_credentials") == "1":
+        change["basic_auth"] = None
+        change["headers"] = None
+    else:
+        username, password = form.get("username", "").strip(), form.get("password", "")
+        if username and (password or username != current.username or not sealed):
+            change["basic_auth"] = {"username": username, "password": password}
+        elif not username and current.username:
+            change["basic_auth"] = None
+        lines = [line for line in form.get("headers", "").splitlines() if line.strip()]
+        if lines:
+            headers: dict[str, str] = {}
+            for line in lines:
+                name, _, value = line.partition(":")
+                headers[name.strip()] = value.strip()
+            change["headers"] = headers
+    filters: dict[str, Any] = {}
+    for key in ("keep_categories", "drop_categories"):
+        filters[key] = [n.strip() for n in form.get(key, "").split(",") if n.strip()]
+    for key in ("keep_pattern", "drop_pattern"):
+        filters[key] = form.get(key, "").strip() or None
+    change["filters"] = filters
+    return change
+
+
+async def set_options(c: ConsoleContext, signed: Signed, feed_id: str, form: dict[str, str]) -> web.StreamResponse:
+    """The feed page's fetch options and filters, through the registration service as the API's PATCH."""
+    feed = await c.own_feed(signed, feed_id)
+    if feed is None:
+        return not_found(c, signed, "feed")
+    change = options_change(form, FeedOptions.from_json(feed.options), feed.secret is not None)
+    try:
+        await c.registry().register(
+            feed.url,
+            fmt=feed.format,
+            services=feed.services,
+            autoparser=feed.autoparser,
+            tenant_id=signed.tenant_id,
+            formats=WEBMASTER_FORMATS,
+            authorize=c.authorize(signed),
+            options=change,
+        )
+    except RegistrationRefused as exc:
+        errors = [f"{p.field}: {p.message}" for p in exc.problems]
+        return await feed_page(c, signed, feed_id, options_errors=errors, status=422)
+    except (NoBus, TurbocubesError) as exc:
+        return await feed_page(c, signed, feed_id, notice=f"Not changed: {exc}", status=503)
+    raise _see(f"/console/feeds/{feed_id}?saved=options")
 
 
 async def remove_feed(c: ConsoleContext, signed: Signed, feed_id: str) -> web.StreamResponse:

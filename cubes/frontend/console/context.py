@@ -23,7 +23,6 @@ from shared import access
 from shared.clock import Clock
 from shared.config import Settings
 from shared.feeds import Authorize, FeedProblem, FeedRegistry, RegistrationRefused
-from shared.http import AddressGuard
 from shared.rights import Rights
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
@@ -98,8 +97,9 @@ class ConsoleContext:
         await self.publish(outputs)
 
     def registry(self) -> FeedRegistry:
-        guard = AddressGuard(self.settings.http.allowlist)
-        return FeedRegistry(self.stores.feeds, self._publish, guard, resolver=self.resolver, clock=self.clock)
+        return FeedRegistry.from_settings(
+            self.settings, self.stores.feeds, self._publish, resolver=self.resolver, clock=self.clock
+        )
 
     def rights(self) -> Rights:
         """Claims and proofs, as the API makes them (``shared.rights``: each change recorded and told)."""

@@ -10,6 +10,7 @@
     POST /console/feeds                add a feed                       POST /console/feeds/{id}/fetch
     POST /console/check                check a feed URL: previews and problems, nothing published
     POST /console/feeds/{id}/autoparser  on / off                      POST /console/feeds/{id}/delete
+    POST /console/feeds/{id}/options   fetch options (credentials, headers, timeout) and filters
     GET  /console/uploads/{task}       an upload task: per-item results and problems, previews
 
 Every POST needs a signed-in session whose CSRF token the form carries and must
@@ -126,7 +127,15 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r.add_post("/console/hosts/{host}/verify", action(lambda q, s, f: actions.verify_host(c, s, host_of(q))))
     r.add_get(
         "/console/feeds/{feed_id}",
-        page(lambda q, s: views.feed_page(c, s, q.match_info["feed_id"], fetch_id=q.query.get("fetch", "")[:64])),
+        page(
+            lambda q, s: views.feed_page(
+                c,
+                s,
+                q.match_info["feed_id"],
+                fetch_id=q.query.get("fetch", "")[:64],
+                notice="Fetch options saved." if q.query.get("saved") == "options" else "",
+            )
+        ),
     )
     r.add_post("/console/feeds", action(lambda q, s, f: actions.add_feed(c, s, f)))
     r.add_post("/console/check", action(lambda q, s, f: actions.check_feed(c, s, f)))
@@ -136,6 +145,10 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r.add_post(
         "/console/feeds/{feed_id}/autoparser",
         action(lambda q, s, f: actions.switch_autoparser(c, s, q.match_info["feed_id"], f.get("on") == "1")),
+    )
+    r.add_post(
+        "/console/feeds/{feed_id}/options",
+        action(lambda q, s, f: actions.set_options(c, s, q.match_info["feed_id"], f)),
     )
     r.add_post(
         "/console/feeds/{feed_id}/delete", action(lambda q, s, f: actions.remove_feed(c, s, q.match_info["feed_id"]))

@@ -22,6 +22,7 @@ from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.status.gather import gather_host
 from cubes.frontend.status.view import Moment, feed_row, host_view, moment
+from shared.feed_options import FeedOptions
 from shared.overview import failing, feed_overview, host_overview
 from shared.page_state import Counts, refused_links, source_views, task_views
 from shared.problems import Problem
@@ -197,7 +198,14 @@ def _fetch_notice(history: list[FetchReport], fetch_id: str) -> str:
 
 
 async def feed_page(
-    c: ConsoleContext, signed: Signed, feed_id: str, *, fetch_id: str = "", notice: str = "", status: int = 200
+    c: ConsoleContext,
+    signed: Signed,
+    feed_id: str,
+    *,
+    fetch_id: str = "",
+    notice: str = "",
+    status: int = 200,
+    options_errors: list[str] | None = None,
 ) -> web.Response:
     feed = await c.own_feed(signed, feed_id)
     if feed is None:
@@ -221,6 +229,9 @@ async def feed_page(
         pages=pages,
         more_pages=o.counts.total > len(pages),
         notice=notice or _fetch_notice(list(o.history), fetch_id),
+        opts=FeedOptions.from_json(feed.options),
+        has_credentials=feed.secret is not None,
+        options_errors=options_errors,
     )
 
 

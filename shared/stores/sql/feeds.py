@@ -24,9 +24,13 @@ __all__ = ["FEED_COLUMNS", "FEED_STATUS_FIELDS", "SqlFeedStore", "feed_from_row"
 
 #: FeedStatus field -> whether it holds a datetime (stored as microseconds)
 FEED_STATUS_FIELDS: dict[str, bool] = {name: name.endswith("_at") for name in FeedStatus.__dataclass_fields__}
-FEED_COLUMNS = "feed_id, url, host, format, tenant_id, services, autoparser, created_at, deleted, " + ", ".join(
-    FEED_STATUS_FIELDS
+FEED_COLUMNS = (
+    "feed_id, url, host, format, tenant_id, services, autoparser, created_at, deleted, "
+    + ", ".join(FEED_STATUS_FIELDS)
+    + ", options, secret"
 )
+#: where the registration's ``options`` and ``secret`` are in a row of ``FEED_COLUMNS``
+_OPTIONS_AT = 9 + len(FEED_STATUS_FIELDS)
 
 
 def feed_from_row(row: Sequence[Any]) -> Feed:
@@ -46,6 +50,8 @@ def feed_from_row(row: Sequence[Any]) -> Feed:
         created_at=from_us(row[7]),
         deleted=bool(row[8]),
         status=FeedStatus(**status_values),
+        options=row[_OPTIONS_AT],
+        secret=row[_OPTIONS_AT + 1],
     )
 
 
@@ -57,15 +63,17 @@ class SqlFeedStore:
         prev = await self._db.fetchone("SELECT 1 FROM feeds WHERE feed_id = ?", feed.feed_id)
         rows = await self._db.execute_returning(
             "INSERT INTO feeds"
-            " (feed_id, url, host, format, tenant_id, services, autoparser, created_at, deleted)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE)"
+            " (feed_id, url, host, format, tenant_id, services, autoparser, created_at, deleted, options, secret)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?, ?)"
             " ON CONFLICT (feed_id) DO UPDATE SET url = excluded.url, host = excluded.host,"
             " format = excluded.format, tenant_id = excluded.tenant_id, services = excluded.services,"
-            " autoparser = excluded.autoparser, deleted = FALSE"
+            " autoparser = excluded.autoparser, deleted = FALSE, options = excluded.options,"
+            " secret = excluded.secret"
             " WHERE feeds.url <> excluded.url OR feeds.host <> excluded.host"
             " OR feeds.format <> excluded.format"
             " OR feeds.tenant_id IS DISTINCT FROM excluded.tenant_id OR feeds.services <> excluded.services"
             " OR feeds.autoparser <> excluded.autoparser OR feeds.deleted"
+            " OR feeds.options IS DISTINCT FROM excluded.options OR feeds.secret IS DISTINCT FROM excluded.secret"
             " RETURNING feed_id",
             feed.feed_id,
             feed.url,
@@ -75,6 +83,8 @@ class SqlFeedStore:
             dumps(list(feed.services)),
             bool(feed.autoparser),
             now_us(feed.created_at),
+            feed.options,
+            feed.secret,
         )
         if not rows:
             return UpsertOutcome.unchanged

@@ -64,6 +64,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/console/check"): Expect(none=401, other=422, own=303, alias=422),
     ("POST", "/console/feeds/{feed_id}/fetch"): Expect(none=401, other=404, own=303, alias=NA),
     ("POST", "/console/feeds/{feed_id}/autoparser"): Expect(none=401, other=404, own=303, alias=NA),
+    ("POST", "/console/feeds/{feed_id}/options"): Expect(none=401, other=404, own=303, alias=NA),
     ("POST", "/console/feeds/{feed_id}/delete"): Expect(none=401, other=404, own=303, alias=NA),
     ("GET", "/console/uploads/{task_id}"): Expect(none=200, other=404, own=200, alias=NA),
 }

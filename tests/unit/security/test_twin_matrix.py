@@ -61,6 +61,13 @@ TWINS = [
         lambda _: {"on": "1"},
         lambda _: {"autoparser": True},
     ),
+    Twin(
+        "/console/feeds/{feed}/options",
+        ("PATCH", "/api/v1/feeds/{feed}"),
+        "feed",
+        lambda _: {"timeout_s": "30"},
+        lambda _: {"options": {"timeout_s": 30}},
+    ),
     Twin("/console/feeds/{feed}/delete", ("DELETE", "/api/v1/feeds/{feed}"), "feed"),
     Twin("GET /console/uploads/{task}", ("GET", "/api/v1/uploads/{task}"), "task"),
 ]

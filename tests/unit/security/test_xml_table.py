@@ -7,7 +7,7 @@ Doors (each the real code path):
 * ``upload``   -- an upload through the API and the parser cube: the task ends failed, with the
   refusal as its problem;
 * ``sitemap``  -- ``shared.sitemaps`` (the scheduler reads partners' sitemaps for the autoparser);
-* ``websub``   -- ``cubes.scheduler.websub.discover`` (the scheduler reads a feed's head for its hub).
+* ``websub``   -- ``cubes.scheduler.feedhead.read_head`` (the scheduler reads a feed's head: its hub, its schedule).
 
 The parser refuses what declares entities or breaks libxml2's limits, naming the attack; the
 scheduler's readers recover, so there the rule is that nothing is expanded, nothing local is read

@@ -291,3 +291,26 @@ async def test_fetch_now_waits_for_its_report_and_show_prints_every_problem(stor
     late = io.StringIO()
     assert await feeds_fetch(registry(stores, pub), fid, problems=stores.problems, wait_s=0.1, err=late) == 1
     assert "not fetched within 0.1 s" in late.getvalue()
+
+
+def test_cli_sets_options_with_the_password_off_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shared.secretbox import new_key
+
+    cfg = tmp_path / "turbocubes.toml"
+    cfg.write_text(
+        f'[bus]\nurl = "sqlite:///{tmp_path}/bus.db"\n[store]\nurl = "sqlite:///{tmp_path}/store.db"\n'
+        f'[http]\nallowlist = ["127.0.0.1/32"]\n[secrets]\nkey = "{new_key()}"\n'
+    )
+    url = "http://127.0.0.1:8080/staging.xml"
+    monkeypatch.setenv("TURBOCUBES_FEED_PASSWORD", "hunter2-secret")
+    args = ["--config", str(cfg), "feeds", "add", url, "--basic-auth", "bob", "--timeout", "30"]
+    assert main([*args, "--drop-category", "Ads", "--keep-pattern", "news"]) == 0
+    assert main(["--config", str(cfg), "feeds", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "options: basic auth as bob; timeout 30 s; drop categories ads; keep pattern 'news'" in listed
+    assert "hunter2-secret" not in listed
+    # a bad value is refused naming the field, the feed keeps what it had
+    assert main(["--config", str(cfg), "feeds", "add", url, "--timeout", "9999"]) == 1
+    assert "options.timeout_s" in capsys.readouterr().err

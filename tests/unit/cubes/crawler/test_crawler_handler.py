@@ -303,3 +303,32 @@ async def test_a_crawl_delay_over_the_cap_is_held_to_it_and_reported(
         assert crawl_result(out).crawl_delay_capped is None  # it asks for no more than we honour
     finally:
         await h2.fetcher.close()
+
+
+async def test_a_feed_with_credentials_shares_no_fetch_with_askers_without_them(partner, partner_resolver):
+    """Coalescing answered every asker of a URL with one fetch: one sent without another tenant's
+    credentials must not get what they fetched."""
+    from shared.feed_options import parse_options, seal_options
+    from shared.secretbox import SecretBox, new_key
+
+    settings = fast_settings().replace(secrets={"key": new_key()})
+    _, sealed = seal_options(parse_options({"headers": {"X-Api-Key": "k1"}}), SecretBox.from_settings(settings))
+    h = make_handler(settings, partner_resolver)
+    try:
+        url = partner.url(A, "/echo")
+        [with_key] = await h.handle(request(url, A, requesters=["feed:1"], credentials=sealed), CTX)
+        [without] = await h.handle(request(url, A, requesters=["feed:2"]), CTX)
+        assert [hit.headers.get("X-Api-Key") for hit in partner.hits(A, "/echo")] == ["k1", None]
+        assert with_key.message.requesters == ["feed:1"]
+        assert without.message.requesters == ["feed:2"]
+        # a token that does not open (the key changed) is a result naming it, and nothing is fetched
+        other = make_handler(fast_settings().replace(secrets={"key": new_key()}), partner_resolver)
+        try:
+            [bad] = await other.handle(request(url, A, requesters=["feed:1"], credentials=sealed), CTX)
+            assert bad.message.status is FetchStatus.credentials_error
+            assert "secrets.key" in bad.message.error
+            assert len(partner.hits(A, "/echo")) == 2
+        finally:
+            await other.fetcher.close()
+    finally:
+        await h.fetcher.close()

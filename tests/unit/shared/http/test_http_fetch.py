@@ -248,3 +248,19 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after("soon", now) is None
     assert parse_retry_after(None, now) is None
     assert parse_retry_after("Mon, 01 Jan 2024 00:10:00", now) is None  # RFC 9110 dates are GMT: no zone, no advice
+
+
+async def test_origin_headers_never_follow_a_redirect_to_another_origin(partner, fetcher):
+    """A feed's credentials go to its own origin only: a Location on another host gets none of them."""
+    secret = {"Authorization": "Basic c3RhZ2luZzpwdw==", "X-Api-Key": "k1"}
+    same = await fetcher.fetch(partner.url(A, "/redirect/1"), origin_headers=secret)
+    assert same.status is FetchStatus.ok
+    assert [h.headers.get("X-Api-Key") for h in partner.hits(A)] == ["k1", "k1"]  # the same origin: both hops
+    away = partner.url("b.partner.test", "/echo")
+    moved = await fetcher.fetch(partner.url(A, f"/redirect-to?url={away}"), origin_headers=secret)
+    assert moved.status is FetchStatus.ok
+    assert moved.final_url == away
+    sent = orjson.loads(moved.body)
+    assert "Authorization" not in sent
+    assert "X-Api-Key" not in sent
+    assert partner.hits(A)[-1].headers.get("X-Api-Key") == "k1"  # the first hop had them

@@ -1,0 +1,97 @@
+"""The console's fetch options and filters of a feed: set, shown without their secrets, kept, forgotten."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from cubes.frontend.app import create_app
+from shared.clock import ManualClock
+from shared.config import Settings
+from shared.feed_options import fetch_headers
+from shared.runtime.cube import Output
+from shared.secretbox import SecretBox, new_key
+from shared.stores import open_stores
+from tests.partners.fixtures import PartnerResolver
+from tests.unit.cubes.frontend.test_console import HOST, T0, Env
+
+PASSWORD, API_KEY = "console-pa55word", "console-api-key"
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    settings = Settings().replace(
+        store={"url": f"sqlite:///{tmp_path}/store.db"},
+        http={"allowlist": ["127.0.0.1/32"]},
+        secrets={"key": new_key()},
+    )
+    stores = await open_stores(settings.store.url)
+    published: list[Output] = []
+
+    async def publish(outputs: Sequence[Output]) -> None:
+        published.extend(outputs)
+
+    app = create_app(settings, stores, clock=ManualClock(T0.timestamp()), publish=publish, resolver=PartnerResolver())
+    client = TestClient(TestServer(app, host="127.0.0.1", port=0))
+    await client.start_server()
+    try:
+        e = Env(client, stores, published)
+        e.box = SecretBox.from_settings(settings)  # type: ignore[attr-defined]
+        yield e
+    finally:
+        await client.close()
+        await stores.close()
+
+
+async def test_a_feeds_options_are_set_shown_without_secrets_kept_and_forgotten(env: Env) -> None:
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    r = await env.client.post(
+        "/console/feeds", data={"url": f"https://{HOST}/feed.xml", "csrf": csrf}, allow_redirects=False
+    )
+    feed_path = r.headers["Location"]
+    feed_id = feed_path.rsplit("/", 1)[1]
+    form = {
+        "csrf": csrf,
+        "username": "bob",
+        "password": PASSWORD,
+        "headers": f"X-Api-Key: {API_KEY}",
+        "timeout_s": "30",
+        "drop_categories": "Ads, Sponsored",
+        "keep_pattern": "",
+    }
+    saved = await env.client.post(f"{feed_path}/options", data=form, allow_redirects=False)
+    assert saved.status == 303, await saved.text()
+    page = await (await env.client.get(saved.headers["Location"])).text()
+    assert "Fetch options saved." in page
+    assert "signs in as bob" in page
+    assert "kept: X-Api-Key" in page
+    assert PASSWORD not in page
+    assert API_KEY not in page
+    stored = await env.stores.feeds.get(feed_id)
+    assert stored is not None
+    assert stored.secret is not None
+    box: SecretBox = env.box  # type: ignore[attr-defined]
+    assert fetch_headers(stored.secret, box)["X-Api-Key"] == API_KEY
+    # the filters change with the password box left empty: the credentials stay
+    again = {**form, "password": "", "headers": "", "drop_categories": "Ads"}
+    assert (await env.client.post(f"{feed_path}/options", data=again, allow_redirects=False)).status == 303
+    stored = await env.stores.feeds.get(feed_id)
+    assert stored is not None
+    assert stored.secret is not None
+    kept = fetch_headers(stored.secret, box)
+    assert kept["X-Api-Key"] == API_KEY
+    assert kept["Authorization"].startswith("Basic ")
+    assert '"drop_categories":["ads"]' in (stored.options or "")
+    # a bad value is refused naming the field, and nothing changes
+    bad = await env.client.post(f"{feed_path}/options", data={**again, "timeout_s": "forever"})
+    assert bad.status == 422
+    assert "options.timeout_s" in await bad.text()
+    forget = {**again, "forget_credentials": "1"}
+    assert (await env.client.post(f"{feed_path}/options", data=forget, allow_redirects=False)).status == 303
+    stored = await env.stores.feeds.get(feed_id)
+    assert stored is not None
+    assert stored.secret is None
