@@ -305,7 +305,9 @@ async def test_a_crawl_delay_over_the_cap_is_held_to_it_and_reported(
         await h2.fetcher.close()
 
 
-async def test_a_feed_with_credentials_shares_no_fetch_with_askers_without_them(partner, partner_resolver):
+async def test_a_feed_with_credentials_shares_no_fetch_with_askers_without_them(
+    partner: PartnerServer, partner_resolver: PartnerResolver
+) -> None:
     """Coalescing answered every asker of a URL with one fetch: one sent without another tenant's
     credentials must not get what they fetched."""
     from shared.feed_options import parse_options, seal_options
@@ -316,17 +318,19 @@ async def test_a_feed_with_credentials_shares_no_fetch_with_askers_without_them(
     h = make_handler(settings, partner_resolver)
     try:
         url = partner.url(A, "/echo")
-        [with_key] = await h.handle(request(url, A, requesters=["feed:1"], credentials=sealed), CTX)
-        [without] = await h.handle(request(url, A, requesters=["feed:2"]), CTX)
+        [first] = await h.handle(request(url, A, requesters=["feed:1"], credentials=sealed), CTX)
+        [second] = await h.handle(request(url, A, requesters=["feed:2"]), CTX)
+        with_key, without = crawl_result(first), crawl_result(second)
         assert [hit.headers.get("X-Api-Key") for hit in partner.hits(A, "/echo")] == ["k1", None]
-        assert with_key.message.requesters == ["feed:1"]
-        assert without.message.requesters == ["feed:2"]
+        assert with_key.requesters == ["feed:1"]
+        assert without.requesters == ["feed:2"]
         # a token that does not open (the key changed) is a result naming it, and nothing is fetched
         other = make_handler(fast_settings().replace(secrets={"key": new_key()}), partner_resolver)
         try:
-            [bad] = await other.handle(request(url, A, requesters=["feed:1"], credentials=sealed), CTX)
-            assert bad.message.status is FetchStatus.credentials_error
-            assert "secrets.key" in bad.message.error
+            [out] = await other.handle(request(url, A, requesters=["feed:1"], credentials=sealed), CTX)
+            bad = crawl_result(out)
+            assert bad.status is FetchStatus.credentials_error
+            assert "secrets.key" in (bad.error or "")
             assert len(partner.hits(A, "/echo")) == 2
         finally:
             await other.fetcher.close()
