@@ -84,7 +84,7 @@ def main() -> None:
     print(_line("page HTML", [r[1] for r in rows], " B"))
     print(_line("page HTML, gzip", [r[2] for r in rows], " B"))
     print(_line("requests to show a page", [r[3] for r in rows]))
-    from cubes.kvwriter.css import PAGE_CSS
+    from shared.page_style import PAGE_CSS
 
     css = PAGE_CSS.encode()
     print(f"  of every page, the inline stylesheet: {len(css):,} B ({len(gzip.compress(css, 6)):,} B gzip)")

@@ -37,11 +37,11 @@ from cubes.kvwriter.body import (
     with_turbo_links,
     without_repeated_title,
 )
-from cubes.kvwriter.css import PAGE_CSS
 from cubes.kvwriter.product import product_text, product_view
 from shared.config import Settings
 from shared.i18n import format_date, label, language
 from shared.messages import DocKind, Document, Media
+from shared.page_style import PAGE_CSS
 from shared.previews import preview_key
 from shared.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
 from shared.templates import html_environment
