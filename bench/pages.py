@@ -10,8 +10,13 @@ kvwriter's render -- and the page is measured:
 
 * weight: the HTML as served, raw and gzip-compressed (what travels);
 * requests: what a browser fetches to show the page -- the document, its
-  images from the CDN, the allowlisted players (iframes), the favicon; the
-  stylesheet is inline, there is no script and no font.
+  images from the CDN, the allowlisted players (iframes), the favicon, and the
+  one shared stylesheet (``shared/page_style.py``) on a reader's first Turbo page
+  only (it is cached for a year); there is no script and no font.
+
+The stylesheet was inline in every page before; the same run renders each page
+that way too (the whole sheet in its ``<style>``) and prints the two weights side
+by side, with their ratio.
 
 Printed: median, 90th percentile and largest, with the largest page named;
 the baseline of the same run is the source's own content HTML of each item
@@ -30,8 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-def _pages(paths: list[Path]) -> list[tuple[str, int, int, int, int]]:
-    """(url, page bytes, page gzip bytes, requests, source content bytes) per page."""
+def _pages(paths: list[Path]) -> list[tuple[str, int, int, int, int, int, int]]:
+    """(url, page bytes, page gzip bytes, requests, source content bytes, inline-sheet bytes, its gzip) per page."""
     from datetime import UTC, datetime
 
     from cubes.kvwriter.render import page_sanitizer, render
@@ -40,6 +45,10 @@ def _pages(paths: list[Path]) -> list[tuple[str, int, int, int, int]]:
     from shared.config import Settings
     from shared.media import MediaDoc
     from shared.messages import SourceKind, SourceRef
+    from shared.page_style import FIRST_PAINT_CSS, PAGE_CSS, STYLESHEET_PATH
+
+    linked = f'<style>{FIRST_PAINT_CSS}</style><link rel="stylesheet" href="{STYLESHEET_PATH}">'
+    inline = f"<style>{PAGE_CSS}</style>"
 
     settings = Settings()
     sanitizer = page_sanitizer(settings)
@@ -61,7 +70,19 @@ def _pages(paths: list[Path]) -> list[tuple[str, int, int, int, int]]:
             page = render(ready, sanitizer, written_at=now).html
             body = page.encode()
             requests = 1 + page.count("<img ") + page.count("<iframe ") + page.count("poster=") + 1  # + favicon
-            out.append((doc.url, len(body), len(gzip.compress(body, 6)), requests, source_bytes))
+            assert linked in page, "the page links the shared stylesheet"
+            before = page.replace(linked, inline).encode()  # as every page was: the whole sheet inline
+            out.append(
+                (
+                    doc.url,
+                    len(body),
+                    len(gzip.compress(body, 6)),
+                    requests,
+                    source_bytes,
+                    len(before),
+                    len(gzip.compress(before, 6)),
+                )
+            )
     return out
 
 
@@ -83,11 +104,20 @@ def main() -> None:
     print(f"{len(rows):,} pages from {len(feeds)} feeds")
     print(_line("page HTML", [r[1] for r in rows], " B"))
     print(_line("page HTML, gzip", [r[2] for r in rows], " B"))
+    print(_line("  before: sheet inline", [r[5] for r in rows], " B"))
+    print(_line("  before: sheet inline, gzip", [r[6] for r in rows], " B"))
+    ratio = statistics.median(r[1] / r[5] for r in rows)
+    ratio_gz = statistics.median(r[2] / r[6] for r in rows)
+    print(f"  page weight with the shared sheet / with it inline: median {ratio:.2f}x raw, {ratio_gz:.2f}x gzip")
     print(_line("requests to show a page", [r[3] for r in rows]))
-    from shared.page_style import PAGE_CSS
+    from shared.page_style import FIRST_PAINT_CSS, PAGE_CSS
 
-    css = PAGE_CSS.encode()
-    print(f"  of every page, the inline stylesheet: {len(css):,} B ({len(gzip.compress(css, 6)):,} B gzip)")
+    css, first = PAGE_CSS.encode(), FIRST_PAINT_CSS.encode()
+    print(
+        f"  the shared stylesheet: {len(css):,} B ({len(gzip.compress(css, 6)):,} B gzip), fetched once a year"
+        f" (+1 request on a reader's first Turbo page); inline in every page: {len(first):,} B"
+        f" ({len(gzip.compress(first, 6)):,} B gzip) for the first paint"
+    )
     with_source = [r for r in rows if r[4] > 0]
     ratios = sorted(r[1] / r[4] for r in with_source)
     print(

@@ -40,6 +40,7 @@ from shared.clock import SystemClock
 from shared.config import Settings, load_settings
 from shared.http import Fetcher
 from shared.messages import CrawlKind, SourceRef
+from shared.page_style import PAGE_CSS, STYLESHEET_PATH
 from shared.problems import Problem, Severity
 from shared.safehtml import MediaRule, SafeHtml
 from shared.templates import html_environment
@@ -99,11 +100,16 @@ def _write(
     """Render each candidate into its page file and write the index; (file, title, URL) per page."""
     now = SystemClock().now()
     out_dir.mkdir(parents=True, exist_ok=True)
+    # the shared stylesheet beside the pages, linked relatively: the frontend serves it at STYLESHEET_PATH
+    sheet = STYLESHEET_PATH.lstrip("/")
+    (out_dir / sheet).parent.mkdir(parents=True, exist_ok=True)
+    (out_dir / sheet).write_text(PAGE_CSS, encoding="utf-8")
     pages = []
     for n, cand in enumerate(cands, 1):
         doc = to_document(cand, source=ref, version=0, seen_at=now, parsed_at=now)
         name = _slug(n, doc.url)
-        (out_dir / name).write_text(render(doc, sanitizer, written_at=now).html, encoding="utf-8")
+        html = render(doc, sanitizer, written_at=now).html.replace(f'href="{STYLESHEET_PATH}"', f'href="{sheet}"')
+        (out_dir / name).write_text(html, encoding="utf-8")
         pages.append((name, doc.title, doc.url))
     index = html_environment("cubes").get_template("render_index.html")
     (out_dir / "index.html").write_text(index.render(source=source, pages=pages, problems=problems), encoding="utf-8")

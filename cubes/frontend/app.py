@@ -52,6 +52,7 @@ from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.messages import SearchQueryEvent
+from shared.page_style import PAGE_CSS, STYLESHEET_PATH
 from shared.players import Players
 from shared.previews import preview_key
 from shared.runtime.deps import Publish
@@ -111,7 +112,7 @@ def turbo_csp(settings: Settings) -> str:
         media += " " + cdn_origin
     hosts = Players(settings.kvwriter.video_hosts).csp_sources()  # each player's host and path
     return (
-        f"default-src 'none'; img-src {media}; style-src 'unsafe-inline'; media-src {media}; "
+        f"default-src 'none'; img-src {media}; style-src 'self' 'unsafe-inline'; media-src {media}; "
         f"frame-src {hosts}; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
     )
 
@@ -316,6 +317,14 @@ class _Frontend:
     async def healthz(self, request: web.Request) -> web.Response:
         return _json({"status": "ok"})
 
+    async def stylesheet(self, request: web.Request) -> web.Response:
+        """The Turbo pages' one stylesheet (``shared/page_style.py``): its name is its digest, so it is
+        cached for a year; another name (an old sheet, a guess) is not found."""
+        if request.path != STYLESHEET_PATH:
+            return self._error(request, 404, "No such stylesheet", "Pages link the stylesheet they need.")
+        headers = {**_COMMON, "Cache-Control": "public, max-age=31536000, immutable"}
+        return web.Response(text=PAGE_CSS, content_type="text/css", headers=headers)
+
     async def favicon(self, request: web.Request) -> web.Response:
         headers = {**_COMMON, "Cache-Control": "public, max-age=86400"}
         return web.Response(text=FAVICON_SVG, content_type="image/svg+xml", headers=headers)
@@ -388,5 +397,6 @@ def create_app(
     app.router.add_get("/cdn/{key:.+}", fe.cdn_file)
     app.router.add_get("/healthz", fe.healthz)
     app.router.add_get("/favicon.svg", fe.favicon)
+    app.router.add_get("/static/{name}", fe.stylesheet)
     app.router.add_get("/favicon.ico", fe.favicon)
     return app

@@ -41,16 +41,17 @@ from cubes.kvwriter.product import product_text, product_view
 from shared.config import Settings
 from shared.i18n import format_date, label, language
 from shared.messages import DocKind, Document, Media
-from shared.page_style import PAGE_CSS
+from shared.page_style import FIRST_PAINT_CSS, STYLESHEET_PATH
 from shared.previews import preview_key
 from shared.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
 from shared.templates import html_environment
 from shared.variants import srcset
 
-__all__ = ["PAGE_CSS", "RENDER_REVISION", "Rendered", "etag_for", "page_sanitizer", "preview_key", "render"]
+__all__ = ["RENDER_REVISION", "Rendered", "etag_for", "page_sanitizer", "preview_key", "render"]
 
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
-RENDER_REVISION = 4
+#: 5: the stylesheet is one shared file (shared/page_style.py), only the first paint's rules inline
+RENDER_REVISION = 5
 
 #: Media roles shown above the body when the body does not show them already.
 _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
@@ -58,7 +59,7 @@ _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
 _MAX_PICTURES = 5
 _ETAG_SAFE = re.compile(r"[^A-Za-z0-9]")
 _PAGE = html_environment("cubes.kvwriter").get_template("page.html")
-_CSS = Markup(PAGE_CSS)  # noqa: S704 - our own stylesheet, a constant
+_CSS = Markup(FIRST_PAINT_CSS)  # noqa: S704 - our own stylesheet, a constant
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
         doc=doc,
         lang=lang,
         css=_CSS,
+        stylesheet=STYLESHEET_PATH,
         date=format_date(doc.published_at, lang) if doc.published_at else "",
         lead=lead,
         sizes=IMAGE_SIZES,

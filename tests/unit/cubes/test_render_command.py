@@ -54,7 +54,14 @@ async def test_a_url_is_fetched_through_the_guard(tmp_path: Path, partner: Partn
         Settings(), url, out_dir=tmp_path / "b", allow=["127.0.0.1/32"], out=io.StringIO(), err=io.StringIO()
     )
     assert ok == 0
-    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["001-herons.html", "002-untitled.html", "index.html"]
+    names = ["001-herons.html", "002-untitled.html", "index.html", "static"]
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == names
+    # each page links the shared stylesheet written beside it, so the local copy looks as served
+    from shared.page_style import PAGE_CSS, STYLESHEET_PATH
+
+    sheet = STYLESHEET_PATH.lstrip("/")
+    assert (tmp_path / "b" / sheet).read_text() == PAGE_CSS
+    assert f'<link rel="stylesheet" href="{sheet}">' in (tmp_path / "b" / "001-herons.html").read_text()
 
 
 def test_the_command_is_on_the_cli(tmp_path: Path) -> None:
