@@ -291,19 +291,21 @@ class ItemRecorder:
                     continue
                 owner = owners.get(rem.url)
                 theirs = None if owner is None else await tenancy.tenant(owner.source_id)
-                if (
-                    owner is not None
-                    and owner.source_id != src.store_id
-                    and theirs is not None
-                    and theirs != src.tenant_id
-                    and await tenancy.holds(theirs, rem.url)
-                ):
+                # another tenant's page: it stays theirs while they hold a right on its origin, and is
+                # free (whatever the priorities) once they hold none -- the page rule, as in _own
+                foreign = owner is not None and owner.source_id != src.store_id and theirs not in (None, src.tenant_id)
+                if foreign and theirs is not None and await tenancy.holds(theirs, rem.url):
                     problem = f"deletion refused: {rem.url} was published by another tenant's source: it stays theirs"
                     run.errors.append(ItemError(problem, None, None, rem.index, rem.url, code="conflict.other_tenant"))
                     run.results.append((rem.url, "conflict", problem))
                     metrics.REJECTED.labels(label).inc()
                     continue
-                if owner is not None and owner.source_id != src.store_id and owner.priority > SOURCE_PRIORITY[src.kind]:
+                if (
+                    not foreign
+                    and owner is not None
+                    and owner.source_id != src.store_id
+                    and owner.priority > SOURCE_PRIORITY[src.kind]
+                ):
                     problem = f"deletion refused: {rem.url} belongs to source {owner.source_id} (higher priority)"
                     run.errors.append(ItemError(problem, None, None, rem.index, rem.url, code="conflict.outranked"))
                     run.results.append((rem.url, "conflict", problem))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import orjson
 
-from shared.messages import CrawlResult, FetchStatus, PartnerUpload, UploadFormat
+from shared.messages import CrawlResult, DocumentDeleted, FetchStatus, PartnerUpload, UploadFormat
 from shared.problems import Severity, problem
-from shared.stores import PageProblems, Task
+from shared.stores import Feed, PageProblems, Task
 from tests.unit.cubes.parser.test_parser_handler import T0, Env, docs, env, item, turbo_feed
 
 __all__ = ["env"]  # the fixture, shared with the handler's tests
@@ -177,3 +177,37 @@ async def test_fetch_now_publishes_again_the_pages_that_lost_something_whatever_
     assert rebuilt.retry_failed_before == again.fetched_at
     (report,) = await env.stores.problems.reports("f1", limit=1)
     assert (report.changed, report.unchanged, report.fetch_ids) == (1, 1, ("order-2",))
+
+
+async def test_a_turbo_removal_of_another_tenants_page_names_no_tenant_and_follows_the_page_rule(env: Env) -> None:
+    """A second holder's Turbo feed removed (``turbo="false"``) a page another tenant had uploaded: the
+    refusal named that tenant's source (``belongs to source tenant:ten``), and once the uploader's right
+    had ended the upload's priority still refused it, where the page rule frees the page (shared/rights.py)."""
+    await env.stores.tenants.create_tenant("other", tenant_id="other")
+    await env.stores.tenants.add_host("other", "news.test")
+    await env.stores.tenants.set_verified("other", "news.test")
+    await env.stores.feeds.upsert_feed(
+        Feed(feed_id="f3", url="https://news.test/f3.xml", host="news.test", format="turbo", tenant_id="other")
+    )
+    up = PartnerUpload(
+        task_id="t1",
+        tenant_id="ten",
+        host="news.test",
+        format=UploadFormat.json,
+        body=orjson.dumps([{"url": "https://news.test/1", "title": "Pushed"}]),
+        received_at=T0,
+    )
+    await env.stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="news.test"))
+    assert docs(await env.handle(up))
+    gone = turbo_feed(item(1, turbo="false"))
+
+    assert [o.message for o in await env.feed(gone, "f3")] == []  # the uploader holds its right: it stays
+    (refused,) = (await env.stores.problems.reports("f3"))[0].problems
+    assert refused.code == "conflict.other_tenant"
+    assert "ten" not in refused.message.replace("another tenant", "")
+
+    await env.stores.tenants.set_verified("ten", "news.test", False)  # the uploader's right ended
+    (removed,) = await env.feed(turbo_feed(item(1, "again", turbo="false")), "f3")  # a new body, not unchanged
+    assert isinstance(removed.message, DocumentDeleted)
+    assert removed.message.url == "https://news.test/1"
+    assert not [p for r in await env.stores.problems.reports("f3") for p in r.problems if "tenant:" in p.message]
