@@ -39,9 +39,20 @@ from shared.stores.sql.search_walk import (
 
 __all__ = ["PgTopK"]
 
-_ROWS = "SELECT k FROM search_post WHERE term = $1 AND k < $2 ORDER BY k DESC LIMIT $3"
-_KEY_ROWS = "SELECT k FROM search_post WHERE term = $1 AND k >= $2 AND k < $3"
+#: a round's lists read together, each an index range read backwards
+_ROWS = (
+    "SELECT t.term, x.k FROM unnest($1::text[], $2::bigint[], $3::int[]) AS t(term, below, lim)"
+    " CROSS JOIN LATERAL (SELECT k FROM search_post p WHERE p.term = t.term AND p.k < t.below"
+    " ORDER BY p.k DESC LIMIT t.lim) x ORDER BY t.term, x.k DESC"
+)
+_KEY_ROWS = (
+    "SELECT t.term, x.k FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS t(term, lo, hi)"
+    " CROSS JOIN LATERAL (SELECT k FROM search_post p WHERE p.term = t.term AND p.k >= t.lo AND p.k < t.hi) x"
+)
 _DOCS = "SELECT id, kind, published, host, length FROM search_docs WHERE id = ANY($1::bigint[])"
+_DOCS_TEXTS = (
+    "SELECT id, kind, published, host, length, title_terms, body_terms FROM search_docs WHERE id = ANY($1::bigint[])"
+)
 _TEXTS = "SELECT id, title_terms, body_terms FROM search_docs WHERE id = ANY($1::bigint[])"
 _LATE = "SELECT id FROM search_docs WHERE kind = 'news' AND written_at > $1 LIMIT $2"
 
@@ -77,12 +88,16 @@ class PgTopK:
                 return None
 
             async def read(ask: Read) -> Any:
-                if isinstance(ask, Rows):
-                    return [r[0] for r in await conn.fetch(_ROWS, ask.list, ask.below, ask.limit)]
-                if isinstance(ask, KeyRows):
-                    return [r[0] for r in await conn.fetch(_KEY_ROWS, ask.list, ask.lo, ask.hi)]
+                if isinstance(ask, Rows | KeyRows):
+                    sql = _ROWS if isinstance(ask, Rows) else _KEY_ROWS
+                    out: dict[str, list[int]] = {}
+                    for term, k in await conn.fetch(sql, *(list(c) for c in zip(*ask.lists, strict=True))):
+                        out.setdefault(term, []).append(k)
+                    return out
                 if isinstance(ask, Docs):
-                    return {r[0]: Doc(r[1], r[2], r[3], r[4]) for r in await conn.fetch(_DOCS, list(ask.ids))}
+                    rows = await conn.fetch(_DOCS_TEXTS if ask.texts else _DOCS, list(ask.ids))
+                    docs = {r[0]: Doc(r[1], r[2], r[3], r[4]) for r in rows}
+                    return docs, ({r[0]: (f" {r[5]} ", f" {r[6]} ") for r in rows} if ask.texts else {})
                 if isinstance(ask, Texts):
                     return {r[0]: (f" {r[1]} ", f" {r[2]} ") for r in await conn.fetch(_TEXTS, list(ask.ids))}
                 assert isinstance(ask, Late)

@@ -122,27 +122,27 @@ class Doc:
 
 @dataclass(frozen=True, slots=True)
 class Rows:
-    """The keys of ``list`` below ``below``, highest first, at most ``limit``: ``list[int]``."""
+    """For each ``(list, below, limit)``: the keys of the list below ``below``, highest first, at most
+    ``limit`` (``dict[str, list[int]]``; the lists of a round are read together: one statement on
+    PostgreSQL)."""
 
-    list: str
-    below: int
-    limit: int
+    lists: tuple[tuple[str, int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class KeyRows:
-    """The keys of ``list`` in ``lo <= k < hi``, any order: ``list[int]``."""
+    """For each ``(list, lo, hi)``: the keys of the list in ``lo <= k < hi``, any order (``dict[str, list[int]]``)."""
 
-    list: str
-    lo: int
-    hi: int
+    lists: tuple[tuple[str, int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Docs:
-    """``dict[int, Doc]`` of the pages (those still indexed)."""
+    """``(dict[int, Doc], dict[int, (title, text)])`` of the pages still indexed: their fields and, with
+    ``texts``, their streams as ``Texts`` gives them (one statement on PostgreSQL)."""
 
     ids: tuple[int, ...]
+    texts: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,10 +244,8 @@ class _Walk:
                 for x in p.lists:
                     weight[x] = max(weight[x], self.idf[p.match] * bound[x])
             heaviest = max(weight.values())
-            for name in lists:
-                if name in done or weight[name] < _READ_SHARE * heaviest:
-                    continue
-                yield from self._read(name, upper, bound, done, chunk)
+            now = [x for x in lists if x not in done and weight[x] >= _READ_SHARE * heaviest]
+            yield from self._read(now, upper, bound, done, chunk)
             if len(self.seen) > MAX_SEEN:
                 return None
             threshold = self.factor * sum(self.idf[p.match] * sum(bound[x] for x in p.lists) for p in self.phrases)
@@ -260,23 +258,32 @@ class _Walk:
         return [(-neg, score) for score, neg in sorted(self.heap, reverse=True)]
 
     def _read(
-        self, name: str, upper: dict[str, int], bound: dict[str, float], done: set[str], chunk: int
+        self, names: list[str], upper: dict[str, int], bound: dict[str, float], done: set[str], chunk: int
     ) -> Generator[Read, Any, None]:
-        """Read the next ``chunk`` rows of list ``name`` (and the rest of the last row's key), score their pages."""
-        rows: list[int] = yield Rows(name, upper[name], chunk)
-        if len(rows) < chunk:
-            done.add(name)
-            bound[name] = 0.0
-        if not rows:
-            return
-        last = rows[-1]
-        upper[name] = last & ~MAX_PAGE_ID  # every row of the key and tf bits of the last one is read
-        if name not in done:
-            bound[name] = ((last >> 47) + 2) * STEP
-        yield from self._score({k & MAX_PAGE_ID: k for k in rows if (k & MAX_PAGE_ID) not in self.seen})
-        # rows sharing the last row's high bits may lie beyond the chunk: read them too
-        rest: list[int] = yield KeyRows(name, last & ~MAX_PAGE_ID, last)
-        yield from self._score({k & MAX_PAGE_ID: k for k in rest if (k & MAX_PAGE_ID) not in self.seen})
+        """Read the next ``chunk`` rows of each list of ``names`` (and the rest of each one's last key), score
+        their pages."""
+        got: dict[str, list[int]] = yield Rows(tuple((x, upper[x], chunk) for x in names))
+        found: dict[int, int | None] = {}
+        rests = []
+        for name in names:
+            rows = got.get(name, [])
+            if len(rows) < chunk:
+                done.add(name)
+                bound[name] = 0.0
+            if not rows:
+                continue
+            last = rows[-1]
+            upper[name] = last & ~MAX_PAGE_ID  # every row of the key and tf bits of the last one is read
+            if name not in done:
+                bound[name] = ((last >> 47) + 2) * STEP
+            found.update((k & MAX_PAGE_ID, k) for k in rows if (k & MAX_PAGE_ID) not in self.seen)
+            rests.append((name, last & ~MAX_PAGE_ID, last))
+        if rests:
+            # rows sharing a list's last high bits may lie beyond its chunk: read them too
+            more: dict[str, list[int]] = yield KeyRows(tuple(rests))
+            for rows in more.values():
+                found.update((k & MAX_PAGE_ID, k) for k in rows if (k & MAX_PAGE_ID) not in self.seen)
+        yield from self._score(found)
 
     def _score(self, found: dict[int, int | None]) -> Generator[Read, Any, None]:
         """Score the pages ``found`` (id → their impact row, when read from a single word's list)."""
@@ -284,8 +291,8 @@ class _Walk:
         if not ids:
             return
         self.seen.update(ids)
-        docs: dict[int, Doc] = yield Docs(ids)
-        texts: dict[int, tuple[str, str]] = {} if self.single else (yield Texts(ids))
+        got: tuple[dict[int, Doc], dict[int, tuple[str, str]]] = yield Docs(ids, texts=not self.single)
+        docs, texts = got
         f = self.request.filters
         since = to_us(f.since) if f.since else None
         until = to_us(f.until) if f.until else None

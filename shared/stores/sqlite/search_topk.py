@@ -124,6 +124,11 @@ class _Frequencies:
         return n
 
 
+_ROWS = "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?"
+_KEY_ROWS = "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid >= ? AND rowid < ?"
+_LATE = "SELECT id FROM search_docs WHERE kind = 'news' AND ref_at > ? LIMIT ?"
+
+
 def _quoted(token: str) -> str:
     # terms are runs of letters and digits: quoted, a term is one literal token, never FTS5 syntax
     return '"' + token + '"'
@@ -143,21 +148,14 @@ class _Reads:
     def __call__(self, ask: Read) -> Any:
         conn = self.conn
         if isinstance(ask, Rows):
-            return [
-                r[0]
-                for r in conn.execute(
-                    "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
-                    (_quoted(ask.list), ask.below, ask.limit),
-                )
-            ]
+            return {
+                name: [r[0] for r in conn.execute(_ROWS, (_quoted(name), below, limit))]
+                for name, below, limit in ask.lists
+            }
         if isinstance(ask, KeyRows):
-            return [
-                r[0]
-                for r in conn.execute(
-                    "SELECT rowid FROM search_imp WHERE search_imp MATCH ? AND rowid >= ? AND rowid < ?",
-                    (_quoted(ask.list), ask.lo, ask.hi),
-                )
-            ]
+            return {
+                name: [r[0] for r in conn.execute(_KEY_ROWS, (_quoted(name), lo, hi))] for name, lo, hi in ask.lists
+            }
         if isinstance(ask, Docs):
             docs: dict[int, Doc] = {}
             for part in _chunks(ask.ids):
@@ -166,24 +164,22 @@ class _Reads:
                     f"SELECT id, kind, published, host, length FROM search_docs WHERE id IN ({marks})", part
                 ):
                     docs[i] = Doc(kind, published, host, length)
-            return docs
+            return docs, (self._texts(ask.ids) if ask.texts else {})
         if isinstance(ask, Texts):
-            texts: dict[int, tuple[str, str]] = {}
-            for part in _chunks(ask.ids):
-                marks = ", ".join("?" * len(part))
-                # the FTS5 table's own content (search_fts_content: c0 = title, c1 = body terms)
-                for i, title, body in conn.execute(
-                    f"SELECT id, c0, c1 FROM search_fts_content WHERE id IN ({marks})", part
-                ):
-                    texts[i] = (f" {title or ''} ", f" {body or ''} ")
-            return texts
+            return self._texts(ask.ids)
         assert isinstance(ask, Late)
-        return [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM search_docs WHERE kind = 'news' AND ref_at > ? LIMIT ?", (ask.now, ask.limit)
-            )
-        ]
+        return [r[0] for r in conn.execute(_LATE, (ask.now, ask.limit))]
+
+    def _texts(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        texts: dict[int, tuple[str, str]] = {}
+        for part in _chunks(ids):
+            marks = ", ".join("?" * len(part))
+            # the FTS5 table's own content (search_fts_content: c0 = title, c1 = body terms)
+            for i, title, body in self.conn.execute(
+                f"SELECT id, c0, c1 FROM search_fts_content WHERE id IN ({marks})", part
+            ):
+                texts[i] = (f" {title or ''} ", f" {body or ''} ")
+        return texts
 
 
 class TopK:
