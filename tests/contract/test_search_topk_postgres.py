@@ -1,7 +1,8 @@
 """PostgreSQL search's walk over its impact-ordered table (``shared/stores/postgres/search_topk.py``) answers what
 its full ranking answers: page for page, score for score, on the corpus and queries of the SQLite test
 (``test_search_topk_sqlite.py``: Zipf words, ambiguous Russian forms, prefixes, exclusions, filters, news of
-every age, pages written after the ranking instant, updates and removals).
+every age, pages written after the ranking instant, updates and removals), and on phrases, which PostgreSQL
+walks from their rarest word's list (SQLite ranks them in full).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import pytest
 from shared.search.query import parse_query
 from shared.search.request import SearchRequest
 from shared.stores import Page, Stores, open_stores
+from shared.stores.postgres import search_topk
 from shared.stores.postgres.search import PgSearchIndex, phrases
 from shared.stores.sql import search_walk
 from shared.stores.sql.search_impacts import idf as bm25_idf
-from tests.contract.test_search_topk_sqlite import T, _pages, _prefix_queries, _queries, _requests
+from tests.contract.test_search_topk_sqlite import T, _pages, _prefix_queries, _queries, _requests, _zipf
 from tests.pgschema import fresh_schema
 
 pytestmark = pytest.mark.postgres
@@ -44,8 +46,7 @@ async def _compare(stores: Stores, requests: list[SearchRequest]) -> tuple[int, 
     used, wrong = 0, []
     n, avgdl = await index._stats()
     for r in requests:
-        groups = await phrases(r.query, index._vocab)
-        df = {p.match: await index._docs(p) for g in groups for p in g}
+        groups, df = await phrases(r.query, index._vocab)
         idf = {m: bm25_idf(n, d) for m, d in df.items()}
         fast = await index._topk.best(r, groups, df, idf, n, avgdl)
         if fast is None:
@@ -67,13 +68,42 @@ async def test_the_walk_returns_the_full_rankings_top_on_a_random_sample(corpus:
 
 
 async def test_prefixes_walk_as_the_or_of_their_terms(corpus: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search_walk, "MIN_DF", 0)
+    # every query the walk can take takes it here, however few pages it matches (the gate is about cost)
+    monkeypatch.setattr(search_topk, "MIN_DF", 0)
     monkeypatch.setattr(search_walk, "MAX_SEEN", 1_000_000)
     rng = random.Random(11)
     requests = _requests(rng, _prefix_queries(rng, 100), host="h5.example", days=(30, 5))
     used, wrong = await _compare(corpus, requests)
     assert wrong == []
     assert used >= len(requests) // 2
+
+
+def _phrase_queries(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        phrase = '"' + " ".join(_zipf(rng) for _ in range(rng.choice((2, 2, 3)))) + '"'
+        words = [phrase, *(_zipf(rng) for _ in range(i % 3))]
+        if i % 5 == 4:
+            words.append("-" + _zipf(rng))
+        rng.shuffle(words)
+        out.append(" ".join(words))
+    # a word twice in a row, a phrase's instances overlapping ("a a" in "a a a"), a phrase and its own word
+    return [*out, '"rivera rivera"', '"rivera rivera rivera"', '"rivera riverox" rivera', '"мост город"']
+
+
+async def test_phrases_walk_their_rarest_words_list(corpus: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_topk, "MIN_DF", 0)
+    monkeypatch.setattr(search_walk, "MAX_SEEN", 1_000_000)
+    rng = random.Random(23)
+    requests = _requests(rng, _phrase_queries(rng, 120), host="h2.example", days=(25, 3))
+    used, wrong = await _compare(corpus, requests)
+    assert wrong == []
+    # every phrase whose words are all indexed takes the walk (the corpus has them all)
+    assert used == len(requests)
+    # a phrase of a word found nowhere has no list to walk: the full ranking answers it, with nothing
+    nowhere = SearchRequest(parse_query('"rivera qqqzx"'), limit=20, now=T)
+    assert await _compare(corpus, [nowhere]) == (0, [])
+    assert (await corpus.search.search(nowhere)).hits == ()
 
 
 async def test_late_pages_updates_and_removals_keep_the_walk_exact(corpus: Stores) -> None:

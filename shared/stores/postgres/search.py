@@ -11,12 +11,12 @@ from the best bound of their score down, one row a term and page).
 
 Both engines rank by one formula: FTS5's bm25 (its IDF, ``k1``, ``b``, the
 title weighted) times the freshness (``shared/search/ranking.py``). A query of
-words and prefixes on many pages is answered by the walk (``search_topk.py``,
-the algorithm SQLite runs): a few hundred rows of the impact index and the
-pages it scores, instead of every match. Any other (a phrase, a cursor page,
-few matches, a walk that gives up) is ranked in full: the GIN index finds the
-matches, and each is scored here from its streams, by the same code the walk
-scores with; exact either way.
+words, prefixes and phrases on many pages is answered by the walk
+(``search_topk.py``, the algorithm SQLite runs): a few hundred rows of the
+impact index and the pages it scores, instead of every match. Any other (a
+cursor page, few matches, a walk that gives up) is ranked in full: the GIN index
+finds the matches, and each is scored here from its streams, by the same code
+the walk scores with; exact either way.
 
 Why this and not a search engine beside PostgreSQL (OpenSearch, Solr): the
 index stays in the store, transactional with the queue that feeds it (nothing
@@ -51,8 +51,9 @@ __all__ = ["Frequencies", "PgSearchIndex", "PgVocabulary", "phrases", "tsquery_t
 #: how long a document frequency is trusted (s) and how many are kept
 _DF_TTL_S = 60.0
 _DF_MAX = 20_000
-#: a prefix matching more terms than this is ranked in full (the walk would read a list for each)
-MAX_PREFIX_TERMS = 32
+#: a prefix matching more terms than this is ranked in full (the walk reads a list for each, all of a round's
+#: in one statement)
+MAX_PREFIX_TERMS = 200
 
 
 def _quoted(term: str) -> str:
@@ -120,22 +121,54 @@ class PgVocabulary:
         row = await self._db.fetchone("SELECT docs FROM search_df WHERE term = ?", term)
         return int(row[0]) if row else 0
 
+    async def docs_many(self, terms: Sequence[str]) -> dict[str, int]:
+        """Each term's pages (those not in the index: none), one statement."""
+        if not terms:
+            return {}
+        rows = await self._db.fetch("SELECT term, docs FROM search_df WHERE term = ANY(?::text[])", list(terms))
+        return {r[0]: int(r[1]) for r in rows}
 
-async def phrases(query: SearchQuery, vocab: PgVocabulary) -> list[list[Phrase]]:
-    """Each query group's phrases, as FTS5's bm25 scores them (``search_walk.Phrase``): a word's lemmas, a
-    prefix (read from the lists of its terms, ``()`` past ``MAX_PREFIX_TERMS``), a phrase of several words."""
+    async def docs_of_prefix(self, prefix: str) -> int:
+        """The pages of every term that starts with ``prefix``, added up (a bound of the prefix's own)."""
+        row = await self._db.fetchone(
+            "SELECT coalesce(sum(docs), 0) FROM search_df WHERE term >= ? AND term < ?", prefix, prefix + TOP_CHAR
+        )
+        return int(row[0]) if row else 0
+
+
+async def phrases(query: SearchQuery, vocab: PgVocabulary) -> tuple[list[list[Phrase]], dict[str, int]]:
+    """Each query group's phrases, as bm25 scores them (``search_walk.Phrase``), and each one's pages: a word's
+    lemmas (their counts in ``search_df``); a prefix, read from the lists of its terms (``()`` past
+    ``MAX_PREFIX_TERMS``), on as many pages as its terms are, at most every page; a phrase of several words,
+    read from the list of its rarest word, on as many pages as that word. Counting a prefix's or a phrase's own
+    pages would read the GIN index for each (seconds for a common one); these bounds cost one read of
+    ``search_df`` for the whole query, and the walk and the full ranking both rank by them."""
+    prefixes = {g[0].stem: await vocab.candidates(g[0].stem, len(g[0].stem), 10_000, MAX_PREFIX_TERMS + 1)
+                for g in query.groups if len(g) == 1 and g[0].prefix}  # fmt: skip
+    wanted = {t.first for g in query.groups if len(g) > 1 for t in g}
+    wanted |= {x for g in query.groups if len(g) == 1 and not g[0].prefix for x in g[0].lemmas or (g[0].stem,)}
+    wanted |= {x for found in prefixes.values() if len(found) <= MAX_PREFIX_TERMS for x in found}
+    docs = await vocab.docs_many(sorted(wanted))
     out: list[list[Phrase]] = []
+    df: dict[str, int] = {}
     for g in query.groups:
         if len(g) > 1:
-            out.append([Phrase(_group(g), (), " ".join(t.first for t in g))])
+            firsts = [t.first for t in g]
+            rarest = min(firsts, key=lambda x: docs.get(x, 0))
+            p = Phrase(_group(g), (rarest,) if docs.get(rarest) else (), " ".join(firsts))
+            df[p.match] = docs.get(rarest, 0)
+            out.append([p])
         elif g[0].prefix:
-            stem = g[0].stem
-            found = await vocab.candidates(stem, len(stem), 10_000, MAX_PREFIX_TERMS + 1)
+            stem, found = g[0].stem, prefixes[g[0].stem]
             lists = tuple(found) if len(found) <= MAX_PREFIX_TERMS else ()
-            out.append([Phrase(_word(g[0]), lists, stem, prefix=True)])
+            p = Phrase(_word(g[0]), lists, stem, prefix=True)
+            df[p.match] = sum(docs.get(x, 0) for x in lists) if lists else await vocab.docs_of_prefix(stem)
+            out.append([p])
         else:
-            out.append([Phrase(x, (x,), x, exact=True) for x in g[0].lemmas or (g[0].stem,)])
-    return out
+            alternatives = [Phrase(x, (x,), x, exact=True) for x in g[0].lemmas or (g[0].stem,)]
+            df.update((p.match, docs.get(p.token, 0)) for p in alternatives)
+            out.append(alternatives)
+    return out, df
 
 
 def score(
@@ -174,25 +207,13 @@ class PgSearchIndex:
         stats: tuple[int, float] = await self._df.get("\0stats", count)
         return stats
 
-    async def _docs(self, p: Phrase) -> int:
-        if p.exact:
-            return await self._vocab.docs(p.token)
-
-        async def count() -> int:
-            row = await self._db.fetchone("SELECT count(*) FROM search_docs WHERE tsv @@ CAST(? AS tsquery)", p.match)
-            return int(row[0]) if row else 0
-
-        n: int = await self._df.get(f"q:{p.match}", count)
-        return n
-
     async def search(self, request: SearchRequest) -> SearchResults:
         if request.query.empty or request.limit <= 0:
             return SearchResults()
         n, avgdl = await self._stats()
         if n == 0:
             return await with_suggestion(self, self._vocab, request, SearchResults())
-        groups = await phrases(request.query, self._vocab)
-        df = {p.match: await self._docs(p) for g in groups for p in g}
+        groups, df = await phrases(request.query, self._vocab)
         idf = {m: bm25_idf(n, d) for m, d in df.items()}
         top = None
         if self._topk is not None:

@@ -10,9 +10,13 @@ each thing it asks is one statement.
 Unlike SQLite's, the table has no prefix lists: a prefix is walked as the OR
 of its terms' lists (the vocabulary's terms that start with it, at most
 ``search.MAX_PREFIX_TERMS``; the bound is the sum of theirs), and counted in the
-pages' streams. The walk declines — and the caller ranks in full — for phrases,
-cursor pages, rankings other than the index's, queries on few pages
-(``search_walk.worth_a_walk``), prefixes of many terms and walks past their bounds.
+pages' streams; a phrase walks its rarest word's list (every page with the
+phrase is on it, with a count at least the phrase's: the bound holds) and is
+counted in the streams too. The walk declines — and the caller ranks in full —
+for cursor pages, rankings other than the index's, queries on few pages
+(``MIN_DF`` here: scoring a match costs more on PostgreSQL, where its streams
+travel to this process, than FTS5's bm25 on SQLite), prefixes of very many
+terms and walks past their bounds.
 """
 
 from __future__ import annotations
@@ -37,7 +41,10 @@ from shared.stores.sql.search_walk import (
     worth_a_walk,
 )
 
-__all__ = ["PgTopK"]
+__all__ = ["MIN_DF", "PgTopK"]
+
+#: queries expected to match fewer pages than this are ranked in full (``search_walk.worth_a_walk``)
+MIN_DF = 200
 
 #: a round's lists read together, each an index range read backwards
 _ROWS = (
@@ -79,7 +86,7 @@ class PgTopK:
         if any(not p.lists for g in groups for p in g):
             return None  # a phrase, or a prefix of too many terms
         group_docs = [min(n_rows, sum(df[p.match] for p in g)) for g in groups]
-        if not worth_a_walk(group_docs, n_rows):
+        if not worth_a_walk(group_docs, n_rows, MIN_DF):
             return None
         excluded = {x for t in q.excluded for x in t.lemmas or (t.stem,)}
         async with self._db.connection() as conn:

@@ -163,14 +163,14 @@ class Late:
 Read = Rows | KeyRows | Docs | Texts | Late
 
 
-def worth_a_walk(group_docs: Sequence[int], n_rows: int) -> bool:
+def worth_a_walk(group_docs: Sequence[int], n_rows: int, min_df: int | None = None) -> bool:
     """Whether the pages that have every group, were the groups independent, are many enough for a walk
     (``group_docs``: each group's pages): on few, scoring them all costs less than a walk, which reads
     mostly pages that lack one of the groups."""
     share = 1.0
     for n in group_docs:
         share *= n / n_rows
-    return share * n_rows >= MIN_DF
+    return share * n_rows >= (MIN_DF if min_df is None else min_df)
 
 
 def walk(
