@@ -60,12 +60,34 @@ def tree(tmp_path: Path, held_port: int) -> Path:
     return root
 
 
+def _free_pair() -> int:
+    """A port free on 127.0.0.1 whose + 10000 is free too (SeaweedFS binds both)."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no free pair of ports")
+
+
 def _run(root: Path, held_port: int, *args: str) -> tuple[int, str]:
-    # the filer's gRPC port is its HTTP port + 10000: hold that one, leave the others free ports
+    # the filer's gRPC port is its HTTP port + 10000: hold that one; the others are free pairs (others'
+    # SeaweedFS may hold the defaults)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURBOCUBES_") and k != "CI"} | {
         "TURBOCUBES_VAR": str(root / "var"),
         "TURBOCUBES_VENV": str(REPO / ".venv"),  # the real weed, so that ops/s3/start gets to its port check
         "TURBOCUBES_S3_FILER_PORT": str(held_port - 10000),
+        "TURBOCUBES_S3_PORT": str(_free_pair()),
+        "TURBOCUBES_S3_MASTER_PORT": str(_free_pair()),
+        "TURBOCUBES_S3_VOLUME_PORT": str(_free_pair()),
         "PATH": os.environ["PATH"],
     }
     log = root / "test.log"
