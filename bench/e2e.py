@@ -39,6 +39,7 @@ is the crawler benchmark's business.
 
     python bench/e2e.py [--docs 10000] [--hosts 100] [--engines embedded,real] [--trickle 30] [--workers 2]
         [--idle 20] [--real-trickle-rate 150]
+        [--commits durable,lossy]   # the real engines with durable commits, and the old setting beside
     python bench/e2e.py --docs 1000 --engines embedded --profile /tmp/e2e   # + CPU profile per pass
     python bench/e2e.py --docs 1000 --probe --set runtime.concurrency=64   # + handler/store wall times
 """
@@ -853,6 +854,12 @@ async def embedded(
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+#: PostgreSQL's commits as the real engines run them: durable (the server as ops/postgres/start runs
+#: it), or the old setting -- synchronous_commit=off, per session, accepted by store.accept_lossy_commits
+#: (fsync stays as the server has it: on)
+COMMITS = {"durable": "", "lossy": "synchronous_commit=off"}
+
+
 async def real(
     site: PartnerProcess,
     timeout_s: float,
@@ -861,6 +868,7 @@ async def real(
     trickle_s: float = 0.0,
     workers: int = 1,
     idle_s: float = 0.0,
+    commits: str = "durable",
 ) -> list[PassResult]:
     uid = uuid.uuid4().hex[:12]
     kafka = os.environ["TURBOCUBES_TEST_KAFKA"]
@@ -873,14 +881,17 @@ async def real(
     tmp = Path(tempfile.mkdtemp(prefix="tc-e2e-"))
     settings = base_settings().replace(
         bus={"url": f"{kafka}{'&' if '?' in kafka else '?'}prefix={prefix}"},
-        store={"url": f"{postgres}{'&' if '?' in postgres else '?'}schema={schema}"},
+        store={
+            "url": f"{postgres}{'&' if '?' in postgres else '?'}schema={schema}"
+            + (f"&{COMMITS[commits]}" if COMMITS[commits] else ""),
+            "accept_lossy_commits": bool(COMMITS[commits]),
+        },
         cdn={"url": f"s3://{bucket}?endpoint={endpoint}", "public_base_url": f"{endpoint}/{bucket}"},
         blobs={"url": f"file://{tmp}/blobs"},
     )
+    label = "kafka+postgres+s3" + ("" if commits == "durable" else f" (commits {commits})")
     try:
-        return await run_engine_set(
-            "kafka+postgres+s3", settings, site, timeout_s, profile, probe, trickle_s, workers, idle_s
-        )
+        return await run_engine_set(label, settings, site, timeout_s, profile, probe, trickle_s, workers, idle_s)
     finally:
         await cleanup_real(settings, kafka, postgres, schema, prefix)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -966,17 +977,27 @@ async def amain(args: argparse.Namespace) -> int:
         if "real" in wanted:
             env = ("TURBOCUBES_TEST_KAFKA", "TURBOCUBES_TEST_POSTGRES", "TURBOCUBES_TEST_S3")
             if all(os.environ.get(v) for v in env):
-                # a fresh partner: the real-engine run starts cold again (its image registry is empty, but
-                # the partner's edition must be back at 1 and its hit logs clean)
-                await site.stop()
-                site = PartnerProcess(args.hosts, args.docs)
-                site.start()
-                # the real engines' TRICKLE offers REAL_TRICKLE_RATE documents/s (their target's load)
-                real_trickle_s = sum(site.counts) / args.real_trickle_rate if args.trickle > 0 else 0.0
-                results += [
-                    (False, r)
-                    for r in await real(site, timeout_s, args.profile, probe, real_trickle_s, args.workers, args.idle)
-                ]
+                for commits in [c.strip() for c in args.commits.split(",") if c.strip()]:
+                    # a fresh partner: each real-engine run starts cold again (its image registry is empty,
+                    # but the partner's edition must be back at 1 and its hit logs clean)
+                    await site.stop()
+                    site = PartnerProcess(args.hosts, args.docs)
+                    site.start()
+                    # the real engines' TRICKLE offers REAL_TRICKLE_RATE documents/s (their target's load)
+                    real_trickle_s = sum(site.counts) / args.real_trickle_rate if args.trickle > 0 else 0.0
+                    results += [
+                        (False, r)
+                        for r in await real(
+                            site,
+                            timeout_s,
+                            args.profile,
+                            probe,
+                            real_trickle_s,
+                            args.workers,
+                            args.idle,
+                            commits=commits,
+                        )
+                    ]
             else:
                 print(f"-- real engines skipped: set {', '.join(env)}", flush=True)
     finally:
@@ -992,7 +1013,30 @@ async def amain(args: argparse.Namespace) -> int:
         for line in r.verdicts():
             print(line)
             missed += line.lstrip().startswith("MISS")
+    for line in commit_ratios([r for _, r in results]):
+        print(line)
     return 1 if missed else 0
+
+
+def commit_ratios(results: list[PassResult]) -> list[str]:
+    """Each real-engine pass with durable commits against the same pass with the old setting, same run."""
+    by = {(r.engines, r.name): r for r in results}
+    out = []
+    for (engines, name), lossy in by.items():
+        if not engines.endswith(")"):
+            continue
+        durable = by.get((engines.split(" ", 1)[0], name))
+        if durable is None or not lossy.dps:
+            continue
+        old = engines.split(" ", 1)[1]
+        p50, p99 = (pct(durable.fresh, q) for q in (0.5, 0.99))
+        was50, was99 = (pct(lossy.fresh, q) for q in (0.5, 0.99))
+        out.append(
+            f"{name}: durable commits {durable.dps:,.0f} documents/s against {lossy.dps:,.0f} with {old}"
+            f" ({durable.dps / lossy.dps:.2f}x); freshness p50 {p50:.3f} s against {was50:.3f} s,"
+            f" p99 {p99:.3f} s against {was99:.3f} s"
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1005,6 +1049,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--docs", type=int, default=10_000, help="documents in all (default 10,000)")
     p.add_argument("--hosts", type=int, default=100, help="partner hosts (default 100)")
     p.add_argument("--engines", default="embedded,real", help="embedded, real, or both (default)")
+    p.add_argument(
+        "--commits",
+        default="durable,lossy",
+        help="the real engines' PostgreSQL commits, each a run of its own: durable (as ops/ runs the server)"
+        " and lossy (the old synchronous_commit=off, per session), both by default, their ratio printed",
+    )
     p.add_argument("--timeout", type=float, default=0.0, help="seconds per pass (default max(120, docs/20))")
     p.add_argument(
         "--profile",
@@ -1061,6 +1111,8 @@ def main(argv: list[str] | None = None) -> int:
         " `turbocubes up --workers N` (default: the CPU cores, %(default)s; 1 = one process)",
     )
     args = p.parse_args(argv)
+    if unknown := {c.strip() for c in args.commits.split(",") if c.strip()} - set(COMMITS):
+        p.error(f"--commits: unknown {', '.join(sorted(unknown))} (durable, lossy)")
     if args.docs < 1 or args.hosts < 1:
         p.error("--docs and --hosts must be at least 1")
     if args.workers < 1:

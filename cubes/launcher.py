@@ -34,6 +34,7 @@ from cubes import registry
 from cubes.workers import WorkerCrashed, WorkerPool
 from shared.config import Settings
 from shared.errors import ConfigError
+from shared.outages import OUTAGES
 from shared.runtime import Runner, ensure_topics, open_deps
 from shared.runtime.deps import Deps
 from shared.runtime.health import HealthServer
@@ -125,6 +126,8 @@ async def run_cubes(
                     }
                     for r in runners
                 },
+                # engines this process cannot reach now, each an engine.unavailable problem (shared/outages.py)
+                "outages": [p.as_dict() for p in OUTAGES.problems()],
             }
             if pool is not None:
                 doc["workers"] = pool.describe()

@@ -55,6 +55,7 @@ from shared.clock import Clock, at
 from shared.config import Settings
 from shared.errors import StoreUnavailable, TransientError
 from shared.messages import CrawlKind, CrawlRequest
+from shared.outages import OUTAGES
 from shared.runtime.cube import Output, TimerContext
 from shared.status import CUBE_PREFIX, OVERLOAD_PREFIX, instance_id, pipeline_lag, stamp
 from shared.stores import Feed, StatusStore
@@ -201,7 +202,8 @@ class Overload:
         try:
             snaps = await self.store.get_status(CUBE_PREFIX)
         except StoreUnavailable as exc:
-            log.warning("%s: lag snapshots unreadable (%s): low-value work flows", self.cube, exc)
+            # low-value work flows meanwhile; the outage is told once (shared/outages.py)
+            OUTAGES.met(exc, f"{self.cube}: lag snapshots")
             snaps = []
         was = self.gate.on
         self.lag, self.by_group = pipeline_lag(snaps, self.groups, now, self.interval_s)
@@ -217,7 +219,9 @@ class Overload:
                 f"{OVERLOAD_PREFIX}{self.cube}:{self.instance}", self.snapshot(), now=stamp(self.clock)
             )
         except StoreUnavailable as exc:
-            log.warning("%s: overload state not published: %s", self.cube, exc)
+            OUTAGES.met(exc, f"{self.cube}: overload state")
+        else:
+            OUTAGES.up("store")
         return on
 
     async def tick(self, ctx: TimerContext) -> list[Output]:

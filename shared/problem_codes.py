@@ -15,7 +15,8 @@ Codes are ``<area>.<what>``: ``fetch.*`` the crawler's fetch of the feed,
 ``host.*`` the source's right to its host, ``feed.*`` / ``xml.*`` / ``json.*`` the
 body as a whole, ``item.*`` / ``turbo.*`` / ``yml.*`` one item, ``conflict.*``
 ownership of a URL between sources, ``image.*`` / ``page.*`` what a published page lost,
-``autoparser.*`` the pages of a site read without a feed.
+``autoparser.*`` the pages of a site read without a feed, ``engine.*`` the pipeline's own engines
+(an operator's matter, which webmasters see as late pages).
 """
 
 from __future__ import annotations
@@ -469,6 +470,15 @@ _ROWS: tuple[ProblemCode, ...] = (
         "warning",
         "Turbo markup that turbocubes does not render was left out",
         "The message names the element; use the Turbo elements the page renders, or remove it.",
+    ),
+    # ---------------------------------------------------------------- the pipeline's own engines (shared/outages.py)
+    ProblemCode(
+        "engine.unavailable",
+        "error",
+        "one of the pipeline's engines (the bus, the store, the blob store) is unreachable",
+        "Nothing is lost: the work waits and goes on where it stopped once the engine is back; pages are "
+        "late meanwhile. For the operator: start the engine again (ops/README.md) and watch "
+        "turbocubes_dependency_down.",
     ),
 )
 

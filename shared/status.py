@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared import contracts
 from shared.clock import Clock, at, sleep_unless
+from shared.outages import OUTAGES
 from shared.stores import StatusSnapshot
 
 if TYPE_CHECKING:
@@ -150,6 +151,8 @@ async def runner_snapshot(runner: Runner, dlq_depth: dict[str, int]) -> dict[str
         "lag": sum(lag_by_topic.values()),
         "lag_by_topic": lag_by_topic,
         "dlq": {d: dlq_depth[d] for d in map(contracts.dlq_topic, inputs) if d in dlq_depth},
+        # the process's engines that are away now (engine.unavailable problems: shared/outages.py)
+        "outages": [p.as_dict() for p in OUTAGES.problems()],
     }
 
 
@@ -222,7 +225,13 @@ class StatusWriter:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning(
-                    "status snapshot not written (%s: %s); next try in %.0fs", type(exc).__name__, exc, self.interval_s
-                )
+                if not OUTAGES.met(exc, "status snapshot"):  # an outage is told once, not every interval
+                    log.warning(
+                        "status snapshot not written (%s: %s); next try in %.0fs",
+                        type(exc).__name__,
+                        exc,
+                        self.interval_s,
+                    )
+            else:
+                OUTAGES.up("store")
             await sleep_unless(self.deps.clock, self.interval_s, stop)

@@ -5,6 +5,8 @@
   per document here), ``linger_ms`` batching, each key's partition hashed once (``kafka_keys.py``).
   ``send`` returns the broker-acknowledgement future; the runtime awaits every
   one before it commits.
+* Outages: the client's own errors begin a ``bus`` outage, told once, and a metadata
+  probe ends it (``kafka_health.py``); the client's log is held back meanwhile.
 * Consumer: manual commits only (``enable_auto_commit=False``), earliest
   offset for a new group. On a rebalance, aiokafka calls our listener before
   partitions are taken away (and the group waits for it: the eager protocol); the
@@ -37,6 +39,7 @@ from aiokafka.errors import (
 )
 
 from shared.bus.base import Consumed, Headers, Record, RevokeCallback, TopicPartition, TopicSpec
+from shared.bus.kafka_health import KafkaHealth, install_gate
 from shared.bus.kafka_keys import KeyPartitioner
 from shared.errors import BusUnavailable, ConfigError
 
@@ -62,6 +65,8 @@ METADATA_MAX_AGE_MS = 30_000
 #: a busy runner, go to aiokafka directly (racing them would cost a task each)
 WAKEABLE_POLL_S = 0.5
 
+#: a lag reading in flight when the consumer stops gets this long to end by itself
+LAG_READ_GRACE_S = 5.0
 
 def _servers(url: str) -> str:
     parts = urlsplit(url)
@@ -69,14 +74,11 @@ def _servers(url: str) -> str:
         raise ConfigError("bus.url", url, "kafka://HOST:PORT[,HOST:PORT...]")
     return parts.netloc
 
-
 def _ktp(tp: TopicPartition, prefix: str = "") -> KTP:
     return KTP(prefix + tp.topic, tp.partition)
 
-
 def _tp(k: Any, prefix: str = "") -> TopicPartition:
     return TopicPartition(k.topic[len(prefix) :], k.partition)
-
 
 class KafkaBus:
     def __init__(
@@ -98,6 +100,15 @@ class KafkaBus:
         #: the client ``end_offsets`` reads with (made at its first reading), and who may make it
         self._offsets: AIOKafkaConsumer | None = None
         self._offsets_lock = asyncio.Lock()
+        #: the broker's reachability, from the client's own errors and a probe (``kafka_health.py``)
+        self.health = KafkaHealth(self.servers, self._probe)
+        self._ungate = install_gate(self.health)
+
+    async def _probe(self) -> bool:
+        """Whether the broker answers a metadata request now (the producer's client)."""
+        if self._producer is None:
+            return False
+        return bool(await self._producer.raw.client.force_metadata_update())
 
     def _new_raw_producer(self) -> AIOKafkaProducer:
         return AIOKafkaProducer(
@@ -119,6 +130,8 @@ class KafkaBus:
             self._producer = KafkaProducer(raw, self.prefix, self._new_raw_producer)
 
     async def close(self) -> None:
+        self._ungate()
+        await self.health.close()
         for c in list(self._consumers):
             await c.stop()
         if self._offsets is not None:
@@ -249,7 +262,6 @@ class KafkaBus:
         finally:
             await c.stop()
 
-
 async def _started(raw: Any, servers: str) -> Any:
     """``raw.start()`` (a producer, consumer or admin client), or ``raw`` stopped again.
 
@@ -268,7 +280,6 @@ async def _started(raw: Any, servers: str) -> Any:
         raise
     return raw
 
-
 def _record(m: Any, prefix: str = "") -> Record:
     return Record(
         m.topic[len(prefix) :],
@@ -279,7 +290,6 @@ def _record(m: Any, prefix: str = "") -> Record:
         tuple((k, bytes(v)) for k, v in (m.headers or ())),
         m.timestamp or 0,
     )
-
 
 class KafkaProducer:
     def __init__(
@@ -324,7 +334,6 @@ class KafkaProducer:
     async def flush(self) -> None:
         await self.raw.flush()
 
-
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(self, owner: KafkaConsumer) -> None:
         self.owner = owner
@@ -338,7 +347,6 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         return None
-
 
 class KafkaConsumer:
     def __init__(self, raw: AIOKafkaConsumer, group: str, on_revoke: RevokeCallback | None, prefix: str = "") -> None:
@@ -355,6 +363,7 @@ class KafkaConsumer:
         #: lag gauge reads them instead of asking the coordinator for every partition every 5 s (an
         #: OffsetFetch round trip each, ~100 a reading for a process of seven cubes)
         self._committed: dict[KTP, int] = {}
+        self._lag_reads: set[asyncio.Future[dict[TopicPartition, int]]] = set()
 
     async def getmany(self, timeout_s: float, max_records: int) -> Sequence[Consumed]:
         try:
@@ -429,6 +438,21 @@ class KafkaConsumer:
             self.raw.seek(k, offset)
 
     async def lag(self) -> dict[TopicPartition, int]:
+        """Log end minus committed offset per owned partition ({} once stopping).
+
+        aiokafka, asked for a committed offset while its client closes, opens a coordinator
+        connection that nothing closes (it warns when collected), and cancelled half-way through
+        opening a connection leaks it the same way. So a caller's timeout or cancellation gives up
+        its wait, never the reading (shield), and ``stop`` lets the readings in flight end first.
+        """
+        if self._stopped:
+            return {}
+        reading = asyncio.ensure_future(self._lag())
+        self._lag_reads.add(reading)
+        reading.add_done_callback(self._lag_reads.discard)
+        return await asyncio.shield(reading)
+
+    async def _lag(self) -> dict[TopicPartition, int]:
         """Log end minus committed offset per owned partition (the usual consumer-lag definition).
 
         The committed offset is the one this member committed last; a partition it has not committed
@@ -457,6 +481,8 @@ class KafkaConsumer:
         if self._stopped:
             return
         self._stopped = True
+        if self._lag_reads:  # see ``lag``: a reading in flight ends (bounded) before the client closes
+            await asyncio.wait(set(self._lag_reads), timeout=LAG_READ_GRACE_S)
         await self.raw.stop()
         if self._on_stop is not None:
             self._on_stop()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import time
 import uuid
@@ -26,10 +25,9 @@ from collections.abc import Callable, Sequence
 from shared.bus.base import Consumed, Record, RevokeCallback, TopicPartition
 from shared.bus.sqlite_log import BEAT_S, EmbeddedLog, on_beat
 from shared.errors import BusUnavailable
+from shared.outages import OUTAGES
 
 __all__ = ["SqliteConsumer"]
-
-log = logging.getLogger("turbocubes.sqlite")
 
 #: a member that has not heartbeated for this long loses its partitions
 SESSION_TIMEOUT_S = 10.0
@@ -189,7 +187,9 @@ class SqliteConsumer:
             try:
                 await self.bus._call(self._refresh_lease)
             except BusUnavailable as exc:  # the next beat tries again; the lease lasts SESSION_TIMEOUT_S
-                log.warning("consumer %s of %s: lease not refreshed: %s", self.member, self.group, exc)
+                OUTAGES.down("bus", f"consumer {self.member} of {self.group}: lease not refreshed: {exc}")
+            else:
+                OUTAGES.up("bus")
 
     # the Consumer protocol -----------------------------------------------------------
 

@@ -35,6 +35,7 @@ from typing import Any
 from shared.bus.base import Consumed, Consumer, Producer, TopicPartition
 from shared.clock import Clock
 from shared.errors import CommitOrderError
+from shared.outages import OUTAGES
 from shared.runtime.publish import await_deliveries
 from shared.runtime.stats import Meter, RunStats
 
@@ -185,6 +186,7 @@ class CommitTracker:
                 if previous is not None and off < previous:
                     raise CommitOrderError(f"{self.cube}: commit of {tp} would go back from {previous} to {off}")
             await self.consumer.commit(commits)
+            OUTAGES.up("bus")  # a commit went through: the bus is there (a dict look-up when it never left)
             self._committed.update(commits)
             self.stats.commits += 1
             self.stats.last_commit_at = self.clock.monotonic()

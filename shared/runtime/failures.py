@@ -11,7 +11,8 @@ section 4).
 * **Outage** (``shared.errors.is_outage``: our own store, blob store or bus is
   down): the message is fine, so it is neither retried through the topic nor
   dead-lettered; its lane waits (0.5 s doubling to 30 s, jittered) and runs it
-  again. Every lane meets the same outage, so the cube pauses until it ends.
+  again. Every lane meets the same outage, so the cube pauses until it ends; the
+  process tells it once (``shared/outages.py``), when it begins and when it ends.
 * **Breaker** (``breaker.py``): when most recent outcomes were dead letters, the
   cube is looking at a bug, not at bad data: the inputs pause, and the message
   that would have been dead-lettered waits (``Rerun``) until the breaker half-opens.
@@ -35,6 +36,7 @@ from shared.bus.base import Consumed, Consumer, Headers, TopicPartition
 from shared.clock import Clock
 from shared.config import RuntimeConfig
 from shared.metrics import BREAKER_OPEN, DEAD_LETTERED, RETRIED
+from shared.outages import OUTAGES
 from shared.runtime.breaker import Breaker
 from shared.runtime.headers import failure_headers, retry_headers
 from shared.runtime.retry import Decision, decide, next_backoff_s
@@ -197,13 +199,8 @@ class FailureRouter:
         """Wait before running a message again through an outage; the wait, for the next one to double."""
         wait_s = next_backoff_s(previous_s, OUTAGE_FIRST_S, OUTAGE_CAP_S)
         self.stats.outage_waits += 1
-        log.warning(
-            "%s: %s (%s); waiting %.1fs, then trying the same message again",
-            self.cube,
-            type(outage.cause).__name__,
-            outage.cause,
-            wait_s,
-        )
+        # told once per outage, by the process (shared/outages.py), not once per lane and wait
+        OUTAGES.met(outage.cause, self.cube)
         # jittered, so that every lane of every process does not hit a recovering store at once; on
         # the event loop's time: a recovery pace, which must go on while a test's ManualClock stands still
         with contextlib.suppress(TimeoutError):

@@ -59,8 +59,9 @@ from typing import Any
 
 from shared import contracts
 from shared.bus.base import Consumer, TopicPartition
-from shared.errors import CommitOrderError, ContractError, PublishContractError, is_outage
+from shared.errors import BusUnavailable, CommitOrderError, ContractError, PublishContractError, is_outage
 from shared.metrics import FAILED
+from shared.outages import OUTAGES, dependency_of
 from shared.runtime.commits import CommitTracker, Slot
 from shared.runtime.cube import Context, Cube, Output
 from shared.runtime.deps import Deps
@@ -78,7 +79,7 @@ __all__ = ["HEADERS", "RunStats", "Runner"]
 
 log = logging.getLogger("turbocubes.runtime")
 
-#: a lag reading in progress at a stop gets this long to end by itself
+#: a lag reader (the gauge's sampler) at a stop gets this long to end by itself
 LAG_READ_GRACE_S = 5.0
 
 
@@ -123,7 +124,6 @@ class Runner:
         self._emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None
         self._lanes: LaneDispatcher
         self._failures: FailureRouter | None = None
-        self._lag_reads: set[asyncio.Future[dict[TopicPartition, int]]] = set()
         self._leaving = False
 
     # ------------------------------------------------------------------ lifecycle
@@ -152,18 +152,11 @@ class Runner:
     async def lag(self) -> dict[TopicPartition, int]:
         """The consumer lag of the partitions this runner holds ({} before it joined, and once it leaves).
 
-        Readers (the lag gauge, the status writer) come through here, so that the runner can let
-        a reading in flight end before it stops its consumer: aiokafka, asked for a committed
-        offset while its client closes, opens a coordinator connection that nothing closes (it
-        warns when collected). A caller's timeout gives up its wait, never the reading (shield):
-        cancelling aiokafka half-way through opening a connection leaks it the same way.
-        """
+        Readers (the lag gauge, the status writer) come through here, so that none starts once the
+        runner leaves; a reading in flight ends before the consumer stops (the engine's business)."""
         if self.consumer is None or self._leaving:
             return {}
-        reading = asyncio.ensure_future(self.consumer.lag())
-        self._lag_reads.add(reading)
-        reading.add_done_callback(self._lag_reads.discard)
-        return await asyncio.shield(reading)
+        return await self.consumer.lag()
 
     async def run(self) -> RunStats:
         cube = self.cube
@@ -188,7 +181,9 @@ class Runner:
             if cube.inputs:
                 if cube.handler is None:
                     raise TypeError(f"cube {cube.name} has inputs but no handler")
-                consumer = await self._open()
+                consumer = await self._join()
+                if consumer is None:
+                    return self.stats  # told to stop while the bus was away
                 if cube.on_assignment is not None:
                     cube.on_assignment(consumer.assignment)
                 readers.append(asyncio.create_task(sample_lag(cube.name, self.lag, self._stop)))
@@ -202,8 +197,8 @@ class Runner:
             # every step bounded (shutdown.py): a stop always ends, whatever does not honour it
             self._stop.set()  # also when run() fails: the timers end their rounds
             await settle(tasks, 0)
-            self._leaving = True  # no new lag reading; the ones in flight end before the consumer stops
-            await settle([*readers, *self._lag_reads], LAG_READ_GRACE_S)
+            self._leaving = True  # no new lag reading (the consumer's stop lets one in flight end)
+            await settle(readers, LAG_READ_GRACE_S)
             await settle(timers, self.cfg.shutdown_timeout_s)  # a round in progress may finish
             if self._failures is not None:
                 await self._lanes.close()
@@ -216,10 +211,18 @@ class Runner:
                 await bounded(f"{cube.name}: on_stop", cube.on_stop)
         return self.stats
 
-    async def _open(self) -> Consumer:
-        """Join the group and build what needs the consumer."""
-        topics = [*self.cube.inputs, self.retry_topic]
-        consumer = self.consumer = await self.deps.bus.consumer(self.group, topics, on_revoke=self._on_revoke)
+    async def _join(self) -> Consumer | None:
+        """Join the group (waiting out a bus that is away: a cube started in an outage died of it) and
+        build what needs the consumer; None when told to stop first."""
+        topics, backoff = [*self.cube.inputs, self.retry_topic], 0.0
+        while not self._stop.is_set():
+            try:
+                consumer = self.consumer = await self.deps.bus.consumer(self.group, topics, on_revoke=self._on_revoke)
+                break
+            except BusUnavailable as exc:
+                backoff = await bus_backoff(self.cube.name, "joining the group", exc, backoff, self._stop)
+        else:
+            return None
         producer = self.deps.bus.producer()
         self._send = producer.send
         self._emitter = emitter(producer, self._encoder, self.meter.published, self.stats)
@@ -267,6 +270,7 @@ class Runner:
         poll_s = IDLE_POLL_S if self.idle_timeout is None else 0.2  # idle: records and a stop end a poll
         idle_since = loop_time()
         backoff = 0.0
+        poll_failed = False
         try:
             while not self._stop.is_set():
                 if committer.done():
@@ -287,8 +291,12 @@ class Runner:
                     records = await consumer.getmany(poll_s if lanes.in_flight == 0 else 0.05, room)
                 except Exception as exc:  # the bus is unreachable: wait and poll again
                     self.stats.bus_failures += 1
+                    poll_failed = True
                     backoff = await bus_backoff(self.cube.name, "poll", exc, backoff, self._stop)
                     continue
+                if poll_failed:  # a poll through after failing: the bus is back (a commit says it too)
+                    poll_failed = False
+                    OUTAGES.up("bus")
                 if not records:
                     idle = self.idle_timeout is not None and loop_time() - idle_since >= self.idle_timeout
                     if idle and lanes.idle:
@@ -349,11 +357,15 @@ class Runner:
         failures = self._failures
         assert failures is not None
         outage_wait = 0.0
+        waited = ""  # the dependency waited for
         while True:
             try:
                 await self._one(slot, task)
+                if waited:  # through, after waiting: the engine is back
+                    OUTAGES.up(waited)
                 return True
             except Outage as outage:
+                waited = dependency_of(outage.cause)
                 outage_wait = await failures.wait_out(outage, outage_wait, self._stop)
                 if self._stop.is_set():
                     return False

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from shared.clock import Clock, sleep_unless
+from shared.outages import OUTAGES, dependency_of
 from shared.runtime.commits import run_hooks
 from shared.runtime.cube import Output, Timer, TimerContext, TimerFn
 
@@ -66,10 +67,18 @@ async def run_round(cube: str, name: str, fn: TimerFn, publish: PublishRound) ->
 async def run_timer(cube: str, timer: Timer, publish: PublishRound, clock: Clock, stop: asyncio.Event) -> int:
     """Rounds until ``stop``; how many outputs went out in all."""
     total = 0
+    waited: str | None = None  # the dependency the last round found down
     while not stop.is_set():
         try:
             total += await run_round(cube, timer.name, timer.fn, publish)
-        except Exception:
-            log.exception("%s: timer %s failed; it runs again in %.1fs", cube, timer.name, timer.interval_s)
+        except Exception as exc:
+            if OUTAGES.met(exc, f"{cube}: timer {timer.name}"):  # told once, not every round
+                waited = dependency_of(exc)
+            else:
+                log.exception("%s: timer %s failed; it runs again in %.1fs", cube, timer.name, timer.interval_s)
+        else:
+            if waited is not None:
+                OUTAGES.up(waited)
+                waited = None
         await sleep_unless(clock, timer.interval_s, stop)
     return total

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 
+from shared.outages import OUTAGES
 from shared.runtime.retry import next_backoff_s
 
 __all__ = ["BUS_BACKOFF_CAP_S", "BUS_BACKOFF_FIRST_S", "IDLE_POLL_S", "WAKE_EVERY_S", "bus_backoff", "wake_on"]
-
-log = logging.getLogger("turbocubes.runtime")
 
 #: a bus failure is waited out: first wait, and the cap of the doubling waits (seconds)
 BUS_BACKOFF_FIRST_S = 1.0
@@ -42,9 +40,11 @@ async def wake_on(event: asyncio.Event, stop: asyncio.Event) -> None:
 
 
 async def bus_backoff(cube: str, what: str, exc: BaseException, backoff: float, stop: asyncio.Event) -> float:
-    """Log ``what`` failed and wait the next backoff after ``backoff`` (or until ``stop``); returns it."""
+    """Record that ``what`` failed on the bus and wait the next backoff after ``backoff`` (or until
+    ``stop``); returns it."""
     backoff = next_backoff_s(backoff, BUS_BACKOFF_FIRST_S, BUS_BACKOFF_CAP_S)
-    log.error("%s: %s failed (%s: %s); trying again in %.0fs", cube, what, type(exc).__name__, exc, backoff)
+    # the bus is down: told once per outage (shared/outages.py); the commit that ends it says so
+    OUTAGES.down("bus", f"{cube}: {what}: {type(exc).__name__}: {exc}")
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), backoff)
     return backoff

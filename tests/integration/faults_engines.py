@@ -1,29 +1,19 @@
-"""Stopping and restarting the shared engines for the fault tests (docs/architecture.md sections 8
-and 9).
+"""Stopping and restarting the shared engines for the fault tests (docs/architecture.md sections 8 and 9).
 
-The engines are the ones ``scripts/test`` started (``ops/kafka/start``,
-``ops/s3/start``) and other test runs use at the same time: every outage is
-short, and ``restore()`` (called in ``finally``) brings back whatever is still
-down. The scripts always run with the engines' own environment, never with the
-topology's ``TURBOCUBES_VAR`` (the engines' pid files live where they were
-started).
-
-SeaweedFS: ``ops/s3/start`` wipes its data dir on every cold start (it has no
-``--fresh`` option, unlike ``ops/kafka/start``), so a stop / start through the
-scripts would destroy every object of every test sharing the server. Until it
-keeps its data, ``s3_outage`` stops the server with ``ops/s3/stop`` and starts
-the very same command line again (read from ``/proc``: same arguments, working
-directory and environment, same log, the pid file updated) on the untouched data
-dir; ``ops/s3/start`` then finds it running and only waits for its put / get
-round trip. Once ``ops/s3/start`` has ``--fresh``, the scripts are used as they are.
+The engines are the ones ``scripts/test`` started (``ops/kafka/start``, ``ops/postgres/start``,
+``ops/s3/start``) and other test runs use at the same time: every outage is short, and
+``restore()`` (called in ``finally``) brings back whatever is still down. The scripts always run
+with the engines' own environment, never with the topology's ``TURBOCUBES_VAR`` (the engines' pid
+files live where they were started). Each engine restarts on its data (Kafka and SeaweedFS unless
+given ``--fresh``, PostgreSQL always), and each start is checked to have done so: an engine that
+came back empty would make every "nothing lost" check meaningless.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -31,9 +21,11 @@ __all__ = ["OPS", "REPO", "Engines", "alive", "pid_in", "run"]
 
 REPO = Path(__file__).resolve().parents[2]
 OPS = REPO / "ops"
-#: SIGTERM -> SIGKILL grace for ``ops/s3/stop``: SeaweedFS often ignores SIGTERM for the whole default
-#: 15 s, which would only lengthen everyone's outage (a SIGKILL is the harsher fault anyway)
+#: SIGTERM -> SIGKILL grace for ``ops/s3/stop``: its clean stop takes ~17 s, which would only lengthen
+#: everyone's outage (a SIGKILL is the harsher fault anyway)
 S3_STOP_GRACE_S = 2
+#: how long ops/kafka/start may wait for a restarted broker's round trip
+KAFKA_WAIT_S = 300
 
 
 async def run(argv: list[str], env: dict[str, str], limit_s: float, cwd: Path = REPO) -> tuple[int, str]:
@@ -60,6 +52,14 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def pid_in_first_line(pidfile: Path) -> int:
+    """The pid on the first line of ``pidfile`` (PostgreSQL's postmaster.pid has more lines), or 0."""
+    try:
+        return int(pidfile.read_text().splitlines()[0].strip())
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def pid_in(pidfile: Path) -> int:
     try:
         return int(pidfile.read_text().strip())
@@ -68,15 +68,14 @@ def pid_in(pidfile: Path) -> int:
 
 
 class Engines:
-    """``kafka_restart()``, ``s3_outage(seconds)``; ``restore()`` in ``finally``."""
+    """Stops, kills and starts of Kafka, PostgreSQL and SeaweedFS; ``restore()`` in ``finally``."""
 
     def __init__(self) -> None:
         self.env = {**os.environ, "TURBOCUBES_PYTHON": sys.executable}
         self.var = Path(os.environ.get("TURBOCUBES_VAR") or "/tmp/turbocubes-ops")
         self.kafka_down = False
         self.s3_down = False
-        #: how to start SeaweedFS again on its data: (argv, cwd, environment), read before stopping it
-        self._weed: tuple[list[str], str, dict[str, str]] | None = None
+        self.postgres_down = False
         #: what was done, for the test's timeline
         self.how = ""
 
@@ -92,54 +91,59 @@ class Engines:
         await self.script("kafka", "stop", limit_s=60)
 
     async def kafka_start(self) -> None:
-        out = await self.script("kafka", "start")
+        # a shared test broker holds thousands of partitions: at a load of ~20 it took over 90 s to start
+        out = await self.script("kafka", "start", limit_s=KAFKA_WAIT_S + 30, TURBOCUBES_KAFKA_WAIT_S=str(KAFKA_WAIT_S))
         # a broker that came back empty would make every "nothing lost" check meaningless
         assert "restarting on the existing log dir" in out, f"ops/kafka/start did not restart on its data:\n{out}"
         self.kafka_down = False
 
+    # ------------------------------------------------------------------ PostgreSQL
+
+    async def postgres_stop(self) -> None:
+        """A clean stop (``ops/postgres/stop``: fast shutdown)."""
+        self.postgres_down = True
+        await self.script("postgres", "stop", limit_s=60)
+
+    async def postgres_kill(self) -> int:
+        """kill -9 of the postmaster, as a crash would: acknowledged commits must survive it. Its pid."""
+        pidfile = self.var / "postgres" / "data" / "postmaster.pid"
+        pid = pid_in_first_line(pidfile)
+        assert alive(pid), f"no live postmaster in {pidfile}"
+        self.postgres_down = True
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(200):  # its backends notice and exit; the port is free once they have
+            if not alive(pid):
+                break
+            await asyncio.sleep(0.05)  # polling a process's end
+        return pid
+
+    async def postgres_start(self) -> None:
+        out = await self.script("postgres", "start")
+        assert "durable" in out, f"ops/postgres/start did not say it runs durable:\n{out}"
+        self.postgres_down = False
+
     # ------------------------------------------------------------------ SeaweedFS
 
-    @staticmethod
-    def s3_start_keeps_data() -> bool:
-        return "--fresh" in (OPS / "s3" / "start").read_text()
-
     async def s3_stop(self) -> None:
-        if not self.s3_start_keeps_data():
-            pid = pid_in(self.var / "s3" / "weed.pid")
-            assert alive(pid), f"no live SeaweedFS pid in {self.var / 's3' / 'weed.pid'}"
-            proc = Path(f"/proc/{pid}")
-            argv = [a.decode() for a in (proc / "cmdline").read_bytes().split(b"\0")[:-1]]
-            env = dict(
-                e.decode(errors="replace").split("=", 1)
-                for e in (proc / "environ").read_bytes().split(b"\0")
-                if b"=" in e
-            )
-            self._weed = (argv, os.readlink(proc / "cwd"), env)
-            self.how = f"ops/s3/stop, then pid {pid}'s command line again on its data"
-        else:
-            self.how = "ops/s3/stop, ops/s3/start"
+        self.how = "ops/s3/stop, ops/s3/start"
         self.s3_down = True
         await self.script("s3", "stop", limit_s=60, TURBOCUBES_S3_STOP_TIMEOUT_S=str(S3_STOP_GRACE_S))
 
     async def s3_start(self) -> None:
-        if self._weed is not None and not alive(pid_in(self.var / "s3" / "weed.pid")):
-            await self._respawn_weed(*self._weed)
-        await self.script("s3", "start")  # with our server running, it only waits for its round trip
+        out = await self.script("s3", "start")
+        assert "existing data dir" in out or "already running" in out, f"ops/s3/start did not keep its data:\n{out}"
         self.s3_down = False
-
-    async def _respawn_weed(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
-        """Start ``argv`` detached (its own session, not our child), as ops/s3/start does, and record its pid."""
-        log = self.var / "s3" / "weed.log"
-        cmd = f"setsid nohup {shlex.join(argv)} >>{shlex.quote(str(log))} 2>&1 </dev/null & echo $!"
-        rc, out = await run(["/bin/sh", "-c", cmd], env, 10, cwd=Path(cwd))
-        assert rc == 0, f"could not start SeaweedFS again: {out}"
-        (self.var / "s3" / "weed.pid").write_text(f"{int(out.split()[-1])}\n")
 
     # ------------------------------------------------------------------ finally
 
     async def restore(self) -> list[str]:
         """Bring back every engine still down; the problems met doing so."""
         problems = []
+        if self.postgres_down:
+            try:
+                await self.postgres_start()
+            except AssertionError as exc:
+                problems.append(str(exc))
         if self.kafka_down:
             try:
                 await self.script("kafka", "start")
@@ -151,6 +155,4 @@ class Engines:
                 await self.s3_start()
             except AssertionError as exc:
                 problems.append(str(exc))
-                with contextlib.suppress(AssertionError):  # last resort: running, even if empty
-                    await self.script("s3", "start")
         return problems

@@ -9,7 +9,8 @@ loop would bunch arrivals together (a false politeness violation) or spread them
 It serves ``/feed.xml``, an RSS 2.0 feed of ``items`` items whose
 ``content:encoded`` carries two ``<img>`` each, and those images
 (``/img/<n>-a.png`` and ``/img/<n>-b.jpg``, distinct real images made with
-Pillow before the server answers). ``edit(ns)`` makes a new version of some
+Pillow before the server answers), and with ``catalog_offers`` a YML catalog
+of that many offers at ``/catalog.xml``. ``edit(ns)`` makes a new version of some
 items (title and text change, the images stay); ``unavailable(seconds)`` makes
 every path answer 503 with ``Retry-After`` for a while. Every request is logged
 server-side (monotonic arrival time, path, status): ``max_in_window`` over
@@ -76,8 +77,12 @@ def _image(seed: str, fmt: str) -> bytes:
 class FaultSite:
     """``start()`` -> port (blocking, from any thread); ``edit``, ``unavailable``, ``hits``; ``stop()``."""
 
-    def __init__(self, items: int, *, rate: float, retry_after_s: int = 2) -> None:
+    def __init__(self, items: int, *, rate: float, retry_after_s: int = 2, catalog_offers: int = 0) -> None:
         self.items = items
+        #: offers of the YML catalog at ``/catalog.xml`` (0: none); no pictures, so that a first load is
+        #: the parser's, the media cube's and the kvwriter's work, not ten thousand image fetches
+        self.catalog_offers = catalog_offers
+        self._catalog = b""
         #: the partner's configured rate (requests per second); ``max_in_window`` must stay under it
         self.rate = rate
         self.retry_after_s = retry_after_s
@@ -120,6 +125,9 @@ class FaultSite:
 
     def item_url(self, n: int) -> str:
         return self.url(f"/story/{n}")
+
+    def offer_url(self, n: int) -> str:
+        return self.url(f"/product/{n}")
 
     def marker(self, n: int, version: int | None = None) -> str:
         """The text only version ``version`` (default: the latest) of item ``n`` carries."""
@@ -175,6 +183,20 @@ class FaultSite:
             self._feed = feed
             self._etag = f'"{zlib.crc32(feed):08x}"'
 
+    def _make_catalog(self) -> bytes:
+        base = self.url("")
+        offers = "".join(
+            f'<offer id="{n}"><url>{base}/product/{n}</url><price>{n + 1}</price><currencyId>RUR</currencyId>'
+            f"<categoryId>1</categoryId><name>Product {n}</name><description>Offer {n} of the shop.</description>"
+            f"</offer>\n"
+            for n in range(self.catalog_offers)
+        )
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?><yml_catalog date="2026-12-01 10:00"><shop><name>Faults</name>'
+            f'<url>{base}/</url><categories><category id="1">Things</category></categories><offers>\n'
+            f"{offers}</offers></shop></yml_catalog>"
+        ).encode()
+
     # ------------------------------------------------------------------ serving (the site's thread)
 
     def _run(self) -> None:
@@ -197,6 +219,7 @@ class FaultSite:
         assert server is not None
         self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
         self._rebuild()  # the feed names the real port
+        self._catalog = self._make_catalog()
         self._ready.set()
         await self._stop.wait()
         await runner.cleanup()
@@ -222,6 +245,9 @@ class FaultSite:
                 return web.Response(status=304, headers={"ETag": etag})
             self._log(at, path, 200)
             return web.Response(body=feed, content_type="application/rss+xml", headers={"ETag": etag})
+        if path == "/catalog.xml" and self.catalog_offers:
+            self._log(at, path, 200)
+            return web.Response(body=self._catalog, content_type="application/xml")
         image = self.images.get(path)
         if image is not None:
             self._log(at, path, 200)

@@ -32,6 +32,7 @@ import asyncpg
 from prometheus_client import Counter
 
 from shared.errors import ConfigError, StoreUnavailable
+from shared.outages import ClientLogGate
 from shared.stores.migrations import POSTGRES
 from shared.stores.postgres.batch import Inflight
 from shared.stores.postgres.durability import RISKS, SETTINGS_SQL, check_durable
@@ -59,6 +60,17 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.InterfaceError,
 )
 _PLACEHOLDER = re.compile(r"\?")
+#: asyncpg's pool logs a traceback each time it fails to reconnect to a server that is away
+#: ("Failed to restore the pool connection floor"): that is the store's outage, told once
+#: (shared/outages.py), and held back to DEBUG while it lasts
+GATE = ClientLogGate(
+    "store",
+    re.compile(
+        r"connection floor|Connection refused|CannotConnectNow|ConnectionDoesNotExist|connection was closed"
+        r"|ConnectionResetError|the database system is"
+    ),
+)
+GATE.install("asyncpg", ["asyncpg.pool"])
 
 
 ROUND_TRIPS = Counter(
