@@ -117,8 +117,19 @@ class Producer(Protocol):
         ``.partition`` and ``.offset`` (a ``Delivered``, or the engine's own metadata)."""
         ...
 
+    async def send_batch(self, records: Sequence[tuple[str, bytes | None, bytes, Headers]]) -> asyncio.Future[Any]:
+        """Queue ``records`` (topic, key, value, headers) in order; one future that resolves once every
+        one of them is durable (the embedded log: one transaction for them all)."""
+        ...
+
     async def flush(self) -> None:
         """Wait until every record sent so far is durable."""
+        ...
+
+    async def reset(self) -> None:
+        """Start again after a delivery failure that may break later sends for good (Kafka: an idempotent
+        producer left with sequence numbers a restarted broker refuses); engines with nothing to reset
+        do nothing."""
         ...
 
 

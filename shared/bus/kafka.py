@@ -68,17 +68,21 @@ WAKEABLE_POLL_S = 0.5
 #: a lag reading in flight when the consumer stops gets this long to end by itself
 LAG_READ_GRACE_S = 5.0
 
+
 def _servers(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme != "kafka" or not parts.netloc:
         raise ConfigError("bus.url", url, "kafka://HOST:PORT[,HOST:PORT...]")
     return parts.netloc
 
+
 def _ktp(tp: TopicPartition, prefix: str = "") -> KTP:
     return KTP(prefix + tp.topic, tp.partition)
 
+
 def _tp(k: Any, prefix: str = "") -> TopicPartition:
     return TopicPartition(k.topic[len(prefix) :], k.partition)
+
 
 class KafkaBus:
     def __init__(
@@ -262,6 +266,7 @@ class KafkaBus:
         finally:
             await c.stop()
 
+
 async def _started(raw: Any, servers: str) -> Any:
     """``raw.start()`` (a producer, consumer or admin client), or ``raw`` stopped again.
 
@@ -280,6 +285,7 @@ async def _started(raw: Any, servers: str) -> Any:
         raise
     return raw
 
+
 def _record(m: Any, prefix: str = "") -> Record:
     return Record(
         m.topic[len(prefix) :],
@@ -290,6 +296,7 @@ def _record(m: Any, prefix: str = "") -> Record:
         tuple((k, bytes(v)) for k, v in (m.headers or ())),
         m.timestamp or 0,
     )
+
 
 class KafkaProducer:
     def __init__(
@@ -331,8 +338,14 @@ class KafkaProducer:
         )
         return coro
 
+    async def send_batch(self, records: Sequence[tuple[str, bytes | None, bytes, Headers]]) -> asyncio.Future[Any]:
+        """Each record sent as ``send`` does (aiokafka batches them itself); one future for them all."""
+        futs = [await self.send(topic, value, key=key, headers=headers) for topic, key, value, headers in records]
+        return asyncio.gather(*futs)
+
     async def flush(self) -> None:
         await self.raw.flush()
+
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(self, owner: KafkaConsumer) -> None:
@@ -347,6 +360,7 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         return None
+
 
 class KafkaConsumer:
     def __init__(self, raw: AIOKafkaConsumer, group: str, on_revoke: RevokeCallback | None, prefix: str = "") -> None:

@@ -48,6 +48,9 @@ class SqliteProducer:
         self._linger()
         return fut
 
+    async def reset(self) -> None:
+        """Nothing to reset: a failed transaction leaves nothing behind that would fail the next."""
+
     async def send_batch(self, records: Sequence[Pending]) -> asyncio.Future[list[Delivered]]:
         """Queue ``records`` (topic, key, value, headers) in order; one future for them all, which
         resolves to their placements once the transaction that holds them commits."""

@@ -16,7 +16,8 @@ record) and commits only the *contiguously* finished prefix. One commit round
 4. run their ``after_commit`` hooks (state that may only go once the work is
    safe): one key's in order, different keys' side by side; flush the metrics.
 
-A round runs every ``COMMIT_EVERY_S`` (``run``) while records are in flight, and
+A round runs every ``COMMIT_EVERY_S`` (the session's commit loop, ``session.py``) while
+records are in flight, and
 once more at shutdown and before a rebalance takes partitions away; with nothing
 in flight the loop sleeps until a record is admitted (an idle runner wakes for
 no round). A round that fails on the bus leaves
@@ -35,7 +36,6 @@ from typing import Any
 from shared.bus.base import Consumed, Consumer, Producer, TopicPartition
 from shared.clock import Clock
 from shared.errors import CommitOrderError
-from shared.outages import OUTAGES
 from shared.runtime.publish import await_deliveries
 from shared.runtime.stats import Meter, RunStats
 
@@ -104,7 +104,7 @@ class CommitTracker:
         return slot
 
     def close(self) -> None:
-        """The runner is closing: ``run`` ends after the round in progress (or its idle wait) ends."""
+        """The runner is closing: the commit loop ends after the round in progress (or its idle wait)."""
         self._closing = True
         self._admitted.set()
 
@@ -186,7 +186,6 @@ class CommitTracker:
                 if previous is not None and off < previous:
                     raise CommitOrderError(f"{self.cube}: commit of {tp} would go back from {previous} to {off}")
             await self.consumer.commit(commits)
-            OUTAGES.up("bus")  # a commit went through: the bus is there (a dict look-up when it never left)
             self._committed.update(commits)
             self.stats.commits += 1
             self.stats.last_commit_at = self.clock.monotonic()
@@ -202,27 +201,15 @@ class CommitTracker:
                 track = self._tracks[(r.topic, r.partition)] = deque()
             track.appendleft(slot)
 
-    async def run(self, troubled: Callable[[], bool], failed: Callable[[BaseException], None]) -> None:
-        """A round every ``COMMIT_EVERY_S`` until ``close``; none while ``troubled()`` (the runner is
-        recovering from a bus failure); a round's bus failure goes to ``failed``. With nothing in
-        flight it waits for the next admitted record (or ``close``) instead."""
-        while not self._closing:
-            if self.idle():
-                self._admitted.clear()
-                await self._admitted.wait()
-                continue
-            # a pace, not a behaviour: the event loop's time, so that commits go on while a test's
-            # ManualClock stands still
-            await asyncio.sleep(COMMIT_EVERY_S)
-            if troubled():
-                continue
-            try:
-                await self.commit_finished()
-            except CommitOrderError:
-                raise
-            except Exception as exc:
-                self.stats.bus_failures += 1
-                failed(exc)
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    async def until_admitted(self) -> None:
+        """While nothing is in flight: wait for the next admitted record (or ``close``)."""
+        if self.idle() and not self._closing:
+            self._admitted.clear()
+            await self._admitted.wait()
 
 
 async def run_round_hooks(cube: str, ready: Iterable[Slot]) -> None:

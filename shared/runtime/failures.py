@@ -82,6 +82,7 @@ class FailureRouter:
         rng: random.Random,
         stats: RunStats,
         meter: Meter,
+        breaker: Breaker,
         held: Callable[[], Iterable[tuple[str, int]]],
     ) -> None:
         self.cube = cube
@@ -96,7 +97,8 @@ class FailureRouter:
         self.meter = meter
         #: the partitions parked behind a retry that is not due (they stay paused when the breaker closes)
         self.held = held
-        self.breaker = Breaker(cfg.dlq_breaker_window, cfg.dlq_breaker_ratio, cfg.dlq_breaker_cooldown_s)
+        #: shared with the lanes, which resume a held partition only while it lets messages through
+        self.breaker = breaker
         self._gauge = BREAKER_OPEN.labels(cube)
         self._gauge_set = False
         self._half_open: asyncio.Task[None] | None = None

@@ -27,22 +27,28 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, Protocol
 
 from shared.bus.base import Consumer, TopicPartition, header
 from shared.clock import Clock
+from shared.runtime.breaker import Breaker
 from shared.runtime.commits import Slot
 from shared.runtime.headers import HEADERS
 from shared.runtime.shutdown import CANCEL_GRACE_S, settle
 from shared.runtime.turns import ClassOf, Turns
 
-__all__ = ["LaneDispatcher"]
+__all__ = ["LaneDispatcher", "SlotRunner"]
 
 log = logging.getLogger("turbocubes.runtime")
 
-#: handle one record; False when it could not be finished (the bus failed, or the runner stops)
-RunSlot = Callable[[Slot, "asyncio.Task[None]"], Awaitable[bool]]
+
+class SlotRunner(Protocol):
+    """Who handles the records the lanes hand out (the runner's session)."""
+
+    async def run_slot(self, slot: Slot, task: asyncio.Task[None]) -> bool:
+        """Handle one record; False when it could not be finished (the bus failed, or the runner stops)."""
+        ...
 
 
 class LaneDispatcher:
@@ -56,8 +62,8 @@ class LaneDispatcher:
         retry_topic: str,
         consumer: Consumer,
         clock: Clock,
-        run_slot: RunSlot,
-        may_resume: Callable[[], bool],
+        slots: SlotRunner,
+        breaker: Breaker,
         key_width: Callable[[Any], int] | None = None,
         key_class: ClassOf | None = None,
     ) -> None:
@@ -70,9 +76,9 @@ class LaneDispatcher:
         self.retry_topic = retry_topic
         self.consumer = consumer
         self.clock = clock
-        self.run_slot = run_slot
-        #: whether a partition whose held retry came due may be read again (not while the breaker is open)
-        self.may_resume = may_resume
+        self.slots = slots
+        #: a partition whose held retry came due is read again only while the breaker lets messages through
+        self.breaker = breaker
         #: records dispatched or held and not finished yet
         self.in_flight = 0
         #: set when a record finishes: room for one more (``room``), progress (``finished``)
@@ -178,10 +184,10 @@ class LaneDispatcher:
         slot.task = task
         try:
             if self._sem is None:
-                finished = await self.run_slot(slot, task)
+                finished = await self.slots.run_slot(slot, task)
             else:
                 async with self._sem:
-                    finished = await self.run_slot(slot, task)
+                    finished = await self.slots.run_slot(slot, task)
         except asyncio.CancelledError:
             if not slot.cancelled:
                 raise  # the runner stops, or recovers: the whole lane goes
@@ -244,7 +250,7 @@ class LaneDispatcher:
                 self._held[tpk].extend(held)
                 return
             self.dispatch(nxt)
-        if self.may_resume():
+        if self.breaker.passable.is_set():
             self.consumer.resume([TopicPartition(*tpk)])
 
     # ------------------------------------------------------------------ rebalance, recovery, stop

@@ -77,12 +77,10 @@ async def await_deliveries(producer: Producer, deliveries: Sequence[asyncio.Futu
 
 
 async def reset_producer(producer: Producer) -> None:
-    """Replace a producer a broker restart may have broken for good (Kafka: out-of-order sequence
-    numbers forever, which would fail every later send); engines without ``reset`` need nothing."""
-    reset = getattr(producer, "reset", None)
-    if reset is not None:
-        with contextlib.suppress(Exception):
-            await reset()
+    """``producer.reset()`` after a delivery failure (Kafka: out-of-order sequence numbers forever after
+    a broker restart, which would fail every later send); a reset that fails is the next send's problem."""
+    with contextlib.suppress(Exception):
+        await producer.reset()
 
 
 async def publish_outputs(
@@ -96,12 +94,8 @@ async def publish_outputs(
     sends = encoder.encode(outputs)
     if not sends:
         return 0
-    # one future for the whole batch where the engine can (the embedded log's ``send_batch``)
-    send_batch = getattr(producer, "send_batch", None)
-    if send_batch is not None:
-        futs = [await send_batch(sends)]
-    else:
-        futs = [await producer.send(topic, value, key=key, headers=headers) for topic, key, value, headers in sends]
+    # one future for the whole batch (the embedded log writes it in one transaction)
+    futs = [await producer.send_batch(sends)]
     try:
         await await_deliveries(producer, futs)
     except Exception:
