@@ -23,7 +23,7 @@ The engines' client libraries log their own retries (aiokafka ~120 lines a secon
 is away; asyncpg's pool a traceback each time it fails to reconnect): ``ClientLogGate``, a filter on
 a library's loggers, takes its connection errors as evidence of an outage (they begin one, told
 once, and tell ``listeners``), and while its dependency is down holds everything the library logs
-at DEBUG. Outside an outage its warnings pass, at most one of each kind per ``REPEAT_S``.
+at DEBUG. Outside an outage what it logs passes, the same line at most once per ``REPEAT_S``.
 """
 
 from __future__ import annotations
@@ -149,8 +149,9 @@ _DIGITS = re.compile(r"\d+")
 
 
 class ClientLogGate(logging.Filter):
-    """On one client library's loggers: its connection errors are ``dependency``'s outage, and what it
-    logs during one is held back to DEBUG (``install`` puts it on the loggers)."""
+    """On one client library's loggers: its connection errors are ``dependency``'s outage, what it logs
+    during one is held back to DEBUG, and a line it repeats passes once a minute (``install`` puts it
+    on the loggers)."""
 
     def __init__(self, dependency: str, evidence: re.Pattern[str], outages: Outages | None = None) -> None:
         super().__init__()
@@ -180,9 +181,10 @@ class ClientLogGate(logging.Filter):
             self.held += 1
             record.levelno, record.levelname, record.exc_info, record.exc_text = logging.DEBUG, "DEBUG", None, None
             return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
-        if record.levelno < logging.WARNING:
-            return True
-        kind = (record.name, _DIGITS.sub("N", str(record.msg)))
+        # the same line again and again (the client's "Discovered coordinator 1 for group g" twice a
+        # second while a restarted broker loads its groups): once a minute; distinct lines (one per group,
+        # per topic) all pass
+        kind = (record.name, _DIGITS.sub("N", record.getMessage()))
         now = time.monotonic()
         if now - self._seen.get(kind, -REPEAT_S) < REPEAT_S:
             self.held += 1

@@ -8,8 +8,9 @@ logged ~120 ERROR lines a second (``Unable connect to node``, ``Unable to update
 * ``GATE`` (``shared.outages.ClientLogGate``) on the ``aiokafka`` loggers takes the client's
   connection errors (``EVIDENCE``) as evidence: the first one begins a ``bus`` outage of the process
   (``shared/outages.py``: one WARNING, a gauge, a problem), and while the outage lasts everything the
-  client logs goes to DEBUG. Outside an outage its warnings (a rebalance's "Heartbeat failed") are
-  let through, at most one of each kind a minute, and its INFO lines (joins, assignments) as they are.
+  client logs goes to DEBUG. Outside an outage what it logs passes, the same line at most once a
+  minute (a restarted broker that loads its groups made it log "Discovered coordinator" twice a second
+  for half a minute).
 * ``KafkaHealth`` then asks the broker for its metadata every ``PROBE_EVERY_S`` (the producer's
   client: a real request, not a TCP connect) and ends the outage once the answer came and the
   client has been quiet for ``QUIET_S``.
