@@ -34,10 +34,10 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from prometheus_client import Counter, Gauge
 
+from shared.clock import at
 from shared.errors import BlobUnavailable, BusUnavailable, StoreUnavailable, is_outage
 from shared.problems import Problem, problem
 
@@ -127,7 +127,7 @@ class Outages:
             problem(
                 "engine.unavailable",
                 f"{DEPENDENCIES.get(dep, dep)} has been unreachable since "
-                f"{datetime.fromtimestamp(d.since, UTC):%Y-%m-%d %H:%M:%S} UTC ({d.held + 1} failure(s)): {d.detail}",
+                f"{at(d.since):%Y-%m-%d %H:%M:%S} UTC ({d.held + 1} failure(s)): {d.detail}",
             )
             for dep, d in sorted(self._down.items())
         ]

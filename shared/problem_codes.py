@@ -471,7 +471,6 @@ _ROWS: tuple[ProblemCode, ...] = (
         "Turbo markup that turbocubes does not render was left out",
         "The message names the element; use the Turbo elements the page renders, or remove it.",
     ),
-    # ---------------------------------------------------------------- the pipeline's own engines (shared/outages.py)
     ProblemCode(
         "engine.unavailable",
         "error",
