@@ -15,7 +15,7 @@ logged ~120 ERROR lines a second (``Unable connect to node``, ``Unable to update
   client: a real request, not a TCP connect) and ends the outage once the answer came and the
   client has been quiet for ``QUIET_S``.
 
-No aiokafka type leaves this module and ``kafka.py``.
+No aiokafka type leaves this module and the other ``kafka*.py`` of ``shared/bus``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from shared.bus.base import Bus, TopicSpec, tp_of
-from shared.bus.kafka import KafkaBus, KafkaConsumer
+from shared.bus.kafka import KafkaBus
+from shared.bus.kafka_consumer import KafkaConsumer
 from tests.contract.bus_contract import BusContract, drain, produce
 
 pytestmark = pytest.mark.kafka
