@@ -6,7 +6,7 @@ and SeaweedFS loads a shop's YML catalog of ``OFFERS`` offers (``faults_site.py`
 over ``inline_body_max``, so the crawler hands it to the parser through S3). Once the parser has
 published a few of its 1,000-offer batches, the postmaster is killed with kill -9 and, after a few
 seconds, started again (crash recovery on its data). At the end every offer has its page, nothing
-is parked in Delay, no dead letter, and the fetch's report says it published them all.
+is parked in Delay, no dead letter, and the fetch's report says it sent them all on.
 
 With ``synchronous_commit=off`` (what ``ops/postgres/start`` ran before) such a kill left 29,940 and
 29,986 of 30,000 pages for good: every parser hash recorded (the next fetch finds them unchanged),
@@ -114,7 +114,7 @@ async def test_nothing_acknowledged_is_lost_when_postgresql_dies_during_a_first_
         # the fetch that published them says so (a retry of it never rewrites its counts)
         reports = await stores.problems.reports(feed_id_for(None, canonical_url(url)))
         assert reports, "no fetch report"
-        assert (reports[-1].result, reports[-1].published) == ("parsed", OFFERS + 1), reports[-1]  # + the listing
+        assert (reports[-1].result, reports[-1].changed) == ("parsed", OFFERS + 1), reports[-1]  # + the listing
         passed = True
     finally:
         problems = await engines.restore()

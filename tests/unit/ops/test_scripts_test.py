@@ -65,7 +65,7 @@ def _free_pair() -> int:
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+            port: int = s.getsockname()[1]
         if port + 10000 > 65535:
             continue
         with socket.socket() as a, socket.socket() as b:
