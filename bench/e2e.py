@@ -73,7 +73,7 @@ from prometheus_client import REGISTRY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.e2e_costs import Costs, Counters, CubeCpu
+from bench.e2e_costs import Costs, Counters, CubeCpu, Idle
 from bench.e2e_site import PARTNER_SUFFIX, PartnerProcess, PartnerResolver
 from bench.e2e_waits import HopProbe, RunQueue, count_kafka_requests
 from cubes import registry
@@ -110,9 +110,12 @@ WRITE_PATH = {
 }
 #: the TRICKLE pass's offered load on the real engines, documents/s (the embedded one: --trickle)
 REAL_TRICKLE_RATE = 150.0
-#: an idle pipeline's target: our processes' CPU a second, a share of one core (``turbocubes up``, one
-#: process: 13 % of a core before, 3.9 s of CPU in 30 s; bench/idle.py measures that one)
+#: an idle pipeline's target: each of our processes' CPU a second, a share of one core; and what it was
+#: when the target was set (``turbocubes up``, one process: 3.9 s of CPU in 30 s; bench/idle.py measures
+#: that one), with the Kafka requests a second of its consumers then (fetches and heartbeats)
 IDLE_SHARE = 0.01
+IDLE_BASELINE_SHARE = 0.13
+IDLE_BASELINE_KAFKA_PER_S = 14.0
 #: a lane far above what the pipeline can use, so politeness never paces this benchmark
 GENEROUS_LANE = {"rate": 5_000.0, "burst": 5_000, "concurrency": 64, "max_rate": 5_000.0}
 PROGRESS_EVERY_S = 2.0
@@ -368,6 +371,12 @@ class PassResult:
     engines_cpu: float = 0.0
     idle_ours_per_s: float = 0.0
     idle_engines_per_s: float = 0.0
+    #: the documents written when the CPU above was read (``written`` counts those written by the time
+    #: the index caught up too, more than these after a timeout): the per-document figures' denominator
+    cpu_docs: int = 0
+    #: the IDLE span before the passes (``Costs.measure_idle``), and how many processes of ours ran
+    idle: Idle | None = None
+    process_count: int = 1
 
     def report(self) -> list[str]:
         offered = "  (offered load: the feeds were nudged one by one)" if self.name == "TRICKLE" else ""
@@ -399,7 +408,7 @@ class PassResult:
         )
         lines.append(
             f"   processes ({self.processes}): {self.cpu:.1f} CPU s over the pass{split}"
-            f" ({self.cpu / self.wall:.0%} of one core); {self.cpu / max(self.written, 1) * 1000:.2f} ms"
+            f" ({self.cpu / self.wall:.0%} of one core); {self.cpu / self.docs_for_cpu() * 1000:.2f} ms"
             f" CPU per document"
         )
         lines += self.costs
@@ -407,8 +416,7 @@ class PassResult:
             f"   search index: written -> searchable p50 {pct(self.index_lag, 0.5):.3f} s"
             f"  p99 {pct(self.index_lag, 0.99):.3f} s ({len(self.index_lag)} pages); caught up"
             f" {self.index_catchup_s:.1f} s after the last write; indexer CPU {self.index_cpu_s:.1f} s ="
-            f" {self.index_cpu_s / max(self.written, 1) * 1000:.2f} ms per document (of the processes' figure,"
-            f" as far as it ran within the pass)"
+            f" {self.index_ms():.2f} ms per document (of the processes' figure, as far as it ran within the pass)"
         )
         lines.append(
             f"   bench process event-loop lag p50 {pct(self.lag, 0.5) * 1000:.0f} ms"
@@ -416,12 +424,16 @@ class PassResult:
         )
         return lines
 
+    def docs_for_cpu(self) -> int:
+        """The documents the pass's CPU was spent on (written when it was read)."""
+        return max(self.cpu_docs or self.written, 1)
+
     def cpu_ms(self, *, idle_out: bool = False) -> float:
         """CPU per document, ms: ours and the engines' together (with the idle pipeline's cost taken out)."""
         cpu = self.cpu + self.engines_cpu
         if idle_out:
             cpu = max(0.0, cpu - (self.idle_ours_per_s + self.idle_engines_per_s) * self.wall)
-        return cpu / max(self.written, 1) * 1000
+        return cpu / self.docs_for_cpu() * 1000
 
     def write_path(self) -> list[str]:
         """The write path's targets for this pass (``WRITE_PATH``): met, or by how much not, beside the baseline."""
@@ -449,7 +461,27 @@ class PassResult:
         return out
 
     def index_ms(self) -> float:
-        return self.index_cpu_s / max(self.written, 1) * 1000
+        return self.index_cpu_s / self.docs_for_cpu() * 1000
+
+    def idle_verdict(self) -> list[str]:
+        """The idle target (``IDLE_SHARE`` a process), met or by how much not, beside the figure before."""
+        if self.idle is None:
+            return []
+        each = self.idle.ours_per_s() / max(self.process_count, 1)
+        ok = each <= IDLE_SHARE
+        over = "" if ok else f", {(each - IDLE_SHARE) * 100:.2f} points over"
+        line = (
+            f"   {'PASS' if ok else 'MISS'}  IDLE CPU of each of our processes <= {IDLE_SHARE:.0%} of a core:"
+            f" {each:.2%} ({self.idle.ours_per_s() * 1000:.1f} ms a second over {self.process_count}"
+            f" process(es), {self.idle.seconds:.0f} s){over}; baseline {IDLE_BASELINE_SHARE:.0%} (`turbocubes up`,"
+            f" one process; {each / IDLE_BASELINE_SHARE:.2f}x)"
+        )
+        if self.idle.engines_s:
+            line += f"; the engines' {self.idle.engines_per_s() * 1000:.1f} ms a second"
+        if self.idle.kafka_requests:
+            per_s = self.idle.kafka_requests / self.idle.seconds
+            line += f", {per_s:.1f} Kafka requests a second (baseline {IDLE_BASELINE_KAFKA_PER_S:.0f}, one process)"
+        return [line]
 
     def verdicts(self) -> list[str]:
         cold_dps, warm_dps, p50_s, p99_s, cold_cpu_ms = TARGETS[self.engines.split(" ", 1)[0]]
@@ -461,7 +493,7 @@ class PassResult:
                 (f"{self.name} documents/s >= {target:,.0f}", self.dps >= target, f"{self.dps:,.0f}"),
             ]
         )
-        cpu_ms = self.cpu / max(self.written, 1) * 1000
+        cpu_ms = self.cpu / self.docs_for_cpu() * 1000
         if self.name == "COLD" and cold_cpu_ms is not None:
             checks.append((f"COLD CPU per document <= {cold_cpu_ms} ms (ours)", cpu_ms <= cold_cpu_ms, f"{cpu_ms:.2f}"))
         checks += [
@@ -559,6 +591,8 @@ async def run_pass(
     cpu_workers = workers - workers0
     cpu = here - cpu0 + cpu_workers
     wall = time.time() - t_start
+    # the documents that CPU was spent on, counted now (more are written while the index catches up)
+    written = await pages.count_since(since)
     cost_lines = [queue.end(wall)]
     if costs is not None:
         cost_lines += await costs.end(
@@ -645,6 +679,9 @@ async def run_pass(
         costs.last_engines_s if costs is not None else 0.0,
         costs.idle.ours_per_s() if costs is not None and costs.idle is not None else 0.0,
         costs.idle.engines_per_s() if costs is not None and costs.idle is not None else 0.0,
+        written,
+        costs.idle if costs is not None else None,
+        len(processes.pids()),
     )
 
 
@@ -1004,7 +1041,13 @@ async def amain(args: argparse.Namespace) -> int:
         await site.stop()
     print(f"\n== summary ({load()})", flush=True)
     missed = 0
+    seen: set[str] = set()
     for _, r in results:
+        if r.engines not in seen:  # the engine set's IDLE span, once, before its passes
+            seen.add(r.engines)
+            for line in r.idle_verdict():
+                print(f"{r.engines:18} {line.strip()}")
+                missed += line.lstrip().startswith("MISS")
         print(
             f"{r.engines:18} {r.name}: {r.dps:7,.0f} documents/s  freshness p50 {pct(r.fresh, 0.5):.3f} s"
             f"  p99 {pct(r.fresh, 0.99):.3f} s  (beyond images p50 {pct(r.beyond, 0.5):.3f} s"
