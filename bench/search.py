@@ -515,7 +515,7 @@ async def bench_cube(args: argparse.Namespace, ru: list[str], en: list[str], tmp
             SearchQueryEvent(event_id=f"{time.time_ns() + i:016x}{rng.getrandbits(64):016x}", query=z.draw(),
                              at=NOW - timedelta(seconds=rng.random() * 8e4),
                              region=rng.choice(("moscow", "spb", "kazan", "unknown")), device=rng.choice(devices),
-                             hosts=[f"h{rng.randint(0, 99)}.example" for _ in range(rng.randint(0, 4))])
+                             origins=[f"https://h{rng.randint(0, 99)}.example" for _ in range(rng.randint(0, 4))])
             for i in range(args.events)
         ]  # fmt: skip
         for i in range(0, len(events), 5000):

@@ -67,6 +67,8 @@ def new_trace_id() -> str:
 
 Url = Annotated[str, Field(min_length=1, max_length=4096)]
 Host = Annotated[str, Field(min_length=1, max_length=255)]
+#: ``scheme://host[:port]``, canonical (``shared.origins``): what a right on a site covers
+Origin = Annotated[str, Field(min_length=8, max_length=300)]
 
 
 class Message(BaseModel):
@@ -436,5 +438,8 @@ class SearchQueryEvent(Message):
     device: Device = Device.desktop
     #: results on the page shown
     results: int = Field(default=0, ge=0)
-    #: hosts of the results shown, best first, each once (a webmaster sees the queries their pages answered)
+    #: hosts of the results shown, best first, each once
     hosts: list[Host] = Field(default_factory=list, max_length=20)
+    #: origins of the results shown, best first, each once: the holders of a right on an origin see the
+    #: searches that showed its pages (``shared.wordstat.hosts``), never those of another port or scheme
+    origins: list[Origin] = Field(default_factory=list, max_length=20)

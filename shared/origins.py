@@ -16,14 +16,22 @@ from __future__ import annotations
 
 from shared.urls import canonical_url
 
-__all__ = ["default_origin", "origin_host", "origin_of", "origin_port", "try_origin"]
+__all__ = ["canonical_origin", "default_origin", "origin_host", "origin_of", "origin_port", "try_origin"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of an absolute http(s) URL, canonical; ``ValueError`` when unusable."""
-    canonical = canonical_url(url)
+    return canonical_origin(canonical_url(url))
+
+
+def canonical_origin(canonical: str) -> str:
+    """``origin_of`` a URL that is canonical already (a page's key, a parsed item's URL): no parsing.
+
+    Its authority is between ``//`` and the next ``/``; canonicalizing it again would double the cost
+    where every item or search hit asks.
+    """
     scheme, _, rest = canonical.partition("://")
     return f"{scheme}://{rest.partition('/')[0]}"
 

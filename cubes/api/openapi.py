@@ -62,7 +62,9 @@ OWNERSHIP = (
     "Proofs are re-checked daily (api.proof_recheck_s); a proof not found starts a grace (api.proof_grace_s, a "
     "week) and is reported to its holder at once; the right ends when the grace runs out. Every change of "
     "rights is told to each tenant that holds or held a right on the origin (GET /api/v1/notices), never "
-    "naming another tenant."
+    "naming another tenant. A host's feeds, pages, problems and waiting documents are shown to the tenant whose "
+    "sources they are; the searches that showed an origin's pages (GET /api/v1/hosts/{host}/queries) to each "
+    "holder of a right on that origin, and to no holder of another port or scheme."
 )
 
 
@@ -239,7 +241,7 @@ def _paths() -> dict[str, Any]:
         },
         "/api/v1/hosts/{host}/queries": {
             "get": _op(
-                "The searches that showed your host's pages",
+                "The searches that showed the pages of your right's origin on the host",
                 _ok(200, "HostQueries", "most frequent first"),
                 (403, 422),
                 tag="wordstat",

@@ -269,9 +269,10 @@ SCHEMAS: dict[str, Any] = {
     },
     "HostQueries": {
         "type": "object",
-        "required": ["host", "period_months", "privacy_threshold", "queries", "hidden"],
+        "required": ["host", "origin", "period_months", "privacy_threshold", "queries", "hidden"],
         "properties": {
             "host": {"type": "string"},
+            "origin": {"type": "string", "description": "whose pages the searches showed: your right's origin"},
             "period_months": {"type": "integer"},
             "privacy_threshold": {"type": "integer"},
             "queries": {

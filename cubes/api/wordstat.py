@@ -6,10 +6,10 @@
   (``shared.wordstat.frequency``). Any tenant may ask: every number is an
   aggregate, and counts under ``wordstat.privacy_threshold`` are ``null``
   (shown as "< N"). A query that cannot be read is 422 with where and why.
-* ``GET /api/v1/hosts/{host}/queries?months=`` — the searches that showed the
-  tenant's own verified host's pages, most frequent first; only queries searched
-  at least the threshold's number of times are listed (the rest are counted in
-  ``hidden``).
+* ``GET /api/v1/hosts/{host}/queries?months=`` — the searches that showed the pages
+  of the origin the tenant's right on the host covers (``shared.wordstat.hosts``),
+  most frequent first; only queries searched at least the threshold's number of
+  times are listed (the rest are counted in ``hidden``).
 """
 
 from __future__ import annotations
@@ -71,13 +71,14 @@ async def host_queries(request: web.Request) -> web.StreamResponse:
         host = canonical_host(request.match_info["host"])
     except ValueError as exc:
         raise ValidationFailed([FieldError("host", str(exc))]) from None
-    await require_host(ctx.stores.tenants, request[TENANT], host)
+    claim = await require_host(ctx.stores.tenants, request[TENANT], host)
     months = _months(request, cfg.history_months)
     now = ctx.clock.now()
-    hq = await shown_queries(ctx.stores.wordstat, host, now=now, months=months, threshold=cfg.privacy_threshold)
+    hq = await shown_queries(ctx.stores.wordstat, claim.origin, now=now, months=months, threshold=cfg.privacy_threshold)
     return json_response(
         {
             "host": host,
+            "origin": claim.origin,
             "period_months": months,
             "privacy_threshold": cfg.privacy_threshold,
             "queries": [{"query": q, "impressions": n} for q, n in hq.shown],

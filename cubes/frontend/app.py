@@ -52,6 +52,7 @@ from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.messages import SearchQueryEvent
+from shared.origins import canonical_origin
 from shared.page_style import PAGE_CSS, STYLESHEET_PATH
 from shared.players import Players
 from shared.previews import preview_key
@@ -147,7 +148,7 @@ def _event_id() -> str:
     return f"{time.time_ns():016x}{secrets.token_hex(8)}"
 
 
-#: hosts of a results page a search event names at most (``SearchQueryEvent.hosts``)
+#: hosts (and origins) of a results page a search event names at most (``SearchQueryEvent.hosts``)
 _EVENT_HOSTS = 20
 
 
@@ -284,6 +285,7 @@ class _Frontend:
                 device=device,
                 results=len(hits),
                 hosts=list(dict.fromkeys(h.host for h in hits))[:_EVENT_HOSTS],
+                origins=list(dict.fromkeys(canonical_origin(h.url) for h in hits))[:_EVENT_HOSTS],
             )
         )
 

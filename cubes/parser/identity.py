@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.hosts import HostScope
+from shared.origins import canonical_origin, origin_host
 from shared.urls import canonical_url
 
 __all__ = ["Identity", "IdentityError", "identify"]
@@ -37,13 +38,8 @@ class Identity:
 
 
 def _host_and_origin(canonical: str) -> tuple[str, str]:
-    # the URL is canonical already: the authority is between "//" and the next "/";
-    # re-parsing it (shared.urls.host_of) would double the cost of identity
-    scheme, _, authority = canonical.split("/", 3)[:3]
-    origin = f"{scheme}//{authority}"
-    if authority.startswith("["):
-        return authority[: authority.index("]") + 1], origin
-    return authority.partition(":")[0], origin
+    origin = canonical_origin(canonical)  # the URL is canonical already: no second parse
+    return origin_host(origin), origin
 
 
 def identify(link: str | None, feed_host: HostScope | str | None) -> Identity:

@@ -24,6 +24,7 @@ from cubes.parser.status import Outcome, note_conflict
 from shared.hashing import TOMBSTONE
 from shared.hosts import HostScope
 from shared.messages import SOURCE_PRIORITY, DocumentDeleted, SourceKind, SourceRef
+from shared.origins import canonical_origin
 from shared.rights import source_tenant
 from shared.runtime.cube import Output
 from shared.stores import ClaimOutcome, HashStore, Stores
@@ -118,8 +119,7 @@ class _Tenancy:
         if tenant_id not in self._origins:
             claims = await self._stores.tenants.hosts_of(tenant_id)
             self._origins[tenant_id] = frozenset(c.origin for c in claims if c.verified)
-        scheme, _, authority = url.split("/", 3)[:3]
-        return f"{scheme}//{authority}" in self._origins[tenant_id]
+        return canonical_origin(url) in self._origins[tenant_id]
 
 
 class ItemRecorder:

@@ -51,7 +51,7 @@ def counted(event: SearchQueryEvent) -> CountedSearch:
         raise Reject(f"search event {event.event_id} has no word to count: {event.query!r}")
     query, lemmas, content, lemma_set = analyzed
     at = event.at
-    hosts = event.hosts
+    hosts = event.origins  # a webmaster sees the searches that showed its origin's pages (ws_hosts' key)
     return CountedSearch(
         event.event_id,
         query,

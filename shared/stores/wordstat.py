@@ -19,7 +19,8 @@ Counted searches, aggregated so a frequency never reads raw events:
   meets it, which fills its counters from ``ws_counts`` (the searches counted
   before) in the same transaction; ``ws_union_members`` maps each lemma to
   the sets it is in, which a batch reads to count each search under them;
-* ``ws_hosts`` — per host × query × month, how often the host's pages were shown;
+* ``ws_hosts`` — per origin (``scheme://host[:port]``, what a right covers) × query × month, how often
+  the origin's pages were shown;
 * ``ws_seen`` — the event ids counted, so a redelivered event counts once
   (kept ``wordstat.dedupe_window_s``, longer than ``search.queries`` keeps events).
 
@@ -106,6 +107,7 @@ class CountedSearch:
     month: int
     region: str
     device: str
+    #: the origins of the pages the search showed (``ws_hosts``' key)
     hosts: tuple[str, ...] = ()
     #: every lemma of the query once (a search "мост мосты" is one search with "мост"); derived from
     #: ``lemmas`` when empty

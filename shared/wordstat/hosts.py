@@ -1,12 +1,20 @@
-"""The searches that showed a host's pages, as its webmaster may see them (privacy: only searches many people made).
+"""The searches that showed an origin's pages, as its webmasters may see them (privacy: only searches many people made).
 
 One rule for the API (``GET /api/v1/hosts/{host}/queries``) and the console's
 host page: the period is the last ``months`` months, this one included; a
-query is listed only when it showed the host's pages at least
+query is listed only when it showed the origin's pages at least
 ``privacy_threshold`` times (a rarer one could point at one person), and the
-ones left out are counted, never named. Who may ask — the tenant that owns the
-verified host — is the caller's check (``cubes/api/auth.require_host``, the
-console's claims).
+ones left out are counted, never named.
+
+**Whose searches**: the pages shown are counted by their origin (scheme, host and
+port: ``SearchQueryEvent.origins``), and a tenant asks for the origin of its right
+on the host (the caller's check: ``cubes/api/auth.require_host``, the console's
+claims). A right on ``http://shop.example:8080`` shows nothing of the searches
+that showed ``https://shop.example``'s pages, which another party may hold (they
+were counted per host, and a proof on another port of a host showed its owner's
+searches). Several tenants that hold rights on one origin see the same searches:
+they are the site's, as a search console shows a property's to each of its
+verified owners.
 """
 
 from __future__ import annotations
@@ -25,20 +33,21 @@ HOST_QUERIES = 100
 
 @dataclass(frozen=True, slots=True)
 class HostQueries:
-    host: str
+    #: the origin whose pages the searches showed
+    origin: str
     months: int
     threshold: int
-    #: (query, how often it showed the host's pages), most often first; each at least ``threshold``
+    #: (query, how often it showed the origin's pages), most often first; each at least ``threshold``
     shown: tuple[tuple[str, int], ...]
-    #: queries that showed the host's pages fewer times than ``threshold`` (or past the list's end)
+    #: queries that showed the origin's pages fewer times than ``threshold`` (or past the list's end)
     hidden: int
 
 
 async def host_queries(
-    store: WordstatStore, host: str, *, now: datetime, months: int, threshold: int, limit: int = HOST_QUERIES
+    store: WordstatStore, origin: str, *, now: datetime, months: int, threshold: int, limit: int = HOST_QUERIES
 ) -> HostQueries:
     last = month_of(now)
-    rows = await store.host_queries(host, months_back(last, months - 1), last, limit=limit * 10)
+    rows = await store.host_queries(origin, months_back(last, months - 1), last, limit=limit * 10)
     visible = [(q, n) for q, n in rows if n >= threshold]
     shown = tuple(visible[:limit])
-    return HostQueries(host, months, threshold, shown, hidden=len(rows) - len(shown))
+    return HostQueries(origin, months, threshold, shown, hidden=len(rows) - len(shown))

@@ -63,11 +63,25 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
     await stores.tenants.set_verified(tenant.tenant_id, HOST)
     token = await stores.tenants.issue_token(tenant.tenant_id)
     events = [
-        SearchQueryEvent(event_id=uuid.uuid4().hex, query=q, at=NOW, hosts=[HOST, "other.example"])
+        SearchQueryEvent(
+            event_id=uuid.uuid4().hex,
+            query=q,
+            at=NOW,
+            hosts=[HOST, "other.example"],
+            origins=[f"https://{HOST}", "https://other.example"],
+        )
         for q, n in SHOWN.items()
         for _ in range(n)
     ]
-    events += [SearchQueryEvent(event_id=uuid.uuid4().hex, query="чужой слон", at=NOW, hosts=["other.example"])] * 8
+    events += [
+        SearchQueryEvent(
+            event_id=uuid.uuid4().hex,
+            query="чужой слон",
+            at=NOW,
+            hosts=["other.example"],
+            origins=["https://other.example"],
+        )
+    ] * 8
     await stores.wordstat.count([counted(e) for e in events], now=NOW)
     runner = web.AppRunner(create_app(settings, stores, clock=ManualClock(NOW.timestamp())), access_log=None)
     await runner.setup()
@@ -103,7 +117,7 @@ async def test_a_webmaster_sees_the_searches_that_showed_their_pages(console: Co
     listed = [(q, n) for q, n in SHOWN.items() if n >= 5]
     assert rows == [[q, str(n)] for q, n in listed]
     hidden = await _eval(browser, session, "document.querySelector('#searches-hidden').innerText")
-    assert hidden.startswith("1 more query showed your pages fewer than 5 times")
+    assert hidden.startswith("1 more query showed the site's pages fewer than 5 times")
     text = await _eval(browser, session, "document.body.innerText")
     assert "слон из бумаги" not in text
     assert "чужой слон" not in text

@@ -145,11 +145,11 @@ async def host_page(
         return not_found(c, signed, "host")
     cfg = c.settings.wordstat
     months = months if months in SEARCH_PERIODS and months <= cfg.history_months else 1
-    # the searches that showed the host's pages: its owner's only once the host is verified, as in the API
+    # the searches that showed the pages of the right's origin, once it is verified, as in the API
     searches = (
         await host_queries(
             c.stores.wordstat,
-            host,
+            claim.origin,
             now=c.clock.now(),
             months=months,
             threshold=cfg.privacy_threshold,

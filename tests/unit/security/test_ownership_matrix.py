@@ -12,12 +12,15 @@ real partner servers on two ports of one host, through the API and the parser:
   pages are C's to replace or delete;
 * **overview isolation** -- a claim without a right shows the claim and nothing else; a holder of
   the same origin sees none of another holder's pages, problems or waiting documents, in the API
-  and in the console, and its answers are the same before and after the other's activity.
+  and in the console, and its answers are the same before and after the other's activity; the
+  searches that showed an origin's pages are shown to its holders and to no holder of another port
+  (they were counted per host: B saw A's searches).
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -32,7 +35,8 @@ from cubes.api.context import CTX
 from cubes.frontend.app import create_app
 from cubes.frontend.console.session import COOKIE
 from cubes.parser.cube import build as build_parser
-from shared.messages import Document
+from cubes.wordstat.handler import counted
+from shared.messages import Document, SearchQueryEvent
 from shared.problems import problem
 from shared.runtime import run_cube
 from shared.stores import Feed, PageProblems
@@ -270,6 +274,9 @@ async def test_overview_isolation(
         w.serve_tokens(partner, "a", "c")
         for who in ("a", "c"):
             assert (await w.verify(who))["verified"]
+        await w.tenant("b", w.b_origin)  # a right on another port of the host
+        w.serve_tokens(second, "b")
+        assert (await w.verify("b"))["verified"]
         # a feed of A's, and C's and D's answers before A's activity
         feed = {"feed_id": "feed-of-a"}
         await api.stores.feeds.upsert_feed(
@@ -286,7 +293,7 @@ async def test_overview_isolation(
         await console.start_server()
         try:
             cookies = {}
-            for who in ("a", "c", "d"):
+            for who in ("a", "b", "c", "d"):
                 r = await console.post("/console/login", data={"token": w.tokens[who]}, allow_redirects=False)
                 cookies[who] = {"Cookie": f"{COOKIE}={r.cookies[COOKIE].value}"}
 
@@ -333,6 +340,41 @@ async def test_overview_isolation(
                 'id="lane"' not in d_page and 'id="claim-only"' in d_page,
                 "d",
             )
+
+            # the searches that showed pages of A's origin are that origin's holders', not another port's: B
+            # sees its own port's 6, never 15 (they were counted per host)
+            shown = [
+                SearchQueryEvent(
+                    event_id=uuid.uuid4().hex,
+                    query="секретный слон",
+                    at=api.clock_now(),
+                    hosts=[HOST],
+                    origins=[origin],
+                )
+                for origin in (w.a_origin, w.b_origin)
+                for _ in range(9 if origin == w.a_origin else 6)
+            ]
+            await api.stores.wordstat.count([counted(e) for e in shown], now=api.clock_now())
+
+            async def searches(who: str) -> tuple[int, Any, str]:
+                r = await w.get(who, f"/api/v1/hosts/{HOST}/queries")
+                page = await (await console.get(f"/console/hosts/{HOST}", headers=cookies[who])).text()
+                return r.status, await r.json(), page
+
+            for who, kind, n in (("a", "own", 9), ("c", "c", 9), ("b", "b", 6)):
+                status, body, page = await searches(who)
+                case(
+                    f"{who} sees the searches of its right's origin, {n} (API)",
+                    status == 200 and body["queries"] == [{"query": "секретный слон", "impressions": n}],
+                    kind,
+                )
+                case(
+                    f"{who} sees them in the console",
+                    f"<td class=num>{n}</td>" in page.split('id="searches"')[-1],
+                    kind,
+                )
+            status, body, page = await searches("d")
+            case("a claim without a right sees no search", status == 403 and "секретный" not in page, "d")
         finally:
             await console.close()
     assert wrong == [], "\n".join(wrong)

@@ -48,9 +48,10 @@ async def test_a_webmaster_sees_the_queries_that_showed_their_own_host(tmp_path:
         _, token = await h.tenant("a.partner.test")
         _, other = await h.tenant("b.partner.test")
         batch = (
-            searches(h, "мосты москвы", 7, hosts=["a.partner.test", "b.partner.test"])
-            + searches(h, "мост", 5, hosts=["a.partner.test"])
-            + searches(h, "редкий запрос", 1, hosts=["a.partner.test"])
+            searches(h, "мосты москвы", 7, origins=["https://a.partner.test", "https://b.partner.test"])
+            + searches(h, "мост", 5, origins=["https://a.partner.test"])
+            + searches(h, "редкий запрос", 1, origins=["https://a.partner.test"])
+            + searches(h, "другой порт", 9, origins=["http://a.partner.test:8080"])  # another origin of the host
         )
         await h.stores.wordstat.count([counted(e) for e in batch], now=datetime.now(UTC))
         r = await h.client.get("/api/v1/hosts/a.partner.test/queries", headers=h.auth(token))
@@ -58,5 +59,6 @@ async def test_a_webmaster_sees_the_queries_that_showed_their_own_host(tmp_path:
         body = await r.json()
         assert body["queries"] == [{"query": "мосты москвы", "impressions": 7}, {"query": "мост", "impressions": 5}]
         assert body["hidden"] == 1  # searched once: never listed
+        assert body["origin"] == "https://a.partner.test"  # the right's origin: not the host's other ports
         r = await h.client.get("/api/v1/hosts/a.partner.test/queries", headers=h.auth(other))
         assert r.status == 403  # another tenant's host

@@ -22,7 +22,11 @@ TWO_MONTHS_AGO = datetime(2026, 4, 10, tzinfo=UTC)
 
 
 async def _count(e: Env, query: str, n: int, hosts: list[str], at: datetime = T0) -> None:
-    events = [SearchQueryEvent(event_id=uuid.uuid4().hex, query=query, at=at, hosts=hosts) for _ in range(n)]
+    """``n`` searches that showed pages of ``hosts`` at their default origin (https, as a bare claim's)."""
+    origins = [f"https://{h}" for h in hosts]
+    events = [
+        SearchQueryEvent(event_id=uuid.uuid4().hex, query=query, at=at, hosts=hosts, origins=origins) for _ in range(n)
+    ]
     await e.stores.wordstat.count([counted(x) for x in events], now=T0)
 
 
@@ -50,7 +54,7 @@ async def test_a_verified_hosts_page_lists_its_searches_above_the_threshold_only
     assert "старый запрос" not in body  # two months ago: not this month
     hidden = re.search(r'id="searches-hidden">([^<]+)', body)
     assert hidden is not None
-    assert hidden.group(1).startswith("1 more query showed your pages fewer than 5 times")
+    assert hidden.group(1).startswith("1 more query showed the site's pages fewer than 5 times")
     three = await (await env.client.get(f"/console/hosts/{HOST}?months=3")).text()
     assert _rows(three) == [("купить слона", "7"), ("старый запрос", "6"), ("слон", "5")]
     # a period the page does not offer is this month's

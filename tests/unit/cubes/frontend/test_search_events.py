@@ -116,6 +116,8 @@ async def test_the_frontend_publishes_what_was_searched_but_not_who(tmp_path: Pa
         ("мосты", Device.mobile, "local", 1, ["news.example"]),
         ("мосты", Device.desktop, "moscow", 1, ["news.example"]),
     ]
+    # and the origin of each page shown: whose right sees the search (shared/wordstat/hosts.py)
+    assert [e.origins for e in got] == [["https://news.example"]] * 2  # type: ignore[attr-defined]
     wire = got[0].model_dump_json()
     assert "iPhone" not in wire
     assert "127.0.0.1" not in wire

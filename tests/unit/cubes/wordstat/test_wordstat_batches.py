@@ -56,7 +56,9 @@ class Failing:
 def _events() -> list[SearchQueryEvent]:
     now = datetime.now(UTC)
     return [
-        SearchQueryEvent(event_id=uuid.uuid4().hex, query=q, at=now, device=Device.mobile, hosts=["shop.example"])
+        SearchQueryEvent(
+            event_id=uuid.uuid4().hex, query=q, at=now, device=Device.mobile, origins=["https://shop.example"]
+        )
         for q, n in SENT.items()
         for _ in range(n)
     ]
@@ -94,7 +96,9 @@ async def test_a_failed_or_unacknowledged_batch_is_read_again_and_counts_once(tm
         assert await total("слона") == 7 + 5 + 4
         assert await total("!слона") == 7 + 4
         assert await total("bridge") == 6
-        assert sum(n for _, n in await stores.wordstat.host_queries("shop.example", 0, 999912, limit=10)) == len(sent)
+        assert sum(
+            n for _, n in await stores.wordstat.host_queries("https://shop.example", 0, 999912, limit=10)
+        ) == len(sent)
     finally:
         await deps.close()
 
