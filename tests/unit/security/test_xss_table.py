@@ -32,6 +32,7 @@ from cubes.media.cube import build as build_media
 from cubes.parser.cube import build as build_parser
 from shared.media import MediaDoc
 from shared.messages import Document
+from shared.page_style import STYLESHEET_PATH
 from shared.runtime import run_cube
 from tests.unit.cubes.api.apikit import ApiHarness, api_settings
 from tests.unit.security.conftest import Matrix
@@ -74,6 +75,11 @@ class _Page(HTMLParser):
             self.title_text.append(data)
 
 
+def _our_sheet(attrs: dict[str, str]) -> bool:
+    """The page's own stylesheet (shared/page_style.py), the one sheet a Turbo page links: no partner's."""
+    return attrs.get("rel") == "stylesheet" and attrs.get("href") == STYLESHEET_PATH
+
+
 def inert(html: str) -> list[str]:
     """What in a served page could run, load, frame or submit (empty: nothing)."""
     page = _Page()
@@ -87,7 +93,7 @@ def inert(html: str) -> list[str]:
         styles += tag == "style"
         if tag == "meta" and "http-equiv" in attrs:
             found.append(f"<meta http-equiv={attrs['http-equiv']}>")
-        if tag == "link" and attrs.get("rel") not in ("canonical", "icon"):
+        if tag == "link" and attrs.get("rel") not in ("canonical", "icon") and not _our_sheet(attrs):
             found.append(f"<link rel={attrs.get('rel')}>")
         if tag == "iframe" and not attrs.get("src", "").startswith(ALLOWED_FRAMES):
             found.append(f"<iframe src={attrs.get('src')}>")
