@@ -59,7 +59,7 @@ _ERROR_TEXT = {
     422: "field errors: {error: validation, fields: [{field, message}]}",
     429: (
         "tenant over its requests/s or bytes/s, or its share of the concurrency (rate_limited), or too many "
-        "wrong tokens from this address (too_many_failures); Retry-After says when"
+        "wrong tokens from this address, an IPv6 one counted by its /64 (too_many_failures); Retry-After says when"
     ),
     503: "over the concurrency cap, the pipeline behind is lagging, or the bus is unreachable",
 }

@@ -14,9 +14,10 @@ addresses cannot fill the tenant table either. A refusal is ``429`` with
 ``Retry-After``. ``api.signup_enabled = false`` turns it off (``403``): the
 operator's ``turbocubes hosts add`` always works.
 
-The client address is the TCP peer (``request.remote``): a proxy in front
-would make every client one address, so run it behind one that you trust to
-rate-limit by itself, or turn sign-up off there.
+The client address is the TCP peer (``request.remote``), an IPv6 one counted by
+its /64 (``shared.attempts.client_key``): a proxy in front would make every client
+one address, so run it behind one that you trust to rate-limit by itself, or turn
+sign-up off there.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.throttle import TokenBucket, retry_after_header
+from shared.attempts import client_key
 from shared.clock import Clock
 from shared.config import ApiConfig
 
@@ -52,11 +54,12 @@ class SignupLimiter:
 
     def admit(self, address: str) -> float:
         """0.0 when a sign-up from ``address`` may go ahead now, else the seconds to wait."""
-        bucket = self._by_address.get(address)
+        client = client_key(address)
+        bucket = self._by_address.get(client)
         if bucket is None:
             if len(self._by_address) >= _ADDRESSES_MAX:
                 self._by_address.clear()
-            bucket = self._by_address[address] = TokenBucket(self._rate, self._burst, self._clock)
+            bucket = self._by_address[client] = TokenBucket(self._rate, self._burst, self._clock)
         # the address's own bucket first: a refused address never spends the shared one
         wait = bucket.take()
         if wait:

@@ -377,3 +377,21 @@ def test_failed_attempts_are_counted_per_address() -> None:
     assert attempts.wait_s("10.0.0.2") == 0  # another address is not held back
     clock.advance(10.0)
     assert attempts.wait_s("10.0.0.1") == 0
+
+
+def test_a_client_is_an_ipv4_address_or_an_ipv6_64_in_any_spelling() -> None:
+    """A guesser on IPv6 took a new address of its /64 at every try and was never held back; an IPv4
+    peer seen mapped (``::ffff:10.0.0.1``) was another client than ``10.0.0.1``."""
+    from shared.attempts import FailedAttempts, client_key
+    from shared.clock import ManualClock
+
+    attempts = FailedAttempts(ManualClock(), failures=3, refill_s=10.0)
+    for n in range(3):
+        attempts.failed(f"2001:db8:1:2::{n + 1:x}")
+    assert attempts.wait_s("2001:db8:1:2:ffff:ffff:ffff:ffff") == 10.0  # the same /64
+    assert attempts.wait_s("2001:db8:1:3::1") == 0  # the next /64 is another subscriber
+    for _ in range(3):
+        attempts.failed("::ffff:10.0.0.9")
+    assert attempts.wait_s("10.0.0.9") == 10.0
+    assert client_key("fe80::1%eth0") == "fe80::/64"
+    assert client_key("not an address") == "not an address"

@@ -47,6 +47,18 @@ async def test_sign_up_is_rate_limited_per_address(tmp_path: Path) -> None:
         await _signup(api, "three")
 
 
+def test_sign_up_counts_an_ipv6_client_by_its_64() -> None:
+    """Each address of one /64 had its own bucket: a host could sign up 2^64 times as fast."""
+    from cubes.api.signup import SignupLimiter
+    from shared.clock import ManualClock
+    from shared.config import Settings
+
+    limiter = SignupLimiter(Settings().api.model_copy(update={"signup_burst": 1}), ManualClock())
+    assert limiter.admit("2001:db8:0:7::1") == 0
+    assert limiter.admit("2001:db8:0:7::2") > 0  # the same subscriber's network
+    assert limiter.admit("2001:db8:0:8::1") == 0
+
+
 async def test_sign_up_can_be_turned_off(tmp_path: Path) -> None:
     async with ApiHarness(tmp_path, signup_enabled=False) as api:
         r = await api.client.post("/api/v1/signup", json={"name": "x"})
