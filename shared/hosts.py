@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shared.origins import origin_host
+from shared.urls import is_ip_literal
 
 if TYPE_CHECKING:
     from shared.stores.tenants import TenantStore
@@ -55,7 +56,7 @@ def www_alias(host: str) -> str | None:
     IP literals have no alias, nor does a host whose bare part would be a single label
     (``www.com`` is not an alias of the top-level domain ``com``).
     """
-    if not host or host.startswith("[") or host.replace(".", "").isdigit():
+    if not host or is_ip_literal(host):
         return None
     bare = host[len(_WWW) :] if host.startswith(_WWW) else host
     if "." not in bare:

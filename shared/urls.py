@@ -37,7 +37,15 @@ from urllib.parse import urljoin
 
 import idna
 
-__all__ = ["MAX_URL_LENGTH", "canonical_host", "canonical_url", "host_of", "resolve_url", "try_canonical_url"]
+__all__ = [
+    "MAX_URL_LENGTH",
+    "canonical_host",
+    "canonical_url",
+    "host_of",
+    "is_ip_literal",
+    "resolve_url",
+    "try_canonical_url",
+]
 
 #: the longest canonical URL we accept; the message models cap ``url`` at the same length
 MAX_URL_LENGTH = 4096
@@ -125,6 +133,11 @@ def canonical_host(host: str) -> str:
             return _ipv4(lowered, host)
         return lowered
     return _check_idna(host)
+
+
+def is_ip_literal(host: str) -> bool:
+    """Whether a canonical host is an IP address (``[v6]`` or a dotted quad) rather than a name in DNS."""
+    return host.startswith("[") or _ends_in_number(host)
 
 
 def _ipv4_number(part: str) -> int | None:

@@ -3,7 +3,8 @@
 The tenant publishes the verification token its claim was given, in one of
 three ways, and asks for a check (API, console or ``turbocubes hosts verify``):
 
-1. a DNS TXT record on the host: ``turbocubes-verification=TOKEN``;
+1. a DNS TXT record on the host: ``turbocubes-verification=TOKEN`` (not for an IP address,
+   which has no records of its own);
 2. a file, ``/.well-known/turbocubes-verify.txt``, answering the token
    (surrounding whitespace ignored);
 3. ``<meta name="turbocubes-verification" content="TOKEN">`` in the ``<head>`` of the home page.
@@ -48,6 +49,7 @@ from selectolax.lexbor import LexborHTMLParser
 from shared.http import Fetcher, FetchResult
 from shared.messages import CrawlKind, FetchStatus
 from shared.origins import default_origin
+from shared.urls import is_ip_literal
 
 __all__ = [
     "DNS_PREFIX",
@@ -121,8 +123,13 @@ def _server(text: str) -> tuple[str, int]:
 def instructions(host: str, token: str, origin: str | None = None) -> dict[str, str]:
     """The three ways to prove ownership, as the API, the console and ``turbocubes hosts add`` show them."""
     base = origin or default_origin(host)
+    dns = (
+        f"{host} is an IP address, which DNS holds no TXT record for: use the file or the meta tag"
+        if is_ip_literal(host)
+        else f"add a TXT record to {host}: {DNS_PREFIX}{token}"
+    )
     return {
-        "dns": f"add a TXT record to {host}: {DNS_PREFIX}{token}",
+        "dns": dns,
         "file": f"or serve the text {token} at {base}{WELL_KNOWN_PATH}",
         "meta": f'or put <meta name="{META_NAME}" content="{token}"> in the <head> of {base}/',
         "then": f"POST /api/v1/hosts/{host}/verify (or: turbocubes hosts verify {host})",
@@ -157,7 +164,7 @@ class Verifier:
         self._txt = txt
 
     async def _dns(self, host: str, token: str, attempts: list[str]) -> bool:
-        if self._txt is None or host.startswith("["):
+        if self._txt is None or is_ip_literal(host):
             return False
         try:
             records = await self._txt(host)

@@ -156,5 +156,8 @@ async def test_an_ip_literal_is_claimed_by_its_url_in_any_spelling(tmp_path: Pat
             assert r.status in (200, 201), (spelling, await r.text())
             hosts.append((await r.json())["host"])
         assert hosts == ["127.0.0.2"] * 4
+        # an IP address has no TXT records of its own: the DNS way is not offered (it said "add a TXT record")
+        assert (await r.json())["how_to_verify"]["dns"].startswith("127.0.0.2 is an IP address")
+        assert got["how_to_verify"]["dns"].startswith("[2001:db8::1] is an IP address")
         listed = await (await api.client.get("/api/v1/hosts", headers=api.auth(token))).json()
         assert sorted(h["host"] for h in listed["hosts"]) == ["127.0.0.2", "[2001:db8::1]"]
