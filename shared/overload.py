@@ -134,15 +134,15 @@ class Overload:
         clock: Clock,
         *,
         cube: str,
-        holds: Sequence[str] = (PAGE_CRAWLS, YML_REFETCHES),
+        yields: Sequence[str] = (PAGE_CRAWLS, YML_REFETCHES),
         instance: str | None = None,
     ) -> None:
         rt = settings.runtime  # its thresholds' bounds are the settings' own (shared/config/sections.py)
         self.store = store
         self.clock = clock
         self.cube = cube
-        #: the low-value work this cube holds back (the status page says so)
-        self.holds = tuple(holds)
+        #: the low-value work of this cube that yields while the pipeline lags (the status page says so)
+        self.yielding = tuple(yields)
         self.instance = instance or instance_id()
         self.groups = tuple(rt.overload_groups)
         self.interval_s = rt.status_interval_s
@@ -162,7 +162,7 @@ class Overload:
         if not self.gate.on:
             return None
         work = low_value(kind, fmt=fmt, first=first)
-        return work if work in self.holds else None
+        return work if work in self.yielding else None
 
     def why(self) -> str:
         return f"pipeline lag {self.lag:,} over {self.gate.high:,} (resumes under {self.gate.low:,})"
@@ -210,7 +210,7 @@ class Overload:
         on = self.gate.update(self.lag, now)
         if on != was:
             if on:
-                log.warning("%s: overloaded, %s yield: %s", self.cube, " and ".join(self.holds), self.why())
+                log.warning("%s: overloaded, %s yield: %s", self.cube, " and ".join(self.yielding), self.why())
             else:
                 log.warning("%s: load back to normal (pipeline lag %s): all work flows", self.cube, self.lag)
         self._gauge.set(1 if on else 0)
@@ -240,7 +240,7 @@ class Overload:
             "by_group": self.by_group,
             "high": self.gate.high,
             "low": self.gate.low,
-            "holds": list(self.holds),
-            "paused": list(self.holds) if self.gate.on else [],
+            "yields": list(self.yielding),
+            "paused": list(self.yielding) if self.gate.on else [],
             "deferred": dict(self.deferred),
         }

@@ -11,7 +11,7 @@ fetch:
   new requesters get a copy carrying just them, so each asker is answered.
   A requester served already that asks again is fetched for again (a WebSub
   push, an operator's "fetch now": they want what is there now) — unless the
-  request names the same scheduled poll (``slot``, the scheduler's due time)
+  request names the same scheduled poll (``due_at``, the scheduler's due time)
   as the one served: that is the same poll emitted twice (a scheduler replica
   taking over the partition of one that died between publishing it and
   recording it), and it gets nothing, so a failover costs the partner no
@@ -67,7 +67,7 @@ class Share:
     leader: bool = False
 
 
-Slot = datetime | None
+DueAt = datetime | None
 
 
 @dataclass(slots=True)
@@ -75,7 +75,7 @@ class _Flight:
     future: asyncio.Future[CrawlResult]
     requesters: list[str] = field(default_factory=list)
     #: requester -> the scheduled poll it asked for (only requesters that named one)
-    slots: dict[str, datetime] = field(default_factory=dict)
+    polls: dict[str, datetime] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -84,7 +84,7 @@ class _Fresh:
     expires_at: float
     served: set[str]
     cost: int
-    slots: dict[str, datetime] = field(default_factory=dict)
+    polls: dict[str, datetime] = field(default_factory=dict)
 
 
 class Coalescer:
@@ -102,14 +102,14 @@ class Coalescer:
         requesters: Sequence[str],
         fetch: Callable[[], Awaitable[CrawlResult]],
         *,
-        slot: Slot = None,
+        due_at: DueAt = None,
     ) -> Share:
         """``fetch()`` unless an identical fetch is in flight or fresh; see the module docstring."""
         flight = self._flights.get(key)
         while flight is not None:
             flight.requesters.extend(r for r in requesters if r not in flight.requesters)
-            if slot is not None:
-                flight.slots.update(dict.fromkeys(requesters, slot))
+            if due_at is not None:
+                flight.polls.update(dict.fromkeys(requesters, due_at))
             await asyncio.wait({flight.future})  # never raises, and our own cancellation still works
             if not flight.future.cancelled():
                 flight.future.result()  # the leader's error is ours too
@@ -124,17 +124,17 @@ class Coalescer:
             new = [r for r in dict.fromkeys(requesters) if r not in fresh.served]
             if new:
                 fresh.served.update(new)
-                if slot is not None:
-                    fresh.slots.update(dict.fromkeys(new, slot))
+                if due_at is not None:
+                    fresh.polls.update(dict.fromkeys(new, due_at))
                 return Share(fresh.result.model_copy(update={"requesters": new}))
-            if slot is not None and all(fresh.slots.get(r) == slot for r in requesters):
+            if due_at is not None and all(fresh.polls.get(r) == due_at for r in requesters):
                 return Share(None)  # the same scheduled poll emitted again: it was served
             # everyone asking was served already: they ask again on purpose (a WebSub push, an
             # operator's nudge): the remembered result is not what they want
             self._forget(key)
         flight = _Flight(asyncio.get_running_loop().create_future(), list(dict.fromkeys(requesters)))
-        if slot is not None:
-            flight.slots.update(dict.fromkeys(requesters, slot))
+        if due_at is not None:
+            flight.polls.update(dict.fromkeys(requesters, due_at))
         self._flights[key] = flight
         try:
             result = await fetch()
@@ -152,7 +152,7 @@ class Coalescer:
         if flight.requesters != result.requesters:  # someone joined: the one result carries them all
             result = result.model_copy(update={"requesters": flight.requesters})
         flight.future.set_result(result)
-        self._remember(key, result, set(flight.requesters), flight.slots)
+        self._remember(key, result, set(flight.requesters), flight.polls)
         return Share(result, leader=True)
 
     def _lookup(self, key: Key) -> _Fresh | None:
@@ -164,12 +164,12 @@ class Coalescer:
             return None
         return fresh
 
-    def _remember(self, key: Key, result: CrawlResult, served: set[str], slots: dict[str, datetime]) -> None:
+    def _remember(self, key: Key, result: CrawlResult, served: set[str], polls: dict[str, datetime]) -> None:
         if result.status in _NOT_REMEMBERED or self.window_s <= 0:
             return
         self._forget(key)
         cost = len(result.body or b"") + 1024
-        self._fresh[key] = _Fresh(result, self.clock.monotonic() + self.window_s, served, cost, slots)
+        self._fresh[key] = _Fresh(result, self.clock.monotonic() + self.window_s, served, cost, polls)
         self._used += cost
         while self._used > self.budget and self._fresh:
             self._forget(next(iter(self._fresh)))

@@ -59,7 +59,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     budget = BUDGET_SHARE * settings.runtime.handler_timeout_s
     stores = await deps.stores()
     statuses = stores.status
-    overload = Overload(settings, statuses, deps.clock, cube="crawler", holds=(PAGE_CRAWLS,))
+    overload = Overload(settings, statuses, deps.clock, cube="crawler", yields=(PAGE_CRAWLS,))
     metrics = CrawlMetrics(deps.clock)
     handler = CrawlHandler(
         settings,

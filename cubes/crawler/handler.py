@@ -118,7 +118,7 @@ class CrawlHandler:
         # with others, is never answered with what they fetched
         sealed = hashlib.sha256(req.credentials.encode()).hexdigest() if req.credentials else ""
         key = (req.kind.value, req.url, req.etag or "", req.last_modified or "", sealed)
-        share = await self.coalescer.run(key, req.requesters, lambda: self._crawl(req), slot=req.due_at)
+        share = await self.coalescer.run(key, req.requesters, lambda: self._crawl(req), due_at=req.due_at)
         return share.result
 
     async def _crawl(self, req: CrawlRequest) -> CrawlResult:

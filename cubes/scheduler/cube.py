@@ -45,7 +45,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     subscriber = Subscriber(settings, book, resolver=deps.resolver)
     # YML re-fetches and discovery rounds yield while the pipeline lags (shared/overload.py);
     # a timer refreshes it
-    overload = Overload(settings, stores.status, deps.clock, cube="scheduler", holds=(YML_REFETCHES, PAGE_CRAWLS))
+    overload = Overload(settings, stores.status, deps.clock, cube="scheduler", yields=(YML_REFETCHES, PAGE_CRAWLS))
     # this replica ticks the feeds of the hosts in its crawl.feeds partitions (ownership.py)
     ownership = await Ownership.of(deps.bus)
     discovery = Discovery(

@@ -8,7 +8,8 @@
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
 
 The layout, one module per role (pages, hashes, images, delay, feeds, tenants,
-notices, tasks, status, problems, sessions) on each floor; a floor imports only the floors above it:
+notices, tasks, status, problems, sessions, lanes, search, wordstat, autoparser)
+on each floor; a floor imports only the floors above it:
 
 1. ``<role>.py`` — the contract: the Protocol, its rows and outcomes, and the
    engine-free rules both engines apply (``pages.upsert_outcome``,
@@ -17,10 +18,12 @@ notices, tasks, status, problems, sessions) on each floor; a floor imports only 
 2. ``sql/<role>.py`` — what both engines share in SQL: the role's columns and
    row decoders, and its implementation over ``sql/runner.SqlRunner`` (``?``
    placeholders; PostgreSQL rewrites them to ``$n``). A role whose statements
-   run unchanged on both engines (images, feeds, tenants, tasks, status) is
-   written once here, and both openers use it as it is (problems too).
+   run unchanged on both engines (tenants, notices, tasks, status, problems, sessions,
+   lanes, autoparser; images and feeds on SQLite) is written once here, and the
+   openers use it as it is.
 3. ``sqlite/<role>.py``, ``postgres/<role>.py`` — a role that needs an
-   engine-specific plan (pages, hashes, delay) builds on its ``sql/`` module
+   engine-specific plan (pages, hashes, delay, search, wordstat; images and feeds
+   on PostgreSQL) builds on its ``sql/`` module
    (the row codec; the ``sql/`` class, subclassed, for the methods that are
    portable) and adds the methods whose atomicity or speed is the engine's;
    the module's docstring says why. ``sqlite/db.py`` and ``postgres/db.py`` are the

@@ -106,3 +106,31 @@ def test_no_file_names_an_issue_by_its_number() -> None:
             if pattern.search(line):
                 bad.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
     assert not bad, 'say the reason instead of "issue N":\n' + "\n".join(bad)
+
+
+#: a path in backquotes: ``shared/stores/pages.py``, ``cubes/frontend/html/``, ``tests/unit/test_readme.py``
+_PATH_REF = re.compile(r"`((?:[\w.-]+/)+[\w.-]*)`")
+#: the documents that describe the code as it is (``docs/adding-a-cube.md`` names the files it has you create)
+#: not tracked: made when the code or the tests run, or beside the checkout (the benches' optional corpora)
+_MADE_WHEN_RUN = ("./", "../", "/", "var/", "test-artifacts/")
+_MAPS = ("README.md", "docs/architecture.md", "docs/conventions.md", "docs/development.md", "docs/glossary.md")
+
+
+def test_every_path_the_maps_of_the_code_name_exists() -> None:
+    """A module moved or renamed leaves no pointer behind in the documents that map the code.
+
+    A path counts as found when a tracked file or folder ends with it (``postgres/batch.py`` in a
+    paragraph about the stores); ``./var/`` and the like (made when the code runs) are not tracked.
+    """
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()
+    folders = {"/".join(f.split("/")[:i]) for f in files for i in range(1, f.count("/") + 1)}
+    known = {"/" + f for f in files} | {"/" + d for d in folders} | {"/" + d + "/" for d in folders}
+    missing = []
+    for doc in _MAPS:
+        for ref in _PATH_REF.findall((ROOT / doc).read_text(encoding="utf-8")):
+            if ref.startswith(_MADE_WHEN_RUN) or any(k.endswith("/" + ref) for k in known):
+                continue
+            missing.append(f"{doc}: {ref}")
+    assert not missing, "paths named but not in the repository:\n" + "\n".join(missing)

@@ -2,7 +2,8 @@
 
 ``postgres/db.py`` is the pool and ``batch.py`` the calls of one loop turn
 sent as one statement; the roles that need a plan of their own are
-``pages.py``, ``hashes.py``, ``images.py``, ``delay.py`` and ``feeds.py`` here; the others run
+``pages.py``, ``hashes.py``, ``images.py``, ``delay.py``, ``feeds.py``, ``search.py`` (with
+``search_queue.py``, ``search_topk.py``) and ``wordstat.py`` here; the others run
 the portable statements of ``shared/stores/sql/``.
 """
 

@@ -1,8 +1,9 @@
 """``open_sqlite(url)``: the embedded store engine (docs/architecture.md sections 4 and 7).
 
 ``sqlite/db.py`` is the connections and the group commit; the roles that need
-a plan of their own are ``pages.py``, ``hashes.py`` and ``delay.py`` here; the
-others run the portable statements of ``shared/stores/sql/``.
+a plan of their own are ``pages.py``, ``hashes.py``, ``delay.py``, ``search.py``
+(with ``search_groups.py``, ``search_queue.py``, ``search_topk.py``) and
+``wordstat.py`` here; the others run the portable statements of ``shared/stores/sql/``.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ async def test_scheduler_holds_yml_refetches_while_news_flows(stores: Stores) ->
         )
         if not first:
             await feeds.update_schedule(feed_id, last_fetch_at=fetched, next_fetch_at=fetched)
-    overload = Overload(SETTINGS, stores.status, clock, cube="scheduler", holds=(YML_REFETCHES,), instance="s1")
+    overload = Overload(SETTINGS, stores.status, clock, cube="scheduler", yields=(YML_REFETCHES,), instance="s1")
     publish = Collector()
     handler = Ticking(SchedulerHandler(SETTINGS, feeds, clock, overload=overload), publish)
 
@@ -202,7 +202,7 @@ def _ctx(attempt: int) -> Context:
 
 async def test_crawler_defers_page_requests_and_resumes(stores: Stores) -> None:
     clock = ManualClock(T0)
-    overload = Overload(SETTINGS, stores.status, clock, cube="crawler", holds=(PAGE_CRAWLS,))
+    overload = Overload(SETTINGS, stores.status, clock, cube="crawler", yields=(PAGE_CRAWLS,))
     settings = SETTINGS
     handler = CrawlHandler(settings, Fetcher(settings, clock=clock), clock, overload=overload)
     page = _request(CrawlKind.page, "https://blog.example/2026/11/post")

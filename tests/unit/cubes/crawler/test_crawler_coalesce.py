@@ -174,17 +174,17 @@ async def test_the_same_scheduled_poll_emitted_twice_is_fetched_once() -> None:
 
     key = ("feed", "u", "", "")
     slot = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-    first = await co.run(key, ["feed:1"], fetch, slot=slot)
+    first = await co.run(key, ["feed:1"], fetch, due_at=slot)
     assert first.result is not None
-    again = await co.run(key, ["feed:1"], fetch, slot=slot)
+    again = await co.run(key, ["feed:1"], fetch, due_at=slot)
     assert (again.result, calls) == (None, 1)  # served: nothing fetched, nothing published twice
-    await co.run(key, ["feed:1"], fetch, slot=datetime(2024, 5, 1, 12, 15, tzinfo=UTC))
+    await co.run(key, ["feed:1"], fetch, due_at=datetime(2024, 5, 1, 12, 15, tzinfo=UTC))
     assert calls == 2  # the next poll is a new fetch
     await co.run(key, ["feed:1"], fetch)
     assert calls == 3  # and an unscheduled ask (a push, "fetch now") always is
 
 
-async def test_a_slot_joining_a_flight_counts_as_served() -> None:
+async def test_a_scheduled_poll_joining_a_flight_counts_as_served() -> None:
     co = Coalescer(ManualClock(), 60.0)
     gate = asyncio.Event()
     calls = 0
@@ -197,13 +197,13 @@ async def test_a_slot_joining_a_flight_counts_as_served() -> None:
 
     key = ("feed", "u", "", "")
     slot = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-    leader = asyncio.create_task(co.run(key, ["feed:1"], fetch, slot=slot))
+    leader = asyncio.create_task(co.run(key, ["feed:1"], fetch, due_at=slot))
     await asyncio.sleep(0)
-    joiner = asyncio.create_task(co.run(key, ["feed:1"], fetch, slot=slot))
+    joiner = asyncio.create_task(co.run(key, ["feed:1"], fetch, due_at=slot))
     await asyncio.sleep(0)
     gate.set()
     await asyncio.gather(leader, joiner)
-    later = await co.run(key, ["feed:1"], fetch, slot=slot)
+    later = await co.run(key, ["feed:1"], fetch, due_at=slot)
     assert (later.result, calls) == (None, 1)
 
 

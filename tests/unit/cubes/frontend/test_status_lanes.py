@@ -39,7 +39,7 @@ async def test_lane_pauses_and_rates_reach_the_status_page(tmp_path: Path) -> No
         fine = lanes.get("fine.example")
         assert await fine.acquire(max_wait=0)  # one request in flight
 
-        overload = Overload(settings, stores.status, clock, cube="crawler", holds=(PAGE_CRAWLS,), instance="c1")
+        overload = Overload(settings, stores.status, clock, cube="crawler", yields=(PAGE_CRAWLS,), instance="c1")
         report = LaneReport(lanes, stores.status, clock, overload=overload, instance="c1")
         assert await report.tick(TimerContext("status")) == []
 
@@ -59,7 +59,7 @@ async def test_lane_pauses_and_rates_reach_the_status_page(tmp_path: Path) -> No
         # the same timer refreshed the overload watcher (nothing reported: all work flows)
         (state,) = await stores.status.get_status(OVERLOAD_PREFIX)
         assert state.data["overloaded"] is False
-        assert state.data["holds"] == [PAGE_CRAWLS]
+        assert state.data["yields"] == [PAGE_CRAWLS]
 
         slow_view = host_view(await gather_host(stores, settings, clock.time(), "slow.example", []))
         assert slow_view.lane is not None

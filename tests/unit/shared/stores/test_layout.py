@@ -13,7 +13,24 @@ import pytest
 
 from tests.imports import cycles, import_graph, modules_under
 
-ROLES = ("pages", "hashes", "images", "delay", "feeds", "tenants", "tasks", "status")
+ROLES = (
+    "pages",
+    "hashes",
+    "images",
+    "delay",
+    "feeds",
+    "tenants",
+    "notices",
+    "tasks",
+    "status",
+    "problems",
+    "sessions",
+    "lanes",
+    "search",
+    "wordstat",
+    "autoparser",
+)
+STORES = Path(__file__).resolve().parents[4] / "shared" / "stores"
 
 
 def _modules() -> dict[str, Path]:
@@ -75,3 +92,16 @@ def test_every_role_has_its_contract_module() -> None:
 @pytest.mark.parametrize("module", sorted(_modules()))
 def test_every_module_imports(module: str) -> None:
     importlib.import_module(module)
+
+
+def test_every_role_has_its_contract_and_the_docstrings_name_every_role() -> None:
+    """The role lists of the docstrings once left out autoparser, lanes, search and wordstat."""
+    contracts = {p.stem for p in STORES.glob("*.py")} - {"__init__", "base", "codec", "migrations"}
+    contracts = {c for c in contracts if not c.startswith("migrations_") and not c.endswith("_schema")}  # migrations
+    assert contracts == set(ROLES), "a new role: add it to ROLES and to shared/stores/__init__.py's list"
+    front = importlib.import_module("shared.stores").__doc__ or ""
+    assert [r for r in ROLES if r not in front] == []
+    for engine in ("sqlite", "postgres"):
+        doc = importlib.import_module(f"shared.stores.{engine}").__doc__ or ""
+        own = sorted(p.name for p in (STORES / engine).glob("*.py") if p.stem in ROLES or p.stem.startswith("search_"))
+        assert [m for m in own if f"``{m}``" not in doc] == [], f"shared/stores/{engine}/__init__.py: its own plans"
