@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import importlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.at_rev import package_at
 from cubes.kvwriter.handler import KvwriterHandler
 from cubes.kvwriter.render import page_sanitizer, render
 from shared.config import Settings
@@ -82,21 +84,7 @@ def make_doc(i: int, version: int = 1) -> Document:
 
 def baseline_render(rev: str, into: Path) -> Callable[..., Any]:
     """``render`` of ``cubes/kvwriter/`` at git revision ``rev``, imported as a package of its own."""
-    root = Path(__file__).resolve().parents[1]
-    package = "_kvwriter_" + "".join(c for c in rev if c.isalnum())
-    names = subprocess.run(
-        ["git", "ls-tree", "-r", "--name-only", rev, "cubes/kvwriter/"],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    for name in names:
-        text = subprocess.run(["git", "show", f"{rev}:{name}"], cwd=root, check=True, capture_output=True).stdout
-        target = into / package / Path(name).relative_to("cubes/kvwriter")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(text.replace(b"cubes.kvwriter", package.encode()))
-    sys.path.insert(0, str(into))
+    package = package_at(rev, "cubes/kvwriter", into)
     return importlib.import_module(f"{package}.render").render  # type: ignore[no-any-return]
 
 

@@ -1,10 +1,11 @@
 """The frontend's HTML templates: Jinja2 with autoescape (docs/architecture.md section 3, "frontend").
 
 The environment is the one every page of ours is made with (``shared/templates.py``):
-every value a template prints is escaped unless it is ``Markup`` made here or in
-``templates.py`` from our own markup -- so partner text (titles, feed URLs, error
-messages) can never become HTML, whoever writes the next template. Templates live
-in ``cubes/frontend/html/``; ``layout.html`` is the one page frame.
+every value a template prints is escaped unless it is ``Markup`` of our own (the
+stylesheets and the rocket below, a page's constant CSS) -- so partner text (titles,
+feed URLs, error messages) can never become HTML, whoever writes the next template.
+Templates live in ``cubes/frontend/html/``; ``layout.html`` is the one page frame,
+``macros.html`` the pieces pages share (the search box, a list of results).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ async def test_a_query_that_cannot_be_read_says_why(client: TestClient[web.Reque
     r = await client.get("/wordstat", params={"q": "(купить|заказать слона"})
     assert r.status == 400
     body = await r.text()
-    assert "This query cannot be counted: expected &#x27;)&#x27; (at character 23)." in body
+    assert "This query cannot be counted: expected &#39;)&#39; (at character 23)." in body
     assert (await client.get("/wordstat")).status == 200
 
 
