@@ -25,6 +25,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "BrandingChanged",
     "CategoryRef",
     "CrawlKind",
     "CrawlRequest",
@@ -409,6 +410,9 @@ class MediaCached(Message):
     #: found new bytes), and the pages that show the old copy are rendered again with this one
     replaces: str | None = None
     cached_at: datetime
+    #: who asked beside the pages, when they wait for this copy themselves: ``branding:<tenant>|<host>``, a
+    #: host's logo (the kvwriter renders that host's pages again once its logo is in the CDN)
+    requesters: list[str] = Field(default_factory=list, max_length=16)
 
 
 # --------------------------------------------------------------------------- search.queries
@@ -420,6 +424,16 @@ class Device(StrEnum):
     desktop = "desktop"
     mobile = "mobile"
     tablet = "tablet"
+
+
+class BrandingChanged(Message):
+    """A tenant changed its branding of a host (``shared/branding.py``). Key: ``host``.
+
+    The kvwriter renders that tenant's pages of the host again, from the documents they keep."""
+
+    host: Host
+    tenant_id: str = Field(min_length=1, max_length=64)
+    changed_at: datetime
 
 
 class SearchQueryEvent(Message):

@@ -33,6 +33,9 @@ _FIRST_PAINT = (
     ".bar a{color:inherit;text-decoration:none}.host{font-weight:650;overflow:hidden;text-overflow:ellipsis;"
     "white-space:nowrap}.turbo{margin-left:auto;flex:none;font-size:.78rem;font-weight:650;"
     "padding:.12rem .6rem;border-radius:999px;background:var(--acc);color:#fff}"
+    ".bar .logo{flex:none;width:28px;height:28px;border-radius:.4rem;object-fit:contain}"
+    ".menu{display:flex;gap:1.1rem;max-width:42rem;margin:0 auto;padding:0 1.1rem .5rem;overflow-x:auto;"
+    "white-space:nowrap;font-size:.9rem}.menu a{color:var(--mut)}"
     ".pre{background:#fbbc04;color:#202124;text-align:center;font-size:.85rem;padding:.3rem}"
     "main,body>footer{max-width:42rem;margin:0 auto;padding:1.4rem 1.1rem}"
     "h1{font-size:clamp(1.6rem,5vw,2.3rem);line-height:1.18;letter-spacing:-.015em;margin:.2rem 0 .7rem}"
@@ -94,6 +97,8 @@ _REST = (
     ".tc-card span,.tc-card b{display:block;margin-top:.3rem}"
     ".tc-related{margin-top:2.2rem}.tc-feed .tc-card{margin:.6rem 0}.tc-note{color:var(--mut)}"
     ".tc-video video{width:100%}.tc-histogram th{font-weight:500}"
+    ".contacts{display:flex;flex-wrap:wrap;gap:.5rem;margin:0 0 1rem}.contact{padding:.45rem .9rem;"
+    "border-radius:999px;background:var(--acc);color:#fff;text-decoration:none;font-weight:600;font-size:.9rem}"
 )
 
 FIRST_PAINT_CSS = "".join(_FIRST_PAINT)

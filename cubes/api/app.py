@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api import admin, checks, docs, feeds, fetches, hosts, notices, signup, uploads, wordstat
+from cubes.api import admin, branding, checks, docs, feeds, fetches, hosts, notices, signup, uploads, wordstat
 from cubes.api.auth import Authenticator
 from cubes.api.context import CTX, ApiContext, ContextSlot
 from cubes.api.errors import error_middleware, json_response
@@ -57,6 +57,7 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
     fetches.add_routes(app)
     uploads.add_routes(app.router)
     hosts.add_routes(app.router)
+    branding.add_routes(app.router)
     notices.add_routes(app.router)
     admin.add_routes(app.router)
     docs.add_routes(app.router)

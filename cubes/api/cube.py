@@ -28,7 +28,7 @@ __all__ = ["CUBE", "build"]
 SHUTDOWN_TIMEOUT_S = 5.0
 
 
-CUBE = Cube(name="api", outputs=("feeds.registry", "partner.uploads", "documents.deleted"))
+CUBE = Cube(name="api", outputs=("feeds.registry", "partner.uploads", "documents.deleted", "hosts.branding"))
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:

@@ -239,6 +239,34 @@ def _paths() -> dict[str, Any]:
                 body=_json_body("TurboSwitchRequest"),
             ),
         },
+        "/api/v1/hosts/{host}/branding": {
+            "get": _op(
+                "Your branding of the host on its Turbo pages, and where its logo is (pending, ok, failed)",
+                _ok(200, "BrandingView", "null branding: the default look"),
+                (403, 422),
+                tag="hosts",
+                op_id="getHostBranding",
+                params=[_path("host", "a verified host of yours")],
+            ),
+            "put": _op(
+                "Set your branding of the host: its name, logo, accent colour, menu and contact buttons; your "
+                "pages there are rendered again in it, and a logo not in the CDN yet is fetched",
+                _ok(200, "BrandingView", "kept; your pages are being rendered again"),
+                (400, 403, 413, 415, 422),
+                tag="hosts",
+                op_id="setHostBranding",
+                params=[_path("host", "a verified host of yours")],
+                body=_json_body("Branding"),
+            ),
+            "delete": _op(
+                "Back to the default look on your pages of the host",
+                _ok(204, None, "removed; your pages are being rendered again"),
+                (403, 422),
+                tag="hosts",
+                op_id="deleteHostBranding",
+                params=[_path("host", "a verified host of yours")],
+            ),
+        },
         "/api/v1/hosts/{host}/queries": {
             "get": _op(
                 "The searches that showed the pages of your right's origin on the host",

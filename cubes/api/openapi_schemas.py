@@ -11,6 +11,7 @@ from typing import Any
 from cubes.api.openapi_parts import NULLABLE_INT as _NULLABLE_INT
 from cubes.api.openapi_parts import NULLABLE_STR as _NULLABLE_STR
 from cubes.api.openapi_parts import NULLABLE_TIME as _NULLABLE_TIME
+from shared.branding import Branding
 from shared.feed_options import FeedOptions, FeedOptionsIn
 from shared.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
 
@@ -20,7 +21,7 @@ __all__ = ["OPTIONS_IN", "SCHEMAS"]
 def _from_models() -> dict[str, Any]:
     """The feed options' schemas, generated from their models (so the document and the rules agree)."""
     out: dict[str, Any] = {}
-    for model in (FeedOptionsIn, FeedOptions):
+    for model in (FeedOptionsIn, FeedOptions, Branding):
         schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         out.update(schema.pop("$defs", {}))
         out[model.__name__] = schema
@@ -284,6 +285,23 @@ SCHEMAS: dict[str, Any] = {
                 },
             },
             "hidden": {"type": "integer", "description": "queries searched fewer times than the threshold"},
+        },
+    },
+    "BrandingView": {
+        "type": "object",
+        "required": ["host", "branding", "logo"],
+        "properties": {
+            "host": {"type": "string"},
+            "branding": {"oneOf": [{"$ref": "#/components/schemas/Branding"}, {"type": "null"}]},
+            "logo": {
+                "type": "object",
+                "required": ["status"],
+                "properties": {
+                    "status": {"type": "string", "enum": ["none", "pending", "ok", "failed"]},
+                    "cdn_url": {"type": "string"},
+                    "reason": {"type": ["string", "null"]},
+                },
+            },
         },
     },
     "TurboSwitchRequest": {

@@ -43,6 +43,7 @@ from cubes.cdn.checks import Checked, check_media
 from cubes.cdn.copies import resized
 from cubes.cdn.recheck import RECHECK_REQUESTER
 from shared.blobs.base import BlobStore
+from shared.branding import BRANDING_PREFIX
 from shared.clock import Clock
 from shared.config import MediaConfig, Settings
 from shared.errors import NotFound
@@ -215,6 +216,8 @@ class CdnHandler:
             replaces=replaces if replaces != cdn_url else None,
             cached_at=now,
             trace_id=msg.trace_id,
+            # a host's logo: the kvwriter renders the host's pages again once it is here
+            requesters=[r for r in msg.requesters if r.startswith(BRANDING_PREFIX)][:16],
         )
         return [Output("media.cached", cached, key=url)]
 

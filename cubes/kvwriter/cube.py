@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cubes.kvwriter.branding import BrandingLookup
 from cubes.kvwriter.handler import KvwriterHandler
 from shared.config import Settings
 from shared.runtime.cube import Cube
@@ -14,13 +15,14 @@ __all__ = ["CUBE", "build"]
 
 CUBE = Cube(
     name="kvwriter",
-    # media.cached: a copy that replaces another (a source image changed) renders its pages again
-    inputs=("documents.ready", "documents.deleted", "media.cached"),
+    # media.cached: a copy that replaces another (a source image changed) renders its pages again, and a
+    # host's logo in the CDN renders that host's branded pages; hosts.branding: a branding changed
+    inputs=("documents.ready", "documents.deleted", "media.cached", "hosts.branding"),
     replicable=True,
 )
 
 
 async def build(settings: Settings, deps: Deps) -> Cube:
     stores = await deps.stores()
-    handler = KvwriterHandler(stores.pages, settings, deps.clock, stores.images)
+    handler = KvwriterHandler(stores.pages, settings, deps.clock, stores.images, brands=BrandingLookup(stores))
     return replace(CUBE, handler=handler.handle)

@@ -18,13 +18,15 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cubes.kvwriter.batch import GroupWriter
-from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REFRESHES, WRITES
+from cubes.kvwriter.branding import BrandingLookup, PageBrand
+from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REBRANDS, REFRESHES, WRITES
 from cubes.kvwriter.refresh import pack, shown_copies, unpack, with_new_copy
 from cubes.kvwriter.render import page_sanitizer, preview_key, render
+from shared.branding import logo_waiters
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import Reject
-from shared.messages import Document, DocumentDeleted, MediaCached, MediaStatus
+from shared.messages import BrandingChanged, Document, DocumentDeleted, MediaCached, MediaStatus
 from shared.runtime.cube import Context, Output
 from shared.search.analysis import page_lang
 from shared.search.kinds import page_kind
@@ -32,6 +34,8 @@ from shared.stores import DeleteOutcome, ImageRegistry, Page, PageStore, UpsertO
 
 __all__ = ["KvwriterHandler"]
 
+#: URLs of a source read at a time when its pages are rendered again in a new branding
+_REBRAND_BATCH = 200
 #: characters of a page's text that language detection reads (enough letters to tell Cyrillic from Latin)
 _LANG_SAMPLE = 2000
 
@@ -44,9 +48,17 @@ def _declared_lang(doc: Document) -> str | None:
 
 class KvwriterHandler:
     def __init__(
-        self, pages: PageStore, settings: Settings, clock: Clock | None = None, images: ImageRegistry | None = None
+        self,
+        pages: PageStore,
+        settings: Settings,
+        clock: Clock | None = None,
+        images: ImageRegistry | None = None,
+        *,
+        brands: BrandingLookup | None = None,
     ) -> None:
         self.pages = pages
+        #: which branding each page wears (None: none, every page in the default look)
+        self.brands = brands
         #: where the copies each page shows are recorded; None: nowhere (no refresh of changed images)
         self.images = images
         self.cdn_base = settings.cdn.public_base_url
@@ -57,7 +69,7 @@ class KvwriterHandler:
         self.sanitizer = page_sanitizer(settings)
 
     async def handle(
-        self, msg: Document | DocumentDeleted | MediaCached, ctx: Context | None = None
+        self, msg: Document | DocumentDeleted | MediaCached | BrandingChanged, ctx: Context | None = None
     ) -> Sequence[Output]:
         if isinstance(msg, Document):
             await self.write(msg)
@@ -66,18 +78,23 @@ class KvwriterHandler:
         elif isinstance(msg, MediaCached):
             if msg.replaces and msg.status is MediaStatus.ok:
                 await self.refresh(msg)
+            if msg.requesters and msg.status is MediaStatus.ok:  # a host's logo came: its pages show it now
+                for tenant_id, host in logo_waiters(msg.requesters):
+                    await self.rebrand(tenant_id, host, ctx)
+        elif isinstance(msg, BrandingChanged):
+            await self.rebrand(msg.tenant_id, msg.host, ctx)
         else:  # the runtime validated the topic's model; anything else is a wiring bug
             raise Reject(f"kvwriter got an unexpected message type {type(msg).__name__}")
         return []
 
-    def page_for(self, doc: Document, written_at: datetime) -> Page:
+    def page_for(self, doc: Document, written_at: datetime, brand: PageBrand | None = None) -> Page:
         """The row to store for ``doc`` (rendered, sanitized, keyed).
 
         ``doc.url`` is canonical: the boundary that accepted it (the parser's identity check, the
         API, the autoparser) canonicalized it, and every store key downstream trusts that.
         """
         url = doc.url
-        out = render(doc, self.sanitizer, written_at=written_at)
+        out = render(doc, self.sanitizer, written_at=written_at, brand=brand)
         if out.dropped_media:
             MEDIA_DROPPED.inc(out.dropped_media)
         return Page(
@@ -103,9 +120,12 @@ class KvwriterHandler:
             ready=b"" if doc.preview or self.images is None else pack(doc),
         )
 
-    async def write(self, doc: Document) -> UpsertOutcome:
+    async def write(self, doc: Document, *, again: bool = False) -> UpsertOutcome:
+        """Render and store ``doc``; ``again``: a page rendered anew from its kept document (a changed
+        image, a new branding), which says nothing of how fresh the pipeline is."""
         written_at = self.clock.now()
-        page = self.page_for(doc, written_at)
+        brand = await self.brands.for_doc(doc) if self.brands is not None else None
+        page = self.page_for(doc, written_at, brand)
         key = (page.url, page.version)
         if page.ready:
             self._shown[key] = shown_copies(doc, self.cdn_base)
@@ -114,7 +134,7 @@ class KvwriterHandler:
         finally:
             self._shown.pop(key, None)
         WRITES.labels(outcome.value).inc()
-        if outcome in (UpsertOutcome.inserted, UpsertOutcome.updated) and not doc.preview:
+        if outcome in (UpsertOutcome.inserted, UpsertOutcome.updated) and not doc.preview and not again:
             FRESHNESS.observe(max(0.0, (written_at - doc.seen_at).total_seconds()))
         return outcome
 
@@ -137,9 +157,39 @@ class KvwriterHandler:
             doc = with_new_copy(unpack(page.ready), msg)
             if doc is None:  # edited since: it no longer shows the old copy
                 continue
-            outcome = await self.write(doc)
+            outcome = await self.write(doc, again=True)
             REFRESHES.labels(outcome.value).inc()
             done += outcome in (UpsertOutcome.inserted, UpsertOutcome.updated)
+        return done
+
+    async def rebrand(self, tenant_id: str, host: str, ctx: Context | None = None) -> int:
+        """Render again, in its branding as it is now, every page of ``tenant_id``'s sources on ``host``.
+
+        Each from the document it keeps, one version up (as ``refresh`` does): higher than the page,
+        lower than any later edit of the source. Its sources are its feeds on the host and its uploads;
+        their URLs are read a page at a time, and each page done tells the runtime the work goes on.
+        """
+        if self.brands is None:
+            return 0
+        self.brands.forget(tenant_id, host)
+        stores = self.brands.stores
+        sources = [f"feed:{f.feed_id}" for f in await stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
+        sources.append(f"tenant:{tenant_id}")
+        done = 0
+        for source in sources:
+            after: str | None = None
+            while urls := await stores.hashes.urls_of_source(source, _REBRAND_BATCH, after=after):
+                after = urls[-1]
+                for url in urls:
+                    page = await self.pages.get(url)
+                    if page is None or page.host != host or not page.ready:
+                        continue
+                    doc = unpack(page.ready)
+                    outcome = await self.write(doc.model_copy(update={"version": doc.version + 1}), again=True)
+                    done += outcome in (UpsertOutcome.inserted, UpsertOutcome.updated)
+                if ctx is not None:
+                    ctx.progress()
+        REBRANDS.inc(done)
         return done
 
     async def delete(self, msg: DocumentDeleted) -> DeleteOutcome:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-__all__ = ["DELETES", "FRESHNESS", "MEDIA_DROPPED", "REFRESHES", "WRITES"]
+__all__ = ["DELETES", "FRESHNESS", "MEDIA_DROPPED", "REBRANDS", "REFRESHES", "WRITES"]
 
 FRESHNESS = Histogram(
     "turbocubes_freshness_seconds",
@@ -17,6 +17,10 @@ WRITES = Counter("turbocubes_kvwriter_writes_total", "Page upserts by outcome", 
 DELETES = Counter("turbocubes_kvwriter_deletes_total", "Page tombstones by outcome", ["outcome"])
 MEDIA_DROPPED = Counter(
     "turbocubes_kvwriter_media_dropped_total", "Media left out of a page because it is not in the CDN"
+)
+REBRANDS = Counter(
+    "turbocubes_kvwriter_rebrands_total",
+    "Pages rendered again because their host's branding changed or its logo reached the CDN",
 )
 REFRESHES = Counter(
     "turbocubes_kvwriter_refreshes_total",

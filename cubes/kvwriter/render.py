@@ -37,6 +37,7 @@ from cubes.kvwriter.body import (
     with_turbo_links,
     without_repeated_title,
 )
+from cubes.kvwriter.branding import PageBrand
 from cubes.kvwriter.product import product_text, product_view
 from shared.config import Settings
 from shared.i18n import format_date, label, language
@@ -137,8 +138,8 @@ def _media_json(media: list[Media], shown: list[str | None]) -> list[dict[str, A
     return out
 
 
-def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rendered:
-    """Render ``doc`` (a ``documents.ready`` message) into its Turbo page."""
+def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime, brand: PageBrand | None = None) -> Rendered:
+    """Render ``doc`` (a ``documents.ready`` message) into its Turbo page, in ``brand``'s look when given."""
     media_map = {m.url: m.cdn_url for m in doc.media if m.cdn_url}
     body = sanitizer.clean(doc.content_html, base_url=doc.url, media_map=media_map) if doc.content_html else ""
     body = without_repeated_title(body, doc.title)
@@ -166,6 +167,9 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime) -> Rende
         product=product_view(doc.product, doc.url, lang) if doc.product else None,
         body=Markup(body),  # noqa: S704 - the safe-HTML policy's output
         original=label("original", lang),
+        brand=brand,
+        # the accent is checked as #rrggbb where it enters (shared/branding.py): nothing else reaches the style
+        accent=Markup(f":root{{--acc:{brand.accent}}}") if brand and brand.accent else None,  # noqa: S704
     )
 
     text_parts = [doc.summary or "", plain_text(body) if doc.content_html else ""]

@@ -469,3 +469,8 @@ for _engine in (SQLITE, POSTGRES):
 _FEED_OPTIONS = ("ALTER TABLE feeds ADD COLUMN options TEXT", "ALTER TABLE feeds ADD COLUMN secret TEXT")
 SQLITE.append((32, "feeds: fetch options and sealed credentials", _FEED_OPTIONS))
 POSTGRES.append((32, "feeds: fetch options and sealed credentials", _FEED_OPTIONS))
+
+# 33: a host's branding on its pages, per tenant that claimed it (``shared/branding.py``)
+_BRANDING = ("ALTER TABLE tenant_hosts ADD COLUMN branding TEXT",)
+SQLITE.append((33, "tenant_hosts: branding", _BRANDING))
+POSTGRES.append((33, "tenant_hosts: branding", _BRANDING))

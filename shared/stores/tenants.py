@@ -120,6 +120,15 @@ class TenantStore(Protocol):
         """Switch Turbo pages on or off for a claimed host (the host-wide "Turbo off"). ``NotFound`` if absent."""
         ...
 
+    async def set_branding(self, tenant_id: str, host: str, branding: str | None) -> None:
+        """Keep a claimed host's branding for this tenant (``shared.branding.Branding`` as JSON; None
+        removes it). ``NotFound`` when the tenant has not claimed the host."""
+        ...
+
+    async def branding(self, tenant_id: str, host: str) -> str | None:
+        """The tenant's branding of ``host`` (JSON), None when it set none."""
+        ...
+
     async def turbo_enabled(self, host: str, tenant_id: str | None = None) -> bool:
         """Whether a source's pages on ``host`` are on.
 

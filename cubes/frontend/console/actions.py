@@ -19,6 +19,7 @@ from cubes.frontend.console.context import ConsoleContext, NoBus
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.views import feed_page, home_page, host_page, not_found
 from shared import access
+from shared.branding import BrandingRefused, apply_branding, parse_branding
 from shared.errors import NotFound, TurbocubesError
 from shared.feed_options import FeedOptions
 from shared.feeds import WEBMASTER_FORMATS, RegistrationRefused
@@ -26,11 +27,13 @@ from shared.origins import origin_host, origin_of
 
 __all__ = [
     "add_feed",
+    "branding_form",
     "check_feed",
     "claim_host",
     "fetch_now",
     "options_change",
     "remove_feed",
+    "set_branding",
     "set_options",
     "switch_autoparser",
     "verify_host",
@@ -194,6 +197,50 @@ async def set_options(c: ConsoleContext, signed: Signed, feed_id: str, form: dic
     except (NoBus, TurbocubesError) as exc:
         return await feed_page(c, signed, feed_id, notice=f"Not changed: {exc}", status=503)
     raise _see(f"/console/feeds/{feed_id}?saved=options")
+
+
+def branding_form(form: dict[str, str]) -> dict[str, Any]:
+    """The branding the host page's form asks for, as the API takes it: menu lines ``Label | URL``,
+    contact lines ``kind: value`` (phone, email, telegram, url)."""
+    raw: dict[str, Any] = {}
+    for key in ("display_name", "logo_url", "accent"):
+        if value := form.get(key, "").strip():
+            raw[key] = value
+    menu = []
+    for line in form.get("menu", "").splitlines():
+        label, sep, url = line.partition("|")
+        if line.strip():
+            menu.append({"label": label.strip(), "url": url.strip() if sep else ""})
+    contacts = []
+    for line in form.get("contacts", "").splitlines():
+        kind, sep, value = line.partition(":")
+        if line.strip():
+            contacts.append({"kind": kind.strip().lower(), "value": value.strip() if sep else ""})
+    if menu:
+        raw["menu"] = menu
+    if contacts:
+        raw["contacts"] = contacts
+    return raw
+
+
+async def set_branding(c: ConsoleContext, signed: Signed, host: str, form: dict[str, str]) -> web.StreamResponse:
+    """The host page's branding form: the API's PUT, through the same rules and the same service."""
+    try:  # the API's rule (shared.access.host_claim): the tenant's claim, with a right in force
+        await access.host_claim(c.stores.tenants, signed.tenant_id, host)
+    except access.AccessRefused as exc:
+        if await c.own_claim(signed, host) is None:
+            return not_found(c, signed, "host")
+        return await host_page(c, signed, host, notice=f"Not changed: {exc.message}", status=403)
+    try:
+        branding = None if form.get("reset") == "1" else parse_branding(branding_form(form), host)
+    except BrandingRefused as exc:
+        errors = [f"{f}: {m}" for f, m in exc.problems]
+        return await host_page(c, signed, host, branding_errors=errors, status=422)
+    try:
+        await apply_branding(c.stores, c.send, signed.tenant_id, host, branding, c.clock.now())
+    except (NoBus, TurbocubesError) as exc:
+        return await host_page(c, signed, host, notice=f"Not changed: {exc}", status=503)
+    raise _see(f"/console/hosts/{quote(host, safe='')}?saved=branding#branding")
 
 
 async def remove_feed(c: ConsoleContext, signed: Signed, feed_id: str) -> web.StreamResponse:

@@ -91,14 +91,15 @@ class ConsoleContext:
     def now(self) -> datetime:
         return self.clock.now()
 
-    async def _publish(self, outputs: Sequence[Output]) -> None:
+    async def send(self, outputs: Sequence[Output]) -> None:
+        """Publish ``outputs`` on the bus (``NoBus`` when this frontend has none)."""
         if self.publish is None:
             raise NoBus("this frontend has no message bus: adding, removing and fetching feeds is off")
         await self.publish(outputs)
 
     def registry(self) -> FeedRegistry:
         return FeedRegistry.from_settings(
-            self.settings, self.stores.feeds, self._publish, resolver=self.resolver, clock=self.clock
+            self.settings, self.stores.feeds, self.send, resolver=self.resolver, clock=self.clock
         )
 
     def rights(self) -> Rights:

@@ -6,6 +6,7 @@
                                        (?months=1|3|12), feeds, roll-up, lane, pages that lost
                                        something, pages waiting for images and why
     POST /console/hosts                claim a host by its URL          POST /console/hosts/{host}/verify
+    POST /console/hosts/{host}/branding  the host's name, logo, colour, menu and contacts on your pages
     GET  /console/feeds/{id}           status, every problem with its hint, history, next fetch, pages
     POST /console/feeds                add a feed                       POST /console/feeds/{id}/fetch
     POST /console/check                check a feed URL: previews and problems, nothing published
@@ -122,9 +123,23 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r.add_get("/console", page(home))
     r.add_post("/console/login", login)
     r.add_post("/console/logout", action(logout))
-    r.add_get("/console/hosts/{host}", page(lambda q, s: views.host_page(c, s, host_of(q), months=months_of(q))))
+    r.add_get(
+        "/console/hosts/{host}",
+        page(
+            lambda q, s: views.host_page(
+                c,
+                s,
+                host_of(q),
+                months=months_of(q),
+                notice="Branding saved: your pages of the host are being rendered again in it."
+                if q.query.get("saved") == "branding"
+                else "",
+            )
+        ),
+    )
     r.add_post("/console/hosts", action(lambda q, s, f: actions.claim_host(c, s, f)))
     r.add_post("/console/hosts/{host}/verify", action(lambda q, s, f: actions.verify_host(c, s, host_of(q))))
+    r.add_post("/console/hosts/{host}/branding", action(lambda q, s, f: actions.set_branding(c, s, host_of(q), f)))
     r.add_get(
         "/console/feeds/{feed_id}",
         page(

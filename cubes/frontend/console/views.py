@@ -22,6 +22,7 @@ from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.status.gather import gather_host
 from cubes.frontend.status.view import Moment, feed_row, host_view, moment
+from shared.branding import Branding, logo_state
 from shared.feed_options import FeedOptions
 from shared.overview import failing, feed_overview, host_overview
 from shared.page_state import Counts, refused_links, source_views, task_views
@@ -139,6 +140,8 @@ async def host_page(
     attempts: tuple[str, ...] = (),
     notice: str = "",
     months: int = 1,
+    branding_errors: list[str] | None = None,
+    status: int = 200,
 ) -> web.Response:
     claim = await c.own_claim(signed, host)
     if claim is None:
@@ -166,14 +169,19 @@ async def host_page(
         "notice": notice,
     }
     if not claim.verified:  # a claim without a right shows the claim and nothing else
-        return c.page("console/host.html", host, **common, searches=None, periods=[])
+        return c.page("console/host.html", host, status=status, **common, searches=None, periods=[])
     feeds = [f for f in await c.stores.feeds.list(signed.tenant_id) if f.tenant_id == signed.tenant_id]
     view = await host_overview(c.stores, host, feeds, tenant_id=signed.tenant_id)
     st = host_view(await gather_host(c.stores, c.settings, c.clock.time(), host, feeds))
+    branding = Branding.from_json(await c.stores.tenants.branding(signed.tenant_id, host))
     return c.page(
         "console/host.html",
         host,
         **common,
+        status=status,
+        branding=branding,
+        logo=await logo_state(c.stores, branding),
+        branding_errors=branding_errors or [],
         st=st.status,
         lane=st.lane,
         feeds=st.feeds,

@@ -235,6 +235,24 @@ class SqlTenantStore:
             "UPDATE tenant_hosts SET turbo = ? WHERE host = ? AND tenant_id = ?", enabled, host, tenant_id
         )
 
+    async def set_branding(self, tenant_id: str, host: str, branding: str | None) -> None:
+        host = canonical_host(host)
+        count = await self._db.execute(
+            "UPDATE tenant_hosts SET branding = ? WHERE host = ? AND tenant_id = ?", branding, host, tenant_id
+        )
+        if not count:
+            raise NotFound(f"tenant {tenant_id!r} has not claimed host {host!r}")
+
+    async def branding(self, tenant_id: str, host: str) -> str | None:
+        try:
+            host = canonical_host(host)
+        except ValueError:
+            return None
+        row = await self._db.fetchone(
+            "SELECT branding FROM tenant_hosts WHERE host = ? AND tenant_id = ?", host, tenant_id
+        )
+        return None if row is None else row[0]
+
     async def turbo_enabled(self, host: str, tenant_id: str | None = None) -> bool:
         try:
             host = canonical_host(host)

@@ -85,6 +85,9 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/api/v1/hosts/{host}/verify"): Expect(none=401, other=403, own=200, alias=403, admin=401),
     # the host-wide Turbo switch: only the tenant that verified the host
     ("PUT", "/api/v1/hosts/{host}/turbo"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    ("GET", "/api/v1/hosts/{host}/branding"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    ("PUT", "/api/v1/hosts/{host}/branding"): Expect(none=401, other=403, own=200, alias=403, admin=401),
+    ("DELETE", "/api/v1/hosts/{host}/branding"): Expect(none=401, other=403, own=204, alias=403, admin=401),
     ("GET", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("PUT", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("DELETE", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
@@ -243,6 +246,19 @@ async def _verify(world: World, caller: str) -> Request:
 @builds("PUT", "/api/v1/hosts/{host}/turbo")
 async def _turbo(world: World, caller: str) -> Request:
     return f"/api/v1/hosts/{_host(caller)}/turbo", {"json": {"enabled": True}}
+
+
+@builds("GET", "/api/v1/hosts/{host}/branding")
+@builds("DELETE", "/api/v1/hosts/{host}/branding")
+async def _branding(world: World, caller: str) -> Request:
+    return f"/api/v1/hosts/{_host(caller)}/branding", {}
+
+
+@builds("PUT", "/api/v1/hosts/{host}/branding")
+async def _put_branding(world: World, caller: str) -> Request:
+    return f"/api/v1/hosts/{_host(caller)}/branding", {
+        "json": {"display_name": f"{caller}'s site", "accent": "#0a7d3b"}
+    }
 
 
 @builds("GET", "/api/v1/admin/limits/{tenant}")

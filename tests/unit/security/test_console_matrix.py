@@ -59,6 +59,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/console/hosts/{host}"): Expect(none=200, other=404, own=200, alias=404),
     ("POST", "/console/hosts"): Expect(none=401, other=303, own=303, alias=303),
     ("POST", "/console/hosts/{host}/verify"): Expect(none=401, other=404, own=200, alias=404),
+    ("POST", "/console/hosts/{host}/branding"): Expect(none=401, other=404, own=303, alias=404),
     ("GET", "/console/feeds/{feed_id}"): Expect(none=200, other=404, own=200, alias=NA),
     ("POST", "/console/feeds"): Expect(none=401, other=422, own=303, alias=422),
     ("POST", "/console/check"): Expect(none=401, other=422, own=303, alias=422),

@@ -52,6 +52,13 @@ TWINS = [
     Twin("/console/check", ("POST", "/api/v1/feeds/check"), "host", lambda h: {"url": f"https://{h}/c-{_n()}.xml"}),
     Twin("GET /console/hosts/{host}", ("GET", "/api/v1/hosts/{host}"), "host"),
     Twin("/console/hosts/{host}/verify", ("POST", "/api/v1/hosts/{host}/verify"), "host"),
+    Twin(
+        "/console/hosts/{host}/branding",
+        ("PUT", "/api/v1/hosts/{host}/branding"),
+        "host",
+        lambda _: {"display_name": "Twin"},
+        lambda _: {"display_name": "Twin"},
+    ),
     Twin("GET /console/feeds/{feed}", ("GET", "/api/v1/feeds/{feed}"), "feed"),
     Twin("/console/feeds/{feed}/fetch", ("POST", "/api/v1/feeds/{feed}/fetch"), "feed"),
     Twin(

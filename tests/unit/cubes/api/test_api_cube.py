@@ -23,7 +23,7 @@ async def test_the_cube_serves_the_api_on_its_port(tmp_path: Path) -> None:
         cube = await build(settings, deps)
         assert cube.name == "api"
         assert cube.inputs == ()
-        assert set(cube.outputs) == {"feeds.registry", "partner.uploads", "documents.deleted"}
+        assert set(cube.outputs) == {"feeds.registry", "partner.uploads", "documents.deleted", "hosts.branding"}
         (service,) = cube.services
         await service.start()
         try:

@@ -48,7 +48,7 @@ async def test_a_ready_document_is_served_and_the_indexer_makes_it_searchable(tm
             ]
         )
         cube = await cube_module("kvwriter").build(settings, deps)
-        assert cube.inputs == ("documents.ready", "documents.deleted", "media.cached")
+        assert cube.inputs == ("documents.ready", "documents.deleted", "media.cached", "hosts.branding")
         assert cube.outputs == ()
         stats = await run_cube(cube, deps, group="kvwriter-test", max_messages=4, idle_timeout=10.0)
         assert stats.processed == 4
