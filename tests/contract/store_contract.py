@@ -804,6 +804,19 @@ class StoreContract:
         with pytest.raises(NotFound):
             await stores.tenants.set_turbo("ta", "other.example", False)
 
+    async def test_a_hosts_branding_is_its_claimants_own(self, stores: Stores) -> None:
+        await stores.tenants.create_tenant("A", tenant_id="ta")
+        await stores.tenants.create_tenant("B", tenant_id="tb")
+        await stores.tenants.add_host("ta", "shop.example")
+        await stores.tenants.add_host("tb", "shop.example")
+        assert await stores.tenants.branding("ta", "shop.example") is None
+        await stores.tenants.set_branding("ta", "shop.example", '{"name": "Shop"}')
+        assert await stores.tenants.branding("ta", "shop.example") == '{"name": "Shop"}'
+        assert await stores.tenants.branding("tb", "shop.example") is None  # the other claimant's is its own
+        assert await stores.tenants.branding("ta", "other.example") is None
+        await stores.tenants.set_branding("ta", "shop.example", None)
+        assert await stores.tenants.branding("ta", "shop.example") is None
+
     async def test_rights_are_rechecked_once_each_and_lapse(self, stores: Stores) -> None:
         for t in ("ta", "tb"):
             await stores.tenants.create_tenant(t, tenant_id=t)
