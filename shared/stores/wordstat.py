@@ -173,8 +173,9 @@ class WordstatStore(Protocol):
         """Searches of each query in months ``first``..``last``."""
         ...
 
-    async def host_queries(self, host: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
-        """The queries that showed ``host``'s pages in months ``first``..``last``, most often first."""
+    async def host_queries(self, origin: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
+        """The queries that showed ``origin``'s pages (``scheme://host[:port]``) in months ``first``..``last``,
+        most often first."""
         ...
 
 

@@ -33,6 +33,7 @@ def events(
     region: str = "moscow",
     device: Device = Device.desktop,
     hosts: tuple[str, ...] = (),
+    origins: tuple[str, ...] = (),
 ) -> list[SearchQueryEvent]:
     return [
         SearchQueryEvent(
@@ -42,6 +43,7 @@ def events(
             region=region,
             device=device,
             hosts=list(hosts),
+            origins=list(origins),
         )
         for _ in range(n)
     ]
@@ -162,13 +164,20 @@ class WordstatContract:
             await first.close()
             await second.close()
 
-    async def test_queries_that_showed_a_host(self, stores: Stores) -> None:
-        batch = events("мосты москвы", 3, hosts=("a.example", "b.example")) + events("мосты", 2, hosts=("a.example",))
+    async def test_queries_that_showed_an_origin(self, stores: Stores) -> None:
+        """The searches are counted by the origins of the pages shown, never by their hosts: another port
+        or scheme of a host is another site (``shared.wordstat.hosts``, whose searches)."""
+        a, a_port, b = "https://a.example", "http://a.example:8080", "https://b.example"
+        batch = events("мосты москвы", 3, hosts=("a.example", "b.example"), origins=(a, b))
+        batch += events("мосты", 2, hosts=("a.example",), origins=(a,))
+        batch += events("мост в москве", 4, hosts=("a.example",), origins=(a_port,))
         await stores.wordstat.count([counted(e) for e in batch], now=NOW)
-        got = await stores.wordstat.host_queries("a.example", 202611, 202611, limit=10)
+        got = await stores.wordstat.host_queries(a, 202611, 202611, limit=10)
         assert got == [("мосты москвы", 3), ("мосты", 2)]
-        assert await stores.wordstat.host_queries("b.example", 202611, 202611, limit=10) == [("мосты москвы", 3)]
-        assert await stores.wordstat.host_queries("c.example", 202611, 202611, limit=10) == []
+        assert await stores.wordstat.host_queries(a_port, 202611, 202611, limit=10) == [("мост в москве", 4)]
+        assert await stores.wordstat.host_queries(b, 202611, 202611, limit=10) == [("мосты москвы", 3)]
+        assert await stores.wordstat.host_queries("a.example", 202611, 202611, limit=10) == []
+        assert await stores.wordstat.host_queries("https://c.example", 202611, 202611, limit=10) == []
 
     async def test_old_event_ids_are_forgotten(self, stores: Stores) -> None:
         batch = [counted(e) for e in events("слон", 2)]

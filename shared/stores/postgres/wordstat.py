@@ -232,11 +232,11 @@ class PgWordstatStore:
         )
         return {int(r[0]): int(r[1]) for r in rows}
 
-    async def host_queries(self, host: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
+    async def host_queries(self, origin: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
         rows = await self._db.fetch(
             "SELECT q.query, sum(h.n) AS n FROM ws_hosts h JOIN ws_queries q ON q.qid = h.qid"
             " WHERE h.host = ? AND h.month BETWEEN ? AND ? GROUP BY q.query ORDER BY n DESC, q.query LIMIT ?",
-            host,
+            origin,
             first,
             last,
             limit,

@@ -351,10 +351,10 @@ class SqliteWordstatStore:
         rows = await self._db.read(lambda conn: conn.execute(sql, (payload, first, last)).fetchall())
         return {int(r[0]): int(r[1]) for r in rows}
 
-    async def host_queries(self, host: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
+    async def host_queries(self, origin: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
         sql = (
             "SELECT q.query, sum(h.n) AS n FROM ws_hosts h JOIN ws_queries q ON q.qid = h.qid"
             " WHERE h.host = ? AND h.month BETWEEN ? AND ? GROUP BY q.query ORDER BY n DESC, q.query LIMIT ?"
         )
-        rows = await self._db.read(lambda conn: conn.execute(sql, (host, first, last, limit)).fetchall())
+        rows = await self._db.read(lambda conn: conn.execute(sql, (origin, first, last, limit)).fetchall())
         return [(r[0], int(r[1])) for r in rows]
