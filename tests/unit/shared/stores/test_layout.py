@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import shared.stores
 from tests.imports import cycles, import_graph, modules_under
 
 ROLES = (
@@ -30,7 +31,8 @@ ROLES = (
     "wordstat",
     "autoparser",
 )
-STORES = Path(__file__).resolve().parents[4] / "shared" / "stores"
+#: the package as imported (this repository's, never a path built beside it)
+STORES = Path(shared.stores.__path__[0])
 
 
 def _modules() -> dict[str, Path]:
