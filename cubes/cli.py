@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
         func=_cmd_config_show
     )
 
+    secrets = sub.add_parser("secrets", help="the key that seals feeds' credentials (secrets.key)")
+    ssec = secrets.add_subparsers(dest="secrets_command", required=True)
+    ssec.add_parser(
+        "new-key", help="print a fresh secrets.key (every process of a cluster needs the same)"
+    ).set_defaults(func=_cmd_secrets_new_key)
+
     for mod in registry.command_modules():
         mod.register(sub)
     _register_render(sub)
@@ -254,6 +260,13 @@ def _cmd_config_show(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     print(orjson.dumps(settings.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode())
+    return 0
+
+
+def _cmd_secrets_new_key(args: argparse.Namespace) -> int:
+    from shared.secretbox import new_key
+
+    print(new_key())
     return 0
 
 
