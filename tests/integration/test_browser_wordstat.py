@@ -79,6 +79,8 @@ async def frontend(tmp_path: Path) -> AsyncIterator[str]:
             extra={"language": "ru"},
         )
     )
+    # the page write only queues the page; the indexer cube makes it searchable (within its period)
+    assert await stores.index_queue.catch_up() == 1
     runner = web.AppRunner(create_app(settings, stores, clock=ManualClock(NOW.timestamp())), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
