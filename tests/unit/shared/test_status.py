@@ -208,7 +208,7 @@ async def test_every_turbocubes_process_publishes_its_cubes(tmp_path: Path) -> N
                 await asyncio.sleep(0.05)  # polling the store, which another task writes
         (snap,) = await stores.status.get_status("cube:kvwriter:")
         assert snap.data["group"] == "kvwriter"
-        assert snap.data["inputs"] == ["documents.ready", "documents.deleted", "media.cached"]
+        assert snap.data["inputs"] == ["documents.ready", "documents.deleted", "media.cached", "hosts.branding"]
         assert snap.data["breaker_open"] is False
         assert not is_stopped(snap)
         stop.set()
