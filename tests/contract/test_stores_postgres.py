@@ -317,3 +317,58 @@ def test_each_setting_that_loses_commits_is_named_with_its_risk() -> None:
         with pytest.raises(ConfigError, match=f"{name}=off"):
             check_durable("h:1", {**durable, name: "off"}, accept=False)
         check_durable("h:1", {**durable, name: "off"}, accept=True)  # accepted: no error
+
+
+async def test_a_feeds_schedule_writes_of_other_fields_commit_in_the_order_they_were_made(postgres_url: str) -> None:
+    """A write of other fields never overtakes an earlier write of the same feed. Each set of fields
+    had a batch of its own, on a connection of its own: when the fetch's write waited behind its
+    batch's statement in flight, a later write of two fields went at once and committed first, and
+    the fetch's then overwrote it (the scheduler's next due time went back; the batch contract's
+    test of one turn failed so under load)."""
+    from datetime import timedelta
+
+    from shared.stores import Feed
+    from tests.contract.store_contract import T0
+
+    due = T0 + timedelta(minutes=15)
+    learned = {"last_fetch_at": T0, "next_fetch_at": due, "interval_s": 900.0, "fetch_result": "ok"}
+    async with _own_stores(postgres_url, pool_size=2) as (stores, schema):
+        # at once: the pool opens its connections now, so a write later sent goes out without connecting
+        ids = ("held", "f0", "f1", "f2")
+        await asyncio.gather(
+            *(stores.feeds.upsert_feed(Feed(f, f"https://a.example/{f}.rss", "a.example", "rss")) for f in ids)
+        )
+        for _ in range(4):  # both kinds of write on every connection: each statement prepared, its types known
+            await asyncio.gather(
+                stores.feeds.update_schedule("f1", **learned),
+                stores.feeds.update_schedule("f2", last_fetch_at=T0, next_fetch_at=due),
+            )
+        dsn, _ = split_schema(postgres_url)
+        locker = await asyncpg.connect(dsn, server_settings={"search_path": schema})
+        try:
+            tx = locker.transaction()
+            await tx.start()
+            await locker.execute("SELECT 1 FROM feeds WHERE feed_id = 'held' FOR UPDATE")
+            held = asyncio.ensure_future(stores.feeds.update_schedule("held", **learned))
+            async with asyncio.timeout(60):  # its statement is at the server, waiting for the row
+                while not await locker.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+                    locker.get_server_pid(),
+                ):
+                    pass
+            # the fetch's write waits behind the statement in flight; then the same feed's next due time
+            first = asyncio.ensure_future(stores.feeds.update_schedule("f0", **learned))
+            second = asyncio.ensure_future(
+                stores.feeds.update_schedule("f0", last_fetch_at=T0, next_fetch_at=due + timedelta(hours=1))
+            )
+            # the locker's round trips: time enough for a write sent at once to commit
+            for _ in range(3):
+                assert await locker.fetchval("SELECT count(*) FROM feeds") == len(ids)
+            await tx.commit()
+            async with asyncio.timeout(60):
+                await asyncio.gather(held, first, second)
+        finally:
+            await locker.close()
+        f0 = await stores.feeds.get("f0")
+        assert f0 is not None
+        assert (f0.status.next_fetch_at, f0.status.interval_s) == (due + timedelta(hours=1), 900.0)

@@ -6,11 +6,15 @@ time among its host's (``host_due_times``) and writes its schedule (``update_sch
 is ~1,100 fetch results a second (docs/capacity.md). Here the reads of one loop turn are one
 ``= ANY`` query and the schedule writes one ``UPDATE … FROM unnest(…)`` per set of fields written
 (``batch.py``: calls for the same feed go in separate statements, in order; a failing statement
-fails only its caller). The rest is ``sql/feeds.py``.
+fails only its caller). Every set of fields goes through ONE batch, so the order holds across them
+too: a fetch's write and a later write of other fields to the same feed (a removal's, the same
+turn's second result) never run on two connections at once, where the later could commit first
+and the earlier overwrite it. The rest is ``sql/feeds.py``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,13 +53,38 @@ assert set(SCHEDULE_TYPES) == SCHEDULE_FIELDS, "every schedule field needs its c
 
 _GET = f"SELECT {FEED_COLUMNS} FROM feeds WHERE feed_id = ANY($1::text[])"
 
-_Write = tuple[Any, ...]  # feed_id, then the values of one set of fields
+#: the fields written, the feed, then the values of those fields
+_Write = tuple[tuple[str, ...], str, tuple[Any, ...]]
 
 
 def _feed_id(item: _Write) -> str:
-    return str(item[0])
+    return item[1]
 
 
+async def _write_schedules(conn: asyncpg.Connection, items: Sequence[_Write]) -> list[bool]:
+    """One ``UPDATE`` per set of fields among ``items`` (each feed at most once: ``TurnBatch`` rounds),
+    in one transaction when there are several; each item: did its feed exist."""
+    kinds: dict[tuple[str, ...], list[_Write]] = {}
+    for item in items:
+        kinds.setdefault(item[0], []).append(item)
+    written: set[str] = set()
+
+    async def run() -> None:
+        for kind, writes in kinds.items():
+            rows = [(feed_id, *values) for _, feed_id, values in writes]
+            written.update(
+                r[0] for r in await conn.fetch(_update_statement(kind), *unnest_columns(rows, len(kind) + 1))
+            )
+
+    if len(kinds) == 1:
+        await run()  # one statement is its own transaction
+    else:
+        async with conn.transaction():
+            await run()
+    return [item[1] in written for item in items]
+
+
+@functools.cache  # a few sets of fields: the scheduler writes a fetch's, a removal's, ...
 def _update_statement(names: tuple[str, ...]) -> str:
     arrays = ", ".join(f"${i + 2}::{SCHEDULE_TYPES[n]}[]" for i, n in enumerate(names))
     sets = ", ".join(f"{n} = u.{n}" for n in names)
@@ -76,10 +105,9 @@ class PgFeedStore(SqlFeedStore):
 
     def __init__(self, db: PgDb) -> None:
         super().__init__(db)
-        self._db_pg = db
         self._get = TurnBatch(db.connection, _get_many, db.inflight)
-        #: one batch per set of fields written (the scheduler writes a few kinds: a fetch's, a removal's)
-        self._writes: dict[tuple[str, ...], TurnBatch[_Write, bool]] = {}
+        #: every schedule write, whatever its fields (one statement per set of fields in a round)
+        self._writes: TurnBatch[_Write, bool] = TurnBatch(db.connection, _write_schedules, db.inflight, key=_feed_id)
 
     async def get(self, feed_id: str) -> Feed | None:
         return await self._get(feed_id)
@@ -88,15 +116,5 @@ class PgFeedStore(SqlFeedStore):
         names, values = update_values(SCHEDULE_FIELDS, "update_schedule", fields)
         if not names:
             return
-        kind = tuple(names)
-        batch = self._writes.get(kind)
-        if batch is None:
-            statement = _update_statement(kind)
-
-            async def run(conn: asyncpg.Connection, items: Sequence[_Write]) -> list[bool]:
-                written = {r[0] for r in await conn.fetch(statement, *unnest_columns(items, len(kind) + 1))}
-                return [item[0] in written for item in items]
-
-            batch = self._writes[kind] = TurnBatch(self._db_pg.connection, run, self._db_pg.inflight, key=_feed_id)
-        if not await batch((feed_id, *values)):
+        if not await self._writes((tuple(names), feed_id, tuple(values))):
             raise NotFound(f"feed {feed_id!r} does not exist")
