@@ -13,9 +13,13 @@ with its message.
   public names, so saying "not yours" reveals nothing.
 * ``own_feed``: the caller's live feed; another tenant's answers exactly as an unknown id does
   (``not_found``), since answering otherwise would confirm that the other tenant's feed exists.
-* ``feed_in_force``: the caller's feed, on a host it still holds a right on (what fetching it now
-  and changing it ask: without the right its fetches publish nothing). Reading or removing a feed
-  needs only ``own_feed``.
+* ``origin_claim``: the caller's right that covers an origin (scheme, host and port), what
+  registering, changing or checking a feed asks of the feed URL's origin (``origin_not_held``
+  otherwise): the crawler fetches a site on a tenant's behalf only where its right is, and a
+  feed on another port or scheme of the host publishes nothing of the tenant's anyway.
+* ``feed_in_force``: the caller's feed, on an origin it still holds a right on (what fetching it
+  now asks: without the right its fetches publish nothing). Reading or removing a feed needs only
+  ``own_feed``.
 * ``page_access``: deleting a published page needs a right on the page's origin (scheme, host and
   port: ``origin_not_held`` otherwise) and the page must be the caller's, or nobody's
   (``page_not_owned``): the page rule of ``shared.rights``. The refusal never names the tenant
@@ -29,7 +33,7 @@ from shared.origins import origin_host, origin_of
 from shared.rights import page_owner
 from shared.stores import Feed, FeedStore, HostClaim, Stores, TenantStore
 
-__all__ = ["AccessRefused", "feed_in_force", "host_claim", "own_feed", "page_access"]
+__all__ = ["AccessRefused", "feed_in_force", "host_claim", "origin_claim", "own_feed", "page_access"]
 
 
 class AccessRefused(TurbocubesError):
@@ -69,17 +73,9 @@ async def own_feed(feeds: FeedStore, tenant_id: str, feed_id: str) -> Feed:
     return feed
 
 
-async def feed_in_force(feeds: FeedStore, tenants: TenantStore, tenant_id: str, feed_id: str) -> Feed:
-    """``own_feed``, on a host the tenant holds a right on now (``host_claim``)."""
-    feed = await own_feed(feeds, tenant_id, feed_id)
-    await host_claim(tenants, tenant_id, feed.host)
-    return feed
-
-
-async def page_access(stores: Stores, tenant_id: str, url: str) -> HostClaim:
-    """The caller's right that covers the page ``url`` (canonical), if the page is its own or nobody's."""
-    origin = origin_of(url)
-    claim = await host_claim(stores.tenants, tenant_id, origin_host(origin))
+async def origin_claim(tenants: TenantStore, tenant_id: str, origin: str) -> HostClaim:
+    """The caller's right on ``origin``'s host (``host_claim``), if it covers ``origin`` (canonical) itself."""
+    claim = await host_claim(tenants, tenant_id, origin_host(origin))
     if claim.origin != origin:
         raise AccessRefused(
             "origin_not_held",
@@ -87,6 +83,20 @@ async def page_access(stores: Stores, tenant_id: str, url: str) -> HostClaim:
             "and port that were proven",
             host=claim.host,
         )
+    return claim
+
+
+async def feed_in_force(feeds: FeedStore, tenants: TenantStore, tenant_id: str, feed_id: str) -> Feed:
+    """``own_feed``, on an origin the tenant holds a right on now (``origin_claim``)."""
+    feed = await own_feed(feeds, tenant_id, feed_id)
+    await origin_claim(tenants, tenant_id, origin_of(feed.url))
+    return feed
+
+
+async def page_access(stores: Stores, tenant_id: str, url: str) -> HostClaim:
+    """The caller's right that covers the page ``url`` (canonical), if the page is its own or nobody's."""
+    origin = origin_of(url)
+    claim = await origin_claim(stores.tenants, tenant_id, origin)
     if not (await page_owner(stores, url, origin)).yields_to(tenant_id):
         raise AccessRefused(
             "page_not_owned",

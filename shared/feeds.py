@@ -45,6 +45,7 @@ from shared.errors import BlockedAddressError, NotFound, Reject
 from shared.feed_options import OptionsRefused, crawl_fields, merged_options, seal_options
 from shared.http.guard import AddressGuard, GuardedResolver
 from shared.messages import CrawlKind, CrawlRequest, FeedFormat, FeedRegistration
+from shared.origins import canonical_origin
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.secretbox import NoKey, SecretBox
@@ -93,6 +94,7 @@ FIX_PREFIX = "fix:"
 #: requesters that want what is there now, never a result remembered from before they asked
 FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX, FIX_PREFIX)
 
+#: asked with the canonical origin of a feed's URL before it is registered or checked (the doors' owner check)
 Authorize = Callable[[str], Awaitable[None]]
 
 
@@ -289,8 +291,9 @@ class FeedRegistry:
     ) -> Registered:
         """Validate, store and announce one feed; ``RegistrationRefused`` when it may not be registered.
 
-        ``authorize(host)`` runs after validation and before the address check (the API's "is this
-        host the tenant's and verified?"); whatever it raises goes through. ``options`` (a JSON
+        ``authorize(origin)`` runs after validation and before the address check, with the origin of
+        the feed's URL (the doors' "does the tenant hold a right on it?", ``shared.access.origin_claim``);
+        whatever it raises goes through. ``options`` (a JSON
         object, ``shared/feed_options.py``) is merged over the feed's current ones; ``KEEP`` (the
         default) keeps them, None removes them.
         """
@@ -302,7 +305,7 @@ class FeedRegistry:
         if options is not KEEP:
             public, secret = self._options(public, secret, options)
         if authorize is not None:
-            await authorize(host)
+            await authorize(canonical_origin(canonical))
         await self.check_address(canonical)
         feed = Feed(
             feed_id=feed_id,
@@ -359,13 +362,13 @@ class FeedRegistry:
         """Order a check of ``url``: fetched through the host's polite lane and parsed as a
         preview, publishing nothing (``cubes/parser/checks.py``); the upload task the results go to.
 
-        The same rules as a registration (canonical http(s) URL; ``authorize(host)``: the tenant's
-        verified host, as the crawler fetches nobody else's site on a tenant's behalf; the SSRF
-        guard), then the task is created and the crawl request published.
+        The same rules as a registration (canonical http(s) URL; ``authorize(origin)``: the tenant's
+        right on the URL's origin, as the crawler fetches nobody else's site on a tenant's behalf; the
+        SSRF guard), then the task is created and the crawl request published.
         """
         canonical, _, _ = self.validate(url, FeedFormat.auto.value)
         host = host_of(canonical)
-        await authorize(host)
+        await authorize(canonical_origin(canonical))
         await self.check_address(canonical)
         now = self._clock.now()
         task = await tasks.create(

@@ -31,14 +31,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from cubes.api.errors import ApiError
-from shared.access import AccessRefused, host_claim
+from shared.access import AccessRefused, host_claim, origin_claim
 from shared.attempts import FailedAttempts
 from shared.clock import Clock
 from shared.stores import HostClaim, TenantStore
+
+if TYPE_CHECKING:
+    from shared.feeds import Authorize
 
 __all__ = [
     "TENANT",
@@ -48,6 +52,7 @@ __all__ = [
     "Authenticator",
     "bearer_token",
     "check_admin",
+    "feed_authorizer",
     "refusal",
     "require_host",
     "unauthorized",
@@ -176,6 +181,18 @@ def refusal(exc: AccessRefused) -> ApiError:
     if exc.missing:
         return ApiError(404, exc.code, exc.message)
     return ApiError(403, exc.code, exc.message, host=exc.host)
+
+
+def feed_authorizer(tenants: TenantStore, tenant_id: str) -> Authorize:
+    """What a feed registration or check asks of its URL's origin: the caller's right on it (403 otherwise)."""
+
+    async def owned(origin: str) -> None:
+        try:
+            await origin_claim(tenants, tenant_id, origin)
+        except AccessRefused as exc:
+            raise refusal(exc) from None
+
+    return owned
 
 
 async def require_host(tenants: TenantStore, tenant_id: str, host: str, *, verified: bool = True) -> HostClaim:

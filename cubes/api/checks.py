@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from cubes.api.auth import TENANT, require_host
+from cubes.api.auth import TENANT, feed_authorizer
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
@@ -38,9 +38,7 @@ async def check_feed(request: web.Request) -> web.StreamResponse:
     if problems:
         raise ValidationFailed(problems)
 
-    async def owned(host: str) -> None:
-        await require_host(ctx.stores.tenants, tenant_id, host)
-
+    owned = feed_authorizer(ctx.stores.tenants, tenant_id)
     task = await unavailable_on_outage(
         registry_of(ctx).check(body.get("url"), tasks=ctx.stores.tasks, tenant_id=tenant_id, authorize=owned)
     )

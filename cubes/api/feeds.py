@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from cubes.api.auth import TENANT, refusal, require_host
+from cubes.api.auth import TENANT, feed_authorizer, refusal
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
@@ -148,9 +148,6 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
     if problems:
         raise ValidationFailed(problems)
 
-    async def owned(host: str) -> None:
-        await require_host(ctx.stores.tenants, tenant_id, host)
-
     done = await unavailable_on_outage(
         registry.register(
             body["url"],
@@ -159,7 +156,7 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
             autoparser=bool(autoparser),
             tenant_id=tenant_id,
             formats=WEBMASTER_FORMATS,
-            authorize=owned,
+            authorize=feed_authorizer(ctx.stores.tenants, tenant_id),
             options=body.get("options", KEEP),
         )
     )
@@ -209,9 +206,6 @@ async def patch_feed(request: web.Request) -> web.StreamResponse:
     if problems:
         raise ValidationFailed(problems)
 
-    async def owned(host: str) -> None:
-        await require_host(ctx.stores.tenants, request[TENANT], host)
-
     done = await unavailable_on_outage(
         registry_of(ctx).register(
             feed.url,
@@ -220,7 +214,7 @@ async def patch_feed(request: web.Request) -> web.StreamResponse:
             autoparser=bool(autoparser),
             tenant_id=feed.tenant_id,
             formats=WEBMASTER_FORMATS,
-            authorize=owned,
+            authorize=feed_authorizer(ctx.stores.tenants, request[TENANT]),
             options=body.get("options", KEEP),
         )
     )

@@ -127,7 +127,7 @@ async def switch_autoparser(c: ConsoleContext, signed: Signed, feed_id: str, on:
             autoparser=on,
             tenant_id=signed.tenant_id,
             formats=WEBMASTER_FORMATS,
-            authorize=c.authorize(signed),  # the API's PATCH asks the same: a right on the feed's host
+            authorize=c.authorize(signed),  # the API's PATCH asks the same: a right on the feed's origin
         )
     except RegistrationRefused as exc:
         why = "; ".join(p.message for p in exc.problems)

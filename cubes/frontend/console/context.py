@@ -130,11 +130,11 @@ class ConsoleContext:
             return None
 
     def authorize(self, signed: Signed) -> Authorize:
-        """What a registration asks of a feed's host: the API's check (``shared.access.host_claim``)."""
+        """What a registration asks of a feed URL's origin: the API's check (``shared.access.origin_claim``)."""
 
-        async def owned(host: str) -> None:
+        async def owned(origin: str) -> None:
             try:
-                await access.host_claim(self.stores.tenants, signed.tenant_id, host)
+                await access.origin_claim(self.stores.tenants, signed.tenant_id, origin)
             except access.AccessRefused as exc:
                 raise RegistrationRefused([FeedProblem("url", exc.message)]) from None
 

@@ -27,6 +27,7 @@ from aiohttp.resolver import ThreadedResolver
 from shared.config import Settings
 from shared.http import Fetcher
 from shared.messages import FetchStatus
+from shared.origins import origin_of
 from shared.urls import host_of
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer
@@ -152,11 +153,11 @@ async def test_ssrf_table_registration_and_verification(
         tenant, token = await api.tenant(PARTNER)
         for name, url in vectors(partner.port).items():
             try:
-                host = host_of(url)
+                host, origin = host_of(url), origin_of(url)
             except ValueError:
-                host = None
-            if host is not None:  # the tenant owns the host: only the guard stands in the way
-                await api.stores.tenants.add_host(tenant, host)
+                host = origin = None
+            if host is not None:  # the tenant holds a right on the URL's origin: only the guard stands in the way
+                await api.stores.tenants.add_host(tenant, host, origin=origin)
                 await api.stores.tenants.set_verified(tenant, host)
             resp = await api.client.post("/api/v1/feeds", json={"url": url, "format": "rss"}, headers=api.auth(token))
             body = await resp.json()

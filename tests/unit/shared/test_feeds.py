@@ -112,13 +112,13 @@ async def test_authorize_runs_before_any_dns_work_and_its_refusal_stores_nothing
     registry = FeedRegistry.from_settings(Settings(), stores.feeds, pub, resolver=dns)
     seen: list[str] = []
 
-    async def not_yours(host: str) -> None:
-        seen.append(host)
-        raise PermissionError(host)
+    async def not_yours(origin: str) -> None:
+        seen.append(origin)
+        raise PermissionError(origin)
 
     with pytest.raises(PermissionError):
-        await registry.register("https://News.Example/feed.xml", fmt="rss", authorize=not_yours)
-    assert seen == ["news.example"]  # the canonical host
+        await registry.register("https://News.Example:443/feed.xml", fmt="rss", authorize=not_yours)
+    assert seen == ["https://news.example"]  # the canonical origin: what a right covers
     assert dns.lookups == 0
     assert pub.outputs == []
     assert await stores.feeds.list(include_deleted=True) == []

@@ -73,7 +73,7 @@ async def test_a_check_needs_a_verified_host_and_a_public_address(tmp_path: Path
 
 async def test_a_failed_fetch_fails_the_check_with_its_problem(tmp_path: Path, partner: PartnerServer) -> None:
     async with ApiHarness(tmp_path) as api:
-        _, token = await api.tenant(HOST)
+        _, token = await api.tenant(HOST, origin=f"http://{HOST}:{partner.port}")
         url = f"http://{HOST}:{partner.port}/status/404"
         accepted = await (
             await api.client.post("/api/v1/feeds/check", json={"url": url}, headers=api.auth(token))

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shared.messages import FeedFormat, FeedRegistration
+from shared.stores import Feed
 from tests.partners.fixtures import PartnerResolver
 from tests.unit.cubes.api.apikit import ApiHarness, api_settings
 
@@ -125,12 +126,40 @@ async def test_feed_of_a_host_not_owned_or_not_verified_is_403(tmp_path: Path) -
         assert (await unverified.json())["error"] == "host_not_verified"
 
 
+async def test_a_feed_or_check_on_another_origin_of_the_host_is_403(tmp_path: Path) -> None:
+    # a right covers the origin that was proven: a tenant whose right is on another port (or scheme) of
+    # the host would have the crawler fetch the site's owner's origin on its behalf
+    async with ApiHarness(tmp_path) as api:
+        tenant_id, token = await api.tenant("a.partner.test", origin="https://a.partner.test:8443")
+        for url in ("https://a.partner.test/f.xml", "http://a.partner.test:8443/f.xml"):
+            for path, body in (("/api/v1/feeds", {"url": url, "format": "rss"}), ("/api/v1/feeds/check", {"url": url})):
+                r = await api.client.post(path, json=body, headers=api.auth(token))
+                assert r.status == 403, (path, url)
+                assert (await r.json())["error"] == "origin_not_held"
+        assert await api.messages("feeds.registry") == []
+        assert await api.messages("crawl.requests") == []
+        own = await api.client.post(
+            "/api/v1/feeds", json={"url": "https://a.partner.test:8443/f.xml", "format": "rss"}, headers=api.auth(token)
+        )
+        assert own.status == 201, await own.text()
+        # a feed stored on another origin (registered before the rule): not fetched, not changed on demand
+        await api.stores.feeds.upsert_feed(
+            Feed("old", "https://a.partner.test/old.xml", "a.partner.test", "rss", tenant_id=tenant_id)
+        )
+        fetch = await api.client.post("/api/v1/feeds/old/fetch", headers=api.auth(token))
+        assert fetch.status == 403
+        assert (await fetch.json())["error"] == "origin_not_held"
+        patch = await api.client.patch("/api/v1/feeds/old", json={"autoparser": True}, headers=api.auth(token))
+        assert patch.status == 403
+        assert (await patch.json())["error"] == "origin_not_held"
+
+
 async def test_ssrf_guard_refuses_a_feed_host_resolving_inside(tmp_path: Path) -> None:
     # no allowlist here: a partner name pointing at 127.0.0.1 is what an attacker would register
     resolver = PartnerResolver({"evil.example.org": "10.0.0.7"})
     settings = api_settings(tmp_path).replace(http={"allowlist": []})
     async with ApiHarness(tmp_path, settings=settings, resolver=resolver) as api:
-        _, token = await api.tenant("a.partner.test")
+        _, token = await api.tenant("a.partner.test", origin="http://a.partner.test")
         resp = await api.client.post(
             "/api/v1/feeds", json={"url": "http://a.partner.test/feed.xml", "format": "rss"}, headers=api.auth(token)
         )
@@ -138,7 +167,7 @@ async def test_ssrf_guard_refuses_a_feed_host_resolving_inside(tmp_path: Path) -
         err = await resp.json()
         assert err["fields"][0]["field"] == "url"
         assert "loopback" in err["fields"][0]["message"]
-        _, token_e = await api.tenant("evil.example.org")
+        _, token_e = await api.tenant("evil.example.org", origin="http://evil.example.org")
         private = await api.client.post(
             "/api/v1/feeds", json={"url": "http://evil.example.org/f", "format": "rss"}, headers=api.auth(token_e)
         )

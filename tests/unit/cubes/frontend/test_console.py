@@ -174,6 +174,17 @@ async def test_a_feed_on_an_unverified_host_is_refused_with_the_reason(env: Env)
     assert "not verified yet" in await r.text()
 
 
+async def test_a_feed_on_another_origin_of_the_host_is_refused_with_the_reason(env: Env) -> None:
+    # the right covers https://a.partner.test: another port or scheme of the host is not the tenant's
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    for url in (f"https://{HOST}:8443/f.xml", f"http://{HOST}/f.xml"):
+        r = await env.client.post("/console/feeds", data={"url": url, "csrf": csrf})
+        assert r.status == 422, url
+        assert f"covers https://{HOST}, not" in await r.text()
+    assert [o for o in env.published if o.topic == "feeds.registry"] == []
+
+
 async def test_another_tenants_host_and_feed_are_not_found(env: Env) -> None:
     _, mine = await env.tenant()
     csrf = await env.sign_in(mine)
