@@ -152,6 +152,7 @@ async def test_ssrf_table_registration_and_verification(
     async with ApiHarness(tmp_path, settings=settings, resolver=resolver) as api:
         tenant, token = await api.tenant(PARTNER)
         for name, url in vectors(partner.port).items():
+            host: str | None
             try:
                 host, origin = host_of(url), origin_of(url)
             except ValueError:

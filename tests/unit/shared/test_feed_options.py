@@ -50,16 +50,18 @@ def test_every_option_is_bounded_where_it_enters(raw: dict[str, object], field: 
 
 
 def test_secrets_are_sealed_and_open_only_with_the_key() -> None:
-    options = parse_options({"basic_auth": {"username": "bob", "password": "s3cret"}, "headers": {"X-Api-Key": "k1"}})
+    options = parse_options(
+        {"basic_auth": {"username": "bob", "password": "s3cret"}, "headers": {"X-Api-Key": "key-of-bob"}}
+    )
     public, sealed = seal_options(options, BOX)
     assert sealed is not None
     assert "s3cret" not in sealed
-    assert "k1" not in sealed
+    assert "key-of-bob" not in sealed
     assert public.username == "bob"
     assert public.header_names == ("X-Api-Key",)
     assert "s3cret" not in (public.to_json() or "")
     headers = fetch_headers(sealed, BOX)
-    assert headers["X-Api-Key"] == "k1"
+    assert headers["X-Api-Key"] == "key-of-bob"
     assert base64.b64decode(headers["Authorization"].removeprefix("Basic ")) == b"bob:s3cret"
     with pytest.raises(Unsealable):
         fetch_headers(sealed, SecretBox(new_key()))  # the key was changed since
