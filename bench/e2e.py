@@ -40,6 +40,8 @@ is the crawler benchmark's business.
     python bench/e2e.py [--docs 10000] [--hosts 100] [--engines embedded,real] [--trickle 30] [--workers 2]
         [--idle 20] [--real-trickle-rate 150]
         [--commits durable,lossy]   # the real engines with durable commits, and the old setting beside
+        [--heap settled,default]    # the embedded engines with the collector settled as `up` sets it
+                                    # (shared/runtime/heap.py), and CPython's default beside (--workers 1)
     python bench/e2e.py --docs 1000 --engines embedded --profile /tmp/e2e   # + CPU profile per pass
     python bench/e2e.py --docs 1000 --probe --set runtime.concurrency=64   # + handler/store wall times
 """
@@ -50,6 +52,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import inspect
 import math
 import os
@@ -81,7 +84,7 @@ from cubes.worker import worker_main
 from cubes.workers import WorkerPool
 from shared.config import Settings
 from shared.feeds import FeedRegistry, RegistrationRefused, feed_id_for
-from shared.runtime import Runner, ensure_topics, open_deps
+from shared.runtime import Runner, ensure_topics, heap, open_deps
 from shared.runtime.loops import loop_kind, new_event_loop
 from shared.urls import canonical_url
 
@@ -703,6 +706,7 @@ async def run_engine_set(
     trickle_s: float = 0.0,
     workers: int = 1,
     idle_s: float = 0.0,
+    heap_mode: str = "settled",
 ) -> list[PassResult]:
     resolver = PartnerResolver()
     cube_cpu = CubeCpu()
@@ -729,6 +733,7 @@ async def run_engine_set(
             if probe is not None and cube.handler is not None:
                 cube = dataclasses.replace(cube, handler=probe.wrap(f"handler {name}", cube.handler))
             runners.append(Runner(cube_cpu.instrument(cube), deps))
+        HEAPS[heap_mode]()  # settled: as `up` does once its cubes are built (its workers always: cubes/worker.py)
         tasks = [asyncio.create_task(r.run(), name=f"cube:{r.cube.name}") for r in runners]
         if workers > 1:
             # the same settings (overrides included); the hidden --worker mode adds the PartnerResolver
@@ -741,7 +746,12 @@ async def run_engine_set(
         processes = Processes(pool)
         ports = [settings.runtime.metrics_port + i for i in range(1, workers)] if pool is not None else []
         # only the engines ops/ started under $TURBOCUBES_VAR (the machine may run other people's); none embedded
-        costs = Costs(Counters(ports), cube_cpu, owner=os.environ.get("TURBOCUBES_VAR"), engines=engines != "embedded")
+        costs = Costs(
+            Counters(ports),
+            cube_cpu,
+            owner=os.environ.get("TURBOCUBES_VAR"),
+            engines=not engines.startswith("embedded"),
+        )
         stores = await deps.stores()
         await pages.open()
         urls = site.feed_urls()
@@ -877,6 +887,7 @@ async def embedded(
     trickle_s: float = 0.0,
     workers: int = 1,
     idle_s: float = 0.0,
+    heap_mode: str = "settled",
 ) -> list[PassResult]:
     tmp = Path(tempfile.mkdtemp(prefix="tc-e2e-"))
     try:
@@ -886,9 +897,23 @@ async def embedded(
             cdn={"url": f"file://{tmp}/cdn"},
             blobs={"url": f"file://{tmp}/blobs"},
         )
-        return await run_engine_set("embedded", settings, site, timeout_s, profile, probe, trickle_s, workers, idle_s)
+        label = "embedded" + ("" if heap_mode == "settled" else f" (heap {heap_mode})")
+        return await run_engine_set(
+            label, settings, site, timeout_s, profile, probe, trickle_s, workers, idle_s, heap_mode=heap_mode
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _default_heap() -> None:
+    """CPython's collector as a program that never settles it has it (a settled run before undone)."""
+    gc.unfreeze()
+    gc.set_threshold(*DEFAULT_GC_THRESHOLD)
+
+
+#: the garbage collector of the bench process for a run: as ``up`` sets it, or as CPython starts
+HEAPS: dict[str, Callable[[], None]] = {"settled": heap.settle, "default": _default_heap}
+DEFAULT_GC_THRESHOLD = gc.get_threshold()
 
 
 #: PostgreSQL's commits as the real engines run them: durable (the server as ops/postgres/start runs
@@ -1007,10 +1032,17 @@ async def amain(args: argparse.Namespace) -> int:
     results: list[tuple[bool, PassResult]] = []
     try:
         if "embedded" in wanted:
-            results += [
-                (True, r)
-                for r in await embedded(site, timeout_s, args.profile, probe, args.trickle, args.workers, args.idle)
-            ]
+            for n, heap_mode in enumerate(h.strip() for h in args.heap.split(",") if h.strip()):
+                if n:  # a fresh partner for each run: its edition back at 1, its hit logs clean
+                    await site.stop()
+                    site = PartnerProcess(args.hosts, args.docs)
+                    site.start()
+                results += [
+                    (True, r)
+                    for r in await embedded(
+                        site, timeout_s, args.profile, probe, args.trickle, args.workers, args.idle, heap_mode
+                    )
+                ]
         if "real" in wanted:
             env = ("TURBOCUBES_TEST_KAFKA", "TURBOCUBES_TEST_POSTGRES", "TURBOCUBES_TEST_S3")
             if all(os.environ.get(v) for v in env):
@@ -1056,7 +1088,7 @@ async def amain(args: argparse.Namespace) -> int:
         for line in r.verdicts():
             print(line)
             missed += line.lstrip().startswith("MISS")
-    for line in commit_ratios([r for _, r in results]):
+    for line in commit_ratios([r for _, r in results]) + heap_ratios([r for _, r in results]):
         print(line)
     return 1 if missed else 0
 
@@ -1066,7 +1098,7 @@ def commit_ratios(results: list[PassResult]) -> list[str]:
     by = {(r.engines, r.name): r for r in results}
     out = []
     for (engines, name), lossy in by.items():
-        if not engines.endswith(")"):
+        if "(commits " not in engines:
             continue
         durable = by.get((engines.split(" ", 1)[0], name))
         if durable is None or not lossy.dps:
@@ -1078,6 +1110,22 @@ def commit_ratios(results: list[PassResult]) -> list[str]:
             f"{name}: durable commits {durable.dps:,.0f} documents/s against {lossy.dps:,.0f} with {old}"
             f" ({durable.dps / lossy.dps:.2f}x); freshness p50 {p50:.3f} s against {was50:.3f} s,"
             f" p99 {p99:.3f} s against {was99:.3f} s"
+        )
+    return out
+
+
+def heap_ratios(results: list[PassResult]) -> list[str]:
+    """Each embedded pass's CPU per document with the collector settled against CPython's default, same run."""
+    by = {(r.engines, r.name): r for r in results}
+    out = []
+    for (engines, name), default in by.items():
+        settled = by.get(("embedded", name))
+        if engines != "embedded (heap default)" or settled is None or not default.cpu:
+            continue
+        now, was = (r.cpu / r.docs_for_cpu() * 1000 for r in (settled, default))
+        out.append(
+            f"{name}: collector settled {now:.2f} ms CPU per document against {was:.2f} with CPython's default"
+            f" ({now / was:.2f}x); {settled.dps:,.0f} documents/s against {default.dps:,.0f}"
         )
     return out
 
@@ -1097,6 +1145,13 @@ def main(argv: list[str] | None = None) -> int:
         default="durable,lossy",
         help="the real engines' PostgreSQL commits, each a run of its own: durable (as ops/ runs the server)"
         " and lossy (the old synchronous_commit=off, per session), both by default, their ratio printed",
+    )
+    p.add_argument(
+        "--heap",
+        default="settled",
+        help="the embedded engines' runs, each of its own: settled (the collector as `up` sets it,"
+        " shared/runtime/heap.py) and/or default (CPython's), their ratio printed; the workers of"
+        " --workers N always settle theirs, so compare with --workers 1",
     )
     p.add_argument("--timeout", type=float, default=0.0, help="seconds per pass (default max(120, docs/20))")
     p.add_argument(
@@ -1156,6 +1211,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if unknown := {c.strip() for c in args.commits.split(",") if c.strip()} - set(COMMITS):
         p.error(f"--commits: unknown {', '.join(sorted(unknown))} (durable, lossy)")
+    if unknown := {h.strip() for h in args.heap.split(",") if h.strip()} - set(HEAPS):
+        p.error(f"--heap: unknown {', '.join(sorted(unknown))} (settled, default)")
     if args.docs < 1 or args.hosts < 1:
         p.error("--docs and --hosts must be at least 1")
     if args.workers < 1:

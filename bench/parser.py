@@ -322,6 +322,7 @@ async def _handler_run(path: Path) -> None:
     from shared.bus import open_bus
     from shared.bus.base import TopicSpec
     from shared.messages import CrawlKind, CrawlResult, FetchStatus
+    from shared.runtime import heap
     from shared.runtime.cube import Context
     from shared.runtime.publish import Encoder, emitter
     from shared.stores import Feed, open_stores
@@ -346,6 +347,7 @@ async def _handler_run(path: Path) -> None:
     sent = Published()
     emit = emitter(bus.producer(), Encoder("parser", ("documents.parsed", "documents.deleted")), {}, sent)
     handler = ParserHandler(stores, get_blobs)  # type: ignore[arg-type]
+    heap.settle()  # as the parser cube's process does once its cubes are built (cubes/launcher.py)
     figures: list[float] = []
     for ref in ("feeds/big", "feeds/big2"):
         msg = CrawlResult(

@@ -165,7 +165,14 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     return run_main(
-        run_up(settings, only=args.only, demo=args.demo, workers=args.workers, log_level=args.log_level),
+        run_up(
+            settings,
+            only=args.only,
+            demo=args.demo,
+            workers=args.workers,
+            log_level=args.log_level,
+            settle_heap=True,
+        ),
         event_loop=loop_kind(settings.runtime.event_loop, settings.bus.url),
     )
 
@@ -188,7 +195,7 @@ def _cmd_cube(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     return run_main(
-        run_up(settings, only=[args.name], demo=False),
+        run_up(settings, only=[args.name], demo=False, settle_heap=True),
         event_loop=loop_kind(settings.runtime.event_loop, settings.bus.url),
     )
 

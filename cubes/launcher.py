@@ -35,7 +35,7 @@ from cubes.workers import WorkerCrashed, WorkerPool
 from shared.config import Settings
 from shared.errors import ConfigError
 from shared.outages import OUTAGES
-from shared.runtime import Runner, ensure_topics, open_deps
+from shared.runtime import Runner, ensure_topics, heap, open_deps
 from shared.runtime.deps import Deps
 from shared.runtime.health import HealthServer
 from shared.runtime.shutdown import WRAP_UP_S, bounded, settle
@@ -57,7 +57,10 @@ async def run_up(
     stop_event: asyncio.Event | None = None,
     workers: int = 1,
     log_level: str | None = None,
+    settle_heap: bool = False,
 ) -> int:
+    """Every cube (or ``only`` these) in this process, with ``workers - 1`` more processes for the
+    replicable ones; ``settle_heap``: this process is ``up``'s own (``shared.runtime.heap.settle``)."""
     if workers < 1:
         raise ConfigError("--workers", workers, "a whole number of processes, at least 1")
     names = list(only) or list(registry.CUBE_NAMES)
@@ -79,7 +82,7 @@ async def run_up(
         # the pool gets the settings as adjusted for the demo (its crawler fetches the demo site)
         pool = WorkerPool(settings, shared_cubes, workers - 1, log_level=log_level) if workers > 1 else None
         side = demo_site.run if demo_site is not None else None
-        return await run_cubes(settings, names, stop_event=stop_event, pool=pool, side=side)
+        return await run_cubes(settings, names, stop_event=stop_event, pool=pool, side=side, settle_heap=settle_heap)
     finally:
         if demo_site is not None:
             await demo_site.stop()
@@ -94,11 +97,14 @@ async def run_cubes(
     pool: WorkerPool | None = None,
     side: SideTask | None = None,
     label: str = "turbocubes",
+    settle_heap: bool = False,
 ) -> int:
     """Run ``names`` in this process until SIGTERM / SIGINT / ``stop_event`` (or a cube task fails: 1).
 
     ``pool`` (worker processes) is started once the topics exist and stopped
     beside this process's runners; ``side`` runs until the stop (the demo site).
+    ``settle_heap``: the process is this program's own (the CLI, a worker), so its garbage
+    collector is set for a long run once the cubes are built (``shared.runtime.heap``).
     """
     deps = await open_deps(settings, resolver=resolver)
     runners: list[Runner] = []
@@ -112,6 +118,8 @@ async def run_cubes(
         for name in names:
             cube = await registry.build(name, settings, deps)
             runners.append(Runner(cube, deps))
+        if settle_heap:
+            heap.settle()
 
         def health_doc() -> dict[str, Any]:
             doc = {

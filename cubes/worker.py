@@ -59,6 +59,7 @@ async def serve_worker(resolver: Any = None) -> int:
             stop_event=stop,
             resolver=resolver,
             label=f"turbocubes worker {spec['index']} (pid {os.getpid()})",
+            settle_heap=True,
         )
     finally:
         lifeline.cancel()

@@ -114,7 +114,7 @@ def main(argv: list[str]) -> int:
     config, *names = argv
     settings = load_settings(config)
     label = f"cubeproc {'+'.join(names)} (pid {os.getpid()})"
-    return asyncio.run(run_cubes(settings, names, resolver=PartnerResolver(), label=label))
+    return asyncio.run(run_cubes(settings, names, resolver=PartnerResolver(), label=label, settle_heap=True))
 
 
 if __name__ == "__main__":
