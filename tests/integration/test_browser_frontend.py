@@ -325,17 +325,33 @@ async def _open(cdp: Cdp, url: str, *, width: int, height: int, mobile: bool, da
         {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
         session=session,
     )
-    idle = cdp.expect(
-        lambda e: (
+    await _navigate(cdp, session, target, url)
+    return session
+
+
+async def _navigate(cdp: Cdp, session: str, target: str, url: str) -> None:
+    """Navigate the tab to ``url`` and wait until the network is idle for THIS navigation (its loaderId):
+    the tab's about:blank has lifecycle events of its own, and under load its networkIdle (half a second
+    after its load) came after the navigation began, so a page was read before its results were there
+    (a search of 0 hits)."""
+    navigation: dict[str, Any] = {}
+
+    def idle_after(e: Event) -> bool:
+        return (
             e.get("sessionId") == session
             and e["method"] == "Page.lifecycleEvent"
             and e["params"]["name"] == "networkIdle"
             and e["params"].get("frameId") == target
+            and e["params"].get("loaderId") == navigation.get("loaderId")
         )
-    )
-    await cdp.send("Page.navigate", {"url": url}, session=session)
+
+    idle = cdp.expect(idle_after)
+    navigation.update(await cdp.send("Page.navigate", {"url": url}, session=session))
+    assert not navigation.get("errorText"), navigation
+    assert navigation.get("loaderId"), navigation
+    if not idle.done() and any(idle_after(e) for e in cdp.events):  # came before navigate's answer
+        idle.set_result({})
     await asyncio.wait_for(idle, STEP_TIMEOUT)
-    return session
 
 
 async def _shot(cdp: Cdp, session: str, name: str) -> Path:

@@ -47,6 +47,7 @@ from tests.integration.test_browser_frontend import (  # the browser fixture and
     Cdp,
     _errors,
     _eval,
+    _navigate,
     _requests,
     _shot,
     browser,  # noqa: F401 - a fixture, used by name
@@ -186,16 +187,7 @@ async def _open_phone(cdp: Cdp, url: str, *, dark: bool = False) -> tuple[str, a
     await cdp.send(
         "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]}, session
     )
-    idle = cdp.expect(
-        lambda e: (
-            e.get("sessionId") == session
-            and e["method"] == "Page.lifecycleEvent"
-            and e["params"]["name"] == "networkIdle"
-            and e["params"].get("frameId") == target
-        )
-    )
-    await cdp.send("Page.navigate", {"url": url}, session=session)
-    await asyncio.wait_for(idle, STEP_TIMEOUT)
+    await _navigate(cdp, session, target, url)
     return session, players
 
 
