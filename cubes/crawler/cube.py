@@ -91,7 +91,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         # one at a time, a feed's 100 new items queued their 200 images behind each other) ...
         key_width=lambda key: handler.lanes.concurrency_for(key.decode("utf-8", "replace") if key else ""),
         # ... and its kinds of request in turn: in one queue, a feed's next poll waited behind all
-        # 400 images of its last edition (tests/integration/test_faults.py, shared/runtime/turns.py)
+        # 400 images of its last edition (tests/integration/test_faults.py, shared/runtime/rotation.py)
         key_class=request_kind,
         timers=(
             Timer("status", settings.runtime.status_interval_s, report.tick),

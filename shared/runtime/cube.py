@@ -131,7 +131,7 @@ class Context(_Outputs):
     received_at: datetime
     headers: Sequence[tuple[str, bytes]] = ()
     #: what the input's commit waits for besides the outputs (``commit_after``)
-    holds: list[asyncio.Future[Any]] | None = field(default=None, kw_only=True)
+    commit_waits: list[asyncio.Future[Any]] | None = field(default=None, kw_only=True)
 
     def commit_after(self, durable: asyncio.Future[Any]) -> None:
         """Commit the input only once ``durable`` is done; if it fails, the input is read again.
@@ -145,9 +145,9 @@ class Context(_Outputs):
         wordstat store counts an event id once). A crash before ``durable`` is done loses
         nothing: the input was not committed.
         """
-        if self.holds is None:
-            self.holds = []
-        self.holds.append(durable)
+        if self.commit_waits is None:
+            self.commit_waits = []
+        self.commit_waits.append(durable)
 
 
 Handler = Callable[[Any, Context], Awaitable[Sequence[Output]]]
@@ -212,7 +212,7 @@ class Cube:
     key_width: Callable[[bytes | None], int] | None = None
     #: wide lanes (``key_width``): the class of a record (the crawler: its request's kind); one
     #: key's classes take turns, so a few records of one class never wait behind thousands of
-    #: another's (shared/runtime/turns.py). None: one class, arrival order
+    #: another's (shared/runtime/rotation.py). None: one class, arrival order
     key_class: Callable[[Consumed], Hashable] | None = None
     timers: tuple[Timer, ...] = ()
     services: tuple[Service, ...] = ()

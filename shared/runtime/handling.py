@@ -126,8 +126,8 @@ class Handling:
         for topic, out_key, value, headers in sends:
             deliveries.append(await send(topic, value, key=out_key, headers=headers))
             published[topic] = published.get(topic, 0) + 1
-        if ctx.holds:
-            deliveries.extend(ctx.holds)
+        if ctx.commit_waits:
+            deliveries.extend(ctx.commit_waits)
         if ctx.committed_hooks:
             slot.hooks = ctx.committed_hooks
         processed = meter.processed

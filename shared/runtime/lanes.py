@@ -10,7 +10,7 @@ A per-key cube whose keys need no order may say how many of one key's records
 run at once (``key_width``: the crawler's host lane's concurrency cap, which a
 single worker per host never reached): up to that many workers then take the
 key's records, each as soon as one is free — the classes of its records in turn
-(``key_class``, ``turns.py``: a host's feed polls do not wait behind its hundreds of images).
+(``key_class``, ``rotation.py``: a host's feed polls do not wait behind its hundreds of images).
 
 A delayed retry that is not due yet (``tc-not-before`` in the future) is
 *held*: its retry-topic partition pauses, the record and whatever arrives
@@ -35,8 +35,8 @@ from shared.clock import Clock
 from shared.runtime.breaker import Breaker
 from shared.runtime.commits import Slot
 from shared.runtime.headers import HEADERS
+from shared.runtime.rotation import ClassOf, Rotation
 from shared.runtime.shutdown import CANCEL_GRACE_S, settle
-from shared.runtime.turns import ClassOf, Turns
 
 __all__ = ["LaneDispatcher", "SlotRunner"]
 
@@ -71,7 +71,7 @@ class LaneDispatcher:
         self.per_key = per_key
         #: per-key lanes only: how many of one key's records may run at once (None: one, in order)
         self.key_width = key_width if per_key else None
-        #: wide lanes only: the class of a record; a key's classes take turns (``turns.py``)
+        #: wide lanes only: the class of a record; a key's classes take turns (``rotation.py``)
         self.key_class = key_class
         self.retry_topic = retry_topic
         self.consumer = consumer
@@ -90,7 +90,7 @@ class LaneDispatcher:
         self._workers: set[asyncio.Task[None]] = set()
         #: wide lanes (``key_width``): their queues, and their workers (more start while the key has
         #: records and room)
-        self._wide: dict[Any, Turns] = {}
+        self._wide: dict[Any, Rotation] = {}
         self._width: dict[Any, int] = {}
         self._held: dict[tuple[str, int], deque[Slot]] = {}
         self._releases: set[asyncio.Task[None]] = set()
@@ -135,14 +135,14 @@ class LaneDispatcher:
         key = slot.record.key
         lane = key if self.per_key else hash(key) % self.concurrency
         if self.key_width is not None:
-            turns = self._wide.get(lane)
-            if turns is None:
-                turns = self._wide[lane] = Turns(self.key_class)
-            turns.append(slot)
+            rotation = self._wide.get(lane)
+            if rotation is None:
+                rotation = self._wide[lane] = Rotation(self.key_class)
+            rotation.append(slot)
             running = self._width.get(lane, 0)
             if running < self.key_width(key):
                 self._width[lane] = running + 1
-                self._start(self._wide_worker(lane, turns))
+                self._start(self._wide_worker(lane, rotation))
             return
         q = self._queues.get(lane)
         if q is None:
@@ -202,8 +202,8 @@ class LaneDispatcher:
             slot.done = True
         return finished
 
-    async def _wide_worker(self, lane: Any, q: Turns) -> None:
-        """One of up to ``key_width`` workers of one key: takes its records as ``Turns`` hands them
+    async def _wide_worker(self, lane: Any, q: Rotation) -> None:
+        """One of up to ``key_width`` workers of one key: takes its records as ``Rotation`` hands them
         out, no order kept between them (the commit order is the tracker's, per partition, all the same)."""
         task = asyncio.current_task()
         assert task is not None

@@ -1,4 +1,4 @@
-"""Turns: one wide lane's records, its classes taking turns (docs/architecture.md section 4, runtime).
+"""Rotation: one wide lane's records, its classes taking turns (docs/architecture.md section 4, runtime).
 
 A wide per-key lane (``Cube.key_width``) used to be one queue in arrival order. The crawler's
 host lane showed why that is not enough: a feed of 200 items puts 400 image requests on its host's
@@ -22,12 +22,12 @@ from collections.abc import Callable, Hashable
 from shared.bus.base import Consumed
 from shared.runtime.commits import Slot
 
-__all__ = ["Turns"]
+__all__ = ["Rotation"]
 
 ClassOf = Callable[[Consumed], Hashable]
 
 
-class Turns:
+class Rotation:
     """A wide lane's queue: per class in arrival order, the classes in turn."""
 
     __slots__ = ("_class_of", "_queues", "_size")
@@ -49,7 +49,7 @@ class Turns:
     def popleft(self) -> Slot:
         """The next record: the head of the class whose turn it is (IndexError when empty)."""
         if not self._size:
-            raise IndexError("pop from empty Turns")
+            raise IndexError("pop from empty Rotation")
         cls = next(iter(self._queues))
         q = self._queues.pop(cls)
         slot = q.popleft()
