@@ -58,8 +58,11 @@ __all__ = [
     "FIX_PREFIX",
     "FRESH_PREFIXES",
     "KEEP",
+    "PURGE_PREFIX",
+    "REFRESH_PREFIX",
     "SERVICES_MAX",
     "SERVICE_NAME_RE",
+    "URGENT_PRIORITY",
     "WEBMASTER_FORMATS",
     "Authorize",
     "FeedProblem",
@@ -91,8 +94,13 @@ CHECK_PREFIX = "check:"
 #: the requester the media cube adds to its order of an image again at the webmaster's asking (a
 #: document's ``retry_failed_before``): ``fix:<page URL>``; the crawler fetches it fresh as well
 FIX_PREFIX = "fix:"
+#: the requester of a webmaster's refresh of one page or image (``shared/refresh.py``): ``refresh:<id>``
+REFRESH_PREFIX = "refresh:"
+#: the requester of a purge of one image (``shared/refresh.py``): ``purge:<id>``; the cdn cube drops the
+#: copy when the source no longer gives a good one
+PURGE_PREFIX = "purge:"
 #: requesters that want what is there now, never a result remembered from before they asked
-FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX, FIX_PREFIX)
+FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX, FIX_PREFIX, REFRESH_PREFIX, PURGE_PREFIX)
 
 #: asked with the canonical origin of a feed's URL before it is registered or checked (the doors' owner check)
 Authorize = Callable[[str], Awaitable[None]]

@@ -10,12 +10,15 @@ PostgreSQL). Two things make the common case cheap:
   gets its share (the DataLoader pattern: no timer, so no added latency; a lone
   document gets its own query at once).
 * **A cache of ``ok`` records.** An image that is in the CDN stays there: the
-  registry never turns ``ok`` into anything else (a failure does not downgrade
-  it) and CDN objects are immutable and never deleted, so a remembered CDN URL
-  is always valid. It may not be the *newest* copy, though: an image changed at
-  its source gets a new one (``cubes/cdn/recheck.py``), so a remembered record
-  is read again once it is ``media.lookup_cache_max_age_s`` old; pages published
-  meanwhile with the old copy are still correct pages. Only ``ok`` records are
+  registry keeps an ``ok`` record (a failure does not downgrade it) and CDN
+  objects are immutable and never deleted, so a remembered CDN URL is always
+  valid. It may not be the *newest* copy, though: an image changed at its source
+  gets a new one (``cubes/cdn/recheck.py``), so a remembered record is read again
+  once it is ``media.lookup_cache_max_age_s`` old; pages published meanwhile with
+  the old copy are still correct pages. A webmaster's purge is the one change of
+  an ``ok`` record (``ImageRegistry.drop_copy``): for that age at most a new
+  document may still get the dropped copy, whose bytes stay valid in the CDN, and
+  the pages already showing it are rendered without it. Only ``ok`` records are
   cached; pending and failed ones are always read fresh. Bounded LRU
   (``media.lookup_cache_size`` entries, ~200 bytes each; 0 turns it off).
   ``remember`` adds what a caller learnt elsewhere (the delay cube: the CDN URL

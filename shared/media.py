@@ -307,6 +307,17 @@ class MediaDoc:
             update["media_ready_at"] = media_ready_at
         return self.doc.model_copy(update=update)
 
+    def html_without(self, gone: Callable[[str], bool]) -> str:
+        """``content_html`` without the references ``gone`` says so of (as written in the HTML), and the
+        elements left without media (``rewrite``'s rule); every other reference stays as it is written."""
+        if self._root is None:
+            return self.doc.content_html
+        # each canonical URL back to its spelling in the HTML: a relative CDN URL (/cdn/...) stays relative
+        kept = {url: raw for raw, url in self._resolved.items() if url is not None and not gone(raw)}
+        html = self._rewrite_html(self._root, kept)
+        self._root = None
+        return html
+
     def template(self, placeholder: Callable[[int], str]) -> str | None:
         """``rewrite(cdn_urls).content_html`` for ``cdn_urls`` holding all of ``refs``, with
         ``placeholder(i)`` in place of the CDN URL of the i-th ref (in ``refs`` order).

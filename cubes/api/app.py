@@ -7,7 +7,8 @@ Middleware order (outermost first) — the order is the throttling design:
    buckets (``cubes.api.gate``): all before any body is read.
 
 The routes live in one module per audience: ``feeds`` (webmasters),
-``uploads`` (partners), ``hosts`` (ownership), ``admin`` (limits); the
+``uploads`` (partners), ``hosts`` (ownership), ``admin`` (limits), ``refresh``
+(one URL again now) and ``indexnow`` (a site's changed URLs); the
 OpenAPI document (``openapi``) describes all of them.
 
 ``deps`` is anything shaped like ``shared.runtime.deps.Deps``: ``publish``,
@@ -22,7 +23,21 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api import admin, branding, checks, docs, feeds, fetches, hosts, notices, signup, uploads, wordstat
+from cubes.api import (
+    admin,
+    branding,
+    checks,
+    docs,
+    feeds,
+    fetches,
+    hosts,
+    indexnow,
+    notices,
+    refresh,
+    signup,
+    uploads,
+    wordstat,
+)
 from cubes.api.auth import Authenticator
 from cubes.api.context import CTX, ApiContext, ContextSlot
 from cubes.api.errors import error_middleware, json_response
@@ -63,6 +78,8 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
     docs.add_routes(app.router)
     signup.add_routes(app)
     wordstat.add_routes(app.router)
+    refresh.add_routes(app)
+    indexnow.add_routes(app)
 
     async def context(_: web.Application) -> AsyncIterator[None]:
         stores = await deps.stores()

@@ -1,7 +1,8 @@
-"""The operator's commands of the api cube: ``turbocubes hosts ...`` and ``turbocubes feeds ...``.
+"""The operator's commands of the api cube: ``turbocubes hosts ...``, ``feeds ...`` and ``refresh ...``.
 
     turbocubes hosts add|verify|revoke|list|turbo ...   tenants, their hosts and tokens (host_commands.py)
     turbocubes feeds add|list|remove|fetch|show ...     the operator's feed registry (feed_commands.py)
+    turbocubes refresh URL [--image | --purge] ...      one page or image again now (refresh_commands.py)
 
 Only the arguments are declared here: each command imports its module when it runs, so
 ``turbocubes --help`` loads neither the stores nor the registration service.
@@ -58,6 +59,21 @@ def register(subparsers: Any) -> None:
     ls.add_argument("--tenant", help="only this tenant's hosts")
 
     _register_feeds(subparsers)
+    _register_refresh(subparsers)
+
+
+def _register_refresh(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "refresh", help="fetch one page or image again now, or purge an image, through the host's polite lane"
+    )
+    p.set_defaults(func=_cmd_refresh)
+    p.add_argument("url", help="the page's URL, or with --image / --purge the image's source URL")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--image", action="store_true", help="the URL is an image: fetch it again")
+    what.add_argument(
+        "--purge", action="store_true", help="the URL is an image: fetch it again, drop its copy if it is gone"
+    )
+    p.add_argument("--tenant", help="ask as this tenant (its rights decide, as in the API); default: the operator")
 
 
 def _register_feeds(subparsers: Any) -> None:
@@ -117,6 +133,12 @@ def _register_feeds(subparsers: Any) -> None:
 
 def _cmd_hosts(args: argparse.Namespace) -> int:
     from cubes.api.host_commands import run
+
+    return run(args)
+
+
+def _cmd_refresh(args: argparse.Namespace) -> int:
+    from cubes.api.refresh_commands import run
 
     return run(args)
 

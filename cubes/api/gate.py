@@ -36,8 +36,8 @@ __all__ = ["ADMIN_PREFIX", "PUBLIC_ROUTES", "gate_middleware"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-#: route names anyone may call
-PUBLIC_ROUTES = frozenset({"openapi", "docs", "problems", "signup"})
+#: route names anyone may call (IndexNow is public by the protocol: the site's key file is its proof)
+PUBLIC_ROUTES = frozenset({"openapi", "docs", "problems", "signup", "indexnow", "indexnow.post"})
 #: route names starting with this need the admin token
 ADMIN_PREFIX = "admin."
 #: what a request refused by the bulkhead is told to wait: in-flight requests finish in well under that

@@ -44,6 +44,7 @@ from cubes.api.openapi_parts import (
 from cubes.api.openapi_parts import (
     query_param as _query,
 )
+from cubes.api.openapi_refresh import refresh_paths, refresh_schemas
 from cubes.api.openapi_schemas import SCHEMAS as _SCHEMAS
 from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaster_schemas
 
@@ -355,9 +356,9 @@ def document(server_url: str = "/") -> dict[str, Any]:
         },
         "servers": [{"url": server_url}],
         "security": [{"bearerToken": []}],
-        "paths": {**_paths(), **webmaster_paths()},
+        "paths": {**_paths(), **webmaster_paths(), **refresh_paths()},
         "components": {
-            "schemas": {**_SCHEMAS, **webmaster_schemas()},
+            "schemas": {**_SCHEMAS, **webmaster_schemas(), **refresh_schemas()},
             "securitySchemes": {
                 "bearerToken": {
                     "type": "http",

@@ -23,9 +23,12 @@ For each ``crawl.images`` result:
 4. An image wider than a copy (``shared.variants``) gets smaller WebP copies beside it
    (``copies.py``), for the pages' ``srcset``; the registry records their widths.
 5. Registry first, then ``media.cached``: whoever reacts to the message finds the record.
-6. The answer to a re-check (``recheck.py``): a 304, or the same bytes again, only
-   notes the check; new bytes are a new copy announced with ``replaces`` (the old
-   copy's URL), so the pages showing it are rendered again; a failure keeps the copy.
+6. The answer to a re-check (``recheck.py``), or to a webmaster's refresh of the image
+   (``shared/refresh.py``): a 304, or the same bytes again, only notes the check; new
+   bytes are a new copy announced with ``replaces`` (the old copy's URL), so the pages
+   showing it are rendered again; a failure keeps the copy -- unless the webmaster
+   purged the image: then a failure (or bytes that are no image) drops the copy, announced
+   failed with ``replaces``, and its pages are rendered again without it.
    Every answer that keeps or makes a copy says when to ask again (``recheck_after``):
    the image's own lifetime (``Cache-Control`` max-age, ``Expires``) within
    ``media.recheck_min_s`` .. ``recheck_max_s``, else ``media.recheck_s``.
@@ -47,6 +50,7 @@ from shared.branding import BRANDING_PREFIX
 from shared.clock import Clock
 from shared.config import MediaConfig, Settings
 from shared.errors import NotFound
+from shared.feeds import PURGE_PREFIX, REFRESH_PREFIX
 from shared.http.freshness import freshness
 from shared.messages import (
     CrawlKind,
@@ -75,6 +79,8 @@ _TRANSIENT = {
     FetchStatus.dns_error,
     FetchStatus.throttled,
 }
+#: requesters of a webmaster's refresh or purge (``shared/refresh.py``): answered as a re-check
+_ASKED_AGAIN = (REFRESH_PREFIX, PURGE_PREFIX)
 #: bodies above this are hashed and checked off the event loop (a 20 MB image is ~50 ms of CPU)
 _OFFLOAD_BYTES = 512 * 1024
 #: from this size up, a HEAD (one small round trip) is cheaper than uploading the body again
@@ -146,11 +152,14 @@ class CdnHandler:
         url = msg.url  # canonical: the media cube ordered it so (URLs are trusted past their boundary)
         kind = MediaKind.video if msg.kind == CrawlKind.video else MediaKind.image
         now = self.clock.now()
-        recheck = RECHECK_REQUESTER in msg.requesters
+        recheck = RECHECK_REQUESTER in msg.requesters or any(r.startswith(_ASKED_AGAIN) for r in msg.requesters)
+        purge = any(r.startswith(PURGE_PREFIX) for r in msg.requesters)
         if msg.status == FetchStatus.not_modified:
             await self.images.record_checked(url, now, **_validators(msg), recheck_at=self._recheck_at(msg, now))
             return []
         if msg.status != FetchStatus.ok:
+            if purge:
+                return await self._purged(url, kind, _reason(msg), now)
             if recheck:  # the copy stays (see step 6); the next re-check asks again
                 return []
             if msg.status in _TRANSIENT:
@@ -171,6 +180,8 @@ class CdnHandler:
             verdict, sha = self._check(data, max_bytes, kind)
         if not verdict.ok:
             assert verdict.refusal is not None
+            if purge:
+                return await self._purged(url, kind, verdict.refusal.value, now)
             return await self._failed(url, kind, verdict.refusal.value, now, self.media.failure_retry_s)
         key = media_key(sha, verdict.ext, kind)
         replaces = None
@@ -238,6 +249,17 @@ class CdnHandler:
         await self.images.record_failed(url, reason, retry_at=now + timedelta(seconds=retry_s), now=now)
         cached = MediaCached(url=url, kind=kind, status=MediaStatus.failed, reason=reason, cached_at=now)
         return [Output("media.cached", cached, key=url)]
+
+    async def _purged(self, url: str, kind: MediaKind, reason: str, now: datetime) -> list[Output]:
+        """A purged image whose source gave no good copy: the copy is dropped and its pages go without it."""
+        prev = await self.images.get(url)
+        if prev is None or not prev.cdn_url:
+            return await self._failed(url, kind, reason, now, self.media.failure_retry_s)
+        await self.images.drop_copy(url, reason, retry_at=now + timedelta(seconds=self.media.failure_retry_s), now=now)
+        dropped = MediaCached(
+            url=url, kind=kind, status=MediaStatus.failed, reason=reason, replaces=prev.cdn_url, cached_at=now
+        )
+        return [Output("media.cached", dropped, key=url)]
 
     async def _fetch_failed_for_now(self, msg: CrawlResult, url: str, kind: MediaKind, now: datetime) -> list[Output]:
         done = _retries_done(msg.requesters)

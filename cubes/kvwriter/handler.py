@@ -9,7 +9,8 @@ freshness (``seen_at`` -> written) goes to ``turbocubes_freshness_seconds``.
 
 A page keeps the ready document it was rendered from, and the image registry
 which CDN copies it shows; a ``media.cached`` that replaces a copy (the source
-image changed in place) renders those pages again with the new one (``refresh.py``).
+image changed in place) renders those pages again with the new one, and one that
+drops a copy (a purged image gone at its source) renders them without it (``refresh.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import datetime
 from cubes.kvwriter.batch import GroupWriter
 from cubes.kvwriter.branding import BrandingLookup, PageBrand
 from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REBRANDS, REFRESHES, WRITES
-from cubes.kvwriter.refresh import pack, shown_copies, unpack, with_new_copy
+from cubes.kvwriter.refresh import pack, shown_copies, unpack, with_new_copy, without_copy
 from cubes.kvwriter.render import page_sanitizer, preview_key, render
 from shared.branding import logo_waiters
 from shared.clock import Clock, SystemClock
@@ -76,7 +77,7 @@ class KvwriterHandler:
         elif isinstance(msg, DocumentDeleted):
             await self.delete(msg)
         elif isinstance(msg, MediaCached):
-            if msg.replaces and msg.status is MediaStatus.ok:
+            if msg.replaces:
                 await self.refresh(msg)
             if msg.requesters and msg.status is MediaStatus.ok:  # a host's logo came: its pages show it now
                 for tenant_id, host in logo_waiters(msg.requesters):
@@ -146,7 +147,8 @@ class KvwriterHandler:
             await self.images.link_pages(links)
 
     async def refresh(self, msg: MediaCached) -> int:
-        """Render again, with the new copy, every page that shows the copy ``msg`` replaces (``refresh.py``)."""
+        """Render again every page that shows the copy ``msg`` replaces: with the new copy, or without it when
+        ``msg`` dropped it (``refresh.py``)."""
         if self.images is None or msg.replaces is None:
             return 0
         done = 0
@@ -154,7 +156,8 @@ class KvwriterHandler:
             page = await self.pages.get(url)
             if page is None or not page.ready:  # removed since, or written before pages kept their document
                 continue
-            doc = with_new_copy(unpack(page.ready), msg)
+            ready = unpack(page.ready)
+            doc = with_new_copy(ready, msg) if msg.status is MediaStatus.ok else without_copy(ready, msg.replaces)
             if doc is None:  # edited since: it no longer shows the old copy
                 continue
             outcome = await self.write(doc, again=True)

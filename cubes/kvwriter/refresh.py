@@ -16,6 +16,11 @@ page that shows the old copy:
   newer edit still wins, whichever arrives first;
 * a page that no longer shows the old copy (edited since) is left alone: the
   links are a hint, checked against the page.
+
+A purged image whose source gave no good copy (``shared/refresh.py``) is announced
+failed with ``replaces``: its pages are rendered again *without* it (``without_copy``:
+the elements that showed it and its smaller copies go, as the media cube drops an image
+that failed; a figure left with a caption alone goes too), one version up in the same way.
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ from __future__ import annotations
 import re
 import zlib
 
-from shared.media import parse_srcset
+from shared.media import MediaDoc, parse_srcset
 from shared.messages import Document, Media, MediaCached
 from shared.safehtml import is_cdn_url
 
-__all__ = ["pack", "shown_copies", "unpack", "with_new_copy"]
+__all__ = ["pack", "shown_copies", "unpack", "with_new_copy", "without_copy"]
 
 #: the attributes of a ready document's HTML that hold media URLs (the media cube wrote CDN URLs there)
 _MEDIA_ATTR = re.compile(r'\s(src|poster|srcset)="([^"]*)"')
@@ -78,4 +83,25 @@ def with_new_copy(doc: Document, new: MediaCached) -> Document | None:
         return None
     html = doc.content_html.replace(f'"{old}"', f'"{cdn_url}"').replace(f"{old} ", f"{cdn_url} ")
     media = [_swapped(m, new) if m.cdn_url == old else m for m in doc.media]
+    return doc.model_copy(update={"content_html": html, "media": media, "version": doc.version + 1})
+
+
+def _is_copy_of(url: str, old: str) -> bool:
+    """``url`` is the copy ``old`` or one of its smaller copies (``shared.variants``: ``<stem>.w<width>.webp``)."""
+    stem = old.rsplit(".", 1)[0]
+    return url == old or url.startswith(stem + ".w")
+
+
+def without_copy(doc: Document, old: str) -> Document | None:
+    """``doc`` without the copy ``old`` (and its smaller copies), one version up; None if it does not show it."""
+    media_hit = any(m.cdn_url == old for m in doc.media)
+    stem = old.rsplit(".", 1)[0]
+    if not media_hit and stem not in doc.content_html:
+        return None
+    html = doc.content_html
+    if stem in html:
+        html = MediaDoc(doc).html_without(lambda url: _is_copy_of(url, old))
+    media = [m for m in doc.media if m.cdn_url != old]
+    if html == doc.content_html and len(media) == len(doc.media):
+        return None
     return doc.model_copy(update={"content_html": html, "media": media, "version": doc.version + 1})

@@ -130,6 +130,13 @@ class ImageRegistry(Protocol):
         """Mark failed; ``retry_at`` (None: never) is when it may be ordered again."""
         ...
 
+    async def drop_copy(
+        self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None
+    ) -> None:
+        """Mark failed even when cached, forgetting its copy (a purge whose source gave no good image: the
+        one way an ``ok`` record turns into another; the copy's bytes stay in the CDN)."""
+        ...
+
     async def mark_ordered(
         self, url: str, now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
     ) -> bool:

@@ -433,6 +433,19 @@ class StoreContract:
             await stores.images.record_failed(u, "x")
         assert len(await stores.images.get_many(many)) == 3
 
+    async def test_a_dropped_copy_is_failed_and_ordered_again_after_its_retry(self, stores: Stores) -> None:
+        """A purge whose source gave no good image forgets the copy (the one way an ``ok`` record changes)."""
+        img = "https://a.example/purged.png"
+        await stores.images.record_ok(img, cdn_url="/cdn/img/pp.png", sha256="pp", variants=(480,), now=T0)
+        await stores.images.drop_copy(img, "http_404", T0 + timedelta(hours=1), now=T0 + timedelta(minutes=1))
+        rec = await stores.images.get(img)
+        assert rec is not None
+        assert (rec.status, rec.cdn_url, rec.reason, rec.sha256, rec.variants) == (
+            ImageStatus.failed, None, "http_404", None, (),
+        )  # fmt: skip
+        assert not await stores.images.mark_ordered(img, T0 + timedelta(minutes=5))
+        assert await stores.images.mark_ordered(img, T0 + timedelta(hours=1))
+
     async def test_image_rechecks_are_claimed_once_when_due(self, stores: Stores, store_url: str) -> None:
         """A cached image is asked about again when its check says (``recheck_at``), by one sweep only."""
         old, fresh, pending = "https://a.example/old.png", "https://a.example/new.png", "https://a.example/p.png"

@@ -24,6 +24,7 @@ from shared.errors import NotFound, TurbocubesError
 from shared.feed_options import FeedOptions
 from shared.feeds import WEBMASTER_FORMATS, RegistrationRefused
 from shared.origins import origin_host, origin_of
+from shared.refresh import RefreshRefused
 
 __all__ = [
     "add_feed",
@@ -32,6 +33,7 @@ __all__ = [
     "claim_host",
     "fetch_now",
     "options_change",
+    "refresh_url",
     "remove_feed",
     "set_branding",
     "set_options",
@@ -254,3 +256,32 @@ async def remove_feed(c: ConsoleContext, signed: Signed, feed_id: str) -> web.St
     except (NoBus, TurbocubesError) as exc:
         return await feed_page(c, signed, feed_id, notice=f"Not removed: {exc}")
     raise _see("/console?removed=1")
+
+
+#: the console's words for what a refresh queued (``shared.refresh.Action``)
+_QUEUED = {
+    "feed": "its feed is fetched now ({feeds})",
+    "page": "the page is fetched again",
+    "image": "the image is fetched again; its pages show the new copy if it changed",
+    "purge": "the image is fetched again; its pages go without it if it is gone",
+}
+
+
+async def refresh_url(c: ConsoleContext, signed: Signed, host: str, form: dict[str, str]) -> web.StreamResponse:
+    """The host page's "fetch one URL again now": the API's refresh and purge (``shared.refresh``)."""
+    if await c.own_claim(signed, host) is None:
+        return not_found(c, signed, "host")
+    what, url = form.get("what", "page"), form.get("url", "").strip()
+    try:
+        if what in ("image", "purge"):
+            done = await c.refresher().image(url, tenant_id=signed.tenant_id, purge=what == "purge")
+        else:
+            done = await c.refresher().page(url, tenant_id=signed.tenant_id)
+    except (access.AccessRefused, RefreshRefused) as exc:
+        status = 404 if exc.code == "not_found" else 403 if isinstance(exc, access.AccessRefused) else 422
+        return await host_page(c, signed, host, notice=f"Not fetched: {exc.message}", status=status)
+    except (NoBus, TurbocubesError) as exc:
+        return await host_page(c, signed, host, notice=f"Not fetched: {exc}", status=503)
+    said = _QUEUED[done.action.value].format(feeds=", ".join(done.feeds))
+    again = "" if done.queued else " (asked a moment ago already: the same order)"
+    return await host_page(c, signed, host, notice=f"Queued: {done.url}: {said}{again}.")

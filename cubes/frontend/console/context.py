@@ -2,9 +2,10 @@
 
 The console is an HTML face of the same services the webmaster API uses --
 ``shared.feeds.FeedRegistry`` (add, remove, fetch now, autoparser), ``shared.
-rights`` (claims and host checks), ``shared.access`` (who may), ``shared.overview``
-(what a feed and a host show) -- so the browser and the API can never disagree. Only the ways in
-differ: a cookie session with CSRF tokens here, a bearer token there.
+rights`` (claims and host checks), ``shared.refresh`` (one URL again now),
+``shared.access`` (who may), ``shared.overview`` (what a feed and a host show) --
+so the browser and the API can never disagree. Only the ways in differ: a cookie
+session with CSRF tokens here, a bearer token there.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from shared import access
 from shared.clock import Clock
 from shared.config import Settings
 from shared.feeds import Authorize, FeedProblem, FeedRegistry, RegistrationRefused
+from shared.refresh import Refresher
 from shared.rights import Rights
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
@@ -87,6 +89,7 @@ class ConsoleContext:
     #: the resolver the SSRF guard wraps (tests map *.partner.test to 127.0.0.1)
     resolver: Any = None
     _rights: Rights | None = field(default=None, repr=False)
+    _refresher: Refresher | None = field(default=None, repr=False)
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -107,6 +110,12 @@ class ConsoleContext:
         if self._rights is None:
             self._rights = Rights.from_settings(self.settings, self.stores, self.clock, resolver=self.resolver)
         return self._rights
+
+    def refresher(self) -> Refresher:
+        """One page or image again now, as the API asks it (``shared.refresh``: its memory of recent orders)."""
+        if self._refresher is None:
+            self._refresher = Refresher(self.stores, self.send, self.clock)
+        return self._refresher
 
     async def close(self) -> None:
         if self._rights is not None:

@@ -7,6 +7,7 @@
                                        something, pages waiting for images and why
     POST /console/hosts                claim a host by its URL          POST /console/hosts/{host}/verify
     POST /console/hosts/{host}/branding  the host's name, logo, colour, menu and contacts on your pages
+    POST /console/hosts/{host}/refresh one page or image again now, or purge an image (url, what)
     GET  /console/feeds/{id}           status, every problem with its hint, history, next fetch, pages
     POST /console/feeds                add a feed                       POST /console/feeds/{id}/fetch
     POST /console/check                check a feed URL: previews and problems, nothing published
@@ -140,6 +141,7 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r.add_post("/console/hosts", action(lambda q, s, f: actions.claim_host(c, s, f)))
     r.add_post("/console/hosts/{host}/verify", action(lambda q, s, f: actions.verify_host(c, s, host_of(q))))
     r.add_post("/console/hosts/{host}/branding", action(lambda q, s, f: actions.set_branding(c, s, host_of(q), f)))
+    r.add_post("/console/hosts/{host}/refresh", action(lambda q, s, f: actions.refresh_url(c, s, host_of(q), f)))
     r.add_get(
         "/console/feeds/{feed_id}",
         page(

@@ -183,6 +183,18 @@ class SqlImageRegistry:
             to_us(retry_at),
         )
 
+    async def drop_copy(
+        self, url: str, reason: str, retry_at: datetime | None = None, *, now: datetime | None = None
+    ) -> None:
+        await self._sql.execute(
+            "UPDATE images SET status = 'failed', reason = ?, updated_at = ?, retry_after = ?, cdn_url = NULL,"
+            " sha256 = NULL, variants = '', etag = NULL, last_modified = NULL, recheck_at = NULL WHERE url = ?",
+            reason,
+            now_us(now),
+            to_us(retry_at),
+            url,
+        )
+
     async def mark_ordered(
         self, url: str, now: datetime, *, window_s: float = 3600.0, failed_before: datetime | None = None
     ) -> bool:

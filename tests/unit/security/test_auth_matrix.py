@@ -88,6 +88,13 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/api/v1/hosts/{host}/branding"): Expect(none=401, other=403, own=200, alias=403, admin=401),
     ("PUT", "/api/v1/hosts/{host}/branding"): Expect(none=401, other=403, own=200, alias=403, admin=401),
     ("DELETE", "/api/v1/hosts/{host}/branding"): Expect(none=401, other=403, own=204, alias=403, admin=401),
+    # one URL again now: a page of the caller's origin (A's feeds are fetched for it), an image of its pages
+    ("POST", "/api/v1/pages/refresh"): Expect(none=401, other=403, own=202, alias=403, admin=401),
+    ("POST", "/api/v1/images/refresh"): Expect(none=401, other=404, own=202, alias=NA, admin=401),
+    ("POST", "/api/v1/images/purge"): Expect(none=401, other=404, own=202, alias=NA, admin=401),
+    # public by the protocol: the key file decides, whoever asks (here no site serves it: 403 for all)
+    ("GET", "/indexnow"): Expect(none=403, other=403, own=403, alias=403, admin=403),
+    ("POST", "/indexnow"): Expect(none=403, other=403, own=403, alias=403, admin=403),
     ("GET", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("PUT", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("DELETE", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
@@ -259,6 +266,32 @@ async def _put_branding(world: World, caller: str) -> Request:
     return f"/api/v1/hosts/{_host(caller)}/branding", {
         "json": {"display_name": f"{caller}'s site", "accent": "#0a7d3b"}
     }
+
+
+@builds("POST", "/api/v1/pages/refresh")
+async def _refresh_page(world: World, caller: str) -> Request:
+    return "/api/v1/pages/refresh", {"json": {"url": f"https://{_host(caller)}/p/0"}}
+
+
+@builds("POST", "/api/v1/images/refresh")
+@builds("POST", "/api/v1/images/purge")
+async def _refresh_image(world: World, caller: str) -> Request:
+    """An image one of A's pages shows."""
+    image, copy = f"https://img.partner.test/{next(world.feed_urls)}.png", f"/cdn/img/00/{'0' * 64}.png"
+    await world.api.stores.images.record_ok(image, cdn_url=copy, mime="image/png")
+    await world.api.stores.images.link_pages([(copy, f"https://{A_HOST}/p/0")])
+    return "", {"json": {"url": image}}
+
+
+@builds("GET", "/indexnow")
+async def _indexnow(world: World, caller: str) -> Request:
+    return "/indexnow", {"params": {"url": f"https://{_host(caller)}/p/0", "key": "matrix-key-0001"}}
+
+
+@builds("POST", "/indexnow")
+async def _indexnow_batch(world: World, caller: str) -> Request:
+    host = _host(caller)
+    return "/indexnow", {"json": {"host": host, "key": "matrix-key-0001", "urlList": [f"https://{host}/p/0"]}}
 
 
 @builds("GET", "/api/v1/admin/limits/{tenant}")

@@ -60,6 +60,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/console/hosts"): Expect(none=401, other=303, own=303, alias=303),
     ("POST", "/console/hosts/{host}/verify"): Expect(none=401, other=404, own=200, alias=404),
     ("POST", "/console/hosts/{host}/branding"): Expect(none=401, other=404, own=303, alias=404),
+    # one URL again now (a page of A's host: A's feeds are fetched for it)
+    ("POST", "/console/hosts/{host}/refresh"): Expect(none=401, other=404, own=200, alias=404),
     ("GET", "/console/feeds/{feed_id}"): Expect(none=200, other=404, own=200, alias=NA),
     ("POST", "/console/feeds"): Expect(none=401, other=422, own=303, alias=422),
     ("POST", "/console/check"): Expect(none=401, other=422, own=303, alias=422),
@@ -125,6 +127,9 @@ async def _request(world: World, method: str, route: str, caller: str) -> tuple[
         return route, {"token": world.tokens[_visitor(caller) or ""] if caller != "none" else ""}
     if "{feed_id}" in route:
         return route.replace("{feed_id}", await world.a_feed()), {"on": "1"}
+    if route.endswith("/refresh"):
+        await world.a_feed()
+        return route.replace("{host}", host), {"url": f"https://{host}/p/0"}
     if "{host}" in route:
         return route.replace("{host}", host), {}
     if "{task_id}" in route:

@@ -59,6 +59,13 @@ TWINS = [
         lambda _: {"display_name": "Twin"},
         lambda _: {"display_name": "Twin"},
     ),
+    Twin(
+        "/console/hosts/{host}/refresh",
+        ("POST", "/api/v1/pages/refresh"),
+        "host",
+        lambda h: {"url": f"https://{h}/p/{_n()}"},
+        lambda h: {"url": f"https://{h}/p/{_n()}"},
+    ),
     Twin("GET /console/feeds/{feed}", ("GET", "/api/v1/feeds/{feed}"), "feed"),
     Twin("/console/feeds/{feed}/fetch", ("POST", "/api/v1/feeds/{feed}/fetch"), "feed"),
     Twin(

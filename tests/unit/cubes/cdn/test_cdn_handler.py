@@ -388,3 +388,34 @@ async def test_a_recheck_round_whose_orders_did_not_go_out_orders_them_again(env
     env.clock.advance(60)
     assert await run_round("cdn", "image-recheck", rechecks.sweep, publish) == 1
     assert [o.message.url for o in published] == [url]  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- a webmaster's refresh and purge
+
+
+async def test_a_refresh_is_a_recheck_and_a_purge_drops_a_copy_the_source_no_longer_gives(env: Env) -> None:
+    url = "https://img.test/purged.png"
+    await env.handler.handle(result(url, png()), CTX)
+    before = await env.stores.images.get(url)
+    assert before is not None
+    assert before.cdn_url is not None
+    gone = result(url, None, status=FetchStatus.http_4xx, http_status=404, requesters=["refresh:r1"])
+    assert await env.handler.handle(gone, CTX) == []  # a refresh that failed keeps the copy, as a re-check
+    assert await env.stores.images.get(url) == before
+    same = result(url, png(), requesters=["purge:p0"])
+    assert await env.handler.handle(same, CTX) == []  # the same bytes: the same copy, nothing to drop
+    out = await env.handler.handle(
+        result(url, None, status=FetchStatus.http_4xx, http_status=404, requesters=["purge:p1"]), CTX
+    )
+    (msg,) = [o.message for o in out]
+    assert isinstance(msg, MediaCached)
+    assert (msg.status, msg.reason, msg.replaces) == (MediaStatus.failed, "http_404", before.cdn_url)
+    rec = await env.stores.images.get(url)
+    assert rec is not None
+    assert rec.cdn_url is None
+    assert await env.cdn.exists(before.cdn_url.removeprefix("/cdn/"))  # the bytes stay: content-addressed
+    html = result(url, b"<html>now a page</html>", requesters=["purge:p2"])
+    await env.handler.handle(result(url, png(), headers={}), CTX)  # cached again
+    (again,) = [o.message for o in await env.handler.handle(html, CTX)]
+    assert isinstance(again, MediaCached)
+    assert (again.status, again.replaces) == (MediaStatus.failed, before.cdn_url)  # no image any more: dropped

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cubes.kvwriter.handler import KvwriterHandler
-from cubes.kvwriter.refresh import shown_copies, unpack, with_new_copy
+from cubes.kvwriter.refresh import shown_copies, unpack, with_new_copy, without_copy
 from shared.config import Settings
 from shared.messages import Document, Media, MediaCached, MediaStatus, SourceKind, SourceRef
 from shared.stores import Stores, UpsertOutcome, open_stores
@@ -120,3 +120,36 @@ async def test_pages_showing_the_old_copy_render_again_and_a_later_edit_still_wi
     assert "rewritten" in page_a.html
     # and a refresh after an edit renders the edited page, not the old one
     assert await handler.refresh(changed(replaces=NEW, cdn_url=OLD)) == 1  # b only: a shows no picture now
+
+
+def dropped() -> MediaCached:
+    return MediaCached(url=SRC, status=MediaStatus.failed, reason="http_404", replaces=OLD, cached_at=T0)
+
+
+async def test_a_purged_copy_leaves_its_pages_and_only_it_goes(stores: Stores) -> None:
+    handler = KvwriterHandler(stores.pages, Settings(), images=stores.images)
+    other = "/cdn/img/cc/" + "c" * 64 + ".jpg"
+    small = OLD.removesuffix(".png") + ".w480.webp"
+    a, b = "https://news.example/a", "https://news.example/b"
+    await handler.write(
+        doc(
+            a,
+            f'<p>lake</p><figure><img src="{OLD}" srcset="{small} 480w, {OLD} 1200w" alt=""><figcaption>The lake'
+            f'</figcaption></figure><p>and</p><img src="{other}" alt="">',
+        )
+    )
+    await handler.write(doc(b, "<p>lake</p>", [Media(url=SRC, role="enclosure", cdn_url=OLD, width=1200, height=600)]))
+    before = {u: await stores.pages.get(u) for u in (a, b)}
+    await handler.handle(dropped())
+    for u in (a, b):
+        page, old = await stores.pages.get(u), before[u]
+        assert page is not None
+        assert old is not None
+        assert (page.version, OLD in page.html, small in page.html) == (old.version + 1, False, False)
+    page_a = await stores.pages.get(a)
+    assert page_a is not None
+    assert other in page_a.html
+    assert "<p>and</p>" in page_a.html
+    assert "figcaption" not in page_a.html  # a figure of only a caption goes with its picture
+    assert unpack(page_a.ready).media == []
+    assert without_copy(unpack(page_a.ready), OLD) is None  # nothing left to drop: no new version
