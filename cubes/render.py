@@ -32,14 +32,16 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from cubes.kvwriter.render import render
-from cubes.parser.documents import prepare_deletions, prepare_items, source_kind, to_document
+from cubes.parser.documents import prepare_deletions, source_kind, to_document
 from cubes.parser.feed import Limits, parse_feed
+from cubes.parser.preparing import PRELOAD, Preparer
 from cubes.parser.problems import to_problems
 from cubes.parser.sanitize import ContentCleaner
 from shared.clock import SystemClock
 from shared.config import Settings, load_settings
 from shared.http import Fetcher
 from shared.messages import CrawlKind, SourceRef
+from shared.offload import Offload
 from shared.page_style import PAGE_CSS, STYLESHEET_PATH
 from shared.problems import Problem, Severity
 from shared.safehtml import MediaRule, SafeHtml
@@ -141,11 +143,14 @@ async def render_command(
     result = parse_feed(
         body, url=url, content_type=content_type, declared_format=None if fmt == "auto" else fmt, limits=limits
     )
-    cands, errs = prepare_items(
-        result.items,
-        feed_host=host,
-        cleaner=ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete),
-    )
+    cleaner = ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete)
+    # an item past 16 KB of HTML in a worker process under the parser's deadline, as the cube does
+    offload = Offload(settings.runtime.offload_workers, preload=PRELOAD)
+    try:
+        preparer = Preparer(cleaner, offload, settings.parser.item_deadline_s)
+        cands, errs = await preparer.prepare(result.items, host, threaded=True)
+    finally:
+        offload.close()
     _, derrs = prepare_deletions(result.deletions, feed_host=host)
     problems: list[Problem] = to_problems([*result.errors, *errs, *derrs])
     if host is None and any(p.code == "item.bad_link" for p in problems):

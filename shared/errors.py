@@ -9,10 +9,13 @@ and the dead-letter queue; nothing else inspects exception types.
     ├── ContractError                    no   a message that does not match its topic's schema
     │   └── PublishContractError         no   *we* built an invalid message: a bug, raised loudly
     ├── Reject                           no   a handler refuses a message (bad data) -> DLQ at once
+    │   ├── OffloadTimeout               no   partner content's work ran past its deadline in a worker process
+    │   └── OffloadFailed                no   ... or its worker process died on it (shared/offload.py)
     ├── TransientError                   yes  try again later (may carry retry_after seconds)
     │   ├── BusUnavailable               yes* the broker / embedded log cannot be reached
     │   ├── StoreUnavailable             yes* the database cannot be reached
-    │   └── BlobUnavailable              yes* S3 / the file CDN cannot be reached
+    │   ├── BlobUnavailable              yes* S3 / the file CDN cannot be reached
+    │   └── OffloadClosed                yes  the worker processes were closed (the process is stopping)
 
     * an *outage* (``outage = True``): our own infrastructure is down, the message is fine.
       The runtime retries it in place for as long as the outage lasts, never spending its
@@ -38,6 +41,9 @@ __all__ = [
     "ConfigError",
     "ContractError",
     "NotFound",
+    "OffloadClosed",
+    "OffloadFailed",
+    "OffloadTimeout",
     "PublishContractError",
     "Reject",
     "StoreUnavailable",
@@ -90,6 +96,19 @@ class Reject(TurbocubesError):
         self.reason = reason
 
 
+class OffloadTimeout(Reject):
+    """Work on partner content ran past its deadline in a worker process, which was killed: the same
+    input would take as long again (``shared/offload.py``)."""
+
+    def __init__(self, what: str, deadline_s: float) -> None:
+        super().__init__(f"{what} took longer than {deadline_s:g}s in a worker process, which was stopped")
+        self.deadline_s = deadline_s
+
+
+class OffloadFailed(Reject):
+    """The worker process doing work on partner content ended before it answered (``shared/offload.py``)."""
+
+
 class TransientError(TurbocubesError):
     """Something outside us failed for now; the same work may succeed later."""
 
@@ -114,6 +133,10 @@ class BlobUnavailable(TransientError):
     """The blob store / CDN cannot be reached."""
 
     outage = True
+
+
+class OffloadClosed(TransientError):
+    """The worker processes were closed (the process is stopping): the work did not run to its end."""
 
 
 class CommitOrderError(TurbocubesError):

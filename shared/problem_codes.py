@@ -288,6 +288,14 @@ _ROWS: tuple[ProblemCode, ...] = (
         "Fix the fields named in the message (schemas/partner-document.v1.json has every field).",
     ),
     ProblemCode(
+        "item.too_complex",
+        "error",
+        "the item's HTML took too long to prepare (sanitizing it), so it is not published",
+        "Simplify the item's HTML. The usual causes: elements nested thousands deep (unclosed <div> or "
+        "<li>), thousands of attributes on one element, or megabytes of entities (&nbsp;). Real articles "
+        "take milliseconds; the limit is parser.item_deadline_s.",
+    ),
+    ProblemCode(
         "item.bad_price",
         "error",
         "the offer's price is not a price, so the offer is not published",

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from cubes.kvwriter.branding import BrandingLookup
 from cubes.kvwriter.handler import KvwriterHandler
+from cubes.kvwriter.render import PRELOAD
 from shared.config import Settings
 from shared.runtime.cube import Cube
 from shared.runtime.deps import Deps
@@ -24,5 +25,13 @@ CUBE = Cube(
 
 async def build(settings: Settings, deps: Deps) -> Cube:
     stores = await deps.stores()
-    handler = KvwriterHandler(stores.pages, settings, deps.clock, stores.images, brands=BrandingLookup(stores))
+    # documents past 16 KB of HTML are rendered in a worker process (handler.rendered)
+    handler = KvwriterHandler(
+        stores.pages,
+        settings,
+        deps.clock,
+        stores.images,
+        brands=BrandingLookup(stores),
+        offload=deps.offload(*PRELOAD),
+    )
     return replace(CUBE, handler=handler.handle)

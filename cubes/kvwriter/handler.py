@@ -7,6 +7,9 @@ message changes nothing. Writes of concurrent key-lanes share one transaction
 ``preview_key(task, url)`` and never touches the public page. The page's
 freshness (``seen_at`` -> written) goes to ``turbocubes_freshness_seconds``.
 
+A document past 16 KB of HTML is rendered in a worker process, under
+``kvwriter.render_deadline_s`` (``rendered``; ``shared/offload.py`` says why).
+
 A page keeps the ready document it was rendered from, and the image registry
 which CDN copies it shows; a ``media.cached`` that replaces a copy (the source
 image changed in place) renders those pages again with the new one, and one that
@@ -22,12 +25,13 @@ from cubes.kvwriter.batch import GroupWriter
 from cubes.kvwriter.branding import BrandingLookup, PageBrand
 from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REBRANDS, REFRESHES, WRITES
 from cubes.kvwriter.refresh import pack, shown_copies, unpack, with_new_copy, without_copy
-from cubes.kvwriter.render import page_sanitizer, preview_key, render
+from cubes.kvwriter.render import Rendered, page_sanitizer, preview_key, render, render_isolated, sanitizer_config
 from shared.branding import logo_waiters
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
-from shared.errors import Reject
+from shared.errors import OffloadFailed, Reject
 from shared.messages import BrandingChanged, Document, DocumentDeleted, MediaCached, MediaStatus
+from shared.offload import OFFLOAD_CHARS, Offload
 from shared.runtime.cube import Context, Output
 from shared.search.analysis import page_lang
 from shared.search.kinds import page_kind
@@ -56,10 +60,14 @@ class KvwriterHandler:
         images: ImageRegistry | None = None,
         *,
         brands: BrandingLookup | None = None,
+        offload: Offload | None = None,
     ) -> None:
         self.pages = pages
         #: which branding each page wears (None: none, every page in the default look)
         self.brands = brands
+        #: worker processes for documents past 16 KB of HTML (None: every page rendered on the loop)
+        self.offload = offload
+        self.render_deadline_s = settings.kvwriter.render_deadline_s
         #: where the copies each page shows are recorded; None: nowhere (no refresh of changed images)
         self.images = images
         self.cdn_base = settings.cdn.public_base_url
@@ -68,6 +76,8 @@ class KvwriterHandler:
         self._shown: dict[tuple[str, int], set[str]] = {}
         self.clock = clock or SystemClock()
         self.sanitizer = page_sanitizer(settings)
+        #: what a worker process builds the same sanitizer from (``render.render_isolated``)
+        self.sanitizer_config = sanitizer_config(settings)
 
     async def handle(
         self, msg: Document | DocumentDeleted | MediaCached | BrandingChanged, ctx: Context | None = None
@@ -88,14 +98,38 @@ class KvwriterHandler:
             raise Reject(f"kvwriter got an unexpected message type {type(msg).__name__}")
         return []
 
-    def page_for(self, doc: Document, written_at: datetime, brand: PageBrand | None = None) -> Page:
-        """The row to store for ``doc`` (rendered, sanitized, keyed).
+    async def rendered(self, doc: Document, written_at: datetime, brand: PageBrand | None = None) -> Rendered:
+        """``doc``'s page in ``brand``'s look: on the loop, or past 16 KB of HTML in a worker process under a
+        deadline.
+
+        Sanitizing costs more than its size says on some HTML (``shared/offload.py``); past
+        ``kvwriter.render_deadline_s`` the worker is stopped and the document dead-lettered with the
+        reason (``OffloadTimeout``). The parser already prepared it under a shorter deadline, so
+        that is a document its cleaner's output made dearer, not one the parser let through.
+        """
+        if self.offload is None or len(doc.content_html) <= OFFLOAD_CHARS:
+            return render(doc, self.sanitizer, written_at=written_at, brand=brand)
+        what = f"rendering {doc.url} ({len(doc.content_html):,} characters of HTML)"
+        try:
+            return await self._render_isolated(doc, written_at, brand, what)
+        except OffloadFailed:  # a worker killed from outside is not the document's fault: once more
+            return await self._render_isolated(doc, written_at, brand, what)
+
+    async def _render_isolated(
+        self, doc: Document, written_at: datetime, brand: PageBrand | None, what: str
+    ) -> Rendered:
+        assert self.offload is not None
+        return await self.offload.run(
+            render_isolated, doc, self.sanitizer_config, written_at, brand, deadline_s=self.render_deadline_s, what=what
+        )
+
+    def page_for(self, doc: Document, written_at: datetime, out: Rendered) -> Page:
+        """The row to store for ``doc``, rendered as ``out`` (sanitized, keyed).
 
         ``doc.url`` is canonical: the boundary that accepted it (the parser's identity check, the
         API, the autoparser) canonicalized it, and every store key downstream trusts that.
         """
         url = doc.url
-        out = render(doc, self.sanitizer, written_at=written_at, brand=brand)
         if out.dropped_media:
             MEDIA_DROPPED.inc(out.dropped_media)
         return Page(
@@ -126,7 +160,7 @@ class KvwriterHandler:
         image, a new branding), which says nothing of how fresh the pipeline is."""
         written_at = self.clock.now()
         brand = await self.brands.for_doc(doc) if self.brands is not None else None
-        page = self.page_for(doc, written_at, brand)
+        page = self.page_for(doc, written_at, await self.rendered(doc, written_at, brand))
         key = (page.url, page.version)
         if page.ready:
             self._shown[key] = shown_copies(doc, self.cdn_base)

@@ -20,6 +20,7 @@ every published page.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,8 +49,20 @@ from shared.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
 from shared.templates import html_environment
 from shared.variants import srcset
 
-__all__ = ["RENDER_REVISION", "Rendered", "etag_for", "page_sanitizer", "preview_key", "render"]
+__all__ = [
+    "PRELOAD",
+    "RENDER_REVISION",
+    "Rendered",
+    "etag_for",
+    "page_sanitizer",
+    "preview_key",
+    "render",
+    "render_isolated",
+    "sanitizer_config",
+]
 
+#: what a worker process imports before it renders (``shared/offload.py``)
+PRELOAD = ("cubes.kvwriter.render",)
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
 #: 5: the stylesheet is one shared file (shared/page_style.py), only the first paint's rules inline
 RENDER_REVISION = 5
@@ -75,12 +88,24 @@ class Rendered:
 
 def page_sanitizer(settings: Settings) -> SafeHtml:
     """The page's cleaner: the one safe-HTML policy with media from the CDN only and the page's attributes."""
-    return SafeHtml(
-        media=MediaRule.cdn,
-        cdn_base=settings.cdn.public_base_url,
-        video_hosts=settings.kvwriter.video_hosts,
-        page=True,
-    )
+    return _sanitizer(*sanitizer_config(settings))
+
+
+def sanitizer_config(settings: Settings) -> tuple[str, tuple[str, ...]]:
+    """What the page's cleaner is made of (the CDN's base, the players): a worker process builds it again."""
+    return settings.cdn.public_base_url, tuple(settings.kvwriter.video_hosts)
+
+
+@functools.lru_cache(maxsize=8)
+def _sanitizer(cdn_base: str, video_hosts: tuple[str, ...]) -> SafeHtml:
+    return SafeHtml(media=MediaRule.cdn, cdn_base=cdn_base, video_hosts=video_hosts, page=True)
+
+
+def render_isolated(
+    doc: Document, config: tuple[str, tuple[str, ...]], written_at: datetime, brand: PageBrand | None = None
+) -> Rendered:
+    """``render`` in a worker process (``KvwriterHandler.rendered``): ``config`` is ``sanitizer_config``'s."""
+    return render(doc, _sanitizer(*config), written_at=written_at, brand=brand)
 
 
 def etag_for(content_hash: str, version: int) -> str:

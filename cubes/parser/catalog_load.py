@@ -8,7 +8,8 @@ retries: a catalog that could never be loaded. Now (``bench/parser.py`` (d)):
 
 * the store's share is a few hundred batch calls per 100,000 offers;
 * the catalog is streamed ``BATCH`` offers at a time (``iter_yml`` and
-  ``prepare_items`` in one worker thread, then the batch through the store
+  ``prepare_items`` in one worker thread -- an offer past 16 KB of HTML in a
+  worker process, ``preparing.py`` -- then the batch through the store
   and into documents), so parsed offers and candidates never pile up;
 * the garbage collector is paused for the load (``collector.py``): its full
   passes over the growing heap of documents were half of the time;
@@ -54,7 +55,7 @@ from cubes.parser.documents import Candidate, prepare_items
 from cubes.parser.items import BATCH, ItemRecorder, Seen, Source, record
 from cubes.parser.lifecycle import Lifecycle, complete
 from cubes.parser.model import ItemError, ParsedItem, ParseResult
-from cubes.parser.sanitize import ContentCleaner
+from cubes.parser.preparing import Preparer, Ready
 from cubes.parser.status import Outcome
 from cubes.parser.turbo import Limits, oversized
 from cubes.parser.xmlsafe import HostileXml
@@ -82,7 +83,7 @@ class CatalogLoader:
         stores: Stores,
         items: ItemRecorder,
         lifecycle: Lifecycle,
-        cleaner: ContentCleaner,
+        preparer: Preparer,
         rejects: Rejects,
         clock: Clock,
         limits: Limits | None = None,
@@ -92,7 +93,7 @@ class CatalogLoader:
         self.stores = stores
         self.items = items
         self.lifecycle = lifecycle
-        self.cleaner = cleaner
+        self.preparer = preparer
         self.rejects = rejects
         self.clock = clock
 
@@ -127,7 +128,7 @@ class CatalogLoader:
         host = src.hosts
         state = {"offers": 0, "listed": False}
 
-        def next_batch() -> tuple[int, list[Candidate], list[ItemError], list[ItemError]]:
+        def next_batch() -> tuple[list[ParsedItem], list[ItemError]]:
             items: list[ParsedItem] = []
             broken: list[ItemError] = []
             for entry in itertools.islice(entries, BATCH):
@@ -143,8 +144,10 @@ class CatalogLoader:
                 # the catalog is read: its category listing pages are the last batch (categories.py)
                 state["listed"] = True
                 items = listings.items(catalog, int(state["offers"]))
-            cands, errs = prepare_items(items, feed_host=host, first=first, cleaner=self.cleaner)
-            return len(items), cands, errs, broken
+            return items, broken
+
+        def prepare(items: list[ParsedItem], ready: Ready) -> tuple[list[Candidate], list[ItemError]]:
+            return prepare_items(items, feed_host=host, first=first, cleaner=self.preparer.cleaner, ready=ready)
 
         count = 0
         parsed_at = self.clock.now()
@@ -154,13 +157,16 @@ class CatalogLoader:
         try:
             while True:
                 try:
-                    offers, cands, errs, broken = await loop.run_in_executor(thread, next_batch)
+                    items, broken = await loop.run_in_executor(thread, next_batch)
                 except HostileXml as exc:
                     result.errors.append(ItemError(exc.reason, exc.line, exc.column, code="xml.hostile"))
                     run.errors.append(result.errors[-1])
                     break
-                if not offers and not broken:
+                if not items and not broken:
                     break
+                # offers past 16 KB of HTML in worker processes, the rest on the reading thread (preparing.py)
+                ready = await self.preparer.isolated(items, host)
+                cands, errs = await loop.run_in_executor(thread, prepare, items, ready)
                 count = int(state["offers"])  # offers only: the listing pages are not the catalog's
                 result.errors.extend(broken)
                 run.errors.extend(broken)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cubes.parser.handler import ParserHandler
+from cubes.parser.preparing import PRELOAD
 from cubes.parser.sanitize import ContentCleaner
 from shared.config import Settings
 from shared.runtime.cube import Cube
@@ -36,6 +37,7 @@ async def build(settings: Settings, deps: Deps) -> Cube:
         deps.clock,
         cleaner=ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete),
         max_body_bytes=settings.parser.max_body_bytes,
+        offload=deps.offload(*PRELOAD),  # items past 16 KB of HTML (preparing.py)
     )
     return replace(
         CUBE,

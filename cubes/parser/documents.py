@@ -10,9 +10,10 @@ the handler knows (source, version, stage times).
 
 from __future__ import annotations
 
+import functools
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -36,6 +37,7 @@ __all__ = [
     "Removal",
     "describe",
     "prepare_deletions",
+    "prepare_isolated",
     "prepare_items",
     "prepare_one",
     "source_kind",
@@ -218,18 +220,24 @@ def prepare_items(
     feed_host: HostScope | str | None,
     first: FirstSeen | None = None,
     cleaner: ContentCleaner = _CLEANER,
+    ready: Mapping[int, Candidate | IdentityError] | None = None,
 ) -> tuple[list[Candidate], list[ItemError]]:
     """Candidates of every usable item, and an error for every other one.
 
     ``first`` (URL -> index of the item that has it) carries the duplicate check across the
-    batches of one streamed catalog (``catalog_stream.UrlIndex``).
+    batches of one streamed catalog (``catalog_stream.UrlIndex``). ``ready``: item index -> the
+    outcome of the items prepared elsewhere already (in a worker process, ``preparing.py``).
     """
     out: list[Candidate] = []
     errors: list[ItemError] = []
     first = {} if first is None else first
+    ready = ready or {}
     for item in items:
         try:
-            cand = prepare_one(item, feed_host, cleaner)
+            done = ready.get(item.index)
+            if isinstance(done, IdentityError):
+                raise done
+            cand = done if done is not None else prepare_one(item, feed_host, cleaner)
         except IdentityError as exc:
             errors.append(ItemError(str(exc), item.line, None, item.index, item.link, code=exc.code))
             continue
@@ -248,6 +256,25 @@ def prepare_items(
             continue
         out.append(cand)
     return out, errors
+
+
+def prepare_isolated(
+    item: ParsedItem, feed_host: HostScope | str | None, cleaner: tuple[tuple[str, ...], bool]
+) -> Candidate | tuple[str, str]:
+    """``prepare_one`` in a worker process (``preparing.py``): the candidate, or the refusal's (code, message).
+
+    ``cleaner``: ``ContentCleaner.config`` (its cleaner is built once per worker). A refusal travels
+    as a tuple: an exception with keyword arguments does not survive the pickle back.
+    """
+    try:
+        return prepare_one(item, feed_host, _cleaner(*cleaner))
+    except IdentityError as exc:
+        return exc.code, str(exc)
+
+
+@functools.lru_cache(maxsize=8)
+def _cleaner(video_hosts: tuple[str, ...], hold_incomplete: bool) -> ContentCleaner:
+    return ContentCleaner(video_hosts, hold_incomplete=hold_incomplete)
 
 
 def describe(err: ItemError) -> str:

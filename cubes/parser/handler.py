@@ -61,12 +61,13 @@ from cubes.parser.catalog_load import CatalogLoader, add_warnings
 from cubes.parser.catalog_stream import STREAM_LIMIT, catalog_opener
 from cubes.parser.checks import check_task_id, check_upload
 from cubes.parser.collector import collector_paused
-from cubes.parser.documents import prepare_deletions, prepare_items, source_kind
+from cubes.parser.documents import prepare_deletions, source_kind
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.filters import filtered
 from cubes.parser.items import ItemRecorder, Seen, Source, record
 from cubes.parser.lifecycle import Lifecycle, complete
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParseResult, Severity
+from cubes.parser.preparing import Preparer
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.status import Fetch, Outcome, write_feed_status, write_fetch_outcome, write_task
 from shared.blobs.base import BlobStore
@@ -88,6 +89,7 @@ from shared.messages import (
     SourceRef,
     UploadFormat,
 )
+from shared.offload import Offload
 from shared.problems import fetch_problem
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, PageState, Stores, TaskStatus
@@ -99,8 +101,10 @@ log = logging.getLogger(__name__)
 
 #: bodies larger than this are parsed, and their items prepared, in a worker thread so the event loop keeps
 #: serving other lanes. Below it the work stays on the loop: a 100-item news feed (~150 KB) is ~2 ms to
-#: parse and ~4 ms to prepare, nearly all of it holding the GIL (nh3 keeps it too), so a thread would not
-#: run it beside the loop, only add the hop and GIL handoffs every switch interval (5 ms)
+#: parse and ~4 ms to prepare, most of it holding the GIL (nh3 lets it go, but its attribute filter takes
+#: it back for every URL: the loop got ~1/3 of its pace beside a thread cleaning news HTML), so a thread
+#: would not run it beside the loop, only add the hop and GIL handoffs every switch interval (5 ms). An
+#: item past 16 KB of HTML is prepared in a worker process whatever the body (``preparing.py``)
 _THREAD_BYTES = 256 * 1024
 #: feeds with more items than this are prepared (sanitized, hashed) in a worker thread whatever their size
 _THREAD_ITEMS = 200
@@ -144,6 +148,7 @@ class ParserHandler:
         *,
         cleaner: ContentCleaner | None = None,
         max_body_bytes: int | None = None,
+        offload: Offload | None = None,
     ) -> None:
         settings = settings or ParserConfig()
         #: the safe-HTML policy with the configured video hosts (``kvwriter.video_hosts``)
@@ -154,10 +159,12 @@ class ParserHandler:
         self.limits = Limits(max_items=settings.max_items, max_item_bytes=settings.max_item_bytes)
         if max_body_bytes is not None:  # a gzipped body inflates at most to a fetched feed's limit
             self.limits = dataclasses.replace(self.limits, max_body_bytes=max_body_bytes)
+        #: where each item is prepared: the loop, a thread, or (past 16 KB of HTML) a worker process
+        self.preparer = Preparer(self.cleaner, offload, settings.item_deadline_s)
         self.items = ItemRecorder(stores)
         self.lifecycle = Lifecycle(stores, self.items, self.clock)
         self.catalogs = CatalogLoader(
-            stores, self.items, self.lifecycle, self.cleaner, self._rejects, self.clock, self.limits
+            stores, self.items, self.lifecycle, self.preparer, self._rejects, self.clock, self.limits
         )
 
     async def handle(self, msg: CrawlResult | PartnerUpload | FeedRegistration, ctx: Context) -> list[Output]:
@@ -436,10 +443,8 @@ class ParserHandler:
         metrics.PARSED.labels(src.kind.value).inc(len(result.items) + len(result.deletions))
         # sanitizing costs by the byte (nh3: ~15 us per KB): a few huge items stay off the loop too
         items = [*result.items, *result.listings]  # a catalog's category pages are published like its offers
-        if len(items) > _THREAD_ITEMS or body_bytes > _THREAD_BYTES:
-            cands, errs = await asyncio.to_thread(prepare_items, items, feed_host=src.hosts, cleaner=self.cleaner)
-        else:
-            cands, errs = prepare_items(items, feed_host=src.hosts, cleaner=self.cleaner)
+        threaded = len(items) > _THREAD_ITEMS or body_bytes > _THREAD_BYTES
+        cands, errs = await self.preparer.prepare(items, src.hosts, threaded=threaded)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
         self._rejects([*errs, *derrs], result.errors, src, run)
         if filters is not None and not filters.empty:

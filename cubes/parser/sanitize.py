@@ -45,7 +45,10 @@ class ContentCleaner:
     """The parser's cleaner for one list of video hosts (``kvwriter.video_hosts``)."""
 
     def __init__(self, video_hosts: Iterable[str] = EMBED_HOSTS, *, hold_incomplete: bool = True) -> None:
+        video_hosts = tuple(video_hosts)
         self._safe = SafeHtml(media=MediaRule.source, video_hosts=video_hosts)
+        #: what this cleaner is made of: a worker process builds the same one (``documents.prepare_isolated``)
+        self.config = (video_hosts, hold_incomplete)
         #: an item whose images or tables the policy removes is refused (``shared/completeness.py``);
         #: False: published without them, with a warning (``media.hold_incomplete``)
         self.hold_incomplete = hold_incomplete

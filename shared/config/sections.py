@@ -124,6 +124,10 @@ class RuntimeConfig(Section):
     dlq_breaker_cooldown_s: float = Field(default=30.0, gt=0)
     #: SIGTERM -> stop intake, finish in-flight work, commit, exit within this many seconds
     shutdown_timeout_s: float = Field(default=10.0, gt=0)
+    #: worker processes per cube process for CPU-heavy partner content: an item past 16 KB of HTML is
+    #: prepared (parser) and rendered (kvwriter) in one, under a deadline that kills it (shared/offload.py);
+    #: started on first use, so a process that never sees such an item starts none
+    offload_workers: int = Field(default=1, gt=0)
     #: /healthz and /metrics; port 0 picks a free one (each cube process gets its own)
     metrics_host: str = "127.0.0.1"
     metrics_port: int = tcp_port(9300)
@@ -258,6 +262,10 @@ class ParserConfig(Section):
     #: catalog of any size is judged by its batches, not its total); a feed of max_body_bytes parses in
     #: well under it on a busy 2-CPU machine
     handler_timeout_s: float = Field(default=120.0, gt=0)
+    #: the most one item's preparation (Turbo blocks, sanitizing) may take in its worker process (an item
+    #: past 16 KB of HTML); past it the worker is stopped and the item refused (item.too_complex). Real
+    #: content takes milliseconds (~15 us per KB); 200,000 nested <div> took 137 s
+    item_deadline_s: float = Field(default=10.0, gt=0)
     #: replaces runtime.concurrency for the parser: parsing is CPU work on the event loop, and a
     #: catalog in flight holds all its offers in memory, so more feeds at once only add memory
     concurrency: int = Field(default=8, gt=0)
@@ -332,6 +340,10 @@ class KvwriterConfig(Section):
             "vkvideo.ru/video_ext.php",
         ]
     )
+    #: the most rendering one page may take in its worker process (a document past 16 KB of HTML), above
+    #: parser.item_deadline_s since the page sanitizes the parser's output again; past it the document
+    #: is dead-lettered with the reason
+    render_deadline_s: float = Field(default=20.0, gt=0)
 
 
 class IndexerConfig(Section):

@@ -18,6 +18,7 @@ from shared.runtime.shutdown import bounded
 if TYPE_CHECKING:
     from shared.blobs.base import BlobStore
     from shared.bus.base import Bus
+    from shared.offload import Offload
     from shared.runtime.cube import Output
     from shared.stores import Stores
 
@@ -38,6 +39,7 @@ class Deps:
     _stores: Stores | None = None
     _blobs: BlobStore | None = None
     _cdn: BlobStore | None = None
+    _offload: Offload | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     async def stores(self) -> Stores:
@@ -66,6 +68,21 @@ class Deps:
             self._cdn = await open_blobs(self.settings.cdn.url, public_base_url=self.settings.cdn.public_base_url)
             self._closers.append(self._cdn.close)
         return self._cdn
+
+    def offload(self, *preload: str) -> Offload:
+        """The process's worker processes for CPU-heavy partner content (``shared/offload.py``; started on
+        first use); ``preload``: the modules of the functions a cube will run there."""
+        if self._offload is None:
+            from shared.offload import Offload
+
+            self._offload = Offload(self.settings.runtime.offload_workers)
+            self._closers.append(self._close_offload)
+        self._offload.preload = tuple(dict.fromkeys((*self._offload.preload, *preload)))
+        return self._offload
+
+    async def _close_offload(self) -> None:
+        if self._offload is not None:
+            self._offload.close()
 
     async def close(self) -> None:
         """Close every engine opened, the last opened first; each under a deadline (``shutdown.py``),

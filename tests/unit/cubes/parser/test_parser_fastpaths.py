@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from cubes.parser import dates, documents, handler
+from cubes.parser import dates, documents, handler, preparing
 from cubes.parser.model import MediaRef
 from cubes.parser.sanitize import _plain, sanitize_html
 from shared import urls
 from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
 from shared.messages import CrawlKind, CrawlResult, DocKind, Document, FetchStatus, MediaKind, SourceKind, SourceRef
+from shared.offload import OFFLOAD_CHARS
 from shared.runtime.cube import Context
 from shared.stores import Feed, open_stores
 from shared.urls import canonical_url
@@ -267,13 +268,15 @@ async def test_where_items_are_prepared(
     parser: handler.ParserHandler, monkeypatch: pytest.MonkeyPatch, count: int, paragraph_bytes: int, off_loop: bool
 ) -> None:
     threads: list[int] = []
-    real = handler.prepare_items  # type: ignore[attr-defined]  # the name the handler calls, spied on
+    sizes: list[int] = []
+    real = documents.prepare_items
 
     def spy(*args, **kw):  # type: ignore[no-untyped-def]
         threads.append(threading.get_ident())
+        sizes.append(sum(preparing.weight(it) for it in args[0]))
         return real(*args, **kw)
 
-    monkeypatch.setattr(handler, "prepare_items", spy)
+    monkeypatch.setattr(preparing, "prepare_items", spy)
     body = _rss(count, paragraph_bytes)
     assert (len(body) > handler._THREAD_BYTES) == (paragraph_bytes > 1000)
     msg = CrawlResult(
@@ -289,8 +292,13 @@ async def test_where_items_are_prepared(
     out = await parser.handle(
         msg, Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0)
     )
-    assert len(threads) == 1
-    assert (threads[0] != threading.get_ident()) is off_loop
+    # on the loop, in chunks of at most 16 KB of HTML with a turn of the loop between them; off it, at once
+    assert all((t != threading.get_ident()) is off_loop for t in threads)
+    if off_loop:
+        assert len(threads) == 1
+    else:
+        assert len(threads) > 1
+        assert max(sizes) <= OFFLOAD_CHARS
     docs = [o.message for o in out if isinstance(o.message, Document)]
     assert len(docs) == count
     assert [m.url for m in docs[-1].media] == [f"https://news.test/img/{count - 1}.jpg"]
