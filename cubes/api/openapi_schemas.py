@@ -139,9 +139,14 @@ SCHEMAS: dict[str, Any] = {
             "status": {"type": "string", "enum": ["queued", "processing", "done", "failed"]},
             "created_at": _NULLABLE_TIME,
             "updated_at": _NULLABLE_TIME,
-            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "counts": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "description": "every item of the upload by result (ok, rejected, ...), listed or not",
+            },
             "items": {
                 "type": "array",
+                "description": "one result per item, the first 1,000 of them (refused items first); counts has all",
                 "items": {
                     "type": "object",
                     "required": ["url", "status"],
@@ -153,6 +158,7 @@ SCHEMAS: dict[str, Any] = {
                     },
                 },
             },
+            "items_more": {"type": "integer", "description": "items counted in counts but not listed in items"},
             "errors": {"type": "array", "items": {"type": "string"}, "description": "the problems as lines"},
             "problems": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}},
             "problem_counts": {

@@ -70,20 +70,19 @@ def preview_url(frontend_url: str, task_id: str, page_url: str) -> str:
 def task_json(task: Task, frontend_url: str = "") -> dict[str, Any]:
     """The task as the status endpoint shows it: the parser records the page URLs a debug upload
     rendered, shown here as links to their previews on the frontend."""
-    counts: dict[str, int] = {}
-    for item in task.items:
-        counts[item.status] = counts.get(item.status, 0) + 1
     return {
         "task_id": task.task_id,
         "host": task.host,
         "status": task.status.value,
         "created_at": task.created_at,
         "updated_at": task.updated_at,
-        "counts": counts,
+        "counts": task.counts(),
         "items": [
             {"url": i.url, "status": i.status, "error": i.error, "problems": [p.as_dict() for p in i.problems]}
             for i in task.items
         ],
+        # the items past the first ones are counted, not listed (``counts`` has every one)
+        "items_more": task.items_more,
         "errors": list(task.errors),
         "problems": [p.as_dict() for p in task.problems],
         # every problem by code, and how many are not listed in full (the lists are capped)

@@ -446,7 +446,10 @@ class ParserHandler:
         threaded = len(items) > _THREAD_ITEMS or body_bytes > _THREAD_BYTES
         cands, errs = await self.preparer.prepare(items, src.hosts, threaded=threaded)
         removals, derrs = prepare_deletions(result.deletions, feed_host=src.hosts)
-        self._rejects([*errs, *derrs], result.errors, src, run)
+        if threaded:  # the per-item bookkeeping of a large body is a thread's too (~1 us an item)
+            await asyncio.to_thread(self._rejects, [*errs, *derrs], result.errors, src, run)
+        else:
+            self._rejects([*errs, *derrs], result.errors, src, run)
         if filters is not None and not filters.empty:
             cands = filtered(cands, filters, run)
         add_warnings(cands, run)

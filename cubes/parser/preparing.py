@@ -9,9 +9,10 @@ of entities (``shared/offload.py`` has the figures). So:
   process (``Deps.offload``), under ``parser.item_deadline_s``: past it the worker is killed and the
   item refused (``item.too_complex``), the other items go on. A worker that dies on an item is given
   one more try in a fresh one (a worker killed from outside is not the item's fault);
-* the other items are prepared on the loop, in chunks of at most ``OFFLOAD_CHARS`` of HTML with a
-  turn of the loop between chunks: at 16 KB nh3's worst case is ~28 ms, so no chunk holds the loop
-  longer, and a handler cut off by its time limit stops at the next chunk;
+* the other items are prepared on the loop, in chunks of at most ``OFFLOAD_CHARS`` of HTML, with a
+  turn of the loop between chunks once they have held it ``SLICE_S``: at 16 KB nh3's worst case is
+  ~28 ms, so nothing holds the loop much longer, and a handler cut off by its time limit stops at the
+  next turn;
 * a large body (the handler's ``threaded``: many items or many bytes) keeps its items in a thread, as
   before: there nh3 runs beside the loop (it releases the GIL) and the rest takes the GIL in turns.
 
@@ -21,6 +22,7 @@ The common item (a news story of a few KB) takes the same path as ever: a length
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator, Sequence
 
 from cubes.parser import metrics
@@ -32,10 +34,14 @@ from shared.errors import OffloadFailed, OffloadTimeout
 from shared.hosts import HostScope
 from shared.offload import OFFLOAD_CHARS, Offload
 
-__all__ = ["PRELOAD", "Preparer", "Ready", "weight"]
+__all__ = ["PRELOAD", "SLICE_S", "Preparer", "Ready", "weight"]
 
 #: what a worker process imports before it takes items (``Offload.preload``)
 PRELOAD = ("cubes.parser.documents",)
+#: the loop is given a turn between chunks once they have held it this long (s): an ordinary 100-item
+#: feed (~15 ms) yields once or twice, not at every chunk; with a chunk's worst case (~28 ms) no chunk
+#: run holds the loop past ~40 ms
+SLICE_S = 0.010
 #: characters a related link adds to an item's HTML (its block: a link, a title, a picture)
 _RELATED_CHARS = 256
 
@@ -75,9 +81,11 @@ class Preparer:
             )
         cands: list[Candidate] = []
         errs: list[ItemError] = []
-        for n, chunk in enumerate(_chunks(items, ready)):
-            if n:
-                await asyncio.sleep(0)  # a turn of the loop between chunks: HTTP, heartbeats, a cut-off
+        held_since = time.perf_counter()
+        for chunk in _chunks(items, ready):
+            if time.perf_counter() - held_since > SLICE_S:
+                await asyncio.sleep(0)  # a turn of the loop: HTTP, heartbeats, a cut-off
+                held_since = time.perf_counter()
             more, refused = prepare_items(chunk, feed_host=feed_host, first=first, cleaner=self.cleaner, ready=ready)
             cands.extend(more)
             errs.extend(refused)

@@ -474,3 +474,9 @@ POSTGRES.append((32, "feeds: fetch options and sealed credentials", _FEED_OPTION
 _BRANDING = ("ALTER TABLE tenant_hosts ADD COLUMN branding TEXT",)
 SQLITE.append((33, "tenant_hosts: branding", _BRANDING))
 POSTGRES.append((33, "tenant_hosts: branding", _BRANDING))
+
+# 34: a task keeps the first items' results (the parser's cap) and counts every item by status: an upload of
+# 100,000 offers stored 100,000 results, and each read of the task decoded them all on the event loop
+_TASK_ITEM_COUNTS = ("ALTER TABLE tasks ADD COLUMN item_counts TEXT NOT NULL DEFAULT '{}'",)
+SQLITE.append((34, "tasks: every item counted by status", _TASK_ITEM_COUNTS))
+POSTGRES.append((34, "tasks: every item counted by status", _TASK_ITEM_COUNTS))

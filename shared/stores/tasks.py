@@ -50,11 +50,33 @@ class Task:
     problem_counts: Mapping[str, int] = field(default_factory=dict)
     #: a feed check's: the URL it fetched (None: an upload of a body)
     source_url: str | None = None
+    #: how many items of each status the upload had in all, kept in ``items`` or not (the parser keeps the
+    #: first ones); empty: every item is in ``items`` (a task written before the counts were kept)
+    item_counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def problems_more(self) -> int:
         """How many problems were counted but not kept in full."""
         return max(0, sum(self.problem_counts.values()) - len(self.problems))
+
+    @property
+    def item_total(self) -> int:
+        """How many items the upload had, listed in ``items`` or not."""
+        return sum(self.item_counts.values()) if self.item_counts else len(self.items)
+
+    @property
+    def items_more(self) -> int:
+        """How many items were counted but not listed."""
+        return max(0, self.item_total - len(self.items))
+
+    def counts(self) -> dict[str, int]:
+        """Items by status, every one of them."""
+        if self.item_counts:
+            return dict(self.item_counts)
+        counts: dict[str, int] = {}
+        for item in self.items:
+            counts[item.status] = counts.get(item.status, 0) + 1
+        return counts
 
 
 class TaskStore(Protocol):
@@ -78,6 +100,7 @@ class TaskStore(Protocol):
         preview_urls: Sequence[str] | None = None,
         problems: Sequence[Problem] | None = None,
         problem_counts: Mapping[str, int] | None = None,
+        item_counts: Mapping[str, int] | None = None,
         now: datetime | None = None,
     ) -> Task:
         """Replace the given fields and stamp ``updated_at``. ``NotFound`` for an unknown task."""

@@ -897,10 +897,16 @@ class StoreContract:
             errors=["1 item failed"],
             preview_urls=["/turbo?url=x"],
             problem_counts={"item.no_title": 59_000, "item.bad_link": 2},
+            item_counts={"ok": 1, "failed": 59_001},
             now=T0 + timedelta(seconds=3),
         )
         assert updated.status is TaskStatus.done
         assert updated.problem_counts == {"item.no_title": 59_000, "item.bad_link": 2}
+        # every item counted, the first ones listed (the parser's cap)
+        assert updated.item_counts == {"ok": 1, "failed": 59_001}
+        assert (updated.item_total, updated.items_more) == (59_002, 59_000)
+        assert t1.item_counts == {}
+        assert (t1.item_total, t1.counts()) == (0, {})
         assert updated.problems_more == 59_002  # none of them kept in full here
         assert t1.problem_counts == {}
         assert updated.items[1] == TaskItem("https://a.example/2", "failed", "no title")

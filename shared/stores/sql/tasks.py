@@ -24,7 +24,7 @@ __all__ = ["TASK_COLUMNS", "SqlTaskStore", "task_from_row", "task_items_json"]
 
 TASK_COLUMNS = (
     "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key, problems,"
-    " problem_counts, source_url"
+    " problem_counts, source_url, item_counts"
 )
 
 
@@ -65,6 +65,7 @@ def task_from_row(row: Sequence[Any]) -> Task:
         problems=tuple(problems_from(orjson.loads(row[10] or "[]"))),
         problem_counts=orjson.loads(row[11] or "{}"),
         source_url=row[12],
+        item_counts=orjson.loads(row[13] or "{}"),
     )
 
 
@@ -75,7 +76,7 @@ class SqlTaskStore:
     async def create(self, task: Task, *, now: datetime | None = None) -> Task:
         stamp = now_us(now)
         rows = await self._db.execute_returning(
-            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             # no conflict target: a reused task id and a reused idempotency key both mean "exists"
             f" ON CONFLICT DO NOTHING RETURNING {TASK_COLUMNS}",
             task.task_id,
@@ -91,6 +92,7 @@ class SqlTaskStore:
             _problems_json(task.problems),
             dumps(dict(task.problem_counts)),
             task.source_url,
+            dumps(dict(task.item_counts)),
         )
         if rows:
             return task_from_row(rows[0])
@@ -119,6 +121,7 @@ class SqlTaskStore:
         preview_urls: Sequence[str] | None = None,
         problems: Sequence[Problem] | None = None,
         problem_counts: Mapping[str, int] | None = None,
+        item_counts: Mapping[str, int] | None = None,
         now: datetime | None = None,
     ) -> Task:
         sets = ["updated_at = ?"]
@@ -141,6 +144,9 @@ class SqlTaskStore:
         if problem_counts is not None:
             sets.append("problem_counts = ?")
             args.append(dumps(dict(problem_counts)))
+        if item_counts is not None:
+            sets.append("item_counts = ?")
+            args.append(dumps(dict(item_counts)))
         rows = await self._db.execute_returning(
             f"UPDATE tasks SET {', '.join(sets)} WHERE task_id = ? RETURNING {TASK_COLUMNS}", *args, task_id
         )
