@@ -139,7 +139,8 @@ async def render_command(
     body, content_type = read
     url = source if source.startswith(("http://", "https://")) else base_url
     host = urlsplit(url).hostname if url else None
-    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.crawler.max_feed_bytes)
+    # the parser cube's limits: a gzipped file inflates to at most parser.max_body_bytes there too
+    limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.parser.max_body_bytes)
     result = parse_feed(
         body, url=url, content_type=content_type, declared_format=None if fmt == "auto" else fmt, limits=limits
     )
@@ -152,7 +153,9 @@ async def render_command(
     finally:
         offload.close()
     _, derrs = prepare_deletions(result.deletions, feed_host=host)
-    problems: list[Problem] = to_problems([*result.errors, *errs, *derrs])
+    # what the pages could not carry is told too (they are published with it, as in the cube)
+    warnings = [w for cand in cands for w in cand.warnings]
+    problems: list[Problem] = to_problems([*result.errors, *errs, *derrs, *warnings])
     if host is None and any(p.code == "item.bad_link" for p in problems):
         print("note: a file has no address of its own: give --base-url for its relative links", file=err)
     ref = SourceRef(kind=source_kind(result.format), id="render")

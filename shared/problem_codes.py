@@ -296,6 +296,12 @@ _ROWS: tuple[ProblemCode, ...] = (
         "take milliseconds; the limit is parser.item_deadline_s.",
     ),
     ProblemCode(
+        "item.title_cut",
+        "warning",
+        "the item's title is longer than a page's title may be (2,000 characters): it is cut",
+        "Give the item a title of a sentence or two; the text belongs in its description or content.",
+    ),
+    ProblemCode(
         "item.bad_price",
         "error",
         "the offer's price is not a price, so the offer is not published",

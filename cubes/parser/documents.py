@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from cubes.parser.blocks import crumbs_html, related_html, turbo_blocks
 from cubes.parser.bounds import bounded_date
 from cubes.parser.identity import IdentityError, identify
-from cubes.parser.model import DetectedFormat, ItemError, MediaRef, ParsedItem, Severity
+from cubes.parser.model import DetectedFormat, ItemError, MediaRef, Note, ParsedItem, Severity
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
@@ -153,7 +153,8 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
     title = " ".join((item.title or "").split())
     if not title:
         raise IdentityError("item has no title (or it is empty)", code="item.no_title")
-    if len(title) > _TITLE_MAX:
+    cut = len(title) > _TITLE_MAX
+    if cut:
         title = title[: _TITLE_MAX - 1] + "…"
     lang = language(item.language or _str(item.extra.get("language")))
     extra = {**item.extra, "language": lang} if lang else item.extra
@@ -179,6 +180,13 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
     updated, bad_updated = bounded_date(item.updated, "update date")
     # what the reader left out (a number that is not one) and the dates no store could hold: told
     told = [*notes, *item.notes, *(bad for bad in (bad_published, bad_updated) if bad is not None)]
+    if cut:
+        told.append(
+            Note(
+                "item.title_cut",
+                f"the title is longer than {_TITLE_MAX:,} characters: it is cut there",
+            )
+        )
     warnings = [
         ItemError(n.message, item.line, None, item.index, ident.url, severity=Severity.warning, code=n.code)
         for n in told
