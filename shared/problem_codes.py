@@ -291,9 +291,8 @@ _ROWS: tuple[ProblemCode, ...] = (
         "item.too_complex",
         "error",
         "the item's HTML took too long to prepare (sanitizing it), so it is not published",
-        "Simplify the item's HTML. The usual causes: elements nested thousands deep (unclosed <div> or "
-        "<li>), thousands of attributes on one element, or megabytes of entities (&nbsp;). Real articles "
-        "take milliseconds; the limit is parser.item_deadline_s.",
+        "Simplify the item's HTML: elements nested thousands deep (unclosed <div> or <li>), thousands of "
+        "attributes on one element or megabytes of entities (&nbsp;) cost that (parser.item_deadline_s).",
     ),
     ProblemCode(
         "item.title_cut",
@@ -305,24 +304,21 @@ _ROWS: tuple[ProblemCode, ...] = (
         "item.bad_price",
         "error",
         "the offer's price is not a price, so the offer is not published",
-        "Write the price as a decimal number: digits, at most one decimal point ('.' or ','), at most 4 "
-        "digits after it, below 10^15, not negative, at most 32 characters (1990, 1 990,50 or 1.99e3). "
-        "An offer whose price is on request has no <price> at all.",
+        "Write it as a decimal number below 10^15 with at most 4 digits after the point ('.' or ','), in at "
+        "most 32 characters (1990, 1 990,50, 1.99e3); a price on request is no <price> at all.",
     ),
     ProblemCode(
         "item.bad_number",
         "warning",
         "a number of the item is not one a page can show (an old price, a delivery option): left out",
-        "Write old prices and delivery costs as prices (a decimal number, at most 4 digits after the "
-        "point, below 10^15) and delivery days as a number or a range (2, 1-3); the page is published "
-        "without what the message names until then.",
+        "Write old prices and delivery costs as prices (1990, 1 990,50) and delivery days as a number or a "
+        "range (2, 1-3); until then the page goes without what the message names.",
     ),
     ProblemCode(
         "item.bad_date",
         "warning",
         "a date of the item is outside 1970-2100: the page is published without it",
-        "Give the item's real publication (or update) date, with its UTC offset, in RFC 822 "
-        "(Tue, 21 Apr 2015 14:15:00 +0300) or ISO 8601 (2015-04-21T14:15:00+03:00).",
+        "Give the item's real date with its UTC offset: Tue, 21 Apr 2015 14:15:00 +0300 or 2015-04-21T14:15:00+03:00.",
     ),
     ProblemCode(
         "item.deletion_refused",
@@ -348,8 +344,7 @@ _ROWS: tuple[ProblemCode, ...] = (
         "yml.deep_categories",
         "warning",
         "the catalog's category tree is deeper than 32 levels: pages show the 32 levels nearest each offer",
-        "Check the categories' parentId: a chain that deep is usually a mistake of the export (each category "
-        "made the parent of the next). Market's own tree is 6-7 levels deep.",
+        "Check the categories' parentId: a chain that deep is an export's mistake (Market's tree is 6-7 deep).",
     ),
     ProblemCode(
         "turbo.unsupported_block",
