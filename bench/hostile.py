@@ -326,7 +326,7 @@ async def run(args: argparse.Namespace) -> int:
     samples_file = tmp / "polls.txt"
     stop = asyncio.Event()
     pipeline = asyncio.create_task(
-        run_cubes(settings, registry.available_cubes(), stop_event=stop, resolver=PartnerResolver(), label="hostile")
+        run_cubes(settings, list(registry.CUBE_NAMES), stop_event=stop, resolver=PartnerResolver(), label="hostile")
     )
     api = f"http://127.0.0.1:{ports['api']}"
     health = f"http://127.0.0.1:{ports['metrics']}/healthz"
