@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass
 
 from demo import feeds, pages
+from demo.columns import COLUMNS
 from demo.features import FEATURES
 from demo.pictures import MIME, draw_picture
 from demo.posts import POSTS
@@ -25,7 +26,15 @@ __all__ = ["Resource", "Site", "Source", "build_site", "draw_pictures", "picture
 _HTML = "text/html; charset=utf-8"
 _XML = "application/xml; charset=utf-8"
 _RSS = "application/rss+xml; charset=utf-8"
-_EXT = {"news": "jpg", "feature": "jpg", "shop": "jpg", "blog": "png", "ru-news": "jpg", "ru-shop": "jpg"}
+_EXT = {
+    "news": "jpg",
+    "feature": "jpg",
+    "column": "jpg",
+    "shop": "jpg",
+    "blog": "png",
+    "ru-news": "jpg",
+    "ru-shop": "jpg",
+}
 #: picture sizes per kind: product shots square-ish, the rest 16:9
 _SIZE = {"shop": (360, 300), "ru-shop": (360, 300)}
 
@@ -73,7 +82,13 @@ def picture_path(prefix: str, slug: str, index: int) -> str:
 
 def _captions() -> dict[str, str]:
     out: dict[str, str] = {}
-    for prefix, items in (("news", NEWS), ("feature", FEATURES), ("blog", POSTS), ("ru-news", RU_NEWS)):
+    for prefix, items in (
+        ("news", NEWS),
+        ("feature", FEATURES),
+        ("column", COLUMNS),
+        ("blog", POSTS),
+        ("ru-news", RU_NEWS),
+    ):
         for item in items:
             for i, caption in enumerate(item.pictures):
                 out[picture_path(prefix, item.slug, i)] = caption
@@ -111,6 +126,7 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
     res["/"] = Resource(pages.home_page(base), _HTML)
     res["/news/rss.xml"] = Resource(feeds.rss_feed(base, pic), _RSS)
     res["/news/turbo.xml"] = Resource(feeds.turbo_feed(base, pic), _RSS)
+    res["/news/columns.xml"] = Resource(feeds.columns_feed(base), _RSS)
     res["/shop/catalog.yml"] = Resource(feeds.yml_catalog(base, pic), _XML)
     res["/ru/news/turbo.xml"] = Resource(feeds.ru_turbo_feed(base, pic), _RSS)
     res["/ru/shop/catalog.yml"] = Resource(feeds.ru_yml_catalog(base, pic), _XML)
@@ -120,6 +136,12 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
     res["/blog/"] = Resource(pages.blog_index(), _HTML)
 
     news_urls, feature_urls, shop_urls, blog_urls, ru_news_urls, ru_shop_urls = [], [], [], [], [], []
+    column_urls = []
+    for i, story in enumerate(COLUMNS):
+        path = feeds.column_path(story)
+        pics = [pic("column", story.slug, n) for n in range(len(story.pictures))]
+        res[path] = Resource(pages.story_page(story, base + path, pics, feeds.feature_date(i).isoformat()), _HTML)
+        column_urls.append(canonical_url(base + path))
     for i, story in enumerate(NEWS):
         path = f"/news/2026/11/{story.slug}.html"
         pics = [pic("news", story.slug, n) for n in range(len(story.pictures))]
@@ -163,6 +185,12 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
         ),
         _HTML,
     )
+    res["/news/columns/"] = Resource(
+        pages.listing_page(
+            "Columns", "Harbourview Gazette", [(s.title, feeds.column_path(s), s.lead) for s in COLUMNS]
+        ),
+        _HTML,
+    )
     res["/shop/"] = Resource(
         pages.listing_page(
             "Linn & Loom: everything in the shop",
@@ -190,6 +218,7 @@ def build_site(base: str, pictures: dict[str, Resource]) -> Site:
     sources = (
         Source("news-rss", "news RSS", "/news/rss.xml", "rss", ("news",), tuple(news_urls)),
         Source("news-turbo", "news Turbo", "/news/turbo.xml", "turbo", ("news",), tuple(feature_urls)),
+        Source("columns-rss", "columns (summaries only)", "/news/columns.xml", "rss", ("news",), tuple(column_urls)),
         Source("shop-yml", "shop YML", "/shop/catalog.yml", "yml", ("market",), tuple(shop_urls)),
         Source("blog", "blog (autoparser)", None, "autoparser", (), tuple(blog_urls)),
         Source("ru-news-turbo", "Russian news Turbo", "/ru/news/turbo.xml", "turbo", ("news",), tuple(ru_news_urls)),

@@ -14,6 +14,7 @@ from html import escape
 
 from lxml import etree
 
+from demo.columns import COLUMNS
 from demo.features import FEATURES
 from demo.posts import POSTS
 from demo.products import CATEGORIES, PRODUCTS, Product
@@ -24,6 +25,8 @@ __all__ = [
     "CONTENT_NS",
     "NEWS_EPOCH",
     "TURBO_NS",
+    "column_path",
+    "columns_feed",
     "feature_date",
     "news_date",
     "product_path",
@@ -124,6 +127,25 @@ def rss_feed(base: str, picture_url: PictureUrl) -> bytes:
         encoded = etree.SubElement(item, f"{{{CONTENT_NS}}}encoded")
         encoded.text = etree.CDATA(story_html(story, pictures, turbo=False))
     return _serialize(root)
+
+
+def columns_feed(base: str) -> bytes:
+    """RSS 2.0 with summaries only: each column's lead and "Read more" (``columns.py`` says why)."""
+    root = etree.Element("rss", version="2.0")
+    channel = _channel(root, "Harbourview Gazette: columns", f"{base}/news/columns/", "What our columnists think.")
+    for i, story in enumerate(COLUMNS):
+        item = etree.SubElement(channel, "item")
+        _text(item, "title", story.title)
+        link = f"{base}{column_path(story)}"
+        _text(item, "link", link)
+        _text(item, "guid", link, isPermaLink="true")
+        _text(item, "pubDate", format_datetime(feature_date(i)))
+        _text(item, "description", f"{story.lead} Read more…")
+    return _serialize(root)
+
+
+def column_path(story: Story) -> str:
+    return f"/news/columns/{story.slug}.html"
 
 
 def turbo_feed(base: str, picture_url: PictureUrl) -> bytes:

@@ -1,10 +1,10 @@
 """Registers the demo's sources the way an operator would (docs/architecture.md sections 1, 2 and 8).
 
-* The five feeds (three English, two Russian) go through ``shared.feeds.FeedRegistry`` -- the registration
-  service behind ``turbocubes feeds add`` and the webmaster API: SSRF check,
-  feed store upsert and a ``FeedRegistration`` on ``feeds.registry``. The feed
-  id is derived from the canonical URL, so a second ``up --demo`` on the same
-  port updates nothing.
+* The six feeds (four English, the columns' with summaries only; two Russian) go through
+  ``shared.feeds.FeedRegistry`` -- the registration service behind ``turbocubes feeds add`` and
+  the webmaster API: SSRF check, feed store upsert and a ``FeedRegistration`` on
+  ``feeds.registry``. The feed id is derived from the canonical URL, so a second ``up --demo``
+  on the same port updates nothing.
 * Demo feeds of an earlier run on another port (the old port was taken) are
   removed with ``FeedRegistry.remove``, so they do not fail forever in the status.
 * The blog has no feed, and nothing to register on its own: the autoparser is
@@ -33,7 +33,14 @@ __all__ = ["DEMO_FEED_PATHS", "RegistrationError", "register_feeds", "remove_sta
 
 #: the paths of the demo's feeds; a feed on 127.0.0.1 with one of these paths is a demo feed
 DEMO_FEED_PATHS = frozenset(
-    {"/news/rss.xml", "/news/turbo.xml", "/shop/catalog.yml", "/ru/news/turbo.xml", "/ru/shop/catalog.yml"}
+    {
+        "/news/rss.xml",
+        "/news/turbo.xml",
+        "/news/columns.xml",
+        "/shop/catalog.yml",
+        "/ru/news/turbo.xml",
+        "/ru/shop/catalog.yml",
+    }
 )
 
 

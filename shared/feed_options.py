@@ -8,6 +8,9 @@ feed, a webmaster sets (``FeedOptionsIn``, through the API, the CLI and the cons
   no hop-by-hop, conditional or framing header: those are the crawler's), sent only to the
   feed's own origin, never across a redirect to another;
 * ``timeout_s``, within ``MIN_TIMEOUT_S`` .. ``MAX_TIMEOUT_S``;
+* ``full_text`` (``FullText``): whether an item that is only a summary is published with its
+  page's article (``auto``, the default), every item's page is read (``always``) or none
+  (``never``): ``cubes/parser/fulltext.py``;
 * ``filters``: keep or drop items by category (a name, case-blind) or by a pattern searched in
   the title, the link and the categories (the ``regex`` package, case-blind, at most
   ``MAX_PATTERN`` characters, each search given ``PATTERN_TIMEOUT_S``: a pattern that backtracks
@@ -27,6 +30,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -46,6 +50,7 @@ __all__ = [
     "FeedOptions",
     "FeedOptionsIn",
     "FilterVerdict",
+    "FullText",
     "OptionsRefused",
     "crawl_fields",
     "fetch_headers",
@@ -92,6 +97,18 @@ _FORBIDDEN_HEADERS = frozenset(
         "user-agent",
     }
 )
+
+
+class FullText(StrEnum):
+    """Whether a feed item's page is read for its article (``cubes/parser/fulltext.py``)."""
+
+    #: when the item looks like a summary (no content:encoded, short, "read more"); the page's article
+    #: is used only when it is longer than the feed's text
+    auto = "auto"
+    #: for every item: the page's article whenever it is longer than the feed's text
+    always = "always"
+    #: never: the feed's text is the page
+    never = "never"
 
 
 class OptionsRefused(ValueError):
@@ -215,6 +232,7 @@ class FeedOptionsIn(BaseModel):
     basic_auth: BasicAuthIn | None = None
     headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_HEADERS)
     filters: FeedFilters = Field(default_factory=FeedFilters)
+    full_text: FullText = FullText.auto
 
     @field_validator("headers")
     @classmethod
@@ -245,10 +263,17 @@ class FeedOptions(BaseModel):
     username: str | None = None
     header_names: tuple[str, ...] = ()
     filters: FeedFilters = Field(default_factory=FeedFilters)
+    full_text: FullText = FullText.auto
 
     @property
     def empty(self) -> bool:
-        return self.timeout_s is None and self.username is None and not self.header_names and self.filters.empty
+        return (
+            self.timeout_s is None
+            and self.username is None
+            and not self.header_names
+            and self.filters.empty
+            and self.full_text is FullText.auto
+        )
 
     def to_json(self) -> str | None:
         """The feed row's ``options`` column (None when there are none)."""
@@ -287,9 +312,13 @@ def merged_options(current: str | None, sealed: str | None, change: Any, box: Se
     if change is None:
         return None
     if not isinstance(change, Mapping):
-        raise OptionsRefused([("options", "an object: timeout_s, basic_auth, headers, filters")])
+        raise OptionsRefused([("options", "an object: timeout_s, basic_auth, headers, filters, full_text")])
     public = FeedOptions.from_json(current)
-    base: dict[str, Any] = {"timeout_s": public.timeout_s, "filters": public.filters.model_dump()}
+    base: dict[str, Any] = {
+        "timeout_s": public.timeout_s,
+        "filters": public.filters.model_dump(),
+        "full_text": public.full_text.value,
+    }
     if sealed is not None:
         try:
             opened = box.open(sealed)
@@ -314,6 +343,7 @@ def seal_options(options: FeedOptionsIn, box: SecretBox) -> tuple[FeedOptions, s
         username=options.basic_auth.username if options.basic_auth else None,
         header_names=tuple(options.headers),
         filters=options.filters,
+        full_text=options.full_text,
     )
     secret: dict[str, Any] = {}
     if options.basic_auth is not None:

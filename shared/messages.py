@@ -25,6 +25,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "FULL_TEXT_PREFIX",
+    "PARITY_PREFIX",
     "BrandingChanged",
     "CategoryRef",
     "CrawlKind",
@@ -122,6 +124,12 @@ class CrawlKind(StrEnum):
     page = "page"
 
 
+#: the requesters of a feed item's page (``CrawlRequest.document``): the page completes the item, or
+#: the published item is checked against it (``cubes/parser/fulltext.py``, the autoparser reads them)
+FULL_TEXT_PREFIX = "fulltext:"
+PARITY_PREFIX = "parity:"
+
+
 class CrawlRequest(Message):
     """Please fetch this URL. Key: ``host`` (one host's lane lives in one crawler instance)."""
 
@@ -145,6 +153,10 @@ class CrawlRequest(Message):
     credentials: str | None = Field(default=None, max_length=16_384)
     #: the feed's own fetch timeout (``shared/feed_options.py``), within the crawler's budget
     timeout_s: float | None = Field(default=None, gt=0, le=600)
+    #: kind=page for a feed's item: the item's document, which the page completes (requester
+    #: ``fulltext:<feed>``: the autoparser publishes it with the page's article) or is checked
+    #: against (``parity:<feed>``); carried through the crawler onto the result
+    document: Document | None = None
 
 
 # --------------------------------------------------------------------------- crawl.feeds / images / pages
@@ -190,6 +202,8 @@ class CrawlResult(Message):
     requested_at: datetime | None = None
     fetched_at: datetime
     elapsed_ms: float = 0.0
+    #: the request's ``document``, as it asked
+    document: Document | None = None
     #: the Crawl-delay the host's robots.txt asks for, when it is more than ``crawler.max_crawl_delay_s``
     #: (which the crawler honours instead); None when it asked for no more
     crawl_delay_capped: float | None = None
@@ -457,3 +471,8 @@ class SearchQueryEvent(Message):
     #: origins of the results shown, best first, each once: the holders of a right on an origin see the
     #: searches that showed its pages (``shared.wordstat.hosts``), never those of another port or scheme
     origins: list[Origin] = Field(default_factory=list, max_length=20)
+
+
+# the crawl messages carry a Document, defined after them
+CrawlRequest.model_rebuild()
+CrawlResult.model_rebuild()

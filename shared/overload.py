@@ -54,7 +54,7 @@ from prometheus_client import Counter, Gauge
 from shared.clock import Clock, at
 from shared.config import Settings
 from shared.errors import StoreUnavailable, TransientError
-from shared.messages import CrawlKind, CrawlRequest
+from shared.messages import FULL_TEXT_PREFIX, CrawlKind, CrawlRequest
 from shared.outages import OUTAGES
 from shared.runtime.cube import Output, TimerContext
 from shared.status import CUBE_PREFIX, OVERLOAD_PREFIX, instance_id, pipeline_lag, stamp
@@ -187,7 +187,13 @@ class Overload:
         return keep, held
 
     def check(self, req: CrawlRequest, attempt: int) -> None:
-        """The crawler's hook: raise ``Deferred`` for low-value work, except on its last attempt."""
+        """The crawler's hook: raise ``Deferred`` for low-value work, except on its last attempt.
+
+        A feed item's page that completes the item (``FULL_TEXT_PREFIX``) is the feed's content, not
+        autoparser crawling: it never yields.
+        """
+        if any(r.startswith(FULL_TEXT_PREFIX) for r in req.requesters):
+            return
         work = self.yields(req.kind)
         if work is None or attempt >= self.max_attempts:
             return  # the last attempt goes ahead: deferred work is slowed down, never dead-lettered

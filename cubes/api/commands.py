@@ -18,6 +18,8 @@ __all__ = ["register"]
 #: ``FeedFormat``'s values (shared/messages.py), written here so that declaring the command imports no
 #: model (tests/unit/cubes/test_cli_imports.py keeps the two equal)
 _FEED_FORMATS = ("rss", "turbo", "yml", "auto")
+#: ``FullText``'s values (shared/feed_options.py), the same way
+_FULL_TEXT = ("auto", "always", "never")
 
 
 def register(subparsers: Any) -> None:
@@ -109,6 +111,12 @@ def _register_feeds(subparsers: Any) -> None:
         help="HTTP basic auth; the password from $TURBOCUBES_FEED_PASSWORD, or asked on the terminal",
     )
     opts.add_argument("--timeout", type=float, metavar="S", help="the feed's own fetch timeout in seconds (1-120)")
+    opts.add_argument(
+        "--full-text",
+        choices=_FULL_TEXT,
+        help="auto (the default): an item that is only a summary gets its page's article; always: every item's "
+        "page is read; never: the feed's text only",
+    )
     for flag, key in (("--keep-category", "keep_categories"), ("--drop-category", "drop_categories")):
         opts.add_argument(flag, action="append", metavar="NAME", dest=key, help=f"filters.{key} (repeatable)")
     opts.add_argument("--keep-pattern", metavar="REGEX", help="keep only items whose title, link or category match")

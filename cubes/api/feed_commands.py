@@ -38,7 +38,7 @@ import orjson
 
 from shared.config import Settings, load_settings
 from shared.errors import NotFound
-from shared.feed_options import FeedOptions
+from shared.feed_options import FeedOptions, FullText
 from shared.feeds import KEEP, FeedRegistry, RegistrationRefused
 from shared.messages import FeedFormat
 from shared.overview import feed_overview
@@ -101,6 +101,8 @@ def _options_of(args: argparse.Namespace) -> Any:
         options["basic_auth"] = {"username": args.basic_auth, "password": password}
     if args.timeout is not None:
         options["timeout_s"] = args.timeout
+    if args.full_text is not None:
+        options["full_text"] = args.full_text
     filters = {
         key: value
         for key, value in (
@@ -127,6 +129,8 @@ def _described(options: FeedOptions, sealed: bool) -> str:
         parts.append("credentials kept")
     if options.timeout_s is not None:
         parts.append(f"timeout {options.timeout_s:g} s")
+    if options.full_text is not FullText.auto:
+        parts.append(f"full text {options.full_text.value}")
     f = options.filters
     for label, names in (("keep categories", f.keep_categories), ("drop categories", f.drop_categories)):
         if names:
@@ -218,7 +222,8 @@ async def feeds_add(
             print(f"turbocubes feeds add: refused: {problem.field}: {problem.message}", file=err)
         return 1
     verb = {UpsertOutcome.inserted: "added", UpsertOutcome.updated: "updated"}.get(done.outcome, "unchanged")
-    print(f"{verb} feed {done.feed.feed_id} {done.feed.url} ({done.feed.format})", file=out)
+    full_text = FeedOptions.from_json(done.feed.options).full_text.value
+    print(f"{verb} feed {done.feed.feed_id} {done.feed.url} ({done.feed.format}, full text {full_text})", file=out)
     return 0
 
 

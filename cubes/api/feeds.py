@@ -18,9 +18,10 @@
 * ``options`` (on POST and PATCH): the feed's own fetch options and filters
   (``shared/feed_options.py``: ``timeout_s``, ``basic_auth`` {username, password},
   ``headers``, ``filters`` {keep_categories, drop_categories, keep_pattern,
-  drop_pattern}), merged over the current ones; a secret (the password, a header's
-  value) is sealed and never shown again: answers carry the username, the header
-  names and ``has_credentials``.
+  drop_pattern}, ``full_text`` auto|always|never: whether an item that is only a
+  summary gets its page's article, ``cubes/parser/fulltext.py``), merged over the
+  current ones; a secret (the password, a header's value) is sealed and never
+  shown again: answers carry the username, the header names and ``has_credentials``.
 * ``DELETE /api/v1/feeds/{feed_id}`` — ``action=delete`` on ``feeds.registry``,
   then a soft delete (``FeedRegistry.remove``).
 

@@ -33,6 +33,9 @@ class CrossValidation:
     completeness: list[float]
     scores: Scores
     sites: int
+    #: whether each held-out extraction is an article (``Extraction.is_article``): the cube publishes
+    #: none that is not
+    articles: list[bool]
 
 
 def extract_all(extractor: Extractor, data: Sequence[PageData]) -> list[Extraction]:
@@ -61,6 +64,7 @@ def cross_validate(
     folds = grouped_folds(samples, k)
     texts = [""] * len(data)
     completeness = [1.0] * len(data)
+    articles = [True] * len(data)
     for f in range(k):
         held = [i for i, g in enumerate(folds) if g == f]
         if not held:
@@ -70,6 +74,7 @@ def cross_validate(
         for i, ex in zip(held, extract_all(extractor, [data[i] for i in held]), strict=True):
             texts[i] = ex.text
             completeness[i] = ex.completeness
+            articles[i] = ex.is_article
         log(f"fold {f + 1}/{k}: {len(held)} pages held out")
     scores = score(samples, [d.reference for d in data], texts)
-    return CrossValidation(folds, texts, completeness, scores, len({site_of(s) for s in samples}))
+    return CrossValidation(folds, texts, completeness, scores, len({site_of(s) for s in samples}), articles)

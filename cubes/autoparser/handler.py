@@ -2,6 +2,11 @@
 
 For each ``crawl.pages`` result:
 
+0. A result carrying a feed item's document (``CrawlResult.document``) is that item's page, read
+   for the feed (``fulltext.py``): a summary item is published as the feed's document with the
+   page's article, or with its own text and ``page.full_text_unavailable`` when the page cannot
+   be read; a published item is checked against its page (``page.content_mismatch``). None of
+   the steps below applies to it (the feed owns the URL: nothing is claimed or ``outranked``).
 1. Only fetched HTML pages go on; everything else is skipped with a counted reason
    (``turbocubes_autoparser_skipped_total{reason}``): the scheduler's discovery fetches
    (sitemaps and home pages asked for by ``discover:<host>`` alone, reason ``discovery``),
@@ -43,6 +48,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from prometheus_client import Counter
 
 from cubes.autoparser.extract import Extraction, Extractor
+from cubes.autoparser.fulltext import complete, parity, unreadable
 from cubes.autoparser.hosts import HostMarker
 from cubes.autoparser.knowledge import HostKnowledge
 from cubes.autoparser.meta import undeclared_date
@@ -53,6 +59,7 @@ from shared.errors import NotFound, Reject
 from shared.hashing import TOMBSTONE, content_hash
 from shared.i18n import language
 from shared.messages import (
+    FULL_TEXT_PREFIX,
     SOURCE_PRIORITY,
     CrawlKind,
     CrawlResult,
@@ -78,6 +85,12 @@ log = logging.getLogger(__name__)
 SKIPPED = Counter("turbocubes_autoparser_skipped_total", "Crawled pages not turned into documents", ["reason"])
 PUBLISHED_DOCS = Counter("turbocubes_autoparser_documents_total", "Autoparsed documents published")
 REMOVED = Counter("turbocubes_autoparser_removed_total", "Autoparsed pages removed: their page answered 404 or 410")
+FULL_TEXT = Counter(
+    "turbocubes_autoparser_full_text_total",
+    "Summary items of feeds published with their page's article (page), their own text (feed) or without (unreadable)",
+    ["outcome"],
+)
+PARITY = Counter("turbocubes_autoparser_parity_total", "Feed pages checked against their original page", ["outcome"])
 PAIRS = Counter("turbocubes_autoparser_pairs_total", "Crawled pages stored with their feed's full text for training")
 #: a feed text shorter than this is a summary, not the article: no pair
 MIN_PAIR_WORDS = 80
@@ -193,6 +206,8 @@ class AutoparserHandler:
     async def _on_page(self, msg: CrawlResult) -> Sequence[Output]:
         if msg.kind != CrawlKind.page:
             return self._skip("not_a_page", msg)
+        if msg.document is not None:
+            return await self._for_item(msg, msg.document)
         if msg.requesters and all(r.startswith(_DISCOVERY) for r in msg.requesters):
             return self._skip("discovery", msg)  # a sitemap or home page the scheduler reads for links
         if msg.status != FetchStatus.ok:
@@ -223,6 +238,45 @@ class AutoparserHandler:
         if not title:
             return self._skip("no_title", msg)
         return await self._publish(msg, ex, url, title)
+
+    async def _for_item(self, msg: CrawlResult, doc: Document) -> Sequence[Output]:
+        """A feed item's page (``fulltext.py``): the item published with its article, or checked against it."""
+        ex, why = await self._item_page(msg)
+        if any(r.startswith(FULL_TEXT_PREFIX) for r in msg.requesters):
+            done = complete(doc, ex) if ex is not None else unreadable(doc, why)
+            outcome = "unreadable" if ex is None else ("page" if done.document is not doc else "feed")
+            FULL_TEXT.labels(outcome=outcome).inc()
+            await self._tell(done.document, done.problems)
+            return [Output(topic="documents.parsed", message=done.document, key=done.document.url)]
+        mismatch = parity(doc, ex, self.config.parity_max_missing) if ex is not None else None
+        PARITY.labels(outcome="unreadable" if ex is None else ("mismatch" if mismatch else "ok")).inc()
+        if mismatch is not None:
+            await self._tell(doc, (mismatch,))
+        return []
+
+    async def _item_page(self, msg: CrawlResult) -> tuple[Extraction | None, str]:
+        """The extraction of a feed item's page, or None and why it cannot be read."""
+        if msg.status != FetchStatus.ok:
+            return None, f"it answered {msg.http_status or msg.status.value}" + (f": {msg.error}" if msg.error else "")
+        if not _is_html(msg):
+            return None, f"it is not an HTML page ({msg.content_type or 'no content type'})"
+        try:
+            body = await self._body(msg)
+        except Reject as exc:  # the page's body is gone: the item is published all the same
+            return None, str(exc)
+        page_url = msg.final_url or msg.url
+        ex = await self._extract(msg, body, page_url)
+        refused = self._refusal(ex, page_url)
+        if refused is not None:
+            return None, refused[1].message.removeprefix("The page was not published: ").rstrip(".")
+        return ex, ""
+
+    async def _tell(self, doc: Document, problems: Sequence[Problem]) -> None:
+        """What the webmaster is told about a feed's published page (its problems at its version)."""
+        if not problems or self.problems is None:
+            return
+        row = PageProblems(doc.url, doc.version, doc.host, doc.source.kind.value, doc.source.id, tuple(problems))
+        await self.problems.put_page_problems([row], now=self.clock.now())
 
     def _refusal(self, ex: Extraction, page_url: str) -> tuple[str, Problem] | None:
         """(skip reason, the webmaster's problem) of a page not published, None for one that is.

@@ -1,10 +1,9 @@
 """Reading HTML bytes into an lxml tree with the right encoding (docs/architecture.md section 3, autoparser).
 
-The encoding is, in order: the caller's (the HTTP ``charset``), a ``<meta charset>`` /
-``http-equiv`` declaration in the first 4 KB, UTF-8 when the bytes decode as UTF-8, else
-libxml2's guess. Pages that declare latin-1 / cp1252 but serve UTF-8 are common, so valid
-UTF-8 wins over a single-byte declaration. Comments and processing instructions are
-dropped while parsing: nothing downstream reads them.
+The encoding is, in order: the caller's (the HTTP ``charset``), UTF-8 when the bytes decode as
+UTF-8 (whatever the page declares, when they hold any non-ASCII byte), a ``<meta charset>`` /
+``http-equiv`` declaration in the first 4 KB, else libxml2's guess. Comments and processing
+instructions are dropped while parsing: nothing downstream reads them.
 """
 
 from __future__ import annotations
@@ -46,8 +45,8 @@ def _parse(data: bytes, encoding: str | None) -> Any:
 def parse_html(html: bytes | str, encoding: str | None = None) -> Any:
     """lxml root of ``html``.
 
-    The encoding is, in order: ``encoding`` (e.g. the HTTP charset), a ``<meta charset>``
-    in the first 4 KB, UTF-8 when the bytes decode as UTF-8, else lxml's guess (latin-1).
+    The encoding is, in order: ``encoding`` (e.g. the HTTP charset), UTF-8 when the bytes decode
+    as UTF-8 (see the module docstring), a ``<meta charset>`` in the first 4 KB, else lxml's guess.
     """
     if isinstance(html, str):
         return _parse(html.encode("utf-8", "surrogatepass"), "utf-8")
@@ -58,14 +57,16 @@ def parse_html(html: bytes | str, encoding: str | None = None) -> Any:
             pass  # an unknown charset name in a header: fall through to the page's own declaration
     m = _CHARSET_DECL.search(html[:4096])
     declared = _known_encoding(m.group(1).decode("ascii")) if m else None
-    if declared == "utf-8" or declared is None or declared in _SINGLE_BYTE:
-        # bytes that decode as UTF-8 are UTF-8: pages declaring latin-1 / cp1252 while serving
-        # UTF-8 are common, the reverse almost never happens with real text
-        try:
-            html.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
+    # bytes that decode as UTF-8 are UTF-8: pages declaring latin-1 / cp1252 while serving UTF-8 are
+    # common, and so are pages converted to UTF-8 that kept their old gb2312 / Shift_JIS / cp1251
+    # declaration (a Chinese page read as gb2312 came out with no text at all); the reverse almost
+    # never happens with real text, whose multi-byte legacy sequences are not valid UTF-8
+    try:
+        html.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        if declared in (None, "utf-8", *_SINGLE_BYTE) or not html.isascii():
             return _parse(html, "utf-8")
     if declared is not None and m is not None:
         # an explicit encoding: libxml2's own detection misses declarations it does not expect

@@ -115,9 +115,12 @@ class CrawlHandler:
     async def crawl(self, req: CrawlRequest) -> CrawlResult | None:
         """The result for ``req``, or None when a shared fetch's result already answers its requesters."""
         # a feed's credentials are part of what it asks: another asker of the same URL, without them or
-        # with others, is never answered with what they fetched
+        # with others, is never answered with what they fetched; a request carrying a feed's document (its
+        # page's article: cubes/parser/fulltext.py) shares its fetch only with requests carrying that
+        # document: the result must carry it back to its requester
         sealed = hashlib.sha256(req.credentials.encode()).hexdigest() if req.credentials else ""
-        key = (req.kind.value, req.url, req.etag or "", req.last_modified or "", sealed)
+        carried = f"{req.document.source.id}@{req.document.version}" if req.document is not None else ""
+        key = (req.kind.value, req.url, req.etag or "", req.last_modified or "", sealed, carried)
         share = await self.coalescer.run(key, req.requesters, lambda: self._crawl(req), due_at=req.due_at)
         return share.result
 
@@ -231,6 +234,7 @@ class CrawlHandler:
             requesters=list(req.requesters),
             feed_id=req.feed_id,
             requested_at=req.requested_at,
+            document=req.document,
             fetched_at=self.clock.now(),
             trace_id=req.trace_id,
             **fields,  # type: ignore[arg-type]

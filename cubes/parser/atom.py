@@ -130,6 +130,7 @@ def _read_entry(el: etree._Element, index: int, base: str | None) -> ParsedItem:
         it.summary = summary
     elif summary is not None:
         it.content_html = summary
+        it.summary_only = True
     return it
 
 

@@ -24,7 +24,7 @@ __all__ = ["CUBE", "build"]
 CUBE = Cube(
     name="parser",
     inputs=("crawl.feeds", "partner.uploads", "feeds.registry"),
-    outputs=("documents.parsed", "documents.deleted"),
+    outputs=("documents.parsed", "documents.deleted", "crawl.requests"),  # a summary item's page (fulltext.py)
     replicable=True,
 )
 

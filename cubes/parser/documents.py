@@ -83,6 +83,8 @@ class Candidate:
     line: int | None = None
     #: what the page could not carry as the source has it (the item is published all the same)
     warnings: list[ItemError] = field(default_factory=list)
+    #: the item's content is the feed's summary (``ParsedItem.summary_only``)
+    summary_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +215,7 @@ def prepare_one(item: ParsedItem, feed_host: HostScope | str | None, cleaner: Co
         guid=item.guid,
         line=item.line,
         warnings=warnings,
+        summary_only=item.summary_only,
     )
 
 

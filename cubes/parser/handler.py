@@ -74,7 +74,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
 from shared.errors import NotFound, Reject
-from shared.feed_options import FeedFilters, FeedOptions
+from shared.feed_options import FeedFilters, FeedOptions, FullText, crawl_fields
 from shared.feeds import FETCH_NOW_PREFIX
 from shared.hashing import body_hash as hash_body
 from shared.hashing import file_hash
@@ -320,6 +320,9 @@ class ParserHandler:
             retry_failed_before=fix,
             resend=await self._lost_pages(store_id) if fix is not None else frozenset(),
             tenant_id=feed.tenant_id if feed is not None else None,
+            full_text=FeedOptions.from_json(feed.options).full_text if feed is not None else FullText.never,
+            feed_url=feed.url if feed is not None else None,
+            fetch_fields=crawl_fields(feed.options, feed.secret) if feed is not None else {},
         )
         run = Outcome(errors=list(result.errors))
         if catalog is not None:

@@ -13,18 +13,21 @@ runs after commit.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from cubes.parser import metrics
 from cubes.parser.documents import Candidate, Removal, to_document
+from cubes.parser.fulltext import PageOrders
 from cubes.parser.model import ItemError
 from cubes.parser.status import Outcome, note_conflict
+from shared.feed_options import FullText
 from shared.hashing import TOMBSTONE
 from shared.hosts import HostScope
-from shared.messages import SOURCE_PRIORITY, DocumentDeleted, SourceKind, SourceRef
-from shared.origins import canonical_origin
+from shared.messages import SOURCE_PRIORITY, Document, DocumentDeleted, SourceKind, SourceRef
+from shared.origins import canonical_origin, try_origin
 from shared.rights import source_tenant
 from shared.runtime.cube import Output
 from shared.stores import ClaimOutcome, HashStore, Stores
@@ -57,6 +60,12 @@ class Source:
     resend: frozenset[str] = frozenset()
     #: the tenant publishing (None: the operator's feed, the autoparser): a page belongs to its tenant
     tenant_id: str | None = None
+    #: the feed's setting: whether its summary-only items get their page's article (``fulltext.py``)
+    full_text: FullText = FullText.never
+    #: the feed's URL and its own fetch options (``shared.feed_options.crawl_fields``): an item's page on
+    #: the feed's origin is fetched with them
+    feed_url: str | None = None
+    fetch_fields: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def hosts(self) -> HostScope | str | None:
@@ -136,8 +145,17 @@ class ItemRecorder:
                 run.results.append((cand.url, "preview", None))
             return
         losers: dict[str, tuple[str, bool]] = {}  # previous owner -> (first URL it lost, another tenant's)
+        feed_id = src.ref.id if src.store_id.startswith("feed:") else None
+        orders = PageOrders(
+            feed_id,
+            src.full_text,
+            parsed_at,
+            turbo=src.kind is SourceKind.turbo,
+            fetch_fields=src.fetch_fields,
+            feed_origin=try_origin(src.feed_url) if src.feed_url else None,
+        )
         for start in range(0, len(cands), BATCH):
-            await self._batch(cands[start : start + BATCH], src, run, seen, parsed_at, losers)
+            await self._batch(cands[start : start + BATCH], src, run, seen, parsed_at, losers, orders)
         for loser, (url, foreign) in losers.items():
             # another tenant's source is told what took its page, never whose it is
             winner = (
@@ -155,6 +173,7 @@ class ItemRecorder:
         seen: Seen,
         parsed_at: datetime,
         losers: dict[str, tuple[str, bool]],
+        orders: PageOrders,
     ) -> None:
         hashes = self.stores.hashes
         label = src.kind.value
@@ -190,7 +209,8 @@ class ItemRecorder:
                 continue
             entry = entries.get(cand.url)
             version = max(now_us, (entry.version if entry else 0) + 1, floors.get(cand.url, 0) + 1)  # = _version
-            run.outputs.append(self._doc(cand, src, version, parsed_at))
+            # the document, or its page request when it waits for its page's article (fulltext.py)
+            run.outputs.extend(orders.route(cand, self._document(cand, src, version, parsed_at)))
             results[cand.url] = ("ok", None)
             if cand.guid:
                 seen.guids.append((cand.guid, cand.url))
@@ -262,7 +282,10 @@ class ItemRecorder:
         return problems, floors
 
     def _doc(self, cand: Candidate, src: Source, version: int, parsed_at: datetime) -> Output:
-        doc = to_document(
+        return Output("documents.parsed", self._document(cand, src, version, parsed_at), key=cand.url)
+
+    def _document(self, cand: Candidate, src: Source, version: int, parsed_at: datetime) -> Document:
+        return to_document(
             cand,
             source=src.ref,
             version=version,
@@ -271,7 +294,6 @@ class ItemRecorder:
             preview=src.preview,
             retry_failed_before=src.retry_failed_before,
         )
-        return Output("documents.parsed", doc, key=cand.url)
 
     async def remove_many(
         self, rems: Sequence[Removal], src: Source, run: Outcome, seen: Seen, now: datetime, *, reasons: Sequence[str]

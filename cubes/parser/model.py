@@ -134,6 +134,9 @@ class ParsedItem:
     language: str | None = None
     #: Turbo's ``<yandex:related>`` links, shown as cards below the content
     related: list[Related] = field(default_factory=list)
+    #: the item's content is its summary (RSS ``description`` with no ``content:encoded``, an Atom
+    #: ``summary`` with no ``content``): the parser may read the article from its page (``fulltext.py``)
+    summary_only: bool = False
     #: Turbo's ``<metrics>`` breadcrumbs, (url, text) from the site's root down: shown above the content
     crumbs: list[tuple[str, str]] = field(default_factory=list)
     #: what the reader left out of the item (a number that is not one: ``bounds.py``); the item is

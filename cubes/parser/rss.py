@@ -264,8 +264,10 @@ def _read_item(el: etree._Element, index: int, base: str | None) -> ParsedItem:
         it.summary = desc
     elif desc is not None:
         it.content_html = desc
+        it.summary_only = True
     elif other_desc is not None:
         it.content_html = other_desc
+        it.summary_only = True
     if el.get("turbo") is not None:
         it.extra["turbo"] = el.get("turbo", "").strip().lower()
     return it

@@ -460,3 +460,6 @@ class AutoparserConfig(Section):
     model_path: str = ""
     #: refuse a page whose extracted text is below this share of the page's main visible text
     min_completeness: float = Field(default=0.6, ge=0, le=1)
+    #: a feed's published page that lacks more than this share of its original's article is reported
+    #: (``page.content_mismatch``); Yandex treats a Turbo page much shorter than its source as an error
+    parity_max_missing: float = Field(default=0.3, ge=0, le=1)

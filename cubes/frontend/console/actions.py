@@ -173,6 +173,8 @@ def options_change(form: dict[str, str], current: FeedOptions, sealed: bool) -> 
     for key in ("keep_pattern", "drop_pattern"):
         filters[key] = form.get(key, "").strip() or None
     change["filters"] = filters
+    if "full_text" in form:
+        change["full_text"] = form["full_text"]
     return change
 
 

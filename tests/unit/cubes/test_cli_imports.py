@@ -69,14 +69,14 @@ def test_parse_loads_the_parser_and_nothing_it_does_not_use() -> None:
 @pytest.mark.parametrize(
     ("module", "name", "enum"),
     [
-        ("cubes.crawler.commands", "_KINDS", "CrawlKind"),
-        ("cubes.api.commands", "_FEED_FORMATS", "FeedFormat"),
+        ("cubes.crawler.commands", "_KINDS", "shared.messages.CrawlKind"),
+        ("cubes.api.commands", "_FEED_FORMATS", "shared.messages.FeedFormat"),
+        ("cubes.api.commands", "_FULL_TEXT", "shared.feed_options.FullText"),
     ],
 )
 def test_the_choices_written_in_the_commands_are_the_models_values(module: str, name: str, enum: str) -> None:
     import importlib
 
-    from shared import messages
-
     written = getattr(importlib.import_module(module), name)
-    assert set(written) == {v.value for v in getattr(messages, enum)}
+    home, _, cls = enum.rpartition(".")
+    assert set(written) == {v.value for v in getattr(importlib.import_module(home), cls)}

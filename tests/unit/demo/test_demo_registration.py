@@ -47,14 +47,14 @@ async def test_registering_twice_gives_one_feed_per_url(stores: Stores) -> None:
     first = await register_feeds(SETTINGS, site, stores.feeds, pub)
     second = await register_feeds(SETTINGS, site, stores.feeds, pub)
     assert first == second
-    assert set(first) == {"news-rss", "news-turbo", "shop-yml", "ru-news-turbo", "ru-shop-yml"}
+    assert set(first) == {"news-rss", "news-turbo", "columns-rss", "shop-yml", "ru-news-turbo", "ru-shop-yml"}
     feeds = await stores.feeds.list()
     assert sorted(f.url for f in feeds) == sorted({site.feed_url(s) for s in site.sources if s.feed_path})
     assert {f.format for f in feeds} == {"rss", "turbo", "yml"}
     # the id is the operator CLI's and the API's formula, so `feeds add` of the same URL is this feed
     assert first["news-rss"] == feed_id_for(None, "http://127.0.0.1:18765/news/rss.xml")
     regs = [o.message for o in pub.outputs]
-    assert len(regs) == 10  # five feeds, twice
+    assert len(regs) == 12  # six feeds, twice
     assert all(isinstance(r, FeedRegistration) for r in regs)
 
 
@@ -72,9 +72,9 @@ async def test_feeds_of_an_earlier_port_are_removed(stores: Stores, tmp_path: Pa
     assert await remove_stale_feeds(old, stores.feeds, pub) == []
     await register_feeds(SETTINGS, new, stores.feeds, pub)
     removed = await remove_stale_feeds(new, stores.feeds, pub)
-    assert len(removed) == 5
+    assert len(removed) == 6
     live = await stores.feeds.list()
-    assert len(live) == 5
+    assert len(live) == 6
     assert all(":18766/" in f.url for f in live)
 
 
@@ -130,6 +130,7 @@ async def test_tracker_counts_parsed_waiting_written_per_source(stores: Stores) 
     assert [r.label for r in rows] == [
         "news RSS",
         "news Turbo",
+        "columns (summaries only)",
         "shop YML",
         "blog (autoparser)",
         "Russian news Turbo",
@@ -140,5 +141,6 @@ async def test_tracker_counts_parsed_waiting_written_per_source(stores: Stores) 
     assert rows[0].error == "parse: bad item"
     assert (rows[1].parsed, rows[1].written, rows[1].fetched) == (0, 0, False)
     assert rows[1].expected == len(turbo.pages) == 8
-    assert rows[2].expected == 20
-    assert rows[3].expected == 8
+    assert rows[2].expected == 3  # the columns
+    assert rows[3].expected == 20
+    assert rows[4].expected == 8

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from cubes.crawler.cube import build as build_crawler
 from cubes.parser.cube import build as build_parser
+from shared.messages import CrawlRequest, Document
 from shared.runtime import run_cube
 from shared.secretbox import new_key
 from tests.partners.server import PartnerServer
@@ -78,8 +79,13 @@ async def test_a_feed_behind_basic_auth_is_fetched_with_its_credentials_shown_no
         assert [h.get("Authorization", "").startswith("Basic ") for h in seen] == [True]  # with them, once
         await run_cube(await build_parser(api.settings, api.deps), api.deps, max_messages=1, idle_timeout=10.0)
 
-        parsed = await api.messages("documents.parsed")
-        titles = sorted(d.title for d in parsed)  # type: ignore[attr-defined]
+        parsed = [d for d in await api.messages("documents.parsed") if isinstance(d, Document)]
+        # the items are summaries: each rides its page's request (their full text: cubes/parser/fulltext.py),
+        # which goes with the feed's credentials and timeout, the page being on the feed's own origin
+        pages = [r for r in await api.messages("crawl.requests") if isinstance(r, CrawlRequest) and r.document]
+        assert pages
+        assert all(r.credentials is not None and r.timeout_s == 20.0 for r in pages)
+        titles = sorted([d.title for d in parsed] + [r.document.title for r in pages if r.document])
         assert titles == ["Evening news", "Morning news"]  # "Buy now" left out by the feed's own filter
         for path in (
             f"/api/v1/feeds/{feed['feed_id']}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shared.feed_options import FeedOptions, FullText
 from shared.messages import FeedFormat, FeedRegistration
 from shared.stores import Feed
 from tests.partners.fixtures import PartnerResolver
@@ -203,3 +204,34 @@ async def test_a_host_switches_its_turbo_pages_off_and_its_feeds_are_fetched_now
         assert refused.status in (403, 404)  # not their host
         assert await api.stores.tenants.turbo_enabled("a.partner.test")
         assert tenant_id
+
+
+async def test_full_text_is_set_on_registration_and_changed_with_patch(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path) as api:
+        _, token = await api.tenant()
+        body = {"url": "https://a.partner.test/feed.xml", "format": "rss"}
+        created = await (await api.client.post("/api/v1/feeds", json=body, headers=api.auth(token))).json()
+        assert created["options"]["full_text"] == "auto"  # a summary-only item gets its page's article by default
+        feed_id = created["feed_id"]
+        change = {"options": {"full_text": "never"}}
+        changed = await api.client.patch(f"/api/v1/feeds/{feed_id}", json=change, headers=api.auth(token))
+        assert changed.status == 200, await changed.text()
+        assert (await changed.json())["options"]["full_text"] == "never"
+        stored = await api.stores.feeds.get(feed_id)
+        assert stored is not None
+        assert FeedOptions.from_json(stored.options).full_text is FullText.never
+        # another option changed keeps it (a merge patch), and so does the autoparser switch
+        again = {"autoparser": True, "options": {"timeout_s": 30}}
+        assert (await api.client.patch(f"/api/v1/feeds/{feed_id}", json=again, headers=api.auth(token))).status == 200
+        stored = await api.stores.feeds.get(feed_id)
+        assert stored is not None
+        kept = FeedOptions.from_json(stored.options)
+        assert (stored.autoparser, kept.full_text, kept.timeout_s) == (True, FullText.never, 30)
+        bad = {**body, "options": {"full_text": "sometimes"}}
+        refused = await api.client.post("/api/v1/feeds", json=bad, headers=api.auth(token))
+        assert refused.status == 422
+        assert "options.full_text" in await refused.text()
+        wrong = {"options": {"full_text": 1}}
+        refused = await api.client.patch(f"/api/v1/feeds/{feed_id}", json=wrong, headers=api.auth(token))
+        assert refused.status == 422
+        assert "options.full_text" in await refused.text()

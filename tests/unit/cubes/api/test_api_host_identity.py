@@ -14,6 +14,7 @@ from typing import Any
 
 from cubes.parser.cube import build as build_parser
 from shared.clock import SystemClock
+from shared.feed_options import FeedOptions, FullText
 from shared.messages import CrawlKind, CrawlResult, Document, FetchStatus
 from shared.runtime import Output, run_cube
 from shared.stores import Feed
@@ -40,7 +41,15 @@ async def _parse_one(api: ApiHarness) -> None:
 
 async def _feed_and_parse(api: ApiHarness, tenant_id: str, host: str, body: bytes) -> None:
     """A feed of the tenant's, fetched: as the crawler would hand it to the parser."""
-    feed = Feed(feed_id=f"feed-of-{tenant_id}", url=f"https://{host}/rss", host=host, format="rss", tenant_id=tenant_id)
+    # its items' own text is their page (not what this test is about: cubes/parser/fulltext.py)
+    feed = Feed(
+        feed_id=f"feed-of-{tenant_id}",
+        url=f"https://{host}/rss",
+        host=host,
+        format="rss",
+        tenant_id=tenant_id,
+        options=FeedOptions(full_text=FullText.never).to_json(),
+    )
     await api.stores.feeds.upsert_feed(feed)
     fetched = CrawlResult(
         kind=CrawlKind.feed,

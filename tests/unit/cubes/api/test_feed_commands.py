@@ -17,6 +17,7 @@ from cubes.cli import main
 from shared import contracts
 from shared.bus import open_bus
 from shared.config import Settings
+from shared.feed_options import FeedOptions, FullText
 from shared.feeds import FeedRegistry, feed_id_for
 from shared.messages import CrawlRequest, FeedFormat, FeedRegistration
 from shared.runtime.cube import Output
@@ -90,10 +91,19 @@ async def test_add_stores_and_announces(stores: Stores) -> None:
     assert (msg.action, msg.feed_id, msg.url, msg.format) == ("upsert", fid, url, FeedFormat.turbo)
     assert f"added feed {fid}" in out.getvalue()
 
+    assert FeedOptions.from_json(feed.options).full_text is FullText.auto
     again = io.StringIO()
     assert await add_feed(Settings(), stores, pub, url, fmt="turbo", services=["sport", "news"], out=again) == 0
     assert "unchanged" in again.getvalue()
     assert len(await stores.feeds.list()) == 1
+    never = io.StringIO()
+    kw = {"fmt": "turbo", "services": ["sport", "news"], "options": {"full_text": "never"}, "out": never}
+    assert await add_feed(Settings(), stores, pub, url, **kw) == 0
+    assert "updated" in never.getvalue()
+    assert "full text never" in never.getvalue()
+    stored = await stores.feeds.get(fid)
+    assert stored is not None
+    assert FeedOptions.from_json(stored.options).full_text is FullText.never
 
 
 @pytest.mark.parametrize(
@@ -314,3 +324,22 @@ def test_cli_sets_options_with_the_password_off_the_command_line(
     # a bad value is refused naming the field, the feed keeps what it had
     assert main(["--config", str(cfg), "feeds", "add", url, "--timeout", "9999"]) == 1
     assert "options.timeout_s" in capsys.readouterr().err
+
+
+def test_cli_sets_the_feeds_full_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "turbocubes.toml"
+    cfg.write_text(
+        f'[bus]\nurl = "sqlite:///{tmp_path}/bus.db"\n[store]\nurl = "sqlite:///{tmp_path}/store.db"\n'
+        '[http]\nallowlist = ["127.0.0.1/32"]\n'
+    )
+    url = "http://127.0.0.1:8080/summaries.xml"
+    assert main(["--config", str(cfg), "feeds", "add", url, "--full-text", "always"]) == 0
+    assert "full text always" in capsys.readouterr().out
+    assert main(["--config", str(cfg), "feeds", "list"]) == 0
+    assert "options: full text always" in capsys.readouterr().out
+    # another option given later keeps it (merged over the feed's current options)
+    assert main(["--config", str(cfg), "feeds", "add", url, "--timeout", "20"]) == 0
+    assert "full text always" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--config", str(cfg), "feeds", "add", url, "--full-text", "sometimes"])
+    assert "invalid choice: 'sometimes'" in capsys.readouterr().err

@@ -21,7 +21,7 @@ from cubes.autoparser.extract import Extractor
 from cubes.autoparser.handler import AutoparserHandler
 from cubes.autoparser.meta import read_meta
 from cubes.autoparser.page import Page
-from cubes.autoparser.segment import parse_html, segment_tree
+from cubes.autoparser.segment import parse_html, segment, segment_tree
 from shared.blobs.file import FileBlobStore
 from shared.clock import ManualClock
 from shared.config import AutoparserConfig
@@ -183,3 +183,15 @@ async def test_a_page_that_is_not_an_article_is_reported_with_its_reason(
     assert p.where is not None
     assert p.where.link == url
     assert "words of article text" in p.message or "links" in p.message
+
+
+def test_a_page_converted_to_utf8_that_kept_its_old_declaration_is_read() -> None:
+    # a Chinese story served as UTF-8 under <meta charset=gb2312> came out with no text at all
+    story = "谷歌在2014年收购的人工智能公司开发出一款能够用自己的记忆学习新知识的计算机。"
+    html = (
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=gb2312">'
+        f"<title>新闻</title></head><body><p>{story}</p></body></html>"
+    ).encode()
+    page, _, _ = _page(html.decode())  # as text: the declaration does not matter
+    assert page.texts == [story]
+    assert segment(html).texts == [story]  # as bytes: UTF-8 wins over the declaration

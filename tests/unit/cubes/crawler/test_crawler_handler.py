@@ -336,3 +336,34 @@ async def test_a_feed_with_credentials_shares_no_fetch_with_askers_without_them(
             await other.fetcher.close()
     finally:
         await h.fetcher.close()
+
+
+async def test_a_feed_items_document_rides_its_page_request_to_the_result(
+    partner: PartnerServer, handler: CrawlHandler
+) -> None:
+    # the page completes the item (cubes/parser/fulltext.py): the result must carry the document back,
+    # and never join another requester's fetch that would come back without it
+    from datetime import UTC, datetime
+
+    from shared.messages import Document, SourceKind, SourceRef
+
+    now = datetime.now(UTC)
+    url = partner.url(A, "/page/2")
+    doc = Document(
+        url=url,
+        host=A,
+        source=SourceRef(kind=SourceKind.rss, id="f1"),
+        title="An item",
+        content_hash="xxh3:0",
+        version=7,
+        seen_at=now,
+        parsed_at=now,
+    )
+    plain, carried = await asyncio.gather(
+        handler.handle(request(url, A, CrawlKind.page, requesters=["autoparser:a"]), CTX),
+        handler.handle(request(url, A, CrawlKind.page, requesters=["fulltext:f1"], document=doc), CTX),
+    )
+    assert [crawl_result(o).document for o in plain] == [None]
+    assert [(o.topic, crawl_result(o).document, crawl_result(o).requesters) for o in carried] == [
+        ("crawl.pages", doc, ["fulltext:f1"])
+    ]

@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from cubes.frontend.app import create_app
 from shared.clock import ManualClock
 from shared.config import Settings
-from shared.feed_options import fetch_headers
+from shared.feed_options import FeedOptions, FullText, fetch_headers
 from shared.runtime.cube import Output
 from shared.secretbox import SecretBox, new_key
 from shared.stores import open_stores
@@ -95,3 +95,30 @@ async def test_a_feeds_options_are_set_shown_without_secrets_kept_and_forgotten(
     stored = await env.stores.feeds.get(feed_id)
     assert stored is not None
     assert stored.secret is None
+
+
+async def test_a_feeds_full_text_is_chosen_on_its_page_and_kept_by_the_other_settings(env: Env) -> None:
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    r = await env.client.post(
+        "/console/feeds", data={"url": f"https://{HOST}/feed.xml", "csrf": csrf}, allow_redirects=False
+    )
+    feed_path = r.headers["Location"]
+    feed_id = feed_path.rsplit("/", 1)[1]
+    page = await (await env.client.get(feed_path)).text()
+    assert "full text auto" in page
+    assert '<option value="auto" selected>' in page
+    saved = await env.client.post(f"{feed_path}/options", data={"csrf": csrf, "full_text": "never"})
+    assert saved.status == 200  # the feed's page, after the redirect
+    page = await saved.text()
+    assert "full text never" in page
+    assert '<option value="never" selected>' in page
+    refused = await env.client.post(f"{feed_path}/options", data={"csrf": csrf, "full_text": "often"})
+    assert refused.status == 422
+    assert "options.full_text" in await refused.text()
+    off = await env.client.post(f"{feed_path}/autoparser", data={"csrf": csrf, "on": "1"}, allow_redirects=False)
+    assert off.status == 303
+    stored = await env.stores.feeds.get(feed_id)
+    assert stored is not None
+    assert stored.autoparser is True
+    assert FeedOptions.from_json(stored.options).full_text is FullText.never  # the switch keeps it

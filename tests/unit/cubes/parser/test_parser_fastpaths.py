@@ -17,6 +17,7 @@ from cubes.parser.sanitize import _plain, sanitize_html
 from shared import urls
 from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
+from shared.feed_options import FeedOptions, FullText
 from shared.messages import CrawlKind, CrawlResult, DocKind, Document, FetchStatus, MediaKind, SourceKind, SourceRef
 from shared.offload import OFFLOAD_CHARS
 from shared.runtime.cube import Context
@@ -234,7 +235,10 @@ def test_document_kinds_from_their_values() -> None:
 async def parser(tmp_path: Path) -> AsyncIterator[handler.ParserHandler]:
     stores = await open_stores(f"sqlite:///{tmp_path}/store.db")
     blobs = await open_blobs(f"file://{tmp_path}/blobs")
-    await stores.feeds.upsert_feed(Feed(feed_id="f1", url="https://news.test/f1.xml", host="news.test", format="rss"))
+    # the items' own text is their page: where they are prepared is the question (cubes/parser/fulltext.py)
+    never = FeedOptions(full_text=FullText.never).to_json()
+    feed = Feed(feed_id="f1", url="https://news.test/f1.xml", host="news.test", format="rss", options=never)
+    await stores.feeds.upsert_feed(feed)
 
     async def get_blobs() -> BlobStore:
         return blobs

@@ -18,6 +18,7 @@ from shared.clock import ManualClock
 from shared.errors import Reject
 from shared.messages import (
     CrawlKind,
+    CrawlRequest,
     CrawlResult,
     Document,
     DocumentDeleted,
@@ -126,7 +127,11 @@ async def test_dedupe_twice_edit_and_turbo_false(env: Env) -> None:
     body = turbo_feed(item(1), item(2), item(3))
     first = await env.feed(body)
     assert [d.url for d in docs(first)] == [f"https://news.test/{n}" for n in (1, 2, 3)]
-    assert all(o.key == o.message.url for o in first)  # type: ignore[attr-defined]
+    assert all(o.key == o.message.url for o in first if o.topic == "documents.parsed")  # type: ignore[attr-defined]
+    # the first item published as the feed has it is checked against its page (cubes/parser/fulltext.py)
+    (check,) = [o.message for o in first if o.topic == "crawl.requests"]
+    assert isinstance(check, CrawlRequest)
+    assert (check.url, check.requesters, check.document) == (docs(first)[0].url, ["parity:f1"], docs(first)[0])
     d1 = docs(first)[0]
     assert d1.source.kind is SourceKind.turbo
     assert d1.source.id == "f1"

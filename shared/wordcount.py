@@ -1,4 +1,4 @@
-"""How long a text is, in every script (docs/architecture.md section 3, autoparser).
+"""How long a text is, in every script (docs/architecture.md section 3: the autoparser and the parser).
 
 Japanese, Chinese and Korean write without spaces: counting words as spaces + 1 made an
 846-character Japanese article "18 words", under the article line, and it was never published.
@@ -6,7 +6,8 @@ Here a CJK character counts as half a word (a Japanese or Chinese word is two ch
 average; a Hangul syllable block is about a third of a Korean word, which the half rounds up),
 and, for the paragraph length the completeness guard looks for, as three characters of a
 spaced script (two CJK characters carry about what "word " does). ``CJK`` is the one
-character class; ``label.py`` makes every CJK character a token of its own with it.
+character class; the autoparser's labels make every CJK character a token of its own with it,
+and the parser tells a summary from an article by these words.
 """
 
 from __future__ import annotations
