@@ -231,9 +231,9 @@ class PgSearchIndex:
                 [i for i, _ in top],
             )
         }
-        hits = tuple(hit_from_row(rows[i], s, request.query) for i, s in top if i in rows)
-        more = len(hits) > request.limit
-        hits = hits[: request.limit]
+        found = [(i, s) for i, s in top if i in rows]
+        more = len(found) > request.limit  # the row past the page only says there is more: no snippet for it
+        hits = tuple(hit_from_row(rows[i], s, request.query) for i, s in found[: request.limit])
         next_cursor = Cursor(request.now_us, hits[-1].score, hits[-1].url) if more and hits else None
         return SearchResults(hits=hits, next_cursor=next_cursor)
 

@@ -264,8 +264,9 @@ class SqliteSearchIndex:
             return SearchResults()
         rows, scores = await self._db.read(lambda conn: _search(conn, request, self._topk))
         # snippets on the loop, not the reader thread: they stem words, and stemmers belong to a thread
-        hits = tuple(hit_from_row(row, score, request.query) for row, score in zip(rows, scores, strict=True))
-        more = len(hits) > request.limit
-        hits = hits[: request.limit]
+        # the row past the page only says there is more: no snippet made for it
+        more = len(rows) > request.limit
+        shown = zip(rows[: request.limit], scores[: request.limit], strict=True)
+        hits = tuple(hit_from_row(row, score, request.query) for row, score in shown)
         next_cursor = Cursor(request.now_us, hits[-1].score, hits[-1].url) if more and hits else None
         return await with_suggestion(self, self._vocab, request, SearchResults(hits=hits, next_cursor=next_cursor))
