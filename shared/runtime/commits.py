@@ -185,7 +185,12 @@ class CommitTracker:
                 previous = self._committed.get(tp)
                 if previous is not None and off < previous:
                     raise CommitOrderError(f"{self.cube}: commit of {tp} would go back from {previous} to {off}")
-            await self.consumer.commit(commits)
+            try:
+                await self.consumer.commit(commits)
+            except BaseException:
+                # not committed: handled again after the rewind, and their hooks run then (the same reason)
+                self._put_back(ready)
+                raise
             self._committed.update(commits)
             self.stats.commits += 1
             self.stats.last_commit_at = self.clock.monotonic()

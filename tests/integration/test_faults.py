@@ -73,7 +73,7 @@ DLQ_CHECK_S = 5.0
 #: stop waiting at the first dead letter (a loss, whatever else happens)
 FAIL_FAST = True
 
-pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.s3, pytest.mark.slow, pytest.mark.timeout(480)]
+pytestmark = [pytest.mark.kafka, pytest.mark.postgres, pytest.mark.s3, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 # --------------------------------------------------------------------------- helpers

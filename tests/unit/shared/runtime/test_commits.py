@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -130,3 +131,45 @@ async def test_hooks_of_different_keys_run_side_by_side_and_one_keys_in_order(bu
     await tracker.commit_finished()
     assert seen == ["b", "a1", "a2"]  # a2 after a1: one key's hooks keep their order
     await consumer.stop()
+
+
+async def test_records_whose_commit_failed_are_read_again_after_the_rewind(
+    bus: Bus, uid: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit the bus refuses leaves its records to be handled again: their after-commit hooks (a
+    parser's recorded hashes, an upload task's "done") never ran. Here the partition was never
+    committed and the bus cannot say what the group committed, so the rewind can only go back to
+    the first record it still tracks: the records of the failed round must be among them."""
+    consumer, records = await _read(bus, uid, 2)
+    tracker = _tracker(bus, consumer, RunStats())
+    ran: list[int] = []
+    for r in records:
+        slot = tracker.admit(r)
+        slot.done = True
+        slot.hooks = [functools.partial(_note, ran, r.offset)]
+
+    async def bus_away(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("the broker went away")
+
+    monkeypatch.setattr(consumer, "commit", bus_away)
+    monkeypatch.setattr(consumer, "committed", bus_away)
+    with pytest.raises(ConnectionError):
+        await tracker.commit_finished()
+    assert ran == []
+    await tracker.rewind()
+    monkeypatch.undo()
+
+    again = sorted(await drain(consumer, 2), key=lambda r: r.offset)
+    assert [r.offset for r in again] == [0, 1]
+    for r in again:
+        slot = tracker.admit(r)
+        slot.done = True
+        slot.hooks = [functools.partial(_note, ran, r.offset)]
+    await tracker.commit_finished()
+    assert ran == [0, 1]
+    assert await consumer.committed(consumer.assignment().pop()) == 2
+    await consumer.stop()
+
+
+async def _note(ran: list[int], offset: int) -> None:
+    ran.append(offset)
