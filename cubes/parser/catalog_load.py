@@ -178,7 +178,7 @@ class CatalogLoader:
                     # ORDER MATTERS: published (acknowledged) first, then recorded as seen
                     await ctx.emit(run.outputs)
                     run.outputs.clear()
-                    await record(self.stores.hashes, src.store_id, seen, parsed_at)()
+                    await record(self.stores.hashes, src.store_id, seen, parsed_at, seen_at=src.seen_at)()
                     seen = Seen()
                     run.tally()
         except InflateError as exc:
@@ -192,5 +192,5 @@ class CatalogLoader:
         if not result.fatal and feed_url and complete(result):
             await self.lifecycle.follow_catalog(src, run, seen, parsed_at, feed_url, first)
         if not result.fatal:
-            run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))
+            run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at, seen_at=src.seen_at))
         return count

@@ -464,7 +464,8 @@ class ParserHandler:
         )
         if result.format is DetectedFormat.yml and feed_url and complete(result):
             await self.lifecycle.follow_catalog(src, run, seen, parsed_at, feed_url, {c.url for c in cands})
-        run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at))  # previews add nothing to it
+        # previews add nothing to it
+        run.writes.append(record(self.stores.hashes, src.store_id, seen, parsed_at, seen_at=src.seen_at))
 
     async def _lost_pages(self, store_id: str) -> frozenset[str]:
         """The pages of ``store_id`` held back or published without something: what "fetch now" rebuilds."""

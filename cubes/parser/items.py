@@ -94,8 +94,14 @@ def _version(now: datetime, *floors: int) -> int:
     return max((_micros(now), *(f + 1 for f in floors)))
 
 
-def record(hashes: HashStore, store_id: str, seen: Seen, now: datetime) -> Callable[[], Awaitable[None]]:
-    """The after-commit write of ``seen``: releases, then guids, then hashes (the item counts as seen last)."""
+def record(
+    hashes: HashStore, store_id: str, seen: Seen, now: datetime, *, seen_at: datetime | None = None
+) -> Callable[[], Awaitable[None]]:
+    """The after-commit write of ``seen``: releases, then guids, then hashes (the item counts as seen last).
+
+    ``seen_at``: the read of the source they came from (``Source.seen_at``), kept with each hash so
+    that another attempt at that read tells what it already published (``ItemRecorder.apply``).
+    """
 
     async def write() -> None:
         for url in seen.releases:  # moved items: rare, one by one
@@ -103,7 +109,7 @@ def record(hashes: HashStore, store_id: str, seen: Seen, now: datetime) -> Calla
         for start in range(0, len(seen.guids), BATCH):
             await hashes.remember_guids(store_id, seen.guids[start : start + BATCH])
         for start in range(0, len(seen.hashes), BATCH):
-            await hashes.check_and_set_many(store_id, seen.hashes[start : start + BATCH], now=now)
+            await hashes.check_and_set_many(store_id, seen.hashes[start : start + BATCH], now=now, seen_at=seen_at)
 
     return write
 
@@ -183,8 +189,11 @@ class ItemRecorder:
             for c in chunk
             if (e := entries.get(c.url)) is None or e.content_hash != c.content_hash or c.url in src.resend
         ]
-        unchanged = len(chunk) - len(todo)
-        if unchanged:
+        # published by an earlier attempt at this very read of the source (a catalog's load resumed after
+        # a crash: its batches are recorded as they go): unchanged to this attempt, sent on by this fetch
+        sent = {c.url for c in todo}
+        earlier = {c.url for c in chunk if c.url not in sent and entries[c.url].seen_at == src.seen_at}
+        if unchanged := len(chunk) - len(todo) - len(earlier):
             metrics.UNCHANGED.labels(label).inc(unchanged)
         problems, floors = await self._own([c.url for c in todo], src, losers)
         # GUID following: an item new to this source whose guid it published under another URL has moved
@@ -198,7 +207,9 @@ class ItemRecorder:
         if moves:  # rare: the old URLs' tombstones go first, as the one-by-one handling did
             await self.remove_many([m for m, _ in moves], src, run, seen, parsed_at, reasons=[r for _, r in moves])
             seen.releases.extend(m.url for m, _ in moves)
-        results: dict[str, tuple[str, str | None]] = {c.url: ("unchanged", None) for c in chunk}
+        results: dict[str, tuple[str, str | None]] = {
+            c.url: ("ok" if c.url in earlier else "unchanged", None) for c in chunk
+        }
         now_us = _micros(parsed_at)  # _version's first term, once per batch
         for cand in todo:
             refused = problems.get(cand.url)

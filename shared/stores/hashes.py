@@ -52,6 +52,10 @@ class HashEntry:
     content_hash: str
     version: int
     updated_at: datetime
+    #: when the body that recorded this hash was read from its source (a fetch's ``fetched_at``, an
+    #: upload's ``received_at``): the identity of that read, so that another attempt at the same fetch
+    #: knows what an earlier one already published (None: recorded without one)
+    seen_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +70,19 @@ class HashStore(Protocol):
     """Content hashes per (source, URL) for the parser's dedupe, URL ownership and guids."""
 
     async def check_and_set(
-        self, source_id: str, url: str, content_hash: str, *, now: datetime | None = None
+        self,
+        source_id: str,
+        url: str,
+        content_hash: str,
+        *,
+        now: datetime | None = None,
+        seen_at: datetime | None = None,
     ) -> HashCheck:
-        """Atomically compare and store. Unchanged -> ``(False, stored version)``.
+        """Atomically compare and store. Unchanged -> ``(False, stored version)``, nothing written.
 
         Changed or new -> ``(True, v)`` with ``v = max(highest version of url over
-        all sources + 1, now in microseconds since the epoch)``: strictly increasing per URL.
+        all sources + 1, now in microseconds since the epoch)``: strictly increasing per URL; the
+        entry's ``seen_at`` is ``seen_at`` (the read of the source that recorded it).
         """
         ...
 
@@ -112,7 +123,12 @@ class HashStore(Protocol):
         ...
 
     async def check_and_set_many(
-        self, source_id: str, items: Sequence[tuple[str, str]], *, now: datetime | None = None
+        self,
+        source_id: str,
+        items: Sequence[tuple[str, str]],
+        *,
+        now: datetime | None = None,
+        seen_at: datetime | None = None,
     ) -> list[HashCheck]:
         """``check_and_set`` of every ``(url, content_hash)`` in order, in one transaction; results in order.
 
@@ -166,8 +182,8 @@ class HashPlan:
     """What ``check_and_set_many`` answers and the rows it writes (one per URL: the last state)."""
 
     results: list[HashCheck] = field(default_factory=list)
-    #: url -> (source_id, url, content_hash, version, updated_at), ready to bind
-    rows: dict[str, tuple[str, str, str, int, int]] = field(default_factory=dict)
+    #: url -> (source_id, url, content_hash, version, updated_at, seen_at), ready to bind
+    rows: dict[str, tuple[str, str, str, int, int, int | None]] = field(default_factory=dict)
 
 
 def plan_hashes(
@@ -177,6 +193,7 @@ def plan_hashes(
     highest: dict[str, int],
     now: datetime | None,
     stamp: int,
+    seen: int | None = None,
 ) -> HashPlan:
     """``check_and_set`` of each item in order, given what is stored (``mine``: url -> (hash, version)
     of this source; ``highest``: url -> highest version over all sources). Both dicts are updated as
@@ -190,7 +207,7 @@ def plan_hashes(
         version = next_version(highest.get(url), now)
         mine[url] = (content_hash, version)
         highest[url] = version  # next_version is above every stored version of the URL
-        plan.rows[url] = (source_id, url, content_hash, version, stamp)
+        plan.rows[url] = (source_id, url, content_hash, version, stamp, seen)
         plan.results.append(HashCheck(True, version))
     return plan
 

@@ -480,3 +480,10 @@ POSTGRES.append((33, "tenant_hosts: branding", _BRANDING))
 _TASK_ITEM_COUNTS = ("ALTER TABLE tasks ADD COLUMN item_counts TEXT NOT NULL DEFAULT '{}'",)
 SQLITE.append((34, "tasks: every item counted by status", _TASK_ITEM_COUNTS))
 POSTGRES.append((34, "tasks: every item counted by status", _TASK_ITEM_COUNTS))
+
+# 35: a hash remembers the read of its source that recorded it (a fetch's fetched_at, an upload's received_at),
+# so that another attempt at one fetch -- a catalog's load resumed after a crash -- counts what an earlier
+# attempt published as this fetch's, not as unchanged (``cubes/parser/items.py``)
+_HASH_SEEN = ("ALTER TABLE doc_hashes ADD COLUMN seen_at BIGINT",)
+SQLITE.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN))
+POSTGRES.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN))

@@ -85,8 +85,9 @@ READ_A_BODY = frozenset({"parsed", "partial", "parse_error"})
 def merge_attempts(stored: FetchReport | None, new: FetchReport) -> FetchReport:
     """The report of one fetch (``feed_id``, ``fetched_at``) after another attempt at it.
 
-    Attempts redo, they never undo: what one attempt published stays published, and the next finds
-    it unchanged (its hash recorded) or publishes it again (the hashes were to be recorded after a
+    Attempts redo, they never undo: what one attempt published stays published, and the next counts
+    it as this fetch's all the same (its hash recorded with this fetch's ``seen_at``: a catalog's load
+    resumed, ``cubes/parser/items.py``) or publishes it again (the hashes were to be recorded after a
     commit that never came). So the fetch published the most any attempt did, and an item is
     unchanged only if no attempt of it published it. A same-body shortcut (``unchanged``: the body
     recorded whole, after a commit the runtime then lost) keeps the attempt that read the body.

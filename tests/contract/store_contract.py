@@ -300,6 +300,26 @@ class StoreContract:
         for a, b, c in zip(first, second, third, strict=True):
             assert a.version < b.version < c.version
 
+    async def test_a_hash_keeps_the_read_of_its_source_that_recorded_it(self, stores: Stores) -> None:
+        """``seen_at``: written with a changed hash, kept while the hash is unchanged (another attempt at
+        one fetch tells by it what an earlier attempt published), replaced by the next change."""
+        urls = [f"https://seen.example/{n}" for n in range(3)]
+        fetch1, fetch2 = T0 - timedelta(minutes=5), T0 + timedelta(minutes=5)
+        await stores.hashes.check_and_set_many("feed1", [(u, "a") for u in urls[:2]], now=T0, seen_at=fetch1)
+        await stores.hashes.check_and_set("feed1", urls[2], "a", now=T0, seen_at=fetch1)
+        await stores.hashes.check_and_set("feed1", "https://seen.example/none", "a", now=T0)
+        entries = await stores.hashes.get_many("feed1", [*urls, "https://seen.example/none"])
+        assert {u: e.seen_at for u, e in entries.items()} == {
+            **dict.fromkeys(urls, fetch1),
+            "https://seen.example/none": None,
+        }
+        changes = [(urls[0], "a"), (urls[1], "b")]
+        checks = await stores.hashes.check_and_set_many("feed1", changes, now=T0 + timedelta(hours=1), seen_at=fetch2)
+        assert [c.changed for c in checks] == [False, True]
+        assert await stores.hashes.get("feed1", urls[0]) == entries[urls[0]]  # unchanged: nothing written
+        stored = await stores.hashes.get_many("feed1", urls)
+        assert {u: e.seen_at for u, e in stored.items()} == {urls[0]: fetch1, urls[1]: fetch2, urls[2]: fetch1}
+
     async def test_concurrent_batches_never_deadlock_and_versions_stay_distinct(self, stores: Stores) -> None:
         urls = [f"https://a.example/{n}" for n in range(200)]
         # overlapping batches from four sources, in opposite orders: each URL's lock taken by all of them

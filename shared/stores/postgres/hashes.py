@@ -26,7 +26,7 @@ from datetime import datetime
 
 import asyncpg
 
-from shared.stores.codec import now_us
+from shared.stores.codec import now_us, to_us
 from shared.stores.hashes import (
     ClaimOutcome,
     HashCheck,
@@ -55,10 +55,10 @@ _LOCK_HASHES = _lock_all("hash")
 _MINE = "SELECT url, content_hash, version FROM doc_hashes WHERE source_id = $1 AND url = ANY($2::text[])"
 _LOCK_OWNERS = _lock_all("owner")
 _WRITE_HASHES = (
-    "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at)"
-    " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])"
+    "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at, seen_at)"
+    " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])"
     " ON CONFLICT (source_id, url) DO UPDATE SET content_hash = excluded.content_hash,"
-    " version = excluded.version, updated_at = excluded.updated_at"
+    " version = excluded.version, updated_at = excluded.updated_at, seen_at = excluded.seen_at"
 )
 _WRITE_OWNERS = (
     "INSERT INTO url_owners (url, source_id, priority, claimed_at)"
@@ -110,9 +110,15 @@ class PgHashStore(SqlHashStore):
         return {row[0]: str(row[1]) for row in rows}
 
     async def check_and_set(
-        self, source_id: str, url: str, content_hash: str, *, now: datetime | None = None
+        self,
+        source_id: str,
+        url: str,
+        content_hash: str,
+        *,
+        now: datetime | None = None,
+        seen_at: datetime | None = None,
     ) -> HashCheck:
-        stamp = now_us(now)
+        stamp, seen = now_us(now), to_us(seen_at)
         unchanged = await self._unchanged(source_id, [(url, content_hash)])
         if unchanged is not None:
             return unchanged[0]
@@ -129,15 +135,16 @@ class PgHashStore(SqlHashStore):
             highest = await conn.fetchval("SELECT max(version) FROM doc_hashes WHERE url = $1", url)
             version = next_version(highest, now)
             await conn.execute(
-                "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at)"
-                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (source_id, url) DO UPDATE SET"
+                "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at, seen_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (source_id, url) DO UPDATE SET"
                 " content_hash = excluded.content_hash, version = excluded.version,"
-                " updated_at = excluded.updated_at",
+                " updated_at = excluded.updated_at, seen_at = excluded.seen_at",
                 source_id,
                 url,
                 content_hash,
                 version,
                 stamp,
+                seen,
             )
             return HashCheck(True, version)
 
@@ -165,14 +172,19 @@ class PgHashStore(SqlHashStore):
         return await self._db.tx(run)
 
     async def check_and_set_many(
-        self, source_id: str, items: Sequence[tuple[str, str]], *, now: datetime | None = None
+        self,
+        source_id: str,
+        items: Sequence[tuple[str, str]],
+        *,
+        now: datetime | None = None,
+        seen_at: datetime | None = None,
     ) -> list[HashCheck]:
         if not items:
             return []
         unchanged = await self._unchanged(source_id, items)
         if unchanged is not None:
             return unchanged
-        stamp = now_us(now)
+        stamp, seen = now_us(now), to_us(seen_at)
         urls = list(dict.fromkeys(url for url, _ in items))
 
         async def run(conn: asyncpg.Connection) -> list[HashCheck]:
@@ -183,10 +195,10 @@ class PgHashStore(SqlHashStore):
                 "SELECT url, max(version) FROM doc_hashes WHERE url = ANY($1::text[]) GROUP BY url", urls
             )
             highest = {r[0]: r[1] for r in rows}
-            plan = plan_hashes(source_id, items, mine, highest, now, stamp)
+            plan = plan_hashes(source_id, items, mine, highest, now, stamp, seen)
             if plan.rows:
                 # one row per URL (ON CONFLICT may not touch a row twice in one statement): its last state
-                await conn.execute(_WRITE_HASHES, *unnest_columns(plan.rows.values(), 5))
+                await conn.execute(_WRITE_HASHES, *unnest_columns(plan.rows.values(), 6))
             return plan.results
 
         return await self._db.tx(run)

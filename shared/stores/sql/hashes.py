@@ -17,14 +17,16 @@ from shared.stores.sql.runner import SqlRunner, chunks
 
 __all__ = ["ENTRY_COLUMNS", "OWNER_COLUMNS", "SqlHashStore", "entry_from_row", "owner_from_row"]
 
-ENTRY_COLUMNS = "source_id, url, content_hash, version, updated_at"
+ENTRY_COLUMNS = "source_id, url, content_hash, version, updated_at, seen_at"
 OWNER_COLUMNS = "url, source_id, priority, claimed_at"
 
 
 def entry_from_row(row: Sequence[Any]) -> HashEntry:
     updated = from_us(row[4])
     assert updated is not None
-    return HashEntry(source_id=row[0], url=row[1], content_hash=row[2], version=row[3], updated_at=updated)
+    return HashEntry(
+        source_id=row[0], url=row[1], content_hash=row[2], version=row[3], updated_at=updated, seen_at=from_us(row[5])
+    )
 
 
 def owner_from_row(row: Sequence[Any]) -> Owner:

@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from shared.stores.codec import now_us
+from shared.stores.codec import now_us, to_us
 from shared.stores.hashes import ClaimOutcome, HashCheck, claim_outcome, next_version, plan_claims, plan_hashes
 from shared.stores.sql.hashes import SqlHashStore
 from shared.stores.sql.runner import chunks
@@ -23,9 +23,9 @@ from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
 __all__ = ["SqliteHashStore"]
 
 _WRITE_HASH = (
-    "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at) VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO doc_hashes (source_id, url, content_hash, version, updated_at, seen_at) VALUES (?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (source_id, url) DO UPDATE SET content_hash = excluded.content_hash,"
-    " version = excluded.version, updated_at = excluded.updated_at"
+    " version = excluded.version, updated_at = excluded.updated_at, seen_at = excluded.seen_at"
 )
 _WRITE_OWNER = (
     "INSERT INTO url_owners (url, source_id, priority, claimed_at) VALUES (?, ?, ?, ?)"
@@ -46,9 +46,15 @@ class SqliteHashStore(SqlHashStore):
         self._db = db
 
     async def check_and_set(
-        self, source_id: str, url: str, content_hash: str, *, now: datetime | None = None
+        self,
+        source_id: str,
+        url: str,
+        content_hash: str,
+        *,
+        now: datetime | None = None,
+        seen_at: datetime | None = None,
     ) -> HashCheck:
-        stamp = now_us(now)
+        stamp, seen = now_us(now), to_us(seen_at)
 
         def run(conn: sqlite3.Connection) -> HashCheck:
             row = conn.execute(
@@ -59,17 +65,22 @@ class SqliteHashStore(SqlHashStore):
                 return HashCheck(False, row[1])
             highest = conn.execute("SELECT max(version) FROM doc_hashes WHERE url = ?", (url,)).fetchone()[0]
             version = next_version(highest, now)
-            conn.execute(_WRITE_HASH, (source_id, url, content_hash, version, stamp))
+            conn.execute(_WRITE_HASH, (source_id, url, content_hash, version, stamp, seen))
             return HashCheck(True, version)
 
         return await self._db.write(run)
 
     async def check_and_set_many(
-        self, source_id: str, items: Sequence[tuple[str, str]], *, now: datetime | None = None
+        self,
+        source_id: str,
+        items: Sequence[tuple[str, str]],
+        *,
+        now: datetime | None = None,
+        seen_at: datetime | None = None,
     ) -> list[HashCheck]:
         if not items:
             return []
-        stamp = now_us(now)
+        stamp, seen = now_us(now), to_us(seen_at)
 
         def run(conn: sqlite3.Connection) -> list[HashCheck]:
             # chunk by chunk: read the chunk's rows in two statements, decide, write with executemany;
@@ -88,7 +99,7 @@ class SqliteHashStore(SqlHashStore):
                 highest = dict(
                     conn.execute(f"SELECT url, max(version) FROM doc_hashes WHERE url IN ({marks}) GROUP BY url", urls)
                 )
-                plan = plan_hashes(source_id, chunk, mine, highest, now, stamp)
+                plan = plan_hashes(source_id, chunk, mine, highest, now, stamp, seen)
                 conn.executemany(_WRITE_HASH, plan.rows.values())
                 results.extend(plan.results)
             return results

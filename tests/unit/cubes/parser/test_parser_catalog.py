@@ -6,7 +6,7 @@ import dataclasses
 import gc
 import gzip
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -62,8 +62,14 @@ class Env:
         self.handler = ParserHandler(stores, get_blobs, clock=self.clock)
 
     async def load(
-        self, body: bytes, *, commit: bool = True, emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None
+        self,
+        body: bytes,
+        *,
+        commit: bool = True,
+        emitter: Callable[[Sequence[Output]], Awaitable[int]] | None = None,
+        fetched_at: datetime | None = None,
     ) -> list[Output]:
+        """A fetch of ``body`` parsed (``fetched_at``: another attempt at that fetch, else a new one)."""
         self.clock.advance(60)
         await self.blobs.put("feeds/shop", body)
         msg = CrawlResult(
@@ -73,7 +79,7 @@ class Env:
             status=FetchStatus.ok,
             body_ref="feeds/shop",
             feed_id="shop",
-            fetched_at=self.clock.now(),
+            fetched_at=fetched_at or self.clock.now(),
         )
         ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0, emitter=emitter)
         out = list(await self.handler.handle(msg, ctx))
@@ -224,6 +230,42 @@ async def test_with_a_runner_a_catalog_goes_out_a_batch_at_a_time_and_a_crash_re
     assert resumed == [f"https://shop.test/p/{i}" for i in range(2 * BATCH, OFFERS)]  # only the rest
     assert await env.status() == ("parsed", OFFERS, None)
     assert await env.load(catalog(offers), emitter=broker_back) == []  # then the body shortcut
+
+
+async def test_a_load_resumed_after_a_crash_reports_every_offer_its_fetch_published(env: Env) -> None:
+    """The crawl result redelivered after a crash mid-load: the resumed attempt finds the first batches
+    recorded, and counts them as the fetch's own -- its report must not say that a first load found
+    them unchanged. A later fetch of the same body does find them unchanged."""
+    offers = [offer(i) for i in range(OFFERS)]
+    fetched_at = T0 + timedelta(seconds=1)
+    emitted: list[str] = []
+
+    async def broker_down_after_two(outputs: Sequence[Output]) -> int:
+        if len(emitted) == 2 * BATCH:
+            raise BusUnavailableError("the broker went away")
+        emitted.extend(d.url for d in docs(list(outputs)))
+        return len(outputs)
+
+    with pytest.raises(BusUnavailableError):
+        await env.load(catalog(offers), emitter=broker_down_after_two, fetched_at=fetched_at)
+    assert await env.stores.problems.reports("shop") == []  # the crash came before the report
+
+    async def broker_back(outputs: Sequence[Output]) -> int:
+        emitted.extend(d.url for d in docs(list(outputs)))
+        return len(outputs)
+
+    await env.load(catalog(offers), emitter=broker_back, fetched_at=fetched_at)
+    assert sorted(emitted) == sorted(f"https://shop.test/p/{i}" for i in range(OFFERS))  # each offer once
+    [report] = await env.stores.problems.reports("shop")
+    listings = report.changed - OFFERS  # the category pages (categories.py), published by the last batch
+    assert (report.result, report.items, report.unchanged) == ("parsed", OFFERS, 0)
+    assert listings == 3
+
+    # a new fetch of a changed catalog (the body shortcut aside): the offers recorded before are unchanged
+    await env.load(catalog([*offers, offer(OFFERS)]), emitter=broker_back)
+    newest = (await env.stores.problems.reports("shop"))[0]
+    # the new offer and its category's listing page; every other offer and listing as before
+    assert (newest.items, newest.changed, newest.unchanged) == (OFFERS + 1, 2, OFFERS + listings - 1), newest
 
 
 async def test_a_gzipped_catalog_streams_and_a_bomb_stops_at_the_limit(
