@@ -15,6 +15,7 @@ name of ``MAX_NAME`` characters, a colour as ``#rrggbb`` only (it is written int
 style, so nothing else may pass), at most ``MAX_MENU`` menu links and ``MAX_CONTACTS`` contact
 buttons, each link on the host itself (a menu of the host's pages, not a way to send readers
 elsewhere), a contact a phone number, an e-mail address, a Telegram name or a URL on the host.
+A shop's cart template and one-click order ride along (``shop``: ``shared/shop.py`` checks them).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from shared.messages import BrandingChanged, CrawlKind, CrawlRequest
 from shared.runtime.cube import Output
+from shared.shop import ShopSettings, shop_problems
 from shared.urls import canonical_url, host_of
 
 if TYPE_CHECKING:
@@ -143,6 +145,8 @@ class Branding(BaseModel):
     accent: str | None = None
     menu: tuple[MenuLink, ...] = Field(default=(), max_length=MAX_MENU)
     contacts: tuple[Contact, ...] = Field(default=(), max_length=MAX_CONTACTS)
+    #: the shop's cart template and one-click order on its offer pages (``shared/shop.py``)
+    shop: ShopSettings | None = None
 
     @field_validator("display_name")
     @classmethod
@@ -215,9 +219,14 @@ def parse_branding(raw: object, host: str) -> Branding:
         elif c.kind == "url":
             value = _on_host(value, host, f"contacts[{i}].value", problems)
         contacts.append(c.model_copy(update={"value": value}))
+    shop = branding.shop
+    if shop is not None:
+        shop, found = shop_problems(shop, host)
+        problems += found
     if problems:
         raise BrandingRefused(problems)
-    return branding.model_copy(update={"logo_url": logo, "menu": menu, "contacts": tuple(contacts)})
+    shop = None if shop is None or shop.empty() else shop
+    return branding.model_copy(update={"logo_url": logo, "menu": menu, "contacts": tuple(contacts), "shop": shop})
 
 
 async def apply_branding(

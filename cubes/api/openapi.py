@@ -252,7 +252,8 @@ def _paths() -> dict[str, Any]:
                 params=[_path("host", "a verified host of yours")],
             ),
             "put": _op(
-                "Set your branding of the host: its name, logo, accent colour, menu and contact buttons; your "
+                "Set your branding of the host: its name, logo, accent colour, menu and contact buttons, and a "
+                "shop's cart URL template ({offer_id}, {url}) and one-click order (phone, e-mail, form); your "
                 "pages there are rendered again in it, and a logo not in the CDN yet is fetched",
                 _ok(200, "BrandingView", "kept; your pages are being rendered again"),
                 (400, 403, 413, 415, 422),

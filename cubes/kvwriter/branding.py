@@ -22,6 +22,7 @@ from typing import Generic, TypeVar
 
 from shared.branding import Branding
 from shared.messages import Document, SourceKind
+from shared.shop import ShopSettings
 from shared.stores import Stores
 
 __all__ = ["BRANDING_TTL_S", "SOURCE_TTL_S", "BrandingLookup", "PageBrand"]
@@ -45,6 +46,8 @@ class PageBrand:
     menu: tuple[tuple[str, str], ...]
     #: (kind, href, text) of each contact button
     contacts: tuple[tuple[str, str, str], ...]
+    #: the shop's cart template and one-click order, for its offer pages (``shared/shop.py``)
+    shop: ShopSettings | None = None
 
 
 K = TypeVar("K")
@@ -126,4 +129,5 @@ class BrandingLookup:
             accent=b.accent,
             menu=tuple((m.label, m.url) for m in b.menu),
             contacts=tuple((c.kind, c.href(), c.text()) for c in b.contacts),
+            shop=b.shop,
         )

@@ -4,7 +4,9 @@ What a YML offer's page shows above its description, in the page's language
 (``shared/i18n.py``): the breadcrumbs of its category path (each a link to the
 category's listing page, a Turbo page of the same catalog), the price with its
 currency's sign and the old price struck through (with the discount), whether
-it is in stock or on order, the "buy" button to the offer on the shop's site,
+it is in stock or on order, the shop's cart button (its template filled with the
+offer: ``shared/shop.py``) and its one-click order ways when the shop set them,
+the "buy" button to the offer on the shop's site,
 delivery (its options: cost and days), pickup and in-store purchase, the sales
 notes, and the facts: vendor code, vendor, model, every parameter with its unit.
 
@@ -20,6 +22,7 @@ from shared.i18n import format_price, label
 from shared.messages import DeliveryOption, Product
 from shared.prices import parse_price
 from shared.safehtml import BLOCK_BREAK
+from shared.shop import ShopSettings, cart_href, order_links
 from shared.turbo_links import turbo_path
 
 __all__ = ["ProductView", "product_text", "product_view"]
@@ -37,6 +40,8 @@ class ProductView:
     stock: str
     url: str  # the offer on the shop's site
     buy: str
+    cart: tuple[str, str] | None  # (its words, its link): the shop's cart with this offer
+    orders: list[tuple[str, str, str]]  # (kind, words, link) of each one-click order way
     ways: list[str]  # delivery, pickup, in-store purchase
     notes: str | None
     facts: list[tuple[str, str]]
@@ -74,8 +79,17 @@ def _ways(p: Product, lang: str | None) -> list[str]:
     return ways
 
 
-def product_view(p: Product, url: str, lang: str | None) -> ProductView:
-    """The product block of the page of offer ``p``, whose shop page is at ``url``."""
+def product_view(
+    p: Product, url: str, lang: str | None, *, shop: ShopSettings | None = None, title: str = ""
+) -> ProductView:
+    """The product block of the page of offer ``p`` (titled ``title``), whose shop page is at ``url``, with the
+    ``shop``'s cart and one-click order when it set them."""
+    cart = (label("to_cart", lang), cart_href(shop.cart_url, p.offer_id, url)) if shop and shop.cart_url else None
+    orders = (
+        [(kind, label(f"order_{kind}", lang), href) for kind, href in order_links(shop, p.offer_id, url, title)]
+        if shop
+        else []
+    )
     facts = [
         (label("vendor_code", lang), p.vendor_code),
         (label("vendor", lang), p.vendor),
@@ -92,6 +106,8 @@ def product_view(p: Product, url: str, lang: str | None) -> ProductView:
         stock=label("in_stock" if p.available else "on_order", lang),
         url=url,
         buy=label("buy_at", lang, shop=p.shop) if p.shop else label("to_shop", lang),
+        cart=cart,
+        orders=orders,
         ways=_ways(p, lang),
         notes=p.sales_notes or None,
         facts=[(k, v) for k, v in facts if v],

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 from markupsafe import Markup
@@ -46,6 +47,7 @@ from shared.messages import DocKind, Document, Media
 from shared.page_style import FIRST_PAINT_CSS, STYLESHEET_PATH
 from shared.previews import preview_key
 from shared.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
+from shared.search.analysis import detect_lang
 from shared.templates import html_environment
 from shared.variants import srcset
 
@@ -65,13 +67,19 @@ __all__ = [
 PRELOAD = ("cubes.kvwriter.render",)
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
 #: 5: the stylesheet is one shared file (shared/page_style.py), only the first paint's rules inline
-RENDER_REVISION = 5
+#: 6: a shop's cart and one-click order buttons; a category listing's "Original" is the shop's site
+RENDER_REVISION = 6
 
 #: Media roles shown above the body when the body does not show them already.
 _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
 #: A product page shows at most this many pictures: the first big, the rest as a strip.
 _MAX_PICTURES = 5
 _ETAG_SAFE = re.compile(r"[^A-Za-z0-9]")
+#: the extra of a catalog's category listing (the parser's ``cubes/parser/categories.py``), and its URL's key
+_LISTING = "turbo:category"
+_CATEGORY_KEY = "turbo_category"
+#: characters of a shop page's text read to tell its language (enough letters to tell Cyrillic from Latin)
+_LANG_SAMPLE = 2000
 _PAGE = html_environment("cubes.kvwriter").get_template("page.html")
 _CSS = Markup(FIRST_PAINT_CSS)  # noqa: S704 - our own stylesheet, a constant
 
@@ -163,13 +171,34 @@ def _media_json(media: list[Media], shown: list[str | None]) -> list[dict[str, A
     return out
 
 
+def _lang(doc: Document, body: str) -> str | None:
+    """The page's language: its source's (RSS ``<language>``); a shop's page, whose catalog cannot say one (YML
+    has no such element), is Russian when its own words are, so a Russian catalog's labels are Russian."""
+    declared = language(_str(doc.extra.get("language")))
+    if declared or not (doc.product or _LISTING in doc.extra):
+        return declared
+    # only Russian is told apart: any other text keeps the page without a language (English words, and a
+    # rouble price written the Russian way, as before)
+    return "ru" if detect_lang(f"{doc.title} {plain_text(body)[:_LANG_SAMPLE]}") == "ru" else None
+
+
+def _original_url(doc: Document) -> str:
+    """Where the footer's "Original" goes: the page itself; for a catalog's category listing, whose URL is the
+    shop's site with the category in its query (no such page there), the shop's site."""
+    if _LISTING not in doc.extra:
+        return doc.url
+    parts = urlsplit(doc.url)
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != _CATEGORY_KEY])
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
 def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime, brand: PageBrand | None = None) -> Rendered:
     """Render ``doc`` (a ``documents.ready`` message) into its Turbo page, in ``brand``'s look when given."""
     media_map = {m.url: m.cdn_url for m in doc.media if m.cdn_url}
     body = sanitizer.clean(doc.content_html, base_url=doc.url, media_map=media_map) if doc.content_html else ""
     body = without_repeated_title(body, doc.title)
     body = with_local_anchors(body, doc.url)
-    body = with_turbo_links(body, doc.host, listing="turbo:category" in doc.extra)
+    body = with_turbo_links(body, doc.host, listing=_LISTING in doc.extra)
     measured = _sizes(doc.media)
     body = with_image_sizes(body, measured)
     if not body and doc.summary:
@@ -180,7 +209,7 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime, brand: P
     shown = body.count("<img ") + body.count("<video ") + len(lead)
     dropped = media_urls.count(None)
 
-    lang = language(_str(doc.extra.get("language")))
+    lang = _lang(doc, body)
     page = _PAGE.render(
         doc=doc,
         lang=lang,
@@ -189,9 +218,14 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime, brand: P
         date=format_date(doc.published_at, lang) if doc.published_at else "",
         lead=lead,
         sizes=IMAGE_SIZES,
-        product=product_view(doc.product, doc.url, lang) if doc.product else None,
+        product=(
+            product_view(doc.product, doc.url, lang, shop=brand.shop if brand else None, title=doc.title)
+            if doc.product
+            else None
+        ),
         body=Markup(body),  # noqa: S704 - the safe-HTML policy's output
         original=label("original", lang),
+        original_url=_original_url(doc),
         brand=brand,
         # the accent is checked as #rrggbb where it enters (shared/branding.py): nothing else reaches the style
         accent=Markup(f":root{{--acc:{brand.accent}}}") if brand and brand.accent else None,  # noqa: S704

@@ -203,9 +203,13 @@ async def set_options(c: ConsoleContext, signed: Signed, feed_id: str, form: dic
     raise _see(f"/console/feeds/{feed_id}?saved=options")
 
 
+#: the shop settings' fields (``shared.shop.ShopSettings``), ``shop_<field>`` in the form
+_SHOP_FIELDS = ("cart_url", "order_phone", "order_email", "order_url")
+
+
 def branding_form(form: dict[str, str]) -> dict[str, Any]:
     """The branding the host page's form asks for, as the API takes it: menu lines ``Label | URL``,
-    contact lines ``kind: value`` (phone, email, telegram, url)."""
+    contact lines ``kind: value`` (phone, email, telegram, url), the shop's fields ``shop_<field>``."""
     raw: dict[str, Any] = {}
     for key in ("display_name", "logo_url", "accent"):
         if value := form.get(key, "").strip():
@@ -224,6 +228,9 @@ def branding_form(form: dict[str, str]) -> dict[str, Any]:
         raw["menu"] = menu
     if contacts:
         raw["contacts"] = contacts
+    shop = {key: value for key in _SHOP_FIELDS if (value := form.get(f"shop_{key}", "").strip())}
+    if shop:
+        raw["shop"] = shop
     return raw
 
 

@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
+from cubes.kvwriter.branding import PageBrand
 from cubes.kvwriter.render import etag_for, preview_key, render
 from shared.messages import DocKind, Document, Media, Product, ProductParam, SourceKind, SourceRef
 from shared.safehtml import MediaRule, SafeHtml
+from shared.shop import ShopSettings
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 SAN = SafeHtml(media=MediaRule.cdn, cdn_base="/cdn", video_hosts=["www.youtube.com"], page=True)
@@ -326,3 +328,38 @@ def test_every_value_of_the_page_is_escaped() -> None:
     assert evil not in page
     assert page.count("&lt;script&gt;") >= 9  # title (twice), author, summary, crumbs, vendor, model, notes...
     assert "turbo_category%3D1%26a%3D%3Cb%3E" in page  # the crumb's link, its URL in the query, escaped
+
+
+def test_a_category_listings_original_is_the_shops_site_not_a_made_up_url() -> None:
+    doc = make_doc(url="https://shop.example/?turbo_category=7", host="shop.example", extra={"turbo:category": "7"})
+    page = render(doc, SAN, written_at=T0).html
+    assert '<a href="https://shop.example/" rel="noopener">shop.example</a></footer>' in page
+    kept = make_doc(url="https://shop.example/c?lang=ru&turbo_category=7", extra={"turbo:category": "7"})
+    assert 'href="https://shop.example/c?lang=ru" rel="noopener">' in render(kept, SAN, written_at=T0).html
+
+
+def test_a_russian_catalogs_offer_speaks_russian_with_the_shops_cart_and_one_click_order() -> None:
+    """A YML catalog declares no language: a Russian offer's page said "In stock", "Vendor", "Buy at"."""
+    doc = make_doc(
+        kind=DocKind.product,
+        title="Чайник электрический «Заря»",
+        content_html="<p>Стальной корпус и автоотключение.</p>",
+        product=Product(offer_id="A 7", price="1990", currency="RUR", vendor="Заря", shop="Чайники"),
+    )
+    plain = render(doc, SAN, written_at=T0).html
+    assert plain.startswith('<!doctype html><html lang="ru">')
+    for words in ("В наличии", "Купить в магазине «Чайники»", "Производитель", "Оригинал"):
+        assert words in plain
+    assert "In stock" not in plain
+    assert 'class="cart"' not in plain  # no cart set: the buy button goes to the offer
+    shop = ShopSettings(cart_url="https://news.example/cart?add={offer_id}", order_phone="+7 495 765-43-21")
+    brand = PageBrand(name=None, logo=None, accent=None, menu=(), contacts=(), shop=shop)
+    page = render(doc, SAN, written_at=T0, brand=brand).html
+    assert (
+        '<a class="tc-btn tc-primary cart" href="https://news.example/cart?add=A%207" rel="noopener">В корзину</a>'
+        in page
+    )
+    assert '<a class="tc-btn order phone" href="tel:+74957654321" rel="noopener">Заказать по телефону</a>' in page
+    english = render(doc.model_copy(update={"extra": {"language": "en"}}), SAN, written_at=T0, brand=brand).html
+    assert ">Add to cart</a>" in english
+    assert ">Order by phone</a>" in english
