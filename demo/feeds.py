@@ -115,12 +115,7 @@ def rss_feed(base: str, picture_url: PictureUrl) -> bytes:
     )
     for i, story in enumerate(NEWS):
         pictures = [picture_url("news", story.slug, n) for n in range(len(story.pictures))]
-        item = etree.SubElement(channel, "item")
-        _text(item, "title", story.title)
-        link = f"{base}/news/2026/11/{story.slug}.html"
-        _text(item, "link", link)
-        _text(item, "guid", link, isPermaLink="true")
-        _text(item, "pubDate", format_datetime(news_date(i)))
+        item = _rss_item(channel, story.title, f"{base}/news/2026/11/{story.slug}.html", news_date(i))
         _text(item, "category", story.category)
         _text(item, "description", story.lead)
         etree.SubElement(item, "enclosure", url=pictures[0], type="image/jpeg", length="0")
@@ -134,14 +129,19 @@ def columns_feed(base: str) -> bytes:
     root = etree.Element("rss", version="2.0")
     channel = _channel(root, "Harbourview Gazette: columns", f"{base}/news/columns/", "What our columnists think.")
     for i, story in enumerate(COLUMNS):
-        item = etree.SubElement(channel, "item")
-        _text(item, "title", story.title)
-        link = f"{base}{column_path(story)}"
-        _text(item, "link", link)
-        _text(item, "guid", link, isPermaLink="true")
-        _text(item, "pubDate", format_datetime(feature_date(i)))
+        item = _rss_item(channel, story.title, f"{base}{column_path(story)}", feature_date(i))
         _text(item, "description", f"{story.lead} Read more…")
     return _serialize(root)
+
+
+def _rss_item(channel: etree._Element, title: str, link: str, when: datetime) -> etree._Element:
+    """An RSS item with its title, link (its permalink guid too) and date."""
+    item = etree.SubElement(channel, "item")
+    _text(item, "title", title)
+    _text(item, "link", link)
+    _text(item, "guid", link, isPermaLink="true")
+    _text(item, "pubDate", format_datetime(when))
+    return item
 
 
 def column_path(story: Story) -> str:
