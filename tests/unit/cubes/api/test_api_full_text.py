@@ -2,15 +2,22 @@
 the API, fetched by the real crawler cube, parsed by the real parser cube, each summary item's page fetched
 by the crawler through the host's lane and read by the real autoparser cube. The Turbo page carries the
 page's article under the feed's title; a page that cannot be read keeps the feed's text and says so; a feed
-switched to ``full_text=never`` asks the partner for no page."""
+switched to ``full_text=never`` asks the partner for no page; a Japanese item's page reaches the reader
+through the media and kvwriter cubes and the frontend."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from urllib.parse import quote
+
+from aiohttp.test_utils import TestClient, TestServer
 
 from cubes.autoparser.cube import build as build_autoparser
 from cubes.crawler.cube import build as build_crawler
+from cubes.frontend.app import create_app as create_frontend
+from cubes.kvwriter.cube import build as build_kvwriter
+from cubes.media.cube import build as build_media
 from cubes.parser.cube import build as build_parser
 from shared.messages import CrawlRequest, Document
 from shared.runtime import run_cube
@@ -18,6 +25,7 @@ from shared.stores import Page
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import ApiHarness, api_settings
 from tests.unit.cubes.autoparser.autoparser_pages import PARAGRAPHS, article_page
+from tests.unit.cubes.autoparser.hard_pages import JAPANESE, JAPANESE_TITLE, japanese_page
 
 HOST = "a.partner.test"
 
@@ -118,3 +126,45 @@ async def test_a_feed_set_to_never_asks_the_partner_for_no_page(tmp_path: Path, 
         assert sorted(d.url for d in docs) == [f"{base}/story/1", f"{base}/story/2"]  # as the feed has them
         assert all("Read more" in d.content_html for d in docs)
         assert [m for m in await api.messages("crawl.requests") if isinstance(m, CrawlRequest) and m.document] == []
+
+
+async def test_a_japanese_summary_item_is_published_with_its_pages_japanese_article(
+    tmp_path: Path, partner: PartnerServer
+) -> None:
+    # the whole way a reader gets it: feed -> parser -> the item's page -> autoparser -> media -> kvwriter ->
+    # the frontend. Japanese is written without spaces: its 12 paragraphs were "18 words", no article, and
+    # the page kept the feed's one sentence
+    base = f"http://{HOST}:{partner.port}"
+    url = f"{base}/ja/otters"
+    item = (
+        f"<item><title>{JAPANESE_TITLE}</title><link>{url}</link><pubDate>Tue, 14 May 2024 06:00:00 GMT</pubDate>"
+        f"<description>{JAPANESE[0]}…</description></item>"
+    )
+    feed = f'<?xml version="1.0"?><rss version="2.0"><channel><title>町の新聞</title>{item}</channel></rss>'
+    partner.set(HOST, "/feed.xml", feed.encode(), headers={"Content-Type": "application/rss+xml"})
+    partner.set(HOST, "/ja/otters", japanese_page().encode(), headers={"Content-Type": "text/html; charset=utf-8"})
+    async with ApiHarness(tmp_path, settings=api_settings(tmp_path)) as api:
+        _, token = await api.tenant(HOST, origin=base)
+        r = await api.client.post("/api/v1/feeds", json={"url": f"{base}/feed.xml"}, headers=api.auth(token))
+        assert r.status == 201, await r.text()
+        feed_id = (await r.json())["feed_id"]
+        assert (await api.client.post(f"/api/v1/feeds/{feed_id}/fetch", headers=api.auth(token))).status == 202
+        await _run(api, build_crawler, 1)
+        await _run(api, build_parser, 1)
+        await _run(api, build_crawler, 1)
+        await _run(api, build_autoparser, 1)
+        await _run(api, build_media, 1)
+        await _run(api, build_kvwriter, len(await api.records("documents.ready")))
+
+        page = await api.stores.pages.get(url)
+        assert page is not None
+        assert page.source_kind == "rss"  # the feed's page, with the article of its page
+        assert page.title == JAPANESE_TITLE
+        for paragraph in JAPANESE:
+            assert paragraph in page.text
+        assert await api.stores.problems.page_problems(host=HOST) == []  # nothing refused, nothing unavailable
+        async with TestClient(TestServer(create_frontend(api.settings, api.stores), host="127.0.0.1")) as reader:
+            resp = await reader.get(f"/turbo?url={quote(url, safe='')}")
+            assert resp.status == 200
+            shown = await resp.text()
+        assert all(p in shown for p in JAPANESE)
