@@ -567,6 +567,12 @@ async def bench_cube(args: argparse.Namespace, ru: list[str], en: list[str], tmp
 # --------------------------------------------------------------------------- 3. frequency
 
 
+#: the frequencies' threshold (the default); the loaded counters are the sums of the cells it publishes
+PRIVACY_THRESHOLD = 5
+#: what the store records of the threshold its word counters are kept for (``sql/wordstat_privacy.rebuild_sql``)
+KEPT_FOR = "INSERT INTO ws_meta (name, value) VALUES ('threshold', ?)"
+
+
 def _month(i: int) -> int:
     y, m = divmod((NOW.year * 12 + NOW.month - 1) - i, 12)
     return y * 100 + m + 1
@@ -593,7 +599,6 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
     for qid, (q, n, words) in enumerate(zip(vocab, counts, analyzed, strict=True), start=1):
         lemmas = " ".join("|".join(w.lemmas) for w in words)
         content = sum(1 for w in words if not w.stop)
-        q_rows.append((qid, q, lemmas, content, n))
         t_rows.extend((e, content, qid) for e in index_entries(lemmas, q))
         # a query's searches spread over up to 24 months x region x device (few cells for rare queries)
         cells: dict[tuple[int, str, str], int] = {}
@@ -602,16 +607,20 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
             cells[key] = cells.get(key, 0) + 1
         total_cells = sum(cells.values())
         left = n
+        shown = 0
         for j, (key, k) in enumerate(sorted(cells.items())):
             share = left if j == len(cells) - 1 else round(n * k / total_cells)
             share = min(share, left)
             left -= share
             if share:
                 c_rows.append((qid, *key, share))
+            if share >= PRIVACY_THRESHOLD:  # a published cell (offset 0): the counters sum those only
+                shown += share
                 lemma_set = {x for w in words for x in w.lemmas}
                 for lemma in lemma_set | {k for x in lemma_set for k in sets_of.get(x, ())}:
                     lk = (lemma, *key)
                     lemma_counts[lk] = lemma_counts.get(lk, 0) + share
+        q_rows.append((qid, q, lemmas, content, shown))
     l_rows = [(*k, n) for k, n in sorted(lemma_counts.items())]
     if stores.url.startswith("sqlite"):
         db = stores.wordstat._db  # type: ignore[attr-defined]
@@ -626,6 +635,7 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
                              l_rows)  # fmt: skip
             conn.executemany("INSERT INTO ws_unions (key) VALUES (?)", [(k,) for k in sets])
             conn.executemany("INSERT INTO ws_union_members (lemma, key) VALUES (?, ?)", members)
+            conn.execute(KEPT_FOR, (PRIVACY_THRESHOLD,))
             conn.execute("ANALYZE")
 
         await db.write(run, long=True)
@@ -646,6 +656,7 @@ async def load_counters(stores: Stores, searches: int, distinct: int, ru: list[s
             )
             await conn.copy_records_to_table("ws_unions", records=[(k,) for k in sets], columns=["key"])
             await conn.copy_records_to_table("ws_union_members", records=members, columns=["lemma", "key"])
+            await conn.execute(KEPT_FOR.replace("?", "$1"), PRIVACY_THRESHOLD)
             await conn.execute("ANALYZE")  # fmt: skip
     print(
         f"loaded {sum(counts):,} counted searches over {len(vocab):,} distinct queries "
@@ -680,11 +691,11 @@ async def bench_frequency(url: str, label: str, args: argparse.Namespace, ru: li
             except ValueError:
                 continue
         for p in parsed[:20]:
-            await frequency(stores.wordstat, p, now=NOW, threshold=5)
+            await frequency(stores.wordstat, p, now=NOW, threshold=PRIVACY_THRESHOLD)
         lat, cpus = [], []
         for p in parsed:
             t, c = time.perf_counter(), time.process_time()
-            await frequency(stores.wordstat, p, now=NOW, threshold=5)
+            await frequency(stores.wordstat, p, now=NOW, threshold=PRIVACY_THRESHOLD)
             lat.append(time.perf_counter() - t)
             # this process's, every thread (SQLite reads run on one); PostgreSQL's own work is not in it
             cpus.append(time.process_time() - c)

@@ -454,7 +454,10 @@ class SearchQueryEvent(Message):
     """A search the frontend answered, for query statistics (``wordstat``). Key: ``event_id``.
 
     Private by construction: no IP address, no User-Agent, no session — a coarse region
-    and a device class only. ``event_id`` makes counting idempotent under redelivery.
+    and a device class only. ``event_id`` makes counting idempotent under redelivery;
+    ``client`` counts a client's searches of one query once a day, and tells no one who the
+    client was (an HMAC of its address and the query under a key of the day, dropped two days
+    on: ``shared/wordstat/clients.py``).
     """
 
     event_id: str = Field(min_length=16, max_length=64)
@@ -471,6 +474,8 @@ class SearchQueryEvent(Message):
     #: origins of the results shown, best first, each once: the holders of a right on an origin see the
     #: searches that showed its pages (``shared.wordstat.hosts``), never those of another port or scheme
     origins: list[Origin] = Field(default_factory=list, max_length=20)
+    #: the searcher's key for this query and day (hex); None: every such search counts
+    client: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
 
 
 # the crawl messages carry a Document, defined after them

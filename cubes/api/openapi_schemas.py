@@ -210,7 +210,12 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["count", "display"],
         "properties": {
-            "count": {"type": ["integer", "null"], "description": "null under the privacy threshold"},
+            "count": {
+                "type": ["integer", "null"],
+                "description": "approximate: the sum of the counter cells (query x month x region x device) that are"
+                " published, each with a secret offset, rounded to three significant digits (a multiple of the"
+                " threshold below that); null when no cell is (never a count under the privacy threshold)",
+            },
             "display": {"type": "string", "description": 'the count as shown: "< 5" under the threshold'},
         },
     },
@@ -290,7 +295,11 @@ SCHEMAS: dict[str, Any] = {
                     "properties": {"query": {"type": "string"}, "impressions": {"type": "integer"}},
                 },
             },
-            "hidden": {"type": "integer", "description": "queries searched fewer times than the threshold"},
+            "hidden": {
+                "type": "integer",
+                "description": "published queries past the list's end (queries that showed the pages fewer times than"
+                " the threshold are in no number, this one included)",
+            },
         },
     },
     "BrandingView": {

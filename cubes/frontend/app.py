@@ -62,6 +62,7 @@ from shared.search.ranking import Ranking
 from shared.search.request import Hit, SearchRequest, SearchResults
 from shared.stores import Page, Stores
 from shared.urls import canonical_url
+from shared.wordstat.clients import DayKeys
 from shared.wordstat.lemmas import normalize_query
 
 __all__ = ["create_app", "preview_key", "turbo_csp"]
@@ -161,6 +162,7 @@ class _Frontend:
         self.stores = stores
         self.events = events if settings.search.publish_queries else None
         self.regions = RegionTable(settings.search.region_ranges)
+        self.day_keys = DayKeys(stores.wordstat)
         self.wordstat_page = WordstatPage(settings, stores, clock.now)
         self.ranking = Ranking(
             title_weight=settings.search.title_weight,
@@ -264,11 +266,12 @@ class _Frontend:
                 )
             )
             if params.cursor is None:  # a search is counted once, on its first page
-                self._count_search(request, params.query, results.hits)
+                await self._count_search(request, params.query, results.hits)
         return _html(results_page(params, results.hits, results.next_cursor, results.suggestion))
 
-    def _count_search(self, request: web.Request, query: str, hits: Sequence[Hit]) -> None:
-        """Publish the search for query statistics: its words, month, region and device, never who asked."""
+    async def _count_search(self, request: web.Request, query: str, hits: Sequence[Hit]) -> None:
+        """Publish the search for query statistics: its words, month, region and device, never who asked (its
+        client key counts a client once a query and day, and tells no one who: ``shared/wordstat/clients.py``)."""
         if self.events is None:
             return
         device = device_class(request.headers.get("User-Agent", ""))
@@ -276,11 +279,17 @@ class _Frontend:
         if device is None or not normalized:  # robots are not counted; nor are searches with no word
             return
         header = self.settings.search.region_header
+        at = self.clock.now()
+        try:
+            client = await self.day_keys.client_key(at, request.remote, normalized)
+        except StoreUnavailable:  # not counted: a search without its key could be padded
+            return
         self.events.record(
             SearchQueryEvent(
                 event_id=_event_id(),
                 query=normalized,
-                at=self.clock.now(),
+                at=at,
+                client=client,
                 region=self.regions.region(request.headers.get(header) if header else None, request.remote),
                 device=device,
                 results=len(hits),

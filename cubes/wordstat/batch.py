@@ -27,7 +27,7 @@ from collections import deque
 
 from shared.clock import Clock, SystemClock
 from shared.errors import TransientError
-from shared.stores.wordstat import CountedSearch, WordstatStore
+from shared.stores.wordstat import CountedSearch, Privacy, WordstatStore
 
 __all__ = ["GroupCounter"]
 
@@ -55,12 +55,14 @@ class GroupCounter:
     def __init__(
         self,
         store: WordstatStore,
+        privacy: Privacy,
         max_batch: int = MAX_BATCH,
         linger_s: float = LINGER_S,
         max_waiting: int | None = None,
         clock: Clock | None = None,
     ) -> None:
         self.store = store
+        self.privacy = privacy
         self.clock = clock or SystemClock()
         self.max_batch = max_batch
         self.linger_s = linger_s
@@ -122,7 +124,7 @@ class GroupCounter:
             batch = queue.popleft()  # from now on it does not grow: add() starts the next one
             t0 = time.perf_counter()
             try:
-                await self.store.count(batch.searches, now=self.clock.now())
+                await self.store.count(batch.searches, now=self.clock.now(), privacy=self.privacy)
             except Exception as exc:  # every search of the batch failed: the runner reads them again
                 batch.fut.set_exception(exc)
                 continue

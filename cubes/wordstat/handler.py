@@ -4,7 +4,12 @@ Each answered search is analyzed (its words' lemmas, ``shared.wordstat.lemmas``,
 cached) and counted under its month, region and device, for its query, each of
 its lemmas and each host its results showed. Counting is idempotent: the store
 remembers every event id for ``wordstat.dedupe_window_s``, so a redelivered or
-replayed event counts once. A timer forgets ids older than that window.
+replayed event counts once; and a client's searches of one query count once a day
+(the event's client key, ``shared/wordstat/clients.py``). A timer forgets ids older
+than that window, and client keys and day keys older than yesterday's.
+
+What is published of the counts (``wordstat.privacy_threshold`` and ``privacy_noise``,
+``shared/wordstat/privacy.py``; why: ``README.md`` here).
 
 A call does not wait for the store: its search joins the batch being gathered
 (``batch.py``) and the runtime commits its input once that batch is durable.
@@ -22,10 +27,11 @@ from shared.config import WordstatConfig
 from shared.errors import Reject
 from shared.messages import SearchQueryEvent
 from shared.runtime.cube import Context, Output, TimerContext
-from shared.stores.wordstat import CountedSearch, WordstatStore, distinct_lemmas, month_of
+from shared.stores.wordstat import CountedSearch, Privacy, WordstatStore, distinct_lemmas, month_of
+from shared.wordstat.clients import DAYS_KEPT, day_of
 from shared.wordstat.lemmas import analyze, normalize_query
 
-__all__ = ["WordstatHandler", "counted"]
+__all__ = ["WordstatHandler", "counted", "privacy_of"]
 
 
 _ZERO = timedelta(0)
@@ -64,6 +70,8 @@ def counted(event: SearchQueryEvent) -> CountedSearch:
         # each once: the contract says so, a producer other than ours may not keep it
         tuple(hosts) if len(hosts) < 2 else tuple(dict.fromkeys(hosts)),
         lemma_set,
+        event.client or "",
+        day_of(at) if event.client else 0,
     )
 
 
@@ -72,7 +80,7 @@ class WordstatHandler:
         self.store = store
         self.config = config
         self.clock = clock or SystemClock()
-        self.counter = GroupCounter(store, clock=clock)
+        self.counter = GroupCounter(store, privacy_of(config), clock=clock)
 
     async def handle(self, msg: SearchQueryEvent, ctx: Context | None = None) -> Sequence[Output]:
         search = counted(msg)
@@ -89,7 +97,13 @@ class WordstatHandler:
         await self.counter.flush()
 
     async def forget(self, ctx: TimerContext | None = None) -> Sequence[Output]:
-        """Timer: drop event ids older than the dedupe window."""
+        """Timer: drop event ids older than the dedupe window, client keys and day keys past their days."""
         now = self.clock.now()
         await self.store.forget_seen(now - timedelta(seconds=self.config.dedupe_window_s))
+        await self.store.forget_clients(day_of(now - timedelta(days=DAYS_KEPT - 1)))
         return []
+
+
+def privacy_of(config: WordstatConfig) -> Privacy:
+    """How the cube's new counter cells are hidden (``wordstat.privacy_*``)."""
+    return Privacy(threshold=config.privacy_threshold, noise=config.privacy_noise)

@@ -447,8 +447,12 @@ class SecretsConfig(Section):
 
 
 class WordstatConfig(Section):
-    #: counts below this show as "< N", and queries searched fewer times are never listed (privacy)
-    privacy_threshold: int = Field(default=5, gt=0)
+    #: a counter cell (a query's searches in a month, region and device) is published only once its count
+    #: less its secret offset reaches this; hidden cells are in no count (cubes/wordstat/README.md)
+    privacy_threshold: int = Field(default=5, gt=0, le=1000)
+    #: a new cell's secret offset is drawn from 0 to this (0: exact counts, and padding a query over the
+    #: threshold tells its count)
+    privacy_noise: int = Field(default=5, ge=0, le=1000)
     #: months of history a frequency shows
     history_months: int = Field(default=24, gt=0)
     #: how long a search event's id is remembered so a redelivery is not counted twice (> topic retention)

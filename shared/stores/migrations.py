@@ -23,6 +23,7 @@ from shared.stores.migrations_search import (
     VOCAB_POSTGRES,
     VOCAB_SQLITE,
 )
+from shared.stores.migrations_wordstat import extend_wordstat
 from shared.stores.rights_schema import RIGHTS
 
 __all__ = ["POSTGRES", "SQLITE", "Migration"]
@@ -487,3 +488,7 @@ POSTGRES.append((34, "tasks: every item counted by status", _TASK_ITEM_COUNTS))
 _HASH_SEEN = ("ALTER TABLE doc_hashes ADD COLUMN seen_at BIGINT",)
 SQLITE.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN))
 POSTGRES.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN))
+
+# 36: query statistics that keep their threshold: published cells, one search per client and day
+# (``migrations_wordstat.py``)
+extend_wordstat(SQLITE, POSTGRES, version=36)

@@ -22,11 +22,20 @@ Counted searches, aggregated so a frequency never reads raw events:
 * ``ws_hosts`` — per origin (``scheme://host[:port]``, what a right covers) × query × month, how often
   the origin's pages were shown;
 * ``ws_seen`` — the event ids counted, so a redelivered event counts once
-  (kept ``wordstat.dedupe_window_s``, longer than ``search.queries`` keeps events).
+  (kept ``wordstat.dedupe_window_s``, longer than ``search.queries`` keeps events);
+* ``ws_clients`` — the client keys of the last two days (``shared/wordstat/clients.py``):
+  a search counts once per client, query and day; ``ws_day_keys`` — each day's random key.
+
+What is published (privacy, ``shared/wordstat/privacy.py``): each ``ws_counts`` and ``ws_hosts`` row
+is a cell with a secret offset and its lift (``hide``, ``lift``); a read sums only the
+cells published under its threshold, and ``ws_lemma_counts`` and ``ws_queries.total``
+hold the sums of published cells (for the threshold recorded in ``ws_meta``).
 
 Writes are batches (``count``): the events a loop turn brought, deduplicated by
-id and aggregated in Python, then upserted with ``n = n + excluded.n`` in one
-transaction, every table's keys sorted so concurrent batches never deadlock.
+id and by client, aggregated in Python, then upserted with ``n = n + excluded.n`` in
+one transaction, every table's keys sorted so concurrent batches never deadlock; what
+each touched cell publishes before and after the batch gives what the word counters
+and the query totals gain (``shared.wordstat.privacy.visible_changes``).
 
 Reads take a ``Selection`` — which queries a frequency covers, in the index's
 terms: for each required word the lemmas any of which a query must have, the
@@ -39,28 +48,36 @@ phrase's exact cover) are checked in Python on the selection's rows
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from shared.wordstat.privacy import Privacy
+
 __all__ = [
+    "DAY_KEY_BYTES",
     "FORM_MARK",
     "Aggregate",
     "CountedSearch",
+    "Privacy",
     "QueryRow",
     "Selection",
     "TallyRow",
     "WordstatStore",
     "aggregate",
     "distinct_lemmas",
+    "first_per_client",
     "index_entries",
     "month_of",
+    "once_per_client",
     "set_key",
     "word_sets",
 ]
 
 
+#: random bytes of a day's key for client keys (``day_key``; as many as HMAC-SHA256 gives)
+DAY_KEY_BYTES = 32
 #: an index entry for a word's form rather than its lemma (``=купить``); no lemma starts with it
 FORM_MARK = "="
 
@@ -112,6 +129,10 @@ class CountedSearch:
     #: every lemma of the query once (a search "мост мосты" is one search with "мост"); derived from
     #: ``lemmas`` when empty
     lemma_set: tuple[str, ...] = ()
+    #: the searcher's key for this query and day (``shared/wordstat/clients.py``); "" counts every search
+    client: str = ""
+    #: the search's UTC day, ``YYYYMMDD`` (a client counts once a day)
+    day: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,17 +166,31 @@ class TallyRow:
 
 
 class WordstatStore(Protocol):
-    async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
-        """Count the searches whose event id is new; returns how many were counted."""
+    """Reads count only the cells published under their ``threshold`` (``shared/wordstat/privacy.py``)."""
+
+    async def count(self, searches: Sequence[CountedSearch], *, now: datetime, privacy: Privacy) -> int:
+        """Count the searches whose event id is new and whose client has not searched their query that
+        day; returns how many were counted. New cells draw their offsets from ``privacy``."""
         ...
 
     async def forget_seen(self, before: datetime) -> int:
         """Drop event ids recorded before ``before``; returns how many."""
         ...
 
-    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow] | None:
-        """Searches with any of ``lemmas`` (each once) in months ``first``..``last`` (a one-word base
-        frequency); None for two or more lemmas that are not a registered set (``ws_unions``)."""
+    async def forget_clients(self, before_day: int) -> int:
+        """Drop the client keys and day keys of days before ``before_day`` (``YYYYMMDD``); returns how many."""
+        ...
+
+    async def day_key(self, day: int) -> bytes:
+        """The random key of ``day``'s client keys, made by the first caller (every frontend shares it)."""
+        ...
+
+    async def lemma_tally(
+        self, lemmas: Sequence[str], first: int, last: int, *, threshold: int
+    ) -> list[TallyRow] | None:
+        """Published searches with any of ``lemmas`` (each once) in months ``first``..``last`` (a one-word
+        base frequency); None for two or more lemmas that are not a registered set (``ws_unions``), and
+        when the counters are not kept for ``threshold`` (the caller sums the cells instead)."""
         ...
 
     async def select(self, selection: Selection, *, limit: int) -> list[QueryRow]:
@@ -163,60 +198,80 @@ class WordstatStore(Protocol):
         ...
 
     async def tally(
-        self, selections: Sequence[Selection], qids: Sequence[int], first: int, last: int
+        self, selections: Sequence[Selection], qids: Sequence[int], first: int, last: int, *, threshold: int
     ) -> list[TallyRow]:
-        """Searches of the queries in any of ``selections`` or in ``qids`` (each counted once), in months
-        ``first``..``last``."""
+        """Published searches of the queries in any of ``selections`` or in ``qids`` (each counted once), in
+        months ``first``..``last``."""
         ...
 
-    async def query_totals(self, qids: Sequence[int], first: int, last: int) -> dict[int, int]:
-        """Searches of each query in months ``first``..``last``."""
+    async def query_totals(self, qids: Sequence[int], first: int, last: int, *, threshold: int) -> dict[int, int]:
+        """Published searches of each query in months ``first``..``last`` (a query with none is left out)."""
         ...
 
-    async def host_queries(self, origin: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
-        """The queries that showed ``origin``'s pages (``scheme://host[:port]``) in months ``first``..``last``,
-        most often first."""
+    async def host_queries(
+        self, origin: str, first: int, last: int, *, limit: int, threshold: int
+    ) -> list[tuple[str, int]]:
+        """The queries that showed ``origin``'s pages (``scheme://host[:port]``) in months ``first``..``last``
+        in published cells, most often first."""
         ...
 
 
 @dataclass(slots=True)
 class Aggregate:
-    """A batch of new searches summed per row of each counter table, keys sorted (no deadlocks)."""
+    """A batch of new searches summed per cell, keys sorted (no deadlocks); a new cell's offset and lift."""
 
-    counts: list[tuple[int, int, str, str, int]]
-    totals: list[tuple[int, int]]
-    lemmas: list[tuple[str, int, str, str, int]]
-    hosts: list[tuple[str, int, int, int]]
+    #: (qid, month, region, device, searches, offset, lift)
+    counts: list[tuple[int, int, str, str, int, int, int]]
+    #: (host, month, qid, impressions, offset, lift)
+    hosts: list[tuple[str, int, int, int, int, int]]
+    #: qid -> the lemmas and lemma sets its searches are counted under (``visible_changes``)
+    keys_of: dict[int, tuple[str, ...]]
 
 
 def aggregate(
-    searches: Sequence[CountedSearch], qids: dict[str, int], sets: Mapping[str, Sequence[str]] | None = None
+    searches: Sequence[CountedSearch],
+    qids: dict[str, int],
+    privacy: Privacy,
+    sets: Mapping[str, Sequence[str]] | None = None,
 ) -> Aggregate:
-    """Sum ``searches`` (already deduplicated) by counter row; ``qids`` maps each query to its id, ``sets``
-    each lemma to the registered lemma sets it is in (a search counts once under each set it touches)."""
+    """Sum ``searches`` (already deduplicated) by cell; ``qids`` maps each query to its id, ``sets`` each
+    lemma to the registered lemma sets it is in (a search counts once under each set it touches)."""
     sets = sets or {}
     # searches repeat (a Zipf stream): group them first, in C (Counter), then expand each distinct
     # group once -- a batch of 20,000 searches has a few thousand groups
-    groups = Counter((s.query, s.month, s.region, s.device, s.lemma_set or distinct_lemmas(s.lemmas)) for s in searches)
-    counts: dict[tuple[int, int, str, str], int] = {}
-    totals: dict[int, int] = {}
-    lemmas: dict[tuple[str, int, str, str], int] = {}
-    for (query, month, region, device, lemma_set), n in groups.items():
-        qid = qids[query]
-        counts[qid, month, region, device] = counts.get((qid, month, region, device), 0) + n
-        totals[qid] = totals.get(qid, 0) + n
-        for lemma in lemma_set:
-            lkey = (lemma, month, region, device)
-            lemmas[lkey] = lemmas.get(lkey, 0) + n
-        if sets:
-            for key in {k for lemma in lemma_set for k in sets.get(lemma, ())}:
-                lkey = (key, month, region, device)
-                lemmas[lkey] = lemmas.get(lkey, 0) + n
-    shown = Counter((host, s.month, s.query) for s in searches for host in s.hosts)
-    hosts = sorted((host, month, qids[query], n) for (host, month, query), n in shown.items())
-    return Aggregate(
-        counts=sorted((*k, n) for k, n in counts.items()),
-        totals=sorted(totals.items()),
-        lemmas=sorted((*k, n) for k, n in lemmas.items()),
-        hosts=hosts,
+    groups = Counter((s.query, s.month, s.region, s.device) for s in searches)
+    lift = privacy.lift
+    counts = sorted(
+        (qids[query], month, region, device, n, privacy.offset((query, month, region, device)), lift)
+        for (query, month, region, device), n in groups.items()
     )
+    keys_of: dict[int, tuple[str, ...]] = {}
+    for s in searches:
+        qid = qids[s.query]
+        if qid not in keys_of:
+            lemma_set = s.lemma_set or distinct_lemmas(s.lemmas)
+            in_sets = sorted({k for lemma in lemma_set for k in sets.get(lemma, ())})
+            keys_of[qid] = (*lemma_set, *in_sets)
+    shown = Counter((host, s.month, s.query) for s in searches for host in s.hosts)
+    hosts = sorted(
+        (host, month, qids[query], n, privacy.offset((host, month, query)), lift)
+        for (host, month, query), n in shown.items()
+    )
+    return Aggregate(counts=counts, hosts=hosts, keys_of=keys_of)
+
+
+def first_per_client(searches: Sequence[CountedSearch]) -> dict[tuple[int, str], CountedSearch]:
+    """The first search of each (day, client key) of a batch; a search with no client key is in none."""
+    out: dict[tuple[int, str], CountedSearch] = {}
+    for s in searches:
+        if s.client:
+            out.setdefault((s.day, s.client), s)
+    return out
+
+
+def once_per_client(
+    searches: Sequence[CountedSearch], firsts: Mapping[tuple[int, str], CountedSearch], new: Iterable[tuple[int, str]]
+) -> list[CountedSearch]:
+    """The searches to count: each with no client key, and the first of each (day, client) not seen before."""
+    keep = {id(firsts[k]) for k in new}
+    return [s for s in searches if not s.client or id(s) in keep]

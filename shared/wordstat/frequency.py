@@ -20,9 +20,12 @@
 The answer holds the searches in the period (the last ``period_months`` months,
 this one included), the history by month, the split by region and device over
 the period, and the most searched queries it covers. Privacy
-(``wordstat.privacy_threshold``): every count under the threshold is shown as
-"< N" and a query searched fewer times is never listed; the numbers below the
-threshold never leave this module (``Count.visible``).
+(``wordstat.privacy_threshold``; why it holds: ``cubes/wordstat/README.md``): the
+store counts only the published cells (``shared/wordstat/privacy.py``), so
+every sum here is 0 or at least the threshold, and the same cells make a total,
+its months and its splits; a 0 is shown as "< N", a query with no published cell
+is never listed, and a number is shown rounded (``rounded``: three significant
+digits, a multiple of the threshold below that), shares made of rounded numbers.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "frequency",
     "frequency_json",
     "months_back",
+    "rounded",
     "words_of",
 ]
 
@@ -58,21 +62,30 @@ SIMILAR = 20
 WHOLE_LIMIT = 2000
 
 
+def rounded(n: int, threshold: int) -> int:
+    """``n`` as it is shown: three significant digits, and a multiple of ``threshold`` below that (half up),
+    never under the threshold -- a live count that grows by one search shows no change most of the time."""
+    step = max(threshold, int(10 ** max(0, len(str(n)) - 3)))
+    return max(threshold, (n + step // 2) // step * step)
+
+
 @dataclass(frozen=True, slots=True)
 class Count:
-    """A count as it may be shown: exact at or above the threshold, "< N" below it."""
+    """A count as it may be shown: rounded at or above the threshold, "< N" below it."""
 
+    #: the sum of published cells (never shown as it is)
     n: int
     threshold: int
 
     @property
     def visible(self) -> int | None:
-        """The number, or None when it is under the threshold (never shown)."""
-        return self.n if self.n >= self.threshold else None
+        """The number shown (``rounded``), or None when it is under the threshold (never shown)."""
+        return rounded(self.n, self.threshold) if self.n >= self.threshold else None
 
     @property
     def display(self) -> str:
-        return f"{self.n:,}".replace(",", "\u202f") if self.n >= self.threshold else f"< {self.threshold}"
+        shown = self.visible
+        return f"{shown:,}".replace(",", "\u202f") if shown is not None else f"< {self.threshold}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,12 +241,17 @@ def _less(rows: Sequence[TallyRow], minus: Sequence[TallyRow]) -> list[TallyRow]
 
 
 def _shares(rows: Sequence[TallyRow], field: str, total: int, threshold: int) -> tuple[Share, ...]:
+    """The period's searches by ``field``, each share made of the rounded numbers shown (an exact share of
+    a rounded total would tell the exact count)."""
     sums: dict[str, int] = defaultdict(int)
     for r in rows:
         sums[getattr(r, field)] += r.n
-    out = [
-        Share(key, Count(n, threshold), (n / total) if total and n >= threshold else None) for key, n in sums.items()
-    ]
+    whole = Count(total, threshold).visible
+    out = []
+    for key, n in sums.items():
+        count = Count(n, threshold)
+        shown = count.visible
+        out.append(Share(key, count, shown / whole if whole and shown is not None else None))
     return tuple(sorted(out, key=lambda s: (-s.count.n, s.key)))
 
 
@@ -266,7 +284,10 @@ async def frequency(
             indexed.append(sel)
             continue
         found = await store.select(sel, limit=VERIFY_LIMIT)
-        approximate = approximate or len(found) >= VERIFY_LIMIT
+        # a lower bound only when a query left unread may count: the most searched come first, so past a
+        # query with no published cell none does (the number of hidden queries would tell they exist:
+        # an attacker could make queries, one search each, up to the limit and see one more flip it)
+        approximate = approximate or (len(found) >= VERIFY_LIMIT and found[-1].total > 0)
         checked.update((r.qid, r) for r in found if variant_matches(v, words_of(r)))
 
     indexed = _without_covered(indexed)
@@ -276,19 +297,21 @@ async def frequency(
         lemmas = sel.required[0]
         # forms have no counters; a homonym's lemmas (это|этот) have theirs once a word had them both
         if not lemmas[0].startswith(FORM_MARK):
-            rows = await store.lemma_tally(lemmas, first, last)
+            rows = await store.lemma_tally(lemmas, first, last, threshold=threshold)
         if rows is not None and sel.minus:  # ("слон -слон" is empty, above; "стали -сталь" keeps стать's)
             # a common word minus another: its counters less the searches that have both, which
             # are few -- not every query of the common word read and summed
             both = Selection(required=(lemmas, sel.minus))
-            rows = _less(rows, await store.tally([both], [], first, last))
+            rows = _less(rows, await store.tally([both], [], first, last, threshold=threshold))
     # an intersection's queries are read once, for its count and its similar queries alike
     listed = await _listed(store, indexed) if rows is None else None
     if rows is None and listed is not None:
         qids = {q.qid for found in listed.values() for q in found} | set(checked)
-        rows = await store.tally([], sorted(qids), first, last) if qids else []
+        rows = await store.tally([], sorted(qids), first, last, threshold=threshold) if qids else []
     if rows is None:
-        rows = await store.tally(indexed, sorted(checked), first, last) if indexed or checked else []
+        rows = (
+            await store.tally(indexed, sorted(checked), first, last, threshold=threshold) if indexed or checked else []
+        )
     rows = [r for r in rows if (region is None or r.region == region) and (device is None or r.device == device)]
 
     by_month: dict[int, int] = defaultdict(int)
@@ -307,7 +330,7 @@ async def frequency(
         for q in found[: SIMILAR * 5]:
             candidates.setdefault(q.qid, q)
     top = sorted(candidates.values(), key=lambda q: (-q.total, q.query))[: SIMILAR * 5]
-    in_period = await store.query_totals([q.qid for q in top], period_first, last) if top else {}
+    in_period = await store.query_totals([q.qid for q in top], period_first, last, threshold=threshold) if top else {}
     similar = sorted(
         ((q.query, in_period.get(q.qid, 0)) for q in top if in_period.get(q.qid, 0) >= threshold),
         key=lambda qn: (-qn[1], qn[0]),

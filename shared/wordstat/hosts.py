@@ -2,9 +2,13 @@
 
 One rule for the API (``GET /api/v1/hosts/{host}/queries``) and the console's
 host page: the period is the last ``months`` months, this one included; a
-query is listed only when it showed the origin's pages at least
-``privacy_threshold`` times (a rarer one could point at one person), and the
-ones left out are counted, never named.
+query is listed only when its impressions of the origin are published (each
+month's a cell with its secret offset, like the searches': at least
+``privacy_threshold`` of them, ``shared/wordstat/privacy.py``; a rarer
+one could point at one person), the number shown rounded
+(``frequency.rounded``). Rarer queries are in no number at all, not even a count
+of them (which would grow by one when a webmaster searched a guessed query for the
+first time); ``hidden`` counts the published ones past the list's end.
 
 **Whose searches**: the pages shown are counted by their origin (scheme, host and
 port: ``SearchQueryEvent.origins``), and a tenant asks for the origin of its right
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from shared.stores.wordstat import WordstatStore, month_of
-from shared.wordstat.frequency import months_back
+from shared.wordstat.frequency import months_back, rounded
 
 __all__ = ["HOST_QUERIES", "HostQueries", "host_queries"]
 
@@ -37,9 +41,9 @@ class HostQueries:
     origin: str
     months: int
     threshold: int
-    #: (query, how often it showed the origin's pages), most often first; each at least ``threshold``
+    #: (query, how often it showed the origin's pages, rounded), most often first; each at least ``threshold``
     shown: tuple[tuple[str, int], ...]
-    #: queries that showed the origin's pages fewer times than ``threshold`` (or past the list's end)
+    #: queries published past the list's end (rarer ones are in no count)
     hidden: int
 
 
@@ -47,7 +51,7 @@ async def host_queries(
     store: WordstatStore, origin: str, *, now: datetime, months: int, threshold: int, limit: int = HOST_QUERIES
 ) -> HostQueries:
     last = month_of(now)
-    rows = await store.host_queries(origin, months_back(last, months - 1), last, limit=limit * 10)
-    visible = [(q, n) for q, n in rows if n >= threshold]
+    rows = await store.host_queries(origin, months_back(last, months - 1), last, limit=limit * 10, threshold=threshold)
+    visible = [(q, rounded(n, threshold)) for q, n in rows if n >= threshold]
     shown = tuple(visible[:limit])
-    return HostQueries(origin, months, threshold, shown, hidden=len(rows) - len(shown))
+    return HostQueries(origin, months, threshold, shown, hidden=len(visible) - len(shown))

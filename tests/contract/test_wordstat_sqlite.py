@@ -26,6 +26,7 @@ async def test_the_top_down_read_of_a_common_word_finds_what_the_join_finds(tmp_
     from cubes.wordstat.handler import counted
     from shared.messages import SearchQueryEvent
     from shared.stores import open_stores
+    from shared.stores.wordstat import Privacy
     from shared.wordstat.frequency import _selection
     from shared.wordstat.operators import parse
 
@@ -39,7 +40,7 @@ async def test_the_top_down_read_of_a_common_word_finds_what_the_join_finds(tmp_
                 q = f"{a} {b} купить" if (i + j) % 3 == 0 else f"{a} {b}"
                 n = 1 + (i * 7 + j * 3) % 11
                 searches += [SearchQueryEvent(event_id=uuid.uuid4().hex, query=q, at=now) for _ in range(n)]
-        await stores.wordstat.count([counted(e) for e in searches], now=now)
+        await stores.wordstat.count([counted(e) for e in searches], now=now, privacy=Privacy(threshold=1))
         db = stores.wordstat._db  # type: ignore[attr-defined]
         for text in ("слон", "купить", "слон -купить", '"кот"', "кот -!кота"):
             sel = _selection(parse(text).variants[0])

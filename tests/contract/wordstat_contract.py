@@ -17,12 +17,15 @@ import pytest
 from cubes.wordstat.handler import counted
 from shared.messages import Device, SearchQueryEvent
 from shared.stores import Stores, open_stores
+from shared.stores.wordstat import CountedSearch, Privacy
 from shared.wordstat.frequency import frequency
 from shared.wordstat.lemmas import analyze_word, normalize_query
 from shared.wordstat.operators import parse
 from tests.unit.shared.wordstat.test_operators import CASES, SEARCHES
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+#: every cell with a search published as it is: the hand counts' frequencies
+EXACT = Privacy(threshold=1)
 
 
 def events(
@@ -59,8 +62,8 @@ class WordstatContract:
     @pytest.fixture
     async def counted_stores(self, stores: Stores) -> Stores:
         batch = [counted(e) for q, n in SEARCHES.items() for e in events(q, n)]
-        assert await stores.wordstat.count(batch[:40], now=NOW) == 40
-        assert await stores.wordstat.count(batch[40:], now=NOW) == len(batch) - 40
+        assert await stores.wordstat.count(batch[:40], now=NOW, privacy=EXACT) == 40
+        assert await stores.wordstat.count(batch[40:], now=NOW, privacy=EXACT) == len(batch) - 40
         return stores
 
     @pytest.mark.parametrize(("query", "expected", "why"), CASES)
@@ -85,9 +88,9 @@ class WordstatContract:
 
     async def test_a_redelivered_event_counts_once(self, stores: Stores) -> None:
         batch = [counted(e) for e in events("купить слона", 3)]
-        assert await stores.wordstat.count(batch, now=NOW) == 3
-        assert await stores.wordstat.count(batch[:2], now=NOW) == 0  # redelivered
-        assert await stores.wordstat.count(batch + batch, now=NOW) == 0
+        assert await stores.wordstat.count(batch, now=NOW, privacy=EXACT) == 3
+        assert await stores.wordstat.count(batch[:2], now=NOW, privacy=EXACT) == 0  # redelivered
+        assert await stores.wordstat.count(batch + batch, now=NOW, privacy=EXACT) == 0
         f = await frequency(stores.wordstat, parse("слон"), now=NOW, threshold=1)
         assert f.total.n == 3
 
@@ -100,15 +103,17 @@ class WordstatContract:
             + events("слон фото", 7, at=old)
             + events("слон", 2)
         )
-        await w.count([counted(e) for e in batch], now=NOW)
+        await w.count([counted(e) for e in batch], now=NOW, privacy=Privacy(threshold=5))
         f = await frequency(w, parse("слон"), now=NOW, threshold=5)
-        assert f.total.n == 12  # this month: 6 + 4 + 2
-        assert [(m, c.visible) for m, c in f.months[-3:]] == [(202609, 7), (202610, None), (202611, 12)]
+        # this month: only the cell of 6 is published (spb's 4 and "слон"'s 2 are in no count)
+        assert f.total.n == 6
+        # shown rounded to a multiple of the threshold: 7 and 6 are both 5
+        assert [(m, c.n, c.visible) for m, c in f.months[-3:]] == [(202609, 7, 5), (202610, 0, None), (202611, 6, 5)]
         assert f.months[-2][1].display == "< 5"
-        assert {s.key: s.count.visible for s in f.regions} == {"moscow": 8, "spb": None}
-        assert {s.key: s.count.n for s in f.devices} == {"mobile": 6, "desktop": 6}
-        # listed: queries searched at least 5 times this month ("слон" 2 and "слон фото" 0 are not)
-        assert [(q, c.n) for q, c in f.similar] == [("купить слона", 10)]
+        assert {s.key: (s.count.n, s.count.visible) for s in f.regions} == {"moscow": (6, 5)}
+        assert {s.key: s.count.n for s in f.devices} == {"mobile": 6}
+        # listed: queries with a cell published this month ("слон" 2 and "слон фото" 0 have none)
+        assert [(q, c.n) for q, c in f.similar] == [("купить слона", 6)]
         narrowed = await frequency(w, parse("слон"), now=NOW, threshold=1, device="mobile")
         assert narrowed.total.n == 6
         three = await frequency(w, parse("слон"), now=NOW, threshold=1, period_months=3)
@@ -118,21 +123,23 @@ class WordstatContract:
         """A word with two lemmas ("стали": стать|сталь) gets counters of its own, filled from what was
         counted before it was first met and grown by every batch after, each search once."""
         w = stores.wordstat
-        await w.count([counted(e) for e in events("сталь цена", 3) + events("стать сталью", 2)], now=NOW)
-        assert await w.lemma_tally(("сталь", "стать"), 202611, 202611) is None  # no word had both yet
-        await w.count([counted(e) for e in events("стали лучше", 1) + events("стать", 4, region="spb")], now=NOW)
-        rows = await w.lemma_tally(("стать", "сталь"), 202611, 202611)
+        await w.count([counted(e) for e in events("сталь цена", 3) + events("стать сталью", 2)], now=NOW, privacy=EXACT)
+        assert await w.lemma_tally(("сталь", "стать"), 202611, 202611, threshold=1) is None  # no word had both yet
+        await w.count(
+            [counted(e) for e in events("стали лучше", 1) + events("стать", 4, region="spb")], now=NOW, privacy=EXACT
+        )
+        rows = await w.lemma_tally(("стать", "сталь"), 202611, 202611, threshold=1)
         assert rows is not None
         assert sum(r.n for r in rows) == 3 + 2 + 1 + 4  # "стать сталью" has both lemmas: once
-        await w.count([counted(e) for e in events("сталь стать", 2, device=Device.mobile)], now=NOW)
-        rows = await w.lemma_tally(("сталь", "стать"), 202611, 202611)
+        await w.count([counted(e) for e in events("сталь стать", 2, device=Device.mobile)], now=NOW, privacy=EXACT)
+        rows = await w.lemma_tally(("сталь", "стать"), 202611, 202611, threshold=1)
         assert rows is not None
         assert {(r.region, r.device): r.n for r in rows} == {("moscow", "desktop"): 6, ("spb", "desktop"): 4,
                                                              ("moscow", "mobile"): 2}  # fmt: skip
         f = await frequency(w, parse("стали"), now=NOW, threshold=1)
         assert f.total.n == 12
         assert (await frequency(w, parse("стали -цена"), now=NOW, threshold=1)).total.n == 9
-        assert await w.lemma_tally(("сталь",), 202611, 202611) is not None  # one lemma: always counted
+        assert await w.lemma_tally(("сталь",), 202611, 202611, threshold=1) is not None  # one lemma: always counted
 
     async def test_sets_registered_while_others_count_lose_nothing(self, store_url: str) -> None:
         """Two stores on one database (two replicas of the cube): one keeps meeting new homonyms, whose
@@ -147,12 +154,16 @@ class WordstatContract:
 
             async def meet() -> None:
                 for word in homonyms:
-                    await first.wordstat.count([counted(e) for e in events(f"{word} вопрос", 2)], now=NOW)
+                    await first.wordstat.count(
+                        [counted(e) for e in events(f"{word} вопрос", 2)], now=NOW, privacy=EXACT
+                    )
 
             async def count() -> None:
                 for _ in range(3):
                     for word in plain:
-                        await second.wordstat.count([counted(e) for e in events(f"{word} ответ", 3)], now=NOW)
+                        await second.wordstat.count(
+                            [counted(e) for e in events(f"{word} ответ", 3)], now=NOW, privacy=EXACT
+                        )
 
             await asyncio.gather(meet(), count())
             for word in homonyms:
@@ -171,16 +182,97 @@ class WordstatContract:
         batch = events("мосты москвы", 3, hosts=("a.example", "b.example"), origins=(a, b))
         batch += events("мосты", 2, hosts=("a.example",), origins=(a,))
         batch += events("мост в москве", 4, hosts=("a.example",), origins=(a_port,))
-        await stores.wordstat.count([counted(e) for e in batch], now=NOW)
-        got = await stores.wordstat.host_queries(a, 202611, 202611, limit=10)
-        assert got == [("мосты москвы", 3), ("мосты", 2)]
-        assert await stores.wordstat.host_queries(a_port, 202611, 202611, limit=10) == [("мост в москве", 4)]
-        assert await stores.wordstat.host_queries(b, 202611, 202611, limit=10) == [("мосты москвы", 3)]
-        assert await stores.wordstat.host_queries("a.example", 202611, 202611, limit=10) == []
-        assert await stores.wordstat.host_queries("https://c.example", 202611, 202611, limit=10) == []
+        await stores.wordstat.count([counted(e) for e in batch], now=NOW, privacy=EXACT)
+        w = stores.wordstat
+        assert await w.host_queries(a, 202611, 202611, limit=10, threshold=1) == [("мосты москвы", 3), ("мосты", 2)]
+        assert await w.host_queries(a_port, 202611, 202611, limit=10, threshold=1) == [("мост в москве", 4)]
+        assert await w.host_queries(b, 202611, 202611, limit=10, threshold=1) == [("мосты москвы", 3)]
+        assert await w.host_queries("a.example", 202611, 202611, limit=10, threshold=1) == []
+        assert await w.host_queries("https://c.example", 202611, 202611, limit=10, threshold=1) == []
 
     async def test_old_event_ids_are_forgotten(self, stores: Stores) -> None:
         batch = [counted(e) for e in events("слон", 2)]
-        await stores.wordstat.count(batch, now=NOW)
+        await stores.wordstat.count(batch, now=NOW, privacy=EXACT)
         assert await stores.wordstat.forget_seen(NOW - timedelta(days=1)) == 0
         assert await stores.wordstat.forget_seen(NOW + timedelta(seconds=1)) == 2
+
+    async def test_a_client_counts_once_a_query_and_day(self, stores: Stores) -> None:
+        """Padding a guessed query from one address adds one search a day (``shared/wordstat/clients.py``)."""
+        w = stores.wordstat
+
+        def keyed(query: str, n: int, client: str, at: datetime = NOW) -> list[CountedSearch]:
+            return [counted(e.model_copy(update={"client": client})) for e in events(query, n, at=at)]
+
+        a, b = "a" * 32, "b" * 32
+        assert await w.count(keyed("иван петров", 5, a), now=NOW, privacy=EXACT) == 1  # within one batch
+        assert await w.count(keyed("иван петров", 3, a), now=NOW, privacy=EXACT) == 0  # a later batch, that day
+        assert await w.count(keyed("иван петров", 2, b), now=NOW, privacy=EXACT) == 1  # another client
+        assert await w.count(keyed("иван петров", 2, a, NOW + timedelta(days=1)), now=NOW, privacy=EXACT) == 1
+        assert await w.count([counted(e) for e in events("иван петров", 2)], now=NOW, privacy=EXACT) == 2  # no key
+        f = await frequency(w, parse("иван петров"), now=NOW + timedelta(days=1), threshold=1)
+        assert f.total.n == 5
+        assert await w.forget_clients(20261121) == 2  # the 20th's two keys
+        assert await w.count(keyed("иван петров", 1, a), now=NOW, privacy=EXACT) == 1  # forgotten: counted again
+
+    async def test_hidden_cells_are_in_no_count(self, stores: Stores) -> None:
+        """Every path of a frequency sums the same published cells: a word's own counters, a union, a word
+        less another and the split agree, and a hidden cell is in none of them."""
+        w = stores.wordstat
+        five = Privacy(threshold=5)
+        batch = events("слон фото", 6) + events("слон", 4) + events("слон фото", 3, region="spb")
+        await w.count([counted(e) for e in batch], now=NOW, privacy=five)
+        rows = await w.lemma_tally(("слон",), 202611, 202611, threshold=5)
+        assert rows is not None
+        assert [(r.region, r.n) for r in rows] == [("moscow", 6)]
+        for query, total in (("слон", 6), ("(слон|зюзябрик)", 6), ("слон -фото", 0), ("фото", 6), ("слон фото", 6)):
+            f = await frequency(w, parse(query), now=NOW, threshold=5)
+            assert f.total.n == total, query
+            assert sum(s.count.n for s in f.regions) == total, query
+        assert [q for q, _ in (await frequency(w, parse("слон"), now=NOW, threshold=5)).similar] == ["слон фото"]
+
+    async def test_a_cell_shows_its_count_less_its_offset_plus_the_lift(self, stores: Stores) -> None:
+        w = stores.wordstat
+        fixed = Privacy(threshold=5, noise=5, draw=lambda cell: 3)  # lift 2: shows n - 3 + 2 once n - 3 >= 5
+        await w.count(
+            [counted(e) for e in events("мост", 7, hosts=("a.example",), origins=("https://a.example",))],
+            now=NOW,
+            privacy=fixed,
+        )
+        f = await frequency(w, parse("мост"), now=NOW, threshold=5)
+        assert f.total.n == 0  # 7 - 3 < 5: hidden
+        assert await w.host_queries("https://a.example", 202611, 202611, limit=10, threshold=5) == []
+        await w.count(
+            [counted(e) for e in events("мост", 1, hosts=("a.example",), origins=("https://a.example",))],
+            now=NOW,
+            privacy=fixed,
+        )
+        f = await frequency(w, parse("мост"), now=NOW, threshold=5)
+        assert f.total.n == 7  # 8 - 3 + 2
+        assert await w.host_queries("https://a.example", 202611, 202611, limit=10, threshold=5) == [("мост", 7)]
+        rows = await w.lemma_tally(("мост",), 202611, 202611, threshold=5)
+        assert rows is not None
+        assert sum(r.n for r in rows) == 7
+
+    async def test_another_threshold_rebuilds_the_word_counters(self, stores: Stores) -> None:
+        w = stores.wordstat
+        await w.count([counted(e) for e in events("слон", 3) + events("стали", 2)], now=NOW, privacy=Privacy(5))
+        assert await w.lemma_tally(("слон",), 202611, 202611, threshold=5) == []
+        assert await w.lemma_tally(("слон",), 202611, 202611, threshold=1) is None  # kept for 5: sum the cells
+        assert (await frequency(w, parse("слон"), now=NOW, threshold=1)).total.n == 3
+        await w.count([counted(e) for e in events("слон", 1)], now=NOW, privacy=Privacy(1))
+        rows = await w.lemma_tally(("слон",), 202611, 202611, threshold=1)
+        assert rows is not None
+        assert sum(r.n for r in rows) == 4
+        sets = await w.lemma_tally(("сталь", "стать"), 202611, 202611, threshold=1)
+        assert sets is not None
+        assert sum(r.n for r in sets) == 2
+        assert await w.lemma_tally(("слон",), 202611, 202611, threshold=5) is None
+
+    async def test_a_day_key_is_one_per_day_and_forgotten(self, stores: Stores) -> None:
+        w = stores.wordstat
+        key = await w.day_key(20261120)
+        assert len(key) == 32
+        assert await w.day_key(20261120) == key
+        assert await w.day_key(20261121) != key
+        assert await w.forget_clients(20261121) == 1
+        assert await w.day_key(20261120) != key  # gone: a new one, so no old client key can be made again

@@ -25,6 +25,7 @@ from shared.clock import ManualClock
 from shared.config import Settings
 from shared.messages import Device, Document, SearchQueryEvent, SourceKind, SourceRef
 from shared.stores import open_stores
+from shared.stores.wordstat import Privacy
 from tests.integration.test_browser_frontend import (  # the browser fixture and its helpers
     Cdp,
     _errors,
@@ -62,7 +63,7 @@ async def frontend(tmp_path: Path) -> AsyncIterator[str]:
         batch += _events("купить ёлку", month, n * 2 // 3, device=Device.mobile, region="moscow")
         batch += _events("живая ёлка", month, n - n * 2 // 3, region="spb")
     batch += _events("ёлка своими руками", 202611, 3)  # under the threshold: never listed
-    await stores.wordstat.count([counted(e) for e in batch], now=NOW)
+    await stores.wordstat.count([counted(e) for e in batch], now=NOW, privacy=Privacy(threshold=5))
     writer = KvwriterHandler(stores.pages, settings)
     await writer.handle(
         Document(
@@ -95,18 +96,22 @@ async def test_wordstat_chart_and_russian_search_in_a_real_browser(frontend: str
     url = f"{frontend}/wordstat?q={quote('ёлка')}&months=12"
     session = await _open(browser, url, width=1280, height=900, mobile=False)
     text = await _eval(browser, session, "document.body.innerText")
-    # 201 over the year, and 3 "ёлка своими руками" this month: counted, but never listed
-    assert "204 searches for “елка” the last 12 months" in text.replace("\u202f", "")
-    # one bar per month with searches at or above the threshold (5), a short pale one for the rest
+    # the year's published cells (each month's two cells of at least 5 searches) sum to 182, shown rounded;
+    # the cells under the threshold (4 of them in February, the summer's) and the 3 "ёлка своими руками"
+    # are in no number
+    published = {m: sum(k for k in (n * 2 // 3, n - n * 2 // 3) if k >= 5) for m, n in SEASON.items()}
+    assert sum(published.values()) == 182
+    assert "180 searches for “елка” the last 12 months" in text.replace("\u202f", "")
+    # one bar per month with a published cell, and nothing for the others (not even a pale "some")
     bars = await _eval(browser, session, "[...document.querySelectorAll('svg.chart rect.bar')].length")
     low = await _eval(browser, session, "[...document.querySelectorAll('svg.chart rect.low')].length")
-    assert bars == sum(1 for n in SEASON.values() if n > 0)
-    assert low == sum(1 for n in SEASON.values() if 0 < n < 5)
+    assert bars == sum(1 for n in published.values() if n > 0) == 5
+    assert low == 0
     tips = await _eval(
         browser, session, "[...document.querySelectorAll('svg.chart rect title')].map(t => t.textContent)"
     )
     assert "Dec 2025: 90" in tips
-    assert "Apr 2026: < 5" in tips
+    assert not any(t.startswith("Apr 2026") for t in tips)
     # the tallest bar is December's, and the chart fits its box
     heights = await _eval(
         browser, session, "[...document.querySelectorAll('svg.chart rect.bar')].map(r => r.getBBox().height)"

@@ -22,6 +22,7 @@ stops after the few hundred it needs instead of sorting tens of thousands.
 from __future__ import annotations
 
 import math
+import secrets
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -31,18 +32,24 @@ import orjson
 
 from shared.stores.codec import now_us
 from shared.stores.sql.wordstat import candidates_sql, order_groups, postings_sql, weights_sql
+from shared.stores.sql.wordstat_privacy import published_sql, rebuild_sql, shown_sql
 from shared.stores.sqlite.db import LONG_BATCH, SqliteDb
 from shared.stores.wordstat import (
+    DAY_KEY_BYTES,
     CountedSearch,
+    Privacy,
     QueryRow,
     Selection,
     TallyRow,
     aggregate,
     distinct_lemmas,
+    first_per_client,
     index_entries,
+    once_per_client,
     set_key,
     word_sets,
 )
+from shared.wordstat.privacy import Change, visible_changes
 
 __all__ = ["SqliteWordstatStore"]
 
@@ -85,11 +92,59 @@ def _fresh(conn: sqlite3.Connection, batch: dict[str, CountedSearch], stamp: int
     return fresh
 
 
+def _clients(conn: sqlite3.Connection, fresh: list[CountedSearch]) -> list[CountedSearch]:
+    """Record the batch's client keys; the searches to count (each client's first of a query and day)."""
+    firsts = first_per_client(fresh)
+    if not firsts:
+        return fresh
+    keys = [list(k) for k in firsts]
+    insert = (
+        "INSERT INTO ws_clients (day, client) SELECT value ->> 0, value ->> 1 FROM json_each(?) WHERE true"
+        " ON CONFLICT (day, client) DO NOTHING"
+    )
+    conn.execute("SAVEPOINT ws_clients")
+    before = conn.total_changes
+    conn.execute(insert, (orjson.dumps(keys).decode(),))
+    if conn.total_changes - before == len(keys):  # the common case: no client searched its query twice
+        conn.execute("RELEASE ws_clients")
+        return once_per_client(fresh, firsts, firsts)
+    conn.execute("ROLLBACK TO ws_clients")
+    conn.execute("RELEASE ws_clients")
+    known = conn.execute(
+        "SELECT json_group_array(json_array(c.day, c.client)) FROM json_each(?) AS k"
+        " JOIN ws_clients c ON c.day = k.value ->> 0 AND c.client = k.value ->> 1",
+        (orjson.dumps(keys).decode(),),
+    ).fetchone()[0]
+    seen = {(int(d), str(c)) for d, c in orjson.loads(known)}
+    new = [k for k in firsts if k not in seen]
+    conn.execute(insert, (orjson.dumps([list(k) for k in new]).decode(),))
+    return once_per_client(fresh, firsts, new)
+
+
+def _privacy(conn: sqlite3.Connection, threshold: int) -> None:
+    """Make the word counters sums for ``threshold`` if they are kept for another (``rebuild_sql``)."""
+    row = conn.execute("SELECT value FROM ws_meta WHERE name = 'threshold'").fetchone()
+    if row is None or int(row[0]) != threshold:
+        for statement in rebuild_sql(threshold):
+            conn.execute(statement)
+
+
+def _kept_for(conn: sqlite3.Connection, threshold: int) -> bool:
+    row = conn.execute("SELECT value FROM ws_meta WHERE name = 'threshold'").fetchone()
+    return row is not None and int(row[0]) == threshold
+
+
 def _count(
-    conn: sqlite3.Connection, searches: Sequence[CountedSearch], stamp: int, known: Mapping[str, int]
+    conn: sqlite3.Connection,
+    searches: Sequence[CountedSearch],
+    stamp: int,
+    known: Mapping[str, int],
+    privacy: Privacy,
 ) -> tuple[int, dict[str, int]]:
     """Count the new searches of a batch: (how many, the ids of the queries it read or made)."""
+    _privacy(conn, privacy.threshold)
     fresh = _fresh(conn, {s.event_id: s for s in searches}, stamp)  # a redelivery inside one batch counts once
+    fresh = _clients(conn, fresh) if fresh else fresh
     if not fresh:
         return 0, {}
     queries = {s.query: s for s in fresh}
@@ -110,37 +165,50 @@ def _count(
             (entry, queries[q].content, qids[q]) for q in new for entry in index_entries(queries[q].lemmas, q)
         )
         _bulk(conn, "INSERT OR IGNORE INTO ws_terms (lemma, content, qid)", 3, terms)
-    agg = aggregate(fresh, qids, _lemma_sets(conn, queries))
+    agg = aggregate(fresh, qids, privacy, _lemma_sets(conn, queries, privacy.threshold))
+    # what each touched cell held before the batch (one JSON value back: no row by row through Python)
+    before = conn.execute(
+        "SELECT json_group_array(json_array(c.qid, c.month, c.region, c.device, c.n, c.hide, c.lift))"
+        " FROM json_each(?) AS b JOIN ws_counts c ON c.qid = b.value ->> 0 AND c.month = b.value ->> 1"
+        " AND c.region = b.value ->> 2 AND c.device = b.value ->> 3",
+        (orjson.dumps(agg.counts).decode(),),
+    ).fetchone()[0]
+    held = {(r[0], r[1], r[2], r[3]): (r[4], r[5], r[6]) for r in orjson.loads(before)}
     _bulk(
         conn,
-        "INSERT INTO ws_counts (qid, month, region, device, n)",
-        5,
+        "INSERT INTO ws_counts (qid, month, region, device, n, hide, lift)",
+        7,
         agg.counts,
         " ON CONFLICT (qid, month, region, device) DO UPDATE SET n = n + excluded.n",
     )
+    changes: list[Change] = []
+    for qid, month, region, device, n, hide, lift in agg.counts:
+        old, hide, lift = held.get((qid, month, region, device), (0, hide, lift))
+        changes.append((qid, month, region, device, old, old + n, hide, lift))
+    lemmas, totals = visible_changes(changes, agg.keys_of, privacy.threshold)
     conn.execute(
         "UPDATE ws_queries SET total = total + v.value ->> 1"
         " FROM json_each(?) AS v WHERE ws_queries.qid = v.value ->> 0",
-        (orjson.dumps(agg.totals).decode(),),
+        (orjson.dumps(totals).decode(),),
     )
     _bulk(
         conn,
         "INSERT INTO ws_lemma_counts (lemma, month, region, device, n)",
         5,
-        agg.lemmas,
+        lemmas,
         " ON CONFLICT (lemma, month, region, device) DO UPDATE SET n = n + excluded.n",
     )
     _bulk(
         conn,
-        "INSERT INTO ws_hosts (host, month, qid, n)",
-        4,
+        "INSERT INTO ws_hosts (host, month, qid, n, hide, lift)",
+        6,
         agg.hosts,
         " ON CONFLICT (host, month, qid) DO UPDATE SET n = n + excluded.n",
     )
     return len(fresh), qids
 
 
-def _lemma_sets(conn: sqlite3.Connection, queries: Mapping[str, CountedSearch]) -> dict[str, list[str]]:
+def _lemma_sets(conn: sqlite3.Connection, queries: Mapping[str, CountedSearch], threshold: int) -> dict[str, list[str]]:
     """The registered lemma sets of the batch's lemmas (lemma -> set keys), registering the sets of its
     words first (``_register``): read in the batch's transaction, so no batch misses a set."""
     keys = sorted({k for s in queries.values() for k in word_sets(s.lemmas)})
@@ -151,7 +219,7 @@ def _lemma_sets(conn: sqlite3.Connection, queries: Mapping[str, CountedSearch]) 
             for r in conn.execute("SELECT key FROM ws_unions WHERE key IN (SELECT value FROM json_each(?))", (payload,))
         }
         if new := [k for k in keys if k not in known]:
-            _register(conn, new)
+            _register(conn, new, threshold)
     lemmas = sorted({lemma for s in queries.values() for lemma in s.lemma_set or distinct_lemmas(s.lemmas)})
     sets: dict[str, list[str]] = {}
     members = "SELECT lemma, key FROM ws_union_members WHERE lemma IN (SELECT value FROM json_each(?))"
@@ -160,18 +228,19 @@ def _lemma_sets(conn: sqlite3.Connection, queries: Mapping[str, CountedSearch]) 
     return sets
 
 
-def _register(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
-    """Register new lemma sets, their counters filled with the searches counted before this batch (each
-    search once per set: a query with both lemmas is one query)."""
+def _register(conn: sqlite3.Connection, keys: Sequence[str], threshold: int) -> None:
+    """Register new lemma sets, their counters filled with the published searches counted before this batch
+    (each search once per set: a query with both lemmas is one query)."""
     members = sorted((lemma, key) for key in keys for lemma in key.split("|"))
     _bulk(conn, "INSERT INTO ws_unions (key)", 1, [(k,) for k in keys], " ON CONFLICT DO NOTHING")
     _bulk(conn, "INSERT INTO ws_union_members (lemma, key)", 2, members, " ON CONFLICT DO NOTHING")
     conn.execute(
         "INSERT INTO ws_lemma_counts (lemma, month, region, device, n)"
-        " SELECT u.key, c.month, c.region, c.device, sum(c.n)"
+        f" SELECT u.key, c.month, c.region, c.device, sum({published_sql('c')})"
         " FROM (SELECT DISTINCT m.value ->> 1 AS key, t.qid FROM json_each(?) AS m"
         "       JOIN ws_terms t ON t.lemma = m.value ->> 0) AS u"
-        " JOIN ws_counts c ON c.qid = u.qid WHERE true GROUP BY u.key, c.month, c.region, c.device"
+        f" JOIN ws_counts c ON c.qid = u.qid WHERE {shown_sql('c', threshold)}"
+        " GROUP BY u.key, c.month, c.region, c.device"
         " ON CONFLICT (lemma, month, region, device) DO UPDATE SET n = n + excluded.n",
         (orjson.dumps(members).decode(),),
     )
@@ -267,13 +336,13 @@ class SqliteWordstatStore:
         self._db = db
         self._qids: OrderedDict[str, int] = OrderedDict()
 
-    async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
+    async def count(self, searches: Sequence[CountedSearch], *, now: datetime, privacy: Privacy) -> int:
         if not searches:
             return 0
         stamp = now_us(now)
         known = self._qids
         n, qids = await self._db.write(
-            lambda conn: _count(conn, searches, stamp, known), long=len(searches) > LONG_BATCH
+            lambda conn: _count(conn, searches, stamp, known, privacy), long=len(searches) > LONG_BATCH
         )
         # remembered only now that the batch is committed: a rolled-back insert gave no id
         for q, qid in qids.items():
@@ -289,10 +358,30 @@ class SqliteWordstatStore:
             lambda conn: conn.execute("DELETE FROM ws_seen WHERE at < ?", (stamp,)).rowcount, long=True
         )
 
-    async def lemma_tally(self, lemmas: Sequence[str], first: int, last: int) -> list[TallyRow] | None:
+    async def forget_clients(self, before_day: int) -> int:
+        def run(conn: sqlite3.Connection) -> int:
+            n = conn.execute("DELETE FROM ws_clients WHERE day < ?", (before_day,)).rowcount
+            return n + conn.execute("DELETE FROM ws_day_keys WHERE day < ?", (before_day,)).rowcount
+
+        return await self._db.write(run, long=True)
+
+    async def day_key(self, day: int) -> bytes:
+        fresh = secrets.token_bytes(DAY_KEY_BYTES).hex()
+
+        def run(conn: sqlite3.Connection) -> str:
+            conn.execute("INSERT INTO ws_day_keys (day, key) VALUES (?, ?) ON CONFLICT (day) DO NOTHING", (day, fresh))
+            return str(conn.execute("SELECT key FROM ws_day_keys WHERE day = ?", (day,)).fetchone()[0])
+
+        return bytes.fromhex(await self._db.write(run))
+
+    async def lemma_tally(
+        self, lemmas: Sequence[str], first: int, last: int, *, threshold: int
+    ) -> list[TallyRow] | None:
         key = set_key(lemmas)
 
         def run(conn: sqlite3.Connection) -> list[tuple[int, str, str, int]] | None:
+            if not _kept_for(conn, threshold):
+                return None
             if "|" in key and conn.execute("SELECT 1 FROM ws_unions WHERE key = ?", (key,)).fetchone() is None:
                 return None
             sql = "SELECT month, region, device, n FROM ws_lemma_counts WHERE lemma = ? AND month BETWEEN ? AND ?"
@@ -320,7 +409,7 @@ class SqliteWordstatStore:
         return await self._db.read(run)
 
     async def tally(
-        self, selections: Sequence[Selection], qids: Sequence[int], first: int, last: int
+        self, selections: Sequence[Selection], qids: Sequence[int], first: int, last: int, *, threshold: int
     ) -> list[TallyRow]:
         def run(conn: sqlite3.Connection) -> list[tuple[int, str, str, int]]:
             parts: list[str] = []
@@ -333,8 +422,9 @@ class SqliteWordstatStore:
                 parts.append("SELECT value FROM json_each(?)")
                 params.append(orjson.dumps(list(qids)).decode())
             sql = (
-                "SELECT month, region, device, sum(n) FROM ws_counts"
-                f" WHERE qid IN ({' UNION '.join(parts)}) AND month BETWEEN ? AND ? GROUP BY month, region, device"
+                f"SELECT c.month, c.region, c.device, sum({published_sql('c')}) FROM ws_counts c"
+                f" WHERE c.qid IN ({' UNION '.join(parts)}) AND c.month BETWEEN ? AND ? AND {shown_sql('c', threshold)}"
+                " GROUP BY c.month, c.region, c.device"
             )
             return conn.execute(sql, (*params, first, last)).fetchall()
 
@@ -342,19 +432,22 @@ class SqliteWordstatStore:
             return []
         return _tally_rows(await self._db.read(run))
 
-    async def query_totals(self, qids: Sequence[int], first: int, last: int) -> dict[int, int]:
+    async def query_totals(self, qids: Sequence[int], first: int, last: int, *, threshold: int) -> dict[int, int]:
         sql = (
-            "SELECT qid, sum(n) FROM ws_counts WHERE qid IN (SELECT value FROM json_each(?))"
-            " AND month BETWEEN ? AND ? GROUP BY qid"
+            f"SELECT c.qid, sum({published_sql('c')}) FROM ws_counts c WHERE c.qid IN (SELECT value FROM json_each(?))"
+            f" AND c.month BETWEEN ? AND ? AND {shown_sql('c', threshold)} GROUP BY c.qid"
         )
         payload = orjson.dumps(list(qids)).decode()
         rows = await self._db.read(lambda conn: conn.execute(sql, (payload, first, last)).fetchall())
         return {int(r[0]): int(r[1]) for r in rows}
 
-    async def host_queries(self, origin: str, first: int, last: int, *, limit: int) -> list[tuple[str, int]]:
+    async def host_queries(
+        self, origin: str, first: int, last: int, *, limit: int, threshold: int
+    ) -> list[tuple[str, int]]:
         sql = (
-            "SELECT q.query, sum(h.n) AS n FROM ws_hosts h JOIN ws_queries q ON q.qid = h.qid"
-            " WHERE h.host = ? AND h.month BETWEEN ? AND ? GROUP BY q.query ORDER BY n DESC, q.query LIMIT ?"
+            f"SELECT q.query, sum({published_sql('h')}) AS n FROM ws_hosts h JOIN ws_queries q ON q.qid = h.qid"
+            f" WHERE h.host = ? AND h.month BETWEEN ? AND ? AND {shown_sql('h', threshold)}"
+            " GROUP BY q.query ORDER BY n DESC, q.query LIMIT ?"
         )
         rows = await self._db.read(lambda conn: conn.execute(sql, (origin, first, last, limit)).fetchall())
         return [(r[0], int(r[1])) for r in rows]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cubes.wordstat.handler import counted
 from shared.messages import Device, SearchQueryEvent
+from shared.stores.wordstat import Privacy
 from tests.unit.cubes.api.apikit import ApiHarness
 
 
@@ -22,16 +23,16 @@ def searches(h: ApiHarness, query: str, n: int, **fields: object) -> list[Search
 async def test_frequency_with_operators_and_privacy(tmp_path: Path) -> None:
     async with ApiHarness(tmp_path) as h:
         _, token = await h.tenant()
-        batch = searches(h, "купить слона", 6, device=Device.mobile) + searches(h, "куплю слонов", 2)
-        await h.stores.wordstat.count([counted(e) for e in batch], now=datetime.now(UTC))
+        batch = searches(h, "купить слона", 10, device=Device.mobile) + searches(h, "куплю слонов", 2)
+        await h.stores.wordstat.count([counted(e) for e in batch], now=datetime.now(UTC), privacy=Privacy(5))
         r = await h.client.get("/api/v1/wordstat", params={"q": "купить слона"}, headers=h.auth(token))
         assert r.status == 200
         body = await r.json()
         assert body["query"] == "купить слона"
-        assert body["total"] == {"count": 8, "display": "8"}
+        assert body["total"] == {"count": 10, "display": "10"}  # the 2 of "куплю слонов" are in no count
         assert len(body["months"]) == 24
-        assert body["months"][-1]["count"] == 8
-        assert {d["device"]: d["count"] for d in body["devices"]} == {"mobile": 6, "desktop": None}  # 2 < 5
+        assert body["months"][-1]["count"] == 10
+        assert {d["device"]: d["count"] for d in body["devices"]} == {"mobile": 10}
         assert [s["query"] for s in body["similar"]] == ["купить слона"]
         r = await h.client.get("/api/v1/wordstat", params={"q": '"!куплю слонов"'}, headers=h.auth(token))
         assert (await r.json())["total"] == {"count": None, "display": "< 5"}
@@ -48,17 +49,17 @@ async def test_a_webmaster_sees_the_queries_that_showed_their_own_host(tmp_path:
         _, token = await h.tenant("a.partner.test")
         _, other = await h.tenant("b.partner.test")
         batch = (
-            searches(h, "мосты москвы", 7, origins=["https://a.partner.test", "https://b.partner.test"])
+            searches(h, "мосты москвы", 10, origins=["https://a.partner.test", "https://b.partner.test"])
             + searches(h, "мост", 5, origins=["https://a.partner.test"])
             + searches(h, "редкий запрос", 1, origins=["https://a.partner.test"])
             + searches(h, "другой порт", 9, origins=["http://a.partner.test:8080"])  # another origin of the host
         )
-        await h.stores.wordstat.count([counted(e) for e in batch], now=datetime.now(UTC))
+        await h.stores.wordstat.count([counted(e) for e in batch], now=datetime.now(UTC), privacy=Privacy(5))
         r = await h.client.get("/api/v1/hosts/a.partner.test/queries", headers=h.auth(token))
         assert r.status == 200
         body = await r.json()
-        assert body["queries"] == [{"query": "мосты москвы", "impressions": 7}, {"query": "мост", "impressions": 5}]
-        assert body["hidden"] == 1  # searched once: never listed
+        assert body["queries"] == [{"query": "мосты москвы", "impressions": 10}, {"query": "мост", "impressions": 5}]
+        assert body["hidden"] == 0  # searched once: never listed, nor counted
         assert body["origin"] == "https://a.partner.test"  # the right's origin: not the host's other ports
         r = await h.client.get("/api/v1/hosts/a.partner.test/queries", headers=h.auth(other))
         assert r.status == 403  # another tenant's host

@@ -19,6 +19,7 @@ from shared.clock import ManualClock
 from shared.config import Settings
 from shared.messages import Device, SearchQueryEvent
 from shared.stores import open_stores
+from shared.stores.wordstat import Privacy
 from shared.wordstat.frequency import Count
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -33,11 +34,12 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient[web.Request, web.Ap
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
     stores = await open_stores(settings.store.url)
     batch = (
-        [search("купить слона", device=Device.mobile) for _ in range(7)]
+        [search("купить слона", device=Device.mobile) for _ in range(10)]
+        + [search("купить слона", region="spb") for _ in range(5)]
         + [search("куплю слонов <b>", region="spb") for _ in range(2)]
         + [search("слон фото") for _ in range(6)]
     )
-    await stores.wordstat.count([counted(e) for e in batch], now=NOW)
+    await stores.wordstat.count([counted(e) for e in batch], now=NOW, privacy=Privacy(threshold=5))
     app = create_app(settings, stores, clock=ManualClock(NOW.timestamp()))
     client = TestClient(TestServer(app, host="127.0.0.1", port=0))
     await client.start_server()
@@ -50,14 +52,15 @@ async def test_frequency_page_with_chart_and_splits(client: TestClient[web.Reque
     r = await client.get("/wordstat", params={"q": "купить слона"})
     assert r.status == 200
     body = await r.text()
-    assert '<span class="ws-total">9</span> searches for “купить слона” this month' in body
+    # "куплю слонов" (2 searches in spb) is in no number: not in the total, nor in spb's
+    assert '<span class="ws-total">15</span> searches for “купить слона” this month' in body
     svg = re.search(r"<svg class=\"chart\".*?</svg>", body)
     assert svg is not None
     assert svg.group().count("<rect") == 1  # one month with searches of the 24
-    assert "Nov 2026: 9" in svg.group()
-    assert '<td>mobile</td><td class="n">7</td><td class="n">78%</td>' in body
-    assert '<td>spb</td><td class="n">&lt; 5</td><td class="n"></td>' in body  # 2 searches: hidden
-    # listed queries: only those searched at least 5 times ("куплю слонов" 2 is not)
+    assert "Nov 2026: 15" in svg.group()
+    assert '<td>mobile</td><td class="n">10</td><td class="n">67%</td>' in body
+    assert '<td>spb</td><td class="n">5</td><td class="n">33%</td>' in body
+    # listed queries: only those with a published cell ("куплю слонов" 2 has none)
     assert ">купить слона</a>" in body
     assert "куплю слонов" not in body
 
@@ -65,8 +68,9 @@ async def test_frequency_page_with_chart_and_splits(client: TestClient[web.Reque
 async def test_operators_and_privacy_on_the_page(client: TestClient[web.Request, web.Application]) -> None:
     body = await (await client.get("/wordstat", params={"q": '"!куплю слонов"'})).text()
     assert '<span class="ws-total">&lt; 5</span>' in body
+    assert "searches made fewer than about 5 times in a month, region and device are in no number" in body
     body = await (await client.get("/wordstat", params={"q": "слон -фото", "months": "24"})).text()
-    assert '<span class="ws-total">9</span>' in body
+    assert '<span class="ws-total">15</span>' in body
     assert "the last 24 months" in body
 
 

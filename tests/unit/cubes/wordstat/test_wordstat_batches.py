@@ -24,7 +24,7 @@ from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.messages import Device, SearchQueryEvent
 from shared.runtime import Output, ensure_topics, open_deps, run_cube
-from shared.stores.wordstat import CountedSearch, WordstatStore
+from shared.stores.wordstat import CountedSearch, Privacy, WordstatStore
 from shared.wordstat.frequency import frequency
 from shared.wordstat.operators import parse
 
@@ -40,11 +40,11 @@ class Failing:
         self.when = when
         self.calls = 0
 
-    async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
+    async def count(self, searches: Sequence[CountedSearch], *, now: datetime, privacy: Privacy) -> int:
         self.calls += 1
         if self.calls == 1 and self.when == "before":
             raise StoreUnavailable("the store went away before the batch was written")
-        n = await self.store.count(searches, now=now)
+        n = await self.store.count(searches, now=now, privacy=privacy)
         if self.calls == 1 and self.when == "after":
             raise StoreUnavailable("the process died after the batch was durable, before the commit")
         return n
@@ -70,6 +70,7 @@ async def test_a_failed_or_unacknowledged_batch_is_read_again_and_counts_once(tm
         bus={"url": f"sqlite:///{tmp_path}/bus.db"},
         store={"url": f"sqlite:///{tmp_path}/store.db"},
         runtime={"metrics_port": 0},
+        wordstat={"privacy_threshold": 1, "privacy_noise": 0},  # exact counts: each search is read back
     )
     deps = await open_deps(settings)
     try:
@@ -97,7 +98,7 @@ async def test_a_failed_or_unacknowledged_batch_is_read_again_and_counts_once(tm
         assert await total("!слона") == 7 + 4
         assert await total("bridge") == 6
         assert sum(
-            n for _, n in await stores.wordstat.host_queries("https://shop.example", 0, 999912, limit=10)
+            n for _, n in await stores.wordstat.host_queries("https://shop.example", 0, 999912, limit=10, threshold=1)
         ) == len(sent)
     finally:
         await deps.close()
@@ -109,13 +110,13 @@ async def test_a_caller_waits_once_too_many_searches_are_not_durable(tmp_path: P
     written: list[int] = []
 
     class Slow:
-        async def count(self, searches: Sequence[CountedSearch], *, now: datetime) -> int:
+        async def count(self, searches: Sequence[CountedSearch], *, now: datetime, privacy: Privacy) -> int:
             entered.set()
             await gate.wait()
             written.append(len(searches))
             return len(searches)
 
-    counter = GroupCounter(Slow(), max_batch=3, linger_s=0.01, max_waiting=5)  # type: ignore[arg-type]
+    counter = GroupCounter(Slow(), Privacy(threshold=5), max_batch=3, linger_s=0.01, max_waiting=5)  # type: ignore[arg-type]
     search = CountedSearch("e" * 16, "слон", "слон", 1, 202611, "unknown", "desktop")
     futs = [counter.add(search) for _ in range(6)]
     assert counter.waiting == 6
