@@ -97,8 +97,9 @@ def render_docs(doc: dict[str, Any] | None = None) -> str:
     doc = doc or document()
     ops = _operations(doc)
     tags = sorted({o.tag for o in ops}, key=lambda t: [o.tag for o in ops].index(t))
+    about = {t["name"]: t.get("description", "") for t in doc.get("tags", [])}
     return _ENV.get_template("docs.html").render(
-        info=doc["info"], tags=tags, ops=ops, codes=list(CODES.values()), paths=doc["paths"]
+        info=doc["info"], tags=tags, about=about, ops=ops, codes=list(CODES.values()), paths=doc["paths"]
     )
 
 

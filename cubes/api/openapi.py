@@ -48,26 +48,44 @@ from cubes.api.openapi_refresh import refresh_paths, refresh_schemas
 from cubes.api.openapi_schemas import SCHEMAS as _SCHEMAS
 from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaster_schemas
 
-__all__ = ["OWNERSHIP", "document"]
+__all__ = ["COUNTS", "OWNERSHIP", "document"]
 
-#: who owns what on a site (shared/rights.py), as the document says it
+#: who owns what on a site (shared/rights.py, shared/access.py), as the document says it
 OWNERSHIP = (
     "Who owns what on a site: a claim names an origin (scheme, host and port: the URL you give, https://HOST for "
-    "a bare host); its proof (a DNS TXT record, the file /.well-known/turbocubes-verify.txt, or the meta tag in "
-    "the <head> of the home page) is looked for on that origin only, redirects to another origin are not "
-    "followed, and the right it earns covers that origin alone: a proof on one port never covers another; a "
-    "feed is registered, changed, checked or fetched on demand only on an origin you hold a right on (403 "
-    "origin_not_held). "
+    "a bare host); a tenant has one claim on a host, so claiming another origin of it ends its right on the "
+    "first. The proof (a DNS TXT record, the file /.well-known/turbocubes-verify.txt, or the meta tag in "
+    "the real <head> of the home page) is looked for on that origin only, redirects to another origin are not "
+    "followed, every attempt names the URL the token was read from, and the right it earns covers that origin "
+    "alone: a proof on one port or scheme never covers another; a feed is registered, changed, checked or "
+    "fetched on demand only on an origin you hold a right on (403 origin_not_held). "
     "Several tenants may hold rights on one origin; none can remove another's right, disable its feeds or "
-    "switch off its pages. A page belongs to the tenant whose source (a feed, its uploads) published it: only "
-    "that tenant may replace or delete it while it holds a right on the page's origin; a page of a tenant whose "
-    "right ended, or of nobody (the operator's feeds, the autoparser), may be replaced or deleted by any holder. "
+    "switch off its pages (Turbo off is each holder's switch for its own pages). A page belongs to the tenant "
+    "whose source (a feed, its uploads) published it: only that tenant may replace or delete it while it holds "
+    "a right on the page's origin (another holder publishing the URL gets conflict.other_tenant and the page "
+    "stays; DELETE /api/v1/pages answers 403 page_not_owned, naming no tenant); a page of a tenant whose right "
+    "ended, or of nobody (the operator's feeds, the autoparser), may be replaced or deleted by any holder. "
     "Proofs are re-checked daily (api.proof_recheck_s); a proof not found starts a grace (api.proof_grace_s, a "
-    "week) and is reported to its holder at once; the right ends when the grace runs out. Every change of "
-    "rights is told to each tenant that holds or held a right on the origin (GET /api/v1/notices), never "
+    "week) and is reported to its holder at once (a notice, the problem host.proof_lapsing); the right ends "
+    "when the grace runs out. A right granted, ended or given up is told to each tenant that holds or held a "
+    "right on the origin, a lapse and its restoration to the right's holder alone (GET /api/v1/notices), never "
     "naming another tenant. A host's feeds, pages, problems and waiting documents are shown to the tenant whose "
-    "sources they are; the searches that showed an origin's pages (GET /api/v1/hosts/{host}/queries) to each "
-    "holder of a right on that origin, and to no holder of another port or scheme."
+    "sources they are, a claim without a right shows the claim and nothing else; the searches that showed an "
+    "origin's pages (GET /api/v1/hosts/{host}/queries) go to each holder of a right on that origin, and to no "
+    "holder of another port or scheme."
+)
+
+#: how the query statistics are protected (cubes/wordstat/README.md says the scheme and why each attack fails)
+COUNTS = (
+    "The query statistics are approximate, by design: no sequence of requests may tell a count under "
+    "wordstat.privacy_threshold (5). Each counter cell (a query's searches in a month, region and device; an "
+    "origin's impressions of a query in a month) keeps a secret offset (0 to 5) drawn when it is first counted, "
+    "and is published once its count less the offset reaches the threshold; every number shown is a sum of "
+    "published cells and of nothing else, rounded to three significant digits, so a word less another, a total "
+    "less its regions, a union of rare queries give no hidden count; a client (an address, an IPv6 /64, keyed "
+    "by an HMAC under a key of the day that is then dropped) counts once per query and day, so padding a "
+    'guessed query from one address adds one. A count under the threshold is null, shown as "< 5". Why each '
+    "attack fails and what is left: cubes/wordstat/README.md."
 )
 
 
@@ -347,10 +365,10 @@ def document(server_url: str = "/") -> dict[str, Any]:
         "info": {
             "title": "turbocubes API",
             "version": "1.0.0",
-            "description": "Webmaster and partner APIs: feeds, uploads, page deletions, per-tenant limits. "
-            + OWNERSHIP,
+            "description": "Webmaster and partner APIs: feeds, uploads, page deletions, per-tenant limits, query "
+            "statistics. Who owns what on a site: the hosts tag; how the query counts are protected: the wordstat tag.",
         },
-        "tags": [{"name": "hosts", "description": OWNERSHIP}],
+        "tags": [{"name": "hosts", "description": OWNERSHIP}, {"name": "wordstat", "description": COUNTS}],
         "externalDocs": {
             "description": "for people: every operation, how to start, and the problem codes (schemas/problems.md)",
             "url": "/docs",
