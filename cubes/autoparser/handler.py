@@ -77,6 +77,7 @@ from shared.runtime.cube import Context, Output
 from shared.stores import ClaimOutcome, HashStore, PageProblems, PageStore, ProblemStore
 from shared.stores.autoparser import AutoparserStore, Pair
 from shared.urls import host_of, try_canonical_url
+from shared.wordcount import words
 
 __all__ = ["SKIPPED", "AutoparserHandler"]
 
@@ -339,7 +340,7 @@ class AutoparserHandler:
         if self.store is not None and self.pages is not None:
             theirs = await self.pages.get(url)
             full_text = theirs is not None and theirs.source_kind != SourceKind.autoparser.value
-            if theirs is not None and full_text and len(theirs.text.split()) >= MIN_PAIR_WORDS:
+            if theirs is not None and full_text and words(theirs.text) >= MIN_PAIR_WORDS:
                 now = self.clock.now()
                 await self.store.add_pair(Pair(msg.host, url, body, theirs.text, theirs.title, now))
                 PAIRS.inc()

@@ -26,7 +26,7 @@ from shared.messages import SOURCE_PRIORITY, CrawlKind, CrawlResult, Document, F
 from shared.runtime.cube import Context
 from shared.stores import Page, Stores, open_stores
 from shared.stores.autoparser import HostCalibration
-from tests.unit.cubes.autoparser.hard_pages import host_pages
+from tests.unit.cubes.autoparser.hard_pages import JAPANESE, host_pages, japanese_page
 
 HOST = "ledger.example"
 CTX = Context(
@@ -146,6 +146,18 @@ async def test_a_page_a_full_text_feed_owns_becomes_a_training_pair(
     await stores.pages.upsert(Page(url=url2, host=HOST, version=1, text="A short summary.", source_kind="rss"))
     assert await handler_for(extractor, tmp_path, stores).handle(crawled(url2, html2), CTX) == []
     assert await stores.autoparser.pair_hosts() == {HOST: 1}
+
+
+async def test_a_japanese_full_text_feed_makes_training_pairs_too(
+    extractor: Extractor, tmp_path: Path, stores: Stores
+) -> None:
+    # its 12 paragraphs are 464 characters and no space: "12 words" by spaces, never a pair
+    url = f"https://{HOST}/ja/otters"
+    feed_text = "\n".join(JAPANESE)
+    await stores.hashes.claim(url, "feed:ledger", SOURCE_PRIORITY[SourceKind.rss])
+    await stores.pages.upsert(Page(url=url, host=HOST, version=1, title="ja", text=feed_text, source_kind="rss"))
+    assert await handler_for(extractor, tmp_path, stores).handle(crawled(url, japanese_page()), CTX) == []
+    assert [p.url for p in await stores.autoparser.pairs(HOST)] == [url]
 
 
 async def test_a_host_calibration_changes_how_its_pages_are_read(
