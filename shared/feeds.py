@@ -49,7 +49,7 @@ from shared.origins import canonical_origin
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.secretbox import NoKey, SecretBox
-from shared.stores import Feed, FeedStore, Task, TaskStore, UpsertOutcome
+from shared.stores import Feed, FeedStore, Task, TaskMode, TaskStore, UpsertOutcome
 from shared.urls import canonical_url, host_of
 
 __all__ = [
@@ -380,7 +380,8 @@ class FeedRegistry:
         await self.check_address(canonical)
         now = self._clock.now()
         task = await tasks.create(
-            Task(task_id=uuid.uuid4().hex, tenant_id=tenant_id, host=host, source_url=canonical), now=now
+            Task(task_id=uuid.uuid4().hex, tenant_id=tenant_id, host=host, source_url=canonical, mode=TaskMode.debug),
+            now=now,
         )
         await self._publish([check_request(task.task_id, canonical, host, now)])
         return task

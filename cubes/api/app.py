@@ -35,6 +35,7 @@ from cubes.api import (
     notices,
     refresh,
     signup,
+    upload_list,
     uploads,
     wordstat,
 )
@@ -71,6 +72,7 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
     feeds.add_routes(app.router)
     fetches.add_routes(app)
     uploads.add_routes(app.router)
+    upload_list.add_routes(app.router)
     hosts.add_routes(app.router)
     branding.add_routes(app.router)
     notices.add_routes(app.router)

@@ -46,6 +46,7 @@ from cubes.api.openapi_parts import (
 )
 from cubes.api.openapi_refresh import refresh_paths, refresh_schemas
 from cubes.api.openapi_schemas import SCHEMAS as _SCHEMAS
+from cubes.api.openapi_tasks import list_uploads_op, task_list_schemas
 from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaster_schemas
 
 __all__ = ["COUNTS", "OWNERSHIP", "document"]
@@ -191,6 +192,7 @@ def _paths() -> dict[str, Any]:
                 params=upload_params,
                 body=upload_body,
             ),
+            "get": list_uploads_op(),
         },
         "/api/v1/uploads/{task_id}": {
             "get": _op(
@@ -377,7 +379,7 @@ def document(server_url: str = "/") -> dict[str, Any]:
         "security": [{"bearerToken": []}],
         "paths": {**_paths(), **webmaster_paths(), **refresh_paths()},
         "components": {
-            "schemas": {**_SCHEMAS, **webmaster_schemas(), **refresh_schemas()},
+            "schemas": {**_SCHEMAS, **webmaster_schemas(), **refresh_schemas(), **task_list_schemas()},
             "securitySchemes": {
                 "bearerToken": {
                     "type": "http",

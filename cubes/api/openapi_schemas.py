@@ -137,6 +137,8 @@ SCHEMAS: dict[str, Any] = {
             "task_id": {"type": "string"},
             "host": {"type": "string"},
             "status": {"type": "string", "enum": ["queued", "processing", "done", "failed"]},
+            "mode": {"type": "string", "enum": ["production", "debug"], "description": "debug: previews only"},
+            "source_url": {"type": ["string", "null"], "description": "a feed check's: the URL it fetched"},
             "created_at": _NULLABLE_TIME,
             "updated_at": _NULLABLE_TIME,
             "counts": {

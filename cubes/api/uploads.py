@@ -46,14 +46,14 @@ from shared.errors import TurbocubesError
 from shared.messages import DocumentDeleted, PartnerUpload, SourceKind, SourceRef, UploadFormat
 from shared.previews import preview_path
 from shared.runtime.cube import Output
-from shared.stores import Task, TaskStatus
+from shared.stores import Task, TaskMode, TaskStatus
 from shared.urls import canonical_host, canonical_url, host_of
 
 __all__ = ["NOT_ACCEPTED", "add_routes", "preview_url", "task_json"]
 
 #: the error of a task whose upload never reached the bus; a retry with its Idempotency-Key revives it
 NOT_ACCEPTED = "not accepted: the message bus was unavailable; retry the upload"
-_MODES = ("production", "debug")
+_MODES = tuple(m.value for m in TaskMode)
 #: Idempotency-Key values are opaque client strings; this bounds what we store
 _KEY_MAX = 128
 
@@ -74,6 +74,8 @@ def task_json(task: Task, frontend_url: str = "") -> dict[str, Any]:
         "task_id": task.task_id,
         "host": task.host,
         "status": task.status.value,
+        "mode": task.mode.value,
+        "source_url": task.source_url,
         "created_at": task.created_at,
         "updated_at": task.updated_at,
         "counts": task.counts(),
@@ -183,7 +185,8 @@ async def create_upload(request: web.Request) -> web.StreamResponse:
 
     if revived is None:
         task = await ctx.stores.tasks.create(
-            Task(task_id=task_id, tenant_id=tenant_id, host=host, idempotency_key=key), now=ctx.clock.now()
+            Task(task_id=task_id, tenant_id=tenant_id, host=host, idempotency_key=key, mode=TaskMode(mode)),
+            now=ctx.clock.now(),
         )
         if task.task_id != task_id:
             return _accepted(task.task_id)  # a concurrent retry with the same key won the race

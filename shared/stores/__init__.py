@@ -51,7 +51,7 @@ from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, Upser
 from shared.stores.problems import FetchReport, PageProblems, PageRow, PageState, ProblemStore
 from shared.stores.sessions import Session, SessionStore
 from shared.stores.status import StatusSnapshot, StatusStore
-from shared.stores.tasks import Task, TaskItem, TaskStatus, TaskStore
+from shared.stores.tasks import Task, TaskItem, TaskMode, TaskPage, TaskQuery, TaskStatus, TaskStore
 from shared.stores.tenants import HostClaim, Tenant, TenantLimits, TenantStore
 
 if TYPE_CHECKING:
@@ -96,6 +96,9 @@ __all__ = [
     "Stores",
     "Task",
     "TaskItem",
+    "TaskMode",
+    "TaskPage",
+    "TaskQuery",
     "TaskStatus",
     "TaskStore",
     "Tenant",

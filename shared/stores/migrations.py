@@ -492,3 +492,9 @@ POSTGRES.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN)
 # 36: query statistics that keep their threshold: published cells, one search per client and day
 # (``migrations_wordstat.py``)
 extend_wordstat(SQLITE, POSTGRES, version=36)
+
+# 37: a task's mode (production, or debug: previews only), a filter of the task list (which ``tasks_tenant``
+# serves newest first)
+_TASK_MODE = ("ALTER TABLE tasks ADD COLUMN mode TEXT NOT NULL DEFAULT 'production'",)
+SQLITE.append((37, "tasks: mode", _TASK_MODE))
+POSTGRES.append((37, "tasks: mode", _TASK_MODE))

@@ -13,7 +13,14 @@ from typing import Protocol
 
 from shared.problems import Problem
 
-__all__ = ["Task", "TaskItem", "TaskStatus", "TaskStore"]
+__all__ = ["TASK_LIST_MAX", "Task", "TaskItem", "TaskMode", "TaskPage", "TaskQuery", "TaskStatus", "TaskStore"]
+
+
+class TaskMode(StrEnum):
+    """How an upload is handled: published, or rendered as previews only (a debug upload, a feed check)."""
+
+    production = "production"
+    debug = "debug"
 
 
 class TaskStatus(StrEnum):
@@ -53,6 +60,7 @@ class Task:
     #: how many items of each status the upload had in all, kept in ``items`` or not (the parser keeps the
     #: first ones); empty: every item is in ``items`` (a task written before the counts were kept)
     item_counts: Mapping[str, int] = field(default_factory=dict)
+    mode: TaskMode = TaskMode.production
 
     @property
     def problems_more(self) -> int:
@@ -77,6 +85,30 @@ class Task:
         for item in self.items:
             counts[item.status] = counts.get(item.status, 0) + 1
         return counts
+
+
+#: the most tasks one page of a list holds
+TASK_LIST_MAX = 100
+
+
+@dataclass(frozen=True, slots=True)
+class TaskQuery:
+    """One page of a tenant's tasks, newest first: the filters (None: any) and where the page starts."""
+
+    tenant_id: str
+    host: str | None = None
+    mode: TaskMode | None = None
+    status: TaskStatus | None = None
+    #: the last task of the page before (its ``created_at`` in microseconds and its id), None: the newest
+    after: tuple[int, str] | None = None
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPage:
+    tasks: tuple[Task, ...]
+    #: where the next page starts (give it as ``TaskQuery.after``), None when this page was the last
+    next_after: tuple[int, str] | None
 
 
 class TaskStore(Protocol):
@@ -110,4 +142,9 @@ class TaskStore(Protocol):
 
     async def recent(self, tenant_id: str, limit: int = 20) -> list[Task]:
         """The tenant's newest tasks first (the console's list)."""
+        ...
+
+    async def page(self, query: TaskQuery) -> TaskPage:
+        """One page of the tenant's tasks that pass the query's filters, newest first (created_at, then
+        task id, both descending: a task created while a client pages is never shown twice)."""
         ...

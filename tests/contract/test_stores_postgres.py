@@ -18,11 +18,12 @@ from tests.contract.lane_store_contract import LaneStoreContract
 from tests.contract.problem_store_contract import ProblemStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import StoreContract
+from tests.contract.task_list_contract import TaskListContract
 from tests.pgschema import fresh_schema
 
 
 @pytest.mark.postgres
-class TestPostgresStores(StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract):
+class TestPostgresStores(StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract, TaskListContract):
     @pytest.fixture
     async def store_url(self, postgres_url: str) -> AsyncIterator[str]:
         async with fresh_schema(postgres_url) as url:

@@ -13,6 +13,7 @@
     POST /console/check                check a feed URL: previews and problems, nothing published
     POST /console/feeds/{id}/autoparser  on / off                      POST /console/feeds/{id}/delete
     POST /console/feeds/{id}/options   fetch options (credentials, headers, timeout) and filters
+    GET  /console/uploads              every upload and check, newest first (?host=&mode=&status=&cursor=)
     GET  /console/uploads/{task}       an upload task: per-item results and problems, previews
 
 Every POST needs a signed-in session whose CSRF token the form carries and must
@@ -30,6 +31,7 @@ from aiohttp import web
 from cubes.frontend.console import actions, views
 from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
+from cubes.frontend.console.task_list import task_list_page
 from cubes.frontend.jinja import duration
 from shared.urls import canonical_host
 
@@ -170,4 +172,5 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r.add_post(
         "/console/feeds/{feed_id}/delete", action(lambda q, s, f: actions.remove_feed(c, s, q.match_info["feed_id"]))
     )
+    r.add_get("/console/uploads", page(lambda q, s: task_list_page(c, s, q.query)))
     r.add_get("/console/uploads/{task_id}", page(lambda q, s: views.task_page(c, s, q.match_info["task_id"])))

@@ -18,13 +18,13 @@ from shared.errors import NotFound
 from shared.problems import Problem, problems_from
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.sql.runner import SqlRunner
-from shared.stores.tasks import Task, TaskItem, TaskStatus
+from shared.stores.tasks import TASK_LIST_MAX, Task, TaskItem, TaskMode, TaskPage, TaskQuery, TaskStatus
 
 __all__ = ["TASK_COLUMNS", "SqlTaskStore", "task_from_row", "task_items_json"]
 
 TASK_COLUMNS = (
     "task_id, tenant_id, host, status, created_at, updated_at, items, errors, preview_urls, idempotency_key, problems,"
-    " problem_counts, source_url, item_counts"
+    " problem_counts, source_url, item_counts, mode"
 )
 
 
@@ -66,6 +66,7 @@ def task_from_row(row: Sequence[Any]) -> Task:
         problem_counts=orjson.loads(row[11] or "{}"),
         source_url=row[12],
         item_counts=orjson.loads(row[13] or "{}"),
+        mode=TaskMode(row[14]),
     )
 
 
@@ -76,7 +77,7 @@ class SqlTaskStore:
     async def create(self, task: Task, *, now: datetime | None = None) -> Task:
         stamp = now_us(now)
         rows = await self._db.execute_returning(
-            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             # no conflict target: a reused task id and a reused idempotency key both mean "exists"
             f" ON CONFLICT DO NOTHING RETURNING {TASK_COLUMNS}",
             task.task_id,
@@ -93,6 +94,7 @@ class SqlTaskStore:
             dumps(dict(task.problem_counts)),
             task.source_url,
             dumps(dict(task.item_counts)),
+            task.mode.value,
         )
         if rows:
             return task_from_row(rows[0])
@@ -167,3 +169,30 @@ class SqlTaskStore:
             limit,
         )
         return [task_from_row(r) for r in rows]
+
+    async def page(self, query: TaskQuery) -> TaskPage:
+        where = ["tenant_id = ?"]
+        args: builtins.list[Any] = [query.tenant_id]
+        if query.host is not None:
+            where.append("host = ?")
+            args.append(query.host)
+        if query.mode is not None:
+            where.append("mode = ?")
+            args.append(query.mode.value)
+        if query.status is not None:
+            where.append("status = ?")
+            args.append(query.status.value)
+        if query.after is not None:  # keyset: strictly older than the last task shown
+            where.append("(created_at < ? OR (created_at = ? AND task_id < ?))")
+            args += [query.after[0], query.after[0], query.after[1]]
+        limit = max(1, min(query.limit, TASK_LIST_MAX))
+        rows = await self._db.fetch(
+            f"SELECT {TASK_COLUMNS} FROM tasks WHERE {' AND '.join(where)}"
+            " ORDER BY created_at DESC, task_id DESC LIMIT ?",
+            *args,
+            limit + 1,  # one more: is there a next page
+        )
+        tasks = tuple(task_from_row(r) for r in rows[:limit])
+        more = len(rows) > limit
+        last = rows[limit - 1] if more else None
+        return TaskPage(tasks, (int(last[4]), str(last[0])) if last is not None else None)

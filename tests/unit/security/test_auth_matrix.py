@@ -69,6 +69,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/api/v1/feeds/check"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("POST", "/api/v1/uploads"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/uploads/{task_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    # every tenant lists its own tasks: B asking for A's host gets an empty page, never A's tasks
+    ("GET", "/api/v1/uploads"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     ("DELETE", "/api/v1/pages"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/hosts"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     # the changes of rights on the caller's own origins: every tenant has its own list
@@ -208,6 +210,12 @@ async def _upload(world: World, caller: str) -> Request:
 @builds("GET", "/api/v1/uploads/{task_id}")
 async def _a_task(world: World, caller: str) -> Request:
     return f"/api/v1/uploads/{await world.a_task()}", {}
+
+
+@builds("GET", "/api/v1/uploads")
+async def _task_list(world: World, caller: str) -> Request:
+    await world.a_task()
+    return "/api/v1/uploads", {"params": {"host": A_HOST}}
 
 
 @builds("DELETE", "/api/v1/pages")

@@ -70,6 +70,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/console/feeds/{feed_id}/options"): Expect(none=401, other=404, own=303, alias=NA),
     ("POST", "/console/feeds/{feed_id}/delete"): Expect(none=401, other=404, own=303, alias=NA),
     ("GET", "/console/uploads/{task_id}"): Expect(none=200, other=404, own=200, alias=NA),
+    # each tenant's own list: B naming A's host sees none of A's tasks
+    ("GET", "/console/uploads"): Expect(none=200, other=200, own=200, alias=NA),
 }
 #: asked last: a claim by B on A's host, or a sign-out, changes what the other rows answer
 LAST = (("POST", "/console/hosts"), ("POST", "/console/logout"))
@@ -136,6 +138,8 @@ async def _request(world: World, method: str, route: str, caller: str) -> tuple[
         return route.replace("{task_id}", world.task_id), {}
     if route == "/console/hosts":
         return route, {"url": f"https://{host}/"}
+    if route == "/console/uploads":
+        return f"{route}?host={A_HOST}", {}
     if route in ("/console/feeds", "/console/check"):
         return route, {"url": f"https://{host}/new-{next(world.n)}.xml"}
     return route, {}
