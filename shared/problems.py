@@ -98,9 +98,12 @@ class Problem(BaseModel):
     where: Where = Field(default_factory=Where)
     message: str
     hint: str
+    #: what the webmaster may use instead, for the console to offer (the feeds an HTML page names);
+    #: left out of ``as_dict`` when empty, so every other problem reads as it always did
+    offers: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude=None if self.offers else {"offers"})
 
     def describe(self) -> str:
         """One line for a log or a CLI: ``[code] item 3, line 12: message``."""
@@ -127,6 +130,7 @@ def problem(
     column: int | None = None,
     severity: Severity | str | None = None,
     hint: str | None = None,
+    offers: Iterable[str] = (),
 ) -> Problem:
     """A ``Problem`` of a code from the table; ``KeyError`` for an unknown code (codes are a contract)."""
     entry = CODES[code]
@@ -136,6 +140,7 @@ def problem(
         where=Where(feed=feed, item=item, link=link, line=line, column=column),
         message=message,
         hint=hint or entry.hint,
+        offers=tuple(offers),
     )
 
 

@@ -61,6 +61,12 @@ def webmaster_schemas() -> dict[str, Any]:
                 },
                 "message": {"type": "string"},
                 "hint": {"type": "string", "description": "how to fix it"},
+                "offers": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "what to use instead, when there is something: the feeds an HTML page names "
+                    "(feed.not_a_feed); absent otherwise",
+                },
             },
         },
         "FetchReport": {

@@ -21,7 +21,9 @@ The order of attempts, and why:
    not wait for it);
 6. otherwise, and for roots lxml's readers do not know, feedparser's loose
    parser gets the bytes; if it finds nothing either, the feed is ``fatal``
-   and the first strict error (line, column) is what the webmaster sees.
+   and the first strict error (line, column) is what the webmaster sees --
+   unless the body is an HTML page: then it is ``feed.not_a_feed`` naming the
+   feeds the page links to (``html_page``).
 
 Then Turbo's deletions and limits apply to every XML feed.
 """
@@ -36,6 +38,7 @@ from cubes.parser.atom import ENTRY_TAGS, MISPLACED_ITEM_TAGS, atom_meta, read_a
 from cubes.parser.categories import Listings
 from cubes.parser.compressed import InflateError, gunzip, gunzip_head, is_gzip
 from cubes.parser.detect import detect_format, prepare_xml
+from cubes.parser.html_page import not_a_feed
 from cubes.parser.jsondoc import parse_json_documents, parse_json_feed
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, ParseResult, Severity
 from cubes.parser.repair import fix_problems, repair_xml
@@ -44,6 +47,7 @@ from cubes.parser.turbo import Limits, apply_limits, apply_turbo, oversized
 from cubes.parser.xmlsafe import HostileXml, XmlError, parse_xml
 from cubes.parser.xmltext import ATOM03, ATOM10, RDF, TURBO
 from cubes.parser.yml import Catalog, iter_yml
+from shared.feed_discovery import looks_like_html
 
 __all__ = ["Limits", "parse_feed", "parse_yml", "yml_source"]
 
@@ -90,6 +94,8 @@ def parse_feed(
         result.encoding = prepared.encoding
         return result
     result = _parse_xml_feed(_decl_first(prepared.body), url, content_type, fmt)
+    if result.fatal and looks_like_html(prepared.body):
+        return not_a_feed(prepared.body, url)  # a site's page given as its feed: the feeds it names
     if url is None and (own := _self_url(result)) is not None:
         # no URL given (a file): the feed's own address is what its relative links mean
         result = _parse_xml_feed(_decl_first(prepared.body), own, content_type, fmt)

@@ -67,6 +67,8 @@ class ItemError:
     code: str | None = None
     #: a hint more specific than the code's default one
     hint: str | None = None
+    #: what to use instead (the feeds an HTML page names): ``Problem.offers``
+    offers: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {

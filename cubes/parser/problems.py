@@ -41,6 +41,7 @@ def to_problem(err: ItemError, *, feed: str | None = None) -> Problem:
         column=err.column,
         severity=err.severity.value,
         hint=err.hint,
+        offers=err.offers,
     )
 
 

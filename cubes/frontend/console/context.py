@@ -61,6 +61,9 @@ CONSOLE_CSS = STATUS_CSS + (
     ".u{overflow-wrap:anywhere;font-size:.85rem;color:var(--mut);display:block}"
     ".waits{margin:.3rem 0;padding-left:1.1rem;font-size:.9rem}.waits small{display:block;color:var(--mut)}"
     "span.quiet,b.quiet{color:var(--mut)}"
+    # the feeds an HTML page names, each with its buttons (feed.not_a_feed)
+    ".offers{list-style:none;padding:0;margin:.4rem 0}.offers li{display:flex;flex-wrap:wrap;align-items:center;"
+    "gap:.4rem;margin:0 0 .4rem}"
     ".legend{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;font-size:.88rem;margin:-1rem 0 2rem}"
     ".legend dd{margin:0;color:var(--mut)}"
     # on a phone a table's rows become cards, each cell under its column's name: nothing is cut off

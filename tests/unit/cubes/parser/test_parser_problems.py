@@ -96,3 +96,40 @@ def test_capped_gives_the_report_cap_gives_building_only_the_kept_problems() -> 
         ItemError("?", 9, None, 7, None),  # no code: reported as item.unreadable
     ]
     assert capped(errors, feed="f1", limit=3) == cap(to_problems(errors, feed="f1"), limit=3)
+
+
+HOME_PAGE = (
+    b"<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Birds</title>"
+    b'<link rel="alternate" type="application/rss+xml" title="News" href="/feed.xml">'
+    b'<link rel="alternate" type="application/atom+xml" href="/atom.xml"></head>'
+    b"<body><p>Herons<br>egrets &copy; 2026</body></html>"
+)
+
+
+def test_a_home_page_is_not_a_feed_and_names_the_feeds_it_links() -> None:
+    # it was [xml.malformed] line 1, column 2: not well-formed XML, with a hint to fix the XML
+    result = parse_feed(HOME_PAGE, url="https://birds.example/")
+    assert result.fatal
+    [err] = result.errors
+    assert err.code == "feed.not_a_feed"
+    assert err.offers == ("https://birds.example/feed.xml", "https://birds.example/atom.xml")
+    assert "https://birds.example/feed.xml (RSS: News)" in err.reason
+    assert "Register one of those feeds" in (err.hint or "")
+    p = to_problem(err)
+    assert p.offers == err.offers
+    assert p.as_dict()["offers"] == list(err.offers)
+
+
+def test_a_page_without_feeds_is_pointed_at_the_usual_paths_and_the_autoparser() -> None:
+    result = parse_feed(b"<!doctype html><html><head><title>x</title></head><body><p>a<p>b</body></html>")
+    [err] = result.errors
+    assert (err.code, err.offers) == ("feed.not_a_feed", ())
+    assert "/rss.xml" in (err.hint or "")
+    assert "autoparser" in (err.hint or "")
+    assert "offers" not in to_problem(err).as_dict()  # every other problem reads as it always did
+
+
+def test_a_feed_wrapped_in_html_is_still_read() -> None:
+    wrapped = b"<html><body><rss version='2.0'><channel><item><title>t</title><link>https://a.example/1</link>"
+    wrapped += b"</item></channel></rss></body></html>"
+    assert [it.title for it in parse_feed(wrapped).items] == ["t"]
