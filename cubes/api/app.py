@@ -33,6 +33,7 @@ from cubes.api import (
     hosts,
     indexnow,
     notices,
+    opml,
     refresh,
     signup,
     upload_list,
@@ -69,6 +70,7 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
     app[CTX] = slot
     app.router.add_get("/api/v1/openapi.json", _openapi, name="openapi", allow_head=False)
     checks.add_routes(app.router)  # before feeds: /api/v1/feeds/check is not a feed id
+    opml.add_routes(app.router)  # nor /api/v1/feeds/opml
     feeds.add_routes(app.router)
     fetches.add_routes(app)
     uploads.add_routes(app.router)

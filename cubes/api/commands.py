@@ -3,6 +3,7 @@
     turbocubes hosts add|verify|revoke|list|turbo ...   tenants, their hosts and tokens (host_commands.py)
     turbocubes feeds add|list|remove|fetch|show ...     the operator's feed registry (feed_commands.py)
     turbocubes refresh URL [--image | --purge] ...      one page or image again now (refresh_commands.py)
+    turbocubes feeds export|import ...                  a tenant's feeds as OPML (opml_commands.py)
 
 Only the arguments are declared here: each command imports its module when it runs, so
 ``turbocubes --help`` loads neither the stores nor the registration service.
@@ -137,6 +138,12 @@ def _register_feeds(subparsers: Any) -> None:
 
     show = sub.add_parser("show", help="a feed: status, every problem of its last fetch with the fix, its history")
     show.add_argument("feed_id")
+
+    export = sub.add_parser("export", help="a tenant's feeds as an OPML file on stdout (no credentials)")
+    export.add_argument("--tenant", required=True, help="the tenant whose feeds are exported")
+    imp = sub.add_parser("import", help="register every feed of an OPML file for a tenant; each line's result")
+    imp.add_argument("file", metavar="FILE|-", help="the OPML file (- : stdin)")
+    imp.add_argument("--tenant", required=True, help="the tenant the feeds are registered for (its verified hosts)")
 
 
 def _cmd_hosts(args: argparse.Namespace) -> int:

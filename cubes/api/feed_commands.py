@@ -75,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
             return _cmd_fetch(a)
         case "show":
             return _cmd_show(a)
+        case "export" | "import":
+            from cubes.api.opml_commands import run as opml
+
+            return opml(a)
     raise ValueError(f"no feeds command {a.feeds_command!r}")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cubes.api.openapi_opml import opml_paths, opml_schemas
 from cubes.api.openapi_parts import (
     ADMIN as _ADMIN,
 )
@@ -377,9 +378,15 @@ def document(server_url: str = "/") -> dict[str, Any]:
         },
         "servers": [{"url": server_url}],
         "security": [{"bearerToken": []}],
-        "paths": {**_paths(), **webmaster_paths(), **refresh_paths()},
+        "paths": {**_paths(), **webmaster_paths(), **refresh_paths(), **opml_paths()},
         "components": {
-            "schemas": {**_SCHEMAS, **webmaster_schemas(), **refresh_schemas(), **task_list_schemas()},
+            "schemas": {
+                **_SCHEMAS,
+                **webmaster_schemas(),
+                **refresh_schemas(),
+                **task_list_schemas(),
+                **opml_schemas(),
+            },
             "securitySchemes": {
                 "bearerToken": {
                     "type": "http",

@@ -16,6 +16,7 @@ __all__ = [
     "NULLABLE_STR",
     "NULLABLE_TIME",
     "PUBLIC",
+    "RATE_HEADERS",
     "STR",
     "XML_TYPES",
     "error",

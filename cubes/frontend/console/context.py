@@ -23,7 +23,8 @@ from cubes.frontend.status.page import STATUS_CSS
 from shared import access
 from shared.clock import Clock
 from shared.config import Settings
-from shared.feeds import Authorize, FeedProblem, FeedRegistry, RegistrationRefused
+from shared.feeds import Authorize, FeedRegistry
+from shared.opml_import import tenant_origins_only
 from shared.refresh import Refresher
 from shared.rights import Rights
 from shared.runtime.cube import Output
@@ -143,14 +144,7 @@ class ConsoleContext:
 
     def authorize(self, signed: Signed) -> Authorize:
         """What a registration asks of a feed URL's origin: the API's check (``shared.access.origin_claim``)."""
-
-        async def owned(origin: str) -> None:
-            try:
-                await access.origin_claim(self.stores.tenants, signed.tenant_id, origin)
-            except access.AccessRefused as exc:
-                raise RegistrationRefused([FeedProblem("url", exc.message)]) from None
-
-        return owned
+        return tenant_origins_only(self.stores.tenants, signed.tenant_id)
 
     def page(self, name: str, title: str, *, status: int = 200, **context: Any) -> web.Response:
         body = render(name, title=f"{title} · turbocubes console", extra_css=CONSOLE_CSS, **context)

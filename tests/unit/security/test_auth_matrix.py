@@ -66,6 +66,10 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/api/v1/feeds/{feed_id}/fetches"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/feeds/{feed_id}/fetches/{fetch_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/feeds/{feed_id}/pages"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    # each tenant's own feeds as OPML; an import is one registration per line, each refused on a host
+    # that is not the caller's (the answer is 200 with every line's result, A's feeds untouched)
+    ("GET", "/api/v1/feeds/opml"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("POST", "/api/v1/feeds/opml"): Expect(none=401, other=200, own=200, alias=200, admin=401),
     ("POST", "/api/v1/feeds/check"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("POST", "/api/v1/uploads"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/uploads/{task_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
@@ -216,6 +220,19 @@ async def _a_task(world: World, caller: str) -> Request:
 async def _task_list(world: World, caller: str) -> Request:
     await world.a_task()
     return "/api/v1/uploads", {"params": {"host": A_HOST}}
+
+
+@builds("GET", "/api/v1/feeds/opml")
+async def _export(world: World, caller: str) -> Request:
+    await world.a_feed()
+    return "", {}
+
+
+@builds("POST", "/api/v1/feeds/opml")
+async def _import(world: World, caller: str) -> Request:
+    url = f"https://{_host(caller)}/opml-{next(world.feed_urls)}.xml"
+    body = f'<opml version="2.0"><body><outline type="rss" xmlUrl="{url}"/></body></opml>'
+    return "/api/v1/feeds/opml", {"data": body, "headers": {"Content-Type": "text/x-opml"}}
 
 
 @builds("DELETE", "/api/v1/pages")

@@ -70,6 +70,10 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/console/feeds/{feed_id}/options"): Expect(none=401, other=404, own=303, alias=NA),
     ("POST", "/console/feeds/{feed_id}/delete"): Expect(none=401, other=404, own=303, alias=NA),
     ("GET", "/console/uploads/{task_id}"): Expect(none=200, other=404, own=200, alias=NA),
+    # each tenant's own feeds as OPML; an import without a file is refused as such (each line of a file is a
+    # registration: test_console_opml asks for A's host as B)
+    ("GET", "/console/opml"): Expect(none=200, other=200, own=200, alias=NA),
+    ("POST", "/console/opml"): Expect(none=401, other=422, own=422, alias=NA),
     # each tenant's own list: B naming A's host sees none of A's tasks
     ("GET", "/console/uploads"): Expect(none=200, other=200, own=200, alias=NA),
 }
