@@ -23,9 +23,6 @@ __all__ = ["add_routes", "task_summary"]
 
 
 def task_summary(task: Task) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    for item in task.items:
-        counts[item.status] = counts.get(item.status, 0) + 1
     return {
         "task_id": task.task_id,
         "host": task.host,
@@ -34,7 +31,7 @@ def task_summary(task: Task) -> dict[str, Any]:
         "source_url": task.source_url,
         "created_at": task.created_at,
         "updated_at": task.updated_at,
-        "counts": counts,
+        "counts": task.counts(),
         "problem_counts": dict(task.problem_counts),
         "status_url": f"/api/v1/uploads/{task.task_id}",
     }

@@ -8,24 +8,20 @@ it*; a phone's 390 px hold them. Screenshots go to ``test-artifacts/browser/cons
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
-from cubes.frontend.app import create_app
 from cubes.parser.feed import parse_feed
 from cubes.parser.problems import to_problems
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.problems import counts_by_code
 from shared.stores import Feed, FetchReport, open_stores
+from tests.integration.console_browser import Console, follow, serve_console, signed_in, verified_tenant
 from tests.integration.test_browser_frontend import (  # the browser fixture and its helpers
-    STEP_TIMEOUT,
     Cdp,
     _errors,
     _eval,
@@ -48,53 +44,27 @@ HOME = (
 )
 
 
-@dataclass
-class Console:
-    url: str
-    token: str
-
-
 @pytest.fixture
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
     stores = await open_stores(settings.store.url)
-    tenant = await stores.tenants.create_tenant("the elephant shop")
-    await stores.tenants.add_host(tenant.tenant_id, HOST)
-    await stores.tenants.set_verified(tenant.tenant_id, HOST)
-    token = await stores.tenants.issue_token(tenant.tenant_id)
-    await stores.feeds.upsert_feed(Feed("home", f"https://{HOST}/", HOST, "auto", tenant_id=tenant.tenant_id))
+    tenant_id, token = await verified_tenant(stores, "the elephant shop", HOST)
+    await stores.feeds.upsert_feed(Feed("home", f"https://{HOST}/", HOST, "auto", tenant_id=tenant_id))
     problems = tuple(to_problems(parse_feed(HOME, url=f"https://{HOST}/").errors, feed="home"))
     await stores.problems.add_report(
         FetchReport("home", NOW, "parse_error", 200, 0, problems=problems, counts=counts_by_code(problems))
     )
-    runner = web.AppRunner(create_app(settings, stores, clock=ManualClock(NOW.timestamp())), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    yield Console(f"http://{host}:{port}", token)
-    await runner.cleanup()
+    async with serve_console(settings, stores, clock=ManualClock(NOW.timestamp())) as url:
+        yield Console(url, token)
     await stores.close()
-
-
-async def _follow(cdp: Cdp, session: str, js: str) -> None:
-    loaded = cdp.expect(lambda e: e.get("sessionId") == session and e["method"] == "Page.loadEventFired")
-    await _eval(cdp, session, js)
-    await asyncio.wait_for(loaded, STEP_TIMEOUT)
 
 
 _OFFERS = "[...document.querySelectorAll('.offers li')].map(li => li.innerText.replace(/\\s+/g, ' ').trim())"
 
 
 async def test_the_feeds_a_home_page_names_are_offered(console: Console, browser: Cdp) -> None:
-    session = await _open(browser, f"{console.url}/console", width=1280, height=900, mobile=False)
-    await _follow(
-        browser,
-        session,
-        f"document.querySelector('input[name=token]').value = {console.token!r};"
-        "document.querySelector('form[action=\"/console/login\"]').submit()",
-    )
-    await _follow(browser, session, "document.querySelector('a[href=\"/console/feeds/home\"]').click()")
+    session = await signed_in(browser, console.url, console.token)
+    await follow(browser, session, "document.querySelector('a[href=\"/console/feeds/home\"]').click()")
     offers = await _eval(browser, session, _OFFERS)
     assert offers == [
         f"https://{HOST}/news.xml Add this feed Check it",

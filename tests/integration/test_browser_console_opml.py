@@ -10,21 +10,18 @@ Screenshots go to ``test-artifacts/browser/console-opml*.png``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
-from cubes.frontend.app import create_app
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.runtime.cube import Output
 from shared.stores import open_stores
+from tests.integration.console_browser import follow, serve_console, signed_in, verified_tenant
 from tests.integration.test_browser_frontend import (  # the browser fixture and its helpers
-    STEP_TIMEOUT,
     Cdp,
     _errors,
     _eval,
@@ -59,32 +56,17 @@ class Console:
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"}, http={"allowlist": ["127.0.0.1/32"]})
     stores = await open_stores(settings.store.url)
-    tenant = await stores.tenants.create_tenant("the partner")
-    await stores.tenants.add_host(tenant.tenant_id, HOST)
-    await stores.tenants.set_verified(tenant.tenant_id, HOST)
-    token = await stores.tenants.issue_token(tenant.tenant_id)
+    _, token = await verified_tenant(stores, "the partner", HOST)
     published: list[Output] = []
 
     async def publish(outputs: Sequence[Output]) -> None:
         published.extend(outputs)
 
-    app = create_app(settings, stores, clock=ManualClock(), publish=publish, resolver=PartnerResolver())
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
     file = tmp_path / "my-feeds.opml"
     file.write_text(OPML)
-    yield Console(f"http://{host}:{port}", token, file)
-    await runner.cleanup()
+    async with serve_console(settings, stores, clock=ManualClock(), publish=publish, resolver=PartnerResolver()) as url:
+        yield Console(url, token, file)
     await stores.close()
-
-
-async def _follow(cdp: Cdp, session: str, js: str) -> None:
-    loaded = cdp.expect(lambda e: e.get("sessionId") == session and e["method"] == "Page.loadEventFired")
-    await _eval(cdp, session, js)
-    await asyncio.wait_for(loaded, STEP_TIMEOUT)
 
 
 async def _choose(cdp: Cdp, session: str, file: Path) -> None:
@@ -99,16 +81,10 @@ _ROWS = "[...document.querySelectorAll('#import tbody tr')].map(r => r.cells[2].
 
 
 async def test_a_webmaster_imports_their_feeds_from_a_file(console: Console, browser: Cdp) -> None:
-    session = await _open(browser, f"{console.url}/console", width=1280, height=900, mobile=False)
-    await _follow(
-        browser,
-        session,
-        f"document.querySelector('input[name=token]').value = {console.token!r};"
-        "document.querySelector('form[action=\"/console/login\"]').submit()",
-    )
+    session = await signed_in(browser, console.url, console.token)
     for _ in range(2):
         await _choose(browser, session, console.file)
-        await _follow(browser, session, "document.querySelector('#opml-import').submit()")
+        await follow(browser, session, "document.querySelector('#opml-import').submit()")
         if _ == 0:
             assert await _eval(browser, session, "document.querySelector('#import-counts').innerText") == (
                 "4 added · 1 refused"
@@ -117,15 +93,15 @@ async def test_a_webmaster_imports_their_feeds_from_a_file(console: Console, bro
             why = await _eval(browser, session, "document.querySelector('#import tbody tr:last-child').innerText")
             assert "b.partner.test" in why
             await _shot(browser, session, "console-opml")
-            await _follow(browser, session, "location.href = '/console'")
+            await follow(browser, session, "location.href = '/console'")
     assert await _eval(browser, session, _ROWS) == ["unchanged"] * 4 + ["refused"]
-    await _follow(browser, session, "location.href = '/console'")
+    await follow(browser, session, "location.href = '/console'")
     listed = await _eval(browser, session, "[...document.querySelectorAll('#feeds tbody tr a')].map(a => a.innerText)")
     assert sorted(listed) == sorted(f"https://{HOST}/{f}" for f in FEEDS)
 
     phone = await _open(browser, f"{console.url}/console", width=390, height=844, mobile=True, dark=True)
     await _choose(browser, phone, console.file)
-    await _follow(browser, phone, "document.querySelector('#opml-import').submit()")
+    await follow(browser, phone, "document.querySelector('#opml-import').submit()")
     assert await _eval(browser, phone, "document.documentElement.scrollWidth") <= 390
     await _shot(browser, phone, "console-opml-phone-dark")
     assert _errors(browser) == []

@@ -9,21 +9,17 @@ width (390 px) holds the list without scrolling sideways. Screenshots go to
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
-from cubes.frontend.app import create_app
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.stores import Task, TaskItem, TaskMode, TaskStatus, open_stores
+from tests.integration.console_browser import Console, follow, serve_console, signed_in, verified_tenant
 from tests.integration.test_browser_frontend import (  # the browser fixture and its helpers
-    STEP_TIMEOUT,
     Cdp,
     _errors,
     _eval,
@@ -42,25 +38,16 @@ HOST = "shop.example"
 MADE = 60
 
 
-@dataclass
-class Console:
-    url: str
-    token: str
-
-
 @pytest.fixture
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
     settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
     stores = await open_stores(settings.store.url)
-    tenant = await stores.tenants.create_tenant("the elephant shop")
-    await stores.tenants.add_host(tenant.tenant_id, HOST)
-    await stores.tenants.set_verified(tenant.tenant_id, HOST)
-    token = await stores.tenants.issue_token(tenant.tenant_id)
+    tenant_id, token = await verified_tenant(stores, "the elephant shop", HOST)
     for i in range(MADE):
         check = i % 4 == 0
         task = Task(
             task_id=f"task{i:03d}",
-            tenant_id=tenant.tenant_id,
+            tenant_id=tenant_id,
             host=HOST,
             mode=TaskMode.debug if check else TaskMode.production,
             source_url=f"https://{HOST}/feed-{i}.xml" if check else None,
@@ -70,42 +57,24 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
         await stores.tasks.update(task.task_id, status=status, items=[TaskItem(f"https://{HOST}/p/{i}", "ok")])
     other = await stores.tenants.create_tenant("somebody else")
     await stores.tasks.create(Task(task_id="theirs000", tenant_id=other.tenant_id, host=HOST), now=NOW)
-    runner = web.AppRunner(create_app(settings, stores, clock=ManualClock(NOW.timestamp())), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    yield Console(f"http://{host}:{port}", token)
-    await runner.cleanup()
+    async with serve_console(settings, stores, clock=ManualClock(NOW.timestamp())) as url:
+        yield Console(url, token)
     await stores.close()
-
-
-async def _follow(cdp: Cdp, session: str, js: str) -> None:
-    """Run ``js`` (a form's submit, a link's click) and wait for the next page to load."""
-    loaded = cdp.expect(lambda e: e.get("sessionId") == session and e["method"] == "Page.loadEventFired")
-    await _eval(cdp, session, js)
-    await asyncio.wait_for(loaded, STEP_TIMEOUT)
 
 
 _LISTED = "[...document.querySelectorAll('#tasks tbody tr a')].map(a => a.getAttribute('href').split('/').pop())"
 
 
 async def test_a_webmaster_lists_filters_and_pages_their_tasks(console: Console, browser: Cdp) -> None:
-    session = await _open(browser, f"{console.url}/console", width=1280, height=900, mobile=False)
-    await _follow(
-        browser,
-        session,
-        f"document.querySelector('input[name=token]').value = {console.token!r};"
-        "document.querySelector('form[action=\"/console/login\"]').submit()",
-    )
-    await _follow(browser, session, "document.querySelector('#all-tasks').click()")
+    session = await signed_in(browser, console.url, console.token)
+    await follow(browser, session, "document.querySelector('#all-tasks').click()")
     newest_first = [f"task{i:03d}" for i in reversed(range(MADE))]
     assert await _eval(browser, session, _LISTED) == newest_first[:50]
     await _shot(browser, session, "console-tasks")
-    await _follow(browser, session, "document.querySelector('#older').click()")
+    await follow(browser, session, "document.querySelector('#older').click()")
     assert await _eval(browser, session, _LISTED) == newest_first[50:]
 
-    await _follow(
+    await follow(
         browser,
         session,
         "document.querySelector('select[name=mode]').value = 'debug';"
