@@ -13,12 +13,17 @@
 * ``GET /api/v1/feeds/{feed_id}/fetches`` -- the last fetches, newest first.
 * ``GET /api/v1/feeds/{feed_id}/pages`` -- the feed's live pages that lost
   something (an image that answered 404, one late), with the problems.
+* ``GET /api/v1/feeds/{feed_id}/problems`` -- each problem code's occurrences on
+  the feed: first and last seen, by how many fetches, new / ongoing / resolved
+  (``shared/problem_history.py``); *fetch now* is the "check again" that
+  closes what is gone.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 
 from aiohttp import web
 
@@ -28,8 +33,10 @@ from cubes.api.errors import ApiError, json_response
 from cubes.api.feeds import own_feed, registry_of, unavailable_on_outage
 from shared.access import AccessRefused, feed_in_force
 from shared.overview import feed_overview, page_json, report_json
+from shared.problem_codes import CODES
+from shared.problem_history import Occurrence
 
-__all__ = ["REORDER_S", "add_routes"]
+__all__ = ["REORDER_S", "add_routes", "occurrence_json"]
 
 #: seconds in which a repeated "fetch now" of one feed answers the order already queued
 REORDER_S = 30.0
@@ -100,6 +107,25 @@ async def list_pages(request: web.Request) -> web.StreamResponse:
     return json_response({"feed_id": feed.feed_id, "pages": [page_json(v) for v in o.pages]})
 
 
+def occurrence_json(o: Occurrence) -> dict[str, Any]:
+    return {
+        "code": o.code,
+        "severity": CODES[o.code].severity if o.code in CODES else "error",
+        "state": o.state,
+        "first_seen": o.first_seen,
+        "last_seen": o.last_seen,
+        "seen": o.seen,
+        "resolved_at": o.resolved_at,
+    }
+
+
+async def list_problems(request: web.Request) -> web.StreamResponse:
+    ctx = ctx_of(request)
+    feed = await own_feed(request)
+    history = await ctx.stores.problems.history(feed.feed_id)
+    return json_response({"feed_id": feed.feed_id, "problems": [occurrence_json(o) for o in history]})
+
+
 def add_routes(app: web.Application) -> None:
     app[_ORDERS] = {}
     router = app.router
@@ -107,3 +133,4 @@ def add_routes(app: web.Application) -> None:
     router.add_get("/api/v1/feeds/{feed_id}/fetches", list_fetches, name="feeds.fetches", allow_head=False)
     router.add_get("/api/v1/feeds/{feed_id}/fetches/{fetch_id}", get_fetch, name="feeds.fetch_status", allow_head=False)
     router.add_get("/api/v1/feeds/{feed_id}/pages", list_pages, name="feeds.pages", allow_head=False)
+    router.add_get("/api/v1/feeds/{feed_id}/problems", list_problems, name="feeds.problems", allow_head=False)

@@ -23,6 +23,7 @@ from shared.stores.migrations_search import (
     VOCAB_POSTGRES,
     VOCAB_SQLITE,
 )
+from shared.stores.migrations_webmaster import extend_webmaster
 from shared.stores.migrations_wordstat import extend_wordstat
 from shared.stores.rights_schema import RIGHTS
 
@@ -493,8 +494,5 @@ POSTGRES.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN)
 # (``migrations_wordstat.py``)
 extend_wordstat(SQLITE, POSTGRES, version=36)
 
-# 37: a task's mode (production, or debug: previews only), a filter of the task list (which ``tasks_tenant``
-# serves newest first)
-_TASK_MODE = ("ALTER TABLE tasks ADD COLUMN mode TEXT NOT NULL DEFAULT 'production'",)
-SQLITE.append((37, "tasks: mode", _TASK_MODE))
-POSTGRES.append((37, "tasks: mode", _TASK_MODE))
+# 37-38: a task's mode, the problem history (``migrations_webmaster.py``)
+extend_webmaster(SQLITE, POSTGRES)

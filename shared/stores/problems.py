@@ -36,6 +36,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from shared.problem_history import Occurrence
 from shared.problems import Problem
 
 __all__ = [
@@ -163,11 +164,17 @@ class PageRow:
 class ProblemStore(Protocol):
     async def add_report(self, report: FetchReport, *, keep: int = KEEP_REPORTS) -> None:
         """Store ``report`` and keep the newest ``keep``; the same feed and ``fetched_at`` again is another
-        attempt at that fetch, merged with the stored one (``merge_attempts``)."""
+        attempt at that fetch, merged with the stored one (``merge_attempts``). Its codes are observed in
+        the feed's problem history (``problem_history.transitions``)."""
         ...
 
     async def reports(self, feed_id: str, limit: int = KEEP_REPORTS) -> builtins.list[FetchReport]:
         """The feed's reports, newest first."""
+        ...
+
+    async def history(self, feed_id: str, *, limit: int = 100) -> builtins.list[Occurrence]:
+        """Each code's occurrences on the feed (``shared/problem_history.py``): the open ones first, then the
+        most recently seen."""
         ...
 
     async def latest_reports(self, feed_ids: Iterable[str]) -> dict[str, FetchReport]:

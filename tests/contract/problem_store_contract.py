@@ -258,3 +258,48 @@ class ProblemStoreContract:
             "https://a.example/2",
         ]
         assert await stores.hashes.urls_of_source("feed:f", 2, after="https://a.example/2") == []
+
+
+class ProblemHistoryContract:
+    """A feed's problems over time (shared/problem_history.py), through the reports the store takes."""
+
+    async def test_a_problem_opens_is_seen_again_resolves_and_comes_back_as_a_new_occurrence(
+        self, stores: Stores
+    ) -> None:
+        p = stores.problems
+        title = {"item.no_title": 2}
+        await p.add_report(report("f1", 0, counts={**title, "image.not_found": 1}))
+        await p.add_report(report("f1", 1, counts=title))  # the image is back
+        await p.add_report(report("f1", 1, counts=title))  # a redelivery counts once
+        await p.add_report(report("f1", 2, result="unchanged", counts=title))  # a body unchanged: still there
+        got = {(o.code, o.open): o for o in await p.history("f1")}
+        image = got[("image.not_found", False)]
+        assert (image.first_seen, image.last_seen, image.resolved_at, image.seen) == (
+            T0,
+            T0,
+            T0 + timedelta(minutes=1),
+            1,
+        )
+        no_title = got[("item.no_title", True)]
+        assert (no_title.first_seen, no_title.last_seen, no_title.seen) == (T0, T0 + timedelta(minutes=2), 3)
+        await p.add_report(report("f1", 3, counts={}))  # fixed
+        await p.add_report(report("f1", 4, counts={"image.not_found": 1}))  # back again
+        history = await p.history("f1")
+        assert [(o.code, o.open) for o in history] == [
+            ("image.not_found", True),
+            ("item.no_title", False),
+            ("image.not_found", False),
+        ]
+        assert history[0].first_seen == T0 + timedelta(minutes=4)  # a new occurrence
+        assert history[1].resolved_at == T0 + timedelta(minutes=3)
+        assert await p.history("other") == []
+
+    async def test_a_late_report_and_a_conflict_change_nothing_they_do_not_say(self, stores: Stores) -> None:
+        p = stores.problems
+        await p.add_report(report("f2", 5, counts={"item.no_title": 1}))
+        await p.add_report(report("f2", 1, counts={}))  # older than what was seen: changes nothing
+        await p.add_report(report("f2", 6, result="conflict", counts={"conflict.taken_over": 1}))
+        assert sorted((o.code, o.open) for o in await p.history("f2")) == [
+            ("conflict.taken_over", True),
+            ("item.no_title", True),
+        ]

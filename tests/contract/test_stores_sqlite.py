@@ -13,14 +13,16 @@ import pytest
 from shared.errors import ConfigError
 from shared.stores import UpsertOutcome, open_stores
 from tests.contract.lane_store_contract import LaneStoreContract
-from tests.contract.problem_store_contract import ProblemStoreContract
+from tests.contract.problem_store_contract import ProblemHistoryContract, ProblemStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import URL, StoreContract, page
 from tests.contract.task_list_contract import TaskListContract
 from tests.searching import found
 
 
-class TestSqliteStores(StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract, TaskListContract):
+class TestSqliteStores(
+    StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract, TaskListContract, ProblemHistoryContract
+):
     @pytest.fixture
     def store_url(self, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path}/store.db"  # tmp_path is absolute: sqlite:////tmp/…

@@ -37,6 +37,8 @@ __all__ = ["feed_page", "home_page", "host_page", "login_page", "not_found", "ta
 
 #: pages of a feed listed on its page
 _PAGES_LISTED = 50
+#: problem codes' occurrences on a feed's page (the open ones first)
+_OCCURRENCES_SHOWN = 30
 #: notices (changes of rights on the tenant's origins) on the home page, the newest
 _NOTICES_SHOWN = 10
 
@@ -234,6 +236,10 @@ async def feed_page(
         latest_word=result_word(o.latest.result) if o.latest else None,
         feed_problems=_feed_problems(o.latest),
         history=[(r, moment(r.fetched_at, now), result_word(r.result)) for r in o.history],
+        occurrences=[
+            (x, moment(x.first_seen, now), moment(x.last_seen, now), moment(x.resolved_at, now))
+            for x in await c.stores.problems.history(feed.feed_id, limit=_OCCURRENCES_SHOWN)
+        ],
         pages=pages,
         more_pages=o.counts.total > len(pages),
         notice=notice or _fetch_notice(list(o.history), fetch_id),

@@ -28,9 +28,11 @@ from typing import Any
 import orjson
 
 from shared.hashing import TOMBSTONE
+from shared.problem_history import Occurrence
 from shared.problems import problems_from
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.problems import KEEP_REPORTS, FetchReport, PageProblems, PageRow, PageState, merge_attempts
+from shared.stores.sql.problem_history import SqlProblemHistory
 from shared.stores.sql.runner import SqlRunner, chunks
 
 __all__ = ["STATE_SQL", "SqlProblemStore"]
@@ -151,6 +153,7 @@ def _row(key: str, state: str, r: Sequence[Any], owner: str | None) -> PageRow:
 class SqlProblemStore:
     def __init__(self, db: SqlRunner) -> None:
         self._db = db
+        self._history = SqlProblemHistory(db)
 
     async def add_report(self, report: FetchReport, *, keep: int = KEEP_REPORTS) -> None:
         # one owner of a feed's fetches at a time (the runtime's revoke): nothing writes this row between
@@ -177,6 +180,10 @@ class SqlProblemStore:
             report.feed_id,
             max(keep, 1) - 1,
         )
+        await self._history.observe(report)  # each code's occurrences: opened, seen again, resolved
+
+    async def history(self, feed_id: str, *, limit: int = 100) -> builtins.list[Occurrence]:
+        return await self._history.history(feed_id, limit=limit)
 
     async def reports(self, feed_id: str, limit: int = KEEP_REPORTS) -> builtins.list[FetchReport]:
         rows = await self._db.fetch(

@@ -66,6 +66,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/api/v1/feeds/{feed_id}/fetches"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/feeds/{feed_id}/fetches/{fetch_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/feeds/{feed_id}/pages"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("GET", "/api/v1/feeds/{feed_id}/problems"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     # each tenant's own feeds as OPML; an import is one registration per line, each refused on a host
     # that is not the caller's (the answer is 200 with every line's result, A's feeds untouched)
     ("GET", "/api/v1/feeds/opml"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
@@ -199,6 +200,11 @@ async def _a_fetch(world: World, caller: str) -> Request:
 @builds("GET", "/api/v1/feeds/{feed_id}/pages")
 async def _pages(world: World, caller: str) -> Request:
     return f"/api/v1/feeds/{await world.a_feed()}/pages", {}
+
+
+@builds("GET", "/api/v1/feeds/{feed_id}/problems")
+async def _problem_history(world: World, caller: str) -> Request:
+    return f"/api/v1/feeds/{await world.a_feed()}/problems", {}
 
 
 @builds("POST", "/api/v1/uploads")

@@ -143,3 +143,25 @@ async def test_the_problem_codes_and_the_docs_are_public(tmp_path: Path) -> None
         assert "/api/v1/feeds/{feed_id}/fetch" in body
         assert "image.not_found" in body
         assert "<script" not in body
+
+
+async def test_a_feeds_problem_history_is_its_tenants_alone(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path) as api:
+        _, token = await api.tenant()
+        _, other = await api.tenant("b.partner.test")
+        resp = await api.client.post(
+            "/api/v1/feeds", json={"url": "https://a.partner.test/feed.xml"}, headers=api.auth(token)
+        )
+        feed_id = (await resp.json())["feed_id"]
+        t0 = api.clock_now()
+        for minutes, counts in ((0, {"item.no_title": 2}), (1, {"item.no_title": 1}), (2, {})):
+            await api.stores.problems.add_report(
+                FetchReport(feed_id, t0 + timedelta(minutes=minutes), "parsed", 200, 2, counts=counts)
+            )
+        resp = await api.client.get(f"/api/v1/feeds/{feed_id}/problems", headers=api.auth(token))
+        assert resp.status == 200
+        [occ] = (await resp.json())["problems"]
+        assert (occ["code"], occ["state"], occ["seen"], occ["severity"]) == ("item.no_title", "resolved", 2, "error")
+        assert occ["resolved_at"] is not None
+        resp = await api.client.get(f"/api/v1/feeds/{feed_id}/problems", headers=api.auth(other))
+        assert resp.status == 404
