@@ -34,10 +34,10 @@ _TYPES = {
     "application/json": "JSON Feed",
     "application/rdf+xml": "RSS",
 }
-#: a BOM, blanks and comments, then an HTML doctype or the html / head / body tag
-_HTML_START = re.compile(
-    rb"\A(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]", re.I | re.S
-)
+#: an HTML doctype or the html / head / body tag, where the document starts (comments and blanks skipped)
+_HTML_START = re.compile(rb"<(?:!doctype\s+html|html|head|body)[\s>]", re.I)
+#: how far into the body its start is looked for
+_START_MAX = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +52,21 @@ class Alternate:
 
 
 def looks_like_html(body: bytes) -> bool:
-    """The body starts as an HTML document does (a doctype, or an ``<html>``, ``<head>``, ``<body>`` tag)."""
-    return _HTML_START.match(body[:4096]) is not None
+    """The body starts as an HTML document does (a doctype, or an ``<html>``, ``<head>``, ``<body>`` tag),
+    after a BOM, blanks and comments. A loop, not a pattern: a regular expression of repeated lazy
+    comments backtracked for minutes over ten thousand of them (a hostile prolog)."""
+    head = body[:_START_MAX]
+    at = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+    while True:
+        while at < len(head) and head[at : at + 1].isspace():
+            at += 1
+        if not head.startswith(b"<!--", at):
+            break
+        end = head.find(b"-->", at + 4)
+        if end < 0:
+            return False
+        at = end + 3
+    return _HTML_START.match(head, at) is not None
 
 
 def alternates(body: bytes, base_url: str | None) -> list[Alternate]:

@@ -49,3 +49,11 @@ def test_what_looks_like_an_html_page() -> None:
         assert looks_like_html(body), body[:30]
     for body in (b'<?xml version="1.0"?><rss/>', b"<feed xmlns='http://www.w3.org/2005/Atom'/>", b"{}", b"<htmlx>"):
         assert not looks_like_html(body), body[:30]
+
+
+def test_a_hostile_prolog_of_ten_thousand_comments_is_read_once() -> None:
+    # a pattern of repeated lazy comments backtracked for minutes here (the parser's hostile prolog test)
+    prolog = b"<!-- c -->\n" * 10_000
+    assert not looks_like_html(prolog + b'<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><rss/>')
+    assert not looks_like_html(b"<!-- c -->" * 400 + b"<!--")
+    assert looks_like_html(b"<!-- a --><!-- b -->\n<html><head>")
