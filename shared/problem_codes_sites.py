@@ -1,5 +1,6 @@
-"""The problem codes of sites and their owners: ``host.*`` (a source's right to its host) and ``conflict.*`` (who
-owns a URL) -- rows of the one table, ``shared/problem_codes.py`` (docs/architecture.md sections 6 and 10).
+"""The problem codes of sites and their owners: ``host.*`` (a source's right to its host), ``conflict.*`` (who
+owns a URL) and ``notify.*`` (the owner's own notification endpoints) -- rows of the one table,
+``shared/problem_codes.py`` (docs/architecture.md sections 6 and 10).
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ SITE_ROWS: tuple[ProblemCode, ...] = (
         "another tenant's source published this URL; it stays theirs",
         "A page belongs to the tenant whose source published it, while that tenant holds a right on its "
         "origin: publish your own URLs, or ask the other holder to delete the page.",
+    ),
+    ProblemCode(
+        "notify.endpoint_failing",
+        "error",
+        "a notification could not be delivered to your webhook or e-mail address after every attempt",
+        "The message names the endpoint and its last answer: make the webhook answer 2xx within 10 s (check "
+        "its URL and that it verifies the signature with the secret it was given), or correct the address; "
+        "the console's Send a test tells at once.",
     ),
     ProblemCode(
         "conflict.taken_over",

@@ -33,6 +33,7 @@ from cubes.api import (
     hosts,
     indexnow,
     notices,
+    notifications,
     opml,
     refresh,
     signup,
@@ -78,6 +79,7 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
     hosts.add_routes(app.router)
     branding.add_routes(app.router)
     notices.add_routes(app.router)
+    notifications.add_routes(app.router)
     admin.add_routes(app.router)
     docs.add_routes(app.router)
     signup.add_routes(app)

@@ -2,13 +2,15 @@
 
 It has no inputs: its one ``Service`` serves ``create_app`` on
 ``settings.api.host:port`` (port 0 picks a free one; ``status()`` tells which),
-and its timer re-checks the proofs of rights (``recheck.py``).
+its timers re-check the proofs of rights (``recheck.py``) and tell and deliver notifications
+(``shared/notify/notifier.py``: never on the pipeline's path, which only adds an event row).
 Handlers publish through ``deps.publish``, which awaits the bus's
 acknowledgement, so a 202 means the record is durable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -17,9 +19,10 @@ from aiohttp import web
 from cubes.api.app import create_app
 from cubes.api.recheck import ProofRechecks
 from shared.config import Settings
+from shared.notify.notifier import Notifier
 from shared.ports import listen
 from shared.rights import Rights
-from shared.runtime.cube import Cube, Service, Timer
+from shared.runtime.cube import Cube, Output, Service, Timer, TimerContext
 from shared.runtime.deps import Deps
 
 __all__ = ["CUBE", "build"]
@@ -36,6 +39,11 @@ async def build(settings: Settings, deps: Deps) -> Cube:
     state: dict[str, Any] = {"runner": None, "url": None}
     rights = Rights.from_settings(settings, await deps.stores(), deps.clock, resolver=deps.resolver)
     rechecks = ProofRechecks(rights)
+    notifier = Notifier.from_settings(settings, (await deps.stores()).notify, deps.clock, resolver=deps.resolver)
+
+    async def notify(ctx: TimerContext) -> Sequence[Output]:
+        await notifier.sweep()
+        return []
 
     async def start() -> None:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
@@ -57,11 +65,15 @@ async def build(settings: Settings, deps: Deps) -> Cube:
             state["runner"] = None
             await runner.cleanup()
         await rights.close()
+        await notifier.close()
 
     return replace(
         CUBE,
         services=(Service("api-http", start, stop),),
         # every right's proof looked for again (recheck.py)
-        timers=(Timer("proof-recheck", settings.api.proof_sweep_s, rechecks.sweep),),
+        timers=(
+            Timer("proof-recheck", settings.api.proof_sweep_s, rechecks.sweep),
+            Timer("notify", settings.notify.sweep_s, notify),
+        ),
         status=lambda: {"url": state["url"]},
     )

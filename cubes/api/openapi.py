@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from cubes.api.openapi_history import history_paths
+from cubes.api.openapi_notify import notify_paths, notify_schemas
 from cubes.api.openapi_opml import opml_paths, opml_schemas
 from cubes.api.openapi_parts import (
     ADMIN as _ADMIN,
@@ -379,7 +380,14 @@ def document(server_url: str = "/") -> dict[str, Any]:
         },
         "servers": [{"url": server_url}],
         "security": [{"bearerToken": []}],
-        "paths": {**_paths(), **webmaster_paths(), **refresh_paths(), **opml_paths(), **history_paths()},
+        "paths": {
+            **_paths(),
+            **webmaster_paths(),
+            **refresh_paths(),
+            **opml_paths(),
+            **history_paths(),
+            **notify_paths(),
+        },
         "components": {
             "schemas": {
                 **_SCHEMAS,
@@ -387,6 +395,7 @@ def document(server_url: str = "/") -> dict[str, Any]:
                 **refresh_schemas(),
                 **task_list_schemas(),
                 **opml_schemas(),
+                **notify_schemas(),
             },
             "securitySchemes": {
                 "bearerToken": {

@@ -29,6 +29,7 @@ __all__ = [
     "IndexerConfig",
     "KvwriterConfig",
     "MediaConfig",
+    "NotifyConfig",
     "ParserConfig",
     "RuntimeConfig",
     "SchedulerConfig",
@@ -444,6 +445,28 @@ class SecretsConfig(Section):
         if len(raw) != 32:
             raise refuse("32 bytes in URL-safe base64 (make one with: turbocubes secrets new-key)")
         return value
+
+
+class NotifyConfig(Section):
+    #: seconds between two rounds of the api cube's notifier (shared/notify/notifier.py): events told, due
+    #: deliveries sent; 5 s keeps a webhook within seconds of its event at a few queries a round when idle
+    sweep_s: float = Field(default=5.0, gt=0)
+    #: attempts at one delivery before it is given up (dead): 8 with the backoff below span ~2 hours
+    max_attempts: int = Field(default=8, gt=0)
+    #: the first retry's wait (s), doubled at each failure up to the cap
+    retry_base_s: float = Field(default=60.0, gt=0)
+    retry_cap_s: float = Field(default=3600.0, gt=0)
+    #: seconds between two digests of a tenant (a day)
+    digest_every_s: float = Field(default=86_400.0, gt=0)
+    #: the SMTP server e-mail goes through ("" = no e-mail: only webhooks are sent)
+    smtp_host: str = ""
+    smtp_port: int = tcp_port(25)
+    #: STARTTLS before anything is sent (a relay on the same machine may go without)
+    smtp_starttls: bool = False
+    smtp_user: str = ""
+    smtp_password: str = ""
+    #: the sender of every notification
+    mail_from: str = "turbocubes@localhost"
 
 
 class WordstatConfig(Section):

@@ -20,6 +20,7 @@ from shared.config.sections import (
     IndexerConfig,
     KvwriterConfig,
     MediaConfig,
+    NotifyConfig,
     ParserConfig,
     RuntimeConfig,
     SchedulerConfig,
@@ -57,6 +58,7 @@ class Settings(BaseModel):
     search: SearchConfig = Field(default_factory=SearchConfig)
     wordstat: WordstatConfig = Field(default_factory=WordstatConfig)
     secrets: SecretsConfig = Field(default_factory=SecretsConfig)
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
 
     def replace(self, **sections: dict[str, Any]) -> Settings:
         """A copy with some keys changed: ``settings.replace(bus={"url": "kafka://..."})``.

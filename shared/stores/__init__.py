@@ -8,7 +8,7 @@
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
 
 The layout, one module per role (pages, hashes, images, delay, feeds, tenants,
-notices, tasks, status, problems, sessions, lanes, search, wordstat, autoparser)
+notices, notify, tasks, status, problems, sessions, lanes, search, wordstat, autoparser)
 on each floor; a floor imports only the floors above it:
 
 1. ``<role>.py`` — the contract: the Protocol, its rows and outcomes, and the
@@ -18,7 +18,7 @@ on each floor; a floor imports only the floors above it:
 2. ``sql/<role>.py`` — what both engines share in SQL: the role's columns and
    row decoders, and its implementation over ``sql/runner.SqlRunner`` (``?``
    placeholders; PostgreSQL rewrites them to ``$n``). A role whose statements
-   run unchanged on both engines (tenants, notices, tasks, status, problems, sessions,
+   run unchanged on both engines (tenants, notices, notify, tasks, status, problems, sessions,
    lanes, autoparser; images and feeds on SQLite) is written once here, and the
    openers use it as it is.
 3. ``sqlite/<role>.py``, ``postgres/<role>.py`` — a role that needs an
@@ -47,6 +47,7 @@ from shared.stores.hashes import ClaimOutcome, HashCheck, HashEntry, HashStore, 
 from shared.stores.images import ImageRecord, ImageRegistry, ImageStatus
 from shared.stores.lanes import LaneState, LaneStore, RobotsRecord
 from shared.stores.notices import Notice, NoticeStore, RightChange, RightsEvent
+from shared.stores.notify import Delivery, DeliveryStatus, NotifyStore
 from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
 from shared.stores.problems import FetchReport, PageProblems, PageRow, PageState, ProblemStore
 from shared.stores.sessions import Session, SessionStore
@@ -61,6 +62,8 @@ __all__ = [
     "ClaimOutcome",
     "DelayStore",
     "DeleteOutcome",
+    "Delivery",
+    "DeliveryStatus",
     "Feed",
     "FeedStatus",
     "FeedStore",
@@ -76,6 +79,7 @@ __all__ = [
     "LaneStore",
     "Notice",
     "NoticeStore",
+    "NotifyStore",
     "Owner",
     "Page",
     "PageProblems",

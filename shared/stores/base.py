@@ -23,6 +23,7 @@ from shared.stores.hashes import HashStore
 from shared.stores.images import ImageRegistry
 from shared.stores.lanes import LaneStore
 from shared.stores.notices import NoticeStore
+from shared.stores.notify import NotifyStore
 from shared.stores.pages import PageStore
 from shared.stores.problems import ProblemStore
 from shared.stores.search import IndexQueue, SearchIndex
@@ -49,6 +50,7 @@ class Stores:
         feeds: FeedStore,
         tenants: TenantStore,
         notices: NoticeStore,
+        notify: NotifyStore,
         tasks: TaskStore,
         status: StatusStore,
         problems: ProblemStore,
@@ -69,6 +71,8 @@ class Stores:
         self.tenants = tenants
         #: changes of rights on origins, and the notices of those told (``shared.rights``)
         self.notices = notices
+        #: notification settings, the outbox of events and the delivery log (``shared/notify/``)
+        self.notify = notify
         self.tasks = tasks
         self.status = status
         self.problems = problems

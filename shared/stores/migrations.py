@@ -494,5 +494,5 @@ POSTGRES.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN)
 # (``migrations_wordstat.py``)
 extend_wordstat(SQLITE, POSTGRES, version=36)
 
-# 37-38: a task's mode, the problem history (``migrations_webmaster.py``)
+# 37-39: a task's mode, the problem history, notifications (``migrations_webmaster.py``)
 extend_webmaster(SQLITE, POSTGRES)

@@ -15,6 +15,7 @@ from shared.errors import ConfigError, StoreUnavailable
 from shared.stores import Stores, open_stores
 from shared.stores.postgres import split_schema
 from tests.contract.lane_store_contract import LaneStoreContract
+from tests.contract.notify_store_contract import NotifyStoreContract
 from tests.contract.problem_store_contract import ProblemHistoryContract, ProblemStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import StoreContract
@@ -24,7 +25,13 @@ from tests.pgschema import fresh_schema
 
 @pytest.mark.postgres
 class TestPostgresStores(
-    StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract, TaskListContract, ProblemHistoryContract
+    StoreContract,
+    StoreBatchContract,
+    ProblemStoreContract,
+    LaneStoreContract,
+    TaskListContract,
+    ProblemHistoryContract,
+    NotifyStoreContract,
 ):
     @pytest.fixture
     async def store_url(self, postgres_url: str) -> AsyncIterator[str]:

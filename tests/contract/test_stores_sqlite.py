@@ -13,6 +13,7 @@ import pytest
 from shared.errors import ConfigError
 from shared.stores import UpsertOutcome, open_stores
 from tests.contract.lane_store_contract import LaneStoreContract
+from tests.contract.notify_store_contract import NotifyStoreContract
 from tests.contract.problem_store_contract import ProblemHistoryContract, ProblemStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import URL, StoreContract, page
@@ -21,7 +22,13 @@ from tests.searching import found
 
 
 class TestSqliteStores(
-    StoreContract, StoreBatchContract, ProblemStoreContract, LaneStoreContract, TaskListContract, ProblemHistoryContract
+    StoreContract,
+    StoreBatchContract,
+    ProblemStoreContract,
+    LaneStoreContract,
+    TaskListContract,
+    ProblemHistoryContract,
+    NotifyStoreContract,
 ):
     @pytest.fixture
     def store_url(self, tmp_path: Path) -> str:

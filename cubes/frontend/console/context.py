@@ -39,7 +39,7 @@ CONSOLE_CSS = STATUS_CSS + (
     "margin:0 0 1.6rem;box-shadow:var(--shadow)}.card h3{margin:.1rem 0 .5rem;font-size:1.05rem}"
     ".feedurl{overflow-wrap:anywhere}.actions{display:flex;flex-wrap:wrap;gap:.5rem}"
     "form.inline{display:inline}form.row{display:flex;flex-wrap:wrap;gap:.5rem;margin:0 0 2rem}"
-    "form.row input[type=url]{flex:1;min-width:16rem}"
+    "form.row input[type=url]{flex:1;min-width:16rem}.fields input{width:100%;max-width:36rem;box-sizing:border-box}"
     "input,select{font:inherit;padding:.45rem .7rem;border-radius:.6rem;border:1px solid var(--line);"
     "background:var(--card);color:var(--fg)}.check{display:flex;align-items:center;gap:.3rem}"
     "button{font:inherit;font-weight:600;padding:.45rem .9rem;border:0;border-radius:.6rem;background:var(--acc);"

@@ -14,6 +14,8 @@
     POST /console/feeds/{id}/autoparser  on / off                      POST /console/feeds/{id}/delete
     POST /console/feeds/{id}/options   fetch options (credentials, headers, timeout) and filters
     GET  /console/opml                 my feeds as an OPML file     POST /console/opml  import one (multipart)
+    GET  /console/notifications        webhook, e-mail, each event's setting, the delivery log, endpoint problems
+    POST /console/notifications        save them                    POST /console/notifications/test  a test
     GET  /console/uploads              every upload and check, newest first (?host=&mode=&status=&cursor=)
     GET  /console/uploads/{task}       an upload task: per-item results and problems, previews
 
@@ -31,6 +33,7 @@ from aiohttp import web
 
 from cubes.frontend.console import actions, views
 from cubes.frontend.console.context import ConsoleContext
+from cubes.frontend.console.notifications import notifications_page, save_notifications, test_notifications
 from cubes.frontend.console.opml import add_opml_routes
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.task_list import task_list_page
@@ -175,5 +178,8 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
         "/console/feeds/{feed_id}/delete", action(lambda q, s, f: actions.remove_feed(c, s, q.match_info["feed_id"]))
     )
     add_opml_routes(app, c)
+    r.add_get("/console/notifications", page(lambda q, s: notifications_page(c, s)))
+    r.add_post("/console/notifications", action(lambda q, s, f: save_notifications(c, s, f)))
+    r.add_post("/console/notifications/test", action(lambda q, s, f: test_notifications(c, s)))
     r.add_get("/console/uploads", page(lambda q, s: task_list_page(c, s, q.query)))
     r.add_get("/console/uploads/{task_id}", page(lambda q, s: views.task_page(c, s, q.match_info["task_id"])))

@@ -22,6 +22,7 @@ from shared.stores.postgres.wordstat import PgWordstatStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.lanes import SqlLaneStore
 from shared.stores.sql.notices import SqlNoticeStore
+from shared.stores.sql.notify import SqlNotifyStore
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
@@ -53,6 +54,7 @@ async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: 
         feeds=PgFeedStore(db.view("feeds")),
         tenants=SqlTenantStore(db.view("tenants")),
         notices=SqlNoticeStore(db.view("notices")),
+        notify=SqlNotifyStore(db.view("notify")),
         tasks=SqlTaskStore(db.view("tasks")),
         status=SqlStatusStore(db.view("status")),
         problems=SqlProblemStore(db.view("problems")),

@@ -15,9 +15,11 @@ from typing import Any
 import orjson
 
 from shared.errors import NotFound
+from shared.notify.events import EventKind
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.feeds import AUTOPARSER_FIELDS, PARSE_FIELDS, SCHEDULE_FIELDS, Feed, FeedStatus
 from shared.stores.pages import UpsertOutcome
+from shared.stores.sql.notify import emit_feed_event
 from shared.stores.sql.runner import SqlRunner
 
 __all__ = ["FEED_COLUMNS", "FEED_STATUS_FIELDS", "SqlFeedStore", "feed_from_row", "update_values"]
@@ -207,9 +209,23 @@ class SqlFeedStore:
         await self._update(PARSE_FIELDS, "update_parse_status", feed_id, fields)
 
     async def set_autoparser_unavailable(self, feed_id: str, reason: str | None) -> None:
+        was = await self._db.fetchone("SELECT autoparser_unavailable_reason FROM feeds WHERE feed_id = ?", feed_id)
         await self._update(
             AUTOPARSER_FIELDS, "set_autoparser_unavailable", feed_id, {"autoparser_unavailable_reason": reason}
         )
+        if reason is not None and was is not None and was[0] is None:
+            # it turned unavailable now: an event for the feed's tenant (shared/notify/events.py)
+            at = now_us(None)
+            when = from_us(at)
+            assert when is not None
+            await emit_feed_event(
+                self._db,
+                f"{feed_id}/autoparser/{at}",
+                feed_id,
+                EventKind.autoparser_unavailable,
+                when,
+                {"message": reason},
+            )
 
     async def _update(self, allowed: frozenset[str], method: str, feed_id: str, fields: dict[str, Any]) -> None:
         """One writer's UPDATE: only the fields that writer owns (``shared/stores/feeds.py``)."""

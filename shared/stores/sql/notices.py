@@ -1,7 +1,8 @@
 """The notice store, written once for both engines (docs/architecture.md sections 4 and 6).
 
 A change of rights is rare (a verification, a lapse), so this is plain SQL over the ``SqlRunner``:
-the event, then its notices in one multi-row statement.
+the event, then its notices in one multi-row statement, and each notice as an event for its tenant's
+notifications (``shared/notify/events.py``).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
+from shared.notify.events import Event, EventKind
 from shared.stores.codec import from_us, now_us
 from shared.stores.notices import Notice, RightChange, RightsEvent
+from shared.stores.sql.notify import SqlNotifyStore
 from shared.stores.sql.runner import SqlRunner
 
 __all__ = ["SqlNoticeStore"]
@@ -62,6 +65,14 @@ class SqlNoticeStore:
             " ON CONFLICT DO NOTHING",
             *args,
         )
+        outbox = SqlNotifyStore(self._db)
+        for n in notices:
+            detail = {"change": event.change.value, "yours": n.yours, "message": n.message, "origin": event.origin}
+            if event.ends_at is not None:
+                detail["ends_after"] = event.ends_at.isoformat()
+            await outbox.add_event(
+                Event(n.notice_id, n.tenant_id, EventKind.right_changed, event.at, event.host, event.origin, detail)
+            )
 
     async def notices(self, tenant_id: str, *, limit: int = 50) -> builtins.list[Notice]:
         rows = await self._db.fetch(

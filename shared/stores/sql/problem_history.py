@@ -1,7 +1,9 @@
 """The problem history's statements, the same on both engines (``shared/problem_history.py``).
 
 A feed's fetches have one owner at a time (the runtime's revoke), so reading the open occurrences and
-writing the report's transitions is never raced for one feed. A few rows per report.
+writing the report's transitions is never raced for one feed. A few rows per report. Each occurrence
+opened or resolved, and a feed's fetches turning failing or working again (``feed_state_kind``), is an
+event for the feed's tenant (``shared/notify/events.py``), added with it.
 """
 
 from __future__ import annotations
@@ -9,9 +11,12 @@ from __future__ import annotations
 import builtins
 from datetime import datetime
 
+from shared.notify.events import EventKind, feed_state_kind, problem_kind
+from shared.problem_codes import CODES
 from shared.problem_history import ADDITIVE_RESULTS, Occurrence, transitions
 from shared.stores.codec import from_us, to_us
 from shared.stores.problems import FetchReport
+from shared.stores.sql.notify import emit_feed_event
 from shared.stores.sql.runner import SqlRunner
 
 __all__ = ["SqlProblemHistory"]
@@ -25,16 +30,22 @@ class SqlProblemHistory:
 
     async def observe(self, report: FetchReport) -> None:
         rows = await self._db.fetch(
-            "SELECT code, last_seen FROM problem_history WHERE feed_id = ? AND resolved_at IS NULL", report.feed_id
+            "SELECT code, last_seen, first_seen FROM problem_history WHERE feed_id = ? AND resolved_at IS NULL",
+            report.feed_id,
         )
         open_: dict[str, datetime] = {}
-        for code, last in rows:
+        first: dict[str, int] = {}
+        for code, last, since in rows:
             seen = from_us(last)
             assert seen is not None
             open_[str(code)] = seen
+            first[str(code)] = int(since)
         at = to_us(report.fetched_at)
         additive = report.result in ADDITIVE_RESULTS
-        for t in transitions(open_, set(report.counts), report.fetched_at, additive=additive):
+        changes = transitions(open_, set(report.counts), report.fetched_at, additive=additive)
+        for t in changes:
+            if t.kind != "seen":
+                await self._tell(report, t.code, first.get(t.code, at or 0), resolved=t.kind == "resolved")
             if t.kind == "opened":
                 await self._db.execute(
                     f"INSERT INTO problem_history ({_COLUMNS}) VALUES (?, ?, ?, ?, 1, NULL) ON CONFLICT DO NOTHING",
@@ -58,6 +69,48 @@ class SqlProblemHistory:
                     report.feed_id,
                     t.code,
                 )
+
+        await self._feed_state(report)
+
+    async def _tell(self, report: FetchReport, code: str, since: int, *, resolved: bool) -> None:
+        row = CODES.get(code)
+        found = next((p for p in report.problems if p.code == code), None)
+        detail = {
+            "code": code,
+            "state": "resolved" if resolved else "new",
+            "severity": row.severity if row else None,
+            "message": found.message if found is not None and not resolved else (row.title if row else code),
+            "hint": row.hint if row else None,
+        }
+        kind = problem_kind(code, resolved=resolved)
+        state = "resolved" if resolved else "new"
+        await emit_feed_event(
+            self._db, f"{report.feed_id}/{code}/{since}/{state}", report.feed_id, kind, report.fetched_at, detail
+        )
+
+    async def _feed_state(self, report: FetchReport) -> None:
+        """A feed's event when this fetch's result turns it failing or working again (the report before
+        it, by time, is the state it was in)."""
+        before = await self._db.fetchone(
+            "SELECT result FROM fetch_reports WHERE feed_id = ? AND fetched_at < ? ORDER BY fetched_at DESC LIMIT 1",
+            report.feed_id,
+            to_us(report.fetched_at),
+        )
+        kind = feed_state_kind(None if before is None else str(before[0]), report.result)
+        if kind is None:
+            return
+        first = report.problems[0] if report.problems else None
+        detail = {"result": report.result, "http_status": report.http_status}
+        if kind is EventKind.feed_failing and first is not None:
+            detail |= {"code": first.code, "message": first.message, "hint": first.hint}
+        await emit_feed_event(
+            self._db,
+            f"{report.feed_id}/{to_us(report.fetched_at)}/{kind.value}",
+            report.feed_id,
+            kind,
+            report.fetched_at,
+            detail,
+        )
 
     async def history(self, feed_id: str, *, limit: int = 100) -> builtins.list[Occurrence]:
         rows = await self._db.fetch(

@@ -2,7 +2,8 @@
 
 It sees a few writes per second at most, so it is plain SQL over the
 ``SqlRunner``: each method is one statement, or a read followed by one
-guarded statement, so no transaction spans an ``await``.
+guarded statement, so no transaction spans an ``await``. A task that ends (done or failed) adds its
+event for the tenant (``shared/notify/events.py``; one per task and status, however often it is written).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 import orjson
 
 from shared.errors import NotFound
+from shared.notify.events import Event, EventKind
 from shared.problems import Problem, problems_from
 from shared.stores.codec import dumps, from_us, now_us, to_us
+from shared.stores.sql.notify import SqlNotifyStore
 from shared.stores.sql.runner import SqlRunner
 from shared.stores.tasks import TASK_LIST_MAX, Task, TaskItem, TaskMode, TaskPage, TaskQuery, TaskStatus
 
@@ -154,7 +157,29 @@ class SqlTaskStore:
         )
         if not rows:
             raise NotFound(f"task {task_id!r} does not exist")
-        return task_from_row(rows[0])
+        task = task_from_row(rows[0])
+        if status in (TaskStatus.done, TaskStatus.failed):
+            await self._tell(task)
+        return task
+
+    async def _tell(self, task: Task) -> None:
+        assert task.updated_at is not None
+        detail = {
+            "status": task.status.value,
+            "mode": task.mode.value,
+            "items": dict(task.counts()),
+            "problems": sum(task.problem_counts.values()),
+        }
+        event = Event(
+            f"task/{task.task_id}/{task.status.value}",
+            task.tenant_id,
+            EventKind.task_done,
+            task.updated_at,
+            task.host,
+            task.task_id,
+            detail,
+        )
+        await SqlNotifyStore(self._db).add_event(event)
 
     async def find_by_idempotency_key(self, tenant_id: str, key: str) -> Task | None:
         row = await self._db.fetchone(

@@ -19,6 +19,7 @@ from shared.stores.sql.feeds import SqlFeedStore
 from shared.stores.sql.images import SqlImageRegistry
 from shared.stores.sql.lanes import SqlLaneStore
 from shared.stores.sql.notices import SqlNoticeStore
+from shared.stores.sql.notify import SqlNotifyStore
 from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
@@ -64,6 +65,7 @@ async def open_sqlite(url: str) -> Stores:
         feeds=SqlFeedStore(db),
         tenants=SqlTenantStore(db),
         notices=SqlNoticeStore(db),
+        notify=SqlNotifyStore(db),
         tasks=SqlTaskStore(db),
         status=SqlStatusStore(db),
         problems=SqlProblemStore(db),

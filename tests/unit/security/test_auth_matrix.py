@@ -75,6 +75,11 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/api/v1/uploads"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/uploads/{task_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
     # every tenant lists its own tasks: B asking for A's host gets an empty page, never A's tasks
+    # notifications are each tenant's own: B reads and sets B's, never A's webhook, address or log
+    ("GET", "/api/v1/notifications"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("PUT", "/api/v1/notifications"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("POST", "/api/v1/notifications/test"): Expect(none=401, other=202, own=202, alias=NA, admin=401),
+    ("GET", "/api/v1/notifications/deliveries"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     ("GET", "/api/v1/uploads"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     ("DELETE", "/api/v1/pages"): Expect(none=401, other=403, own=202, alias=403, admin=401),
     ("GET", "/api/v1/hosts"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
@@ -161,6 +166,9 @@ def _host(caller: str) -> str:
 @builds("GET", "/api/v1/feeds")
 @builds("GET", "/api/v1/hosts")
 @builds("GET", "/api/v1/notices")
+@builds("GET", "/api/v1/notifications")
+@builds("POST", "/api/v1/notifications/test")
+@builds("GET", "/api/v1/notifications/deliveries")
 async def _plain(world: World, caller: str) -> Request:
     return "", {}
 
@@ -205,6 +213,11 @@ async def _pages(world: World, caller: str) -> Request:
 @builds("GET", "/api/v1/feeds/{feed_id}/problems")
 async def _problem_history(world: World, caller: str) -> Request:
     return f"/api/v1/feeds/{await world.a_feed()}/problems", {}
+
+
+@builds("PUT", "/api/v1/notifications")
+async def _put_notifications(world: World, caller: str) -> Request:
+    return "", {"json": {"email": f"webmaster-{caller}@example.com", "events": {"task.done": "now"}}}
 
 
 @builds("POST", "/api/v1/uploads")
@@ -369,6 +382,11 @@ async def test_auth_matrix(tmp_path: Path, matrix: Callable[[str], Matrix]) -> N
         await api.tenant(ALIAS)  # C: the alias spelling of A's host is somebody else's
         world = World(api, a, {"a": a_token, "b": b_token}, itertools.count())
         a_objects = [A_HOST, a, await world.a_feed(), await world.a_task()]
+        # A's notifications name A's host: B's settings and log must not
+        resp = await api.client.put(
+            "/api/v1/notifications", json={"email": f"owner@{A_HOST}"}, headers=world.headers("own")
+        )
+        assert resp.status == 200, await resp.text()
         wrong: list[str] = []
         for method, path, op in _operations():
             expect = EXPECT.get((method, path))

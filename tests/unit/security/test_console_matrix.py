@@ -74,6 +74,10 @@ EXPECT: dict[tuple[str, str], Expect] = {
     # registration: test_console_opml asks for A's host as B)
     ("GET", "/console/opml"): Expect(none=200, other=200, own=200, alias=NA),
     ("POST", "/console/opml"): Expect(none=401, other=422, own=422, alias=NA),
+    # each tenant's own notifications: B's page, save and test are B's (test_console_notifications: none of A's)
+    ("GET", "/console/notifications"): Expect(none=200, other=200, own=200, alias=NA),
+    ("POST", "/console/notifications"): Expect(none=401, other=200, own=200, alias=NA),
+    ("POST", "/console/notifications/test"): Expect(none=401, other=200, own=200, alias=NA),
     # each tenant's own list: B naming A's host sees none of A's tasks
     ("GET", "/console/uploads"): Expect(none=200, other=200, own=200, alias=NA),
 }

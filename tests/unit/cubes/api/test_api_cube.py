@@ -56,8 +56,9 @@ async def test_the_cubes_timer_rechecks_every_right_that_is_due(tmp_path: Path, 
         await stores.tenants.set_verified(t.tenant_id, "r.partner.test", method="file")
         partner.set("r.partner.test", WELL_KNOWN_PATH, claim.verification_token)
         cube = await build(settings, deps)
-        (timer,) = cube.timers
+        timer, notify = cube.timers
         assert (timer.name, timer.interval_s) == ("proof-recheck", 60.0)
+        assert (notify.name, notify.interval_s) == ("notify", settings.notify.sweep_s)
         assert await timer.fn(TimerContext(timer="proof-recheck")) == []
         assert partner.hits("r.partner.test", WELL_KNOWN_PATH) == []  # checked just now: not due yet
         await stores.tenants.checked(t.tenant_id, "r.partner.test", found=True, now=datetime(2020, 1, 1, tzinfo=UTC))

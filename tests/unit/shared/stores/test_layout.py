@@ -22,6 +22,7 @@ ROLES = (
     "feeds",
     "tenants",
     "notices",
+    "notify",
     "tasks",
     "status",
     "problems",

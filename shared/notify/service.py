@@ -1,0 +1,79 @@
+"""What the API and the console do with a tenant's notifications, written once (docs/architecture.md
+section 10, "Notifications").
+
+``save`` checks and keeps the settings; a webhook set for the first time (or to another URL) gets a
+new secret, sealed with ``secrets.key`` (``shared/secretbox.py``) as a feed's credentials are, and
+answered once: the tenant keeps it to verify our signatures. ``send_test`` adds a test event that the
+notifier delivers at its next round to every channel set. ``overview`` is what both show: the
+settings, the latest deliveries and the problem of an endpoint that does not take them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from shared.notify.events import Event, EventKind
+from shared.notify.notifier import endpoint_problems
+from shared.notify.settings import NotifySettings, SettingsRefused, parse_settings
+from shared.notify.signing import new_secret
+from shared.problems import Problem
+from shared.secretbox import SecretBox
+from shared.stores.notify import Delivery, NotifyStore
+
+__all__ = ["Overview", "Saved", "overview", "save", "send_test"]
+
+#: deliveries a log shows
+LOG_LIMIT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    settings: NotifySettings
+    #: the webhook's new secret, answered this once (None: it was kept, or there is no webhook)
+    secret: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    settings: NotifySettings
+    deliveries: list[Delivery]
+    problems: list[Problem]
+
+
+async def save(store: NotifyStore, box: SecretBox, tenant_id: str, body: Any, *, now: datetime) -> Saved:
+    current = await store.settings(tenant_id)
+    settings = parse_settings(tenant_id, body, current=current)
+    secret = None
+    changed = current is None or current.webhook_url != settings.webhook_url
+    if settings.webhook_url and (settings.sealed_secret is None or changed):
+        if not box.ready:
+            raise SettingsRefused("webhook_url", "secrets.key is not set: a webhook's secret cannot be kept")
+        secret = new_secret()
+        settings = replace(settings, sealed_secret=box.seal({"secret": secret}))
+    await store.put_settings(settings, now=now)
+    return Saved(settings, secret)
+
+
+async def send_test(store: NotifyStore, tenant_id: str, *, now: datetime) -> Event:
+    """A test event for the tenant (delivered at the notifier's next round)."""
+    stamp = hashlib.sha256(f"{tenant_id}/{now.isoformat()}".encode()).hexdigest()[:16]
+    event = Event(
+        f"test/{tenant_id}/{stamp}",
+        tenant_id,
+        EventKind.test,
+        now,
+        "",
+        "test",
+        {"message": "a test notification: your endpoint received it"},
+    )
+    await store.add_event(event)
+    return event
+
+
+async def overview(store: NotifyStore, tenant_id: str) -> Overview:
+    settings = await store.settings(tenant_id) or NotifySettings(tenant_id)
+    log = await store.deliveries(tenant_id, limit=LOG_LIMIT)
+    return Overview(settings, log, endpoint_problems(log))

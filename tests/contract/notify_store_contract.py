@@ -1,0 +1,98 @@
+"""The notification store's contract (``shared/stores/notify.py``), run against every engine with
+``StoreContract``: the outbox the other stores write, the deliveries taken once under a lease, the log,
+the digest."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from shared.notify.events import Event, EventKind
+from shared.notify.settings import Channel, NotifySettings, When
+from shared.stores import Delivery, DeliveryStatus, Feed, FetchReport, Stores, Task, TaskStatus
+from tests.contract.store_contract import T0
+
+
+def _delivery(event: Event, channel: Channel, status: DeliveryStatus) -> Delivery:
+    return Delivery(f"{event.event_id}/{channel.value}", event.tenant_id, event, channel, "x", status, 0, T0, T0)
+
+
+class NotifyStoreContract:
+    async def test_the_stores_that_decide_a_fact_add_its_event_once_for_the_feeds_tenant(self, stores: Stores) -> None:
+        await stores.feeds.upsert_feed(Feed("f1", "https://a.example/feed.xml", "a.example", "rss", tenant_id="ta"))
+        await stores.feeds.upsert_feed(Feed("f0", "https://o.example/feed.xml", "o.example", "rss"))  # the operator's
+        for feed in ("f1", "f0"):
+            for minutes, result, counts in (
+                (0, "parsed", {}),
+                (1, "http_5xx", {"fetch.server_error": 1}),
+                (2, "parsed", {}),
+            ):
+                for _ in range(2):  # a redelivered report adds nothing
+                    await stores.problems.add_report(
+                        FetchReport(feed, T0 + timedelta(minutes=minutes), result, counts=counts)
+                    )
+        await stores.tasks.create(Task(task_id="t1", tenant_id="ta", host="a.example"), now=T0)
+        for _ in range(2):
+            await stores.tasks.update("t1", status=TaskStatus.done, now=T0 + timedelta(minutes=3))
+        got = [(e.tenant_id, e.kind, e.subject) for e in await stores.notify.untold(limit=100)]
+        # by time, then id: a fetch's state change before its codes' occurrences
+        assert got == [
+            ("ta", EventKind.feed_failing, "https://a.example/feed.xml"),
+            ("ta", EventKind.problem_new, "https://a.example/feed.xml"),
+            ("ta", EventKind.feed_recovered, "https://a.example/feed.xml"),
+            ("ta", EventKind.problem_resolved, "https://a.example/feed.xml"),
+            ("ta", EventKind.task_done, "t1"),
+        ]
+
+    async def test_settings_a_due_delivery_taken_once_the_log_and_the_digest(self, stores: Stores) -> None:
+        s = NotifySettings("ta", "https://a.example/hook", "w@a.example", {EventKind.task_done: When.off}, "sealed")
+        await stores.notify.put_settings(s, now=T0)
+        assert await stores.notify.settings("ta") == s
+        assert await stores.notify.settings("tb") is None
+        await stores.tasks.create(Task(task_id="t1", tenant_id="ta", host="a.example"), now=T0)
+        await stores.tasks.update("t1", status=TaskStatus.failed, now=T0)
+        [event] = await stores.notify.untold(limit=10)
+        await stores.notify.tell(
+            event.event_id,
+            [
+                _delivery(event, Channel.webhook, DeliveryStatus.pending),
+                _delivery(event, Channel.digest, DeliveryStatus.queued),
+            ],
+        )
+        assert await stores.notify.untold(limit=10) == []
+        # two sweeps at once: each due delivery is taken by one of them
+        a, b = await asyncio.gather(
+            stores.notify.due(T0, lease_until=T0 + timedelta(minutes=2), limit=10),
+            stores.notify.due(T0, lease_until=T0 + timedelta(minutes=2), limit=10),
+        )
+        assert sorted(d.channel for d in a + b) == [Channel.webhook]
+        [taken] = a + b
+        assert taken.event == event
+        assert await stores.notify.due(T0 + timedelta(minutes=1), lease_until=T0, limit=10) == []  # leased
+        await stores.notify.attempted(
+            taken.delivery_id,
+            status=DeliveryStatus.pending,
+            attempts=1,
+            next_at=T0 + timedelta(minutes=5),
+            at=T0,
+            http_status=503,
+            error="answered HTTP 503",
+        )
+        [again] = await stores.notify.due(T0 + timedelta(minutes=5), lease_until=T0 + timedelta(minutes=7), limit=10)
+        assert (again.attempts, again.http_status, again.error) == (1, 503, "answered HTTP 503")
+        assert sorted(d.channel for d in await stores.notify.deliveries("ta")) == [Channel.digest, Channel.webhook]
+        assert await stores.notify.deliveries("tb") == []
+        # the digest: due a day after its first item, then a day after the last digest
+        assert await stores.notify.digest_tenants(T0, limit=10) == []
+        assert await stores.notify.digest_tenants(T0 + timedelta(seconds=1), limit=10) == ["ta"]
+        [queued] = await stores.notify.queued("ta", limit=10)
+        await stores.notify.digest_sent("ta", [queued.delivery_id], at=T0 + timedelta(days=1))
+        assert await stores.notify.queued("ta", limit=10) == []
+        assert await stores.notify.digest_tenants(T0 + timedelta(days=3), limit=10) == []
+
+    async def test_an_event_told_to_nobody_is_dropped(self, stores: Stores) -> None:
+        await stores.tasks.create(Task(task_id="t1", tenant_id="tz", host="z.example"), now=T0)
+        await stores.tasks.update("t1", status=TaskStatus.done, now=T0)
+        [event] = await stores.notify.untold(limit=10)
+        await stores.notify.tell(event.event_id, [])
+        assert await stores.notify.untold(limit=10) == []

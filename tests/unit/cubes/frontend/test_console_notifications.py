@@ -1,0 +1,60 @@
+"""The console's notifications page: save an address and each kind's setting, send a test, see the log; a
+webhook without the operator's secrets.key is refused as such; another tenant's page shows none of yours."""
+
+from __future__ import annotations
+
+from shared.clock import ManualClock
+from shared.config import Settings
+from shared.notify.events import EventKind
+from shared.notify.notifier import Notifier
+from shared.notify.settings import When
+from tests.unit.cubes.frontend.test_console import HOST, Env, env
+
+__all__ = ["env"]  # the fixture, re-exported for pytest
+
+
+async def test_save_test_and_the_log_are_the_tenants_own(env: Env) -> None:
+    a, token = await env.tenant()
+    _, other = await env.tenant("b.partner.test")
+    csrf = await env.sign_in(token)
+    home = await (await env.client.get("/console")).text()
+    assert 'href="/console/notifications"' in home
+    form = {"csrf": csrf, "email": f"owner@{HOST}", "webhook_url": "", "when.task.done": "off"}
+    resp = await env.client.post("/console/notifications", data=form)
+    page = await resp.text()
+    assert resp.status == 200, page[:500]
+    assert "Notifications saved." in page
+    saved = await env.stores.notify.settings(a)
+    assert saved is not None
+    assert (saved.email, saved.when_of(EventKind.task_done)) == (f"owner@{HOST}", When.off)
+    resp = await env.client.post("/console/notifications/test", data={"csrf": csrf})
+    assert resp.status == 200
+    assert [e.kind for e in await env.stores.notify.untold(limit=10)] == [EventKind.test]
+    notifier = Notifier.from_settings(Settings(), env.stores.notify, ManualClock())
+    await notifier.tell()  # the log shows the delivery before it is sent
+    await notifier.close()
+    logged = await (await env.client.get("/console/notifications")).text()
+    assert f"email: owner@{HOST}" in logged
+    assert "pending" in logged
+
+    refused = await env.client.post(
+        "/console/notifications", data={"csrf": csrf, "webhook_url": f"https://{HOST}/hook"}
+    )
+    assert refused.status == 422
+    assert "secrets.key is not set" in await refused.text()
+    assert (await env.stores.notify.settings(a)).webhook_url is None  # type: ignore[union-attr]
+
+    await env.sign_in(other)
+    theirs = await (await env.client.get("/console/notifications")).text()
+    assert HOST not in theirs.replace("b.partner.test", "")
+    assert f"owner@{HOST}" not in theirs
+
+
+async def test_a_refused_value_is_named_on_the_page(env: Env) -> None:
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    resp = await env.client.post("/console/notifications", data={"csrf": csrf, "email": "not an address"})
+    assert resp.status == 422
+    assert "email: one address like webmaster@example.com" in await resp.text()
+    resp = await env.client.post("/console/notifications", data={"csrf": "x" * 40, "email": "a@b.example"})
+    assert resp.status == 403
