@@ -23,6 +23,7 @@ The media cube and the delay cube both need this, so it lives in ``shared``.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,9 +59,19 @@ _FIGURE_CONTENT = ("img", "video", "picture", "iframe", "svg", "table")
 _MEDIA_TAG = re.compile(r"<(?:img|source|video|picture|figure)", re.IGNORECASE)
 _WALKED = ("img", "source", "video", "picture", "figure")
 _BODY_CLOSE = "</body>"
-#: the plain lxml.etree HTML parser: lxml.html's element-class lookup costs a third of a parse,
-#: and nothing here needs its helpers. No network, comments kept (the kvwriter sanitizes them).
-_PARSER = etree.HTMLParser(no_network=True, remove_blank_text=False)
+#: the plain lxml.etree HTML parser, one per thread (a parser is not thread-safe, and a large document is
+#: parsed in a worker thread: cubes/media/handler.py): lxml.html's element-class lookup costs a third of a
+#: parse, and nothing here needs its helpers. No network, comments kept (the kvwriter sanitizes them).
+_PARSERS = threading.local()
+
+
+def _parser() -> etree.HTMLParser:
+    parser: etree.HTMLParser | None = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = _PARSERS.parser = etree.HTMLParser(no_network=True, remove_blank_text=False)
+    return parser
+
+
 #: a stray </body> or </html> in a partner's fragment would end our wrapper early and libxml2
 #: would drop what follows; they mean nothing inside a fragment, so they go before parsing
 _STRAY_END = re.compile(r"</\s*(?:body|html)\s*>", re.IGNORECASE)
@@ -146,7 +157,7 @@ class MediaDoc:
         self._figures: list[etree._Element] = []
         if doc.content_html.strip():
             fragment = _STRAY_END.sub("", doc.content_html)
-            tree = etree.fromstring(f"<html><body>{fragment}</body></html>", _PARSER)
+            tree = etree.fromstring(f"<html><body>{fragment}</body></html>", _parser())
             self._root = tree.find("body") if tree is not None else None
             if self._root is not None and _MEDIA_TAG.search(fragment) is not None:
                 self._walk(self._root)

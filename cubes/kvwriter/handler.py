@@ -18,6 +18,7 @@ drops a copy (a purged image gone at its source) renders them without it (``refr
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -123,7 +124,7 @@ class KvwriterHandler:
             render_isolated, doc, self.sanitizer_config, written_at, brand, deadline_s=self.render_deadline_s, what=what
         )
 
-    def page_for(self, doc: Document, written_at: datetime, out: Rendered) -> Page:
+    def page_for(self, doc: Document, written_at: datetime, out: Rendered, ready: bytes | None = None) -> Page:
         """The row to store for ``doc``, rendered as ``out`` (sanitized, keyed).
 
         ``doc.url`` is canonical: the boundary that accepted it (the parser's identity check, the
@@ -152,7 +153,7 @@ class KvwriterHandler:
             kind="" if doc.preview else page_kind(doc.kind.value, doc.published_at).value,
             published_at=doc.published_at,
             lang=page_lang(_declared_lang(doc), f"{doc.title} {out.text[:_LANG_SAMPLE]}"),
-            ready=b"" if doc.preview or self.images is None else pack(doc),
+            ready=b"" if doc.preview or self.images is None else (pack(doc) if ready is None else ready),
         )
 
     async def write(self, doc: Document, *, again: bool = False) -> UpsertOutcome:
@@ -160,7 +161,11 @@ class KvwriterHandler:
         image, a new branding), which says nothing of how fresh the pipeline is."""
         written_at = self.clock.now()
         brand = await self.brands.for_doc(doc) if self.brands is not None else None
-        page = self.page_for(doc, written_at, await self.rendered(doc, written_at, brand))
+        out = await self.rendered(doc, written_at, brand)
+        # the kept document of a large page is packed in a thread (zlib lets the GIL go): 1 MB of it, dumped
+        # and compressed on the loop, held it ~0.3 s (bench/hostile.py)
+        keep = not doc.preview and self.images is not None and len(doc.content_html) > OFFLOAD_CHARS
+        page = self.page_for(doc, written_at, out, await asyncio.to_thread(pack, doc) if keep else None)
         key = (page.url, page.version)
         if page.ready:
             self._shown[key] = shown_copies(doc, self.cdn_base)

@@ -38,6 +38,7 @@ For each parsed document:
 from __future__ import annotations
 
 import asyncio
+import functools
 from datetime import datetime, timedelta
 
 from lxml import etree
@@ -50,13 +51,17 @@ from shared.lookups import LookupBatcher
 from shared.losses import page_problems
 from shared.media import MediaDoc, look_up
 from shared.messages import CrawlKind, CrawlRequest, Document, MediaKind
+from shared.offload import OFFLOAD_CHARS
 from shared.parked import park_payload, release
 from shared.previews import preview_key
 from shared.runtime.cube import Context, Output
 from shared.stores import DelayStore, ImageRegistry, PageProblems, ParkOutcome, ProblemStore
 from shared.urls import host_of
 
-__all__ = ["MediaHandler"]
+__all__ = ["THREAD_CHARS", "MediaHandler"]
+
+#: a document with more HTML than this (characters) is parsed and rewritten in a worker thread
+THREAD_CHARS = OFFLOAD_CHARS
 
 
 class MediaHandler:
@@ -80,8 +85,11 @@ class MediaHandler:
 
     async def handle(self, doc: Document, ctx: Context) -> list[Output]:
         now = self.clock.now()
+        # a large document is parsed, and later serialized, in a thread: libxml2 lets the GIL go while it
+        # parses, and on the loop 1 MB of HTML held it (every cube, the API and /healthz) for ~0.3-1.5 s
+        large = len(doc.content_html) > THREAD_CHARS
         try:
-            media_doc = MediaDoc(doc)
+            media_doc = await asyncio.to_thread(MediaDoc, doc) if large else MediaDoc(doc)
         except (etree.ParserError, ValueError) as exc:  # lxml refuses NUL bytes and the like
             raise Reject(f"content_html of {doc.url} cannot be parsed: {exc}") from exc
         retry = doc.retry_failed_before  # the webmaster asked to see a fix: failed images are ordered again
@@ -90,7 +98,10 @@ class MediaHandler:
             # An older version of this document may still be parked; it is left there; when it
             # is released, the kvwriter drops it as stale (newest version wins). Looking for it
             # here would cost a store round trip on the path every cached document takes.
-            ready = media_doc.rewrite(found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now)
+            rewrite = functools.partial(
+                media_doc.rewrite, found.cdn, sizes=found.sizes, variants=found.variants, media_ready_at=now
+            )
+            ready = await asyncio.to_thread(rewrite) if large else rewrite()
             if found.failed:
                 row = page_problems(doc, found.lost(found.failed), hold=self.hold, shown=len(found.cdn))
                 await self._tell([row], now)

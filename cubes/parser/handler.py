@@ -61,6 +61,7 @@ from cubes.parser.catalog_load import CatalogLoader, add_warnings
 from cubes.parser.catalog_stream import STREAM_LIMIT, catalog_opener
 from cubes.parser.checks import check_task_id, check_upload
 from cubes.parser.collector import collector_paused
+from cubes.parser.compressed import is_gzip
 from cubes.parser.documents import prepare_deletions, source_kind
 from cubes.parser.feed import Limits, parse_feed, yml_source
 from cubes.parser.filters import filtered
@@ -189,7 +190,8 @@ class ParserHandler:
             raise Reject(f"body blob {ref!r} does not exist (expired or never written)") from None
 
     async def _parse(self, body: bytes, **kw: object) -> ParseResult:
-        if len(body) > _THREAD_BYTES:
+        # a gzip body is inflated in the thread too (zlib lets the GIL go): a 60 KB gzip bomb is 50 MB
+        if len(body) > _THREAD_BYTES or is_gzip(body):
             return await asyncio.to_thread(lambda: parse_feed(body, limits=self.limits, **kw))  # type: ignore[arg-type]
         return parse_feed(body, limits=self.limits, **kw)  # type: ignore[arg-type]
 

@@ -153,3 +153,31 @@ async def test_a_purged_copy_leaves_its_pages_and_only_it_goes(stores: Stores) -
     assert "figcaption" not in page_a.html  # a figure of only a caption goes with its picture
     assert unpack(page_a.ready).media == []
     assert without_copy(unpack(page_a.ready), OLD) is None  # nothing left to drop: no new version
+
+
+async def test_a_large_pages_kept_document_is_packed_off_the_loop(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1 MB of a document dumped and compressed on the loop held it ~0.3 s (bench/hostile.py): past 16 KB of HTML
+    it is packed in a thread, into the same bytes."""
+    import threading
+
+    from cubes.kvwriter import handler as kv
+    from cubes.kvwriter.refresh import pack
+    from shared.offload import OFFLOAD_CHARS
+
+    threads: list[int] = []
+
+    def spy(d: Document) -> bytes:
+        threads.append(threading.get_ident())
+        return pack(d)
+
+    monkeypatch.setattr(kv, "pack", spy)
+    handler = KvwriterHandler(stores.pages, Settings(), images=stores.images)
+    for n, paragraphs in ((1, 10), (2, 2_000)):
+        written = doc(f"https://news.example/{n}", "<p>words of the lake</p>" * paragraphs)
+        await handler.write(written)
+        page = await stores.pages.get(written.url)
+        assert page is not None
+        assert unpack(page.ready) == written
+        assert (threads.pop() != threading.get_ident()) is (len(written.content_html) > OFFLOAD_CHARS)

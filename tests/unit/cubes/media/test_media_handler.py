@@ -336,3 +336,40 @@ async def test_an_image_someone_else_ordered_is_looked_up_again_after_the_park(e
     assert len(by_topic(out, "documents.ready")) == 1  # the second look found it: released at once
     assert images.calls == 2
     assert await env.stores.delay.count() == 0
+
+
+@pytest.mark.parametrize("paragraphs", [10, 2_000])  # ~200 characters, ~40 KB: past media's THREAD_CHARS
+async def test_a_large_document_is_parsed_and_rewritten_off_the_loop(
+    env: Env, monkeypatch: pytest.MonkeyPatch, paragraphs: int
+) -> None:
+    """1 MB of HTML parsed on the loop held it (every cube, the API, /healthz) for up to 1.5 s (bench/hostile.py)."""
+    import threading
+
+    from cubes.media import handler as media_handler
+    from shared import media
+
+    threads: dict[str, int] = {}
+    real_init, real_rewrite = media.MediaDoc.__init__, media.MediaDoc.rewrite
+
+    def init(self: media.MediaDoc, doc: Document) -> None:
+        threads["parse"] = threading.get_ident()
+        real_init(self, doc)
+
+    def rewrite(self: media.MediaDoc, *args: object, **kw: object) -> Document:
+        threads["rewrite"] = threading.get_ident()
+        return real_rewrite(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(media.MediaDoc, "__init__", init)
+    monkeypatch.setattr(media.MediaDoc, "rewrite", rewrite)
+    await env.cache("https://img.test/a.jpg")
+    doc = document("https://news.test/big", ["https://img.test/a.jpg"])
+    doc = doc.model_copy(update={"content_html": "<p>words of a story</p>" * paragraphs + doc.content_html})
+    large = len(doc.content_html) > media_handler.THREAD_CHARS
+    assert large is (paragraphs > 1_000)
+    out = await env.handler.handle(doc, CTX)
+    ready = out[0].message
+    assert isinstance(ready, Document)
+    assert 'src="/cdn/img/a.jpg"' in ready.content_html  # the same rewrite, wherever it ran
+    assert ready.content_html.count("words of a story") == paragraphs
+    loop = threading.get_ident()
+    assert {step: t != loop for step, t in threads.items()} == {"parse": large, "rewrite": large}

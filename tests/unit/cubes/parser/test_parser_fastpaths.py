@@ -351,3 +351,39 @@ def test_product_params_taken_as_they_are_when_in_shape(params: list[dict[str, s
     shaped = documents._product(data)
     assert shaped is not None
     assert Product.model_validate(shaped) == Product.model_validate(slow)
+
+
+async def test_a_gzip_body_is_inflated_and_parsed_off_the_loop(
+    parser: handler.ParserHandler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gzip bomb is a small body: it was inflated (up to parser.max_body_bytes) on the loop, ~0.4 s of it
+    held for 60 MB of spaces (bench/hostile.py); zlib lets the GIL go, so a thread keeps the loop free."""
+    import gzip
+
+    from cubes.parser import feed
+
+    threads: list[int] = []
+    real = feed.parse_feed
+
+    def spy(*args, **kw):  # type: ignore[no-untyped-def]
+        threads.append(threading.get_ident())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(handler, "parse_feed", spy)
+    plain = _rss(3, 100)
+    for body, off_loop in ((plain, False), (gzip.compress(plain), True)):
+        assert len(body) < handler._THREAD_BYTES
+        msg = CrawlResult(
+            kind=CrawlKind.feed,
+            url="https://news.test/f1.xml",
+            host="news.test",
+            status=FetchStatus.ok,
+            body=body,
+            feed_id="f1",
+            content_type="application/rss+xml",
+            fetched_at=T0,
+        )
+        ctx = Context(topic="crawl.feeds", partition=0, offset=0, key=None, attempt=1, received_at=T0)
+        out = await parser.handle(msg, ctx)
+        assert len([o for o in out if o.topic == "documents.parsed"]) == 3, off_loop  # the same feed, read
+        assert (threads.pop() != threading.get_ident()) is off_loop
