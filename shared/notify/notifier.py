@@ -55,6 +55,7 @@ def mail_text(event: Event) -> tuple[str, str]:
         EventKind.problem_new: f"new problem {d.get('code')} on {event.subject}",
         EventKind.problem_resolved: f"resolved: {d.get('code')} on {event.subject}",
         EventKind.catalog_held: f"pages held back: the catalog {event.subject} lost more than half of its offers",
+        EventKind.pages_held: f"pages of {event.subject} held back, not published: {d.get('url')}",
         EventKind.feed_failing: f"the feed {event.subject} is failing ({d.get('result')})",
         EventKind.feed_recovered: f"the feed {event.subject} works again",
         EventKind.right_changed: f"your right on {event.subject}: {d.get('change')}",

@@ -52,6 +52,7 @@ DEFAULT_WHEN: Mapping[EventKind, When] = {
     EventKind.feed_failing: When.now,
     EventKind.feed_recovered: When.now,
     EventKind.catalog_held: When.now,
+    EventKind.pages_held: When.now,
     EventKind.right_changed: When.now,
     EventKind.task_done: When.digest,
     EventKind.autoparser_unavailable: When.now,

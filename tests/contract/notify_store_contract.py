@@ -9,7 +9,20 @@ from datetime import timedelta
 
 from shared.notify.events import Event, EventKind
 from shared.notify.settings import Channel, NotifySettings, When
-from shared.stores import Delivery, DeliveryStatus, Feed, FetchReport, Stores, Task, TaskStatus
+from shared.problems import problem
+from shared.stores import (
+    Delivery,
+    DeliveryStatus,
+    Feed,
+    FetchReport,
+    Notice,
+    PageProblems,
+    RightChange,
+    RightsEvent,
+    Stores,
+    Task,
+    TaskStatus,
+)
 from tests.contract.store_contract import T0
 
 
@@ -96,3 +109,37 @@ class NotifyStoreContract:
         [event] = await stores.notify.untold(limit=10)
         await stores.notify.tell(event.event_id, [])
         assert await stores.notify.untold(limit=10) == []
+
+    async def test_a_held_page_an_autoparser_unavailable_and_a_right_that_changed_are_events(
+        self, stores: Stores
+    ) -> None:
+        await stores.feeds.upsert_feed(Feed("f1", "https://a.example/feed.xml", "a.example", "rss", tenant_id="ta"))
+        lost = problem("page.incomplete", "the page lost its images", feed="f1")
+        held = [
+            PageProblems(f"https://a.example/p/{i}", 2, "a.example", "rss", "f1", (lost,), held=True) for i in range(3)
+        ]
+        await stores.problems.put_page_problems(held, now=T0)  # three pages held: one event for the feed that day
+        await stores.problems.put_page_problems(
+            [PageProblems("https://a.example/p/9", 1, "a.example", "rss", "f1", (lost,))], now=T0
+        )  # a page that lost something but was published: no event
+        for reason in ("robots.txt forbids images", "robots.txt forbids images", None, "robots.txt forbids pages"):
+            await stores.feeds.set_autoparser_unavailable("f1", reason)  # told when it turns unavailable, twice here
+        change = RightsEvent("ev1", "https://a.example", "a.example", RightChange.lapsing, "ta", T0, ends_at=T0)
+        await stores.notices.record(change, [Notice("n1", "ta", change, True, "your right lapses")])
+        got = [(e.tenant_id, e.kind) for e in await stores.notify.untold(limit=100)]
+        assert sorted(got) == sorted(
+            [
+                ("ta", EventKind.pages_held),
+                ("ta", EventKind.autoparser_unavailable),
+                ("ta", EventKind.autoparser_unavailable),
+                ("ta", EventKind.right_changed),
+            ]
+        )
+        [page] = [e for e in await stores.notify.untold(limit=100) if e.kind is EventKind.pages_held]
+        assert (page.detail["url"], page.detail["code"]) == ("https://a.example/p/0", "page.incomplete")
+        [right] = [e for e in await stores.notify.untold(limit=100) if e.kind is EventKind.right_changed]
+        assert (right.subject, right.detail["change"], right.detail["message"]) == (
+            "https://a.example",
+            "lapsing",
+            "your right lapses",
+        )

@@ -25,6 +25,7 @@ _KINDS = {
     "feed.failing": "A feed that starts failing",
     "feed.recovered": "A failing feed that works again",
     "catalog.held": "Pages held back (a catalog lost half of its offers)",
+    "pages.held": "A page held back (it lost content)",
     "right.changed": "A right on your site lapses, ends or changes hands",
     "task.done": "An upload task or check finished",
     "autoparser.unavailable": "A host's autoparser turned unavailable",

@@ -28,10 +28,12 @@ from typing import Any
 import orjson
 
 from shared.hashing import TOMBSTONE
+from shared.notify.events import EventKind
 from shared.problem_history import Occurrence
 from shared.problems import problems_from
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.problems import KEEP_REPORTS, FetchReport, PageProblems, PageRow, PageState, merge_attempts
+from shared.stores.sql.notify import emit_feed_event
 from shared.stores.sql.problem_history import SqlProblemHistory
 from shared.stores.sql.runner import SqlRunner, chunks
 
@@ -215,6 +217,8 @@ class SqlProblemStore:
     async def put_page_problems(self, rows: Sequence[PageProblems], *, now: datetime | None = None) -> None:
         stamp = now_us(now)
         for row in rows:
+            if row.held:
+                await self._tell_held(row, stamp)
             await self._db.execute(
                 "INSERT INTO page_problems (url, version, host, source_kind, source_id, problems, updated_at, held)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET version = excluded.version,"
@@ -231,6 +235,18 @@ class SqlProblemStore:
                 stamp,
                 bool(row.held),
             )
+
+    async def _tell_held(self, row: PageProblems, stamp: int) -> None:
+        """A page of a feed held back: its tenant's ``pages.held``, once a feed a day (``shared/notify/events.py``;
+        a source that is no feed, an upload, names no feed row and tells no one here)."""
+        at = from_us(stamp)
+        assert at is not None
+        first = row.problems[0] if row.problems else None
+        detail: dict[str, Any] = {"url": row.url, "codes": sorted({p.code for p in row.problems})}
+        if first is not None:
+            detail |= {"code": first.code, "message": first.message, "hint": first.hint}
+        day = at.date().isoformat()
+        await emit_feed_event(self._db, f"{row.source_id}/held/{day}", row.source_id, EventKind.pages_held, at, detail)
 
     async def page_problems(
         self,
