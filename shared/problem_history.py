@@ -7,7 +7,8 @@ the problem store takes is observed (``observe``: one rule, here): each code it 
 report's ``fetched_at``; an occurrence of the feed that is open and whose code the report no longer
 counts is resolved then. A resolved code that comes back is a new occurrence. A report of no body
 (unchanged, not modified) carries the last body's problems, so its codes stay open; a conflict report
-(another source took a page over) only adds what it says. An older report than what was already seen
+(another source took a page over) and a failed fetch (it counts its fetch code alone) only add what
+they say (``additive``). An older report than what was already seen
 (a redelivery out of order) changes nothing. "Check again" is *Fetch now*: its report closes what is
 gone.
 """
@@ -17,10 +18,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["ADDITIVE_RESULTS", "Occurrence", "Transition", "transitions"]
+__all__ = ["ADDITIVE_RESULTS", "Occurrence", "Transition", "additive", "transitions"]
 
 #: reports that add what they say without meaning the rest is gone
 ADDITIVE_RESULTS = frozenset({"conflict"})
+#: the results of a fetch that read a body, or found it the same as the last one (its problems carried)
+_BODY_RESULTS = frozenset({"parsed", "partial", "parse_error", "unchanged", "not_modified"})
+
+
+def additive(result: str) -> bool:
+    """Whether a report of ``result`` only adds what it counts: a conflict report, and a fetch that read no
+    body (it failed: any other ``FetchStatus``), which counts its fetch code alone -- an outage is not a fix
+    of what the last body had, so its codes stay open (they were resolved, and told resolved, then new again
+    once the feed was back)."""
+    return result in ADDITIVE_RESULTS or result not in _BODY_RESULTS
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,3 +143,17 @@ class NotifyStoreContract:
             "lapsing",
             "your right lapses",
         )
+
+    async def test_a_failed_fetch_keeps_the_bodys_problems_open_and_tells_no_resolution(self, stores: Stores) -> None:
+        await stores.feeds.upsert_feed(Feed("f1", "https://a.example/feed.xml", "a.example", "rss", tenant_id="ta"))
+        for minutes, result, counts in (
+            (0, "parsed", {"item.no_title": 1}),
+            (1, "http_5xx", {"fetch.server_error": 1}),  # an outage: not a fix of the item
+            (2, "parsed", {"item.no_title": 1}),
+        ):
+            await stores.problems.add_report(FetchReport("f1", T0 + timedelta(minutes=minutes), result, counts=counts))
+        history = {(o.code, o.state) for o in await stores.problems.history("f1")}
+        assert history == {("item.no_title", "ongoing"), ("fetch.server_error", "resolved")}
+        told = [(e.kind, e.detail.get("code")) for e in await stores.notify.untold(limit=100)]
+        assert (EventKind.problem_resolved, "item.no_title") not in told
+        assert told.count((EventKind.problem_new, "item.no_title")) == 1

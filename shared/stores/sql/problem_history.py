@@ -13,7 +13,7 @@ from datetime import datetime
 
 from shared.notify.events import EventKind, feed_state_kind, problem_kind
 from shared.problem_codes import CODES
-from shared.problem_history import ADDITIVE_RESULTS, Occurrence, transitions
+from shared.problem_history import Occurrence, additive, transitions
 from shared.stores.codec import from_us, to_us
 from shared.stores.problems import FetchReport
 from shared.stores.sql.notify import emit_feed_event
@@ -41,8 +41,7 @@ class SqlProblemHistory:
             open_[str(code)] = seen
             first[str(code)] = int(since)
         at = to_us(report.fetched_at)
-        additive = report.result in ADDITIVE_RESULTS
-        changes = transitions(open_, set(report.counts), report.fetched_at, additive=additive)
+        changes = transitions(open_, set(report.counts), report.fetched_at, additive=additive(report.result))
         for t in changes:
             if t.kind != "seen":
                 await self._tell(report, t.code, first.get(t.code, at or 0), resolved=t.kind == "resolved")
