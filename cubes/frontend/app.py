@@ -5,6 +5,8 @@ cube (``cube.py``) serves it. Routes:
 
 * ``GET /`` home: search box, counts, latest pages
 * ``GET /turbo?url=<original URL>`` the Turbo page (ETag / 304, ``Cache-Control: public, max-age=60``)
+* ``GET /turbo/shop/<host>/category/<id>?page=&sort=&vendor=&param.<name>=`` a shop category's offers,
+  paged, sorted by price and filtered (``category.py``)
 * ``GET /preview?task=<id>&url=<URL>`` a debug upload's preview page (never cached, never indexed)
 * ``GET /api/v1/pages?url=`` the page's JSON form
 * ``GET /search?q=&type=&host=&from=&to=&after=`` results with filters and cursor pages (``search.py``)
@@ -36,6 +38,15 @@ from aiohttp import web
 from cubes.frontend import templates
 from cubes.frontend.assets import FAVICON_SVG
 from cubes.frontend.audience import RegionTable, device_class
+from cubes.frontend.category import (
+    PER_PAGE,
+    BadParameter,
+    CategoryQuery,
+    FacetCache,
+    Listing,
+    category_html,
+    category_view,
+)
 from cubes.frontend.cdn import CdnFiles
 from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.routes import add_routes as add_console_routes
@@ -60,7 +71,8 @@ from shared.runtime.deps import Publish
 from shared.search.query import parse_query
 from shared.search.ranking import Ranking
 from shared.search.request import Hit, SearchRequest, SearchResults
-from shared.stores import Page, Stores
+from shared.stores import OfferQuery, Page, Stores
+from shared.turbo_links import CATEGORY_PARAM, listing_category
 from shared.urls import canonical_url
 from shared.wordstat.clients import DayKeys
 from shared.wordstat.lemmas import normalize_query
@@ -171,6 +183,10 @@ class _Frontend:
         )
         self.cdn = CdnFiles(cdn) if cdn is not None and settings.cdn.url.startswith("file://") else None
         self.turbo_csp = turbo_csp(settings)
+        #: the filter choices of the categories read lately (``category.py``)
+        self.facets = FacetCache()
+        #: a category's page: a Turbo page's policy, and its filters form sent here
+        self.category_csp = self.turbo_csp.replace("form-action 'none'", "form-action 'self'")
 
     # ------------------------------------------------------------------ pages
 
@@ -219,6 +235,46 @@ class _Frontend:
                 url=url,
             )
         return self._page_response(request, page, cache=f"public, max-age={_TURBO_MAX_AGE}")
+
+    async def category(self, request: web.Request) -> web.Response:
+        """A shop category's offers, paged, sorted and filtered (``category.py``): the live pages of the shop
+        that published the category's listing, on its host; 400 naming a parameter out of its rules."""
+        host, category = request.match_info["host"].lower(), request.match_info["category"]
+        listing = await self._listing(host, category) if len(host) <= 253 and len(category) <= 200 else None
+        if listing is None:
+            return self._error(request, 404, "No such category", "This shop has no category at this address.")
+        try:
+            query = CategoryQuery.parse(request.query)
+        except BadParameter as exc:
+            return self._error(request, 400, f"The {exc.name} parameter does not work", exc.message + ".")
+        shop, wanted = listing
+        offset = (query.page - 1) * PER_PAGE
+        total, offers = await self.stores.shop.offers(
+            OfferQuery(host, category, shop, query.sort, query.vendors, query.params, offset, PER_PAGE)
+        )
+        facets = await self.facets.get((host, category, shop), lambda: self.stores.shop.facets(host, category, shop))
+        view = category_view(wanted, query, total, offers, facets)
+        headers = {
+            **_COMMON,
+            "Content-Security-Policy": self.category_csp,
+            "Cache-Control": f"public, max-age={_TURBO_MAX_AGE}",
+        }
+        status = 404 if query.page > view.pages else 200  # past the last page: said, with the way back
+        return web.Response(
+            text=category_html(view), status=status, content_type="text/html", charset="utf-8", headers=headers
+        )
+
+    async def _listing(self, host: str, category: str) -> tuple[str, Listing] | None:
+        """The shop and listing of ``host``'s category ``category``: its listing page, live and a shop's."""
+        for scheme in ("https", "http"):
+            try:
+                url = _canonical(f"{scheme}://{host}/?{CATEGORY_PARAM}={quote(category, safe='')}")
+            except ValueError:
+                return None
+            page = await self.stores.pages.get(url)
+            if page is not None and page.shop and page.host == host and listing_category(page.url) == category:
+                return page.shop, Listing.of(page.url, host, category, page.doc_json, page.lang)
+        return None
 
     async def preview(self, request: web.Request) -> web.Response:
         task = request.query.get("task", "").strip()
@@ -399,6 +455,7 @@ def create_app(
     app.router.add_get("/docs/api", fe.api_docs)
     app.router.add_get("/", fe.home)
     app.router.add_get("/turbo", fe.turbo)
+    app.router.add_get("/turbo/shop/{host}/category/{category}", fe.category)
     app.router.add_get("/preview", fe.preview)
     app.router.add_get("/api/v1/pages", fe.api_page)
     app.router.add_get("/search", fe.search)

@@ -14,8 +14,9 @@ it is exact (``shared/safehtml.py`` says why):
   resolves bare fragments against the document) becomes an in-page anchor when
   the body has that id (ids carry the ``c-`` prefix of the policy);
 * ``with_turbo_links``: links to a catalog's category listing pages (which exist
-  only as Turbo pages), and on a listing page every link to its shop's pages,
-  go to their Turbo pages (``/turbo?url=``).
+  only as Turbo pages) go to the category's page on the frontend
+  (``/turbo/shop/<host>/category/<id>``), and on a listing page every other link to
+  its shop's pages goes to their Turbo pages (``/turbo?url=``).
 
 What a pass writes into the body is spelt as nh3 spells it (``attribute``), so the
 next pass, and the page's own checks, read it the same way.
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.safehtml import ID_PREFIX, plain_text
-from shared.turbo_links import turbo_path
+from shared.turbo_links import CATEGORY_PARAM, category_path, listing_category, turbo_path
 from shared.variants import srcset
 
 __all__ = [
@@ -127,13 +128,13 @@ def with_local_anchors(body: str, page_url: str) -> str:
     return re.sub(re.escape(prefix) + r'([^"]*)"', one, body)
 
 
-#: the parameter that marks a category listing page's URL (the parser's ``yml.CATEGORY_PARAM``)
-_CATEGORY_PARAM = "turbo_category="
+_CATEGORY_PARAM = CATEGORY_PARAM + "="
 _HREF = re.compile(r' href="(https?://[^"/?#]+)([/?][^"]*)?"')
 
 
 def with_turbo_links(body: str, host: str, *, listing: bool) -> str:
-    """Links on ``host`` to category listing pages (on a ``listing`` page: every one) -> their Turbo pages."""
+    """Links on ``host`` to category listing pages -> their category pages; on a ``listing`` page every other
+    link on ``host`` -> its Turbo page."""
     if " href=" not in body or (not listing and _CATEGORY_PARAM not in body):
         return body
 
@@ -142,6 +143,8 @@ def with_turbo_links(body: str, host: str, *, listing: bool) -> str:
         target = (origin + rest).replace("&amp;", "&")
         if origin.split("//", 1)[1].lower() != host or not (listing or _CATEGORY_PARAM in rest):
             return m.group(0)
-        return f' href="{attribute(turbo_path(target))}"'
+        category = listing_category(target)
+        path = category_path(host, category) if category is not None else turbo_path(target)
+        return f' href="{attribute(path)}"'
 
     return _HREF.sub(one, body)

@@ -25,6 +25,7 @@ from datetime import datetime
 from cubes.kvwriter.batch import GroupWriter
 from cubes.kvwriter.branding import BrandingLookup, PageBrand
 from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REBRANDS, REFRESHES, WRITES
+from cubes.kvwriter.offers import offer_of, shop_of
 from cubes.kvwriter.refresh import pack, shown_copies, unpack, with_new_copy, without_copy
 from cubes.kvwriter.render import Rendered, page_sanitizer, preview_key, render, render_isolated, sanitizer_config
 from shared.branding import logo_waiters
@@ -124,8 +125,10 @@ class KvwriterHandler:
             render_isolated, doc, self.sanitizer_config, written_at, brand, deadline_s=self.render_deadline_s, what=what
         )
 
-    def page_for(self, doc: Document, written_at: datetime, out: Rendered, ready: bytes | None = None) -> Page:
-        """The row to store for ``doc``, rendered as ``out`` (sanitized, keyed).
+    def page_for(
+        self, doc: Document, written_at: datetime, out: Rendered, ready: bytes | None = None, tenant: str | None = None
+    ) -> Page:
+        """The row to store for ``doc``, rendered as ``out`` (sanitized, keyed); ``tenant``: who published it.
 
         ``doc.url`` is canonical: the boundary that accepted it (the parser's identity check, the
         API, the autoparser) canonicalized it, and every store key downstream trusts that.
@@ -154,6 +157,9 @@ class KvwriterHandler:
             published_at=doc.published_at,
             lang=page_lang(_declared_lang(doc), f"{doc.title} {out.text[:_LANG_SAMPLE]}"),
             ready=b"" if doc.preview or self.images is None else (pack(doc) if ready is None else ready),
+            # what a shop category's page lists of it (``offers.py``)
+            shop=shop_of(doc, tenant),
+            offer=offer_of(doc),
         )
 
     async def write(self, doc: Document, *, again: bool = False) -> UpsertOutcome:
@@ -165,7 +171,8 @@ class KvwriterHandler:
         # the kept document of a large page is packed in a thread (zlib lets the GIL go): 1 MB of it, dumped
         # and compressed on the loop, held it ~0.3 s (bench/hostile.py)
         keep = not doc.preview and self.images is not None and len(doc.content_html) > OFFLOAD_CHARS
-        page = self.page_for(doc, written_at, out, await asyncio.to_thread(pack, doc) if keep else None)
+        tenant = await self.brands.tenant_of(doc) if self.brands is not None and shop_of(doc, None) else None
+        page = self.page_for(doc, written_at, out, await asyncio.to_thread(pack, doc) if keep else None, tenant)
         key = (page.url, page.version)
         if page.ready:
             self._shown[key] = shown_copies(doc, self.cdn_base)

@@ -23,7 +23,8 @@ from shared.messages import DeliveryOption, Product
 from shared.prices import parse_price
 from shared.safehtml import BLOCK_BREAK
 from shared.shop import ShopSettings, cart_href, order_links
-from shared.turbo_links import turbo_path
+from shared.turbo_links import category_path
+from shared.urls import host_of
 
 __all__ = ["ProductView", "product_text", "product_view"]
 
@@ -32,7 +33,7 @@ __all__ = ["ProductView", "product_text", "product_view"]
 class ProductView:
     """What the product block and the breadcrumbs say, as plain text (the template escapes it)."""
 
-    crumbs: list[tuple[str, str | None]]  # (category name, its listing page's path or None)
+    crumbs: list[tuple[str, str | None]]  # (category name, its category page's path or None)
     price: str | None
     old_price: str | None
     discount: int | None  # percent off the old price
@@ -98,7 +99,10 @@ def product_view(
     ]
     facts += [(q.name, f"{q.value} {q.unit}" if q.unit else q.value) for q in p.params]
     return ProductView(
-        crumbs=[(step.name, turbo_path(step.url) if step.url else None) for step in p.category_path],
+        # each crumb opens its category's page on the frontend: its offers paged, sorted and filtered
+        crumbs=[
+            (step.name, category_path(host_of(step.url), step.id) if step.url else None) for step in p.category_path
+        ],
         price=format_price(p.price, p.currency, lang) if p.price else None,
         old_price=format_price(p.old_price, p.currency, lang) if p.price and p.old_price else None,
         discount=_discount(p.price, p.old_price) if p.price and p.old_price else None,

@@ -49,6 +49,7 @@ from shared.previews import preview_key
 from shared.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
 from shared.search.analysis import detect_lang
 from shared.templates import html_environment
+from shared.turbo_links import CATEGORY_PARAM, OFFERS_KEY, category_path
 from shared.variants import srcset
 
 __all__ = [
@@ -68,7 +69,8 @@ PRELOAD = ("cubes.kvwriter.render",)
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
 #: 5: the stylesheet is one shared file (shared/page_style.py), only the first paint's rules inline
 #: 6: a shop's cart and one-click order buttons; a category listing's "Original" is the shop's site
-RENDER_REVISION = 6
+#: 7: a shop page's crumbs and a listing's category links open the categories' pages, a listing links its offers'
+RENDER_REVISION = 7
 
 #: Media roles shown above the body when the body does not show them already.
 _LEAD_ROLES = ("cover", "picture", "enclosure", "thumbnail")
@@ -77,7 +79,6 @@ _MAX_PICTURES = 5
 _ETAG_SAFE = re.compile(r"[^A-Za-z0-9]")
 #: the extra of a catalog's category listing (the parser's ``cubes/parser/categories.py``), and its URL's key
 _LISTING = "turbo:category"
-_CATEGORY_KEY = "turbo_category"
 #: characters of a shop page's text read to tell its language (enough letters to tell Cyrillic from Latin)
 _LANG_SAMPLE = 2000
 _PAGE = html_environment("cubes.kvwriter").get_template("page.html")
@@ -188,8 +189,16 @@ def _original_url(doc: Document) -> str:
     if _LISTING not in doc.extra:
         return doc.url
     parts = urlsplit(doc.url)
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != _CATEGORY_KEY])
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != CATEGORY_PARAM])
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def _all_offers(doc: Document, lang: str | None) -> tuple[str, str] | None:
+    """A category listing with offers of its own links to its category's page: (the path, its words)."""
+    category, offers = doc.extra.get(_LISTING), doc.extra.get(OFFERS_KEY)
+    if not isinstance(category, str) or not isinstance(offers, str) or not offers.isdigit():
+        return None
+    return category_path(doc.host, category), label("all_offers", lang, n=offers)
 
 
 def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime, brand: PageBrand | None = None) -> Rendered:
@@ -226,6 +235,8 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime, brand: P
         body=Markup(body),  # noqa: S704 - the safe-HTML policy's output
         original=label("original", lang),
         original_url=_original_url(doc),
+        # a category listing's link to its category's page: all its offers, paged, sorted and filtered
+        all_offers=_all_offers(doc, lang),
         brand=brand,
         # the accent is checked as #rrggbb where it enters (shared/branding.py): nothing else reaches the style
         accent=Markup(f":root{{--acc:{brand.accent}}}") if brand and brand.accent else None,  # noqa: S704

@@ -7,8 +7,12 @@ catalog holds now. A listing has the category's breadcrumbs, its
 subcategories, and cards of its offers (picture, title, price) -- the first
 ``MAX_CARDS`` in catalog order, then how many more there are. Its URL is on the
 shop's site with ``?turbo_category=<id>`` (``yml.category_url``): the frontend
-serves it like any page, the kvwriter links its cards and crumbs to the Turbo
-pages they stand for.
+serves it like any page, the kvwriter links its cards to the Turbo pages they
+stand for and its crumbs to the categories' pages. Its ``extra`` says how many
+offers the category holds itself (``turbo:offers``) and which subcategories it has
+(``turbo:subcategories``, ``[id, name, offers]`` each): the category's page on the
+frontend (``cubes/frontend/category.py``) pages through those offers, sorted and
+filtered, from the page store, and links the subcategories.
 
 ``Listings`` sees every offer once as it streams by and keeps a bounded
 summary per category, so a catalog of any size costs at most
@@ -20,14 +24,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
+import orjson
+
 from cubes.parser.model import ParsedItem
 from cubes.parser.yml import CATEGORY_PARAM, Catalog, category_url
 from shared.i18n import format_price
+from shared.turbo_links import OFFERS_KEY
 
-__all__ = ["CATEGORY_PARAM", "MAX_CARDS", "Listings"]
+__all__ = ["CATEGORY_PARAM", "MAX_CARDS", "SUBCATEGORIES_KEY", "Listings"]
 
 #: offers shown on a listing page (a phone scrolls through ~50 cards; more is a catalog, not a page)
 MAX_CARDS = 48
+#: the extra key of a listing's subcategories, one JSON ``[id, name, offers]`` each (at most MAX_CARDS)
+SUBCATEGORIES_KEY = "turbo:subcategories"
 #: a card shows a line or two of its offer's name: a longer one is cut (a listing's size stays bounded
 #: by its cards whatever the names, which only the offer's own page shows whole)
 _CARD_TITLE = 200
@@ -85,7 +94,16 @@ class Listings:
         for cid, (name, _) in catalog.categories.items():
             if not name or not totals.get(cid):
                 continue
-            html = self._page(cid, catalog, [c for c in children.get(cid, ()) if totals.get(c)], totals)
+            subs = [c for c in children.get(cid, ()) if totals.get(c)]
+            html = self._page(cid, catalog, subs, totals)
+            extra: dict[str, str | list[str]] = {"turbo:category": cid}
+            held = self._by_id.get(cid)
+            if held is not None and held.offers:
+                extra[OFFERS_KEY] = str(held.offers)
+            if subs:
+                extra[SUBCATEGORIES_KEY] = [
+                    orjson.dumps([c, catalog.categories[c][0], totals[c]]).decode() for c in subs[:MAX_CARDS]
+                ]
             out.append(
                 ParsedItem(
                     index=first_index + len(out),
@@ -94,7 +112,7 @@ class Listings:
                     title=name,
                     content_html=html,
                     base=catalog.site,
-                    extra={"turbo:category": cid},
+                    extra=extra,
                 )
             )
         return out

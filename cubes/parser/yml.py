@@ -34,6 +34,7 @@ from cubes.parser.bounds import Refused, delivery_options, product_numbers
 from cubes.parser.model import ItemError, MediaRef, Note, ParsedItem
 from cubes.parser.xmlsafe import SAFE_XML, XmlError, check_doctype_stream, xml_error
 from cubes.parser.xmltext import absolute, inner_html
+from shared.turbo_links import CATEGORY_PARAM
 
 __all__ = ["CATEGORY_PARAM", "MAX_DEPTH", "Catalog", "category_url", "iter_yml"]
 
@@ -61,8 +62,6 @@ _PRODUCT_FIELDS = (
 )
 #: YML name -> Product field, taken as a boolean ("true" / "false")
 _FLAGS = (("delivery", "delivery"), ("pickup", "pickup"), ("store", "store"))
-#: the parameter of a category's listing page (``category_url``)
-CATEGORY_PARAM = "turbo_category"
 #: levels of a category path kept (the ones nearest the offer): Yandex Market's own tree is 6-7 deep;
 #: a deeper one is a hostile chain whose every offer would carry a crumb per level
 MAX_DEPTH = 32

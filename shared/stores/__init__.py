@@ -7,7 +7,7 @@
 
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
 
-The layout, one module per role (pages, hashes, images, delay, feeds, tenants,
+The layout, one module per role (pages, shop, hashes, images, delay, feeds, tenants,
 notices, notify, tasks, status, problems, sessions, lanes, search, wordstat, autoparser)
 on each floor; a floor imports only the floors above it:
 
@@ -22,7 +22,7 @@ on each floor; a floor imports only the floors above it:
    lanes, autoparser; images and feeds on SQLite) is written once here, and the
    openers use it as it is.
 3. ``sqlite/<role>.py``, ``postgres/<role>.py`` — a role that needs an
-   engine-specific plan (pages, hashes, delay, search, wordstat; images and feeds
+   engine-specific plan (pages, shop, hashes, delay, search, wordstat; images and feeds
    on PostgreSQL) builds on its ``sql/`` module
    (the row codec; the ``sql/`` class, subclassed, for the methods that are
    portable) and adds the methods whose atomicity or speed is the engine's;
@@ -51,6 +51,7 @@ from shared.stores.notify import Delivery, DeliveryStatus, NotifyStore
 from shared.stores.pages import DeleteOutcome, Page, PageStore, SearchHit, UpsertOutcome
 from shared.stores.problems import FetchReport, PageProblems, PageRow, PageState, ProblemStore
 from shared.stores.sessions import Session, SessionStore
+from shared.stores.shop import CategoryFacets, Offer, OfferCard, OfferQuery, ShopStore, Sort
 from shared.stores.status import StatusSnapshot, StatusStore
 from shared.stores.tasks import Task, TaskItem, TaskMode, TaskPage, TaskQuery, TaskStatus, TaskStore
 from shared.stores.tenants import HostClaim, Tenant, TenantLimits, TenantStore
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from shared.config import StoreConfig
 
 __all__ = [
+    "CategoryFacets",
     "ClaimOutcome",
     "DelayStore",
     "DeleteOutcome",
@@ -80,6 +82,9 @@ __all__ = [
     "Notice",
     "NoticeStore",
     "NotifyStore",
+    "Offer",
+    "OfferCard",
+    "OfferQuery",
     "Owner",
     "Page",
     "PageProblems",
@@ -95,6 +100,8 @@ __all__ = [
     "SearchHit",
     "Session",
     "SessionStore",
+    "ShopStore",
+    "Sort",
     "StatusSnapshot",
     "StatusStore",
     "Stores",

@@ -28,6 +28,7 @@ from shared.stores.pages import PageStore
 from shared.stores.problems import ProblemStore
 from shared.stores.search import IndexQueue, SearchIndex
 from shared.stores.sessions import SessionStore
+from shared.stores.shop import ShopStore
 from shared.stores.status import StatusStore
 from shared.stores.tasks import TaskStore
 from shared.stores.tenants import TenantStore
@@ -44,6 +45,7 @@ class Stores:
         url: str,
         *,
         pages: PageStore,
+        shop: ShopStore,
         hashes: HashStore,
         images: ImageRegistry,
         delay: DelayStore,
@@ -64,6 +66,8 @@ class Stores:
     ) -> None:
         self.url = url
         self.pages = pages
+        #: a shop category's offers, paged, sorted and filtered (read from the page table)
+        self.shop = shop
         self.hashes = hashes
         self.images = images
         self.delay = delay
@@ -83,14 +87,14 @@ class Stores:
         self.search = search
         #: the pages written since the search index last took them (the indexer cube drains it)
         self.index_queue = index_queue
-        self._close = close
-        self._closed = False
+        #: what closes the connections; None once closed
+        self._close: Callable[[], Awaitable[None]] | None = close
 
     async def close(self) -> None:
         """Close the connections (idempotent)."""
-        if not self._closed:
-            self._closed = True
-            await self._close()
+        close, self._close = self._close, None
+        if close is not None:
+            await close()
 
     async def __aenter__(self) -> Stores:
         return self

@@ -23,6 +23,7 @@ from shared.stores.migrations_search import (
     VOCAB_POSTGRES,
     VOCAB_SQLITE,
 )
+from shared.stores.migrations_shop import extend_shop
 from shared.stores.migrations_webmaster import extend_webmaster
 from shared.stores.migrations_wordstat import extend_wordstat
 from shared.stores.rights_schema import RIGHTS
@@ -494,5 +495,6 @@ POSTGRES.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN)
 # (``migrations_wordstat.py``)
 extend_wordstat(SQLITE, POSTGRES, version=36)
 
-# 37-39: a task's mode, the problem history, notifications (``migrations_webmaster.py``)
+# 37-39: a task's mode, the problem history, notifications (``migrations_webmaster.py``); 40: a shop's offers
 extend_webmaster(SQLITE, POSTGRES)
+extend_shop(SQLITE, POSTGRES)

@@ -15,6 +15,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from shared.stores.shop import Offer
+
 __all__ = [
     "DeleteOutcome",
     "Page",
@@ -68,6 +70,10 @@ class Page:
     #: the ready document the page was rendered from (zlib of its JSON; b"" for none): the kvwriter
     #: renders the page again from it when an image it shows changed at its source
     ready: bytes = b""
+    #: whose shop the page is (a catalog's offer or category listing; ``shared/stores/shop.py``), else ""
+    shop: str = ""
+    #: what its category's page lists of a catalog's offer (None: no offer)
+    offer: Offer | None = None
 
 
 @dataclass(frozen=True, slots=True)

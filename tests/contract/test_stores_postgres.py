@@ -17,6 +17,7 @@ from shared.stores.postgres import split_schema
 from tests.contract.lane_store_contract import LaneStoreContract
 from tests.contract.notify_store_contract import NotifyStoreContract
 from tests.contract.problem_store_contract import ProblemHistoryContract, ProblemStoreContract
+from tests.contract.shop_store_contract import ShopStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import StoreContract
 from tests.contract.task_list_contract import TaskListContract
@@ -32,6 +33,7 @@ class TestPostgresStores(
     TaskListContract,
     ProblemHistoryContract,
     NotifyStoreContract,
+    ShopStoreContract,
 ):
     @pytest.fixture
     async def store_url(self, postgres_url: str) -> AsyncIterator[str]:

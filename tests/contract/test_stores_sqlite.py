@@ -15,6 +15,7 @@ from shared.stores import UpsertOutcome, open_stores
 from tests.contract.lane_store_contract import LaneStoreContract
 from tests.contract.notify_store_contract import NotifyStoreContract
 from tests.contract.problem_store_contract import ProblemHistoryContract, ProblemStoreContract
+from tests.contract.shop_store_contract import ShopStoreContract
 from tests.contract.store_batch_contract import StoreBatchContract
 from tests.contract.store_contract import URL, StoreContract, page
 from tests.contract.task_list_contract import TaskListContract
@@ -29,6 +30,7 @@ class TestSqliteStores(
     TaskListContract,
     ProblemHistoryContract,
     NotifyStoreContract,
+    ShopStoreContract,
 ):
     @pytest.fixture
     def store_url(self, tmp_path: Path) -> str:

@@ -9,6 +9,7 @@ template and a one-click order by phone and by the shop's form), and served by t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,12 +21,15 @@ from aiohttp import web
 from cubes.frontend.app import create_app
 from cubes.kvwriter.branding import BrandingLookup
 from cubes.kvwriter.handler import KvwriterHandler
+from cubes.parser.documents import prepare_items, to_document
+from cubes.parser.feed import parse_feed
 from shared.blobs import open_blobs
 from shared.branding import parse_branding
 from shared.config import Settings
 from shared.messages import CategoryRef, DocKind, Document, Product, ProductParam, SourceKind, SourceRef
 from shared.stores import Feed, open_stores
 from tests.integration.test_browser_frontend import (  # the browser fixture and the CDP helpers
+    STEP_TIMEOUT,
     Cdp,
     _errors,
     _eval,
@@ -139,3 +143,103 @@ async def test_a_shop_page_on_a_phone_has_a_cart_button_with_the_offers_id(
     assert await _eval(browser, session, "document.documentElement.scrollWidth") <= 390
     assert not _errors(browser)
     await _shot(browser, session, "shop-phone")
+
+
+@pytest.fixture
+async def category(tmp_path: Path) -> AsyncIterator[str]:
+    """A catalog of 60 kettles parsed and written, its category served by the frontend."""
+    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"})
+    stores = await open_stores(settings.store.url)
+    offers = "".join(
+        f'<offer id="{i}"><url>https://{HOST}/p/{i}</url><price>{(i * 37) % 60 * 100 + 990}</price>'
+        f"<currencyId>RUR</currencyId><categoryId>7</categoryId><name>Чайник «Заря-{i}», 1,7 л</name>"
+        f'<vendor>{"Заря" if i % 3 else "Восход"}</vendor><param name="Цвет">{"белый" if i % 2 else "чёрный"}</param>'
+        "</offer>"
+        for i in range(60)
+    )
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?><yml_catalog date="2026-12-01 10:00"><shop><name>Чайники</name>'
+        f'<url>https://{HOST}/</url><categories><category id="1">Кухня</category>'
+        f'<category id="7" parentId="1">Чайники</category></categories>'
+        f"<offers>{offers}</offers></shop></yml_catalog>"
+    ).encode()
+    result = parse_feed(body, url=f"https://{HOST}/yml.xml")
+    cands, _ = prepare_items([*result.items, *result.listings], feed_host=HOST)
+    writer = KvwriterHandler(stores.pages, settings, images=stores.images)
+    for cand in cands:
+        doc = to_document(cand, source=SourceRef(kind=SourceKind.yml, id="yml"), version=1, seen_at=T0, parsed_at=T0)
+        await writer.write(doc.model_copy(update={"media_ready_at": T0}))
+    runner = web.AppRunner(create_app(settings, stores), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    yield f"http://{host}:{port}"
+    await runner.cleanup()
+    await stores.close()
+
+
+async def _follow(cdp: Cdp, session: str, js: str) -> None:
+    """Run ``js`` (a click on a link or a button) and wait for the page it opens to load."""
+    loaded = cdp.expect(lambda e: e.get("sessionId") == session and e["method"] == "Page.loadEventFired")
+    await _eval(cdp, session, js)
+    await asyncio.wait_for(loaded, STEP_TIMEOUT)
+
+
+_PRICES = "[...document.querySelectorAll('.tc-card b')].map(b => Number(b.innerText.replace(/[^0-9]/g, '')))"
+
+
+async def test_a_category_on_a_phone_is_sorted_filtered_and_paged_by_clicking(
+    category: str,
+    browser: Cdp,  # noqa: F811
+) -> None:
+    """From an offer's crumb to its category, then by clicks only: cheapest first, the vendor Восход, page 2."""
+    offer = f"{category}/turbo?url={quote(f'https://{HOST}/p/5', safe='')}"
+    session = await _open(browser, offer, width=390, height=844, mobile=True)
+    await _follow(browser, session, "document.querySelector('.tc-crumbs a:last-child').click()")
+    assert await _eval(browser, session, "location.pathname") == f"/turbo/shop/{HOST}/category/7"
+    assert await _eval(browser, session, "document.querySelector('#found').innerText") == (
+        "Товаров: 60 · страница 1 из 3"
+    )
+    await _follow(
+        browser,
+        session,
+        "[...document.querySelectorAll('#sorts a')].find(a => a.innerText == 'Сначала дешевле').click()",
+    )
+    prices = await _eval(browser, session, _PRICES)
+    assert prices[:2] == [990, 1090]
+    assert prices == sorted(prices)
+    assert len(prices) == 24
+    await _follow(
+        browser,
+        session,
+        "document.querySelector('input[name=vendor][value=Восход]').click();document.querySelector('#apply').click()",
+    )
+    assert "vendor=" in await _eval(browser, session, "location.search")
+    assert "sort=price_asc" in await _eval(browser, session, "location.search")  # the sort stays
+    assert await _eval(browser, session, "document.querySelector('#found').innerText") == "Товаров: 20"
+    first = await _eval(browser, session, _PRICES)
+    assert first == sorted(first)
+    assert len(first) == 20
+    assert await _eval(browser, session, "document.querySelector('a[rel=next]')") is None  # one page of 20
+    await _follow(browser, session, "document.querySelector('#clear').click()")
+    await _follow(browser, session, "document.querySelector('a[rel=next]').click()")
+    assert await _eval(browser, session, "document.querySelector('#found').innerText") == (
+        "Товаров: 60 · страница 2 из 3"
+    )
+    second = await _eval(browser, session, _PRICES)
+    assert min(second) >= max(prices)  # page 2 goes on where page 1 stopped
+    assert await _eval(browser, session, "document.querySelector('a[rel=prev]').innerText") == "← Назад"
+    assert await _eval(browser, session, "document.documentElement.scrollWidth") <= 390
+    assert not _errors(browser)
+    await _shot(browser, session, "shop-category-phone")
+    await _follow(
+        browser,
+        session,
+        "document.querySelector('input[name=\"param.Цвет\"][value=чёрный]').click();"
+        "document.querySelector('#apply').click()",
+    )
+    assert (
+        await _eval(browser, session, "document.querySelector('#found').innerText") == "Товаров: 30 · страница 1 из 2"
+    )
+    await _shot(browser, session, "shop-category-filtered-phone")

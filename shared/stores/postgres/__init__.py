@@ -2,7 +2,7 @@
 
 ``postgres/db.py`` is the pool and ``batch.py`` the calls of one loop turn
 sent as one statement; the roles that need a plan of their own are
-``pages.py``, ``hashes.py``, ``images.py``, ``delay.py``, ``feeds.py``, ``search.py`` (with
+``pages.py``, ``shop.py``, ``hashes.py``, ``images.py``, ``delay.py``, ``feeds.py``, ``search.py`` (with
 ``search_queue.py``, ``search_topk.py``) and ``wordstat.py`` here; the others run
 the portable statements of ``shared/stores/sql/``.
 """
@@ -18,6 +18,7 @@ from shared.stores.postgres.images import PgImageRegistry
 from shared.stores.postgres.pages import PgPageStore
 from shared.stores.postgres.search import PgSearchIndex
 from shared.stores.postgres.search_queue import PgIndexQueue, requeue_if_stale
+from shared.stores.postgres.shop import PgShopStore
 from shared.stores.postgres.wordstat import PgWordstatStore
 from shared.stores.sql.autoparser import SqlAutoparserStore
 from shared.stores.sql.lanes import SqlLaneStore
@@ -48,6 +49,7 @@ async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: 
     return Stores(
         url,
         pages=PgPageStore(db.view("pages")),
+        shop=PgShopStore(db.view("shop")),
         hashes=PgHashStore(db.view("hashes")),
         images=PgImageRegistry(db.view("images")),
         delay=PgDelayStore(db.view("delay")),

@@ -83,6 +83,12 @@ _ARRAY_TYPES = {
     "published_at": "bigint",
     "lang": "text",
     "ready": "bytea",
+    "shop": "text",
+    "category": "text",
+    "price": "double precision",
+    "vendor": "text",
+    "params": "text",
+    "card": "text",
 }
 assert list(_ARRAY_TYPES) == _COLUMNS, "PAGE_COLUMNS and _ARRAY_TYPES differ"
 _ARRAYS = ", ".join(f"${i}::{t}[]" for i, t in enumerate(_ARRAY_TYPES.values(), start=1))

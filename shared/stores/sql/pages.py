@@ -11,12 +11,13 @@ from typing import Any
 
 from shared.stores.codec import from_us, to_us
 from shared.stores.pages import Page, SearchHit
+from shared.stores.sql.shop import OFFER_COLUMNS, offer_from_row, offer_params
 
 __all__ = ["PAGE_COLUMNS", "RECENT_COLUMNS", "page_from_row", "page_params", "recent_hit", "tombstone_params"]
 
 PAGE_COLUMNS = (
     "url, host, version, html, doc_json, title, text, content_hash, etag, seen_at, parsed_at, "
-    "media_ready_at, written_at, deleted, source_kind, kind, published_at, lang, ready"
+    "media_ready_at, written_at, deleted, source_kind, kind, published_at, lang, ready, " + OFFER_COLUMNS
 )
 
 
@@ -60,10 +61,12 @@ def page_params(page: Page) -> tuple[Any, ...]:
         to_us(page.published_at),
         page.lang,
         page.ready,
+        *offer_params(page.shop, page.offer),
     )
 
 
 def page_from_row(row: Sequence[Any]) -> Page:
+    shop, offer = offer_from_row(row[19:25])
     return Page(
         url=row[0],
         host=row[1],
@@ -84,9 +87,12 @@ def page_from_row(row: Sequence[Any]) -> Page:
         published_at=from_us(row[16]),
         lang=row[17],
         ready=bytes(row[18] or b""),
+        shop=shop,
+        offer=offer,
     )
 
 
 def tombstone_params(url: str, host: str, version: int, written_at: int) -> tuple[Any, ...]:
     """``PAGE_COLUMNS`` values of a tombstone: the content is dropped, the version fences older upserts."""
-    return (url, host, version, "", b"", "", "", "", "", None, None, None, written_at, True, "", "", None, "", b"")
+    empty = ("", b"", "", "", "", "", None, None, None)
+    return (url, host, version, *empty, written_at, True, "", "", None, "", b"", *offer_params("", None))

@@ -1,7 +1,7 @@
 """``open_sqlite(url)``: the embedded store engine (docs/architecture.md sections 4 and 7).
 
 ``sqlite/db.py`` is the connections and the group commit; the roles that need
-a plan of their own are ``pages.py``, ``hashes.py``, ``delay.py``, ``search.py``
+a plan of their own are ``pages.py``, ``shop.py``, ``hashes.py``, ``delay.py``, ``search.py``
 (with ``search_groups.py``, ``search_queue.py``, ``search_topk.py``) and
 ``wordstat.py`` here; the others run the portable statements of ``shared/stores/sql/``.
 """
@@ -31,6 +31,7 @@ from shared.stores.sqlite.hashes import SqliteHashStore
 from shared.stores.sqlite.pages import SqlitePageStore
 from shared.stores.sqlite.search import SqliteSearchIndex
 from shared.stores.sqlite.search_queue import SqliteIndexQueue, requeue_if_stale
+from shared.stores.sqlite.shop import SqliteShopStore
 from shared.stores.sqlite.wordstat import SqliteWordstatStore
 
 __all__ = ["LONG_BATCH", "SqliteDb", "open_sqlite", "sqlite_path"]
@@ -59,6 +60,7 @@ async def open_sqlite(url: str) -> Stores:
     return Stores(
         url,
         pages=SqlitePageStore(db),
+        shop=SqliteShopStore(db),
         hashes=SqliteHashStore(db),
         images=SqlImageRegistry(db),
         delay=SqliteDelayStore(db),

@@ -144,8 +144,8 @@ def test_a_shop_page_that_sells() -> None:
     )
     page = render(doc, SAN, written_at=T0).html
     assert (
-        '<nav class="tc-crumbs"><a href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D1">Кухня</a>'
-        '<a href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D7">Чайники</a></nav><h1>'
+        '<nav class="tc-crumbs"><a href="/turbo/shop/shop.example/category/1">Кухня</a>'
+        '<a href="/turbo/shop/shop.example/category/7">Чайники</a></nav><h1>'
     ) in page
     assert '<p class="price">1\u00a0990,50\u00a0₽</p>' in page
     assert '<p class="stock in">В наличии</p>' in page
@@ -245,12 +245,12 @@ def test_language_and_localized_date_at_the_source_offset() -> None:
     assert bogus.startswith("<!doctype html><html><head>")
 
 
-def test_a_category_listing_links_to_turbo_pages() -> None:
+def test_a_category_listing_links_to_turbo_pages_and_to_its_categorys_page() -> None:
     doc = make_doc(
         url="https://shop.example/?turbo_category=7",
         host="shop.example",
         title="Чайники",
-        extra={"turbo:category": "7"},
+        extra={"turbo:category": "7", "turbo:offers": "120"},
         content_html=(
             '<nav class="tc-crumbs"><a href="https://shop.example/?turbo_category=1">Кухня</a></nav>'
             '<div class="tc-cards"><a class="tc-card" href="https://shop.example/p/kettle"><span>Чайник</span></a>'
@@ -258,13 +258,16 @@ def test_a_category_listing_links_to_turbo_pages() -> None:
         ),
     )
     page = render(doc, SAN, written_at=T0).html
-    assert 'href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D1"' in page
+    assert 'href="/turbo/shop/shop.example/category/1"' in page  # a category opens its category's page
     assert 'href="/turbo?url=https%3A%2F%2Fshop.example%2Fp%2Fkettle"' in page
+    # the listing's own 120 offers, paged, sorted and filtered, in the page's language
+    assert '<a class="tc-btn tc-primary" href="/turbo/shop/shop.example/category/7">Все товары категории (120)' in page
     assert 'href="https://elsewhere.example/x"' in page  # another site's link stays as it is
     # on an ordinary page only the listing pages' links change (they exist only as Turbo pages)
     other = render(doc.model_copy(update={"extra": {}}), SAN, written_at=T0).html
     assert 'href="https://shop.example/p/kettle"' in other
-    assert 'href="/turbo?url=https%3A%2F%2Fshop.example%2F%3Fturbo_category%3D1"' in other
+    assert 'href="/turbo/shop/shop.example/category/1"' in other
+    assert "tc-primary" not in other
 
 
 def test_images_offer_the_cdns_smaller_copies_in_srcset() -> None:
@@ -327,7 +330,7 @@ def test_every_value_of_the_page_is_escaped() -> None:
     assert "<script" not in page
     assert evil not in page
     assert page.count("&lt;script&gt;") >= 9  # title (twice), author, summary, crumbs, vendor, model, notes...
-    assert "turbo_category%3D1%26a%3D%3Cb%3E" in page  # the crumb's link, its URL in the query, escaped
+    assert 'href="/turbo/shop/news.example/category/1"' in page  # the crumb's link: its category's page
 
 
 def test_a_category_listings_original_is_the_shops_site_not_a_made_up_url() -> None:

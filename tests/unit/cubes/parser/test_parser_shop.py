@@ -78,7 +78,12 @@ def test_categories_become_listing_pages() -> None:
     assert sorted(by_url) == [f"https://shop.test/?turbo_category={c}" for c in ("1", "7", "8")]  # 9 is empty
     kitchen = by_url["https://shop.test/?turbo_category=1"]
     assert kitchen.title == "Кухня"
-    assert kitchen.extra == {"turbo:category": "1"}
+    # no offer of its own; its subcategories (id, name, offers) for its category's page on the frontend
+    assert kitchen.extra == {
+        "turbo:category": "1",
+        "turbo:subcategories": ['["7","Чайники",1]', '["8","Кастрюли",1]'],
+    }
+    assert by_url["https://shop.test/?turbo_category=7"].extra == {"turbo:category": "7", "turbo:offers": "1"}
     # a parent lists its subcategories with how many offers each holds
     assert '<a class="tc-card" href="https://shop.test/?turbo_category=7"><span>Чайники (1)</span></a>' in (
         kitchen.content_html

@@ -16,6 +16,7 @@ from tests.imports import cycles, import_graph, modules_under
 
 ROLES = (
     "pages",
+    "shop",
     "hashes",
     "images",
     "delay",
