@@ -24,6 +24,7 @@ from cubes.frontend.status.gather import gather_host
 from cubes.frontend.status.view import Moment, feed_row, host_view, moment
 from shared.branding import Branding, logo_state
 from shared.feed_options import FeedOptions
+from shared.notify.service import overview as notify_overview
 from shared.overview import failing, feed_overview, host_overview
 from shared.page_state import Counts, refused_links, source_views, task_views
 from shared.problems import Problem
@@ -81,6 +82,7 @@ def _home_empty(signed: Signed) -> dict[str, Any]:
         "feed_errors": [],
         "check_errors": [],
         "notices": [],
+        "endpoint_problems": [],
     }
 
 
@@ -127,6 +129,8 @@ async def home_page(
         feed_errors=feed_errors or [],
         check_errors=check_errors or [],
         notices=await c.stores.notices.notices(signed.tenant_id, limit=_NOTICES_SHOWN),
+        # a notification endpoint that took nothing is a problem of the tenant's, shown where it looks first
+        endpoint_problems=(await notify_overview(c.stores.notify, signed.tenant_id)).problems,
     )
 
 

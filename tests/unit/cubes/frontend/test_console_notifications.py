@@ -7,8 +7,10 @@ from shared.clock import ManualClock
 from shared.config import Settings
 from shared.notify.events import EventKind
 from shared.notify.notifier import Notifier
-from shared.notify.settings import When
-from tests.unit.cubes.frontend.test_console import HOST, Env, env
+from shared.notify.service import send_test
+from shared.notify.settings import NotifySettings, When
+from shared.stores import DeliveryStatus
+from tests.unit.cubes.frontend.test_console import HOST, T0, Env, env
 
 __all__ = ["env"]  # the fixture, re-exported for pytest
 
@@ -58,3 +60,27 @@ async def test_a_refused_value_is_named_on_the_page(env: Env) -> None:
     assert "email: one address like webmaster@example.com" in await resp.text()
     resp = await env.client.post("/console/notifications", data={"csrf": "x" * 40, "email": "a@b.example"})
     assert resp.status == 403
+
+
+async def test_an_endpoint_that_took_nothing_is_a_problem_on_the_home_page(env: Env) -> None:
+    a, token = await env.tenant()
+    await env.sign_in(token)
+    assert "notify.endpoint_failing" not in await (await env.client.get("/console")).text()
+    await env.stores.notify.put_settings(NotifySettings(a, email=f"owner@{HOST}"), now=T0)
+    await send_test(env.stores.notify, a, now=T0)
+    notifier = Notifier.from_settings(Settings(), env.stores.notify, ManualClock(T0.timestamp()))
+    await notifier.tell()
+    [d] = await env.stores.notify.deliveries(a)
+    await env.stores.notify.attempted(
+        d.delivery_id,
+        status=DeliveryStatus.dead,
+        attempts=8,
+        next_at=T0,
+        at=T0,
+        http_status=None,
+        error="SMTP: refused",
+    )
+    await notifier.close()
+    home = await (await env.client.get("/console")).text()
+    assert "notify.endpoint_failing" in home
+    assert "SMTP: refused" in home
