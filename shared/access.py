@@ -24,16 +24,62 @@ with its message.
   port: ``origin_not_held`` otherwise) and the page must be the caller's, or nobody's
   (``page_not_owned``): the page rule of ``shared.rights``. The refusal never names the tenant
   the page belongs to.
+* ``permit``: what the caller's role allows (team access: ``shared/team.py``). A viewer reads only; an
+  editor also manages feeds, uploads and pages (every operation that is not a read), but not the
+  team; an owner does everything, the team's users, invitations and tokens too. Each door names
+  the operation's ``Need`` with ``need_of`` (a read is a GET; the team's operations are the team's),
+  so the API and the console decide alike. A call made with an API token has the role of its scope
+  (``ROLE_OF_SCOPE``); the tenant's own token is an owner's. Refused: ``role_forbids``.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from shared.errors import TurbocubesError
 from shared.origins import origin_host, origin_of
 from shared.rights import page_owner
 from shared.stores import Feed, FeedStore, HostClaim, Stores, TenantStore
 
-__all__ = ["AccessRefused", "feed_in_force", "host_claim", "origin_claim", "own_feed", "page_access"]
+__all__ = [
+    "ROLE_OF_SCOPE",
+    "AccessRefused",
+    "Need",
+    "Role",
+    "feed_in_force",
+    "host_claim",
+    "may",
+    "need_of",
+    "origin_claim",
+    "own_feed",
+    "page_access",
+    "permit",
+]
+
+
+class Role(StrEnum):
+    OWNER = "owner"
+    EDITOR = "editor"
+    VIEWER = "viewer"
+
+
+class Need(StrEnum):
+    """What an operation asks of the caller's role."""
+
+    READ = "read"  # see feeds, pages, tasks, problems, hosts
+    WRITE = "write"  # change them: feeds, uploads, pages, hosts, branding
+    TEAM = "team"  # the team itself: users, invitations, API tokens
+
+
+#: an API token's scope -> the role a call made with it has
+ROLE_OF_SCOPE = {"read": Role.VIEWER, "write": Role.EDITOR, "owner": Role.OWNER}
+_ALLOWED = {
+    Role.VIEWER: frozenset({Need.READ}),
+    Role.EDITOR: frozenset({Need.READ, Need.WRITE}),
+    Role.OWNER: frozenset(Need),
+}
+_WHO = {Need.READ: "any member", Need.WRITE: "an editor or an owner", Need.TEAM: "an owner"}
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class AccessRefused(TurbocubesError):
@@ -105,3 +151,23 @@ async def page_access(stores: Stores, tenant_id: str, url: str) -> HostClaim:
             host=claim.host,
         )
     return claim
+
+
+def need_of(method: str, *, team: bool = False) -> Need:
+    """The need of an operation: the team's are ``TEAM``; otherwise a GET is a read, anything else a write."""
+    if team:
+        return Need.TEAM
+    return Need.READ if method.upper() in _READS else Need.WRITE
+
+
+def may(role: Role | str, need: Need) -> bool:
+    try:
+        return need in _ALLOWED[Role(role)]
+    except ValueError:
+        return False  # a role this code does not know allows nothing
+
+
+def permit(role: Role | str, need: Need) -> None:
+    """``AccessRefused("role_forbids")`` unless ``role`` allows ``need``."""
+    if not may(role, need):
+        raise AccessRefused("role_forbids", f"your role ({role}) may not do this: it needs {_WHO[need]}")

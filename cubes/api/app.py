@@ -8,7 +8,7 @@ Middleware order (outermost first) — the order is the throttling design:
 
 The routes live in one module per audience: ``feeds`` (webmasters),
 ``uploads`` (partners), ``hosts`` (ownership), ``admin`` (limits), ``refresh``
-(one URL again now) and ``indexnow`` (a site's changed URLs); the
+(one URL again now), ``team`` (users, invitations, tokens) and ``indexnow`` (a site's changed URLs); the
 OpenAPI document (``openapi``) describes all of them.
 
 ``deps`` is anything shaped like ``shared.runtime.deps.Deps``: ``publish``,
@@ -37,6 +37,7 @@ from cubes.api import (
     opml,
     refresh,
     signup,
+    team,
     upload_list,
     uploads,
     wordstat,
@@ -80,6 +81,7 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
     branding.add_routes(app.router)
     notices.add_routes(app.router)
     notifications.add_routes(app.router)
+    team.add_routes(app.router)
     admin.add_routes(app.router)
     docs.add_routes(app.router)
     signup.add_routes(app)
@@ -97,7 +99,7 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
             clock=deps.clock,
             blobs=deps.blobs,
             limits=Limits(api, stores.tenants, deps.clock),
-            auth=Authenticator(stores.tenants, deps.clock, admin_sha256=settings.api.admin_token_sha256),
+            auth=Authenticator(stores, deps.clock, admin_sha256=settings.api.admin_token_sha256),
             bulkhead=Bulkhead(api.concurrency, api.tenant_concurrency_share),
             shedder=LoadShedder(getattr(deps, "bus", None), api.shed_group, api.shed_lag, deps.clock),
             rights=Rights.from_settings(settings, stores, deps.clock, resolver=deps.resolver),
@@ -107,6 +109,7 @@ def create_app(settings: Settings, deps: Any) -> web.Application:
         try:
             yield
         finally:
+            await slot.ctx.auth.settle()
             await slot.ctx.shedder.close()
             await slot.ctx.rights.close()
             slot.ctx = None

@@ -1,8 +1,9 @@
 """Who is calling, and may they touch this host? (docs/architecture.md section 6).
 
 Every tenant route needs ``Authorization: Bearer <token>``. The token's
-plaintext never lives anywhere but the client: the ``TenantStore`` keeps its
-sha256 and answers ``tenant_for_token``. This instance caches the answer for
+plaintext never lives anywhere but the client: the store keeps its
+sha256 and answers ``team.grant`` (the tenant, and the scope that is the call's
+role: ``shared.access.ROLE_OF_SCOPE``; the gate asks ``shared.access.permit``). This instance caches the answer for
 ``TOKEN_CACHE_S`` under the token's sha256 (never the plaintext), so
 authentication costs a dict lookup on the hot path and a throttled tenant's
 rejections stay cheap. The price: a revoked token keeps working on an
@@ -28,8 +29,10 @@ without a token is not a guess and is not counted. The admin token is counted th
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
+import logging
 import math
 from typing import TYPE_CHECKING
 
@@ -39,12 +42,14 @@ from cubes.api.errors import ApiError
 from shared.access import AccessRefused, host_claim, origin_claim
 from shared.attempts import FailedAttempts
 from shared.clock import Clock
-from shared.stores import HostClaim, TenantStore
+from shared.stores import HostClaim, Stores, TenantStore
+from shared.stores.team import Grant
 
 if TYPE_CHECKING:
     from shared.feeds import Authorize
 
 __all__ = [
+    "ROLE",
     "TENANT",
     "TOKEN_CACHE_S",
     "TOKEN_FAILURES",
@@ -57,6 +62,8 @@ __all__ = [
     "require_host",
     "unauthorized",
 ]
+
+log = logging.getLogger(__name__)
 
 #: seconds an instance trusts its cached token -> tenant answer (revocation latency, see module doc)
 TOKEN_CACHE_S = 2.0
@@ -71,6 +78,8 @@ TOKEN_REFILL_S = 10.0
 
 #: request key holding the authenticated tenant id
 TENANT: web.RequestKey[str] = web.RequestKey("tenant_id", str)
+#: request key holding the authenticated token's grant (its scope is the call's role)
+ROLE: web.RequestKey[str] = web.RequestKey("role", str)
 
 
 def unauthorized(message: str = "a valid API token is required") -> ApiError:
@@ -97,29 +106,53 @@ def _digest(token: str) -> str:
 
 
 class Authenticator:
-    """Token -> tenant id, through the store, with a short per-instance cache."""
+    """Token -> grant (tenant id, scope), through the store, with a short per-instance cache."""
 
-    def __init__(self, tenants: TenantStore, clock: Clock, *, admin_sha256: str = "") -> None:
-        self._tenants = tenants
+    def __init__(self, stores: Stores, clock: Clock, *, admin_sha256: str = "") -> None:
+        self._stores = stores
         self._clock = clock
         #: the admin token presented on a tenant route is refused, but is no guess: not counted
         self._admin_sha256 = admin_sha256.lower()
         # sha256(token) -> (tenant id or None for "invalid", expires at); negatives are cached
         # too, so a client hammering with one bad token costs one database read per TOKEN_CACHE_S
-        self._cache: dict[str, tuple[str | None, float]] = {}
+        self._cache: dict[str, tuple[Grant | None, float]] = {}
         self.failures = FailedAttempts(clock, failures=TOKEN_FAILURES, refill_s=TOKEN_REFILL_S)
+        #: last-use writes in flight (``_touch``), held so they are not collected mid-way
+        self._touching: set[asyncio.Task[None]] = set()
 
-    async def tenant(self, token: str) -> str | None:
+    async def grant(self, token: str) -> Grant | None:
         key = _digest(token)
         now = self._clock.monotonic()
         hit = self._cache.get(key)
         if hit is not None and hit[1] > now:
             return hit[0]
-        tenant_id = await self._tenants.tenant_for_token(token)
+        grant = await self._stores.team.grant(token)
+        if grant is not None and grant.stale(self._clock.now()):
+            self._touch(grant.token_id)
         if len(self._cache) >= _CACHE_MAX:
             self._cache.clear()
-        self._cache[key] = (tenant_id, now + TOKEN_CACHE_S)
-        return tenant_id
+        self._cache[key] = (grant, now + TOKEN_CACHE_S)
+        return grant
+
+    def _touch(self, token_id: str) -> None:
+        """Record the token's use beside the call, never in its way: a write may wait behind another."""
+        task = asyncio.get_running_loop().create_task(self._stores.team.touch_token(token_id, now=self._clock.now()))
+        self._touching.add(task)
+        task.add_done_callback(self._touched)
+
+    def _touched(self, task: asyncio.Task[None]) -> None:
+        self._touching.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("a token's last use was not recorded: %r", task.exception())
+
+    async def settle(self) -> None:
+        """Wait for the last-use writes in flight (at shutdown; tests)."""
+        while self._touching:
+            await asyncio.gather(*self._touching, return_exceptions=True)
+
+    async def tenant(self, token: str) -> str | None:
+        grant = await self.grant(token)
+        return None if grant is None else grant.tenant_id
 
     def forget(self) -> None:
         """Drop every cached answer (after a revocation made through this process)."""
@@ -137,18 +170,18 @@ class Authenticator:
                 headers={"Retry-After": str(seconds)},
             )
 
-    async def authenticate(self, request: web.Request) -> str:
-        """The caller's tenant id, or ``401`` (``429`` while its address waits out wrong tokens)."""
+    async def authenticate(self, request: web.Request) -> Grant:
+        """The caller's grant, or ``401`` (``429`` while its address waits out wrong tokens)."""
         token = bearer_token(request)
         if token is None:
             raise unauthorized()
         self._waiting(request)
-        tenant_id = await self.tenant(token)
-        if tenant_id is None:
+        grant = await self.grant(token)
+        if grant is None:
             if not (self._admin_sha256 and hmac.compare_digest(_digest(token), self._admin_sha256)):
                 self.failures.failed(request.remote or "")
             raise unauthorized("the API token is unknown or revoked")
-        return tenant_id
+        return grant
 
     async def admin(self, request: web.Request, admin_sha256: str) -> None:
         """``check_admin``, with a wrong admin token counted as a wrong tenant token is.
@@ -177,9 +210,12 @@ def check_admin(request: web.Request, admin_sha256: str) -> None:
 
 
 def refusal(exc: AccessRefused) -> ApiError:
-    """How the API says ``shared.access``'s no: 404 for another tenant's object, else 403 naming the host."""
+    """How the API says ``shared.access``'s no: 404 for another tenant's object, 409 for the last owner,
+    else 403 naming the host."""
     if exc.missing:
         return ApiError(404, exc.code, exc.message)
+    if exc.code == "last_owner":
+        return ApiError(409, exc.code, exc.message)
     return ApiError(403, exc.code, exc.message, host=exc.host)
 
 

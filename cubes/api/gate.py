@@ -5,7 +5,9 @@ than the work it protects, and nothing reads the body):
 
 1. **bulkhead** — over ``api.concurrency`` requests in flight: ``503`` at once;
 2. **route access** — public routes (the OpenAPI document) pass; admin routes
-   need the admin token; every other route needs a tenant token (``401``);
+   need the admin token; every other route needs a tenant token (``401``) whose
+   scope's role allows the operation (``shared.access.permit``: a GET is a read,
+   anything else a write, a ``team.`` route the team's; ``403 role_forbids``);
 3. **declared size** — a ``Content-Length`` over ``api.max_upload_bytes`` is
    ``413`` before it can touch the tenant's byte budget;
 4. **the tenant's share of the bulkhead** — over ``api.tenant_concurrency_share``
@@ -26,13 +28,14 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from cubes.api.auth import TENANT
+from cubes.api.auth import ROLE, TENANT, refusal
 from cubes.api.bodies import too_large
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, problem
 from cubes.api.throttle import TenantBuckets
+from shared.access import ROLE_OF_SCOPE, AccessRefused, need_of, permit
 
-__all__ = ["ADMIN_PREFIX", "PUBLIC_ROUTES", "gate_middleware"]
+__all__ = ["ADMIN_PREFIX", "PUBLIC_ROUTES", "TEAM_PREFIX", "gate_middleware"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -40,6 +43,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PUBLIC_ROUTES = frozenset({"openapi", "docs", "problems", "signup", "indexnow", "indexnow.post"})
 #: route names starting with this need the admin token
 ADMIN_PREFIX = "admin."
+#: route names starting with this are the team's (users, invitations, tokens): owners only
+TEAM_PREFIX = "team."
 #: what a request refused by the bulkhead is told to wait: in-flight requests finish in well under that
 _BULKHEAD_RETRY_AFTER = "1"
 
@@ -63,8 +68,15 @@ async def gate_middleware(request: web.Request, handler: Handler) -> web.StreamR
             await ctx.auth.admin(request, ctx.settings.api.admin_token_sha256)
             return await handler(request)
 
-        tenant_id = await ctx.auth.authenticate(request)
+        grant = await ctx.auth.authenticate(request)
+        tenant_id = grant.tenant_id
         request[TENANT] = tenant_id
+        role = ROLE_OF_SCOPE.get(grant.scope, "")
+        try:
+            permit(role, need_of(request.method, team=name.startswith(TEAM_PREFIX)))
+        except AccessRefused as exc:
+            raise refusal(exc) from None
+        request[ROLE] = role
         size = request.content_length or 0
         if size > ctx.settings.api.max_upload_bytes:
             raise too_large(ctx.settings.api.max_upload_bytes)

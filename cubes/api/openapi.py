@@ -50,6 +50,7 @@ from cubes.api.openapi_parts import (
 from cubes.api.openapi_refresh import refresh_paths, refresh_schemas
 from cubes.api.openapi_schemas import SCHEMAS as _SCHEMAS
 from cubes.api.openapi_tasks import list_uploads_op, task_list_schemas
+from cubes.api.openapi_team import team_paths, team_schemas
 from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaster_schemas
 
 __all__ = ["COUNTS", "OWNERSHIP", "document"]
@@ -387,6 +388,7 @@ def document(server_url: str = "/") -> dict[str, Any]:
             **opml_paths(),
             **history_paths(),
             **notify_paths(),
+            **team_paths(),
         },
         "components": {
             "schemas": {
@@ -396,12 +398,15 @@ def document(server_url: str = "/") -> dict[str, Any]:
                 **task_list_schemas(),
                 **opml_schemas(),
                 **notify_schemas(),
+                **team_schemas(),
             },
             "securitySchemes": {
                 "bearerToken": {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "tenant API token from `turbocubes hosts add`",
+                    "description": "tenant API token from `turbocubes hosts add`, or one the tenant made "
+                    "(POST /api/v1/team/tokens): its scope is the call's role (read: a viewer's, GET only; write: "
+                    "an editor's; owner: everything, the team too; 403 role_forbids otherwise)",
                 },
                 "adminToken": {
                     "type": "http",

@@ -52,9 +52,12 @@ _ERROR_TEXT = {
     401: "no, malformed, unknown or revoked token",
     403: (
         "host_not_owned / host_not_verified (a host is a public name), origin_not_held (your right covers "
-        "another scheme or port), page_not_owned (another tenant's source published the page); admin_disabled"
+        "another scheme or port), page_not_owned (another tenant's source published the page); role_forbids (the "
+        "token's scope does not allow the operation: read tokens only read, write tokens do not manage the team); "
+        "admin_disabled"
     ),
     404: "no such object, or one of another tenant (never revealed as such)",
+    409: "last_owner: the tenant's last owner stays an owner",
     413: "body over the limit (Content-Length or while streaming)",
     415: "wrong Content-Type for this operation / format",
     422: "field errors: {error: validation, fields: [{field, message}]}",
@@ -103,7 +106,8 @@ def op(
     security: list[dict[str, list[str]]] | None = None,
 ) -> dict[str, Any]:
     # the gate answers these on every tenant operation (admin ones: 401, wrong tokens' 429, the bulkhead's 503)
-    gate = {401, 429, 503} if security is ADMIN else {401, 413, 429, 503}
+    # a tenant token's scope may not allow the operation: 403 role_forbids (shared.access.permit)
+    gate = {401, 429, 503} if security is ADMIN else {401, 403, 413, 429, 503}
     codes = sorted(set(errors) | gate)
     responses = {str(k): v for k, v in ok.items()}
     responses.update({str(c): error(c) for c in codes})

@@ -24,6 +24,7 @@ from shared.stores.migrations_search import (
     VOCAB_SQLITE,
 )
 from shared.stores.migrations_shop import extend_shop
+from shared.stores.migrations_team import extend_team
 from shared.stores.migrations_webmaster import extend_webmaster
 from shared.stores.migrations_wordstat import extend_wordstat
 from shared.stores.rights_schema import RIGHTS
@@ -498,3 +499,4 @@ extend_wordstat(SQLITE, POSTGRES, version=36)
 # 37-39: a task's mode, the problem history, notifications (``migrations_webmaster.py``); 40: a shop's offers
 extend_webmaster(SQLITE, POSTGRES)
 extend_shop(SQLITE, POSTGRES)
+extend_team(SQLITE, POSTGRES, version=41)  # 41: team access (``migrations_team.py``)

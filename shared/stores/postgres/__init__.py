@@ -28,6 +28,7 @@ from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
 from shared.stores.sql.tasks import SqlTaskStore
+from shared.stores.sql.team import SqlTeamStore
 from shared.stores.sql.tenants import SqlTenantStore
 
 __all__ = ["PgDb", "open_postgres", "split_schema"]
@@ -61,6 +62,7 @@ async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: 
         status=SqlStatusStore(db.view("status")),
         problems=SqlProblemStore(db.view("problems")),
         sessions=SqlSessionStore(db.view("sessions")),
+        team=SqlTeamStore(db.view("team")),
         autoparser=SqlAutoparserStore(db.view("autoparser")),
         lanes=SqlLaneStore(db.view("lanes")),
         search=PgSearchIndex(db.view("search")),

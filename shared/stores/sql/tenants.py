@@ -269,9 +269,13 @@ class SqlTenantStore:
     async def issue_token(self, tenant_id: str, *, now: datetime | None = None) -> str:
         await self._require(tenant_id)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        # the tenant's own token (sign-up, the operator's): an owner's, listed with the tokens the
+        # tenant makes itself (``sql/team.py``)
         await self._db.execute(
-            "INSERT INTO api_tokens (token_sha256, tenant_id, created_at) VALUES (?, ?, ?)",
+            "INSERT INTO api_tokens (token_sha256, token_id, tenant_id, name, scope, created_at)"
+            " VALUES (?, ?, ?, 'tenant token', 'owner', ?)",
             _sha256(token),
+            secrets.token_hex(8),
             tenant_id,
             now_us(now),
         )

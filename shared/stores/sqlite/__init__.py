@@ -24,6 +24,7 @@ from shared.stores.sql.problems import SqlProblemStore
 from shared.stores.sql.sessions import SqlSessionStore
 from shared.stores.sql.status import SqlStatusStore
 from shared.stores.sql.tasks import SqlTaskStore
+from shared.stores.sql.team import SqlTeamStore
 from shared.stores.sql.tenants import SqlTenantStore
 from shared.stores.sqlite.db import LONG_BATCH, SqliteDb, sqlite_path
 from shared.stores.sqlite.delay import SqliteDelayStore
@@ -72,6 +73,7 @@ async def open_sqlite(url: str) -> Stores:
         status=SqlStatusStore(db),
         problems=SqlProblemStore(db),
         sessions=SqlSessionStore(db),
+        team=SqlTeamStore(db),
         autoparser=SqlAutoparserStore(db),
         lanes=SqlLaneStore(db),
         search=SqliteSearchIndex(db),

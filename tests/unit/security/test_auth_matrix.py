@@ -7,7 +7,16 @@ Callers, against the objects of tenant A (its verified host, a feed, an upload t
 * ``own``    -- A's token;
 * ``alias``  -- A's token, naming the ``www.`` spelling of A's host, which tenant C verified
   (www. is one site with A's host only for a tenant that verified both: shared/hosts.py);
-* ``admin``  -- the admin token.
+* ``admin``  -- the admin token;
+* ``editor`` / ``viewer`` -- A's own tokens of scope ``write`` / ``read`` (team access: the role of a
+  call is its token's scope, ``shared.access.permit``);
+* ``other_editor`` -- B's token of scope ``write``.
+
+The role columns follow from the rule the issue states, written here apart from the code: a viewer
+gets what the owner gets on a read (GET) and ``403`` on anything else; an editor what the owner gets
+except on the team's operations (``/api/v1/team/...``: ``403``); an operation the owner's token is
+refused anyway (public, admin) answers every role as it answers the owner. B's editor gets what B
+gets, save the team's operations.
 
 The operations come from the served document, so an endpoint added to the API without a row in
 ``EXPECT`` fails here, loudly, naming what to add. Every answer must also be a status the
@@ -31,7 +40,8 @@ from tests.unit.security.conftest import Matrix
 A_HOST = "a.partner.test"
 B_HOST = "b.partner.test"
 ALIAS = "www." + A_HOST  # verified by tenant C
-CALLERS = ("none", "other", "own", "alias", "admin")
+CALLERS = ("none", "other", "own", "alias", "admin", "editor", "viewer", "other_editor")
+ROLE_CALLERS = ("editor", "viewer", "other_editor")
 #: what names no host: the alias caller does not apply (written out, so a new row must decide)
 NA = None
 
@@ -43,10 +53,28 @@ class Expect:
     own: int
     alias: int | None
     admin: int
+    #: a role column written out where the rule does not say it (None: the rule's answer)
+    other_editor: int | None = None
 
-    def of(self, caller: str) -> int | None:
-        value: int | None = getattr(self, caller)
+    def base(self, caller: str) -> int:
+        """What the owner of the role caller's tenant gets."""
+        return self.other if caller == "other_editor" else self.own
+
+    def of(self, caller: str, method: str = "GET", path: str = "") -> int | None:
+        value: int | None = getattr(self, caller, None)
+        if caller in ROLE_CALLERS and value is None:
+            return self._role(caller, method, path)
         return value
+
+    def _role(self, caller: str, method: str, path: str) -> int:
+        base = self.base(caller)
+        if self.own == 401 or self.none != 401:
+            return base  # admin or public: a role changes nothing
+        if path.startswith("/api/v1/team/"):
+            return 403  # the team is the owners'
+        if caller == "viewer":
+            return base if method == "GET" else 403
+        return base
 
 
 #: (METHOD, path) -> the status each caller gets. Tenant operations: nobody 401, another tenant 403
@@ -91,7 +119,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/api/v1/wordstat"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
     # a claim gives no right until it is verified, so anyone may claim any host: B's claim on A's host
     # is 201, A's own again 200 (idempotent), A's claim on the alias C verified 201 (C keeps it)
-    ("POST", "/api/v1/hosts"): Expect(none=401, other=201, own=200, alias=201, admin=401),
+    # (B's editor asks after B's own claim of A's host: 200, the same claim again)
+    ("POST", "/api/v1/hosts"): Expect(none=401, other=201, own=200, alias=201, admin=401, other_editor=200),
     # public: a sign-up makes a new tenant whoever asks (rate-limited per address)
     ("POST", "/api/v1/signup"): Expect(none=201, other=201, own=201, alias=NA, admin=201),
     ("POST", "/api/v1/hosts/{host}/verify"): Expect(none=401, other=403, own=200, alias=403, admin=401),
@@ -107,6 +136,17 @@ EXPECT: dict[tuple[str, str], Expect] = {
     # public by the protocol: the key file decides, whoever asks (here no site serves it: 403 for all)
     ("GET", "/indexnow"): Expect(none=403, other=403, own=403, alias=403, admin=403),
     ("POST", "/indexnow"): Expect(none=403, other=403, own=403, alias=403, admin=403),
+    # team access: the tenant's own tokens, users and invitations (owners only: the role columns)
+    ("GET", "/api/v1/team/tokens"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("POST", "/api/v1/team/tokens"): Expect(none=401, other=201, own=201, alias=NA, admin=401),
+    ("POST", "/api/v1/team/tokens/{token_id}/rotate"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("DELETE", "/api/v1/team/tokens/{token_id}"): Expect(none=401, other=404, own=204, alias=NA, admin=401),
+    ("GET", "/api/v1/team/users"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("PATCH", "/api/v1/team/users/{user_id}"): Expect(none=401, other=404, own=200, alias=NA, admin=401),
+    ("DELETE", "/api/v1/team/users/{user_id}"): Expect(none=401, other=404, own=204, alias=NA, admin=401),
+    ("GET", "/api/v1/team/invitations"): Expect(none=401, other=200, own=200, alias=NA, admin=401),
+    ("POST", "/api/v1/team/invitations"): Expect(none=401, other=201, own=201, alias=NA, admin=401),
+    ("DELETE", "/api/v1/team/invitations/{invitation_id}"): Expect(none=401, other=404, own=204, alias=NA, admin=401),
     ("GET", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("PUT", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
     ("DELETE", "/api/v1/admin/limits/{tenant}"): Expect(none=401, other=401, own=401, alias=NA, admin=200),
@@ -122,7 +162,7 @@ class World:
 
     def headers(self, caller: str) -> dict[str, str]:
         token = {"none": None, "other": self.tokens["b"], "own": self.tokens["a"], "alias": self.tokens["a"]}.get(
-            caller, ADMIN_TOKEN
+            caller, self.tokens.get(caller, ADMIN_TOKEN)
         )
         return {} if token is None else {"Authorization": f"Bearer {token}"}
 
@@ -338,6 +378,62 @@ async def _indexnow_batch(world: World, caller: str) -> Request:
     return "/indexnow", {"json": {"host": host, "key": "matrix-key-0001", "urlList": [f"https://{host}/p/0"]}}
 
 
+@builds("GET", "/api/v1/team/tokens")
+@builds("GET", "/api/v1/team/users")
+@builds("GET", "/api/v1/team/invitations")
+async def _team_lists(world: World, caller: str) -> Request:
+    return "", {}
+
+
+@builds("POST", "/api/v1/team/tokens")
+async def _new_token(world: World, caller: str) -> Request:
+    return "", {"json": {"name": f"made by {caller}", "scope": "read"}}
+
+
+async def _a_token(world: World) -> str:
+    _, row = await world.api.stores.team.create_token(world.a, f"spare {next(world.feed_urls)}", "read")
+    return row.token_id
+
+
+@builds("POST", "/api/v1/team/tokens/{token_id}/rotate")
+async def _rotate(world: World, caller: str) -> Request:
+    return f"/api/v1/team/tokens/{await _a_token(world)}/rotate", {}
+
+
+@builds("DELETE", "/api/v1/team/tokens/{token_id}")
+async def _revoke(world: World, caller: str) -> Request:
+    return f"/api/v1/team/tokens/{await _a_token(world)}", {}
+
+
+async def _a_user(world: World) -> str:
+    user = await world.api.stores.team.add_user(world.a, f"member-{next(world.feed_urls)}@a.test", "editor", "x")
+    assert user is not None
+    return user.user_id
+
+
+@builds("PATCH", "/api/v1/team/users/{user_id}")
+async def _set_role(world: World, caller: str) -> Request:
+    return f"/api/v1/team/users/{await _a_user(world)}", {"json": {"role": "viewer"}}
+
+
+@builds("DELETE", "/api/v1/team/users/{user_id}")
+async def _remove_user(world: World, caller: str) -> Request:
+    return f"/api/v1/team/users/{await _a_user(world)}", {}
+
+
+@builds("POST", "/api/v1/team/invitations")
+async def _invite(world: World, caller: str) -> Request:
+    return "", {"json": {"login": f"invited-{next(world.feed_urls)}@{caller}.test", "role": "editor"}}
+
+
+@builds("DELETE", "/api/v1/team/invitations/{invitation_id}")
+async def _revoke_invitation(world: World, caller: str) -> Request:
+    _, invitation = await world.api.stores.team.invite(
+        world.a, f"pending-{next(world.feed_urls)}@a.test", "viewer", ttl_s=3600
+    )
+    return f"/api/v1/team/invitations/{invitation.invitation_id}", {}
+
+
 @builds("GET", "/api/v1/admin/limits/{tenant}")
 @builds("DELETE", "/api/v1/admin/limits/{tenant}")
 async def _limits(world: World, caller: str) -> Request:
@@ -378,9 +474,12 @@ async def test_auth_matrix(tmp_path: Path, matrix: Callable[[str], Matrix]) -> N
     # generous rate limits: the matrix is about who may, not how often
     async with ApiHarness(tmp_path, tenant_rps=10_000.0, tenant_burst=10_000, concurrency=256, signup_burst=100) as api:
         a, a_token = await api.tenant(A_HOST)
-        _, b_token = await api.tenant(B_HOST)
+        b, b_token = await api.tenant(B_HOST)
         await api.tenant(ALIAS)  # C: the alias spelling of A's host is somebody else's
-        world = World(api, a, {"a": a_token, "b": b_token}, itertools.count())
+        tokens = {"a": a_token, "b": b_token}
+        for name, tenant, scope in (("editor", a, "write"), ("viewer", a, "read"), ("other_editor", b, "write")):
+            tokens[name], _ = await api.stores.team.create_token(tenant, name, scope)
+        world = World(api, a, tokens, itertools.count())
         a_objects = [A_HOST, a, await world.a_feed(), await world.a_task()]
         # A's notifications name A's host: B's settings and log must not
         resp = await api.client.put(
@@ -393,7 +492,7 @@ async def test_auth_matrix(tmp_path: Path, matrix: Callable[[str], Matrix]) -> N
             if expect is None:
                 continue  # reported by the test above
             for caller in CALLERS:
-                want = expect.of(caller)
+                want = expect.of(caller, method, path)
                 if want is None:
                     continue
                 target, kwargs = await BUILD[(method, path)](world, caller)
@@ -403,7 +502,9 @@ async def test_auth_matrix(tmp_path: Path, matrix: Callable[[str], Matrix]) -> N
                 body = await resp.text()
                 label = f"{method} {path} as {caller}: {resp.status}, expected {want}"
                 ok = resp.status == want and str(resp.status) in op["responses"]
-                if ok and caller == "other" and resp.status == 200 and method == "GET":
+                if ok and resp.status == 403 and caller in ROLE_CALLERS and want != expect.base(caller):
+                    ok = (await resp.json())["error"] == "role_forbids"  # refused for the role, not the host
+                if ok and caller in ("other", "other_editor") and resp.status == 200 and method == "GET":
                     ok = not any(name in body for name in a_objects)  # B's lists never name A's objects
                     label += " (and no object of A's in it)"
                 report.case(label, ok, kind=caller)
