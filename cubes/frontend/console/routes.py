@@ -18,10 +18,17 @@
     POST /console/notifications        save them                    POST /console/notifications/test  a test
     GET  /console/uploads              every upload and check, newest first (?host=&mode=&status=&cursor=)
     GET  /console/uploads/{task}       an upload task: per-item results and problems, previews
+    GET  /console/users, /console/tokens  the team: users, invitations, API tokens (owners; ``team.py``)
+    GET|POST /console/invite?token=    accept an invitation: set a password, signed in
+
+Every page and action asks ``shared.access.permit`` with the session's role, as the API
+does (a page is a read, an action a write, the team's pages and actions the team's): a
+viewer's action, an editor's team page, is answered 403 with the reason.
 
 Every POST needs a signed-in session whose CSRF token the form carries and must
 come from our own origin (``session.py``); a page without a session is the
-sign-in page (a POST without one: 401 with it).
+sign-in page (a POST without one: 401 with it). Sign-in takes the tenant's API
+token, or a user's login and password.
 """
 
 from __future__ import annotations
@@ -31,13 +38,15 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from cubes.frontend.console import actions, views
+from cubes.frontend.console import actions, team, views
 from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.notifications import notifications_page, save_notifications, test_notifications
 from cubes.frontend.console.opml import add_opml_routes
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.task_list import task_list_page
 from cubes.frontend.jinja import duration
+from shared.access import AccessRefused, need_of, permit
+from shared.team import Team
 from shared.urls import canonical_host
 
 __all__ = ["add_routes"]
@@ -48,7 +57,7 @@ Action = Callable[[web.Request, Signed, dict[str, str]], Awaitable[web.StreamRes
 _FORM_MAX = 16 * 1024
 
 
-class BadForm(Exception):
+class BadForm(ValueError):
     """A form body the console cannot read as text: answered ``400``, never a server error."""
 
 
@@ -64,17 +73,26 @@ async def _form(request: web.Request) -> dict[str, str]:
     return {k: v for k, v in data.items() if isinstance(v, str)}
 
 
+def _forbidden(c: ConsoleContext, signed: Signed, method: str, *, team: bool) -> web.Response | None:
+    """The page a role may not reach (``shared.access.permit``, the API's rule), or None."""
+    try:
+        permit(signed.role, need_of(method, team=team))
+    except AccessRefused as exc:
+        return views.forbidden(c, signed, exc.message)
+    return None
+
+
 def add_routes(app: web.Application, c: ConsoleContext) -> None:
-    def page(view: Callable[[web.Request, Signed], Awaitable[web.StreamResponse]]) -> Handler:
+    def page(view: Callable[[web.Request, Signed], Awaitable[web.StreamResponse]], *, team: bool = False) -> Handler:
         async def handler(request: web.Request) -> web.StreamResponse:
             signed = await c.gate.signed(request)
             if signed is None:
                 return views.login_page(c)
-            return await view(request, signed)
+            return _forbidden(c, signed, "GET", team=team) or await view(request, signed)
 
         return handler
 
-    def action(do: Action) -> Handler:
+    def action(do: Action, *, team: bool = False, any_role: bool = False) -> Handler:
         async def handler(request: web.Request) -> web.StreamResponse:
             if not c.gate.same_origin(request):
                 return views.login_page(c, error="This form came from another site: refused.", status=403)
@@ -87,7 +105,8 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
                 return views.login_page(c, error=f"{exc}.", status=400)
             if not c.gate.csrf_ok(signed, form.get("csrf", "")):
                 return views.login_page(c, error="This form is out of date: sign in again.", status=403)
-            return await do(request, signed, form)
+            refused = None if any_role else _forbidden(c, signed, "POST", team=team)
+            return refused or await do(request, signed, form)
 
         return handler
 
@@ -113,9 +132,16 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
         except BadForm as exc:
             return views.login_page(c, error=f"{exc}.", status=400)
         response = web.HTTPSeeOther("/console")
+        if form.get("login"):
+            user = await Team(c.stores.team).sign_in(form["login"], form.get("password", ""))
+            if user is not None:
+                await c.gate.sign_in_user(user, response)
+                raise response
+            c.gate.logins.failed(address)
+            return views.login_page(c, error="That login and password do not match.", status=401)
         if await c.gate.sign_in(form.get("token", ""), response) is None:
             c.gate.logins.failed(address)
-            return views.login_page(c, error="That token is unknown or revoked.", status=401)
+            return views.login_page(c, error="That token is unknown or revoked, or is not an owner's.", status=401)
         raise response
 
     async def logout(request: web.Request, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
@@ -130,7 +156,7 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r = app.router
     r.add_get("/console", page(home))
     r.add_post("/console/login", login)
-    r.add_post("/console/logout", action(logout))
+    r.add_post("/console/logout", action(logout, any_role=True))
     r.add_get(
         "/console/hosts/{host}",
         page(
@@ -183,3 +209,4 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r.add_post("/console/notifications/test", action(lambda q, s, f: test_notifications(c, s)))
     r.add_get("/console/uploads", page(lambda q, s: task_list_page(c, s, q.query)))
     r.add_get("/console/uploads/{task_id}", page(lambda q, s: views.task_page(c, s, q.match_info["task_id"])))
+    team.add_routes(app, c, page, action, _form)

@@ -1,7 +1,9 @@
 """Console sign-in: a cookie session, CSRF-safe (docs/architecture.md sections 6 and 10).
 
-* **Sign in** with the tenant's API token (``POST /console/login``): the token
-  is checked against the tenant store and never kept; a new session id (256
+* **Sign in** with the tenant's API token (``POST /console/login``, an owner's: a
+  ``read`` or ``write`` token is for the API), or as one of the tenant's users with
+  their login and password (``shared.team.Team.sign_in``: scrypt); the token or
+  password is checked and never kept; a new session id (256
   random bits) goes into the ``tc_session`` cookie -- ``HttpOnly``,
   ``SameSite=Strict``, ``Path=/console``, and ``Secure`` when the frontend's
   public URL is https -- and only its sha256 into the session store.
@@ -16,6 +18,9 @@
 * **Encoding**: a form body that is not valid UTF-8 is a ``400`` (``routes._form``),
   before anything else reads it, signed in or not.
 * **Sign out** (``POST /console/logout``) deletes the session row and the cookie.
+* **Role**: a user's session has the user's role, read at every request (a
+  demoted user is demoted at once; a removed one is signed out); a token's
+  session is an owner's. The routes ask ``shared.access.permit`` with it.
 
 Signing in is throttled like a password form: per client address, a few
 failed attempts a minute (``shared.attempts.FailedAttempts``, as the API's bearer tokens), so tokens cannot be guessed
@@ -30,10 +35,12 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from shared.access import ROLE_OF_SCOPE, Role
 from shared.attempts import FailedAttempts
 from shared.clock import Clock
 from shared.config import Settings
 from shared.stores import Stores
+from shared.stores.team import User
 
 __all__ = ["COOKIE", "SessionGate", "Signed"]
 
@@ -47,11 +54,14 @@ _TOKEN_MAX = 256
 
 @dataclass(frozen=True, slots=True)
 class Signed:
-    """The caller of a console page: a tenant, signed in."""
+    """The caller of a console page: a tenant, signed in, with the role of who signed in."""
 
     tenant_id: str
     csrf: str
     session_id: str
+    role: str = Role.OWNER
+    #: the user's login; "" for a session of the tenant's token
+    login: str = ""
 
 
 def _origin_of(url: str) -> str:
@@ -76,7 +86,14 @@ class SessionGate:
         if not session_id or len(session_id) > _TOKEN_MAX:
             return None
         session = await self.stores.sessions.get_session(session_id, now=self.clock.now())
-        return None if session is None else Signed(session.tenant_id, session.csrf, session_id)
+        if session is None:
+            return None
+        if session.user_id is None:
+            return Signed(session.tenant_id, session.csrf, session_id)
+        user = await self.stores.team.user(session.user_id)
+        if user is None or user.tenant_id != session.tenant_id:
+            return None  # removed since: signed out
+        return Signed(session.tenant_id, session.csrf, session_id, user.role, user.login)
 
     def same_origin(self, request: web.Request) -> bool:
         """False when the browser says, or lets us see, that the request comes from another site.
@@ -112,10 +129,20 @@ class SessionGate:
         token = token.strip()
         if not token or len(token) > _TOKEN_MAX:
             return None
-        tenant_id = await self.stores.tenants.tenant_for_token(token)
-        if tenant_id is None:
-            return None
-        session_id, _ = await self.stores.sessions.create_session(tenant_id, ttl_s=self.ttl_s, now=self.clock.now())
+        grant = await self.stores.team.grant(token)
+        if grant is None or ROLE_OF_SCOPE.get(grant.scope) != Role.OWNER:
+            return None  # a read or write token is for the API; its holders sign in as users
+        await self._open(grant.tenant_id, None, response)
+        return grant.tenant_id
+
+    async def sign_in_user(self, user: User, response: web.StreamResponse) -> None:
+        """A fresh session of ``user`` (whose password was checked), its cookie set on ``response``."""
+        await self._open(user.tenant_id, user.user_id, response)
+
+    async def _open(self, tenant_id: str, user_id: str | None, response: web.StreamResponse) -> None:
+        session_id, _ = await self.stores.sessions.create_session(
+            tenant_id, ttl_s=self.ttl_s, now=self.clock.now(), user_id=user_id
+        )
         response.set_cookie(
             COOKIE,
             session_id,
@@ -126,7 +153,6 @@ class SessionGate:
             samesite="Strict",
         )
         await self.stores.sessions.prune_sessions(self.clock.now())  # the sign-in pays for the sweep
-        return tenant_id
 
     async def sign_out(self, signed: Signed, response: web.StreamResponse) -> None:
         await self.stores.sessions.delete_session(signed.session_id)

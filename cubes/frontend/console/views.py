@@ -34,7 +34,7 @@ from shared.verification import instructions
 from shared.words import Word, result_word, task_word
 from shared.wordstat.hosts import host_queries
 
-__all__ = ["feed_page", "home_page", "host_page", "login_page", "not_found", "task_page"]
+__all__ = ["feed_page", "forbidden", "home_page", "host_page", "login_page", "not_found", "task_page"]
 
 #: pages of a feed listed on its page
 _PAGES_LISTED = 50
@@ -68,6 +68,11 @@ def not_found(c: ConsoleContext, signed: Signed, what: str) -> web.Response:
         **_home_empty(signed),
         notice=f"No such {what} of yours.",
     )
+
+
+def forbidden(c: ConsoleContext, signed: Signed, reason: str) -> web.Response:
+    """What a role may not do (``shared.access.permit``): 403, with the reason."""
+    return c.page("console/home.html", "Not for your role", status=403, **_home_empty(signed), notice=reason)
 
 
 def _home_empty(signed: Signed) -> dict[str, Any]:

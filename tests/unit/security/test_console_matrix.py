@@ -8,7 +8,13 @@ upload task):
 * ``none``   -- no session: a page is the sign-in page (200, nothing of A's), an action is 401;
 * ``other``  -- signed in as tenant B: A's host, feed and task are "not found" (404), never shown;
 * ``own``    -- signed in as A;
-* ``alias``  -- signed in as A, naming the ``www.`` spelling of A's host (tenant C verified it).
+* ``alias``  -- signed in as A, naming the ``www.`` spelling of A's host (tenant C verified it);
+* ``editor`` / ``viewer`` -- signed in as users of A with those roles (login and password).
+
+The role columns follow from the rule the issue states, written here apart from the code: a viewer
+gets what A's owner gets on a page (GET) and 403 on an action; an editor what the owner gets, except
+on the team's pages and actions (``/console/users``, ``/console/tokens``: 403). Signing in and out,
+and an invitation's page, answer every role as they answer the owner.
 
 And every action (POST) signed in as A is refused without the session's CSRF token, and when the
 browser says it comes from another site (403).
@@ -29,6 +35,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from cubes.frontend.app import create_app
 from cubes.frontend.console.session import COOKIE
+from shared import passwords
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.runtime.cube import Output
@@ -43,12 +50,29 @@ SIGN_IN = "Sign in with your API token"
 NA = None
 
 
+ROLES = ("editor", "viewer")
+#: routes that need no session and whose answer is not the sign-in page
+PUBLIC = frozenset({("GET", "/console/invite"), ("POST", "/console/invite")})
+#: routes a role does not change
+ANY_ROLE = frozenset({("POST", "/console/login"), ("POST", "/console/logout"), *PUBLIC})
+PASSWORD = "a long enough password"
+
+
 @dataclass(frozen=True)
 class Expect:
     none: int
     other: int
     own: int
     alias: int | None
+
+    def role(self, caller: str, method: str, route: str) -> int:
+        if (method, route) in ANY_ROLE:
+            return self.own
+        if route.startswith(("/console/users", "/console/tokens")):
+            return 403  # the team is the owners'
+        if caller == "viewer":
+            return self.own if method == "GET" else 403
+        return self.own
 
 
 #: (METHOD, route) -> the status each visitor gets (303: the action done, the browser sent on)
@@ -80,6 +104,19 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/console/notifications/test"): Expect(none=401, other=200, own=200, alias=NA),
     # each tenant's own list: B naming A's host sees none of A's tasks
     ("GET", "/console/uploads"): Expect(none=200, other=200, own=200, alias=NA),
+    # team access: B sees and changes its own team; A's users, invitations and tokens are not found
+    ("GET", "/console/users"): Expect(none=200, other=200, own=200, alias=NA),
+    ("POST", "/console/users/invite"): Expect(none=401, other=200, own=200, alias=NA),
+    ("POST", "/console/users/{user_id}/role"): Expect(none=401, other=404, own=200, alias=NA),
+    ("POST", "/console/users/{user_id}/remove"): Expect(none=401, other=404, own=303, alias=NA),
+    ("POST", "/console/users/invitations/{invitation_id}/revoke"): Expect(none=401, other=404, own=200, alias=NA),
+    ("GET", "/console/tokens"): Expect(none=200, other=200, own=200, alias=NA),
+    ("POST", "/console/tokens"): Expect(none=401, other=200, own=200, alias=NA),
+    ("POST", "/console/tokens/{token_id}/rotate"): Expect(none=401, other=404, own=200, alias=NA),
+    ("POST", "/console/tokens/{token_id}/revoke"): Expect(none=401, other=404, own=200, alias=NA),
+    # an invitation's link is its own proof: whoever holds it sees it and accepts it (a fresh one each time)
+    ("GET", "/console/invite"): Expect(none=200, other=200, own=200, alias=NA),
+    ("POST", "/console/invite"): Expect(none=303, other=303, own=303, alias=NA),
 }
 #: asked last: a claim by B on A's host, or a sign-out, changes what the other rows answer
 LAST = (("POST", "/console/hosts"), ("POST", "/console/logout"))
@@ -98,7 +135,8 @@ class World:
     n: itertools.count[int]
 
     async def sign_in(self, who: str) -> None:
-        resp = await self.client.post("/console/login", data={"token": self.tokens[who]}, allow_redirects=False)
+        form = {"login": who, "password": PASSWORD} if who in ROLES else {"token": self.tokens[who]}
+        resp = await self.client.post("/console/login", data=form, allow_redirects=False)
         assert resp.status == 303, await resp.text()
         self.cookies[who] = resp.cookies[COOKIE].value
         page = await (await self.client.get("/console", headers=self.headers(who))).text()
@@ -123,7 +161,7 @@ class World:
 
 
 def _visitor(caller: str) -> str | None:
-    return {"none": None, "other": "b", "own": "a", "alias": "a"}[caller]
+    return {"none": None, "other": "b", "own": "a", "alias": "a", "editor": "editor", "viewer": "viewer"}[caller]
 
 
 def _host(caller: str) -> str:
@@ -133,8 +171,28 @@ def _host(caller: str) -> str:
 async def _request(world: World, method: str, route: str, caller: str) -> tuple[str, dict[str, str]]:
     """(path, form) of ``route`` as ``caller`` asks it."""
     host = _host(caller)
+    team = world.stores.team
     if route == "/console/login":
+        if caller in ROLES:
+            return route, {"login": caller, "password": PASSWORD}
         return route, {"token": world.tokens[_visitor(caller) or ""] if caller != "none" else ""}
+    if "{user_id}" in route:
+        user = await team.add_user(world.a, f"member-{next(world.n)}", "editor", "x")
+        assert user is not None
+        return route.replace("{user_id}", user.user_id), {"role": "viewer"}
+    if "{invitation_id}" in route:
+        _, invitation = await team.invite(world.a, f"pending-{next(world.n)}", "viewer", ttl_s=3600)
+        return route.replace("{invitation_id}", invitation.invitation_id), {}
+    if "{token_id}" in route:
+        _, token = await team.create_token(world.a, f"spare {next(world.n)}", "read")
+        return route.replace("{token_id}", token.token_id), {}
+    if route == "/console/users/invite":
+        return route, {"login": f"invited-{next(world.n)}", "role": "editor"}
+    if route == "/console/tokens":
+        return route, {"name": f"made by {caller}", "scope": "read"}
+    if route == "/console/invite":
+        secret, _ = await team.invite(world.a, f"joiner-{next(world.n)}", "viewer", ttl_s=3600)
+        return (f"{route}?token={secret}", {}) if method == "GET" else (route, {"token": secret, "password": PASSWORD})
     if "{feed_id}" in route:
         return route.replace("{feed_id}", await world.a_feed()), {"on": "1"}
     if route.endswith("/refresh"):
@@ -185,9 +243,12 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         await stores.tenants.set_verified(t.tenant_id, host)
         tokens[who], ids[who] = await stores.tenants.issue_token(t.tenant_id), t.tenant_id
     await stores.tasks.create(Task(task_id="a-task-0001", tenant_id=ids["a"], host=A_HOST))
+    hashed = await passwords.hash_password(PASSWORD)
+    for role in ROLES:
+        assert await stores.team.add_user(ids["a"], role, role, hashed) is not None
     w = World(client, stores, published, tokens, ids["a"], "a-task-0001", {}, {}, itertools.count())
-    await w.sign_in("a")
-    await w.sign_in("b")
+    for who in ("a", "b", *ROLES):
+        await w.sign_in(who)
     try:
         yield w
     finally:
@@ -205,15 +266,15 @@ async def test_console_matrix(world: World, matrix: Callable[[str], Matrix]) -> 
     wrong = []
     for method, route in routes:
         expect = EXPECT[(method, route)]
-        for caller in ("none", "other", "own", "alias"):
-            want = getattr(expect, caller)
+        for caller in ("none", "other", "own", "alias", *ROLES):
+            want = expect.role(caller, method, route) if caller in ROLES else getattr(expect, caller)
             if want is None:
                 continue
             who = _visitor(caller)
             path, form = await _request(world, method, route, caller)
             headers = {} if route == "/console/login" else world.headers(who)
             if method == "POST":
-                if who is not None and route != "/console/login":
+                if who is not None and (method, route) not in (("POST", "/console/login"), *PUBLIC):
                     form["csrf"] = world.csrf[who]
                 resp = await world.client.post(path, data=form, headers=headers, allow_redirects=False)
             else:
@@ -221,7 +282,10 @@ async def test_console_matrix(world: World, matrix: Callable[[str], Matrix]) -> 
             body = await resp.text()
             ok = resp.status == want
             label = f"{method} {route} as {caller}: {resp.status}, expected {want}"
-            if ok and caller == "none" and method == "GET":
+            if ok and caller in ROLES and want == 403 and want != expect.own:
+                ok = "may not do this" in body  # refused for the role, with the reason
+                label += " (the role's refusal)"
+            if ok and caller == "none" and method == "GET" and (method, route) not in PUBLIC:
                 ok = SIGN_IN in body and not any(x in body for x in a_objects)
                 label += " (the sign-in page, nothing of A's)"
             if ok and caller == "other" and resp.status in (200, 404):
@@ -243,7 +307,8 @@ async def test_every_console_action_needs_the_csrf_token_and_our_origin(
     for method, route in _console_routes(world.client):
         if method != "POST" or route == "/console/login":
             continue
-        for case in ("no csrf", "wrong csrf", "another site"):
+        cases = ("another site",) if (method, route) in PUBLIC else ("no csrf", "wrong csrf", "another site")
+        for case in cases:
             path, form = await _request(world, method, route, "own")
             headers = world.headers("a")
             if case == "wrong csrf":
