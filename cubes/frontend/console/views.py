@@ -72,7 +72,7 @@ def not_found(c: ConsoleContext, signed: Signed, what: str) -> web.Response:
 
 def forbidden(c: ConsoleContext, signed: Signed, reason: str) -> web.Response:
     """What a role may not do (``shared.access.permit``): 403, with the reason."""
-    return c.page("console/home.html", "Not for your role", status=403, **_home_empty(signed), notice=reason)
+    return c.page("console/forbidden.html", "Not for your role", status=403, signed=signed, reason=reason)
 
 
 def _home_empty(signed: Signed) -> dict[str, Any]:
