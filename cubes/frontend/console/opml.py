@@ -46,6 +46,9 @@ def add_opml_routes(app: web.Application, c: ConsoleContext) -> None:
         signed = await c.gate.signed(request)
         if signed is None:
             return views.login_page(c, error="Your session has ended: sign in again.", status=401)
+        refused = views.refused_for_role(c, signed, "POST")  # a viewer registers no feed, by file either
+        if refused is not None:
+            return refused
         if (request.content_length or 0) > MAX_BYTES + 16 * 1024:
             return await views.home_page(c, signed, feed_errors=[f"the file is over {MAX_BYTES:,} bytes"], status=413)
         try:

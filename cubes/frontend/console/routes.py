@@ -45,7 +45,6 @@ from cubes.frontend.console.opml import add_opml_routes
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.task_list import task_list_page
 from cubes.frontend.jinja import duration
-from shared.access import AccessRefused, need_of, permit
 from shared.team import Team
 from shared.urls import canonical_host
 
@@ -73,22 +72,13 @@ async def _form(request: web.Request) -> dict[str, str]:
     return {k: v for k, v in data.items() if isinstance(v, str)}
 
 
-def _forbidden(c: ConsoleContext, signed: Signed, method: str, *, team: bool) -> web.Response | None:
-    """The page a role may not reach (``shared.access.permit``, the API's rule), or None."""
-    try:
-        permit(signed.role, need_of(method, team=team))
-    except AccessRefused as exc:
-        return views.forbidden(c, signed, exc.message)
-    return None
-
-
 def add_routes(app: web.Application, c: ConsoleContext) -> None:
     def page(view: Callable[[web.Request, Signed], Awaitable[web.StreamResponse]], *, team: bool = False) -> Handler:
         async def handler(request: web.Request) -> web.StreamResponse:
             signed = await c.gate.signed(request)
             if signed is None:
                 return views.login_page(c)
-            return _forbidden(c, signed, "GET", team=team) or await view(request, signed)
+            return views.refused_for_role(c, signed, "GET", team=team) or await view(request, signed)
 
         return handler
 
@@ -105,7 +95,7 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
                 return views.login_page(c, error=f"{exc}.", status=400)
             if not c.gate.csrf_ok(signed, form.get("csrf", "")):
                 return views.login_page(c, error="This form is out of date: sign in again.", status=403)
-            refused = None if any_role else _forbidden(c, signed, "POST", team=team)
+            refused = None if any_role else views.refused_for_role(c, signed, "POST", team=team)
             return refused or await do(request, signed, form)
 
         return handler

@@ -22,6 +22,7 @@ from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.status.gather import gather_host
 from cubes.frontend.status.view import Moment, feed_row, host_view, moment
+from shared import access
 from shared.branding import Branding, logo_state
 from shared.feed_options import FeedOptions
 from shared.notify.service import overview as notify_overview
@@ -34,7 +35,16 @@ from shared.verification import instructions
 from shared.words import Word, result_word, task_word
 from shared.wordstat.hosts import host_queries
 
-__all__ = ["feed_page", "forbidden", "home_page", "host_page", "login_page", "not_found", "task_page"]
+__all__ = [
+    "feed_page",
+    "forbidden",
+    "home_page",
+    "host_page",
+    "login_page",
+    "not_found",
+    "refused_for_role",
+    "task_page",
+]
 
 #: pages of a feed listed on its page
 _PAGES_LISTED = 50
@@ -68,6 +78,16 @@ def not_found(c: ConsoleContext, signed: Signed, what: str) -> web.Response:
         **_home_empty(signed),
         notice=f"No such {what} of yours.",
     )
+
+
+def refused_for_role(c: ConsoleContext, signed: Signed, method: str, *, team: bool = False) -> web.Response | None:
+    """The page a role may not reach (``shared.access.permit``, the API's rule: a page reads, a form
+    writes), or None; every console route asks it before it reads a form."""
+    try:
+        access.permit(signed.role, access.need_of(method, team=team))
+    except access.AccessRefused as exc:
+        return forbidden(c, signed, exc.message)
+    return None
 
 
 def forbidden(c: ConsoleContext, signed: Signed, reason: str) -> web.Response:
