@@ -4,7 +4,7 @@ Why scrypt, and hashlib's: a password is a low-entropy secret, so its hash must 
 memory-hard to make a stolen table expensive to guess through; scrypt is that (RFC 7914), and
 ``hashlib.scrypt`` is OpenSSL's, in the standard library: no new dependency to keep, and it releases
 the GIL, so a hash runs in a thread beside the event loop. The cost is OWASP's floor for scrypt
-(N=2**17, r=8, p=1: 128 MiB and a few hundred milliseconds per hash); it is written into each hash,
+(N=131,072, r=8, p=1: 128 MiB and a few hundred milliseconds per hash); it is written into each hash,
 so raising it later leaves the hashes made before readable.
 
 A hash is ``scrypt$N$r$p$salt$key`` (salt and key in unpadded url-safe base64; 16-byte salt, 32-byte
@@ -26,7 +26,7 @@ from typing import TypeVar
 __all__ = ["PASSWORD_MAX", "PASSWORD_MIN", "WeakPassword", "check_password", "dummy_verify", "hash_password", "verify"]
 
 #: OWASP's minimum cost for scrypt: N (CPU and memory), r (block size), p (parallelism)
-_N, _R, _P = 2**17, 8, 1
+_N, _R, _P = 131_072, 8, 1  # N: 2 to the 17th
 #: scrypt needs 128 * N * r bytes; OpenSSL refuses past maxmem, so leave it room
 _MAXMEM = 256 * 1024 * 1024
 _SALT, _KEY = 16, 32

@@ -25,7 +25,7 @@ from shared.access import ROLE_OF_SCOPE, AccessRefused, Role
 from shared.errors import TurbocubesError
 from shared.stores.team import ApiToken, Invitation, TeamStore, User
 
-__all__ = ["INVITE_TTL_S", "SCOPES", "Team", "TeamRefused"]
+__all__ = ["INVITE_TTL_S", "SCOPES", "Team", "TeamRefused", "invite_link"]
 
 #: a week: long enough to be read after a weekend, short enough that a forgotten link dies
 INVITE_TTL_S = 7 * 86_400
@@ -33,6 +33,11 @@ SCOPES = tuple(ROLE_OF_SCOPE)
 #: a login is an e-mail address or a name: printable, no spaces at its ends, at most an address's length
 _LOGIN = re.compile(r"^[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]{0,252}[^\s\x00-\x1f\x7f]$|^[^\s\x00-\x1f\x7f]$")
 _NAME_MAX = 80
+
+
+def invite_link(public_url: str, secret: str) -> str:
+    """The console page that accepts an invitation (``frontend.public_url``)."""
+    return f"{public_url.rstrip('/')}/console/invite?token={secret}"
 
 
 class TeamRefused(TurbocubesError):

@@ -126,7 +126,7 @@ class Authenticator:
         hit = self._cache.get(key)
         if hit is not None and hit[1] > now:
             return hit[0]
-        grant = await self._stores.team.grant(token)
+        grant = await self._stores.tenants.team.grant(token)
         if grant is not None and grant.stale(self._clock.now()):
             self._touch(grant.token_id)
         if len(self._cache) >= _CACHE_MAX:
@@ -136,7 +136,9 @@ class Authenticator:
 
     def _touch(self, token_id: str) -> None:
         """Record the token's use beside the call, never in its way: a write may wait behind another."""
-        task = asyncio.get_running_loop().create_task(self._stores.team.touch_token(token_id, now=self._clock.now()))
+        task = asyncio.get_running_loop().create_task(
+            self._stores.tenants.team.touch_token(token_id, now=self._clock.now())
+        )
         self._touching.add(task)
         task.add_done_callback(self._touched)
 

@@ -26,7 +26,7 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
 from shared.access import AccessRefused
-from shared.team import Team, TeamRefused
+from shared.team import Team, TeamRefused, invite_link
 from shared.team_views import (
     InvitationIn,
     InvitationIssued,
@@ -39,16 +39,11 @@ from shared.team_views import (
     read_model,
 )
 
-__all__ = ["add_routes", "invite_link"]
+__all__ = ["add_routes"]
 
 _BODY_MAX = 4 * 1024
 _T = TypeVar("_T")
 _M = TypeVar("_M", bound=BaseModel)
-
-
-def invite_link(public_url: str, secret: str) -> str:
-    """The console page that accepts an invitation."""
-    return f"{public_url.rstrip('/')}/console/invite?token={secret}"
 
 
 def _invalid(exc: TeamRefused) -> ValidationFailed:
@@ -74,12 +69,12 @@ async def _read(request: web.Request, model: type[_M]) -> _M:
 
 
 def _team(ctx: ApiContext) -> Team:
-    return Team(ctx.stores.team)
+    return Team(ctx.stores.tenants.team)
 
 
 async def list_tokens(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    tokens = await ctx.stores.team.tokens(request[TENANT])
+    tokens = await ctx.stores.tenants.team.tokens(request[TENANT])
     return json_response({"tokens": [TokenView.of(t).model_dump(mode="json") for t in tokens]})
 
 
@@ -109,7 +104,7 @@ async def revoke_token(request: web.Request) -> web.StreamResponse:
 
 async def list_users(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    users = await ctx.stores.team.users(request[TENANT])
+    users = await ctx.stores.tenants.team.users(request[TENANT])
     return json_response({"users": [UserView.of(u).model_dump(mode="json") for u in users]})
 
 
@@ -129,7 +124,7 @@ async def remove_user(request: web.Request) -> web.StreamResponse:
 async def list_invitations(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     now = ctx.clock.now()
-    invitations = await ctx.stores.team.invitations(request[TENANT])
+    invitations = await ctx.stores.tenants.team.invitations(request[TENANT])
     return json_response({"invitations": [InvitationView.of(i, now).model_dump(mode="json") for i in invitations]})
 
 

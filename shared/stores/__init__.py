@@ -8,8 +8,8 @@
 Migrations are applied at open (versioned, idempotent; see ``migrations.py``).
 
 The layout, one module per role (pages, shop, hashes, images, delay, feeds, tenants,
-notices, notify, tasks, status, problems, sessions, lanes, search, wordstat, autoparser)
-on each floor; a floor imports only the floors above it:
+notices, notify, tasks, status, problems, sessions, team, lanes, search, wordstat,
+autoparser) on each floor; a floor imports only the floors above it:
 
 1. ``<role>.py`` — the contract: the Protocol, its rows and outcomes, and the
    engine-free rules both engines apply (``pages.upsert_outcome``,
@@ -19,7 +19,7 @@ on each floor; a floor imports only the floors above it:
    row decoders, and its implementation over ``sql/runner.SqlRunner`` (``?``
    placeholders; PostgreSQL rewrites them to ``$n``). A role whose statements
    run unchanged on both engines (tenants, notices, notify, tasks, status, problems, sessions,
-   lanes, autoparser; images and feeds on SQLite) is written once here, and the
+   team, lanes, autoparser; images and feeds on SQLite) is written once here, and the
    openers use it as it is.
 3. ``sqlite/<role>.py``, ``postgres/<role>.py`` — a role that needs an
    engine-specific plan (pages, shop, hashes, delay, search, wordstat; images and feeds

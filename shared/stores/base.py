@@ -31,7 +31,6 @@ from shared.stores.sessions import SessionStore
 from shared.stores.shop import ShopStore
 from shared.stores.status import StatusStore
 from shared.stores.tasks import TaskStore
-from shared.stores.team import TeamStore
 from shared.stores.tenants import TenantStore
 from shared.stores.wordstat import WordstatStore
 
@@ -58,7 +57,6 @@ class Stores:
         status: StatusStore,
         problems: ProblemStore,
         sessions: SessionStore,
-        team: TeamStore,
         autoparser: AutoparserStore,
         lanes: LaneStore,
         wordstat: WordstatStore,
@@ -83,8 +81,6 @@ class Stores:
         self.status = status
         self.problems = problems
         self.sessions = sessions
-        #: a tenant's users, invitations and API tokens (``shared.team``)
-        self.team = team
         self.autoparser = autoparser
         self.lanes = lanes
         self.wordstat = wordstat

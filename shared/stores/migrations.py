@@ -491,11 +491,9 @@ POSTGRES.append((34, "tasks: every item counted by status", _TASK_ITEM_COUNTS))
 _HASH_SEEN = ("ALTER TABLE doc_hashes ADD COLUMN seen_at BIGINT",)
 SQLITE.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN))
 POSTGRES.append((35, "doc_hashes: the read that recorded each hash", _HASH_SEEN))
-
 # 36: query statistics that keep their threshold: published cells, one search per client and day
 # (``migrations_wordstat.py``)
 extend_wordstat(SQLITE, POSTGRES, version=36)
-
 # 37-39: a task's mode, the problem history, notifications (``migrations_webmaster.py``); 40: a shop's offers
 extend_webmaster(SQLITE, POSTGRES)
 extend_shop(SQLITE, POSTGRES)

@@ -8,7 +8,7 @@ and until it expires. Accepting it creates the user.
 
 API tokens are the tenant store's table (``api_tokens``, sha256 only), each with a name, a scope
 (``read``, ``write`` or ``owner``: the role a call made with it has) and when it was created and last
-used. The operator's token (``issue_token``: sign-up, ``turbocubes hosts token``) is an owner's.
+used. The operator's token (``issue_token``: sign-up, ``turbocubes hosts add``) is an owner's.
 
 One implementation for both engines: ``sql/team.py``.
 """

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from shared.stores.team import TeamStore
+
 __all__ = ["HostClaim", "Tenant", "TenantLimits", "TenantStore"]
 
 
@@ -61,6 +63,9 @@ class TenantStore(Protocol):
     Hosts are normalized with ``shared.urls.canonical_host`` (``News.Example.`` ->
     ``news.example``), since ownership decides who may publish for a host.
     """
+
+    #: the tenants' users, invitations and named, scoped API tokens (``shared/stores/team.py``)
+    team: TeamStore
 
     async def create_tenant(self, name: str, *, tenant_id: str | None = None, now: datetime | None = None) -> Tenant:
         """Create a tenant (a fresh id when None); an existing ``tenant_id`` is returned as is."""

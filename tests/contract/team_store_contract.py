@@ -27,7 +27,7 @@ class TeamStoreContract:
         await s.close()
 
     async def test_an_invitation_is_good_once_until_it_expires(self, stores: Stores) -> None:
-        team = stores.team
+        team = stores.tenants.team
         secret, invitation = await team.invite("ta", "Ed@Example.com", "editor", ttl_s=3600, now=T0)
         assert invitation.login == "ed@example.com"
         assert secret not in repr(await team.invitations("ta"))
@@ -45,7 +45,7 @@ class TeamStoreContract:
         assert not listed.open(T0)
 
     async def test_a_revoked_invitation_opens_nothing_and_is_the_tenants_own(self, stores: Stores) -> None:
-        team = stores.team
+        team = stores.tenants.team
         secret, invitation = await team.invite("ta", "viewer-1", "viewer", ttl_s=3600, now=T0)
         assert not await team.revoke_invitation("tb", invitation.invitation_id, now=T0)  # another tenant's
         assert await team.revoke_invitation("ta", invitation.invitation_id, now=T0)
@@ -54,7 +54,7 @@ class TeamStoreContract:
         assert await team.users("ta") == []
 
     async def test_a_login_is_one_users_across_tenants(self, stores: Stores) -> None:
-        team = stores.team
+        team = stores.tenants.team
         assert await team.add_user("ta", "sam", "owner", HASH, now=T0) is not None
         assert await team.add_user("tb", "SAM", "owner", HASH, now=T0) is None
         secret, _ = await team.invite("tb", "sam", "viewer", ttl_s=60, now=T0)
@@ -62,7 +62,7 @@ class TeamStoreContract:
         assert [u.login for u in await team.users("tb")] == []
 
     async def test_the_last_owner_stays_an_owner(self, stores: Stores) -> None:
-        team = stores.team
+        team = stores.tenants.team
         owner = await team.add_user("ta", "owner@a", "owner", HASH, now=T0)
         editor = await team.add_user("ta", "editor@a", "editor", HASH, now=T0 + timedelta(seconds=1))
         other = await team.add_user("tb", "owner@b", "owner", HASH, now=T0)
@@ -82,7 +82,7 @@ class TeamStoreContract:
         assert [(u.login, u.role) for u in await team.users("ta")] == [("editor@a", "owner")]
 
     async def test_tokens_have_a_name_a_scope_and_a_last_use(self, stores: Stores) -> None:
-        team = stores.team
+        team = stores.tenants.team
         legacy = await stores.tenants.issue_token("ta", now=T0)
         token, row = await team.create_token("ta", "deploy bot", "read", now=T0)
         assert token.startswith("tc_")

@@ -123,7 +123,7 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
             return views.login_page(c, error=f"{exc}.", status=400)
         response = web.HTTPSeeOther("/console")
         if form.get("login"):
-            user = await Team(c.stores.team).sign_in(form["login"], form.get("password", ""))
+            user = await Team(c.stores.tenants.team).sign_in(form["login"], form.get("password", ""))
             if user is not None:
                 await c.gate.sign_in_user(user, response)
                 raise response

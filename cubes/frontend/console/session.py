@@ -90,7 +90,7 @@ class SessionGate:
             return None
         if session.user_id is None:
             return Signed(session.tenant_id, session.csrf, session_id)
-        user = await self.stores.team.user(session.user_id)
+        user = await self.stores.tenants.team.user(session.user_id)
         if user is None or user.tenant_id != session.tenant_id:
             return None  # removed since: signed out
         return Signed(session.tenant_id, session.csrf, session_id, user.role, user.login)
@@ -129,7 +129,7 @@ class SessionGate:
         token = token.strip()
         if not token or len(token) > _TOKEN_MAX:
             return None
-        grant = await self.stores.team.grant(token)
+        grant = await self.stores.tenants.team.grant(token)
         if grant is None or ROLE_OF_SCOPE.get(grant.scope) != Role.OWNER:
             return None  # a read or write token is for the API; its holders sign in as users
         await self._open(grant.tenant_id, None, response)

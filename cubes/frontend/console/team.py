@@ -21,14 +21,13 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api.team import invite_link
 from cubes.frontend.console import views
 from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.jinja import duration
 from shared.access import AccessRefused, Role
 from shared.passwords import PASSWORD_MIN, WeakPassword
-from shared.team import SCOPES, Team, TeamRefused
+from shared.team import SCOPES, Team, TeamRefused, invite_link
 from shared.team_views import InvitationView
 
 __all__ = ["add_routes"]
@@ -42,13 +41,13 @@ _SECRET_MAX = 256
 
 async def users_page(c: ConsoleContext, signed: Signed, *, status: int = 200, **extra: Any) -> web.Response:
     now = c.now()
-    invitations = [InvitationView.of(i, now) for i in await c.stores.team.invitations(signed.tenant_id)]
+    invitations = [InvitationView.of(i, now) for i in await c.stores.tenants.team.invitations(signed.tenant_id)]
     return c.page(
         "console/users.html",
         "Users",
         status=status,
         signed=signed,
-        users=await c.stores.team.users(signed.tenant_id),
+        users=await c.stores.tenants.team.users(signed.tenant_id),
         invitations=invitations,
         roles=_ROLES,
         **{"notice": "", "errors": [], "link": "", "invited": "", "expires": None, **extra},
@@ -56,7 +55,7 @@ async def users_page(c: ConsoleContext, signed: Signed, *, status: int = 200, **
 
 
 async def tokens_page(c: ConsoleContext, signed: Signed, *, status: int = 200, **extra: Any) -> web.Response:
-    tokens = await c.stores.team.tokens(signed.tenant_id)
+    tokens = await c.stores.tenants.team.tokens(signed.tenant_id)
     return c.page(
         "console/tokens.html",
         "API tokens",
@@ -91,7 +90,7 @@ def add_routes(
 ) -> None:
     """The team's routes, wrapped by the console's ``page`` and ``action`` (session, CSRF, role);
     ``read_form`` reads a form as the console does (bounded, UTF-8 or ``ValueError``)."""
-    team = Team(c.stores.team)
+    team = Team(c.stores.tenants.team)
 
     async def refused(signed: Signed, show: Callable[..., Awaitable[web.Response]], exc: Exception) -> web.Response:
         status = (
@@ -155,7 +154,7 @@ def add_routes(
 
     async def invitation_page(request: web.Request) -> web.StreamResponse:
         secret = request.query.get("token", "")[:_SECRET_MAX]
-        invitation = await c.stores.team.invitation(secret, now=c.now()) if secret else None
+        invitation = await c.stores.tenants.team.invitation(secret, now=c.now()) if secret else None
         return _invite_page(c, secret, invitation, status=200 if invitation else 404)
 
     async def accept(request: web.Request) -> web.StreamResponse:
@@ -170,7 +169,7 @@ def add_routes(
         except ValueError as exc:
             return _invite_page(c, "", None, error=f"{exc}.", status=400)
         secret, password = form.get("token", "")[:_SECRET_MAX], form.get("password", "")
-        invitation = await c.stores.team.invitation(secret, now=c.now()) if secret else None
+        invitation = await c.stores.tenants.team.invitation(secret, now=c.now()) if secret else None
         try:
             user = await team.accept(secret, password, c.now())
         except WeakPassword as exc:

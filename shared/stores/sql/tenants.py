@@ -23,6 +23,7 @@ from shared.errors import NotFound
 from shared.origins import default_origin, try_origin
 from shared.stores.codec import from_us, now_us
 from shared.stores.sql.runner import SqlRunner
+from shared.stores.team import TeamStore
 from shared.stores.tenants import HostClaim, Tenant, TenantLimits
 from shared.urls import canonical_host
 
@@ -72,8 +73,9 @@ _CLAIM_COLUMNS = (
 class SqlTenantStore:
     """Hosts are normalized with ``canonical_host`` here, because ownership decides who may publish."""
 
-    def __init__(self, db: SqlRunner) -> None:
+    def __init__(self, db: SqlRunner, *, team: TeamStore) -> None:
         self._db = db
+        self.team = team
 
     async def create_tenant(self, name: str, *, tenant_id: str | None = None, now: datetime | None = None) -> Tenant:
         tid = tenant_id or uuid.uuid4().hex

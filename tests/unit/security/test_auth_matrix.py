@@ -391,7 +391,7 @@ async def _new_token(world: World, caller: str) -> Request:
 
 
 async def _a_token(world: World) -> str:
-    _, row = await world.api.stores.team.create_token(world.a, f"spare {next(world.feed_urls)}", "read")
+    _, row = await world.api.stores.tenants.team.create_token(world.a, f"spare {next(world.feed_urls)}", "read")
     return row.token_id
 
 
@@ -406,7 +406,9 @@ async def _revoke(world: World, caller: str) -> Request:
 
 
 async def _a_user(world: World) -> str:
-    user = await world.api.stores.team.add_user(world.a, f"member-{next(world.feed_urls)}@a.test", "editor", "x")
+    user = await world.api.stores.tenants.team.add_user(
+        world.a, f"member-{next(world.feed_urls)}@a.test", "editor", "x"
+    )
     assert user is not None
     return user.user_id
 
@@ -428,7 +430,7 @@ async def _invite(world: World, caller: str) -> Request:
 
 @builds("DELETE", "/api/v1/team/invitations/{invitation_id}")
 async def _revoke_invitation(world: World, caller: str) -> Request:
-    _, invitation = await world.api.stores.team.invite(
+    _, invitation = await world.api.stores.tenants.team.invite(
         world.a, f"pending-{next(world.feed_urls)}@a.test", "viewer", ttl_s=3600
     )
     return f"/api/v1/team/invitations/{invitation.invitation_id}", {}
@@ -478,7 +480,7 @@ async def test_auth_matrix(tmp_path: Path, matrix: Callable[[str], Matrix]) -> N
         await api.tenant(ALIAS)  # C: the alias spelling of A's host is somebody else's
         tokens = {"a": a_token, "b": b_token}
         for name, tenant, scope in (("editor", a, "write"), ("viewer", a, "read"), ("other_editor", b, "write")):
-            tokens[name], _ = await api.stores.team.create_token(tenant, name, scope)
+            tokens[name], _ = await api.stores.tenants.team.create_token(tenant, name, scope)
         world = World(api, a, tokens, itertools.count())
         a_objects = [A_HOST, a, await world.a_feed(), await world.a_task()]
         # A's notifications name A's host: B's settings and log must not

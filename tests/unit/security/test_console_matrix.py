@@ -171,7 +171,7 @@ def _host(caller: str) -> str:
 async def _request(world: World, method: str, route: str, caller: str) -> tuple[str, dict[str, str]]:
     """(path, form) of ``route`` as ``caller`` asks it."""
     host = _host(caller)
-    team = world.stores.team
+    team = world.stores.tenants.team
     if route == "/console/login":
         if caller in ROLES:
             return route, {"login": caller, "password": PASSWORD}
@@ -245,7 +245,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     await stores.tasks.create(Task(task_id="a-task-0001", tenant_id=ids["a"], host=A_HOST))
     hashed = await passwords.hash_password(PASSWORD)
     for role in ROLES:
-        assert await stores.team.add_user(ids["a"], role, role, hashed) is not None
+        assert await stores.tenants.team.add_user(ids["a"], role, role, hashed) is not None
     w = World(client, stores, published, tokens, ids["a"], "a-task-0001", {}, {}, itertools.count())
     for who in ("a", "b", *ROLES):
         await w.sign_in(who)

@@ -63,7 +63,7 @@ async def test_a_token_revoked_elsewhere_stops_within_the_cache_time(tmp_path: P
 async def test_a_read_token_reads_only(tmp_path: Path) -> None:
     async with ApiHarness(tmp_path) as api:
         tenant, _ = await api.tenant(HOST)
-        token, _ = await api.stores.team.create_token(tenant, "dashboard", "read")
+        token, _ = await api.stores.tenants.team.create_token(tenant, "dashboard", "read")
         assert (await api.client.get("/api/v1/feeds", headers=api.auth(token))).status == 200
         feed = {"url": f"https://{HOST}/feed.xml", "format": "rss"}
         resp = await api.client.post("/api/v1/feeds", json=feed, headers=api.auth(token))
@@ -101,7 +101,7 @@ async def test_invitations_users_and_the_last_owner(tmp_path: Path) -> None:
         listed = await (await api.client.get("/api/v1/team/invitations", headers=api.auth(owner))).json()
         assert [i["invitation_id"] for i in listed["invitations"]] == [invited["invitation_id"]]
         assert "tci_" not in str(listed)  # the link is shown once
-        boss = await api.stores.team.add_user(tenant, "boss@example.test", "owner", "x")
+        boss = await api.stores.tenants.team.add_user(tenant, "boss@example.test", "owner", "x")
         assert boss is not None
         demote = await api.client.patch(
             f"/api/v1/team/users/{boss.user_id}", json={"role": "viewer"}, headers=api.auth(owner)
@@ -116,4 +116,4 @@ async def test_invitations_users_and_the_last_owner(tmp_path: Path) -> None:
         )
         assert revoke.status == 204
         secret = invited["link"].split("token=")[1]
-        assert await api.stores.team.invitation(secret) is None
+        assert await api.stores.tenants.team.invitation(secret) is None

@@ -28,6 +28,7 @@ ROLES = (
     "status",
     "problems",
     "sessions",
+    "team",
     "lanes",
     "search",
     "wordstat",
