@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlencode
 
-from shared.previews import preview_key, preview_path
+from shared.previews import NOT_PREVIEWED, PREVIEWS_MAX, preview_key, preview_path
 from shared.problems import Problem, Severity
 from shared.stores import ImageRecord, ImageStatus, PageRow, PageState, Stores, Task
 from shared.stores.problems import FetchReport
@@ -34,6 +34,7 @@ from shared.stores.problems import FetchReport
 __all__ = [
     "LIVE",
     "PROBLEM_STATES",
+    "UNDECIDED",
     "Counts",
     "PageView",
     "StateWord",
@@ -49,6 +50,8 @@ __all__ = [
 LIVE = frozenset({PageState.published, PageState.incomplete})
 #: the states a webmaster has something to fix in (their problems say what)
 PROBLEM_STATES = frozenset({PageState.held, PageState.incomplete, PageState.refused, PageState.outranked})
+#: the states of a page whose verdict is not in yet: its images are being fetched, or it is on its way
+UNDECIDED = frozenset({PageState.waiting, PageState.on_its_way})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,13 @@ _WORDS: dict[PageState, StateWord] = {
         "Another source of this address has priority (partner API, then Turbo, then YML or RSS, then the "
         "autoparser); this one's version is not used.",
         "warn",
+    ),
+    PageState.not_previewed: StateWord(
+        "Not previewed",
+        "Not previewed",
+        f"Read, with its problems reported; a check makes a preview of its first {PREVIEWS_MAX} items "
+        "only, so its images were not fetched.",
+        "quiet",
     ),
     PageState.removed: StateWord(
         "Removed",
@@ -287,7 +297,12 @@ async def key_views(stores: Stores, keys: Sequence[str], *, latest: FetchReport 
 
 
 #: a task item's result (``cubes/parser/status.py``) -> the state it is when it made no page
-_TASK_RESULTS = {"rejected": PageState.refused, "conflict": PageState.outranked, "deleted": PageState.removed}
+_TASK_RESULTS = {
+    "rejected": PageState.refused,
+    "conflict": PageState.outranked,
+    "deleted": PageState.removed,
+    NOT_PREVIEWED: PageState.not_previewed,
+}
 
 
 async def task_views(stores: Stores, task: Task) -> list[PageView]:

@@ -13,9 +13,15 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-__all__ = ["PREVIEW_PREFIX", "preview_key", "preview_path"]
+__all__ = ["NOT_PREVIEWED", "PREVIEWS_MAX", "PREVIEW_PREFIX", "preview_key", "preview_path"]
 
 PREVIEW_PREFIX = "preview:"
+#: pages a check or a debug upload renders as previews: the first ones; the rest are read (their
+#: problems reported) but make no page and fetch no image, so one check costs the partner's host a
+#: bounded number of requests through its lane whatever the size of the feed
+PREVIEWS_MAX = 100
+#: an upload task item's result past ``PREVIEWS_MAX``
+NOT_PREVIEWED = "not_previewed"
 
 
 def preview_key(task_id: str, url: str) -> str:

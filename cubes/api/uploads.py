@@ -25,6 +25,7 @@ the first attempt failed to reach the bus (503), its task is marked
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
@@ -44,6 +45,8 @@ from cubes.api.shedding import RETRY_AFTER_S
 from shared.access import AccessRefused, page_access
 from shared.errors import TurbocubesError
 from shared.messages import DocumentDeleted, PartnerUpload, SourceKind, SourceRef, UploadFormat
+from shared.overview import page_json
+from shared.page_state import UNDECIDED, PageView, task_views
 from shared.previews import preview_path
 from shared.runtime.cube import Output
 from shared.stores import Task, TaskMode, TaskStatus
@@ -67,9 +70,10 @@ def preview_url(frontend_url: str, task_id: str, page_url: str) -> str:
     return frontend_url.rstrip("/") + preview_path(task_id, page_url)
 
 
-def task_json(task: Task, frontend_url: str = "") -> dict[str, Any]:
+def task_json(task: Task, frontend_url: str = "", pages: Sequence[PageView] = ()) -> dict[str, Any]:
     """The task as the status endpoint shows it: the parser records the page URLs a debug upload
-    rendered, shown here as links to their previews on the frontend."""
+    rendered, shown here as links to their previews on the frontend; ``pages``: each item's page as it
+    stands now (``shared/page_state.py``: for a check, what would happen to it)."""
     return {
         "task_id": task.task_id,
         "host": task.host,
@@ -91,6 +95,15 @@ def task_json(task: Task, frontend_url: str = "") -> dict[str, Any]:
         "problem_counts": dict(task.problem_counts),
         "problems_more": task.problems_more,
         "preview_urls": [preview_url(frontend_url, task.task_id, u) for u in task.preview_urls],
+        # what the check was of (None: an upload of a body)
+        "source_url": task.source_url,
+        # each item's page as the pipeline judged it (images fetched, held back or not...); while any
+        # is still undecided (its images being fetched), the verdicts are not all in
+        "pages": [
+            {**page_json(v), "preview_url": frontend_url.rstrip("/") + v.link if v.preview and v.link else None}
+            for v in pages
+        ],
+        "verdicts_final": task.status.value in ("done", "failed") and not any(v.state in UNDECIDED for v in pages),
     }
 
 
@@ -216,7 +229,7 @@ async def get_upload(request: web.Request) -> web.StreamResponse:
     task = await ctx.stores.tasks.get(request.match_info["task_id"], tenant_id=request[TENANT])
     if task is None:
         raise ApiError(404, "not_found", "no such upload task")
-    return json_response(task_json(task, ctx.settings.frontend.public_url))
+    return json_response(task_json(task, ctx.settings.frontend.public_url, await task_views(ctx.stores, task)))
 
 
 async def delete_page(request: web.Request) -> web.StreamResponse:

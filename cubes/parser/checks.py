@@ -21,7 +21,7 @@ from shared.feeds import CHECK_PREFIX
 from shared.messages import CrawlResult, PartnerUpload, UploadFormat
 from shared.stores import Task
 
-__all__ = ["check_task_id", "check_upload"]
+__all__ = ["check_task_id", "check_upload", "feed_named", "feed_share"]
 
 _UPLOAD_FORMATS = {
     DetectedFormat.turbo: UploadFormat.turbo,
@@ -33,6 +33,24 @@ _UPLOAD_FORMATS = {
 def check_task_id(requesters: Sequence[str]) -> str | None:
     """The task of a check among a crawl result's requesters, if it answers one."""
     return next((r[len(CHECK_PREFIX) :] for r in requesters if r.startswith(CHECK_PREFIX)), None)
+
+
+def feed_named(msg: CrawlResult) -> CrawlResult:
+    """``msg`` naming the feed its requesters name when it carries no feed id.
+
+    The crawler fetches a URL once for all who asked: a check and the feed's own poll of one URL share
+    a result (in flight, or a copy of the remembered one), which may carry the check's empty feed_id;
+    the feed is then named by its requester, and must not lose its fetch (it did).
+    """
+    named = next((r.removeprefix("feed:") for r in msg.requesters if r.startswith("feed:")), None)
+    return msg.model_copy(update={"feed_id": named}) if msg.feed_id is None and named is not None else msg
+
+
+def feed_share(msg: CrawlResult) -> CrawlResult | None:
+    """The registered feed's share of a result a check asked for too (None: the check's alone)."""
+    if msg.feed_id is None:
+        return None
+    return msg.model_copy(update={"requesters": [r for r in msg.requesters if not r.startswith(CHECK_PREFIX)]})
 
 
 def check_upload(msg: CrawlResult, task: Task, body: bytes) -> PartnerUpload:

@@ -59,7 +59,7 @@ from typing import IO
 from cubes.parser import metrics
 from cubes.parser.catalog_load import CatalogLoader, add_warnings
 from cubes.parser.catalog_stream import STREAM_LIMIT, catalog_opener
-from cubes.parser.checks import check_task_id, check_upload
+from cubes.parser.checks import check_task_id, check_upload, feed_named, feed_share
 from cubes.parser.collector import collector_paused
 from cubes.parser.compressed import is_gzip
 from cubes.parser.documents import prepare_deletions, source_kind
@@ -213,8 +213,10 @@ class ParserHandler:
     async def handle_feed(self, msg: CrawlResult, ctx: Context) -> list[Output]:
         if msg.kind is not CrawlKind.feed:
             return []
+        msg = feed_named(msg)  # a result a check shares with the feed's own poll (checks.py)
         if (task_id := check_task_id(msg.requesters)) is not None:
-            return await self._check(msg, task_id, ctx)
+            checked, rest = await self._check(msg, task_id, ctx), feed_share(msg)
+            return checked if rest is None else checked + await self.handle_feed(rest, ctx)
         feed = await self.stores.feeds.get(msg.feed_id) if msg.feed_id else None
         if feed is not None and feed.deleted:
             return []
@@ -360,11 +362,12 @@ class ParserHandler:
                 task_id, status=TaskStatus.failed, errors=[found.describe()], problems=[found], now=self.clock.now()
             )
             return []
-        return await self.handle_upload(check_upload(msg, task, await self._body(msg.body, msg.body_ref)), ctx)
+        body = await self._body(msg.body, msg.body_ref)  # relative links resolve against the feed's own URL
+        return await self.handle_upload(check_upload(msg, task, body), ctx, base_url=msg.final_url or msg.url)
 
     # ------------------------------------------------------------------ uploads
 
-    async def handle_upload(self, msg: PartnerUpload, ctx: Context) -> list[Output]:
+    async def handle_upload(self, msg: PartnerUpload, ctx: Context, *, base_url: str | None = None) -> list[Output]:
         # read when the body is parsed, not only when it was accepted: a claim lost in between counts
         scope = await tenant_scope(self.stores.tenants, msg.tenant_id, msg.host)
         body = b"" if not scope.verified else await self._body(msg.body, msg.body_ref)
@@ -392,7 +395,7 @@ class ParserHandler:
                 ],
             )
         else:
-            result = await self._parse(body, url=f"https://{msg.host}/", declared_format=declared)
+            result = await self._parse(body, url=base_url or f"https://{msg.host}/", declared_format=declared)
         src = Source(
             kind=SourceKind.upload,
             ref=SourceRef(kind=SourceKind.upload, id=msg.task_id),

@@ -28,6 +28,7 @@ from shared.hashing import TOMBSTONE
 from shared.hosts import HostScope
 from shared.messages import SOURCE_PRIORITY, Document, DocumentDeleted, SourceKind, SourceRef
 from shared.origins import canonical_origin, try_origin
+from shared.previews import NOT_PREVIEWED, PREVIEWS_MAX
 from shared.rights import source_tenant
 from shared.runtime.cube import Output
 from shared.stores import ClaimOutcome, HashStore, Stores
@@ -146,9 +147,12 @@ class ItemRecorder:
     ) -> None:
         """Every candidate, in feed order, ``BATCH`` at a time (their URLs are unique within a body)."""
         if src.preview:
-            for cand in cands:
-                run.outputs.append(self._doc(cand, src, _version(parsed_at), parsed_at))
-                run.results.append((cand.url, "preview", None))
+            for n, cand in enumerate(cands):
+                if n < PREVIEWS_MAX:
+                    run.outputs.append(self._doc(cand, src, _version(parsed_at), parsed_at))
+                    run.results.append((cand.url, "preview", None))
+                else:  # read and judged as far as the parser goes; no page made, no image fetched
+                    run.results.append((cand.url, NOT_PREVIEWED, None))
             return
         losers: dict[str, tuple[str, bool]] = {}  # previous owner -> (first URL it lost, another tenant's)
         feed_id = src.ref.id if src.store_id.startswith("feed:") else None

@@ -140,6 +140,8 @@ class PageState(StrEnum):
     #: the source's item was refused by the parser (never from the store: ``shared/page_state.py``
     #: reads it from the latest fetch's problems)
     refused = "refused"
+    #: a check's item past its previews (never from the store: the task says so)
+    not_previewed = "not_previewed"
 
 
 @dataclass(frozen=True, slots=True)

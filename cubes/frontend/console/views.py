@@ -27,10 +27,10 @@ from shared.branding import Branding, logo_state
 from shared.feed_options import FeedOptions
 from shared.notify.service import overview as notify_overview
 from shared.overview import failing, feed_overview, host_overview
-from shared.page_state import Counts, refused_links, source_views, task_views
+from shared.page_state import UNDECIDED, Counts, refused_links, source_views, task_views
 from shared.problems import Problem
 from shared.rights import claim_problems
-from shared.stores import Feed, FetchReport, PageState
+from shared.stores import Feed, FetchReport
 from shared.verification import instructions
 from shared.words import Word, result_word, task_word
 from shared.wordstat.hosts import host_queries
@@ -289,7 +289,7 @@ async def task_page(c: ConsoleContext, signed: Signed, task_id: str) -> web.Resp
     if task is None:
         return not_found(c, signed, "upload")
     pages = await task_views(c.stores, task)
-    checking = any(p.state in _UNDECIDED for p in pages)
+    checking = any(p.state in UNDECIDED for p in pages)
     title = f"Check of {task.source_url}" if task.source_url else f"Upload to {task.host}"
     return c.page(
         "console/task.html",
@@ -304,8 +304,6 @@ async def task_page(c: ConsoleContext, signed: Signed, task_id: str) -> web.Resp
     )
 
 
-#: a check's page whose verdict is not in yet: its images are being fetched
-_UNDECIDED = frozenset({PageState.waiting, PageState.on_its_way})
 _CHECKING = Word(
     "Checking images",
     "Its items are read; their images are being fetched through your host's crawl lane, as for a "

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cubes.crawler.cube import build as build_crawler
+from cubes.kvwriter.cube import build as build_kvwriter
+from cubes.media.cube import build as build_media
 from cubes.parser.cube import build as build_parser
 from shared.messages import CrawlRequest
 from shared.runtime import run_cube
@@ -52,6 +54,23 @@ async def test_a_feed_is_checked_through_the_crawler_and_previewed_not_published
         assert [p["code"] for p in task["problems"]] == ["item.no_title"]
         assert len(task["preview_urls"]) == 1
         assert "/preview?task=" in task["preview_urls"][0]
+        # each item's page as the pipeline would judge it: the preview's images are not judged yet (the media
+        # cube has not seen it), so the verdicts are not all in; the refused item's is
+        assert task["source_url"] == url
+        pages = {p["url"].rsplit("/", 1)[1]: p for p in task["pages"]}
+        assert (pages["good"]["state"], pages["untitled"]["state"]) == ("on_its_way", "refused")
+        assert pages["untitled"]["status"] == "Would be refused"
+        assert pages["untitled"]["problems"][0]["code"] == "item.no_title"
+        assert task["verdicts_final"] is False
+        # the media cube finds no image to wait for, the kvwriter writes the preview: every verdict is in
+        await run_cube(await build_media(api.settings, api.deps), api.deps, max_messages=1, idle_timeout=10.0)
+        await run_cube(await build_kvwriter(api.settings, api.deps), api.deps, max_messages=1, idle_timeout=10.0)
+        task = await (await api.client.get(accepted["status_url"], headers=api.auth(token))).json()
+        pages = {p["url"].rsplit("/", 1)[1]: p for p in task["pages"]}
+        assert {k: p["state"] for k, p in pages.items()} == {"good": "published", "untitled": "refused"}
+        assert pages["good"]["status"] == "Would be published"
+        assert pages["good"]["preview_url"] == task["preview_urls"][0]
+        assert task["verdicts_final"] is True
         # previews only: nothing published, no hash or owner recorded for the page
         parsed = await api.messages("documents.parsed")
         assert [d.preview for d in parsed] == [True]  # type: ignore[attr-defined]

@@ -211,3 +211,38 @@ async def test_a_turbo_removal_of_another_tenants_page_names_no_tenant_and_follo
     assert isinstance(removed.message, DocumentDeleted)
     assert removed.message.url == "https://news.test/1"
     assert not [p for r in await env.stores.problems.reports("f3") for p in r.problems if "tenant:" in p.message]
+
+
+async def test_a_check_sharing_the_feeds_own_fetch_leaves_the_feed_its_fetch(env: Env) -> None:
+    """The crawler fetches a URL once for all who asked: a check and the feed's poll of the same URL got
+    one result, and the parser handled the check only -- the registered feed never saw its fetch."""
+    await env.stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="news.test"))
+    shared = env.result(turbo_feed(item(1)), feed_id="", requesters=["check:t1", "feed:f1"])
+    out = docs(await env.handle(shared.model_copy(update={"feed_id": None})))
+    assert sorted(d.preview for d in out) == [False, True]  # a preview for the check, the page for the feed
+    task = await env.stores.tasks.get("t1")
+    assert task is not None
+    assert task.status.value == "done"
+    (report,) = await env.stores.problems.reports("f1")
+    assert (report.result, report.changed) == ("parsed", 1)
+    # and a copy of the check's remembered result, answering the feed's poll alone, names it by its requester
+    alone = env.result(turbo_feed(item(1), item(2)), requesters=["feed:f1"]).model_copy(update={"feed_id": None})
+    assert [d.url for d in docs(await env.handle(alone))] == ["https://news.test/2"]
+    assert len(await env.stores.problems.reports("f1")) == 2
+
+
+async def test_a_check_resolves_relative_links_against_the_feeds_own_url(env: Env) -> None:
+    """A check parsed the fetched feed as an upload of its host (``https://host/``), so a relative image
+    of a feed served at http://host:8080/ pointed elsewhere than the registered feed's (the check then
+    judged another image)."""
+    await env.stores.tasks.create(Task(task_id="t3", tenant_id="ten", host="news.test"))
+    body = turbo_feed(item(1, '<img src="/img/a.png" alt="A">'))
+    served = env.result(body, requesters=["check:t3"]).model_copy(
+        update={"feed_id": None, "url": "http://news.test:8080/feeds/turbo.xml"}
+    )
+    (preview,) = docs(await env.handle(served))
+    assert preview.preview
+    assert "http://news.test:8080/img/a.png" in preview.content_html
+    registered = env.result(body).model_copy(update={"url": "http://news.test:8080/feeds/turbo.xml"})
+    (live,) = docs(await env.handle(registered))
+    assert "http://news.test:8080/img/a.png" in live.content_html  # the same image as the registered feed's
