@@ -132,6 +132,12 @@ def _register_render(sub: Any) -> None:
         metavar="CIDR|HOST",
         help="let this address range / host through the SSRF guard (a local test server; repeatable)",
     )
+    p.add_argument(
+        "--no-images",
+        dest="images",
+        action="store_false",
+        help="do not fetch the pages' images (by default each is fetched and judged as the pipeline does)",
+    )
     p.set_defaults(func=_cmd_render)
 
 

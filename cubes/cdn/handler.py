@@ -66,7 +66,7 @@ from shared.stores import ImageRegistry
 from shared.urls import host_of
 from shared.variants import variant_key, widths_for
 
-__all__ = ["CACHE_CONTROL", "HEAD_FIRST_BYTES", "CdnHandler", "media_key"]
+__all__ = ["CACHE_CONTROL", "HEAD_FIRST_BYTES", "CdnHandler", "failure_reason", "media_key"]
 
 #: content-addressed objects never change: browsers and CDNs may keep them for a year
 CACHE_CONTROL = "public, max-age=31536000, immutable"
@@ -95,11 +95,15 @@ def media_key(sha256: str, ext: str, kind: MediaKind) -> str:
     return f"{folder}/{sha256[:2]}/{sha256}.{ext}"
 
 
-def _reason(result: CrawlResult) -> str:
+def failure_reason(status: FetchStatus, http_status: int | None) -> str:
     """The failure reason in ``media.cached``: ``http_404`` rather than the bare ``http_4xx``."""
-    if result.status in (FetchStatus.http_4xx, FetchStatus.http_5xx) and result.http_status:
-        return f"http_{result.http_status}"
-    return result.status.value
+    if status in (FetchStatus.http_4xx, FetchStatus.http_5xx) and http_status:
+        return f"http_{http_status}"
+    return status.value
+
+
+def _reason(result: CrawlResult) -> str:
+    return failure_reason(result.status, result.http_status)
 
 
 def _validators(msg: CrawlResult) -> dict[str, str | None]:
