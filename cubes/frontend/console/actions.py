@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from cubes.frontend.console import flash
 from cubes.frontend.console.context import ConsoleContext, NoBus
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.views import feed_page, home_page, host_page, not_found
@@ -69,7 +70,9 @@ async def verify_host(c: ConsoleContext, signed: Signed, host: str) -> web.Strea
         return not_found(c, signed, "host")
     result = await c.rights().verify(claim)
     notice = f"Verified by {result.method}." if result.verified else "Not verified yet: see what was found below."
-    return await host_page(c, signed, host, attempts=result.attempts, notice=notice)
+    response = _see(f"/console/hosts/{quote(host, safe='')}")
+    flash.put(response, signed.session_id, {"notice": notice, "attempts": list(result.attempts)}, secure=c.gate.secure)
+    raise response
 
 
 async def add_feed(c: ConsoleContext, signed: Signed, form: dict[str, str]) -> web.StreamResponse:

@@ -29,6 +29,7 @@ from shared.refresh import Refresher
 from shared.rights import Rights
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
+from shared.signup import SignupLimiter
 from shared.stores import Feed, HostClaim, Stores
 
 __all__ = ["CONSOLE_CSS", "ConsoleContext", "NoBus"]
@@ -94,6 +95,14 @@ class ConsoleContext:
     resolver: Any = None
     _rights: Rights | None = field(default=None, repr=False)
     _refresher: Refresher | None = field(default=None, repr=False)
+    #: the sign-up form's limit, the API's rule (``shared/signup.py``); made on first use
+    _signups: SignupLimiter | None = field(default=None, repr=False)
+
+    @property
+    def signups(self) -> SignupLimiter:
+        if self._signups is None:
+            self._signups = SignupLimiter(self.settings.api, self.clock)
+        return self._signups
 
     def now(self) -> datetime:
         return self.clock.now()

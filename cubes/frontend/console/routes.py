@@ -1,7 +1,10 @@
 """The webmaster console's routes, beside the frontend (docs/architecture.md section 10).
 
-    GET  /console                      sign in, or my hosts, my feeds, my uploads (+ claim a host, add a feed)
+    GET  /console                      sign in or sign up, or my hosts, my feeds, my uploads (+ claim a host,
+                                       add a feed)
     POST /console/login                sign in with the API token       POST /console/logout
+    POST /console/signup               a new tenant (the API's rule and limit: shared/signup.py), signed in
+    GET  /console/welcome              its API token, shown this once
     GET  /console/hosts/{host}         verification and how, the searches that showed its pages
                                        (?months=1|3|12), feeds, roll-up, lane, pages that lost
                                        something, pages waiting for images and why
@@ -28,23 +31,29 @@ viewer's action, an editor's team page, is answered 403 with the reason.
 Every POST needs a signed-in session whose CSRF token the form carries and must
 come from our own origin (``session.py``); a page without a session is the
 sign-in page (a POST without one: 401 with it). Sign-in takes the tenant's API
-token, or a user's login and password.
+token, or a user's login and password; sign-in and sign-up have no session yet:
+the origin check guards them. An action that did something answers ``303`` to
+the page that shows it (post/redirect/get), carrying what it has to say in a
+signed flash cookie (``flash.py``); a refused form is shown again with what to
+fix and its 4xx status.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
 
-from cubes.frontend.console import actions, team, views
+from cubes.frontend.console import actions, flash, team, views
 from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.notifications import notifications_page, save_notifications, test_notifications
 from cubes.frontend.console.opml import add_opml_routes
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.task_list import task_list_page
 from cubes.frontend.jinja import duration
+from shared.signup import name_problem, sign_up
 from shared.team import Team
 from shared.urls import canonical_host
 
@@ -78,9 +87,18 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
             signed = await c.gate.signed(request)
             if signed is None:
                 return views.login_page(c)
-            return views.refused_for_role(c, signed, "GET", team=team) or await view(request, signed)
+            refused = views.refused_for_role(c, signed, "GET", team=team)
+            if refused is not None:
+                return refused
+            response = await view(request, signed)
+            flash.spend(request, response)  # what an action said is said once
+            return response
 
         return handler
+
+    def said(request: web.Request, signed: Signed) -> dict[str, Any]:
+        """What the action that redirected here said (``flash.py``)."""
+        return flash.read(request, signed.session_id)
 
     def action(do: Action, *, team: bool = False, any_role: bool = False) -> Handler:
         async def handler(request: web.Request) -> web.StreamResponse:
@@ -99,6 +117,13 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
             return refused or await do(request, signed, form)
 
         return handler
+
+    def host_said(request: web.Request, signed: Signed) -> dict[str, Any]:
+        """The host page's notice: what an action that redirected there said, or the branding saved."""
+        shown = views.host_flash(said(request, signed))
+        if not shown["notice"] and request.query.get("saved") == "branding":
+            shown["notice"] = "Branding saved: your pages of the host are being rendered again in it."
+        return shown
 
     def host_of(request: web.Request) -> str:
         try:
@@ -134,6 +159,34 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
             return views.login_page(c, error="That token is unknown or revoked, or is not an owner's.", status=401)
         raise response
 
+    async def signup(request: web.Request) -> web.StreamResponse:
+        if not c.gate.same_origin(request):
+            return views.login_page(c, signup_error="This form came from another site: refused.", status=403)
+        if not c.settings.api.signup_enabled:
+            return views.login_page(c, signup_error="Sign-up is off here: ask the operator for a token.", status=403)
+        try:
+            form = await _form(request)
+        except BadForm as exc:
+            return views.login_page(c, signup_error=f"{exc}.", status=400)
+        wait = c.signups.admit(request.remote or "")  # a form we can read costs one sign-up, as in the API
+        if wait:
+            busy = f"Too many sign-ups from here: try again in {duration(wait)}."
+            return views.login_page(c, signup_error=busy, status=429)
+        name = form.get("name", "")
+        if (wrong := name_problem(name)) is not None:
+            return views.login_page(c, signup_error=f"Name: {wrong}.", status=422)
+        done = await sign_up(c.stores.tenants, name)
+        response = web.HTTPSeeOther("/console/welcome")
+        session_id = await c.gate.start(done.tenant_id, response)
+        flash.put(response, session_id, {"token": done.token}, secure=c.gate.secure)
+        raise response
+
+    async def welcome(request: web.Request, signed: Signed) -> web.StreamResponse:
+        token = said(request, signed).get("token")
+        if not isinstance(token, str):
+            raise web.HTTPSeeOther("/console")  # shown once: a reload goes to the console
+        return await views.welcome_page(c, signed, token)
+
     async def logout(request: web.Request, signed: Signed, form: dict[str, str]) -> web.StreamResponse:
         response = web.HTTPSeeOther("/console")
         await c.gate.sign_out(signed, response)
@@ -146,20 +199,12 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     r = app.router
     r.add_get("/console", page(home))
     r.add_post("/console/login", login)
+    r.add_post("/console/signup", signup)
+    r.add_get("/console/welcome", page(welcome))
     r.add_post("/console/logout", action(logout, any_role=True))
     r.add_get(
         "/console/hosts/{host}",
-        page(
-            lambda q, s: views.host_page(
-                c,
-                s,
-                host_of(q),
-                months=months_of(q),
-                notice="Branding saved: your pages of the host are being rendered again in it."
-                if q.query.get("saved") == "branding"
-                else "",
-            )
-        ),
+        page(lambda q, s: views.host_page(c, s, host_of(q), months=months_of(q), **host_said(q, s))),
     )
     r.add_post("/console/hosts", action(lambda q, s, f: actions.claim_host(c, s, f)))
     r.add_post("/console/hosts/{host}/verify", action(lambda q, s, f: actions.verify_host(c, s, host_of(q))))

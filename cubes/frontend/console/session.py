@@ -132,14 +132,18 @@ class SessionGate:
         grant = await self.stores.tenants.team.grant(token)
         if grant is None or ROLE_OF_SCOPE.get(grant.scope) != Role.OWNER:
             return None  # a read or write token is for the API; its holders sign in as users
-        await self._open(grant.tenant_id, None, response)
+        await self.start(grant.tenant_id, response)
         return grant.tenant_id
 
-    async def sign_in_user(self, user: User, response: web.StreamResponse) -> None:
-        """A fresh session of ``user`` (whose password was checked), its cookie set on ``response``."""
-        await self._open(user.tenant_id, user.user_id, response)
+    async def sign_in_user(self, user: User, response: web.StreamResponse) -> str:
+        """A fresh session of ``user`` (whose password was checked), its cookie set on ``response``; its id."""
+        return await self._open(user.tenant_id, user.user_id, response)
 
-    async def _open(self, tenant_id: str, user_id: str | None, response: web.StreamResponse) -> None:
+    async def start(self, tenant_id: str, response: web.StreamResponse) -> str:
+        """A fresh owner's session of ``tenant_id`` (an owner token's sign-in, a sign-up), its cookie set; its id."""
+        return await self._open(tenant_id, None, response)
+
+    async def _open(self, tenant_id: str, user_id: str | None, response: web.StreamResponse) -> str:
         session_id, _ = await self.stores.sessions.create_session(
             tenant_id, ttl_s=self.ttl_s, now=self.clock.now(), user_id=user_id
         )
@@ -153,6 +157,7 @@ class SessionGate:
             samesite="Strict",
         )
         await self.stores.sessions.prune_sessions(self.clock.now())  # the sign-in pays for the sweep
+        return session_id
 
     async def sign_out(self, signed: Signed, response: web.StreamResponse) -> None:
         await self.stores.sessions.delete_session(signed.session_id)

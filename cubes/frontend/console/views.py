@@ -39,11 +39,13 @@ __all__ = [
     "feed_page",
     "forbidden",
     "home_page",
+    "host_flash",
     "host_page",
     "login_page",
     "not_found",
     "refused_for_role",
     "task_page",
+    "welcome_page",
 ]
 
 #: pages of a feed listed on its page
@@ -66,8 +68,37 @@ class FeedLine:
     pages: Counts
 
 
-def login_page(c: ConsoleContext, *, error: str = "", status: int = 200) -> web.Response:
-    return c.page("console/login.html", "Sign in", status=status, error=error)
+def login_page(c: ConsoleContext, *, error: str = "", signup_error: str = "", status: int = 200) -> web.Response:
+    return c.page(
+        "console/login.html",
+        "Sign in or sign up",
+        status=status,
+        error=error,
+        signup_error=signup_error,
+        signup=c.settings.api.signup_enabled,
+    )
+
+
+async def welcome_page(c: ConsoleContext, signed: Signed, token: str) -> web.Response:
+    """A new tenant's API token, shown this once, and what to do next."""
+    tenant = await c.stores.tenants.get_tenant(signed.tenant_id)
+    return c.page(
+        "console/welcome.html",
+        "Welcome",
+        signed=signed,
+        tenant_name=tenant.name if tenant else "",
+        token=token,
+        api_docs=c.settings.api.public_url.rstrip("/") + "/docs",
+    )
+
+
+def host_flash(said: dict[str, Any]) -> dict[str, Any]:
+    """The host page's part of what an action said: its notice and a verification's attempts."""
+    attempts = said.get("attempts")
+    return {
+        "notice": str(said.get("notice") or ""),
+        "attempts": tuple(str(a) for a in attempts) if isinstance(attempts, list) else (),
+    }
 
 
 def not_found(c: ConsoleContext, signed: Signed, what: str) -> web.Response:

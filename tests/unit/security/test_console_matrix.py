@@ -79,10 +79,14 @@ class Expect:
 EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/console"): Expect(none=200, other=200, own=200, alias=NA),
     ("POST", "/console/login"): Expect(none=401, other=303, own=303, alias=NA),
+    # public, as the API's sign-up: anyone makes a new tenant (and is signed in as it)
+    ("POST", "/console/signup"): Expect(none=303, other=303, own=303, alias=NA),
+    # the new token is shown once, to the session that signed up; anyone else is sent to the console
+    ("GET", "/console/welcome"): Expect(none=200, other=303, own=303, alias=NA),
     ("POST", "/console/logout"): Expect(none=401, other=303, own=303, alias=NA),
     ("GET", "/console/hosts/{host}"): Expect(none=200, other=404, own=200, alias=404),
     ("POST", "/console/hosts"): Expect(none=401, other=303, own=303, alias=303),
-    ("POST", "/console/hosts/{host}/verify"): Expect(none=401, other=404, own=200, alias=404),
+    ("POST", "/console/hosts/{host}/verify"): Expect(none=401, other=404, own=303, alias=404),
     ("POST", "/console/hosts/{host}/branding"): Expect(none=401, other=404, own=303, alias=404),
     # one URL again now (a page of A's host: A's feeds are fetched for it)
     ("POST", "/console/hosts/{host}/refresh"): Expect(none=401, other=404, own=200, alias=404),
@@ -118,6 +122,8 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("GET", "/console/invite"): Expect(none=200, other=200, own=200, alias=NA),
     ("POST", "/console/invite"): Expect(none=303, other=303, own=303, alias=NA),
 }
+#: the forms of a visitor with no session yet: guarded by the origin check (and SameSite), not a CSRF token
+_NO_SESSION = ("/console/login", "/console/signup")
 #: asked last: a claim by B on A's host, or a sign-out, changes what the other rows answer
 LAST = (("POST", "/console/hosts"), ("POST", "/console/logout"))
 
@@ -176,6 +182,8 @@ async def _request(world: World, method: str, route: str, caller: str) -> tuple[
         if caller in ROLES:
             return route, {"login": caller, "password": PASSWORD}
         return route, {"token": world.tokens[_visitor(caller) or ""] if caller != "none" else ""}
+    if route == "/console/signup":
+        return route, {"name": f"newcomer {next(world.n)}"}
     if "{user_id}" in route:
         user = await team.add_user(world.a, f"member-{next(world.n)}", "editor", "x")
         assert user is not None
@@ -272,9 +280,9 @@ async def test_console_matrix(world: World, matrix: Callable[[str], Matrix]) -> 
                 continue
             who = _visitor(caller)
             path, form = await _request(world, method, route, caller)
-            headers = {} if route == "/console/login" else world.headers(who)
+            headers = {} if route in _NO_SESSION else world.headers(who)
             if method == "POST":
-                if who is not None and (method, route) not in (("POST", "/console/login"), *PUBLIC):
+                if who is not None and route not in _NO_SESSION and (method, route) not in PUBLIC:
                     form["csrf"] = world.csrf[who]
                 resp = await world.client.post(path, data=form, headers=headers, allow_redirects=False)
             else:
@@ -305,7 +313,7 @@ async def test_every_console_action_needs_the_csrf_token_and_our_origin(
     report = matrix("console")
     wrong = []
     for method, route in _console_routes(world.client):
-        if method != "POST" or route == "/console/login":
+        if method != "POST" or route in _NO_SESSION:
             continue
         cases = ("another site",) if (method, route) in PUBLIC else ("no csrf", "wrong csrf", "another site")
         for case in cases:
@@ -326,6 +334,9 @@ async def test_every_console_action_needs_the_csrf_token_and_our_origin(
     )
     report.case(f"/console/login from another site: {login.status}", login.status == 403, kind="csrf")
     assert login.status == 403
+    signup = await world.client.post("/console/signup", data={"name": "x"}, headers={"Origin": "https://evil.example"})
+    report.case(f"/console/signup from another site: {signup.status}", signup.status == 403, kind="csrf")
+    assert signup.status == 403
     assert wrong == [], "\n".join(wrong)
 
 

@@ -225,3 +225,54 @@ async def test_a_feed_is_checked_from_the_console(env: Env) -> None:
     other = await env.client.post("/console/check", data={"url": "https://b.partner.test/f.xml", "csrf": csrf})
     assert other.status == 422
     assert "does not belong to this tenant" in await other.text()  # the API's words: shared.access
+
+
+async def test_a_newcomer_signs_up_in_the_console_and_sees_the_token_once(env: Env) -> None:
+    """Becoming a webmaster needed curl: the console had no sign-up, and the name was never shown."""
+    first = await (await env.client.get("/console")).text()
+    assert 'action="/console/signup"' in first
+    r = await env.client.post("/console/signup", data={"name": "  Lake   birds "}, allow_redirects=False)
+    assert r.status == 303, await r.text()
+    assert r.headers["Location"] == "/console/welcome"
+    welcome = await env.client.get("/console/welcome", allow_redirects=False)
+    assert welcome.status == 200
+    page = await welcome.text()
+    token = re.search(r'<code class="url" id="token">(tc_[^<]+)</code>', page)
+    assert token, page[:2000]
+    assert 'id="tenant-name">Lake birds<' in page  # the name it signed up with, spaces tidied
+    assert "shown this once" in page
+    tenant_id = await env.stores.tenants.tenant_for_token(token.group(1))
+    assert tenant_id is not None  # a real API token of the new tenant
+    assert await env.stores.tenants.get_tenant(tenant_id) is not None
+    again = await env.client.get("/console/welcome", allow_redirects=False)
+    assert (again.status, again.headers.get("Location")) == (303, "/console")  # a reload never shows it again
+    home = await (await env.client.get("/console")).text()
+    assert "Lake birds" in home  # signed in as the new tenant
+    assert f"tenant {tenant_id}" in home
+
+
+async def test_sign_up_in_the_console_is_checked_and_limited_as_the_api_is(env: Env) -> None:
+    assert (await env.client.post("/console/signup", data={"name": " "})).status == 422
+    foreign = await env.client.post("/console/signup", data={"name": "x"}, headers={"Origin": "https://evil.example"})
+    assert foreign.status == 403
+    statuses = [(await env.client.post("/console/signup", data={"name": f"s{i}"})).status for i in range(4)]
+    assert statuses[-1] == 429  # the API's limit: api.signup_burst from one address
+    assert "Too many sign-ups" in await (await env.client.post("/console/signup", data={"name": "y"})).text()
+
+
+async def test_verifying_redirects_and_the_page_says_what_was_found_once(env: Env) -> None:
+    """Post/redirect/get: the verification's outcome rode on a page rendered at the POST URL, so a
+    reload checked again."""
+    _, token = await env.tenant(verified=False)
+    csrf = await env.sign_in(token)
+    r = await env.client.post(f"/console/hosts/{HOST}/verify", data={"csrf": csrf}, allow_redirects=False)
+    assert r.status == 303
+    assert r.headers["Location"] == f"/console/hosts/{HOST}"
+    shown = await (await env.client.get(r.headers["Location"])).text()
+    assert "Not verified yet: see what was found below." in shown
+    assert 'class="attempts"' in shown
+    plain = await (await env.client.get(f"/console/hosts/{HOST}")).text()
+    assert "Not verified yet: see what" not in plain  # said once
+    # a flash this session did not sign is never shown
+    env.client.session.cookie_jar.update_cookies({"tc_flash": "eyJub3RpY2UiOiJTZW5kIHVzIHlvdXIgdG9rZW4ifQ.00"})
+    assert "Send us your token" not in await (await env.client.get(f"/console/hosts/{HOST}")).text()
