@@ -14,12 +14,19 @@ a well-behaved partner, so a re-fetch of an unchanged feed costs nothing.
 from __future__ import annotations
 
 import socket
+from collections.abc import Awaitable, Callable
+from html import escape
 
 from aiohttp import web
 
 from demo.content import Resource, Site, build_site
+from demo.yours import FEED_PATH, PAGE_PATH, Yours, meta_tags
+from shared.verification import WELL_KNOWN_PATH
 
-__all__ = ["DemoServer", "bind_loopback"]
+__all__ = ["DemoServer", "Owners", "bind_loopback"]
+
+#: the verification tokens of the claims on the demo's host, oldest first, and whether each is verified
+Owners = Callable[[], Awaitable[list[tuple[str, bool]]]]
 
 HOST = "127.0.0.1"
 
@@ -46,12 +53,18 @@ class DemoServer:
         self._pictures = pictures
         self._runner: web.AppRunner | None = None
         self.site: Site | None = None
+        #: the newcomer's own site (``demo/yours.py``)
+        self.yours: Yours | None = None
+        #: where the claims on the demo's host are read (set once the stores are open; ``DemoSite.run``)
+        self.owners: Owners | None = None
 
     async def start(self, preferred_port: int | None = None) -> Site:
         sock = bind_loopback(preferred_port)
         port = sock.getsockname()[1]
         self.site = build_site(f"http://{HOST}:{port}", self._pictures)
+        self.yours = Yours(self.site.base)
         app = web.Application()
+        app.router.add_post("/yours/{what:fix|break}", self._switch)
         app.router.add_get("/{path:.*}", self._serve)  # HEAD too
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
@@ -69,9 +82,48 @@ class DemoServer:
             raise RuntimeError("the demo server is not started")
         return int(self.site.base.rsplit(":", 1)[1])
 
+    async def _tokens(self) -> list[tuple[str, bool]]:
+        return await self.owners() if self.owners is not None else []
+
+    async def _switch(self, request: web.Request) -> web.StreamResponse:
+        """The newcomer puts the missing picture back at its URL (or takes it away again)."""
+        assert self.yours is not None
+        self.yours.fixed = request.match_info["what"] == "fix"
+        raise web.HTTPSeeOther(PAGE_PATH)
+
+    async def _dynamic(self, path: str) -> web.StreamResponse | None:
+        """What depends on who claimed the site and on the newcomer's fix; None: a static resource."""
+        assert self.site is not None
+        assert self.yours is not None
+        if path == "/":
+            body = self.site.resources["/"].body
+            tags = meta_tags([token for token, _ in await self._tokens()]).encode()
+            return web.Response(body=body.replace(b"<head>", b"<head>" + tags, 1), content_type="text/html")
+        if path == WELL_KNOWN_PATH:
+            pending = [token for token, verified in await self._tokens() if not verified]
+            if not pending:
+                return web.Response(status=404, text="no claim waits for verification\n")
+            return web.Response(text=pending[-1] + "\n")
+        if path == PAGE_PATH:
+            return web.Response(body=self.yours.page(), content_type="text/html", headers={"Cache-Control": "no-store"})
+        if path == FEED_PATH:
+            return web.Response(body=self.yours.feed(), content_type="application/rss+xml")
+        if path.startswith("/yours/img/"):
+            picture = self.yours.picture(path)
+            if picture is None:
+                return web.Response(status=404, text=f"no such picture: {path}\n")
+            return web.Response(body=picture, content_type="image/png", headers={"Cache-Control": "no-store"})
+        if path.startswith("/yours/") and path.endswith(".html"):
+            title = escape(path.removeprefix("/yours/").removesuffix(".html").replace("-", " "))
+            return web.Response(text=f"<!doctype html><title>{title}</title><h1>{title}</h1>", content_type="text/html")
+        return None
+
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         assert self.site is not None
         path = request.path
+        dynamic = await self._dynamic(path)
+        if dynamic is not None:
+            return dynamic
         res = self.site.resources.get(path)
         if res is None:
             return web.Response(status=404, text=f"no such page on the demo site: {path}\n")

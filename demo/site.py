@@ -25,6 +25,7 @@ from urllib.parse import quote, urlsplit
 from demo.content import Site, draw_pictures
 from demo.progress import SETTLE_S, TIMEOUT_S, Display, FirstPass, SourceProgress
 from demo.registration import DEMO_FEED_PATHS, register_feeds, remove_stale_feeds
+from demo.server import HOST as DEMO_HOST
 from demo.server import DemoServer
 from demo.tracker import Tracker
 from shared.config import Settings
@@ -109,6 +110,12 @@ class DemoSite:
             raise RuntimeError("DemoSite.run before start")
         site = self.site
         stores = await deps.stores()
+        if self.server is not None:  # the demo publishes its claimants' verification tokens (demo/yours.py)
+
+            async def owners() -> list[tuple[str, bool]]:
+                return [(c.verification_token, c.verified) for c in await stores.tenants.claims_on(DEMO_HOST)]
+
+            self.server.owners = owners
         for feed_id in await remove_stale_feeds(site, stores.feeds, deps.publish):
             self._print(f"demo: removed feed {feed_id} of an earlier run on another port")
         feed_ids = await register_feeds(deps.settings, site, stores.feeds, deps.publish)
@@ -164,7 +171,9 @@ class DemoSite:
                 f"  search:            {front}/search?q=lighthouse",
                 f"  a Turbo page:      {front}/turbo?url={quote(example, safe='')}",
                 f"  the original site: {self.site.base}/",
-                f"  webmaster console: {front}/console (a token: POST {api}/api/v1/signup)",
+                f"  webmaster console: {front}/console (sign up there: no token needed)",
+                f"  a site to own:     {self.site.base}/yours/ (claim {self.site.base}/ in the console and press"
+                f" Verify now: it publishes your token; then add {self.site.base}/yours/feed.xml)",
                 f"  API docs:          {api}/docs",
                 f"  OpenAPI document:  {api}/api/v1/openapi.json",
                 "  (Ctrl-C stops everything; the next `up --demo` resumes without re-processing unchanged pages)",

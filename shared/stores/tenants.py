@@ -107,6 +107,11 @@ class TenantStore(Protocol):
         """The verified claims on ``host``, of every tenant (the oldest right first)."""
         ...
 
+    async def claims_on(self, host: str) -> list[HostClaim]:
+        """Every claim on ``host``, verified or not, of every tenant (the oldest first): what a site
+        that proves its owners itself (the demo's) publishes the tokens of."""
+        ...
+
     async def hosts_of(self, tenant_id: str) -> list[HostClaim]: ...
 
     async def checked(self, tenant_id: str, host: str, *, found: bool, now: datetime | None = None) -> HostClaim:

@@ -782,6 +782,13 @@ class StoreContract:
         assert claim_b.verification_token != claim_a.verification_token
         assert claim_a.origin == "https://news.example"  # a bare host: its https origin
         assert await stores.tenants.holders("news.example") == []  # unverified claims hold nothing
+        # every claim, verified or not, oldest first (the demo's site publishes their tokens)
+        claims = await stores.tenants.claims_on("NEWS.example")
+        assert [(c.tenant_id, c.verification_token) for c in claims] == [
+            ("ta", claim_a.verification_token),
+            ("tb", claim_b.verification_token),
+        ]
+        assert await stores.tenants.claims_on("nobody.example") == []
         await stores.tenants.set_verified("ta", "news.example", method="file", now=T0)
         await stores.tenants.set_verified("tb", "news.example", method="dns", now=T0 + timedelta(seconds=1))
         # several tenants hold rights on one origin: proving control takes nothing from the first

@@ -222,6 +222,16 @@ class SqlTenantStore:
                 taken.append(_claim(row))
         return taken
 
+    async def claims_on(self, host: str) -> builtins.list[HostClaim]:
+        try:
+            host = canonical_host(host)
+        except ValueError:
+            return []
+        rows = await self._db.fetch(
+            f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE host = ? ORDER BY created_at, tenant_id", host
+        )
+        return [_claim(r) for r in rows]
+
     async def hosts_of(self, tenant_id: str) -> builtins.list[HostClaim]:
         rows = await self._db.fetch(
             f"SELECT {_CLAIM_COLUMNS} FROM tenant_hosts WHERE tenant_id = ? ORDER BY host", tenant_id

@@ -177,3 +177,42 @@ async def test_a_busy_preferred_port_falls_back_to_another(server: DemoServer) -
         assert other.port != server.port
     finally:
         await other.stop()
+
+
+async def test_the_site_to_own_publishes_its_claimants_tokens_and_its_picture_can_be_put_back(
+    server: DemoServer,
+) -> None:
+    """A newcomer needed a web server of their own to verify anything: the demo site had no token file,
+    meta tag or DNS. Now it publishes the tokens of whoever claimed it, and its missing picture can be put
+    back at the same URL from its own page."""
+    assert server.site is not None
+    base = server.site.base
+    owners = [("tok-verified", True), ("tok-first", False), ("tok-newest", False)]
+
+    async def claims() -> list[tuple[str, bool]]:
+        return owners
+
+    assert (await _get(base + "/.well-known/turbocubes-verify.txt"))[0] == 404  # nobody claimed it yet
+    server.owners = claims
+    status, _, home, _ = await _get(base + "/")
+    assert status == 200
+    head = home.split(b"</head>", 1)[0]
+    for token, _ in owners:  # one tag per claim: any number of newcomers at once
+        assert f'<meta name="turbocubes-verification" content="{token}">'.encode() in head
+    status, _, file, _ = await _get(base + "/.well-known/turbocubes-verify.txt")
+    assert (status, file.strip()) == (200, b"tok-newest")  # a file holds one token: the newest waiting
+    status, _, feed, _ = await _get(base + "/yours/feed.xml")
+    assert status == 200
+    pictures = re.findall(r'src="([^"]+)"', "".join(etree.fromstring(feed).xpath("//description/text()")))
+    assert pictures == [base + "/yours/img/pond.png", base + "/yours/img/heron.png"]
+    assert (await _get(base + "/yours/img/heron.png"))[0] == 404
+    async with aiohttp.ClientSession() as session:
+        async with session.post(base + "/yours/fix", allow_redirects=False) as r:
+            assert (r.status, r.headers["Location"]) == (303, "/yours/")
+        status, ctype, png, _ = await _get(base + "/yours/img/heron.png")
+        assert (status, ctype) == (200, "image/png")
+        assert Image.open(io.BytesIO(png)).size == (480, 270)
+        assert b"picture is back" in (await _get(base + "/yours/"))[2]
+        async with session.post(base + "/yours/break", allow_redirects=False) as r:
+            assert r.status == 303
+    assert (await _get(base + "/yours/img/heron.png"))[0] == 404
