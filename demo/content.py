@@ -102,11 +102,11 @@ def _captions() -> dict[str, str]:
 def draw_pictures() -> dict[str, Resource]:
     """Every picture the site serves, by path (~70 small images; about a second of CPU)."""
     out: dict[str, Resource] = {}
-    for path, caption in _captions().items():
+    for path in _captions():  # the captions are the pages' (pictures.py paints no text)
         name = path.removeprefix("/img/")
         prefix = next(p for p in sorted(_EXT, key=len, reverse=True) if name.startswith(p + "-"))
         ext = _EXT[prefix]
-        body = draw_picture(path, caption, ext=ext, size=_SIZE.get(prefix, (480, 270)))
+        body = draw_picture(path, ext=ext, size=_SIZE.get(prefix, (480, 270)))
         out[path] = Resource(body, MIME[ext])
     return out
 

@@ -1,25 +1,29 @@
 """Pictures for the demo site, drawn with Pillow at start (docs/architecture.md section 8, ``up --demo``).
 
-Each picture is a soft two-colour gradient with a few translucent shapes and
-its caption on a band along the bottom. Everything is derived from the
-picture's name through a seeded ``random.Random`` (string seeds are hashed
-with SHA-512, independent of ``PYTHONHASHSEED``), so two starts draw the same
-bytes and the CDN never sees a "changed" image.
+Each picture is a soft two-colour gradient with a few translucent shapes.
+Everything is derived from the picture's name through a seeded
+``random.Random`` (string seeds are hashed with SHA-512, independent of
+``PYTHONHASHSEED``), so two starts draw the same bytes and the CDN never sees a
+"changed" image.
+
+No text is painted in them: the caption is the page's ``<figcaption>`` (and the
+image's ``alt``), said once. Captions painted with Pillow's default font showed
+boxes for Cyrillic (it has no Cyrillic glyphs) and repeated the caption under the
+picture.
 """
 
 from __future__ import annotations
 
-import functools
 import io
 import random
 
-from PIL import Image, ImageDraw, ImageFont, ImageOps
+from PIL import Image, ImageDraw, ImageOps
 
 __all__ = ["MIME", "PALETTES", "draw_picture"]
 
 MIME = {"jpg": "image/jpeg", "png": "image/png"}
 
-#: pairs of colours that make calm gradients (dark enough for white caption text to stay readable)
+#: pairs of colours that make calm gradients
 PALETTES: tuple[tuple[str, str], ...] = (
     ("#1d3557", "#457b9d"),
     ("#264653", "#2a9d8f"),
@@ -38,16 +42,8 @@ _JPEG_QUALITY = 78
 _PNG_COLOURS = 48
 
 
-@functools.lru_cache(maxsize=8)
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    try:
-        return ImageFont.load_default(size=size)
-    except (OSError, ImportError):  # Pillow without FreeType: the small bitmap font still works
-        return ImageFont.load_default()
-
-
-def draw_picture(name: str, caption: str, *, ext: str = "jpg", size: tuple[int, int] = (480, 270)) -> bytes:
-    """The bytes of the picture ``name`` (same name and caption -> same bytes)."""
+def draw_picture(name: str, *, ext: str = "jpg", size: tuple[int, int] = (480, 270)) -> bytes:
+    """The bytes of the picture ``name`` (same name -> same bytes)."""
     if ext not in MIME:
         raise ValueError(f"unsupported picture type {ext!r} (valid: {', '.join(MIME)})")
     rng = random.Random(f"turbocubes-demo:{name}")
@@ -66,20 +62,7 @@ def draw_picture(name: str, caption: str, *, ext: str = "jpg", size: tuple[int, 
             draw.ellipse((x - r, y - r, x + r, y + r), fill=colour)
         else:
             draw.rounded_rectangle((x - r, y - r // 2, x + r, y + r // 2), radius=r // 4, fill=colour)
-    base = Image.alpha_composite(base, shapes)
-
-    band = Image.new("RGBA", size, (0, 0, 0, 0))
-    band_draw = ImageDraw.Draw(band)
-    band_top = height - height // 6
-    band_draw.rectangle((0, band_top, width, height), fill=(0, 0, 0, 110))
-    band_draw.text(
-        (14, band_top + (height - band_top) // 2),
-        caption,
-        fill=(255, 255, 255, 235),
-        font=_font(max(12, height // 16)),
-        anchor="lm",
-    )
-    picture = Image.alpha_composite(base, band).convert("RGB")
+    picture = Image.alpha_composite(base, shapes).convert("RGB")
 
     out = io.BytesIO()
     if ext == "jpg":

@@ -2,7 +2,7 @@
 
 "Linn & Loom" is a made-up home-goods shop in the demo's fictional town; the
 names, vendors, prices and descriptions were written for this demo. Each
-offer has one or two pictures (captions here, drawn by ``pictures.py``).
+offer has one or two pictures (their captions here; ``pictures.py`` draws them, with no text).
 """
 
 from __future__ import annotations

@@ -56,9 +56,7 @@ class Yours:
     def __init__(self, base: str) -> None:
         self.base = base.rstrip("/")
         self.fixed = False
-        self.pictures = {
-            path: draw_picture(path, caption, ext="png", size=(480, 270)) for path, caption in _PICTURES.items()
-        }
+        self.pictures = {path: draw_picture(path, ext="png", size=(480, 270)) for path in _PICTURES}
 
     def feed(self) -> bytes:
         rss = etree.Element("rss", version="2.0")
