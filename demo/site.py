@@ -138,14 +138,15 @@ class DemoSite:
             await _wait(stop_event, POLL_S)
         if stop_event.is_set():
             return
-        display.message(self._done_text(time.monotonic() - started, first.timed_out, bool(earlier)))
+        off = not await stores.tenants.turbo_enabled(DEMO_HOST)
+        display.message(self._done_text(time.monotonic() - started, first.timed_out, bool(earlier), turbo_off=off))
         self.first_pass_done.set()
         while not stop_event.is_set():
             await _wait(stop_event, STATUS_S)
             self.rows = await tracker.snapshot()
             display.status(self.rows)
 
-    def _done_text(self, elapsed_s: float, timed_out: bool, earlier: bool = False) -> str:
+    def _done_text(self, elapsed_s: float, timed_out: bool, earlier: bool = False, *, turbo_off: bool = False) -> str:
         assert self.site is not None
         written = sum(r.written for r in self.rows)
         expected = sum(r.expected for r in self.rows)
@@ -164,6 +165,12 @@ class DemoSite:
             )
         else:
             head = f"demo: first pass done in {elapsed_s:.1f} s: {written}/{expected} Turbo pages written."
+        if turbo_off:  # the pages missing are not a fault of the demo's: say so, and what brings them back
+            head += (
+                f"\n  Turbo pages of {DEMO_HOST} are switched off by the webmaster who holds it: its pages are off"
+                " Turbo and search, and nothing of it is written until they are switched on again (the console's"
+                " host page, or PUT /api/v1/hosts/{host}/turbo)."
+            )
         return "\n".join(
             [
                 head,

@@ -53,6 +53,8 @@ from shared.stores import Feed, FeedStore, Task, TaskMode, TaskStore, UpsertOutc
 from shared.urls import canonical_url, host_of
 
 __all__ = [
+    "ARTICLE_PRIORITY",
+    "AUTOPARSER_PREFIX",
     "CHECK_PREFIX",
     "FETCH_NOW_PREFIX",
     "FIX_PREFIX",
@@ -72,6 +74,7 @@ __all__ = [
     "check_request",
     "feed_id_for",
     "fetch_request",
+    "page_request",
     "registration",
 ]
 
@@ -79,6 +82,8 @@ __all__ = [
 SERVICE_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 #: a feed feeds a handful of services; this bounds what one registration may claim
 SERVICES_MAX = 16
+#: crawl requests published in one batch (one acknowledgement wait for each)
+_ORDERS_AT_ONCE = 500
 #: what a webmaster may register through the API: every format, "auto" too (the parser detects it
 #: from the body, and the feed's reports say what it found -- the API once refused the CLI's default)
 WEBMASTER_FORMATS = (FeedFormat.rss, FeedFormat.turbo, FeedFormat.yml, FeedFormat.auto)
@@ -101,6 +106,11 @@ REFRESH_PREFIX = "refresh:"
 PURGE_PREFIX = "purge:"
 #: requesters that want what is there now, never a result remembered from before they asked
 FRESH_PREFIXES = (FETCH_NOW_PREFIX, CHECK_PREFIX, FIX_PREFIX, REFRESH_PREFIX, PURGE_PREFIX)
+#: the autoparser's requester and source id of a host's pages: ``autoparser:<host>`` (the scheduler's
+#: discovery orders them, the autoparser cube publishes them under it, the hash store keys them by it)
+AUTOPARSER_PREFIX = "autoparser:"
+#: article pages are bulk work: behind feeds, first fetches and images in a host's lane
+ARTICLE_PRIORITY = 9
 
 #: asked with the canonical origin of a feed's URL before it is registered or checked (the doors' owner check)
 Authorize = Callable[[str], Awaitable[None]]
@@ -146,6 +156,21 @@ def check_request(task_id: str, url: str, host: str, now: datetime) -> Output:
             requesters=[f"{CHECK_PREFIX}{task_id}"],
             requested_at=now,
             priority=URGENT_PRIORITY,
+        ),
+    )
+
+
+def page_request(url: str, host: str, now: datetime) -> Output:
+    """The crawl request of an article page for the host's autoparser (bulk work in the host's lane)."""
+    return Output(
+        "crawl.requests",
+        CrawlRequest(
+            kind=CrawlKind.page,
+            url=url,
+            host=host,
+            requesters=[AUTOPARSER_PREFIX + host],
+            requested_at=now,
+            priority=ARTICLE_PRIORITY,
         ),
     )
 
@@ -365,6 +390,12 @@ class FeedRegistry:
         feed = await self._live(feed_id)
         await self._publish([fetch_request(feed, self._clock.now(), fetch_id=fetch_id)])
         return feed
+
+    async def fetch_pages(self, host: str, urls: Sequence[str]) -> None:
+        """Order a fetch of each of ``urls``, article pages of ``host``, for its autoparser."""
+        now = self._clock.now()
+        for start in range(0, len(urls), _ORDERS_AT_ONCE):
+            await self._publish([page_request(u, host, now) for u in urls[start : start + _ORDERS_AT_ONCE]])
 
     async def check(self, url: Any, *, tasks: TaskStore, tenant_id: str, authorize: Authorize) -> Task:
         """Order a check of ``url``: fetched through the host's polite lane and parsed as a

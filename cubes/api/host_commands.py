@@ -37,6 +37,7 @@ from shared.feeds import FeedRegistry
 from shared.origins import origin_host, origin_of
 from shared.rights import Rights
 from shared.stores import Stores, open_configured
+from shared.turbo_switch import switch
 from shared.urls import canonical_host
 from shared.verification import instructions
 
@@ -193,12 +194,8 @@ async def hosts_turbo(
     if claim is None or not claim.verified:
         print(f"error: {host} is not a verified host of tenant {tenant_id!r} (turbocubes hosts list)", file=sys.stderr)
         return 1
-    await stores.tenants.set_turbo(tenant_id, host, enabled)
-    feeds = [f for f in await stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
-    for feed in feeds:
-        await registry.fetch_now(feed.feed_id)
-    state = "on" if enabled else "off: every page of the host is removed at its feeds' fetch"
-    print(f"{host}: Turbo pages {state} ({len(feeds)} feed(s) fetched now)", file=out)
+    done = await switch(stores, registry, tenant_id, host, enabled=enabled)
+    print(done.said(), file=out)
     return 0
 
 
@@ -229,7 +226,8 @@ async def hosts_list(settings: Settings, tenant_id: str | None = None, *, out: T
             print(f"tenant {t.tenant_id} ({t.name}), since {t.created_at:%Y-%m-%d}", file=out)
         for c in claims[t.tenant_id]:
             state = "verified" if c.verified else "unverified"
-            print(f"  {c.host:40} {state:10} {c.verification_token} {c.origin or ''}".rstrip(), file=out)
+            off = "" if c.turbo else "  Turbo pages off (turbocubes hosts turbo HOST on)"
+            print(f"  {c.host:40} {state:10} {c.verification_token} {c.origin or ''}{off}".rstrip(), file=out)
     if not tenants:
         print("no tenants yet (turbocubes hosts add HOST, or POST /api/v1/signup)", file=out)
     return 0

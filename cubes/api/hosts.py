@@ -46,6 +46,7 @@ from shared.origins import origin_host, origin_of
 from shared.overview import counts_json, host_overview, page_json, report_json, rollup_json
 from shared.rights import claim_problems
 from shared.stores import HostClaim
+from shared.turbo_switch import switch
 from shared.urls import canonical_host
 from shared.verification import instructions
 
@@ -195,7 +196,9 @@ async def set_turbo(request: web.Request) -> web.StreamResponse:
     Off: at the next fetch of each of your feeds of the host -- ordered here, at once, through the
     host's polite lane -- every page of yours there is removed (KV store and search; the autoparser's
     too when no other holder of the host keeps its pages on) and nothing of yours is published until
-    it is switched on again; then those fetches publish it all again. Another holder's pages stay.
+    it is switched on again. On: those fetches publish again what the feeds still have, the
+    autoparser's removed pages are fetched again, and the answer says how many uploaded pages only a
+    new upload brings back (``shared/turbo_switch.py``). Another holder's pages stay.
     """
     ctx = ctx_of(request)
     host = _host_param(request)
@@ -205,12 +208,8 @@ async def set_turbo(request: web.Request) -> web.StreamResponse:
     enabled = body.get("enabled")
     if not isinstance(enabled, bool) or set(body) - {"enabled"}:
         raise ValidationFailed([FieldError("enabled", 'give {"enabled": true} or {"enabled": false}')])
-    await ctx.stores.tenants.set_turbo(tenant_id, host, enabled)
-    feeds = [f for f in await ctx.stores.feeds.list(tenant_id) if f.host == host and not f.deleted]
-    registry = registry_of(ctx)
-    for feed in feeds:
-        await unavailable_on_outage(registry.fetch_now(feed.feed_id))
-    return json_response({"host": host, "turbo": enabled, "fetching": [f.feed_id for f in feeds]})
+    done = await unavailable_on_outage(switch(ctx.stores, registry_of(ctx), tenant_id, host, enabled=enabled))
+    return json_response(done.json())
 
 
 def add_routes(router: web.UrlDispatcher) -> None:

@@ -329,11 +329,60 @@ SCHEMAS: dict[str, Any] = {
     },
     "TurboSwitch": {
         "type": "object",
-        "required": ["host", "turbo", "fetching"],
+        "description": "What a switch did (shared/turbo_switch.py); the counts are the host page's.",
+        "required": [
+            "host",
+            "turbo",
+            "fetching",
+            "other_feeds_fetching",
+            "pages_on_turbo",
+            "pages_removed",
+            "autoparser_pages_fetched_again",
+            "uploaded_pages_to_upload_again",
+            "said",
+        ],
         "properties": {
             "host": {"type": "string"},
             "turbo": {"type": "boolean"},
-            "fetching": {"type": "array", "items": {"type": "string"}, "description": "feeds fetched now"},
+            "fetching": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "feeds of the host fetched now: their fetches apply the switch",
+            },
+            "other_feeds_fetching": {
+                "type": "integer",
+                "description": "how many of those are the operator's: no other holder keeps the host's pages on",
+            },
+            "pages_on_turbo": {
+                "type": "integer",
+                "description": "off: your pages of the host on Turbo at the switch, taken off Turbo and search now",
+            },
+            "pages_removed": {
+                "type": "integer",
+                "description": "on: your pages of the host off Turbo (feeds publish again what they still have)",
+            },
+            "autoparser_pages_fetched_again": {
+                "type": "integer",
+                "description": "on: the autoparser's removed pages of the host, fetched again through its crawl lane",
+            },
+            "uploaded_pages_to_upload_again": {
+                "type": "integer",
+                "description": "on: your uploaded pages that were removed: only a new upload brings them back",
+            },
+            "said": {"type": "string", "description": "the switch in a sentence, as the console says it"},
+        },
+        "example": {
+            "host": "news.example",
+            "turbo": True,
+            "fetching": ["3f1c9a0e2b7d4c55"],
+            "other_feeds_fetching": 0,
+            "pages_on_turbo": 0,
+            "pages_removed": 12,
+            "autoparser_pages_fetched_again": 8,
+            "uploaded_pages_to_upload_again": 0,
+            "said": "Turbo pages of news.example switched on: 1 feed of yours fetched now, each publishing again "
+            "what it still has (12 pages of yours were off Turbo); 8 pages the autoparser had published are "
+            "fetched again.",
         },
     },
     "Verification": {

@@ -52,6 +52,7 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, at
 from shared.config import SchedulerConfig
 from shared.errors import NotFound
+from shared.feeds import ARTICLE_PRIORITY, AUTOPARSER_PREFIX
 from shared.hosts import HostScope, scope_for, tenant_scope
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.origins import try_origin
@@ -66,9 +67,6 @@ __all__ = ["ARTICLE_PRIORITY", "AUTOPARSER_PREFIX", "DISCOVER_PREFIX", "REORDER_
 log = logging.getLogger(__name__)
 
 DISCOVER_PREFIX = "discover:"
-AUTOPARSER_PREFIX = "autoparser:"
-#: article pages are bulk work: behind feeds, first fetches and images in a host's lane
-ARTICLE_PRIORITY = 9
 #: the sitemap and home page: ahead of the articles they lead to, behind routine feed polls
 _ROUND_PRIORITY = 8
 #: an order of this process counts as "seen" this long: a page that failed or was no article is tried

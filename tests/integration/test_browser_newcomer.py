@@ -12,7 +12,13 @@ headless Chromium at 390 x 844 (a phone) does what a new webmaster does with not
    404 -- said the same way in the summary, the problems and the page list;
 4. opens a published Turbo page;
 5. puts the picture back *at the same URL* on the demo site's own page, presses *Fetch now*: the
-   page is published at once (it used to stay held for the 7 days of ``media.failure_retry_s``).
+   page is published at once (it used to stay held for the 7 days of ``media.failure_retry_s``);
+6. switches the host's Turbo pages off on the host page: its pages leave Turbo, and so do the
+   demo's own pages of the host (the newcomer holds its only right), the blog's autoparsed ones too;
+   the host page, the feed page and the console's list say so;
+7. switches them on again: everything comes back, the autoparser's pages too (they used to stay
+   removed), and the host page says how many pages were fetched again;
+8. checks the feed (the check's page) and opens the API's docs.
 
 Every screen fits the phone (``scrollWidth`` within its 390 px) and is saved as
 ``test-artifacts/browser/newcomer-NN-*.png``.
@@ -28,10 +34,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from cubes.launcher import run_up
+from demo.content import build_site, draw_pictures
 from demo.registration import DEMO_FEED_PATHS
 from demo.yours import FEED_PATH, MISSING, PAGE_PATH
 from shared.config import Settings
-from shared.stores import open_stores
+from shared.hashing import TOMBSTONE
+from shared.stores import Stores, open_stores
 from tests.integration.test_browser_console import _form, _reload_until, _submit
 from tests.integration.test_browser_frontend import ARTIFACTS, Cdp, _errors, _eval, _open, _shot, browser
 from tests.polling import eventually
@@ -41,6 +49,11 @@ __all__ = ["browser"]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 WIDTH, HEIGHT = 390, 844
+
+
+async def _demo_feed(stores: Stores) -> str:
+    """The id of the demo's news feed (RSS): a source of the operator's on the newcomer's host."""
+    return next(f.feed_id for f in await stores.feeds.list() if f.url.endswith("/news/rss.xml") and not f.tenant_id)
 
 
 def _free_port() -> int:
@@ -78,10 +91,18 @@ class Phone:
         assert wide[0] <= min(wide[1], WIDTH), f"{name}: {wide[0]} px wide on a {WIDTH} px phone"
 
 
+async def _live(stores: Stores, source_id: str) -> tuple[int, int]:
+    """(pages of ``source_id`` served now, its pages): what the hash store knows it published or removed."""
+    urls = [u for u in await stores.hashes.urls_of_source(source_id) if "#" not in u]
+    entries = await stores.hashes.get_many(source_id, urls)
+    served = [u for u in urls if entries[u].content_hash != TOMBSTONE and await stores.pages.get(u) is not None]
+    return len(served), len(urls)
+
+
 @pytest.mark.timeout(420)
 async def test_a_newcomer_walks_the_demo_alone_on_a_phone(tmp_path: Path, browser: Cdp) -> None:
     front_port, api_port = _free_port(), _free_port()
-    front = f"http://127.0.0.1:{front_port}"
+    front, api = f"http://127.0.0.1:{front_port}", f"http://127.0.0.1:{api_port}"
     settings = Settings().replace(
         bus={"url": f"sqlite:///{tmp_path}/bus.db"},
         store={"url": f"sqlite:///{tmp_path}/store.db"},
@@ -183,8 +204,81 @@ async def test_a_newcomer_walks_the_demo_alone_on_a_phone(tmp_path: Path, browse
         await phone.go(f"location.href = {front + '/console/hosts/127.0.0.1'!r}")
         assert await phone.js("document.querySelector('#failing').textContent") == "0"
         await phone.screen("host-all-well")
+
+        # 6. Turbo off for the host: the newcomer's pages leave Turbo, and the demo's of the host with them
+        blog = next(s for s in build_site(site, draw_pictures()).sources if s.feed_path is None)
+        mine, demo_feed = f"feed:{feed_path.rsplit('/', 1)[1]}", f"feed:{await _demo_feed(stores)}"
+        auto = "autoparser:127.0.0.1"
+
+        async def blog_written() -> bool:
+            return (await _live(stores, auto))[0] >= len(blog.pages)
+
+        await eventually("the blog's autoparsed pages", blog_written, task, deadline_s=120)
+        auto_live, _ = await _live(stores, auto)
+        (demo_live, _) = await _live(stores, demo_feed)
+        assert demo_live > 0
+        await phone.go("document.querySelector('form[action$=\"/turbo\"]').requestSubmit()")
+        said = await phone.text(".notice")
+        assert "Turbo pages of 127.0.0.1 switched off: 3 pages of yours on Turbo" in said, said
+        assert "Turbo pages: off" in await phone.text("#turbo")
+
+        async def all_off() -> bool:
+            return all([(await _live(stores, s))[0] == 0 for s in (mine, demo_feed, auto)])
+
+        await eventually("every page of the host off Turbo", all_off, task)
+        _, auto_known = await _live(stores, auto)
+        await phone.screen("host-turbo-off")
+        await phone.go(f"location.href = {front + feed_path!r}")
+        assert "switched off" in await phone.text("#turbo-off")
+        await _reload_until(
+            browser,
+            session,
+            "the feed's pages removed",
+            "document.querySelectorAll('#pages .state-removed').length === 3",
+            task,
+        )
+        await phone.screen("feed-turbo-off")
+        await phone.go("location.href = '/console'")
+        assert "Turbo pages off" in await phone.text("#hosts")
+
+        # 7. on again: what the sources still publish comes back, the autoparser's pages too
+        await phone.go(f"location.href = {front + '/console/hosts/127.0.0.1'!r}")
+        await phone.go("document.querySelector('form[action$=\"/turbo\"]').requestSubmit()")
+        said = await phone.text(".notice")
+        assert "Turbo pages of 127.0.0.1 switched on" in said, said
+        assert f"{auto_known} pages the autoparser had published are fetched again" in said, said
+
+        async def all_back() -> bool:
+            return (
+                await _live(stores, mine) == (3, 3)
+                and (await _live(stores, demo_feed))[0] == demo_live
+                and (await _live(stores, auto))[0] == auto_live
+            )
+
+        await eventually("every page of the host back on Turbo", all_back, task, deadline_s=120)
+        await _reload_until(
+            browser, session, "3 pages of yours on Turbo", "document.querySelector('#live').textContent === '3'", task
+        )
+        assert "Turbo pages: on" in await phone.text("#turbo")
+        await phone.screen("host-turbo-on-again")
+
+        # 8. a check of the feed, and the API's docs: they fit the phone too
+        await phone.go("location.href = '/console'")
+        await phone.go(_form("form[action='/console/check']", url=f"{site}{FEED_PATH}"))
+        assert str(await phone.js("location.pathname")).startswith("/console/uploads/")
+        await _reload_until(
+            browser,
+            session,
+            "the check's verdicts",
+            "(document.querySelector('#verdicts') || {}).textContent === '3 would be published'",
+            task,
+        )
+        await phone.screen("check")
+        await phone.go(f"location.href = {api + '/docs'!r}")
+        assert "tenant token" in await phone.text()
+        await phone.screen("api-docs")
         assert _errors(browser) == []
-        assert len(phone.shots) == 11
+        assert len(phone.shots) == 16
         assert all(p.parent == ARTIFACTS and p.stat().st_size > 0 for p in phone.shots)
     finally:
         stop.set()

@@ -26,6 +26,7 @@ from shared.feed_options import FeedOptions
 from shared.feeds import WEBMASTER_FORMATS, RegistrationRefused
 from shared.origins import origin_host, origin_of
 from shared.refresh import RefreshRefused
+from shared.turbo_switch import switch
 
 __all__ = [
     "add_feed",
@@ -39,6 +40,7 @@ __all__ = [
     "set_branding",
     "set_options",
     "switch_autoparser",
+    "switch_turbo",
     "verify_host",
 ]
 
@@ -72,6 +74,24 @@ async def verify_host(c: ConsoleContext, signed: Signed, host: str) -> web.Strea
     notice = f"Verified by {result.method}." if result.verified else "Not verified yet: see what was found below."
     response = _see(f"/console/hosts/{quote(host, safe='')}")
     flash.put(response, signed.session_id, {"notice": notice, "attempts": list(result.attempts)}, secure=c.gate.secure)
+    raise response
+
+
+async def switch_turbo(c: ConsoleContext, signed: Signed, host: str, on: bool) -> web.StreamResponse:
+    """The host page's Turbo switch (``shared/turbo_switch.py``, as ``PUT /api/v1/hosts/{host}/turbo``)."""
+    claim = await c.own_claim(signed, host)
+    if claim is None:
+        return not_found(c, signed, "host")
+    if not claim.verified:
+        return await host_page(c, signed, host, notice="Not switched: verify the host first.", status=403)
+    try:
+        done = await switch(c.stores, c.registry(), signed.tenant_id, host, enabled=on)
+    except (NoBus, TurbocubesError) as exc:
+        state = "on" if on else "off"
+        why = f"Switched {state}, but its feeds could not be fetched now ({exc}): switch {state} again in a moment."
+        return await host_page(c, signed, host, notice=why, status=503)
+    response = _see(f"/console/hosts/{quote(host, safe='')}#turbo")
+    flash.put(response, signed.session_id, {"notice": done.said()}, secure=c.gate.secure)
     raise response
 
 

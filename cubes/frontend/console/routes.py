@@ -9,6 +9,7 @@
                                        (?months=1|3|12), feeds, roll-up, lane, pages that lost
                                        something, pages waiting for images and why
     POST /console/hosts                claim a host by its URL          POST /console/hosts/{host}/verify
+    POST /console/hosts/{host}/turbo   its Turbo pages off or on (shared/turbo_switch.py)
     POST /console/hosts/{host}/branding  the host's name, logo, colour, menu and contacts on your pages
     POST /console/hosts/{host}/refresh one page or image again now, or purge an image (url, what)
     GET  /console/feeds/{id}           status, every problem with its hint, history, next fetch, pages
@@ -208,6 +209,10 @@ def add_routes(app: web.Application, c: ConsoleContext) -> None:
     )
     r.add_post("/console/hosts", action(lambda q, s, f: actions.claim_host(c, s, f)))
     r.add_post("/console/hosts/{host}/verify", action(lambda q, s, f: actions.verify_host(c, s, host_of(q))))
+    r.add_post(
+        "/console/hosts/{host}/turbo",
+        action(lambda q, s, f: actions.switch_turbo(c, s, host_of(q), f.get("on") == "1")),
+    )
     r.add_post("/console/hosts/{host}/branding", action(lambda q, s, f: actions.set_branding(c, s, host_of(q), f)))
     r.add_post("/console/hosts/{host}/refresh", action(lambda q, s, f: actions.refresh_url(c, s, host_of(q), f)))
     r.add_get(

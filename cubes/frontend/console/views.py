@@ -282,6 +282,7 @@ async def feed_page(
         return not_found(c, signed, "feed")
     now = c.clock.time()
     o = await feed_overview(c.stores, feed, history=20)
+    claim = await c.own_claim(signed, feed.host)
     pages = await source_views(c.stores, f"feed:{feed_id}", latest=o.latest, limit=_PAGES_LISTED)
     return c.page(
         "console/feed.html",
@@ -306,6 +307,7 @@ async def feed_page(
         opts=FeedOptions.from_json(feed.options),
         has_credentials=feed.secret is not None,
         options_errors=options_errors,
+        turbo_on=claim is None or claim.turbo,
     )
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 
+from demo.content import build_site, draw_pictures
 from demo.progress import Display, FirstPass, SourceProgress, format_board, format_line, format_row
+from demo.site import DemoSite
+from shared.config import Settings
 
 
 def _row(
@@ -101,3 +104,14 @@ def test_tty_redraws_the_board_in_place() -> None:
     d.status(rows)
     d.status(rows)  # unchanged: not printed again, and never redrawn over other output
     assert out.getvalue()[after:] == format_line(rows) + "\n"
+
+
+def test_the_summary_says_when_the_demos_host_has_its_turbo_pages_switched_off() -> None:
+    """A demo whose host a webmaster switched off printed '52/60 Turbo pages written' and no reason."""
+    demo = DemoSite(Settings())
+    demo.site = build_site("http://127.0.0.1:8080", draw_pictures())
+    demo.rows = [SourceProgress("blog (autoparser)", 8, 8, 0, 0, True)]
+    off = demo._done_text(3.0, False, turbo_off=True)
+    assert "0/8 Turbo pages written" in off
+    assert "Turbo pages of 127.0.0.1 are switched off by the webmaster who holds it" in off
+    assert "switched off" not in demo._done_text(3.0, False)

@@ -90,6 +90,7 @@ EXPECT: dict[tuple[str, str], Expect] = {
     ("POST", "/console/hosts/{host}/branding"): Expect(none=401, other=404, own=303, alias=404),
     # one URL again now (a page of A's host: A's feeds are fetched for it)
     ("POST", "/console/hosts/{host}/refresh"): Expect(none=401, other=404, own=200, alias=404),
+    ("POST", "/console/hosts/{host}/turbo"): Expect(none=401, other=404, own=303, alias=404),
     ("GET", "/console/feeds/{feed_id}"): Expect(none=200, other=404, own=200, alias=NA),
     ("POST", "/console/feeds"): Expect(none=401, other=422, own=303, alias=422),
     ("POST", "/console/check"): Expect(none=401, other=422, own=303, alias=422),

@@ -112,7 +112,7 @@ async def test_verify_from_the_cli(tmp_path: Path, partner: PartnerServer, partn
 
 
 async def test_turbo_off_and_on_from_the_cli(tmp_path: Path) -> None:
-    from cubes.api.host_commands import hosts_turbo
+    from cubes.api.host_commands import hosts_list, hosts_turbo
     from shared.stores import Feed
 
     class Orders:
@@ -136,6 +136,9 @@ async def test_turbo_off_and_on_from_the_cli(tmp_path: Path) -> None:
         assert await hosts_turbo(stores, orders, "Shop.Example", "t1", enabled=False, out=out) == 0  # type: ignore[arg-type]
         assert not await stores.tenants.turbo_enabled("shop.example")
         assert orders.fetched == ["f1"]
-        assert "shop.example: Turbo pages off" in out.getvalue()
+        assert "Turbo pages of shop.example switched off" in out.getvalue()
+        listed = io.StringIO()
+        assert await hosts_list(_settings(tmp_path), "t1", out=listed) == 0
+        assert "Turbo pages off" in listed.getvalue()  # the list said nothing of it
         assert await hosts_turbo(stores, orders, "shop.example", "t1", enabled=True, out=out) == 0  # type: ignore[arg-type]
         assert await stores.tenants.turbo_enabled("shop.example")

@@ -177,35 +177,6 @@ async def test_ssrf_guard_refuses_a_feed_host_resolving_inside(tmp_path: Path) -
         assert await api.messages("feeds.registry") == []
 
 
-async def test_a_host_switches_its_turbo_pages_off_and_its_feeds_are_fetched_now(tmp_path: Path) -> None:
-    """A host-wide "Turbo off" through the API (the parser then removes every page of the host)."""
-    from shared.messages import CrawlRequest
-
-    async with ApiHarness(tmp_path) as api:
-        tenant_id, token = await api.tenant()
-        body = {"url": "https://a.partner.test/feed.xml", "format": "rss"}
-        feed_id = (await (await api.client.post("/api/v1/feeds", json=body, headers=api.auth(token))).json())["feed_id"]
-        switch = "/api/v1/hosts/a.partner.test/turbo"
-        off = await api.client.put(switch, json={"enabled": False}, headers=api.auth(token))
-        assert off.status == 200, await off.text()
-        assert await off.json() == {"host": "a.partner.test", "turbo": False, "fetching": [feed_id]}
-        assert not await api.stores.tenants.turbo_enabled("a.partner.test")
-        fetches = [m for m in await api.messages("crawl.requests") if isinstance(m, CrawlRequest)]
-        assert [m.feed_id for m in fetches] == [feed_id]  # applied at once, through the host's lane
-        claim = await (await api.client.get("/api/v1/hosts", headers=api.auth(token))).json()
-        assert [h["turbo"] for h in claim["hosts"]] == [False]
-        bad = await api.client.put(switch, json={"enabled": "no"}, headers=api.auth(token))
-        assert bad.status == 422
-        on = await api.client.put(switch, json={"enabled": True}, headers=api.auth(token))
-        assert (await on.json())["turbo"] is True
-        assert await api.stores.tenants.turbo_enabled("a.partner.test")
-        _, other = await api.tenant("b.partner.test")
-        refused = await api.client.put(switch, json={"enabled": False}, headers=api.auth(other))
-        assert refused.status in (403, 404)  # not their host
-        assert await api.stores.tenants.turbo_enabled("a.partner.test")
-        assert tenant_id
-
-
 async def test_full_text_is_set_on_registration_and_changed_with_patch(tmp_path: Path) -> None:
     async with ApiHarness(tmp_path) as api:
         _, token = await api.tenant()

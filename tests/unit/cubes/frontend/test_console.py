@@ -17,7 +17,7 @@ from shared.config import Settings
 from shared.messages import CrawlRequest, FeedRegistration
 from shared.problems import problem
 from shared.runtime.cube import Output
-from shared.stores import FetchReport, Stores, open_stores
+from shared.stores import Feed, FetchReport, Stores, open_stores
 from tests.partners.fixtures import PartnerResolver
 
 T0 = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
@@ -276,3 +276,45 @@ async def test_verifying_redirects_and_the_page_says_what_was_found_once(env: En
     # a flash this session did not sign is never shown
     env.client.session.cookie_jar.update_cookies({"tc_flash": "eyJub3RpY2UiOiJTZW5kIHVzIHlvdXIgdG9rZW4ifQ.00"})
     assert "Send us your token" not in await (await env.client.get(f"/console/hosts/{HOST}")).text()
+
+
+async def test_turbo_off_and_on_from_the_host_page_is_told_on_every_screen(env: Env) -> None:
+    """The console had no Turbo switch, and no screen said a host's pages were switched off."""
+    tenant_id, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    await env.stores.feeds.upsert_feed(
+        Feed(feed_id="f1", url=f"https://{HOST}/feed.xml", host=HOST, format="rss", tenant_id=tenant_id)
+    )
+    host = await (await env.client.get(f"/console/hosts/{HOST}")).text()
+    assert 'id="turbo-state"' in host
+    assert 'Turbo pages: <b class="ok">on</b>' in host
+    off = await env.client.post(f"/console/hosts/{HOST}/turbo", data={"csrf": csrf, "on": "0"}, allow_redirects=False)
+    assert off.status == 303
+    assert off.headers["Location"] == f"/console/hosts/{HOST}#turbo"
+    assert not await env.stores.tenants.turbo_enabled(HOST)
+    assert [o.message.feed_id for o in env.published if isinstance(o.message, CrawlRequest)] == ["f1"]
+    host = await (await env.client.get(f"/console/hosts/{HOST}")).text()
+    assert f"Turbo pages of {HOST} switched off" in host  # what the switch did, said once
+    assert 'Turbo pages: <b class="bad">off</b>' in host
+    assert "Switch on" in host
+    again = await (await env.client.get(f"/console/hosts/{HOST}")).text()
+    assert f"{HOST} switched off:" not in again  # said once
+    assert 'Turbo pages: <b class="bad">off</b>' in again
+    feed = await (await env.client.get("/console/feeds/f1")).text()
+    assert 'id="turbo-off"' in feed
+    home = await (await env.client.get("/console")).text()
+    assert "Turbo pages off" in home
+    on = await env.client.post(f"/console/hosts/{HOST}/turbo", data={"csrf": csrf, "on": "1"}, allow_redirects=False)
+    assert on.status == 303
+    assert await env.stores.tenants.turbo_enabled(HOST)
+    host = await (await env.client.get(f"/console/hosts/{HOST}")).text()
+    assert f"Turbo pages of {HOST} switched on" in host
+    assert 'id="turbo-off"' not in await (await env.client.get("/console/feeds/f1")).text()
+    assert "Turbo pages off" not in await (await env.client.get("/console")).text()
+    # another tenant's host: the same 404 as one that does not exist, nothing switched
+    _, other = await env.tenant("b.partner.test")
+    await env.client.post("/console/logout", data={"csrf": csrf})
+    csrf = await env.sign_in(other)
+    stranger = await env.client.post(f"/console/hosts/{HOST}/turbo", data={"csrf": csrf, "on": "0"})
+    assert stranger.status == 404
+    assert await env.stores.tenants.turbo_enabled(HOST)
