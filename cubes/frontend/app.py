@@ -191,7 +191,7 @@ class _Frontend:
     # ------------------------------------------------------------------ pages
 
     async def home(self, request: web.Request) -> web.Response:
-        recent = [h for h in await self.stores.pages.recent(_RECENT) if not h.url.startswith("preview:")]
+        recent = await self.stores.pages.recent(_RECENT)  # public pages: a check's previews are not counted
         feeds = await self.stores.feeds.list()
         page = templates.home_page(
             pages=await self.stores.pages.count(),

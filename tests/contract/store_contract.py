@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from shared.errors import NotFound
+from shared.previews import preview_key
 from shared.stores import (
     ClaimOutcome,
     DeleteOutcome,
@@ -174,6 +175,16 @@ class StoreContract:
         assert set(await stores.pages.random_urls(50)) == set(urls[1:])
         recent = await stores.pages.recent(3)
         assert [h.url for h in recent] == [urls[9], urls[8], urls[7]]
+
+    async def test_a_checks_previews_are_not_counted_listed_or_picked(self, stores: Stores) -> None:
+        """The front page's counter counted a check's unpublished previews as Turbo pages."""
+        await stores.pages.upsert(page(1, url="https://a.example/live", written_at=T0))
+        preview = preview_key("task-1", "https://a.example/draft")
+        await stores.pages.upsert(page(1, url=preview, written_at=T0 + timedelta(seconds=1)))
+        assert await stores.pages.get(preview) is not None  # stored, and shown at its preview address
+        assert await stores.pages.count() == 1
+        assert [h.url for h in await stores.pages.recent(5)] == ["https://a.example/live"]
+        assert await stores.pages.random_urls(5) == ["https://a.example/live"]
 
     # ------------------------------------------------------------------- hashes
 

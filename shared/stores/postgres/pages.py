@@ -30,6 +30,7 @@ from shared.stores.pages import (
 from shared.stores.postgres.db import PgDb, unnest_columns
 from shared.stores.sql.pages import (
     PAGE_COLUMNS,
+    PUBLIC_PAGE,
     RECENT_COLUMNS,
     page_from_row,
     page_params,
@@ -188,16 +189,19 @@ class PgPageStore:
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
         rows = await self._db.fetch(
-            f"SELECT {RECENT_COLUMNS} FROM pages WHERE NOT deleted ORDER BY written_at DESC NULLS LAST LIMIT ?",
+            f"SELECT {RECENT_COLUMNS} FROM pages WHERE NOT deleted AND {PUBLIC_PAGE}"
+            " ORDER BY written_at DESC NULLS LAST LIMIT ?",
             limit,
         )
         return [recent_hit(r) for r in rows]
 
     async def count(self) -> int:
-        row = await self._db.fetchone("SELECT count(*) FROM pages WHERE NOT deleted")
+        row = await self._db.fetchone(f"SELECT count(*) FROM pages WHERE NOT deleted AND {PUBLIC_PAGE}")
         assert row is not None
         return int(row[0])
 
     async def random_urls(self, n: int) -> list[str]:
-        rows = await self._db.fetch("SELECT url FROM pages WHERE NOT deleted ORDER BY random() LIMIT ?", n)
+        rows = await self._db.fetch(
+            f"SELECT url FROM pages WHERE NOT deleted AND {PUBLIC_PAGE} ORDER BY random() LIMIT ?", n
+        )
         return [r[0] for r in rows]

@@ -9,11 +9,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from shared.previews import PREVIEW_PREFIX
 from shared.stores.codec import from_us, to_us
 from shared.stores.pages import Page, SearchHit
 from shared.stores.sql.shop import OFFER_COLUMNS, offer_from_row, offer_params
 
-__all__ = ["PAGE_COLUMNS", "RECENT_COLUMNS", "page_from_row", "page_params", "recent_hit", "tombstone_params"]
+__all__ = [
+    "PAGE_COLUMNS",
+    "PUBLIC_PAGE",
+    "RECENT_COLUMNS",
+    "page_from_row",
+    "page_params",
+    "recent_hit",
+    "tombstone_params",
+]
 
 PAGE_COLUMNS = (
     "url, host, version, html, doc_json, title, text, content_hash, etag, seen_at, parsed_at, "
@@ -23,6 +32,9 @@ PAGE_COLUMNS = (
 
 #: what a listing of the latest pages reads of each (``PageStore.recent``); ``recent_hit`` decodes it
 RECENT_COLUMNS = "url, host, title, substr(text, 1, 240), written_at, published_at"
+#: a row that is a public page, not a check's or a debug upload's preview (``shared/previews.py``): what
+#: the counts, the latest pages and a random pick read
+PUBLIC_PAGE = f"substr(url, 1, {len(PREVIEW_PREFIX)}) <> '{PREVIEW_PREFIX}'"
 
 
 def recent_hit(row: Sequence[Any]) -> SearchHit:

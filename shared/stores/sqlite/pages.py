@@ -26,6 +26,7 @@ from shared.stores.pages import (
 )
 from shared.stores.sql.pages import (
     PAGE_COLUMNS,
+    PUBLIC_PAGE,
     RECENT_COLUMNS,
     page_from_row,
     page_params,
@@ -89,18 +90,20 @@ class SqlitePageStore:
         return None if row is None else page_from_row(row)
 
     async def recent(self, limit: int = 20) -> list[SearchHit]:
-        sql = f"SELECT {RECENT_COLUMNS} FROM pages WHERE NOT deleted ORDER BY written_at DESC LIMIT ?"
+        sql = f"SELECT {RECENT_COLUMNS} FROM pages WHERE NOT deleted AND {PUBLIC_PAGE} ORDER BY written_at DESC LIMIT ?"
         rows = await self._db.read(lambda conn: conn.execute(sql, (limit,)).fetchall())
         return [recent_hit(r) for r in rows]
 
     async def count(self) -> int:
-        row = await self._db.read(lambda conn: conn.execute("SELECT count(*) FROM pages WHERE NOT deleted").fetchone())
+        row = await self._db.read(
+            lambda conn: conn.execute(f"SELECT count(*) FROM pages WHERE NOT deleted AND {PUBLIC_PAGE}").fetchone()
+        )
         return int(row[0])
 
     async def random_urls(self, n: int) -> list[str]:
         rows = await self._db.read(
             lambda conn: conn.execute(
-                "SELECT url FROM pages WHERE NOT deleted ORDER BY random() LIMIT ?", (n,)
+                f"SELECT url FROM pages WHERE NOT deleted AND {PUBLIC_PAGE} ORDER BY random() LIMIT ?", (n,)
             ).fetchall()
         )
         return [r[0] for r in rows]
