@@ -87,6 +87,7 @@ class WordstatPage:
             periods=_PERIODS,
             problem=problem,
             f=found,
-            chart=history_chart(found.months, title=found.query) if found is not None else None,
+            # the query as typed ("ёлка"), not as counted (its words folded: "елка")
+            chart=history_chart(found.months, title=query) if found is not None else None,
         )
         return page, status

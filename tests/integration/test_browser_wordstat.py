@@ -101,7 +101,7 @@ async def test_wordstat_chart_and_russian_search_in_a_real_browser(frontend: str
     # are in no number
     published = {m: sum(k for k in (n * 2 // 3, n - n * 2 // 3) if k >= 5) for m, n in SEASON.items()}
     assert sum(published.values()) == 182
-    assert "180 searches for “елка” the last 12 months" in text.replace("\u202f", "")
+    assert "180 searches for “ёлка” the last 12 months" in text.replace("\u202f", "")  # as typed
     # one bar per month with a published cell, and nothing for the others (not even a pale "some")
     bars = await _eval(browser, session, "[...document.querySelectorAll('svg.chart rect.bar')].length")
     low = await _eval(browser, session, "[...document.querySelectorAll('svg.chart rect.low')].length")

@@ -38,6 +38,7 @@ async def client(tmp_path: Path) -> AsyncIterator[TestClient[web.Request, web.Ap
         + [search("купить слона", region="spb") for _ in range(5)]
         + [search("куплю слонов <b>", region="spb") for _ in range(2)]
         + [search("слон фото") for _ in range(6)]
+        + [search("ёлка") for _ in range(5)]
     )
     await stores.wordstat.count([counted(e) for e in batch], now=NOW, privacy=Privacy(threshold=5))
     app = create_app(settings, stores, clock=ManualClock(NOW.timestamp()))
@@ -63,6 +64,14 @@ async def test_frequency_page_with_chart_and_splits(client: TestClient[web.Reque
     # listed queries: only those with a published cell ("куплю слонов" 2 has none)
     assert ">купить слона</a>" in body
     assert "куплю слонов" not in body
+
+
+async def test_the_query_is_said_as_typed(client: TestClient[web.Request, web.Application]) -> None:
+    """The page said it counted "елка" for a search of "ёлка": the counted form, folded, not the one typed."""
+    body = await (await client.get("/wordstat", params={"q": "ёлка"})).text()
+    assert '<span class="ws-total">5</span> searches for “ёлка” this month' in body
+    assert "“елка”" not in body
+    assert "<title>ёлка" in body
 
 
 async def test_operators_and_privacy_on_the_page(client: TestClient[web.Request, web.Application]) -> None:
