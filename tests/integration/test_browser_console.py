@@ -81,14 +81,16 @@ class Site:
     def feed(self) -> bytes:
         o = self.origin
         return (
-            '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Lake birds</title>'
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            '<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>'
+            "<title>Lake birds</title>"
             f"<link>{o}/</link>"
             f"<item><title>Herons come back to the lake</title><link>{o}/herons</link>"
-            f'<description><![CDATA[<p>The herons are back.</p><img src="{o}/img/heron.png" alt="A heron">'
-            "<p>Twelve nests this spring.</p>]]></description></item>"
+            f'<content:encoded><![CDATA[<p>The herons are back.</p><img src="{o}/img/heron.png" alt="A heron">'
+            "<p>Twelve nests this spring.</p>]]></content:encoded></item>"
             f"<item><title>Egrets at dawn</title><link>{o}/egrets</link>"
-            f'<description><![CDATA[<p>Egrets fish at dawn.</p><img src="{o}{self.egret_image}" alt="An egret">'
-            "<p>They leave at noon.</p>]]></description></item>"
+            f'<content:encoded><![CDATA[<p>Egrets fish at dawn.</p><img src="{o}{self.egret_image}" alt="An egret">'
+            "<p>They leave at noon.</p>]]></content:encoded></item>"
             "</channel></rss>"
         ).encode()
 
@@ -271,7 +273,8 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
             session,
             "the ordered fetch to be reported and the page rebuilt with its image",
             "document.body.textContent.includes('the last fetch below is the one you ordered')"
-            " && !document.querySelector('#page-problems .problem')",
+            " && !document.querySelector('#page-problems .problem')"
+            " && document.querySelectorAll('#pages .page a').length === 2",
             task,
         )
         assert site.hits.count("/feed.xml") > fetches_before  # fetched again, not served from memory

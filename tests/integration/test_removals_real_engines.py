@@ -26,7 +26,16 @@ from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
 from shared.clock import ManualClock
 from shared.config import Settings
-from shared.messages import CrawlKind, CrawlResult, Document, DocumentDeleted, FeedRegistration, FetchStatus
+from shared.messages import (
+    PARITY_PREFIX,
+    CrawlKind,
+    CrawlRequest,
+    CrawlResult,
+    Document,
+    DocumentDeleted,
+    FeedRegistration,
+    FetchStatus,
+)
 from shared.runtime.cube import Context, Output
 from shared.search.query import parse_query
 from shared.search.request import SearchFilters, SearchRequest
@@ -71,6 +80,10 @@ class Pipeline:
         for hook in ctx.committed_hooks or ():
             await hook()
         for o in out:
+            if isinstance(o.message, CrawlRequest):  # a Turbo item checked against its page (parity:...)
+                assert o.message.kind is CrawlKind.page
+                assert o.message.requesters[0].startswith(PARITY_PREFIX)
+                continue
             assert isinstance(o.message, Document | DocumentDeleted)
             await self.kvwriter.handle(o.message)  # media has nothing to cache here: ready as parsed
         return out

@@ -42,7 +42,7 @@ CONSOLE_CSS = STATUS_CSS + (
     "form.inline{display:inline}form.row{display:flex;flex-wrap:wrap;gap:.5rem;margin:0 0 2rem}"
     "form.row input[type=url]{flex:1;min-width:16rem}.fields input{width:100%;max-width:36rem;box-sizing:border-box}"
     "input,select{font:inherit;padding:.45rem .7rem;border-radius:.6rem;border:1px solid var(--line);"
-    "background:var(--card);color:var(--fg)}.check{display:flex;align-items:center;gap:.3rem}"
+    "background:var(--card);color:var(--fg)}select{max-width:100%}.check{display:flex;align-items:center;gap:.3rem}"
     "button{font:inherit;font-weight:600;padding:.45rem .9rem;border:0;border-radius:.6rem;background:var(--acc);"
     "color:#fff;cursor:pointer}button.quiet{background:var(--line);color:var(--fg)}"
     "button.danger{background:var(--bad)}"
