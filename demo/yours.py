@@ -39,6 +39,8 @@ _POSTS = (
     ("no-pictures", "Notes without pictures", None, "Some days there is nothing to photograph, only to write."),
 )
 _DATE = datetime(2026, 11, 26, 8, 0, tzinfo=UTC)
+#: the RSS content module: a post given in full
+_CONTENT = "http://purl.org/rss/1.0/modules/content/"
 _STYLE = (
     "body{font:17px/1.55 Georgia,serif;max-width:40rem;margin:2rem auto;padding:0 1rem}button{font:inherit}"
     "code{overflow-wrap:anywhere}"  # its long URLs wrap on a phone
@@ -59,7 +61,7 @@ class Yours:
         self.pictures = {path: draw_picture(path, ext="png", size=(480, 270)) for path in _PICTURES}
 
     def feed(self) -> bytes:
-        rss = etree.Element("rss", version="2.0")
+        rss = etree.Element("rss", version="2.0", nsmap={"content": _CONTENT})
         channel = etree.SubElement(rss, "channel")
         for tag, text in (("title", "Pond notes"), ("link", self.base + PAGE_PATH), ("description", "A demo blog")):
             etree.SubElement(channel, tag).text = text
@@ -76,7 +78,8 @@ class Yours:
                     f'<figure><img src="{escape(self.base + picture)}" alt="{escape(caption)}">'
                     f"<figcaption>{escape(caption)}</figcaption></figure>"
                 )
-            etree.SubElement(item, "description").text = html
+            # the post in full (content:encoded): the demo's summary-only feed is the columns feed
+            etree.SubElement(item, f"{{{_CONTENT}}}encoded").text = html
         return bytes(etree.tostring(rss, xml_declaration=True, encoding="utf-8"))
 
     def picture(self, path: str) -> bytes | None:

@@ -79,7 +79,7 @@ def task_json(task: Task, frontend_url: str = "", pages: Sequence[PageView] = ()
         "host": task.host,
         "status": task.status.value,
         "mode": task.mode.value,
-        "source_url": task.source_url,
+        "source_url": task.source_url,  # what a check was of (None: an upload of a body)
         "created_at": task.created_at,
         "updated_at": task.updated_at,
         "counts": task.counts(),
@@ -95,8 +95,6 @@ def task_json(task: Task, frontend_url: str = "", pages: Sequence[PageView] = ()
         "problem_counts": dict(task.problem_counts),
         "problems_more": task.problems_more,
         "preview_urls": [preview_url(frontend_url, task.task_id, u) for u in task.preview_urls],
-        # what the check was of (None: an upload of a body)
-        "source_url": task.source_url,
         # each item's page as the pipeline judged it (images fetched, held back or not...); while any
         # is still undecided (its images being fetched), the verdicts are not all in
         "pages": [

@@ -33,16 +33,13 @@ For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
 
 Big catalogs are streamed, in bounded memory (``catalog_load.py`` says how and why).
 
-Crash safety: the store writes that make an item "seen" (its hash, its GUID,
-a released old URL, the body hash, the upload task's "done") run in a
-``Context.after_commit`` hook, i.e. only once the runtime has the outputs
-acknowledged and the input committed. A crash or a failed publish before that
-leaves them unwritten, so the redelivered message produces the same documents
-again (with a fresh version; downstream keeps the newest): at least once,
-never lost. They are batched as well (``items.record``: releases, guids,
-then ``check_and_set_many`` per 1,000 URLs; the body hash or the task last).
-Versions are computed here exactly as ``check_and_set`` will store them:
-max(now in microseconds, every earlier version of the URL + 1).
+Crash safety: the store writes that make an item "seen" (its hash, its GUID, a released old URL, the body
+hash, the upload task's "done") run in a ``Context.after_commit`` hook, i.e. only once the runtime has the
+outputs acknowledged and the input committed. A crash or a failed publish before that leaves them unwritten,
+so the redelivered message produces the same documents again (with a fresh version; downstream keeps the
+newest): at least once, never lost. They are batched as well (``items.record``: releases, guids, then
+``check_and_set_many`` per 1,000 URLs; the body hash or the task last). Versions are computed here exactly as
+``check_and_set`` will store them: max(now in microseconds, every earlier version of the URL + 1).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from demo.feeds import CONTENT_NS, TURBO_NS
 from demo.server import DemoServer
 
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+CONTENT = {"content": "http://purl.org/rss/1.0/modules/content/"}
 
 
 @pytest.fixture(scope="module")
@@ -203,7 +204,8 @@ async def test_the_site_to_own_publishes_its_claimants_tokens_and_its_picture_ca
     assert (status, file.strip()) == (200, b"tok-newest")  # a file holds one token: the newest waiting
     status, _, feed, _ = await _get(base + "/yours/feed.xml")
     assert status == 200
-    pictures = re.findall(r'src="([^"]+)"', "".join(etree.fromstring(feed).xpath("//description/text()")))
+    posts = etree.fromstring(feed).xpath("//item/content:encoded/text()", namespaces=CONTENT)
+    pictures = re.findall(r'src="([^"]+)"', "".join(posts))
     assert pictures == [base + "/yours/img/pond.png", base + "/yours/img/heron.png"]
     assert (await _get(base + "/yours/img/heron.png"))[0] == 404
     async with aiohttp.ClientSession() as session:
