@@ -83,10 +83,10 @@ from cubes import registry
 from cubes.worker import worker_main
 from cubes.workers import WorkerPool
 from shared.config import Settings
-from shared.feeds import FeedRegistry, RegistrationRefused, feed_id_for
 from shared.runtime import Runner, ensure_topics, heap, open_deps
 from shared.runtime.loops import loop_kind, new_event_loop
 from shared.urls import canonical_url
+from shared.webmaster.feeds import FeedRegistry, RegistrationRefused, feed_id_for
 
 __all__ = ["main"]
 

@@ -1,6 +1,6 @@
 """The frontend's own pages: CPU to render a page of search results and the home page.
 
-The pages are templates of the one Jinja2 environment (``shared/templates.py``), which escapes
+The pages are templates of the one Jinja2 environment (``shared/pages/templates.py``), which escapes
 every value. ``--against REV`` renders the same pages with ``cubes/frontend/`` as it was at git
 revision ``REV`` (on today's ``shared/``), alternated with this tree's in rounds in this one
 process, and prints both costs and their ratio: how the templates were measured against the

@@ -11,7 +11,7 @@ kvwriter's render -- and the page is measured:
 * weight: the HTML as served, raw and gzip-compressed (what travels);
 * requests: what a browser fetches to show the page -- the document, its
   images from the CDN, the allowlisted players (iframes), the favicon, and the
-  one shared stylesheet (``shared/page_style.py``) on a reader's first Turbo page
+  one shared stylesheet (``shared/pages/style.py``) on a reader's first Turbo page
   only (it is cached for a year); there is no script and no font.
 
 The stylesheet was inline in every page before; the same run renders each page
@@ -43,9 +43,9 @@ def _pages(paths: list[Path]) -> list[tuple[str, int, int, int, int, int, int]]:
     from cubes.parser.documents import prepare_items, to_document
     from cubes.parser.feed import parse_feed
     from shared.config import Settings
-    from shared.media import MediaDoc
+    from shared.images.media import MediaDoc
     from shared.messages import SourceKind, SourceRef
-    from shared.page_style import FIRST_PAINT_CSS, PAGE_CSS, STYLESHEET_PATH
+    from shared.pages.style import FIRST_PAINT_CSS, PAGE_CSS, STYLESHEET_PATH
 
     linked = f'<style>{FIRST_PAINT_CSS}</style><link rel="stylesheet" href="{STYLESHEET_PATH}">'
     inline = f"<style>{PAGE_CSS}</style>"
@@ -110,7 +110,7 @@ def main() -> None:
     ratio_gz = statistics.median(r[2] / r[6] for r in rows)
     print(f"  page weight with the shared sheet / with it inline: median {ratio:.2f}x raw, {ratio_gz:.2f}x gzip")
     print(_line("requests to show a page", [r[3] for r in rows]))
-    from shared.page_style import FIRST_PAINT_CSS, PAGE_CSS
+    from shared.pages.style import FIRST_PAINT_CSS, PAGE_CSS
 
     css, first = PAGE_CSS.encode(), FIRST_PAINT_CSS.encode()
     print(

@@ -73,7 +73,7 @@ FLOOR_DATES = 0.99
 #: categories of the generated catalog: its first load publishes a listing page for each (categories.py)
 CATEGORIES = 50
 
-#: an iframe is unsafe unless it shows one of the default video hosts (shared/safehtml.py keeps those)
+#: an iframe is unsafe unless it shows one of the default video hosts (shared/pages/safehtml.py keeps those)
 UNSAFE = re.compile(
     r"<script|<style|<iframe(?! src=\"https://(?:www\.youtube\.com|www\.youtube-nocookie\.com|player\.vimeo\.com|"
     r"rutube\.ru|vk\.com|vkvideo\.ru)/)|<form|<input|<object|<embed|<svg|\son\w+\s*=|javascript:|"

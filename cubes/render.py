@@ -45,16 +45,16 @@ from cubes.render_media import IMAGES_MAX, Judged, judge_images
 from shared.clock import SystemClock
 from shared.config import Settings, load_settings
 from shared.http import Fetcher
-from shared.media import MediaDoc
+from shared.images.media import MediaDoc
 from shared.messages import CrawlKind, SourceRef
 from shared.offload import Offload
-from shared.page_state import PageView
-from shared.page_style import PAGE_CSS, STYLESHEET_PATH
+from shared.pages.safehtml import MediaRule, SafeHtml
+from shared.pages.state import PageView
+from shared.pages.style import PAGE_CSS, STYLESHEET_PATH
+from shared.pages.templates import html_environment
 from shared.problems import Problem, Severity
-from shared.safehtml import MediaRule, SafeHtml
 from shared.stores import PageState
-from shared.templates import html_environment
-from shared.words import counted
+from shared.webmaster.words import counted
 
 __all__ = ["render_command", "run"]
 

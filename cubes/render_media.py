@@ -3,7 +3,7 @@ section 10).
 
 A registered feed and a check (``POST /api/v1/feeds/check``) go through the cubes: the media cube
 orders each image, the crawler fetches it in the host's lane, the cdn cube judges its bytes, and the
-media and delay cubes decide what the page lost (``shared.losses.page_problems``: held back, or
+media and delay cubes decide what the page lost (``shared.pages.losses.page_problems``: held back, or
 published without). ``turbocubes render`` has no pipeline, so it does those steps here, with the
 same rules:
 
@@ -12,7 +12,7 @@ same rules:
   not fetched, and the index says how many);
 * a failed fetch is named as the cdn cube names it (``cdn.handler.failure_reason``: ``http_404``,
   ``timeout``...), a fetched body is judged by the cdn cube's own check (``cdn.checks.check_media``);
-* the page's verdict is ``shared.losses.page_problems`` with ``media.hold_incomplete``, and the page
+* the page's verdict is ``shared.pages.losses.page_problems`` with ``media.hold_incomplete``, and the page
   shows the images it will have: ``MediaDoc.rewrite`` with each good image at its own URL, a failed
   one removed, as the CDN rewrite removes it.
 
@@ -30,9 +30,9 @@ from cubes.cdn.checks import check_media
 from cubes.cdn.handler import failure_reason
 from shared.config import Settings
 from shared.http import Fetcher
-from shared.losses import page_problems
-from shared.media import MediaDoc
+from shared.images.media import MediaDoc
 from shared.messages import CrawlKind, Document, FetchStatus, MediaKind
+from shared.pages.losses import page_problems
 from shared.stores import PageProblems, PageState
 
 __all__ = ["CONCURRENCY", "IMAGES_MAX", "Judged", "judge_images"]

@@ -1,7 +1,7 @@
 """Registers the demo's sources the way an operator would (docs/architecture.md sections 1, 2 and 8).
 
 * The six feeds (four English, the columns' with summaries only; two Russian) go through
-  ``shared.feeds.FeedRegistry`` -- the registration service behind ``turbocubes feeds add`` and
+  ``shared.webmaster.feeds.FeedRegistry`` -- the registration service behind ``turbocubes feeds add`` and
   the webmaster API: SSRF check, feed store upsert and a ``FeedRegistration`` on
   ``feeds.registry``. The feed id is derived from the canonical URL, so a second ``up --demo``
   on the same port updates nothing.
@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 
 from demo.content import Site
 from shared.config import Settings
-from shared.feeds import FeedRegistry, RegistrationRefused
 from shared.http import AddressGuard
 from shared.runtime.deps import Publish
 from shared.stores import FeedStore
+from shared.webmaster.feeds import FeedRegistry, RegistrationRefused
 
 __all__ = ["DEMO_FEED_PATHS", "RegistrationError", "register_feeds", "remove_stale_feeds"]
 

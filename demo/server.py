@@ -21,7 +21,7 @@ from aiohttp import web
 
 from demo.content import Resource, Site, build_site
 from demo.yours import FEED_PATH, PAGE_PATH, Yours, meta_tags
-from shared.verification import WELL_KNOWN_PATH
+from shared.webmaster.verification import WELL_KNOWN_PATH
 
 __all__ = ["DemoServer", "Owners", "bind_loopback"]
 

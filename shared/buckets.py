@@ -2,7 +2,7 @@
 section 6).
 
 The API's per-tenant throttling (``cubes/api/throttle.py``) and the sign-up limit the API and the
-console share (``shared/signup.py``) count with these. Nothing here does I/O or reads the wall
+console share (``shared/webmaster/signup.py``) count with these. Nothing here does I/O or reads the wall
 clock: time comes from an injected ``shared.clock.Clock``.
 
 A ``TokenBucket`` holds up to ``capacity`` tokens and gains ``rate`` per second. ``take(n)`` either

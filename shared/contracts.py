@@ -5,7 +5,7 @@ in ``shared.messages``. From the models come the JSON Schema files
 (``schemas/<topic>.v1.json``) and the AsyncAPI 3 document
 (``schemas/asyncapi.yaml``), and the webmaster's contract: the problem object
 (``schemas/problem.v1.json``) and its code table (``schemas/problems.md``,
-from ``shared/problem_codes.py``); ``write_contract_files()`` regenerates them and
+from ``shared/problems/codes.py``); ``write_contract_files()`` regenerates them and
 ``stale_contract_files()`` says which committed files differ (a test fails
 on any).
 
@@ -29,9 +29,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 import schemas as _schemas_package  # the catalog ships as package data
-from shared import messages, problem_codes
+from shared import messages
 from shared.bus.base import TopicSpec
 from shared.errors import ContractError, PublishContractError
+from shared.problems import codes as problem_codes
 from shared.problems import problem_schema
 
 __all__ = [
@@ -299,7 +300,7 @@ def problems_markdown() -> str:
         "`{code, severity, where: {feed, item, link, line, column}, message, hint}`. The codes below are",
         "stable: a code keeps its meaning and is never reused. `hint` is the default advice; a problem",
         "may carry a more specific one. The object's JSON Schema is `problem.v1.json`. Generated from",
-        "`shared/problem_codes.py` by `turbocubes schemas write`; do not edit. The API serves the same",
+        "`shared/problems/codes.py` by `turbocubes schemas write`; do not edit. The API serves the same",
         "table at `GET /api/v1/problems`.",
         "",
         "Severity: **error** -- content was not published as the source has it (an item refused, a",

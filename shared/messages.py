@@ -151,7 +151,7 @@ class CrawlRequest(Message):
     #: the feed's credentials and extra headers, sealed (``shared/secretbox.py``): only the crawler opens
     #: them, and sends them to the feed's own origin only
     credentials: str | None = Field(default=None, max_length=16_384)
-    #: the feed's own fetch timeout (``shared/feed_options.py``), within the crawler's budget
+    #: the feed's own fetch timeout (``shared/webmaster/feed_options.py``), within the crawler's budget
     timeout_s: float | None = Field(default=None, gt=0, le=600)
     #: kind=page for a feed's item: the item's document, which the page completes (requester
     #: ``fulltext:<feed>``: the autoparser publishes it with the page's article) or is checked
@@ -288,7 +288,7 @@ class Media(BaseModel):
     mime: str | None = None
     width: int | None = None
     height: int | None = None
-    #: widths of its smaller copies in the CDN (``shared.variants``), for the page's srcset
+    #: widths of its smaller copies in the CDN (``shared.images.variants``), for the page's srcset
     variants: list[int] = Field(default_factory=list)
 
 
@@ -418,7 +418,7 @@ class MediaCached(Message):
     width: int | None = None
     height: int | None = None
     sha256: str | None = None
-    #: widths of the smaller copies made beside it (``shared.variants``)
+    #: widths of the smaller copies made beside it (``shared.images.variants``)
     variants: list[int] = Field(default_factory=list)
     #: the CDN URL of the copy this one replaces: the source image changed in place (a re-check
     #: found new bytes), and the pages that show the old copy are rendered again with this one
@@ -441,7 +441,7 @@ class Device(StrEnum):
 
 
 class BrandingChanged(Message):
-    """A tenant changed its branding of a host (``shared/branding.py``). Key: ``host``.
+    """A tenant changed its branding of a host (``shared/webmaster/branding.py``). Key: ``host``.
 
     The kvwriter renders that tenant's pages of the host again, from the documents they keep."""
 

@@ -52,7 +52,7 @@ from cubes.api.shedding import LoadShedder
 from cubes.api.throttle import Bulkhead
 from shared.config import Settings
 from shared.http import AddressGuard
-from shared.rights import Rights
+from shared.webmaster.rights import Rights
 
 __all__ = ["create_app"]
 

@@ -3,7 +3,8 @@
 Every tenant route needs ``Authorization: Bearer <token>``. The token's
 plaintext never lives anywhere but the client: the store keeps its
 sha256 and answers ``team.grant`` (the tenant, and the scope that is the call's
-role: ``shared.access.ROLE_OF_SCOPE``; the gate asks ``shared.access.permit``). This instance caches the answer for
+role: ``shared.webmaster.access.ROLE_OF_SCOPE``; the gate asks
+``shared.webmaster.access.permit``). This instance caches the answer for
 ``TOKEN_CACHE_S`` under the token's sha256 (never the plaintext), so
 authentication costs a dict lookup on the hot path and a throttled tenant's
 rejections stay cheap. The price: a revoked token keeps working on an
@@ -39,14 +40,14 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from cubes.api.errors import ApiError
-from shared.access import AccessRefused, host_claim, origin_claim
 from shared.attempts import FailedAttempts
 from shared.clock import Clock
 from shared.stores import HostClaim, Stores, TenantStore
 from shared.stores.team import Grant
+from shared.webmaster.access import AccessRefused, host_claim, origin_claim
 
 if TYPE_CHECKING:
-    from shared.feeds import Authorize
+    from shared.webmaster.feeds import Authorize
 
 __all__ = [
     "ROLE",
@@ -212,7 +213,7 @@ def check_admin(request: web.Request, admin_sha256: str) -> None:
 
 
 def refusal(exc: AccessRefused) -> ApiError:
-    """How the API says ``shared.access``'s no: 404 for another tenant's object, 409 for the last owner,
+    """How the API says ``shared.webmaster.access``'s no: 404 for another tenant's object, 409 for the last owner,
     else 403 naming the host."""
     if exc.missing:
         return ApiError(404, exc.code, exc.message)
@@ -234,7 +235,8 @@ def feed_authorizer(tenants: TenantStore, tenant_id: str) -> Authorize:
 
 
 async def require_host(tenants: TenantStore, tenant_id: str, host: str, *, verified: bool = True) -> HostClaim:
-    """The tenant's claim on ``host`` (``shared.access.host_claim``, the console's rule too); 403 when refused."""
+    """The tenant's claim on ``host`` (``shared.webmaster.access.host_claim``, the console's rule too); 403 when
+    refused."""
     try:
         return await host_claim(tenants, tenant_id, host, verified=verified)
     except AccessRefused as exc:

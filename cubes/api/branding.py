@@ -1,4 +1,4 @@
-"""A host's branding on its Turbo pages (docs/architecture.md sections 1 and 10; ``shared/branding.py``).
+"""A host's branding on its Turbo pages (docs/architecture.md sections 1 and 10; ``shared/webmaster/branding.py``).
 
 * ``GET /api/v1/hosts/{host}/branding`` — your branding of the host (null: none) and where its logo is
   (``none``, ``pending`` on its way to the CDN, ``ok`` with its CDN copy, ``failed`` with the reason);
@@ -22,8 +22,8 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
 from cubes.api.feeds import unavailable_on_outage
-from shared.branding import Branding, BrandingRefused, apply_branding, logo_state, parse_branding
 from shared.urls import canonical_host
+from shared.webmaster.branding import Branding, BrandingRefused, apply_branding, logo_state, parse_branding
 
 __all__ = ["add_routes"]
 

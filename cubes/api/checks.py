@@ -1,7 +1,7 @@
 """``POST /api/v1/feeds/check``: check a feed before registering it, publishing nothing.
 
 {url} — the feed is fetched through the host's polite crawler lane (a
-``crawl.requests`` message keyed by host, ``shared.feeds.check_request``),
+``crawl.requests`` message keyed by host, ``shared.webmaster.feeds.check_request``),
 parsed as the parser cube parses feeds, and every page rendered as a preview
 (``cubes/parser/checks.py``: the body is handled as a debug upload). ``202``
 with an upload task whose status (``GET /api/v1/uploads/{task_id}``) gives

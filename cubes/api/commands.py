@@ -19,7 +19,7 @@ __all__ = ["register"]
 #: ``FeedFormat``'s values (shared/messages.py), written here so that declaring the command imports no
 #: model (tests/unit/cubes/test_cli_imports.py keeps the two equal)
 _FEED_FORMATS = ("rss", "turbo", "yml", "auto")
-#: ``FullText``'s values (shared/feed_options.py), the same way
+#: ``FullText``'s values (shared/webmaster/feed_options.py), the same way
 _FULL_TEXT = ("auto", "always", "never")
 
 

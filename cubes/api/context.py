@@ -19,9 +19,9 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
 from shared.http import AddressGuard
-from shared.rights import Rights
 from shared.runtime.deps import Publish
 from shared.stores import Stores
+from shared.webmaster.rights import Rights
 
 __all__ = ["CTX", "ApiContext", "ContextSlot", "ctx_of"]
 
@@ -39,7 +39,7 @@ class ApiContext:
     auth: Authenticator
     bulkhead: Bulkhead
     shedder: LoadShedder
-    #: claims, proofs and re-checks, each change of rights recorded and told (``shared.rights``)
+    #: claims, proofs and re-checks, each change of rights recorded and told (``shared.webmaster.rights``)
     rights: Rights
     guard: AddressGuard
     #: the resolver the SSRF guard wraps when a feed URL's host is checked (tests map *.partner.test)

@@ -21,9 +21,9 @@ from cubes.api.recheck import ProofRechecks
 from shared.config import Settings
 from shared.notify.notifier import Notifier
 from shared.ports import listen
-from shared.rights import Rights
 from shared.runtime.cube import Cube, Output, Service, Timer, TimerContext
 from shared.runtime.deps import Deps
+from shared.webmaster.rights import Rights
 
 __all__ = ["CUBE", "build"]
 

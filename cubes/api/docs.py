@@ -4,7 +4,7 @@
   people: method, path, what it does, who may call it, its parameters and answers, and how to
   start (sign up, verify, add a feed). Plain HTML from a Jinja2 template with autoescape, no
   script (the page works under ``default-src 'none'``).
-* ``GET /api/v1/problems`` -- the table of problem codes (``shared/problem_codes.py``) as JSON:
+* ``GET /api/v1/problems`` -- the table of problem codes (``shared/problems/codes.py``) as JSON:
   what every ``code`` in a feed status, fetch history or upload task means and how to fix it.
 
 Both are public: they describe the API, nothing of any tenant.
@@ -19,8 +19,8 @@ from aiohttp import web
 
 from cubes.api.errors import json_response
 from cubes.api.openapi import document
-from shared.problem_codes import CODES
-from shared.templates import html_environment
+from shared.pages.templates import html_environment
+from shared.problems.codes import CODES
 
 __all__ = ["add_routes", "render_docs"]
 

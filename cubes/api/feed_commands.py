@@ -2,7 +2,7 @@
 
 Until a webmaster registers through the API, this is how a feed gets in. It
 goes through the same registration service as the API and the demo
-(``shared.feeds.FeedRegistry``): canonical URL, SSRF guard (``http.allowlist``
+(``shared.webmaster.feeds.FeedRegistry``): canonical URL, SSRF guard (``http.allowlist``
 is the only way around it), format and service names, the feed stored and
 announced on ``feeds.registry`` of the configured bus, so a running scheduler
 takes it at once (a new feed is due immediately).
@@ -38,14 +38,14 @@ import orjson
 
 from shared.config import Settings, load_settings
 from shared.errors import NotFound
-from shared.feed_options import FeedOptions, FullText
-from shared.feeds import KEEP, FeedRegistry, RegistrationRefused
 from shared.messages import FeedFormat
-from shared.overview import feed_overview
 from shared.problems import Where
 from shared.stores import Feed, FeedStore, FetchReport, ProblemStore, Stores, UpsertOutcome, open_configured
 from shared.stores.problems import KEEP_REPORTS
-from shared.words import counted, result_word
+from shared.webmaster.feed_options import FeedOptions, FullText
+from shared.webmaster.feeds import KEEP, FeedRegistry, RegistrationRefused
+from shared.webmaster.overview import feed_overview
+from shared.webmaster.words import counted, result_word
 
 __all__ = ["feeds_add", "feeds_fetch", "feeds_list", "feeds_remove", "feeds_show", "run"]
 

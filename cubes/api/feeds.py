@@ -4,7 +4,7 @@
   services, autoparser} — the URL's
   host must be the tenant's and verified; the rest of the rules (canonical
   URL, SSRF guard, service names, the feed id) are the registration
-  service's (``shared.feeds.FeedRegistry``), which stores the feed and
+  service's (``shared.webmaster.feeds.FeedRegistry``), which stores the feed and
   announces it on ``feeds.registry``. Registering a URL twice is one feed:
   ``201`` the first time, ``200`` after.
 * ``GET /api/v1/feeds``, ``GET /api/v1/feeds/{feed_id}`` — the registration
@@ -12,11 +12,11 @@
   column, next fetch (written by the scheduler, the crawler and the parser);
   the newest fetch's report with every problem and its hint, the roll-up
   (items refused and images failed by code, conflicts with the source that
-  won) and the pages that lost something (``shared/overview.py``).
+  won) and the pages that lost something (``shared/webmaster/overview.py``).
 * ``PATCH /api/v1/feeds/{feed_id}`` {autoparser, services, format, options} — change
   the registration (the autoparser on or off) through the registration service.
 * ``options`` (on POST and PATCH): the feed's own fetch options and filters
-  (``shared/feed_options.py``: ``timeout_s``, ``basic_auth`` {username, password},
+  (``shared/webmaster/feed_options.py``: ``timeout_s``, ``basic_auth`` {username, password},
   ``headers``, ``filters`` {keep_categories, drop_categories, keep_pattern,
   drop_pattern}, ``full_text`` auto|always|never: whether an item that is only a
   summary gets its page's article, ``cubes/parser/fulltext.py``), merged over the
@@ -40,12 +40,12 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.shedding import RETRY_AFTER_S
-from shared import access
 from shared.errors import TurbocubesError
-from shared.feed_options import FeedOptions, options_json
-from shared.feeds import KEEP, SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
-from shared.overview import FeedOverview, counts_json, feed_overview, page_json, report_json, rollup_json
 from shared.stores import Feed, UpsertOutcome
+from shared.webmaster import access
+from shared.webmaster.feed_options import FeedOptions, options_json
+from shared.webmaster.feeds import KEEP, SERVICES_MAX, WEBMASTER_FORMATS, FeedRegistry, RegistrationRefused
+from shared.webmaster.overview import FeedOverview, counts_json, feed_overview, page_json, report_json, rollup_json
 
 __all__ = ["add_routes", "feed_json", "overview_json", "own_feed", "registry_of", "unavailable_on_outage"]
 
@@ -167,7 +167,7 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
 
 
 async def own_feed(request: web.Request) -> Feed:
-    """The caller's feed of the path (``shared.access.own_feed``, the console's rule too); 404 otherwise."""
+    """The caller's feed of the path (``shared.webmaster.access.own_feed``, the console's rule too); 404 otherwise."""
     try:
         return await access.own_feed(ctx_of(request).stores.feeds, request[TENANT], request.match_info["feed_id"])
     except access.AccessRefused as exc:

@@ -15,7 +15,7 @@
   something (an image that answered 404, one late), with the problems.
 * ``GET /api/v1/feeds/{feed_id}/problems`` -- each problem code's occurrences on
   the feed: first and last seen, by how many fetches, new / ongoing / resolved
-  (``shared/problem_history.py``); *fetch now* is the "check again" that
+  (``shared/problems/history.py``); *fetch now* is the "check again" that
   closes what is gone.
 """
 
@@ -31,10 +31,10 @@ from cubes.api.auth import TENANT, refusal
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, json_response
 from cubes.api.feeds import own_feed, registry_of, unavailable_on_outage
-from shared.access import AccessRefused, feed_in_force
-from shared.overview import feed_overview, page_json, report_json
-from shared.problem_codes import CODES
-from shared.problem_history import Occurrence
+from shared.problems.codes import CODES
+from shared.problems.history import Occurrence
+from shared.webmaster.access import AccessRefused, feed_in_force
+from shared.webmaster.overview import feed_overview, page_json, report_json
 
 __all__ = ["REORDER_S", "add_routes", "occurrence_json"]
 

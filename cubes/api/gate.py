@@ -6,7 +6,7 @@ than the work it protects, and nothing reads the body):
 1. **bulkhead** — over ``api.concurrency`` requests in flight: ``503`` at once;
 2. **route access** — public routes (the OpenAPI document) pass; admin routes
    need the admin token; every other route needs a tenant token (``401``) whose
-   scope's role allows the operation (``shared.access.permit``: a GET is a read,
+   scope's role allows the operation (``shared.webmaster.access.permit``: a GET is a read,
    anything else a write, a ``team.`` route the team's; ``403 role_forbids``);
 3. **declared size** — a ``Content-Length`` over ``api.max_upload_bytes`` is
    ``413`` before it can touch the tenant's byte budget;
@@ -33,7 +33,7 @@ from cubes.api.bodies import too_large
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, problem
 from cubes.api.throttle import TenantBuckets
-from shared.access import ROLE_OF_SCOPE, AccessRefused, need_of, permit
+from shared.webmaster.access import ROLE_OF_SCOPE, AccessRefused, need_of, permit
 
 __all__ = ["ADMIN_PREFIX", "PUBLIC_ROUTES", "TEAM_PREFIX", "gate_middleware"]
 

@@ -15,7 +15,7 @@ the host's verification token and the three ways to publish it (a URL instead
 of a bare host, ``http://shop.example:8080/``, is where the site answers: the
 file and the meta tag are looked for there, and the right covers that origin alone).
 ``verify`` runs the same guarded check as ``POST /api/v1/hosts/{host}/verify``
-(``shared.rights``: the change of rights is recorded and told).
+(``shared.webmaster.rights``: the change of rights is recorded and told).
 ``revoke`` takes the token's plaintext (the store can find a token by it and
 by nothing else). ``turbo`` switches the host's Turbo pages on or off, as
 ``PUT /api/v1/hosts/{host}/turbo`` does (off: its feeds are fetched now, and
@@ -33,13 +33,13 @@ from typing import Any, TextIO
 
 from shared.clock import SystemClock
 from shared.config import Settings, load_settings
-from shared.feeds import FeedRegistry
 from shared.origins import origin_host, origin_of
-from shared.rights import Rights
 from shared.stores import Stores, open_configured
-from shared.turbo_switch import switch
 from shared.urls import canonical_host
-from shared.verification import instructions
+from shared.webmaster.feeds import FeedRegistry
+from shared.webmaster.rights import Rights
+from shared.webmaster.turbo_switch import switch
+from shared.webmaster.verification import instructions
 
 __all__ = ["hosts_add", "hosts_list", "hosts_revoke", "hosts_turbo", "hosts_verify", "run"]
 
@@ -134,7 +134,8 @@ async def hosts_verify(
     resolver: Any = None,
     out: TextIO | None = None,
 ) -> int:
-    """The check ``POST /api/v1/hosts/{host}/verify`` runs (``shared.rights``); ``origin`` claims that one first."""
+    """The check ``POST /api/v1/hosts/{host}/verify`` runs (``shared.webmaster.rights``); ``origin`` claims that one
+    first."""
     out = out or sys.stdout
     host = canonical_host(host.strip())
     settings = settings.replace(http={"allowlist": [*settings.http.allowlist, *allow]})

@@ -5,24 +5,24 @@
   tenant: ``201`` with its verification token and the three ways to publish
   it (DNS TXT, a file, a meta tag). The URL's origin (scheme, host, port;
   ``https://host`` for a bare host) is where the proof is looked for and all
-  the right covers (``shared.rights``). A claim gives no right to publish
+  the right covers (``shared.webmaster.rights``). A claim gives no right to publish
   until it is verified, so tenants make their own (at most ``MAX_CLAIMS``);
   claiming again is idempotent, and a claim of another origin moves the claim
   there: a right on the old origin ends (told to those who hold or held one).
 * ``GET /api/v1/hosts`` — every host the tenant claimed, verified or not,
   with its verification token, origin and how to publish the token, and its
   ``alias``: the ``www.`` spelling it is one site with, when the tenant
-  verified both (``shared.hosts``; otherwise the two are separate hosts).
+  verified both (``shared.webmaster.hosts``; otherwise the two are separate hosts).
 * ``GET /api/v1/hosts/{host}`` — one host as the caller sees it: its claim,
   right and problems (a lapsing proof); with a right in force, its own
   sources' view: its feeds with their newest fetch, the roll-up (items
   refused and images failed by code, conflicts, failing feeds), its pages
   that lost something and its documents waiting for images -- never another
-  tenant's (``shared.overview``). A claim without a right shows nothing else.
+  tenant's (``shared.webmaster.overview``). A claim without a right shows nothing else.
 * ``POST /api/v1/hosts/{host}/verify`` — look for the token
-  (``shared.verification``: DNS TXT, then the file and the meta tag on the
+  (``shared.webmaster.verification``: DNS TXT, then the file and the meta tag on the
   claim's origin only, same-origin redirects only), every fetch through the
-  SSRF guard; on success the claim is a right (``shared.rights``; another
+  SSRF guard; on success the claim is a right (``shared.webmaster.rights``; another
   tenant's right on the origin stays as it is). ``200`` either way, with
   ``verified`` and what each attempt found, naming the URL it was read from.
 
@@ -41,14 +41,14 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.feeds import registry_of, unavailable_on_outage
-from shared.hosts import scope_for
 from shared.origins import origin_host, origin_of
-from shared.overview import counts_json, host_overview, page_json, report_json, rollup_json
-from shared.rights import claim_problems
 from shared.stores import HostClaim
-from shared.turbo_switch import switch
 from shared.urls import canonical_host
-from shared.verification import instructions
+from shared.webmaster.hosts import scope_for
+from shared.webmaster.overview import counts_json, host_overview, page_json, report_json, rollup_json
+from shared.webmaster.rights import claim_problems
+from shared.webmaster.turbo_switch import switch
+from shared.webmaster.verification import instructions
 
 __all__ = ["MAX_CLAIMS", "add_routes", "claim_json"]
 
@@ -64,7 +64,7 @@ def claim_json(c: HostClaim, verified_hosts: list[str], grace_s: float) -> dict[
         "verified": c.verified,
         # what the right covers (scheme, host, port), and where the proof is looked for
         "origin": c.origin,
-        # the www. spelling this host is one site with (shared.hosts): both verified by you
+        # the www. spelling this host is one site with (shared.webmaster.hosts): both verified by you
         "alias": scope_for(c.host, verified_hosts).alias if c.verified else None,
         "verification_token": c.verification_token,
         "how_to_verify": instructions(c.host, c.verification_token, c.origin),
@@ -198,7 +198,7 @@ async def set_turbo(request: web.Request) -> web.StreamResponse:
     too when no other holder of the host keeps its pages on) and nothing of yours is published until
     it is switched on again. On: those fetches publish again what the feeds still have, the
     autoparser's removed pages are fetched again, and the answer says how many uploaded pages only a
-    new upload brings back (``shared/turbo_switch.py``). Another holder's pages stay.
+    new upload brings back (``shared/webmaster/turbo_switch.py``). Another holder's pages stay.
     """
     ctx = ctx_of(request)
     host = _host_param(request)

@@ -5,9 +5,9 @@ sections 6 and 10).
 * ``POST /indexnow`` {host, key, keyLocation?, urlList} -- up to ``MAX_URLS`` URLs of one origin.
 
 Public, as the protocol is (indexnow.org): the site proves the submission by its key file
-(``shared/indexnow.py``: ``<origin>/<key>.txt`` or ``keyLocation`` on the same origin,
+(``shared/webmaster/indexnow.py``: ``<origin>/<key>.txt`` or ``keyLocation`` on the same origin,
 same-origin redirects only). Only an origin some tenant holds a right on is fetched for
-(``shared/refresh.py``: each URL refreshed through whatever made its page, in the host's
+(``shared/webmaster/refresh.py``: each URL refreshed through whatever made its page, in the host's
 polite lane). Answers, as the protocol names them: ``200`` queued (the body lists each
 URL's refresh, and those refused with the reason); ``400`` a URL or the body unreadable;
 ``403`` the origin is not verified here, or the key file does not hold the key (or is
@@ -27,11 +27,11 @@ from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, json_response
 from cubes.api.feeds import unavailable_on_outage
 from cubes.api.refresh import refresher_of
-from shared.access import AccessRefused
-from shared.indexnow import KEY_RE, KeyChecks, KeyVerdict, Submission, key_file_url
 from shared.origins import origin_of
-from shared.refresh import URL_MAX, RefreshRefused
 from shared.urls import canonical_url, host_of
+from shared.webmaster.access import AccessRefused
+from shared.webmaster.indexnow import KEY_RE, KeyChecks, KeyVerdict, Submission, key_file_url
+from shared.webmaster.refresh import URL_MAX, RefreshRefused
 
 __all__ = ["MAX_URLS", "add_routes"]
 

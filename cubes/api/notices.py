@@ -1,7 +1,7 @@
 """``GET /api/v1/notices``: what changed about the rights on the caller's origins (docs/architecture.md section 6).
 
 Each notice is a change of a right on an origin the caller holds or held a right on
-(``shared.rights``): its own right granted, lapsing, restored, ended or withdrawn, and another
+(``shared.webmaster.rights``): its own right granted, lapsing, restored, ended or withdrawn, and another
 tenant's right on the same origin granted, ended or withdrawn -- never naming the other tenant.
 The newest first.
 """

@@ -55,7 +55,7 @@ from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaste
 
 __all__ = ["COUNTS", "OWNERSHIP", "document"]
 
-#: who owns what on a site (shared/rights.py, shared/access.py), as the document says it
+#: who owns what on a site (shared/webmaster/rights.py, shared/webmaster/access.py), as the document says it
 OWNERSHIP = (
     "Who owns what on a site: a claim names an origin (scheme, host and port: the URL you give, https://HOST for "
     "a bare host); a tenant has one claim on a host, so claiming another origin of it ends its right on the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cubes.api.openapi_parts import ok, op, path_param
-from shared.problem_codes import CODES
+from shared.problems.codes import CODES
 
 __all__ = ["history_paths", "history_schemas"]
 

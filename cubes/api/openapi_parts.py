@@ -106,7 +106,7 @@ def op(
     security: list[dict[str, list[str]]] | None = None,
 ) -> dict[str, Any]:
     # the gate answers these on every tenant operation (admin ones: 401, wrong tokens' 429, the bulkhead's 503)
-    # a tenant token's scope may not allow the operation: 403 role_forbids (shared.access.permit)
+    # a tenant token's scope may not allow the operation: 403 role_forbids (shared.webmaster.access.permit)
     gate = {401, 429, 503} if security is ADMIN else {401, 403, 413, 429, 503}
     codes = sorted(set(errors) | gate)
     responses = {str(k): v for k, v in ok.items()}

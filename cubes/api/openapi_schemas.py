@@ -11,9 +11,9 @@ from typing import Any
 from cubes.api.openapi_parts import NULLABLE_INT as _NULLABLE_INT
 from cubes.api.openapi_parts import NULLABLE_STR as _NULLABLE_STR
 from cubes.api.openapi_parts import NULLABLE_TIME as _NULLABLE_TIME
-from shared.branding import Branding
-from shared.feed_options import FeedOptions, FeedOptionsIn
-from shared.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
+from shared.webmaster.branding import Branding
+from shared.webmaster.feed_options import FeedOptions, FeedOptionsIn
+from shared.webmaster.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
 
 __all__ = ["OPTIONS_IN", "SCHEMAS"]
 
@@ -329,7 +329,7 @@ SCHEMAS: dict[str, Any] = {
     },
     "TurboSwitch": {
         "type": "object",
-        "description": "What a switch did (shared/turbo_switch.py); the counts are the host page's.",
+        "description": "What a switch did (shared/webmaster/turbo_switch.py); the counts are the host page's.",
         "required": [
             "host",
             "turbo",

@@ -1,6 +1,6 @@
 """The OpenAPI part of team access (``team.py``): users, invitations and API tokens, owners only.
 
-The bodies' schemas are generated from the models that check them (``shared/team_views.py``).
+The bodies' schemas are generated from the models that check them (``shared/webmaster/team_views.py``).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cubes.api.openapi_parts import json_body, ok, op, path_param
-from shared.team_views import (
+from shared.webmaster.team_views import (
     InvitationIn,
     InvitationIssued,
     InvitationView,

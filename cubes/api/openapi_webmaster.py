@@ -1,7 +1,7 @@
 """The webmaster's part of the OpenAPI document: problems, fetches, previews, docs.
 
 Problems are documented once: the ``Problem`` schema lists every code of
-``shared/problem_codes.py`` and points at the table (``schemas/problems.md``,
+``shared/problems/codes.py`` and points at the table (``schemas/problems.md``,
 ``GET /api/v1/problems``, the docs page at ``/docs``).
 """
 
@@ -23,7 +23,7 @@ from cubes.api.openapi_parts import (
     path_param,
 )
 from cubes.api.openapi_schemas import OPTIONS_IN
-from shared.problem_codes import CODES
+from shared.problems.codes import CODES
 from shared.stores import PageState
 
 __all__ = ["webmaster_paths", "webmaster_schemas"]

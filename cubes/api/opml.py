@@ -1,7 +1,7 @@
 """A tenant's feeds as OPML: ``GET /api/v1/feeds/opml`` exports them, ``POST /api/v1/feeds/opml`` imports a file.
 
-The format and our namespace are ``shared/opml.py``; an import registers each outline as ``POST
-/api/v1/feeds`` would (``shared/opml_import.py``) and answers ``200`` with every line's result
+The format and our namespace are ``shared/webmaster/opml.py``; an import registers each outline as ``POST
+/api/v1/feeds`` would (``shared/webmaster/opml_import.py``) and answers ``200`` with every line's result
 (``added``, ``updated``, ``unchanged``, ``refused`` and why). A file that cannot be read at all is
 ``422`` naming ``body``. Idempotent: the same file again says ``unchanged`` for every line.
 """
@@ -15,8 +15,8 @@ from cubes.api.bodies import check_declared_size, check_media_type, read_body
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
 from cubes.api.feeds import registry_of, unavailable_on_outage
-from shared.opml import MAX_BYTES, OpmlRefused, write_opml
-from shared.opml_import import import_opml
+from shared.webmaster.opml import MAX_BYTES, OpmlRefused, write_opml
+from shared.webmaster.opml_import import import_opml
 
 __all__ = ["OPML_TYPES", "add_routes"]
 

@@ -1,6 +1,6 @@
 """``turbocubes feeds export|import``: a tenant's feeds as OPML, and an OPML file registered for it.
 
-The API's formats and rules (``shared/opml.py``, ``shared/opml_import.py``): the import registers
+The API's formats and rules (``shared/webmaster/opml.py``, ``shared/webmaster/opml_import.py``): the import registers
 each outline as ``turbocubes feeds add`` would, for the tenant named (its verified hosts only), and
 prints each line's result; the same file again changes nothing. Exit status 1 when a line was
 refused or the file cannot be read.
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TextIO
 
 from shared.config import load_settings
-from shared.feeds import FeedRegistry
-from shared.opml import OpmlRefused, write_opml
-from shared.opml_import import import_opml
 from shared.stores import Stores, open_configured
+from shared.webmaster.feeds import FeedRegistry
+from shared.webmaster.opml import OpmlRefused, write_opml
+from shared.webmaster.opml_import import import_opml
 
 __all__ = ["feeds_export", "feeds_import", "run"]
 

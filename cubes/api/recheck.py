@@ -3,7 +3,7 @@
 Every ``api.proof_sweep_s`` the timer takes the rights whose last check is older than
 ``api.proof_recheck_s`` (``TenantStore.due_checks``: taken under a guard, so api replicas that
 sweep at once check each right once) and checks each as ``POST /api/v1/hosts/{host}/verify``
-would (``shared.rights.Rights.verify``): a proof found keeps the right (or restores a lapsing one),
+would (``shared.webmaster.rights.Rights.verify``): a proof found keeps the right (or restores a lapsing one),
 a proof missing starts the right's grace and tells its holder, and a proof still missing after the
 grace ends the right, told to every tenant that holds or held one on the origin. The timer has no
 outputs: what it changes is in the stores.
@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from shared.rights import Rights
 from shared.runtime.cube import Output, TimerContext
+from shared.webmaster.rights import Rights
 
 __all__ = ["SWEEP_BATCH", "ProofRechecks"]
 

@@ -1,7 +1,7 @@
 """One page or image fetched again now, one image purged (docs/architecture.md sections 6 and 10).
 
 * ``POST /api/v1/pages/refresh`` {url} -- the page fetched again by what made it:
-  its feed fetched now, or the page itself for the autoparser (``shared/refresh.py``
+  its feed fetched now, or the page itself for the autoparser (``shared/webmaster/refresh.py``
   says which, and who may ask), through the host's polite crawler lane.
 * ``POST /api/v1/images/refresh`` {url} -- an image of your pages (its source URL)
   fetched again; new bytes are a new copy, and its pages are rendered again with it.
@@ -24,8 +24,8 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.feeds import unavailable_on_outage
-from shared.access import AccessRefused
-from shared.refresh import Refreshed, Refresher, RefreshRefused
+from shared.webmaster.access import AccessRefused
+from shared.webmaster.refresh import Refreshed, Refresher, RefreshRefused
 
 __all__ = ["add_routes", "refresher_of", "refused"]
 
@@ -43,7 +43,8 @@ def refresher_of(request: web.Request) -> Refresher:
 
 
 def refused(exc: RefreshRefused) -> ApiError:
-    """How the API says ``shared.refresh``'s no: 404 for an image that is not the caller's, else 422 on url."""
+    """How the API says ``shared.webmaster.refresh``'s no: 404 for an image that is not the caller's, else 422 on
+    url."""
     if exc.code == "not_found":
         return ApiError(404, "not_found", exc.message)
     return ValidationFailed([FieldError("url", exc.message)])

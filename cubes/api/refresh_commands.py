@@ -1,7 +1,7 @@
 """``turbocubes refresh URL [--image | --purge] [--tenant ID]``: one URL again now (docs/architecture.md s.1, 10).
 
 The same service as the API's ``POST /api/v1/pages/refresh`` and ``/api/v1/images/...``
-(``shared/refresh.py``): a page is fetched again by what made it (its feed, or the page
+(``shared/webmaster/refresh.py``): a page is fetched again by what made it (its feed, or the page
 for the autoparser), an image is fetched again, a purge drops the copy when the source no
 longer gives a good image; every fetch goes through the host's polite crawler lane. Without
 ``--tenant`` it asks as the operator, for an origin some tenant holds a right on. Exit
@@ -17,9 +17,9 @@ import asyncio
 import sys
 from typing import TextIO
 
-from shared.access import AccessRefused
 from shared.config import load_settings
-from shared.refresh import Refresher, RefreshRefused
+from shared.webmaster.access import AccessRefused
+from shared.webmaster.refresh import Refresher, RefreshRefused
 
 __all__ = ["refresh", "run"]
 

@@ -8,7 +8,7 @@ recovered. A tenant can do nothing until it claims and verifies a host
 nothing but a row.
 
 Rate-limited, because it is public, by the rule the console's sign-up form
-follows too (``shared/signup.py``). A refusal is ``429`` with ``Retry-After``.
+follows too (``shared/webmaster/signup.py``). A refusal is ``429`` with ``Retry-After``.
 ``api.signup_enabled = false`` turns it off (``403``): the operator's
 ``turbocubes hosts add`` always works.
 """
@@ -21,7 +21,7 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.throttle import retry_after_header
-from shared.signup import SignupLimiter, name_problem, sign_up
+from shared.webmaster.signup import SignupLimiter, name_problem, sign_up
 
 __all__ = ["SignupLimiter", "add_routes"]
 

@@ -1,6 +1,6 @@
-"""Team access through the API (docs/architecture.md section 6, "Team access"; ``shared/team.py``).
+"""Team access through the API (docs/architecture.md section 6, "Team access"; ``shared/webmaster/team.py``).
 
-Owners only (the gate asks ``shared.access.permit`` with ``Need.TEAM`` for every ``team.`` route):
+Owners only (the gate asks ``shared.webmaster.access.permit`` with ``Need.TEAM`` for every ``team.`` route):
 
 * ``GET /api/v1/team/tokens``, ``POST`` {name, scope} (201, the token shown once),
   ``POST /api/v1/team/tokens/{token_id}/rotate`` (the old one revoked, a new one of its name and scope),
@@ -25,9 +25,9 @@ from cubes.api.auth import TENANT, refusal
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
-from shared.access import AccessRefused
-from shared.team import Team, TeamRefused, invite_link
-from shared.team_views import (
+from shared.webmaster.access import AccessRefused
+from shared.webmaster.team import Team, TeamRefused, invite_link
+from shared.webmaster.team_views import (
     InvitationIn,
     InvitationIssued,
     InvitationView,

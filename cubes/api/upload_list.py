@@ -1,7 +1,7 @@
 """``GET /api/v1/uploads``: the caller's upload tasks, newest first (docs/architecture.md section 1, "partner").
 
 As the Turbo API lists its upload tasks: ``?host=&mode=production|debug&status=queued|processing|done|failed
-&cursor=&limit=`` (``shared.task_list`` reads them, as the console's list does). Every task is the
+&cursor=&limit=`` (``shared.webmaster.task_list`` reads them, as the console's list does). Every task is the
 caller's own: another tenant's never appear, whatever the filters name. A task here is a summary (its
 counts by item status and by problem code); ``status_url`` gives the whole of it. ``next_cursor`` is
 absent on the last page.
@@ -17,7 +17,7 @@ from cubes.api.auth import TENANT
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
 from shared.stores import Task
-from shared.task_list import cursor_of, read_task_query
+from shared.webmaster.task_list import cursor_of, read_task_query
 
 __all__ = ["add_routes", "task_summary"]
 

@@ -7,14 +7,14 @@
   leveling: the parser does the work at its own pace). A task row is created
   ``queued`` first, so the parser always finds it to update.
 * ``GET /api/v1/uploads/{task_id}`` — queued / processing / done / failed,
-  per-item results with their problems (``shared/problems.py``), the task's
+  per-item results with their problems (``shared/problems/__init__.py``), the task's
   problems, and the preview links of a debug upload
   (``{frontend.public_url}/preview?task=<task_id>&url=<page URL>``,
   ``shared/previews.py``: the link opens the preview, never the live page).
 * ``DELETE /api/v1/pages?url=U`` — a ``DocumentDeleted`` tombstone whose
   version is "now" in microseconds, so it beats every earlier version; only
   for a page on an origin the caller holds a right on, published by its own
-  sources or by nobody's that still holds one (``shared.access.page_access``).
+  sources or by nobody's that still holds one (``shared.webmaster.access.page_access``).
 
 ``Idempotency-Key``: the first upload with a key creates the task; a retry
 with the same key gets the same ``202`` and body, and creates nothing. If
@@ -42,15 +42,15 @@ from cubes.api.bodies import (
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.shedding import RETRY_AFTER_S
-from shared.access import AccessRefused, page_access
 from shared.errors import TurbocubesError
 from shared.messages import DocumentDeleted, PartnerUpload, SourceKind, SourceRef, UploadFormat
-from shared.overview import page_json
-from shared.page_state import UNDECIDED, PageView, task_views
+from shared.pages.state import UNDECIDED, PageView, task_views
 from shared.previews import preview_path
 from shared.runtime.cube import Output
 from shared.stores import Task, TaskMode, TaskStatus
 from shared.urls import canonical_host, canonical_url, host_of
+from shared.webmaster.access import AccessRefused, page_access
+from shared.webmaster.overview import page_json
 
 __all__ = ["NOT_ACCEPTED", "add_routes", "preview_url", "task_json"]
 
@@ -73,7 +73,7 @@ def preview_url(frontend_url: str, task_id: str, page_url: str) -> str:
 def task_json(task: Task, frontend_url: str = "", pages: Sequence[PageView] = ()) -> dict[str, Any]:
     """The task as the status endpoint shows it: the parser records the page URLs a debug upload
     rendered, shown here as links to their previews on the frontend; ``pages``: each item's page as it
-    stands now (``shared/page_state.py``: for a check, what would happen to it)."""
+    stands now (``shared/pages/state.py``: for a check, what would happen to it)."""
     return {
         "task_id": task.task_id,
         "host": task.host,
@@ -241,7 +241,7 @@ async def delete_page(request: web.Request) -> web.StreamResponse:
     except ValueError as exc:
         raise ValidationFailed([FieldError("url", str(exc))]) from None
     tenant_id: str = request[TENANT]
-    try:  # a right on the page's origin, and the page its own or nobody's (shared.rights: the page rule)
+    try:  # a right on the page's origin, and the page its own or nobody's (shared.webmaster.rights: the page rule)
         await page_access(ctx.stores, tenant_id, url)
     except AccessRefused as exc:
         raise refusal(exc) from None

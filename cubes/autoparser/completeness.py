@@ -47,7 +47,7 @@ from cubes.autoparser.class_groups import CLASS_GROUPS
 from cubes.autoparser.page import Page
 from cubes.autoparser.readability import readability_scores
 from cubes.autoparser.tags import ARTICLE_BODY_BIT, CONTEXT_TAGS
-from shared.wordcount import CJK_TOKEN, spaced_chars
+from shared.pages.wordcount import CJK_TOKEN, spaced_chars
 
 __all__ = ["Completeness", "assess"]
 

@@ -42,7 +42,7 @@ from cubes.autoparser.segment import parse_html, segment_tree
 from cubes.autoparser.structure import drop_repeats, drop_teasers, keep_tables, table_html
 from cubes.autoparser.tags import BLOCK_TAGS, SKIP_TAGS
 from cubes.autoparser.templates import FILTER_SHARE, HostTemplate
-from shared.wordcount import words as count_words
+from shared.pages.wordcount import words as count_words
 
 __all__ = ["MIN_ARTICLE_WORDS", "Extraction", "Extractor"]
 

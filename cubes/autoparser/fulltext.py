@@ -15,7 +15,7 @@ the page through the host's polite lane and hands the document back on the resul
   ``autoparser.parity_max_missing`` of it, ``page.content_mismatch`` says how much, as Yandex's
   own check does. A page that cannot be read checks nothing.
 
-Texts are compared by their word 3-shingles (CJK characters are words: ``shared/wordcount.py``).
+Texts are compared by their word 3-shingles (CJK characters are words: ``shared/pages/wordcount.py``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from cubes.autoparser.extract import Extraction
 from shared.hashing import content_hash
 from shared.messages import Document, Media, SourceKind
+from shared.pages.wordcount import CJK_TOKEN
 from shared.problems import Problem, problem
-from shared.wordcount import CJK_TOKEN
 
 __all__ = ["Completion", "complete", "missing_share", "parity", "plain_text", "unreadable"]
 

@@ -57,7 +57,6 @@ from shared.clock import Clock, SystemClock
 from shared.config import AutoparserConfig
 from shared.errors import NotFound, Reject
 from shared.hashing import TOMBSTONE, content_hash
-from shared.i18n import language
 from shared.messages import (
     FULL_TEXT_PREFIX,
     SOURCE_PRIORITY,
@@ -72,12 +71,13 @@ from shared.messages import (
     SourceKind,
     SourceRef,
 )
+from shared.pages.i18n import language
+from shared.pages.wordcount import words
 from shared.problems import Problem, problem
 from shared.runtime.cube import Context, Output
 from shared.stores import ClaimOutcome, HashStore, PageProblems, PageStore, ProblemStore
 from shared.stores.autoparser import AutoparserStore, Pair
 from shared.urls import host_of, try_canonical_url
-from shared.wordcount import words
 
 __all__ = ["SKIPPED", "AutoparserHandler"]
 
@@ -405,7 +405,7 @@ def _document_url(ex: Extraction, page_url: str, requested_url: str) -> str | No
         return None
     if host_of(page) != host_of(requested):
         # a redirect off the host: the page stays the one that was asked for, on its host, never the
-        # other host's URL (whose pages are not this host's to publish, shared.hosts)
+        # other host's URL (whose pages are not this host's to publish, shared.webmaster.hosts)
         page = requested
     declared = try_canonical_url(ex.canonical_url) if ex.canonical_url else None
     if declared is not None and host_of(declared) == host_of(page):

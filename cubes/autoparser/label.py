@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from shared.wordcount import CJK_TOKEN
+from shared.pages.wordcount import CJK_TOKEN
 
 __all__ = [
     "BODY",

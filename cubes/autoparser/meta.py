@@ -85,7 +85,7 @@ class PageMeta:
     description: str = ""
     modified_at: datetime | None = None
     author: str = ""
-    #: the page's language tag as the page gives it (``shared.i18n.language`` checks it)
+    #: the page's language tag as the page gives it (``shared.pages.i18n.language`` checks it)
     lang: str = ""
 
 

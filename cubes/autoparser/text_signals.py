@@ -13,7 +13,7 @@ import re
 import numpy as np
 import numpy.typing as npt
 
-from shared.wordcount import CJK_TOKEN, cjk_chars
+from shared.pages.wordcount import CJK_TOKEN, cjk_chars
 
 __all__ = ["body_overlap", "boiler_words", "char_stats", "has_date", "title_similarity"]
 

@@ -1,4 +1,4 @@
-"""The smaller copies of an image the pages' ``srcset`` offers (``shared.variants``; docs/architecture.md section
+"""The smaller copies of an image the pages' ``srcset`` offers (``shared.images.variants``; docs/architecture.md section
 2, cdn).
 
 Pillow resizes (Lanczos, the aspect kept, never up) and encodes WebP at quality

@@ -20,11 +20,11 @@ For each ``crawl.images`` result:
    asking first would double the cost of every new image to save a cheap overwrite
    of identical bytes. Objects are immutable, so they carry a one-year Cache-Control.
    S3 being down raises ``BlobUnavailable``, which the runtime retries with backoff.
-4. An image wider than a copy (``shared.variants``) gets smaller WebP copies beside it
+4. An image wider than a copy (``shared.images.variants``) gets smaller WebP copies beside it
    (``copies.py``), for the pages' ``srcset``; the registry records their widths.
 5. Registry first, then ``media.cached``: whoever reacts to the message finds the record.
 6. The answer to a re-check (``recheck.py``), or to a webmaster's refresh of the image
-   (``shared/refresh.py``): a 304, or the same bytes again, only notes the check; new
+   (``shared/webmaster/refresh.py``): a 304, or the same bytes again, only notes the check; new
    bytes are a new copy announced with ``replaces`` (the old copy's URL), so the pages
    showing it are rendered again; a failure keeps the copy -- unless the webmaster
    purged the image: then a failure (or bytes that are no image) drops the copy, announced
@@ -46,12 +46,11 @@ from cubes.cdn.checks import Checked, check_media
 from cubes.cdn.copies import resized
 from cubes.cdn.recheck import RECHECK_REQUESTER
 from shared.blobs.base import BlobStore
-from shared.branding import BRANDING_PREFIX
 from shared.clock import Clock
 from shared.config import MediaConfig, Settings
 from shared.errors import NotFound
-from shared.feeds import PURGE_PREFIX, REFRESH_PREFIX
 from shared.http.freshness import freshness
+from shared.images.variants import variant_key, widths_for
 from shared.messages import (
     CrawlKind,
     CrawlRequest,
@@ -64,7 +63,8 @@ from shared.messages import (
 from shared.runtime.cube import Context, Output
 from shared.stores import ImageRegistry
 from shared.urls import host_of
-from shared.variants import variant_key, widths_for
+from shared.webmaster.branding import BRANDING_PREFIX
+from shared.webmaster.feeds import PURGE_PREFIX, REFRESH_PREFIX
 
 __all__ = ["CACHE_CONTROL", "HEAD_FIRST_BYTES", "CdnHandler", "failure_reason", "media_key"]
 
@@ -79,7 +79,7 @@ _TRANSIENT = {
     FetchStatus.dns_error,
     FetchStatus.throttled,
 }
-#: requesters of a webmaster's refresh or purge (``shared/refresh.py``): answered as a re-check
+#: requesters of a webmaster's refresh or purge (``shared/webmaster/refresh.py``): answered as a re-check
 _ASKED_AGAIN = (REFRESH_PREFIX, PURGE_PREFIX)
 #: bodies above this are hashed and checked off the event loop (a 20 MB image is ~50 ms of CPU)
 _OFFLOAD_BYTES = 512 * 1024
@@ -237,7 +237,7 @@ class CdnHandler:
         return [Output("media.cached", cached, key=url)]
 
     async def _copies(self, key: str, data: bytes, widths: tuple[int, ...]) -> None:
-        """The smaller WebP copies of an image (``shared.variants``), beside it in the CDN."""
+        """The smaller WebP copies of an image (``shared.images.variants``), beside it in the CDN."""
         if not widths:
             return
         for width, copy in await asyncio.to_thread(resized, data, widths):

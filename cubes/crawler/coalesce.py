@@ -18,7 +18,7 @@ fetch:
   request.
 
 A webmaster's "fetch now" or feed check (a requester ``fetch:<id>`` / ``check:<task>``,
-``shared.feeds.FRESH_PREFIXES``) is never answered from a remembered result, even as a new
+``shared.webmaster.feeds.FRESH_PREFIXES``) is never answered from a remembered result, even as a new
 requester: they fixed the feed a moment ago and want to see the fix. It may still join a fetch in
 flight (started at most one request ago).
 
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from shared.clock import Clock
-from shared.feeds import FRESH_PREFIXES
 from shared.messages import CrawlResult, FetchStatus
+from shared.webmaster.feeds import FRESH_PREFIXES
 
 __all__ = ["Coalescer", "Share"]
 

@@ -43,13 +43,13 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import BlockedAddressError
-from shared.feed_options import fetch_headers
 from shared.http import Fetcher, FetchResult
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.overload import Overload
 from shared.runtime.cube import Context, Output
 from shared.secretbox import SecretBox, Unsealable
 from shared.stores.lanes import LaneStore
+from shared.webmaster.feed_options import fetch_headers
 
 __all__ = ["TOPIC_FOR_KIND", "CrawlHandler"]
 

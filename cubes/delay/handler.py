@@ -3,17 +3,17 @@ are cached or the deadline passes").
 
 * ``handle(media.cached)``: the media URL is struck from every parked document's
   pending set (atomically, in the store); each document left with nothing pending
-  is rewritten with the CDN URLs from the registry (``shared/parked.py``: mostly
+  is rewritten with the CDN URLs from the registry (``shared/images/parked.py``: mostly
   a substitution into the template the media cube stored) and published. A failed
   image resolves too: the document goes on without it. The registry is read
-  through ``shared/lookups.py``, which also remembers the CDN URL each ``ok``
+  through ``shared/images/lookups.py``, which also remembers the CDN URL each ``ok``
   message announces (the cdn cube records it before it announces it), so the
   release that the last image of a document triggers usually needs no query.
 * ``sweep()`` (a ``Timer``): documents past their deadline are published with
   whatever is cached; the rest of their media is REMOVED, never hotlinked.
 
 Whatever a released document goes without -- a failed image, one late at the
-deadline -- is written as the page's problems (``shared/losses.py``) before
+deadline -- is written as the page's problems (``shared/pages/losses.py``) before
 the document is published, so its webmaster sees what the page lost and why.
 
 No document is ever lost: the store does not delete what it releases, it leases
@@ -34,10 +34,10 @@ from pydantic import ValidationError
 
 from shared.clock import Clock
 from shared.config import Settings
-from shared.lookups import LookupBatcher
-from shared.losses import page_problems
+from shared.images.lookups import LookupBatcher
+from shared.images.parked import ParkedPayloadError, release
 from shared.messages import MediaCached, MediaStatus
-from shared.parked import ParkedPayloadError, release
+from shared.pages.losses import page_problems
 from shared.runtime.cube import Context, Output, TimerContext
 from shared.stores import DelayStore, ImageRegistry, PageProblems, ParkedDoc, ProblemStore
 
@@ -59,7 +59,7 @@ class DelayHandler:
     ) -> None:
         #: where what a released page lost is written; None: nowhere (tests of other concerns)
         self.problems = problems
-        #: a page that lost an image for good is held back, not published (``shared/completeness.py``)
+        #: a page that lost an image for good is held back, not published (``shared/pages/completeness.py``)
         self.hold = settings.media.hold_incomplete
         self.sweep_batch = settings.delay.sweep_batch
         self.lease_s = settings.delay.release_lease_s

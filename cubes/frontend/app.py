@@ -64,15 +64,15 @@ from shared.config import Settings
 from shared.errors import StoreUnavailable
 from shared.messages import SearchQueryEvent
 from shared.origins import canonical_origin
-from shared.page_style import PAGE_CSS, STYLESHEET_PATH
-from shared.players import Players
+from shared.pages.players import Players
+from shared.pages.style import PAGE_CSS, STYLESHEET_PATH
+from shared.pages.turbo_links import CATEGORY_PARAM, listing_category
 from shared.previews import preview_key
 from shared.runtime.deps import Publish
 from shared.search.query import parse_query
 from shared.search.ranking import Ranking
 from shared.search.request import Hit, SearchRequest, SearchResults
 from shared.stores import OfferQuery, Page, Stores
-from shared.turbo_links import CATEGORY_PARAM, listing_category
 from shared.urls import canonical_url
 from shared.wordstat.clients import DayKeys
 from shared.wordstat.lemmas import normalize_query
@@ -385,7 +385,7 @@ class _Frontend:
         return _json({"status": "ok"})
 
     async def stylesheet(self, request: web.Request) -> web.Response:
-        """The Turbo pages' one stylesheet (``shared/page_style.py``): its name is its digest, so it is
+        """The Turbo pages' one stylesheet (``shared/pages/style.py``): its name is its digest, so it is
         cached for a year; another name (an old sheet, a guess) is not found."""
         if request.path != STYLESHEET_PATH:
             return self._error(request, 404, "No such stylesheet", "Pages link the stylesheet they need.")

@@ -13,7 +13,7 @@ the pager's, sort's and filters' links keep the rest. Every value is bounded (``
 ``_VALUE_MAX`` characters); a value out of its rules is a 400 that names its parameter
 (``BadParameter``); a parameter we do not know (``utm_source``) is ignored, as a shop's page would.
 
-The page's words are its listing's language (``shared/i18n.py``), its title and subcategories the
+The page's words are its listing's language (``shared/pages/i18n.py``), its title and subcategories the
 listing's (the parser's ``cubes/parser/categories.py``), its "Original" the shop's own site, its cards'
 pictures the CDN copies the offers' pages show. The store reads and counts on its own thread, the filter
 choices are reused for a minute (``FacetCache``); what is left here (24 cards into HTML) is well under a
@@ -33,10 +33,10 @@ import orjson
 from markupsafe import Markup
 
 from cubes.frontend.jinja import render
-from shared.i18n import format_price, label
-from shared.page_style import FIRST_PAINT_CSS, STYLESHEET_PATH
+from shared.pages.i18n import format_price, label
+from shared.pages.style import FIRST_PAINT_CSS, STYLESHEET_PATH
+from shared.pages.turbo_links import category_path, turbo_path
 from shared.stores import CategoryFacets, OfferCard, Sort
-from shared.turbo_links import category_path, turbo_path
 
 __all__ = [
     "PER_PAGE",

@@ -1,6 +1,6 @@
 """The frontend's HTML templates: Jinja2 with autoescape (docs/architecture.md section 3, "frontend").
 
-The environment is the one every page of ours is made with (``shared/templates.py``):
+The environment is the one every page of ours is made with (``shared/pages/templates.py``):
 every value a template prints is escaped unless it is ``Markup`` of our own (the
 stylesheets and the rocket below, a page's constant CSS) -- so partner text (titles,
 feed URLs, error messages) can never become HTML, whoever writes the next template.
@@ -15,7 +15,7 @@ from typing import Any
 from markupsafe import Markup
 
 from cubes.frontend.assets import ROCKET_SVG, SITE_CSS
-from shared.templates import html_environment
+from shared.pages.templates import html_environment
 
 __all__ = ["ENV", "duration", "render"]
 

@@ -1,7 +1,7 @@
 """The frontend's own pages: home and errors, and the shape of a result (docs/architecture.md section 3, "frontend").
 
 Each page is a template of ``html/`` rendered by ``jinja.py``'s environment, the one every page of
-ours is made with (``shared/templates.py``), which escapes every value: ``home.html``, ``error.html``,
+ours is made with (``shared/pages/templates.py``), which escapes every value: ``home.html``, ``error.html``,
 ``search.html`` (``search.py``), ``wordstat.html`` (``wordstat.py``); ``macros.html`` draws the
 search box and a list of results, ``layout.html`` the frame. This module decides what they show.
 """

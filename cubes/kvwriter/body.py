@@ -2,14 +2,14 @@
 
 Each pass reads nh3's output, where a literal ``<`` only ever opens a tag and
 attribute values are double-quoted and escaped, so a regular expression over
-it is exact (``shared/safehtml.py`` says why):
+it is exact (``shared/pages/safehtml.py`` says why):
 
 * ``without_repeated_title``: Turbo's ``<header><h1>`` repeats the title the
   page already shows;
 * ``with_image_sizes``: every CDN image gets the ``width`` / ``height`` the CDN
   measured (``Media.width/height``), so the browser reserves its box and the
   page does not jump while images load, and the ``srcset`` of its smaller copies
-  (``shared.variants``), so a phone downloads the copy its screen needs;
+  (``shared.images.variants``), so a phone downloads the copy its screen needs;
 * ``with_local_anchors``: a link to this very page's ``#fragment`` (the parser
   resolves bare fragments against the document) becomes an in-page anchor when
   the body has that id (ids carry the ``c-`` prefix of the policy);
@@ -28,9 +28,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shared.safehtml import ID_PREFIX, plain_text
-from shared.turbo_links import CATEGORY_PARAM, category_path, listing_category, turbo_path
-from shared.variants import srcset
+from shared.images.variants import srcset
+from shared.pages.safehtml import ID_PREFIX, plain_text
+from shared.pages.turbo_links import CATEGORY_PARAM, category_path, listing_category, turbo_path
 
 __all__ = [
     "IMAGE_SIZES",

@@ -1,6 +1,6 @@
 """Which branding a page wears, and the pages to render again when it changes (docs/architecture.md section 3).
 
-A page wears the branding of the tenant whose source published it (``shared/branding.py``): the
+A page wears the branding of the tenant whose source published it (``shared/webmaster/branding.py``): the
 tenant of its feed, or of its upload; a page of no tenant (an operator's feed, the autoparser's)
 wears none. The look-ups are cached, so a page write costs two dictionary reads: a source's
 tenant for ``SOURCE_TTL_S`` (a feed does not change hands; a removed one stops publishing), a
@@ -20,10 +20,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from shared.branding import Branding
 from shared.messages import Document, SourceKind
-from shared.shop import ShopSettings
+from shared.pages.shop import ShopSettings
 from shared.stores import Stores
+from shared.webmaster.branding import Branding
 
 __all__ = ["BRANDING_TTL_S", "SOURCE_TTL_S", "BrandingLookup", "PageBrand"]
 
@@ -46,7 +46,7 @@ class PageBrand:
     menu: tuple[tuple[str, str], ...]
     #: (kind, href, text) of each contact button
     contacts: tuple[tuple[str, str, str], ...]
-    #: the shop's cart template and one-click order, for its offer pages (``shared/shop.py``)
+    #: the shop's cart template and one-click order, for its offer pages (``shared/pages/shop.py``)
     shop: ShopSettings | None = None
 
 

@@ -28,7 +28,6 @@ from cubes.kvwriter.metrics import DELETES, FRESHNESS, MEDIA_DROPPED, REBRANDS, 
 from cubes.kvwriter.offers import offer_of, shop_of
 from cubes.kvwriter.refresh import pack, shown_copies, unpack, with_new_copy, without_copy
 from cubes.kvwriter.render import Rendered, page_sanitizer, preview_key, render, render_isolated, sanitizer_config
-from shared.branding import logo_waiters
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import OffloadFailed, Reject
@@ -38,6 +37,7 @@ from shared.runtime.cube import Context, Output
 from shared.search.analysis import page_lang
 from shared.search.kinds import page_kind
 from shared.stores import DeleteOutcome, ImageRegistry, Page, PageStore, UpsertOutcome
+from shared.webmaster.branding import logo_waiters
 
 __all__ = ["KvwriterHandler"]
 

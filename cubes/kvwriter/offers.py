@@ -10,9 +10,9 @@ operator), so a category's page never lists another tenant's offers beside the l
 from __future__ import annotations
 
 from shared.messages import Document, MediaKind
-from shared.prices import parse_price
+from shared.pages.prices import parse_price
+from shared.pages.turbo_links import listing_category
 from shared.stores import Offer
-from shared.turbo_links import listing_category
 
 __all__ = ["offer_of", "shop_of"]
 

@@ -1,29 +1,29 @@
 """A shop page's product block (docs/architecture.md section 3, kvwriter).
 
 What a YML offer's page shows above its description, in the page's language
-(``shared/i18n.py``): the breadcrumbs of its category path (each a link to the
+(``shared/pages/i18n.py``): the breadcrumbs of its category path (each a link to the
 category's listing page, a Turbo page of the same catalog), the price with its
 currency's sign and the old price struck through (with the discount), whether
 it is in stock or on order, the shop's cart button (its template filled with the
-offer: ``shared/shop.py``) and its one-click order ways when the shop set them,
+offer: ``shared/pages/shop.py``) and its one-click order ways when the shop set them,
 the "buy" button to the offer on the shop's site,
 delivery (its options: cost and days), pickup and in-store purchase, the sales
 notes, and the facts: vendor code, vendor, model, every parameter with its unit.
 
 ``product_view`` decides every word; ``html/product.html`` and ``html/crumbs.html``
-print them, escaped (``shared/templates.py``).
+print them, escaped (``shared/pages/templates.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.i18n import format_price, label
 from shared.messages import DeliveryOption, Product
-from shared.prices import parse_price
-from shared.safehtml import BLOCK_BREAK
-from shared.shop import ShopSettings, cart_href, order_links
-from shared.turbo_links import category_path
+from shared.pages.i18n import format_price, label
+from shared.pages.prices import parse_price
+from shared.pages.safehtml import BLOCK_BREAK
+from shared.pages.shop import ShopSettings, cart_href, order_links
+from shared.pages.turbo_links import category_path
 from shared.urls import host_of
 
 __all__ = ["ProductView", "product_text", "product_view"]

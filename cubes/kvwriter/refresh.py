@@ -17,7 +17,7 @@ page that shows the old copy:
 * a page that no longer shows the old copy (edited since) is left alone: the
   links are a hint, checked against the page.
 
-A purged image whose source gave no good copy (``shared/refresh.py``) is announced
+A purged image whose source gave no good copy (``shared/webmaster/refresh.py``) is announced
 failed with ``replaces``: its pages are rendered again *without* it (``without_copy``:
 the elements that showed it and its smaller copies go, as the media cube drops an image
 that failed; a figure left with a caption alone goes too), one version up in the same way.
@@ -28,9 +28,9 @@ from __future__ import annotations
 import re
 import zlib
 
-from shared.media import MediaDoc, parse_srcset
+from shared.images.media import MediaDoc, parse_srcset
 from shared.messages import Document, Media, MediaCached
-from shared.safehtml import is_cdn_url
+from shared.pages.safehtml import is_cdn_url
 
 __all__ = ["pack", "shown_copies", "unpack", "with_new_copy", "without_copy"]
 
@@ -76,7 +76,7 @@ def with_new_copy(doc: Document, new: MediaCached) -> Document | None:
     if not old or not cdn_url or old == cdn_url:
         return None
     # a CDN URL ends in the content's 64-hex digest and an extension: it is no prefix of another URL
-    # in the HTML but of its own smaller copies, which the page derives from it (``shared.variants``)
+    # in the HTML but of its own smaller copies, which the page derives from it (``shared.images.variants``)
     html_hit = f'"{old}"' in doc.content_html or f"{old} " in doc.content_html
     media_hit = any(m.cdn_url == old for m in doc.media)
     if not html_hit and not media_hit:
@@ -87,7 +87,8 @@ def with_new_copy(doc: Document, new: MediaCached) -> Document | None:
 
 
 def _is_copy_of(url: str, old: str) -> bool:
-    """``url`` is the copy ``old`` or one of its smaller copies (``shared.variants``: ``<stem>.w<width>.webp``)."""
+    """``url`` is the copy ``old`` or one of its smaller copies (``shared.images.variants``:
+    ``<stem>.w<width>.webp``)."""
     stem = old.rsplit(".", 1)[0]
     return url == old or url.startswith(stem + ".w")
 

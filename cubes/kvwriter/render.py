@@ -1,14 +1,14 @@
 """The Turbo page: one light HTML document per document (docs/architecture.md sections 2-3, "kvwriter").
 
 What a page is: inline minimal CSS, no JavaScript, no third-party request
-(media only from the CDN, ``shared/safehtml.py``), readable on a phone, light and
+(media only from the CDN, ``shared/pages/safehtml.py``), readable on a phone, light and
 dark. A header with the host and a rocket badge, the title, byline and date,
 the body, a product block for YML offers, and a footer link to the original.
 ``render`` also gives the plain text that search indexes, the JSON form the
 API serves, and the ETag (content hash + version + the renderer's revision).
 
 The markup is ``html/page.html``, a Jinja2 template that escapes every value
-(``shared/templates.py``: HTML is made one way); the body is the safe-HTML
+(``shared/pages/templates.py``: HTML is made one way); the body is the safe-HTML
 policy's output, the one value printed as it is. It costs more than the
 hand-escaped f-strings it replaced: ``bench/kvwriter.py --against 42ea9be`` measured
 288 against 331 us of CPU a page in one run (1.15x, load 2.7; the template itself
@@ -42,15 +42,15 @@ from cubes.kvwriter.body import (
 from cubes.kvwriter.branding import PageBrand
 from cubes.kvwriter.product import product_text, product_view
 from shared.config import Settings
-from shared.i18n import format_date, label, language
+from shared.images.variants import srcset
 from shared.messages import DocKind, Document, Media
-from shared.page_style import FIRST_PAINT_CSS, STYLESHEET_PATH
+from shared.pages.i18n import format_date, label, language
+from shared.pages.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
+from shared.pages.style import FIRST_PAINT_CSS, STYLESHEET_PATH
+from shared.pages.templates import html_environment
+from shared.pages.turbo_links import CATEGORY_PARAM, OFFERS_KEY, category_path
 from shared.previews import preview_key
-from shared.safehtml import BLOCK_BREAK, MediaRule, SafeHtml, plain_text
 from shared.search.analysis import detect_lang
-from shared.templates import html_environment
-from shared.turbo_links import CATEGORY_PARAM, OFFERS_KEY, category_path
-from shared.variants import srcset
 
 __all__ = [
     "PRELOAD",
@@ -67,7 +67,7 @@ __all__ = [
 #: what a worker process imports before it renders (``shared/offload.py``)
 PRELOAD = ("cubes.kvwriter.render",)
 #: Bumped whenever the page markup changes, so cached copies (ETags) of old markup expire.
-#: 5: the stylesheet is one shared file (shared/page_style.py), only the first paint's rules inline
+#: 5: the stylesheet is one shared file (shared/pages/style.py), only the first paint's rules inline
 #: 6: a shop's cart and one-click order buttons; a category listing's "Original" is the shop's site
 #: 7: a shop page's crumbs and a listing's category links open the categories' pages, a listing links its offers'
 RENDER_REVISION = 7
@@ -238,7 +238,8 @@ def render(doc: Document, sanitizer: SafeHtml, *, written_at: datetime, brand: P
         # a category listing's link to its category's page: all its offers, paged, sorted and filtered
         all_offers=_all_offers(doc, lang),
         brand=brand,
-        # the accent is checked as #rrggbb where it enters (shared/branding.py): nothing else reaches the style
+        # the accent is checked as #rrggbb where it enters (shared/webmaster/branding.py): nothing else reaches the
+        # style
         accent=Markup(f":root{{--acc:{brand.accent}}}") if brand and brand.accent else None,  # noqa: S704
     )
 

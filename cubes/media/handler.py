@@ -2,15 +2,15 @@
 
 For each parsed document:
 
-1. Find its media (``shared.media.MediaDoc``) and look them all up in the image
+1. Find its media (``shared.images.media.MediaDoc``) and look them all up in the image
    registry in one round trip (shared with the other documents in flight, and
-   answered from memory for images known to be cached: ``shared/lookups.py``).
+   answered from memory for images known to be cached: ``shared/images/lookups.py``).
 2. Everything cached (or failed for good): rewrite the references to CDN URLs,
    drop the failed ones, publish to ``documents.ready`` with ``media_ready_at``.
-   What was dropped is written as the page's problems (``shared/losses.py``),
+   What was dropped is written as the page's problems (``shared/pages/losses.py``),
    for its webmaster; a release (step 4, and the delay cube) does the same. A page
    that lost an image for good is held back instead (``media.hold_incomplete``,
-   ``shared/completeness.py``): its problems are written held, nothing is published.
+   ``shared/pages/completeness.py``): its problems are written held, nothing is published.
 3. Otherwise order each missing image or video ONCE: ``ImageRegistry.mark_ordered_many``
    is an atomic "first caller wins" per image (a document's images in one call), so a
    thousand documents needing one image send one ``crawl.requests`` (a lost order is
@@ -21,7 +21,7 @@ For each parsed document:
    a duplicate order costs nothing (the crawler coalesces identical requests).
    Then park the document in the delay store with its pending set and its
    deadline; a newer version replaces an older parked one, an older one is ignored.
-   It is parked with the template of its rewrite (``shared/parked.py``), so that
+   It is parked with the template of its rewrite (``shared/images/parked.py``), so that
    the delay cube releases it without parsing its HTML again.
 4. Order matters here: an image may be cached between the registry look-up and
    the park, and its ``media.cached`` would then find nothing parked. So after
@@ -46,17 +46,17 @@ from lxml import etree
 from shared.clock import Clock
 from shared.config import Settings
 from shared.errors import Reject
-from shared.feeds import FIX_PREFIX
-from shared.lookups import LookupBatcher
-from shared.losses import page_problems
-from shared.media import MediaDoc, look_up
+from shared.images.lookups import LookupBatcher
+from shared.images.media import MediaDoc, look_up
+from shared.images.parked import park_payload, release
 from shared.messages import CrawlKind, CrawlRequest, Document, MediaKind
 from shared.offload import OFFLOAD_CHARS
-from shared.parked import park_payload, release
+from shared.pages.losses import page_problems
 from shared.previews import preview_key
 from shared.runtime.cube import Context, Output
 from shared.stores import DelayStore, ImageRegistry, PageProblems, ParkOutcome, ProblemStore
 from shared.urls import host_of
+from shared.webmaster.feeds import FIX_PREFIX
 
 __all__ = ["THREAD_CHARS", "MediaHandler"]
 
@@ -74,7 +74,7 @@ class MediaHandler:
         problems: ProblemStore | None = None,
     ) -> None:
         self.media = settings.media
-        #: a page that lost an image for good is held back, not published (``shared/completeness.py``)
+        #: a page that lost an image for good is held back, not published (``shared/pages/completeness.py``)
         self.hold = settings.media.hold_incomplete
         #: where what a published page lost is written; None: nowhere (tests of other concerns)
         self.problems = problems
@@ -105,13 +105,13 @@ class MediaHandler:
             if found.failed:
                 row = page_problems(doc, found.lost(found.failed), hold=self.hold, shown=len(found.cdn))
                 await self._tell([row], now)
-                if row is not None and row.held:  # shared/completeness.py: held back, not published
+                if row is not None and row.held:  # shared/pages/completeness.py: held back, not published
                     return []
             return [Output("documents.ready", ready, key=doc.url)]
 
         outputs: list[Output] = []
         # an image ordered again at the webmaster's asking is fetched fresh, never answered from the
-        # crawler's memory of its last failure (``shared.feeds.FIX_PREFIX``)
+        # crawler's memory of its last failure (``shared.webmaster.feeds.FIX_PREFIX``)
         requesters = [f"media:{doc.url}"] + ([f"{FIX_PREFIX}{doc.url}"] if retry is not None else [])
         marked, parked = await asyncio.gather(
             self.images.mark_ordered_many(found.missing, now, window_s=self.media.deadline_s, failed_before=retry),

@@ -8,7 +8,7 @@ from lxml import etree
 
 from cubes.parser.blockkit import Context, block_of, caption, children, make, move_content, replace, text_of
 from cubes.parser.embeds import brand, site_name, watch_url
-from shared.i18n import label
+from shared.pages.i18n import label
 
 __all__ = [
     "ad",

@@ -11,7 +11,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from lxml import etree
 
 from cubes.parser.blockkit import Context, block_of, children, make, move_content, replace, text_of
-from shared.i18n import label
+from shared.pages.i18n import label
 
 __all__ = [
     "accordion",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from cubes.parser.model import Note
-from shared.players import Players
+from shared.pages.players import Players
 
 __all__ = ["Context", "Note", "block_of", "caption", "children", "make", "move_content", "replace", "text_of"]
 
@@ -28,7 +28,7 @@ def _nothing(el: etree._Element) -> None:  # pragma: no cover - blocks.py always
 class Context:
     page_url: str
     lang: str | None
-    #: the players an iframe may show (``shared.players``: hosts and their player paths)
+    #: the players an iframe may show (``shared.pages.players``: hosts and their player paths)
     players: Players
     #: the walker of ``blocks.py``: turns the blocks among ``el``'s children / ``el`` itself
     walk: Callable[[etree._Element], None] = _nothing

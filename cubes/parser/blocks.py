@@ -5,7 +5,7 @@ Turbo content is HTML plus blocks (https://yandex.ru/dev/turbo/doc/rss/elements/
 of ``data-block="item" data-title=...``, share and feedback widgets, a rating in
 schema.org microdata, comments ... Yandex renders them with its own JavaScript;
 our pages have none, so each block becomes plain HTML with a class of our
-vocabulary (``shared.safehtml.CLASSES``) that the page's CSS styles:
+vocabulary (``shared.pages.safehtml.CLASSES``) that the page's CSS styles:
 
 ============================  ==================================================
 Turbo                         here
@@ -50,7 +50,7 @@ from cubes.parser import block_media as m
 from cubes.parser import block_widgets as w
 from cubes.parser.blockkit import Context, Note, block_of, make
 from cubes.parser.model import Related
-from shared.players import Players
+from shared.pages.players import Players
 
 __all__ = ["Note", "crumbs_html", "related_html", "turbo_blocks"]
 

@@ -5,7 +5,7 @@ use: ``<price>1e2000000</price>`` is ten characters and two million digits once
 formatted; a date in the year 9999 at ``-14:00`` is past what the stores can read
 back. So each reader checks the numbers it takes, with the rules here:
 
-* a product's **price** (``shared/prices.py``: a decimal of bounded digits and
+* a product's **price** (``shared/pages/prices.py``: a decimal of bounded digits and
   exponent) -- an offer whose price is not one is refused (``item.bad_price``):
   a shop page must not show a price the shop did not mean;
 * its **old price** and each **delivery option** (``cost`` a price, ``days``
@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cubes.parser.model import Note
-from shared.prices import RULE, parse_price
+from shared.pages.prices import RULE, parse_price
 
 __all__ = ["MAX_DATE", "MIN_DATE", "Refused", "bounded_date", "delivery_options", "product_numbers"]
 
@@ -38,7 +38,7 @@ _DAYS = re.compile(r"\d{1,3}(?:-\d{1,3})?")
 
 
 class Refused(ValueError):
-    """An item that cannot be published as written: its code (``shared/problem_codes.py``) and why."""
+    """An item that cannot be published as written: its code (``shared/problems/codes.py``) and why."""
 
     def __init__(self, code: str, reason: str) -> None:
         super().__init__(reason)

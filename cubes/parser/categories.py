@@ -28,8 +28,8 @@ import orjson
 
 from cubes.parser.model import ParsedItem
 from cubes.parser.yml import CATEGORY_PARAM, Catalog, category_url
-from shared.i18n import format_price
-from shared.turbo_links import OFFERS_KEY
+from shared.pages.i18n import format_price
+from shared.pages.turbo_links import OFFERS_KEY
 
 __all__ = ["CATEGORY_PARAM", "MAX_CARDS", "SUBCATEGORIES_KEY", "Listings"]
 

@@ -3,7 +3,7 @@ section 10).
 
 ``POST /api/v1/feeds/check`` creates an upload task and orders a fetch through
 the host's polite lane with the requester ``check:<task id>``
-(``shared.feeds.CHECK_PREFIX``). The crawl result comes back on
+(``shared.webmaster.feeds.CHECK_PREFIX``). The crawl result comes back on
 ``crawl.feeds`` like any other; the parser recognizes the requester and
 handles the body exactly as a debug upload of it (``mode=debug``): every item
 prepared, every problem reported in the task, the pages rendered as previews
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from cubes.parser.detect import detect_format
 from cubes.parser.model import DetectedFormat
-from shared.feeds import CHECK_PREFIX
 from shared.messages import CrawlResult, PartnerUpload, UploadFormat
 from shared.stores import Task
+from shared.webmaster.feeds import CHECK_PREFIX
 
 __all__ = ["check_task_id", "check_upload", "feed_named", "feed_share"]
 

@@ -2,7 +2,7 @@
 
 Stage times are UTC; a publication date is the source's, and keeps its offset
 (``Tue, 21 Apr 2015 14:15:00 +0300`` stays ``+03:00``), so the page can show
-it as the source wrote it (``shared.i18n.format_date``). Aware datetimes
+it as the source wrote it (``shared.pages.i18n.format_date``). Aware datetimes
 compare by the instant, so nothing that orders or compares dates cares.
 
 Two fast paths cover nearly every real feed: RFC 822 (``pubDate``) through

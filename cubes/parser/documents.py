@@ -25,12 +25,12 @@ from cubes.parser.model import DetectedFormat, ItemError, MediaRef, Note, Parsed
 from cubes.parser.normalize import content_fields
 from cubes.parser.sanitize import ContentCleaner
 from cubes.parser.xmltext import plain
-from shared.completeness import carried, incomplete_message
 from shared.hashing import content_hash
-from shared.hosts import HostScope
-from shared.i18n import language
 from shared.messages import DocKind, Document, MediaKind, SourceKind, SourceRef
+from shared.pages.completeness import carried, incomplete_message
+from shared.pages.i18n import language
 from shared.urls import canonical_url
+from shared.webmaster.hosts import HostScope
 
 __all__ = [
     "Candidate",

@@ -47,7 +47,7 @@ from cubes.parser.turbo import Limits, apply_limits, apply_turbo, oversized
 from cubes.parser.xmlsafe import HostileXml, XmlError, parse_xml
 from cubes.parser.xmltext import ATOM03, ATOM10, RDF, TURBO
 from cubes.parser.yml import Catalog, iter_yml
-from shared.feed_discovery import looks_like_html
+from shared.webmaster.feed_discovery import looks_like_html
 
 __all__ = ["Limits", "parse_feed", "parse_yml", "yml_source"]
 

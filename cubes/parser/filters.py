@@ -1,6 +1,6 @@
 """A feed's own filters applied to its items (docs/architecture.md section 10).
 
-The rules are ``shared.feed_options.FeedFilters`` (keep or drop by category or pattern, each
+The rules are ``shared.webmaster.feed_options.FeedFilters`` (keep or drop by category or pattern, each
 pattern search bounded in time); here they meet the parser's candidates. An item left out is
 never silent: it is reported as ``item.filtered`` with the rule that dropped it, and a pattern
 that ran out of time keeps its item and is reported as ``feed.filter_too_slow``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from cubes.parser.documents import Candidate
 from cubes.parser.model import ItemError, Severity
 from cubes.parser.status import Outcome
-from shared.feed_options import FeedFilters
+from shared.webmaster.feed_options import FeedFilters
 
 __all__ = ["filtered"]
 

@@ -33,11 +33,11 @@ from typing import Any
 
 from cubes.parser.documents import Candidate
 from cubes.parser.xmltext import plain
-from shared.feed_options import FullText
 from shared.messages import FULL_TEXT_PREFIX, PARITY_PREFIX, CrawlKind, CrawlRequest, Document
 from shared.origins import try_origin
+from shared.pages.wordcount import words
 from shared.runtime.cube import Output
-from shared.wordcount import words
+from shared.webmaster.feed_options import FullText
 
 __all__ = ["ARTICLE_WORDS", "PARITY_PER_FETCH", "PageOrders", "looks_like_summary"]
 
@@ -73,7 +73,8 @@ class PageOrders:
     #: Turbo RSS: an item's turbo:content is its page (checked, never replaced)
     turbo: bool = False
     parity_left: int = PARITY_PER_FETCH
-    #: the feed's own fetch options (its sealed credentials, its timeout: ``shared.feed_options.crawl_fields``),
+    #: the feed's own fetch options (its sealed credentials, its timeout:
+    #: ``shared.webmaster.feed_options.crawl_fields``),
     #: sent along for an item's page on the feed's own origin (a staging site behind a password has its
     #: pages behind it too), never to another origin
     fetch_fields: Mapping[str, Any] = field(default_factory=dict)

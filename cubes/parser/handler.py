@@ -2,7 +2,7 @@
 
 For each ``crawl.feeds`` result and each ``partner.uploads`` payload:
 
-0. read the source's ``shared.hosts.HostScope``: the hosts its items may be on (its own; the
+0. read the source's ``shared.webmaster.hosts.HostScope``: the hosts its items may be on (its own; the
    ``www.`` alias when its tenant verified both). A tenant source whose host is no longer
    verified for it publishes nothing and its body is not read (one ``host.not_verified`` problem);
 1. read the body (inline, or from the blob store by ``body_ref``); a feed body
@@ -72,11 +72,8 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, SystemClock
 from shared.config import ParserConfig
 from shared.errors import NotFound, Reject
-from shared.feed_options import FeedFilters, FeedOptions, FullText, crawl_fields
-from shared.feeds import FETCH_NOW_PREFIX
 from shared.hashing import body_hash as hash_body
 from shared.hashing import file_hash
-from shared.hosts import HostScope, tenant_scope
 from shared.messages import (
     CrawlKind,
     CrawlResult,
@@ -92,6 +89,9 @@ from shared.problems import fetch_problem
 from shared.runtime.cube import Context, Output
 from shared.stores import Feed, PageState, Stores, TaskStatus
 from shared.urls import canonical_url
+from shared.webmaster.feed_options import FeedFilters, FeedOptions, FullText, crawl_fields
+from shared.webmaster.feeds import FETCH_NOW_PREFIX
+from shared.webmaster.hosts import HostScope, tenant_scope
 
 __all__ = ["ParserHandler"]
 

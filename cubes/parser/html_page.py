@@ -2,7 +2,7 @@
 
 A site's home page given as a feed used to be answered ``xml.malformed`` at line 1 with a hint to
 fix the XML -- advice about a document that was never meant to be XML. The page's own
-``<link rel="alternate">`` feeds (``shared.feed_discovery``) are what the webmaster meant: the
+``<link rel="alternate">`` feeds (``shared.webmaster.feed_discovery``) are what the webmaster meant: the
 problem names them and offers them (``Problem.offers``, which the console turns into buttons);
 a page that names none is pointed at the usual places and at the autoparser, which reads a site
 without a feed page by page.
@@ -11,7 +11,7 @@ without a feed page by page.
 from __future__ import annotations
 
 from cubes.parser.model import DetectedFormat, ItemError, ParseResult
-from shared.feed_discovery import alternates
+from shared.webmaster.feed_discovery import alternates
 
 __all__ = ["not_a_feed"]
 

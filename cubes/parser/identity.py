@@ -4,7 +4,7 @@ As in Turbo, an item's link *is* the page it stands for, so it must be on a
 host its source may publish: the feed's or upload's host, or that host's
 ``www.`` alias when the same tenant verified both -- and, for a tenant's source,
 on the origin (scheme, host, port) of one of the tenant's rights there. What counts as the same
-host is ``shared.hosts``' rule, the one claims, verification and the API use
+host is ``shared.webmaster.hosts``' rule, the one claims, verification and the API use
 too (a rule of its own here let one tenant overwrite another's pages).
 The URL is canonical (``shared.urls.canonical_url``) everywhere after this.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.hosts import HostScope
 from shared.origins import canonical_origin, origin_host
 from shared.urls import canonical_url
+from shared.webmaster.hosts import HostScope
 
 __all__ = ["Identity", "IdentityError", "identify"]
 
@@ -23,7 +23,7 @@ __all__ = ["Identity", "IdentityError", "identify"]
 class IdentityError(ValueError):
     """The item cannot be a page of this feed: no usable link, or a link to another host.
 
-    ``code`` is the problem's row in ``shared/problem_codes.py``.
+    ``code`` is the problem's row in ``shared/problems/codes.py``.
     """
 
     def __init__(self, message: str, *, code: str) -> None:

@@ -23,15 +23,15 @@ from cubes.parser.documents import Candidate, Removal, to_document
 from cubes.parser.fulltext import PageOrders
 from cubes.parser.model import ItemError
 from cubes.parser.status import Outcome, note_conflict
-from shared.feed_options import FullText
 from shared.hashing import TOMBSTONE
-from shared.hosts import HostScope
 from shared.messages import SOURCE_PRIORITY, Document, DocumentDeleted, SourceKind, SourceRef
 from shared.origins import canonical_origin, try_origin
 from shared.previews import NOT_PREVIEWED, PREVIEWS_MAX
-from shared.rights import source_tenant
 from shared.runtime.cube import Output
 from shared.stores import ClaimOutcome, HashStore, Stores
+from shared.webmaster.feed_options import FullText
+from shared.webmaster.hosts import HostScope
+from shared.webmaster.rights import source_tenant
 
 __all__ = ["BATCH", "ItemRecorder", "Seen", "Source", "record"]
 
@@ -51,7 +51,7 @@ class Source:
     host: str | None
     seen_at: datetime
     preview: bool = False
-    #: the hosts its items may be on (``shared.hosts``); None: ``host`` alone
+    #: the hosts its items may be on (``shared.webmaster.hosts``); None: ``host`` alone
     scope: HostScope | None = None
     #: the webmaster asked to see a fix now ("fetch now", a check): its documents say so
     #: (``Document.retry_failed_before``: images that failed before are ordered again at once), and
@@ -63,7 +63,7 @@ class Source:
     tenant_id: str | None = None
     #: the feed's setting: whether its summary-only items get their page's article (``fulltext.py``)
     full_text: FullText = FullText.never
-    #: the feed's URL and its own fetch options (``shared.feed_options.crawl_fields``): an item's page on
+    #: the feed's URL and its own fetch options (``shared.webmaster.feed_options.crawl_fields``): an item's page on
     #: the feed's origin is fetched with them
     feed_url: str | None = None
     fetch_fields: Mapping[str, Any] = field(default_factory=dict)
@@ -116,7 +116,7 @@ def record(
 
 
 class _Tenancy:
-    """The tenants of hash-store sources and their rights, read once per batch (``shared.rights``)."""
+    """The tenants of hash-store sources and their rights, read once per batch (``shared.webmaster.rights``)."""
 
     def __init__(self, stores: Stores) -> None:
         self._stores = stores
@@ -243,7 +243,7 @@ class ItemRecorder:
 
         Between one tenant's sources (or sources of no tenant) priority decides. A URL another tenant's
         source published stays that tenant's while it holds a right on the URL's origin; once it holds
-        none, the URL is free for this source whatever its priority (``shared.rights``: the page rule).
+        none, the URL is free for this source whatever its priority (``shared.webmaster.rights``: the page rule).
         """
         if not urls:
             return {}, {}

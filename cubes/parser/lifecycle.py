@@ -11,7 +11,7 @@
   (``TenantStore.set_turbo``): at each fetch of one of its feeds, every page of
   its own there -- the feed's, the tenant's uploads' -- is removed, and nothing
   of it is published; the autoparser's pages too once no holder of a right on
-  the host keeps its pages on. Another holder's pages stay (``shared.rights``).
+  the host keeps its pages on. Another holder's pages stay (``shared.webmaster.rights``).
   Switched on again, the next fetch publishes it all again (the hash store
   remembers the removals, so nothing reads as unchanged).
 

@@ -52,7 +52,7 @@ class Severity(StrEnum):
 class ItemError:
     """One problem, where it is: ``line``/``column`` in the body (1-based) when known.
 
-    ``code`` is its row in ``shared/problem_codes.py``; ``to_problem`` (``cubes/parser/problems.py``)
+    ``code`` is its row in ``shared/problems/codes.py``; ``to_problem`` (``cubes/parser/problems.py``)
     turns it into the ``shared.problems.Problem`` that feed status and upload tasks keep. A problem
     left without a code is reported as ``item.unreadable`` / ``feed.not_readable``: give it one.
     """

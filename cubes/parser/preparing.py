@@ -31,8 +31,8 @@ from cubes.parser.identity import IdentityError
 from cubes.parser.model import ItemError, ParsedItem
 from cubes.parser.sanitize import ContentCleaner
 from shared.errors import OffloadFailed, OffloadTimeout
-from shared.hosts import HostScope
 from shared.offload import OFFLOAD_CHARS, Offload
+from shared.webmaster.hosts import HostScope
 
 __all__ = ["PRELOAD", "SLICE_S", "Preparer", "Ready", "weight"]
 

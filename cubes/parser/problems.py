@@ -1,9 +1,9 @@
-"""The parser's problems as the webmaster sees them (docs/architecture.md section 10; ``shared/problems.py``).
+"""The parser's problems as the webmaster sees them (docs/architecture.md section 10; ``shared/problems/__init__.py``).
 
 The parse layer speaks ``ItemError`` (reason, line, column, item index, link,
 severity and a code); everything that leaves the parser -- feed status, fetch
 history, upload tasks -- carries ``shared.problems.Problem`` objects built
-here, with the hint of the code's row in ``shared/problem_codes.py``.
+here, with the hint of the code's row in ``shared/problems/codes.py``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from cubes.parser.model import ItemError, Severity
-from shared.problem_codes import CODES
 from shared.problems import MAX_PROBLEMS, Capped, Problem, problem
+from shared.problems.codes import CODES
 
 __all__ = ["capped", "code_of", "to_problem", "to_problems"]
 

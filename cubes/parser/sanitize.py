@@ -1,6 +1,6 @@
 """Sanitizing a document's content HTML (docs/architecture.md section 6, secure by default).
 
-The allowlist is the one safe-HTML policy (``shared/safehtml.py``), with the
+The allowlist is the one safe-HTML policy (``shared/pages/safehtml.py``), with the
 parser's media rule: images and videos keep the partner's URLs, made absolute,
 because the media cube caches them next (the kvwriter then shows only the CDN
 copies). Iframes of the allowlisted video hosts survive here, so that the page
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from shared.safehtml import EMBED_HOSTS, MediaRule, SafeHtml
+from shared.pages.safehtml import EMBED_HOSTS, MediaRule, SafeHtml
 
 __all__ = ["ContentCleaner", "sanitize_html"]
 
@@ -49,7 +49,7 @@ class ContentCleaner:
         self._safe = SafeHtml(media=MediaRule.source, video_hosts=video_hosts)
         #: what this cleaner is made of: a worker process builds the same one (``documents.prepare_isolated``)
         self.config = (video_hosts, hold_incomplete)
-        #: an item whose images or tables the policy removes is refused (``shared/completeness.py``);
+        #: an item whose images or tables the policy removes is refused (``shared/pages/completeness.py``);
         #: False: published without them, with a warning (``media.hold_incomplete``)
         self.hold_incomplete = hold_incomplete
         #: the players an iframe may show (the Turbo blocks report the others)

@@ -36,11 +36,11 @@ from datetime import datetime
 from cubes.parser.model import ItemError, ParseResult
 from cubes.parser.problems import capped, code_of, to_problem
 from shared.errors import NotFound
-from shared.feeds import FETCH_NOW_PREFIX
 from shared.messages import CrawlResult, FetchStatus
 from shared.problems import Capped, Problem, fetch_problem, problem
 from shared.runtime.cube import Output
 from shared.stores import FeedStore, FetchReport, ProblemStore, Stores, TaskItem, TaskStatus, TaskStore
+from shared.webmaster.feeds import FETCH_NOW_PREFIX
 
 __all__ = ["Fetch", "Outcome", "note_conflict", "write_feed_status", "write_fetch_outcome", "write_task"]
 

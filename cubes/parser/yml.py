@@ -34,7 +34,7 @@ from cubes.parser.bounds import Refused, delivery_options, product_numbers
 from cubes.parser.model import ItemError, MediaRef, Note, ParsedItem
 from cubes.parser.xmlsafe import SAFE_XML, XmlError, check_doctype_stream, xml_error
 from cubes.parser.xmltext import absolute, inner_html
-from shared.turbo_links import CATEGORY_PARAM
+from shared.pages.turbo_links import CATEGORY_PARAM
 
 __all__ = ["CATEGORY_PARAM", "MAX_DEPTH", "Catalog", "category_url", "iter_yml"]
 

@@ -27,10 +27,10 @@ from aiohttp import web
 from cubes.scheduler.websub import SignatureCheck, Subscriptions, SubState
 from shared.clock import Clock
 from shared.config import Settings
-from shared.feeds import fetch_request
 from shared.ports import listen
 from shared.runtime.deps import Publish
 from shared.stores import FeedStore
+from shared.webmaster.feeds import fetch_request
 
 __all__ = ["CallbackServer", "create_app"]
 

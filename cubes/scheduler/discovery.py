@@ -16,7 +16,7 @@ the scheduler finds them:
   (same or related host only, each once per round, so an index cannot loop or
   send us to other sites); a sitemap or a home page gives article URLs
   (``shared.sitemaps``), kept only when a host its feeds' tenants may publish
-  has them (``shared.hosts``: the host itself, its ``www.`` alias when the
+  has them (``shared.webmaster.hosts``: the host itself, its ``www.`` alias when the
   tenant verified both -- a sibling host may be somebody else's site, and its
   pages would be published as this host's autoparser pages). Each URL not seen before becomes a
   ``CrawlRequest(kind=page, requesters=["autoparser:<host>"], priority=9)``,
@@ -52,8 +52,6 @@ from shared.blobs.base import BlobStore
 from shared.clock import Clock, at
 from shared.config import SchedulerConfig
 from shared.errors import NotFound
-from shared.feeds import ARTICLE_PRIORITY, AUTOPARSER_PREFIX
-from shared.hosts import HostScope, scope_for, tenant_scope
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.origins import try_origin
 from shared.overload import DEFER_S, Overload
@@ -61,6 +59,8 @@ from shared.runtime.cube import Output, TimerContext
 from shared.sitemaps import discover_article_urls, hosts_related, is_sitemap, page_links, sitemap_children
 from shared.stores import Feed, FeedStore, HashStore, TenantStore
 from shared.urls import host_of
+from shared.webmaster.feeds import ARTICLE_PRIORITY, AUTOPARSER_PREFIX
+from shared.webmaster.hosts import HostScope, scope_for, tenant_scope
 
 __all__ = ["ARTICLE_PRIORITY", "AUTOPARSER_PREFIX", "DISCOVER_PREFIX", "REORDER_S", "Discovery"]
 
@@ -246,7 +246,7 @@ class Discovery:
                 urls = discover_article_urls(body, [], host=name)
             else:
                 urls = discover_article_urls(None, page_links(body, page_url), host=name)
-            # articles become pages of this host: only hosts its feeds' tenants may publish (shared.hosts)
+            # articles become pages of this host: only hosts its feeds' tenants may publish (shared.webmaster.hosts)
             scopes = await self._scopes(host, name)
             urls = [u for u in urls if any(scope.admits(host_of(u), try_origin(u)) for scope in scopes)]
             outputs += await self._articles(host, urls, now, requested_at)

@@ -1,6 +1,6 @@
 """The scheduler's handler: registrations in, lessons from fetches, due feeds out (docs/architecture.md section 3).
 
-* ``feeds.registry`` -> follow the registration service (``shared.feeds``),
+* ``feeds.registry`` -> follow the registration service (``shared.webmaster.feeds``),
   which wrote the row: a new (or re-registered) feed is placed in its host's
   partition and due at once (``tick.Ticker.place``), a removed one gets a new
   feed's schedule back and leaves every partition, and discovery follows the
@@ -113,7 +113,7 @@ class SchedulerHandler:
     # ------------------------------------------------------------------ feeds.registry
 
     async def _register(self, reg: FeedRegistration) -> None:
-        """Follow an announcement of the registration service (``shared.feeds``), which wrote the row.
+        """Follow an announcement of the registration service (``shared.webmaster.feeds``), which wrote the row.
 
         The row is the truth (its URL was canonicalized at registration); the message only says
         which feed changed. A removal resets the feed's schedule to a new feed's, so a feed

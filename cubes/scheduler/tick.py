@@ -41,11 +41,11 @@ from cubes.scheduler.ownership import Ownership
 from cubes.scheduler.policy import Outcome, backoff, next_interval
 from shared.clock import Clock, at
 from shared.config import SchedulerConfig
-from shared.feed_options import crawl_fields
 from shared.messages import CrawlKind, CrawlRequest
 from shared.overload import DEFER_S, Overload
 from shared.runtime.cube import Output, TimerContext
 from shared.stores.feeds import Feed, FeedStore
+from shared.webmaster.feed_options import crawl_fields
 
 __all__ = ["ROUTINE_PRIORITY", "SWEEP_EVERY_S", "Ticker"]
 

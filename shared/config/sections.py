@@ -305,7 +305,7 @@ class MediaConfig(Section):
     #: crawl.requests priority of re-checks (0 urgent .. 9 bulk): nobody waits on them
     recheck_priority: int = Field(default=9, ge=0, le=9)
     #: a page that lost an image for good (404, not an image, ...) or, in the parser, an image or a
-    #: table is held back, not published without it (shared/completeness.py); false: published, reported
+    #: table is held back, not published without it (shared/pages/completeness.py); false: published, reported
     hold_incomplete: bool = True
 
     @field_validator("recheck_max_s")
@@ -389,7 +389,7 @@ class ApiConfig(Section):
     signup_burst: int = Field(default=3, gt=0)
     #: DNS servers ("ip" or "ip:port") for TXT host verification; empty: the system's resolvers
     dns_servers: list[str] = Field(default_factory=list)
-    #: seconds between two checks of a right's proof (shared/rights.py): a day, as search consoles do
+    #: seconds between two checks of a right's proof (shared/webmaster/rights.py): a day, as search consoles do
     proof_recheck_s: float = Field(default=86_400.0, gt=0)
     #: seconds a right lasts after its proof was first missed at a re-check (its holder is told at
     #: once); it ends at the first re-check after that still missing the proof: a week to fix a site

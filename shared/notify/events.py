@@ -33,10 +33,10 @@ class EventKind(StrEnum):
     feed_recovered = "feed.recovered"
     #: pages held back: a catalog lost more than half of its offers in one fetch (``catalog.held``)
     catalog_held = "catalog.held"
-    #: a page held back, not published: it lost content (``shared/completeness.py``; the autoparser's
+    #: a page held back, not published: it lost content (``shared/pages/completeness.py``; the autoparser's
     #: guard); one event a feed a day, naming the first page, so a bad fetch is not a mail per page
     pages_held = "pages.held"
-    #: a right on an origin lapsed, ended, was granted or passed to another holder (``shared.rights``)
+    #: a right on an origin lapsed, ended, was granted or passed to another holder (``shared.webmaster.rights``)
     right_changed = "right.changed"
     #: an upload task or feed check ended (done or failed)
     task_done = "task.done"

@@ -73,7 +73,7 @@ class Stores:
         self.delay = delay
         self.feeds = feeds
         self.tenants = tenants
-        #: changes of rights on origins, and the notices of those told (``shared.rights``)
+        #: changes of rights on origins, and the notices of those told (``shared.webmaster.rights``)
         self.notices = notices
         #: notification settings, the outbox of events and the delivery log (``shared/notify/``)
         self.notify = notify

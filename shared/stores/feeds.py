@@ -8,7 +8,7 @@ offers each writer its own method, which refuses the fields of the others:
 =====================  ===============================  ============================================
 fields                 writer                           method
 =====================  ===============================  ============================================
-registration           ``shared.feeds.FeedRegistry``    ``upsert_feed``, ``delete_feed``
+registration           ``shared.webmaster.feeds.FeedRegistry``    ``upsert_feed``, ``delete_feed``
 ``REGISTRATION``       (the API, the operator, the demo)
 schedule and fetch     the scheduler                    ``update_schedule``
 ``SCHEDULE_FIELDS``    (learns from ``crawl.feeds``)
@@ -153,7 +153,7 @@ class Feed:
     created_at: datetime | None = None  # set by the store on first insert when None
     deleted: bool = False
     status: FeedStatus = field(default_factory=FeedStatus)  # read-only through upsert_feed
-    #: the webmaster's fetch options and filters, public (``shared.feed_options.FeedOptions`` as JSON)
+    #: the webmaster's fetch options and filters, public (``shared.webmaster.feed_options.FeedOptions`` as JSON)
     options: str | None = None
     #: the sealed token of the options' secrets (a password, header values: ``shared/secretbox.py``)
     secret: str | None = None

@@ -50,7 +50,7 @@ class ImageRecord:
     updated_at: datetime | None = None
     retry_after: datetime | None = None  # a failed image may be ordered again after this
     ordered_at: datetime | None = None
-    #: widths of the smaller copies the cdn cube made beside it (``shared.variants``); () for none
+    #: widths of the smaller copies the cdn cube made beside it (``shared.images.variants``); () for none
     variants: tuple[int, ...] = ()
     #: the validators of the fetch the copy came from (a re-check sends them: a 304 keeps the copy)
     etag: str | None = None

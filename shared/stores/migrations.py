@@ -110,7 +110,7 @@ _STATUS_SNAPSHOTS = (
 SQLITE.append((4, "status snapshots", _STATUS_SNAPSHOTS))
 POSTGRES.append((4, "status snapshots", _STATUS_SNAPSHOTS))
 
-# What the webmaster is told (shared/problems.py, shared/stores/problems.py): each fetch of a feed with
+# What the webmaster is told (shared/problems/__init__.py, shared/stores/problems.py): each fetch of a feed with
 # its problems (the last few per feed: the history), what a published page lost (an image that failed),
 # and the structured problems of an upload task (beside ``errors``, its one-line texts).
 _PROBLEMS = (
@@ -198,7 +198,7 @@ SQLITE.append((9, "scheduler partitions and the due index", _SCHEDULE_INDEX))
 POSTGRES.append((9, "scheduler partitions and the due index", _SCHEDULE_INDEX))
 
 # Where a claimed host's site answers (``scheme://host[:port]``), so its ownership is checked on its own
-# scheme and port (shared/verification.py); NULL: https, then http, on their default ports.
+# scheme and port (shared/webmaster/verification.py); NULL: https, then http, on their default ports.
 _CLAIM_ORIGIN = ("ALTER TABLE tenant_hosts ADD COLUMN origin TEXT",)
 SQLITE.append((10, "host claim origin", _CLAIM_ORIGIN))
 POSTGRES.append((10, "host claim origin", _CLAIM_ORIGIN))
@@ -229,7 +229,7 @@ _CRAWL_LANES = (
 SQLITE.append((12, "crawl lane state", _CRAWL_LANES))
 POSTGRES.append((12, "crawl lane state", _CRAWL_LANES))
 
-# An upload task's problems are capped (shared/problems.py ``cap``: the first ones in full); this keeps
+# An upload task's problems are capped (shared/problems/__init__.py ``cap``: the first ones in full); this keeps
 # how many of each code there were in all, so "59,000 items refused" is one number, never 59,000
 # problem objects in the task
 _TASK_COUNTS = ("ALTER TABLE tasks ADD COLUMN problem_counts TEXT NOT NULL DEFAULT '{}'",)
@@ -469,12 +469,12 @@ for _engine in (SQLITE, POSTGRES):
     _engine.append((31, "rights on origins: several holders, re-checks, events and notices", RIGHTS))
 
 # 32: a feed's own fetch options and filters (public, JSON) and the sealed token of its secrets (a password,
-# header values: ``shared/feed_options.py``, ``shared/secretbox.py``)
+# header values: ``shared/webmaster/feed_options.py``, ``shared/secretbox.py``)
 _FEED_OPTIONS = ("ALTER TABLE feeds ADD COLUMN options TEXT", "ALTER TABLE feeds ADD COLUMN secret TEXT")
 SQLITE.append((32, "feeds: fetch options and sealed credentials", _FEED_OPTIONS))
 POSTGRES.append((32, "feeds: fetch options and sealed credentials", _FEED_OPTIONS))
 
-# 33: a host's branding on its pages, per tenant that claimed it (``shared/branding.py``)
+# 33: a host's branding on its pages, per tenant that claimed it (``shared/webmaster/branding.py``)
 _BRANDING = ("ALTER TABLE tenant_hosts ADD COLUMN branding TEXT",)
 SQLITE.append((33, "tenant_hosts: branding", _BRANDING))
 POSTGRES.append((33, "tenant_hosts: branding", _BRANDING))

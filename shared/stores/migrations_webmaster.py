@@ -1,8 +1,8 @@
 """Migrations 37 to 39 of both engines: what the webmaster's everyday tools keep (docs/architecture.md
 section 4, "stores").
 
-A task's mode (the task list's filter, ``shared/task_list.py``) and each problem code's occurrences on a
-feed (``shared/problem_history.py``); the notifications: settings, the outbox of events, the
+A task's mode (the task list's filter, ``shared/webmaster/task_list.py``) and each problem code's occurrences on a
+feed (``shared/problems/history.py``); the notifications: settings, the outbox of events, the
 delivery log (``shared/stores/notify.py``). ``migrations.py`` applies them in order with the rest; never
 edit a released migration, append a new one there.
 """
@@ -24,7 +24,7 @@ def extend_webmaster(sqlite: list[_Migration], postgres: list[_Migration]) -> No
     sqlite.append((37, "tasks: mode", task_mode))
     postgres.append((37, "tasks: mode", task_mode))
 
-    # 38: each problem code's occurrences on a feed, from first seen to resolved (``shared/problem_history.py``)
+    # 38: each problem code's occurrences on a feed, from first seen to resolved (``shared/problems/history.py``)
     problem_history = (
         "CREATE TABLE IF NOT EXISTS problem_history (feed_id TEXT NOT NULL, code TEXT NOT NULL,"
         " first_seen BIGINT NOT NULL, last_seen BIGINT NOT NULL, seen BIGINT NOT NULL, resolved_at BIGINT,"

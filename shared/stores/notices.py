@@ -1,6 +1,6 @@
 """The notice store's contract: changes of rights on an origin, and who was told (docs/architecture.md section 6).
 
-``shared.rights`` decides what happened and whom to tell; this store keeps it. Every change is one
+``shared.webmaster.rights`` decides what happened and whom to tell; this store keeps it. Every change is one
 ``RightsEvent`` (``rights_events``: the log of an origin's rights, which also answers "who ever held
 a right here") and one ``Notice`` per tenant told (``notices``: what the console and ``GET
 /api/v1/notices`` show). A deliverer of webhooks or e-mail reads notices in ``notice_id`` order

@@ -22,7 +22,7 @@ Two kinds of rows, both made of ``shared.problems.Problem`` objects:
   the page table, the delay store, the URL's owner and its problem row say of
   it together, decided in one SQL expression (``sql/problems.py``,
   ``STATE_SQL``) so that a page list and its counts can never disagree.
-  ``shared/page_state.py`` turns it into the words every screen shows.
+  ``shared/pages/state.py`` turns it into the words every screen shows.
 
 One implementation for both engines: ``sql/problems.py``.
 """
@@ -36,8 +36,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
-from shared.problem_history import Occurrence
 from shared.problems import Problem
+from shared.problems.history import Occurrence
 
 __all__ = [
     "KEEP_REPORTS",
@@ -115,7 +115,7 @@ class PageProblems:
     source_id: str
     problems: tuple[Problem, ...]
     updated_at: datetime | None = None
-    #: the page was held back at this version, not published (it lost content: ``shared/completeness.py``;
+    #: the page was held back at this version, not published (it lost content: ``shared/pages/completeness.py``;
     #: the autoparser's guard): the row shows until a version at least as new is stored
     held: bool = False
 
@@ -137,7 +137,7 @@ class PageState(StrEnum):
     published = "published"
     #: read from the source, not yet parked or written (on the bus between the cubes)
     on_its_way = "on_its_way"
-    #: the source's item was refused by the parser (never from the store: ``shared/page_state.py``
+    #: the source's item was refused by the parser (never from the store: ``shared/pages/state.py``
     #: reads it from the latest fetch's problems)
     refused = "refused"
     #: a check's item past its previews (never from the store: the task says so)
@@ -175,7 +175,7 @@ class ProblemStore(Protocol):
         ...
 
     async def history(self, feed_id: str, *, limit: int = 100) -> builtins.list[Occurrence]:
-        """Each code's occurrences on the feed (``shared/problem_history.py``): the open ones first, then the
+        """Each code's occurrences on the feed (``shared/problems/history.py``): the open ones first, then the
         most recently seen."""
         ...
 

@@ -1,6 +1,6 @@
 """The team store's contract: a tenant's users, its invitations and its API tokens (docs/architecture.md section 6).
 
-A tenant has several users, each with a role (``shared.access.Role``: owner, editor, viewer) and a
+A tenant has several users, each with a role (``shared.webmaster.access.Role``: owner, editor, viewer) and a
 console password kept only as its scrypt hash (``shared.passwords``). An owner invites someone by an
 e-mail address or a name (their *login*, unique across tenants, since a sign-in names no tenant);
 the invitation is a link carrying 256 random bits, of which only the sha256 is stored, good once

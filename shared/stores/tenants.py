@@ -3,7 +3,7 @@
 A claim is a tenant's on a host, for one origin (``shared.origins``): the origin the tenant named
 (``https://host`` when it named none). A *right* is a verified claim: it covers that origin only.
 Several tenants may hold rights on one origin at once; verifying a claim never touches another
-tenant's (``shared.rights`` owns every change of rights and tells those who hold or held one).
+tenant's (``shared.webmaster.rights`` owns every change of rights and tells those who hold or held one).
 
 One implementation for both engines: ``sql/tenants.py``.
 """
@@ -131,7 +131,7 @@ class TenantStore(Protocol):
         ...
 
     async def set_branding(self, tenant_id: str, host: str, branding: str | None) -> None:
-        """Keep a claimed host's branding for this tenant (``shared.branding.Branding`` as JSON; None
+        """Keep a claimed host's branding for this tenant (``shared.webmaster.branding.Branding`` as JSON; None
         removes it). ``NotFound`` when the tenant has not claimed the host."""
         ...
 

@@ -261,7 +261,7 @@ class ProblemStoreContract:
 
 
 class ProblemHistoryContract:
-    """A feed's problems over time (shared/problem_history.py), through the reports the store takes."""
+    """A feed's problems over time (shared/problems/history.py), through the reports the store takes."""
 
     async def test_a_problem_opens_is_seen_again_resolves_and_comes_back_as_a_new_occurrence(
         self, stores: Stores

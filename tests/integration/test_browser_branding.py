@@ -22,10 +22,10 @@ from cubes.frontend.app import create_app
 from cubes.kvwriter.branding import BrandingLookup
 from cubes.kvwriter.handler import KvwriterHandler
 from shared.blobs import open_blobs
-from shared.branding import parse_branding
 from shared.config import Settings
 from shared.messages import Document, SourceKind, SourceRef
 from shared.stores import Feed, open_stores
+from shared.webmaster.branding import parse_branding
 from tests.integration.test_browser_frontend import (  # the browser fixture and the CDP helpers
     Cdp,
     _errors,

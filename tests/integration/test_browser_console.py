@@ -206,7 +206,7 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
         assert "not verified yet" in text
         secret = text.split("Publish your verification token ", 1)[1].split()[0]
         assert f"{site.origin}/.well-known/turbocubes-verify.txt" in text  # the host's own port
-        # a claim without a right shows the claim and nothing else (shared/rights.py)
+        # a claim without a right shows the claim and nothing else (shared/webmaster/rights.py)
         assert await _eval(
             browser, session, "!document.querySelector('#lane') && !!document.querySelector('#claim-only')"
         )
@@ -217,7 +217,7 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
         assert "Verified by meta." in text, text[:2000]
         await _shot(browser, session, "console-host-verified")
 
-        # 3. add the feed; its pages appear (the home page tells the right granted, shared/rights.py)
+        # 3. add the feed; its pages appear (the home page tells the right granted, shared/webmaster/rights.py)
         await _submit(browser, session, "location.href = '/console'")
         notices = await _eval(browser, session, "document.querySelector('#notices').textContent")
         assert f"Your right on {site.origin} is in force" in notices, notices
@@ -225,7 +225,7 @@ async def test_a_webmaster_signs_up_verifies_adds_a_feed_and_fixes_a_broken_imag
         await _submit(browser, session, _form("form[action='/console/feeds']", url=f"{site.origin}/feed.xml"))
         feed_path = await _eval(browser, session, "location.pathname")
         assert feed_path.startswith("/console/feeds/")
-        # the page whose image is broken is held back, not published without it (shared/completeness.py)
+        # the page whose image is broken is held back, not published without it (shared/pages/completeness.py)
         await _reload_until(
             browser,
             session,

@@ -24,10 +24,10 @@ from cubes.kvwriter.handler import KvwriterHandler
 from cubes.parser.documents import prepare_items, to_document
 from cubes.parser.feed import parse_feed
 from shared.blobs import open_blobs
-from shared.branding import parse_branding
 from shared.config import Settings
 from shared.messages import CategoryRef, DocKind, Document, Product, ProductParam, SourceKind, SourceRef
 from shared.stores import Feed, open_stores
+from shared.webmaster.branding import parse_branding
 from tests.integration.test_browser_frontend import (  # the browser fixture and the CDP helpers
     STEP_TIMEOUT,
     Cdp,

@@ -39,7 +39,7 @@ from cubes.parser.feed import parse_feed
 from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
 from shared.config import Settings
-from shared.media import MediaDoc
+from shared.images.media import MediaDoc
 from shared.messages import SourceKind, SourceRef
 from shared.stores import open_stores
 from tests.integration.test_browser_frontend import (  # the browser fixture and the CDP helpers

@@ -28,7 +28,7 @@ from PIL import Image
 
 from cubes.launcher import run_up
 from shared.config import Settings
-from shared.page_state import UNDECIDED, source_views, task_views
+from shared.pages.state import UNDECIDED, source_views, task_views
 from shared.previews import PREVIEWS_MAX
 from shared.stores import PageState, open_stores
 

@@ -21,9 +21,9 @@ import time
 import asyncpg
 import pytest
 
-from shared.feeds import feed_id_for
 from shared.stores import Stores
 from shared.urls import canonical_url
+from shared.webmaster.feeds import feed_id_for
 from tests.integration.faults_engines import Engines
 from tests.integration.faults_site import FaultSite
 from tests.integration.faults_topology import FaultTopology, until

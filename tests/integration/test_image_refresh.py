@@ -29,10 +29,10 @@ from cubes.cdn.recheck import Rechecks
 from shared.blobs.s3 import S3BlobStore
 from shared.clock import ManualClock
 from shared.config import Settings
+from shared.images.variants import variant_key
 from shared.messages import Document, Media, MediaCached, SourceKind, SourceRef
 from shared.runtime import Output, ensure_topics, open_deps
 from shared.runtime.cube import TimerContext
-from shared.variants import variant_key
 from tests.integration.test_media_pipeline import (  # the CDN fixture (files or SeaweedFS) and the cube driver
     cdn_settings,  # noqa: F401 - a fixture, used by name
     read_all,

@@ -121,7 +121,7 @@ async def test_documents_wait_for_their_images_then_point_at_the_cdn(
     assert len(partner.hits(A, "/img/shared.jpg")) == 1  # fifty documents, one fetch
     assert len(objects) == 4  # one, two, three, shared
     by_url = {d.url: d for d in ready}
-    # the page whose image 404s is held back, not published without it (shared/completeness.py)
+    # the page whose image 404s is held back, not published without it (shared/pages/completeness.py)
     assert sorted(by_url) == sorted(d.url for d in docs if d.url != "https://news.test/gone")
     assert [(p.url, p.held, [x.code for x in p.problems]) for p in held] == [
         ("https://news.test/gone", True, ["page.incomplete", "image.not_found"])

@@ -67,7 +67,7 @@ async def test_parser_cube_end_to_end(tmp_path: Path) -> None:
         for fid, host in (("turbo1", "news.test"), ("yml1", "shop.test"), ("bad1", "news.test")):
             await stores.feeds.upsert_feed(Feed(feed_id=fid, url=f"https://{host}/{fid}", host=host, format="auto"))
         await stores.tasks.create(Task(task_id="t1", tenant_id="ten", host="news.test"))
-        # the parser reads the uploading tenant's verified hosts when it parses (shared.hosts)
+        # the parser reads the uploading tenant's verified hosts when it parses (shared.webmaster.hosts)
         await stores.tenants.create_tenant("ten", tenant_id="ten")
         await stores.tenants.add_host("ten", "news.test")
         await stores.tenants.set_verified("ten", "news.test")

@@ -30,11 +30,11 @@ import pytest
 from shared import contracts
 from shared.bus.base import Bus
 from shared.config import load_settings
-from shared.feeds import FeedRegistry
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus
 from shared.runtime import ensure_topics, open_deps
 from shared.runtime.cube import Output
 from shared.runtime.deps import Deps
+from shared.webmaster.feeds import FeedRegistry
 from tests.integration.cubeproc import CubeProcess, write_config
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer

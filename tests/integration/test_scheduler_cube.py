@@ -106,7 +106,7 @@ async def test_registered_feed_is_fetched_on_schedule_once_and_survives_restart(
         reg = FeedRegistration(
             feed_id="f1", url=URL, host="news.example", format=FeedFormat.rss, registered_at=datetime.now(UTC)
         )
-        # what the registration service (shared.feeds) does: the row, then its announcement
+        # what the registration service (shared.webmaster.feeds) does: the row, then its announcement
         await (await deps.stores()).feeds.upsert_feed(Feed(feed_id="f1", url=URL, host="news.example", format="rss"))
         await deps.publish([Output("feeds.registry", reg)])
         assert await asyncio.wait_for(probe.handled.get(), WAIT_S) == reg

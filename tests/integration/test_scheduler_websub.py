@@ -153,7 +153,7 @@ def _feed_body(hub_url: str) -> bytes:
 
 
 async def _register_and_fetch(rig: Rig) -> None:
-    # what the registration service (shared.feeds) does: the row, then its announcement
+    # what the registration service (shared.webmaster.feeds) does: the row, then its announcement
     await rig.stores.feeds.upsert_feed(Feed(feed_id="f1", url=TOPIC, host="news.example", format="rss"))
     await rig.handler.handle(
         FeedRegistration(

@@ -1,7 +1,7 @@
 """A real DNS server on 127.0.0.1 for the TXT host-verification tests (``dnslib``; UDP, a port of its own).
 
 ``DnsServer`` answers the TXT records a test sets (``set_txt``) and NXDOMAIN for
-every other name, so code that reads DNS through ``shared.verification.dns_txt_lookup``
+every other name, so code that reads DNS through ``shared.webmaster.verification.dns_txt_lookup``
 (pointed at ``server.address`` by ``api.dns_servers``) never reaches the real
 DNS. It runs in dnslib's own thread: the code under test talks to it over a
 socket, as it would to a resolver. Queries are counted (``queries``).

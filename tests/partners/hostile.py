@@ -22,7 +22,7 @@ from html import escape
 
 import orjson
 
-from shared.problem_codes import CODES
+from shared.problems.codes import CODES
 
 __all__ = ["CASES", "PUBLISHED", "Built", "Hostile"]
 

@@ -136,3 +136,47 @@ def test_shared_and_the_demo_never_import_cubes_and_no_cube_imports_another() ->
         if (theirs := cube_of(d)) is not None and theirs != mine
     )
     assert across == []
+
+
+#: shared/'s rooms of content, lowest first: a room imports the ones before it, never one after it, and
+#: the infrastructure (the flat modules, bus, blobs, config, http, runtime, stores, search, wordstat,
+#: and problems below them all) imports none of them: it serves the rooms and does not know them.
+CONTENT_ROOMS = ("images", "pages", "webmaster")
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in CONTENT_ROOMS) else ""
+
+
+def arrows_back_up(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a content room from infrastructure or from a room below it."""
+    back = []
+    for a, targets in graph.items():
+        for b in targets:
+            ra, rb = _room(a), _room(b)
+            if not b.startswith("shared.") or rb not in CONTENT_ROOMS or ra == rb:
+                continue
+            if ra not in CONTENT_ROOMS or CONTENT_ROOMS.index(ra) < CONTENT_ROOMS.index(rb):
+                back.append(f"{a} -> {b}")
+    return sorted(back)
+
+
+def test_shared_rooms_import_only_downwards() -> None:
+    back = arrows_back_up(import_graph(modules_under(("shared",))))
+    assert back == [], "arrows back up between shared/'s rooms: " + "; ".join(back)
+
+
+def test_the_room_check_sees_an_arrow_back_up() -> None:
+    graph = {
+        "shared.webmaster.feeds": {"shared.pages.state", "shared.images.media", "shared.clock"},
+        "shared.pages.state": {"shared.images.media", "shared.stores"},
+        "shared.images.media": {"shared.pages.safehtml"},  # up
+        "shared.stores.sql.tenants": {"shared.webmaster.rights"},  # infrastructure knowing a room
+        "shared.clock": {"shared.webmaster"},  # a flat module knowing a room
+    }
+    assert arrows_back_up(graph) == [
+        "shared.clock -> shared.webmaster",
+        "shared.images.media -> shared.pages.safehtml",
+        "shared.stores.sql.tenants -> shared.webmaster.rights",
+    ]

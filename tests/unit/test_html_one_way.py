@@ -1,9 +1,9 @@
-"""HTML is made one way: templates of ``shared/templates.py``, which escape every value.
+"""HTML is made one way: templates of ``shared/pages/templates.py``, which escape every value.
 
 The published Turbo page was f-strings with a hand ``escape()`` around each value, the console
 Jinja2 with autoescape, ``turbocubes render`` and the API docs a Jinja2 set-up each, the frontend's home, search and
 Wordstat pages Python string templates with ``html.escape``: five ways, one of them a
-forgotten call away from an XSS hole. These keep it one: only ``shared/templates.py`` makes a
+forgotten call away from an XSS hole. These keep it one: only ``shared/pages/templates.py`` makes a
 Jinja2 environment, and the modules that make our pages never escape by hand.
 """
 
@@ -42,7 +42,7 @@ def test_only_shared_templates_makes_a_jinja_environment() -> None:
         for p in _modules("cubes", "shared", "demo")
         if "jinja2.Environment" in _imports(p) or "jinja2" in _imports(p)
     ]
-    assert makers == ["shared/templates.py"]
+    assert makers == ["shared/pages/templates.py"]
 
 
 def test_the_page_makers_never_escape_by_hand() -> None:
@@ -52,4 +52,4 @@ def test_the_page_makers_never_escape_by_hand() -> None:
         hand = {"html.escape", "markupsafe.escape", "html"} & _imports(p)
         if hand:
             bad.append(f"{name}: {sorted(hand)}")
-    assert not bad, "make the markup a template of shared/templates.py instead:\n" + "\n".join(bad)
+    assert not bad, "make the markup a template of shared/pages/templates.py instead:\n" + "\n".join(bad)

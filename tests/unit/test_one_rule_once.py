@@ -92,7 +92,7 @@ def test_one_toml_writer() -> None:
 
 def test_one_image_look_up() -> None:
     """The media and delay cubes make their image look-up with ``LookupBatcher.from_settings``."""
-    bad = _offenders(r"LookupBatcher\(", _sources("cubes", "shared", "demo"), owner="shared/lookups.py")
+    bad = _offenders(r"LookupBatcher\(", _sources("cubes", "shared", "demo"), owner="shared/images/lookups.py")
     assert not bad, "build it with LookupBatcher.from_settings(images, settings.media):\n" + "\n".join(bad)
 
 

@@ -1,8 +1,9 @@
 """The console's actions: each one a form POST, answered with a redirect (post/redirect/get).
 
 Claim and verify a host, add and remove a feed, switch its autoparser, fetch
-it now -- each through the service the API uses (``shared.feeds``,
-``shared.rights``) and its authorization (``shared.access``), with the same rules: a feed only on a verified host
+it now -- each through the service the API uses (``shared.webmaster.feeds``,
+``shared.webmaster.rights``) and its authorization (``shared.webmaster.access``), with the same rules: a feed only on
+a verified host
 of the tenant, the SSRF guard on every URL, fetch now through the host's lane.
 A refusal re-renders the page with what to fix, as the API's 422 does.
 """
@@ -19,14 +20,14 @@ from cubes.frontend.console import flash
 from cubes.frontend.console.context import ConsoleContext, NoBus
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.views import feed_page, home_page, host_page, not_found
-from shared import access
-from shared.branding import BrandingRefused, apply_branding, parse_branding
 from shared.errors import NotFound, TurbocubesError
-from shared.feed_options import FeedOptions
-from shared.feeds import WEBMASTER_FORMATS, RegistrationRefused
 from shared.origins import origin_host, origin_of
-from shared.refresh import RefreshRefused
-from shared.turbo_switch import switch
+from shared.webmaster import access
+from shared.webmaster.branding import BrandingRefused, apply_branding, parse_branding
+from shared.webmaster.feed_options import FeedOptions
+from shared.webmaster.feeds import WEBMASTER_FORMATS, RegistrationRefused
+from shared.webmaster.refresh import RefreshRefused
+from shared.webmaster.turbo_switch import switch
 
 __all__ = [
     "add_feed",
@@ -78,7 +79,7 @@ async def verify_host(c: ConsoleContext, signed: Signed, host: str) -> web.Strea
 
 
 async def switch_turbo(c: ConsoleContext, signed: Signed, host: str, on: bool) -> web.StreamResponse:
-    """The host page's Turbo switch (``shared/turbo_switch.py``, as ``PUT /api/v1/hosts/{host}/turbo``)."""
+    """The host page's Turbo switch (``shared/webmaster/turbo_switch.py``, as ``PUT /api/v1/hosts/{host}/turbo``)."""
     claim = await c.own_claim(signed, host)
     if claim is None:
         return not_found(c, signed, "host")
@@ -163,7 +164,7 @@ async def switch_autoparser(c: ConsoleContext, signed: Signed, feed_id: str, on:
 
 
 def options_change(form: dict[str, str], current: FeedOptions, sealed: bool) -> dict[str, Any]:
-    """The options change the feed page's form asks for, as the API takes it (``shared/feed_options.py``).
+    """The options change the feed page's form asks for, as the API takes it (``shared/webmaster/feed_options.py``).
 
     The form shows every public value, so what it sends replaces them; a secret is never shown, so
     an empty password or headers box keeps what is kept, and "forget the credentials" clears them.
@@ -226,7 +227,7 @@ async def set_options(c: ConsoleContext, signed: Signed, feed_id: str, form: dic
     raise _see(f"/console/feeds/{feed_id}?saved=options")
 
 
-#: the shop settings' fields (``shared.shop.ShopSettings``), ``shop_<field>`` in the form
+#: the shop settings' fields (``shared.pages.shop.ShopSettings``), ``shop_<field>`` in the form
 _SHOP_FIELDS = ("cart_url", "order_phone", "order_email", "order_url")
 
 
@@ -259,7 +260,7 @@ def branding_form(form: dict[str, str]) -> dict[str, Any]:
 
 async def set_branding(c: ConsoleContext, signed: Signed, host: str, form: dict[str, str]) -> web.StreamResponse:
     """The host page's branding form: the API's PUT, through the same rules and the same service."""
-    try:  # the API's rule (shared.access.host_claim): the tenant's claim, with a right in force
+    try:  # the API's rule (shared.webmaster.access.host_claim): the tenant's claim, with a right in force
         await access.host_claim(c.stores.tenants, signed.tenant_id, host)
     except access.AccessRefused as exc:
         if await c.own_claim(signed, host) is None:
@@ -290,7 +291,7 @@ async def remove_feed(c: ConsoleContext, signed: Signed, feed_id: str) -> web.St
     raise _see("/console?removed=1")
 
 
-#: the console's words for what a refresh queued (``shared.refresh.Action``)
+#: the console's words for what a refresh queued (``shared.webmaster.refresh.Action``)
 _QUEUED = {
     "feed": "its feed is fetched now ({feeds})",
     "page": "the page is fetched again",
@@ -300,7 +301,7 @@ _QUEUED = {
 
 
 async def refresh_url(c: ConsoleContext, signed: Signed, host: str, form: dict[str, str]) -> web.StreamResponse:
-    """The host page's "fetch one URL again now": the API's refresh and purge (``shared.refresh``)."""
+    """The host page's "fetch one URL again now": the API's refresh and purge (``shared.webmaster.refresh``)."""
     if await c.own_claim(signed, host) is None:
         return not_found(c, signed, "host")
     what, url = form.get("what", "page"), form.get("url", "").strip()

@@ -1,9 +1,9 @@
 """What every console handler reaches: the stores, the registration service, the verifier.
 
 The console is an HTML face of the same services the webmaster API uses --
-``shared.feeds.FeedRegistry`` (add, remove, fetch now, autoparser), ``shared.
-rights`` (claims and host checks), ``shared.refresh`` (one URL again now),
-``shared.access`` (who may), ``shared.overview`` (what a feed and a host show) --
+``shared.webmaster.feeds.FeedRegistry`` (add, remove, fetch now, autoparser), ``shared.
+rights`` (claims and host checks), ``shared.webmaster.refresh`` (one URL again now),
+``shared.webmaster.access`` (who may), ``shared.webmaster.overview`` (what a feed and a host show) --
 so the browser and the API can never disagree. Only the ways in differ: a cookie
 session with CSRF tokens here, a bearer token there.
 """
@@ -20,17 +20,17 @@ from aiohttp import web
 from cubes.frontend.console.session import SessionGate, Signed
 from cubes.frontend.jinja import render
 from cubes.frontend.status.page import STATUS_CSS
-from shared import access
 from shared.clock import Clock
 from shared.config import Settings
-from shared.feeds import Authorize, FeedRegistry
-from shared.opml_import import tenant_origins_only
-from shared.refresh import Refresher
-from shared.rights import Rights
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
-from shared.signup import SignupLimiter
 from shared.stores import Feed, HostClaim, Stores
+from shared.webmaster import access
+from shared.webmaster.feeds import Authorize, FeedRegistry
+from shared.webmaster.opml_import import tenant_origins_only
+from shared.webmaster.refresh import Refresher
+from shared.webmaster.rights import Rights
+from shared.webmaster.signup import SignupLimiter
 
 __all__ = ["CONSOLE_CSS", "ConsoleContext", "NoBus"]
 
@@ -58,7 +58,7 @@ CONSOLE_CSS = STATUS_CSS + (
     ".stat b small{display:block;font-size:.8rem;font-weight:400;color:var(--mut)}"
     ".bar{flex-wrap:wrap}.bar h2{overflow-wrap:anywhere;min-width:0}code{overflow-wrap:anywhere}"
     ".console-login .search{max-width:30rem;margin:0 auto 1.2rem}"
-    # a page as every screen tells it (shared/page_state.py): its title, its state in words, why
+    # a page as every screen tells it (shared/pages/state.py): its title, its state in words, why
     ".page .pt{margin:0;overflow-wrap:anywhere}.page .state{margin:.2rem 0}.page .state small{color:var(--mut)}"
     ".u{overflow-wrap:anywhere;font-size:.85rem;color:var(--mut);display:block}"
     ".waits{margin:.3rem 0;padding-left:1.1rem;font-size:.9rem}.waits small{display:block;color:var(--mut)}"
@@ -95,7 +95,7 @@ class ConsoleContext:
     resolver: Any = None
     _rights: Rights | None = field(default=None, repr=False)
     _refresher: Refresher | None = field(default=None, repr=False)
-    #: the sign-up form's limit, the API's rule (``shared/signup.py``); made on first use
+    #: the sign-up form's limit, the API's rule (``shared/webmaster/signup.py``); made on first use
     _signups: SignupLimiter | None = field(default=None, repr=False)
 
     @property
@@ -119,13 +119,14 @@ class ConsoleContext:
         )
 
     def rights(self) -> Rights:
-        """Claims and proofs, as the API makes them (``shared.rights``: each change recorded and told)."""
+        """Claims and proofs, as the API makes them (``shared.webmaster.rights``: each change recorded and told)."""
         if self._rights is None:
             self._rights = Rights.from_settings(self.settings, self.stores, self.clock, resolver=self.resolver)
         return self._rights
 
     def refresher(self) -> Refresher:
-        """One page or image again now, as the API asks it (``shared.refresh``: its memory of recent orders)."""
+        """One page or image again now, as the API asks it (``shared.webmaster.refresh``: its memory of recent
+        orders)."""
         if self._refresher is None:
             self._refresher = Refresher(self.stores, self.send, self.clock)
         return self._refresher
@@ -138,21 +139,23 @@ class ConsoleContext:
         return await self.stores.tenants.hosts_of(tenant_id)
 
     async def own_feed(self, signed: Signed, feed_id: str) -> Feed | None:
-        """The tenant's live feed ``feed_id`` (``shared.access``, the API's rule); None: the same 404 for all."""
+        """The tenant's live feed ``feed_id`` (``shared.webmaster.access``, the API's rule); None: the same 404 for
+        all."""
         try:
             return await access.own_feed(self.stores.feeds, signed.tenant_id, feed_id)
         except access.AccessRefused:
             return None
 
     async def own_claim(self, signed: Signed, host: str) -> HostClaim | None:
-        """The tenant's claim on ``host``, verified or not (``shared.access``); None: not one of its hosts."""
+        """The tenant's claim on ``host``, verified or not (``shared.webmaster.access``); None: not one of its hosts."""
         try:
             return await access.host_claim(self.stores.tenants, signed.tenant_id, host, verified=False)
         except access.AccessRefused:
             return None
 
     def authorize(self, signed: Signed) -> Authorize:
-        """What a registration asks of a feed URL's origin: the API's check (``shared.access.origin_claim``)."""
+        """What a registration asks of a feed URL's origin: the API's check
+        (``shared.webmaster.access.origin_claim``)."""
         return tenant_origins_only(self.stores.tenants, signed.tenant_id)
 
     def page(self, name: str, title: str, *, status: int = 200, **context: Any) -> web.Response:

@@ -1,6 +1,6 @@
 """The console's OPML: ``GET /console/opml`` downloads the tenant's feeds, ``POST /console/opml`` imports a file.
 
-The API's formats and rules (``shared/opml.py``, ``shared/opml_import.py``): each outline a
+The API's formats and rules (``shared/webmaster/opml.py``, ``shared/webmaster/opml_import.py``): each outline a
 registration, each line's result on the page that answers. The import form is multipart (a file
 input), so it is read here rather than by the routes' ``action`` (whose forms are a few text
 fields): the same checks, in the same order -- our own origin, a session, its CSRF token.
@@ -13,8 +13,8 @@ from aiohttp import web
 from cubes.frontend.console import views
 from cubes.frontend.console.context import ConsoleContext, NoBus
 from shared.errors import TurbocubesError
-from shared.opml import MAX_BYTES, OpmlRefused, write_opml
-from shared.opml_import import import_opml
+from shared.webmaster.opml import MAX_BYTES, OpmlRefused, write_opml
+from shared.webmaster.opml_import import import_opml
 
 __all__ = ["add_opml_routes"]
 

@@ -3,13 +3,13 @@
     GET  /console                      sign in or sign up, or my hosts, my feeds, my uploads (+ claim a host,
                                        add a feed)
     POST /console/login                sign in with the API token       POST /console/logout
-    POST /console/signup               a new tenant (the API's rule and limit: shared/signup.py), signed in
+    POST /console/signup               a new tenant (the API's rule and limit: shared/webmaster/signup.py), signed in
     GET  /console/welcome              its API token, shown this once
     GET  /console/hosts/{host}         verification and how, the searches that showed its pages
                                        (?months=1|3|12), feeds, roll-up, lane, pages that lost
                                        something, pages waiting for images and why
     POST /console/hosts                claim a host by its URL          POST /console/hosts/{host}/verify
-    POST /console/hosts/{host}/turbo   its Turbo pages off or on (shared/turbo_switch.py)
+    POST /console/hosts/{host}/turbo   its Turbo pages off or on (shared/webmaster/turbo_switch.py)
     POST /console/hosts/{host}/branding  the host's name, logo, colour, menu and contacts on your pages
     POST /console/hosts/{host}/refresh one page or image again now, or purge an image (url, what)
     GET  /console/feeds/{id}           status, every problem with its hint, history, next fetch, pages
@@ -25,7 +25,7 @@
     GET  /console/users, /console/tokens  the team: users, invitations, API tokens (owners; ``team.py``)
     GET|POST /console/invite?token=    accept an invitation: set a password, signed in
 
-Every page and action asks ``shared.access.permit`` with the session's role, as the API
+Every page and action asks ``shared.webmaster.access.permit`` with the session's role, as the API
 does (a page is a read, an action a write, the team's pages and actions the team's): a
 viewer's action, an editor's team page, is answered 403 with the reason.
 
@@ -54,9 +54,9 @@ from cubes.frontend.console.opml import add_opml_routes
 from cubes.frontend.console.session import Signed
 from cubes.frontend.console.task_list import task_list_page
 from cubes.frontend.jinja import duration
-from shared.signup import name_problem, sign_up
-from shared.team import Team
 from shared.urls import canonical_host
+from shared.webmaster.signup import name_problem, sign_up
+from shared.webmaster.team import Team
 
 __all__ = ["add_routes"]
 

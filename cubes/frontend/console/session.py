@@ -2,7 +2,7 @@
 
 * **Sign in** with the tenant's API token (``POST /console/login``, an owner's: a
   ``read`` or ``write`` token is for the API), or as one of the tenant's users with
-  their login and password (``shared.team.Team.sign_in``: scrypt); the token or
+  their login and password (``shared.webmaster.team.Team.sign_in``: scrypt); the token or
   password is checked and never kept; a new session id (256
   random bits) goes into the ``tc_session`` cookie -- ``HttpOnly``,
   ``SameSite=Strict``, ``Path=/console``, and ``Secure`` when the frontend's
@@ -20,7 +20,7 @@
 * **Sign out** (``POST /console/logout``) deletes the session row and the cookie.
 * **Role**: a user's session has the user's role, read at every request (a
   demoted user is demoted at once; a removed one is signed out); a token's
-  session is an owner's. The routes ask ``shared.access.permit`` with it.
+  session is an owner's. The routes ask ``shared.webmaster.access.permit`` with it.
 
 Signing in is throttled like a password form: per client address, a few
 failed attempts a minute (``shared.attempts.FailedAttempts``, as the API's bearer tokens), so tokens cannot be guessed
@@ -35,12 +35,12 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from shared.access import ROLE_OF_SCOPE, Role
 from shared.attempts import FailedAttempts
 from shared.clock import Clock
 from shared.config import Settings
 from shared.stores import Stores
 from shared.stores.team import User
+from shared.webmaster.access import ROLE_OF_SCOPE, Role
 
 __all__ = ["COOKIE", "SessionGate", "Signed"]
 

@@ -1,7 +1,7 @@
 """The console's list of upload tasks and feed checks: ``GET /console/uploads?host=&mode=&status=&cursor=``.
 
 The API's list (``GET /api/v1/uploads``) in a page: the same reading of the filters
-(``shared.task_list``), newest first, a link to the older ones. A filter that cannot be read is
+(``shared.webmaster.task_list``), newest first, a link to the older ones. A filter that cannot be read is
 said on the page and filters nothing. Only the signed-in tenant's tasks are ever read.
 """
 
@@ -16,8 +16,8 @@ from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.status.view import moment
 from shared.stores import TaskMode, TaskStatus
-from shared.task_list import cursor_of, read_task_query
-from shared.words import task_word
+from shared.webmaster.task_list import cursor_of, read_task_query
+from shared.webmaster.words import task_word
 
 __all__ = ["task_list_page"]
 

@@ -10,7 +10,7 @@
     GET  /console/invite?token=          an invitation: choose a password (no session needed)
     POST /console/invite                 accept it: the user is created and signed in
 
-Every rule is ``shared.team``'s and ``shared.access``'s, as for the API. Accepting is guarded like
+Every rule is ``shared.webmaster.team``'s and ``shared.webmaster.access``'s, as for the API. Accepting is guarded like
 signing in: our own origin only, and failed tries count against the address (``SessionGate.logins``).
 """
 
@@ -25,10 +25,10 @@ from cubes.frontend.console import views
 from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.jinja import duration
-from shared.access import AccessRefused, Role
 from shared.passwords import PASSWORD_MIN, WeakPassword
-from shared.team import SCOPES, Team, TeamRefused, invite_link
-from shared.team_views import InvitationView
+from shared.webmaster.access import AccessRefused, Role
+from shared.webmaster.team import SCOPES, Team, TeamRefused, invite_link
+from shared.webmaster.team_views import InvitationView
 
 __all__ = ["add_routes"]
 

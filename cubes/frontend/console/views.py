@@ -4,7 +4,7 @@ A host's page also lists the searches that showed its pages
 (``shared.wordstat.hosts``: the API's rule, counts under the privacy threshold
 never named), once the host is verified.
 
-Each page reads what it shows once (``shared.overview``, ``status.gather``)
+Each page reads what it shows once (``shared.webmaster.overview``, ``status.gather``)
 and hands it to its template; every decision about a cell comes from the
 status view model (``status/view.py``). Another tenant's host, feed or task
 answers the same 404 as one that does not exist.
@@ -22,17 +22,17 @@ from cubes.frontend.console.context import ConsoleContext
 from cubes.frontend.console.session import Signed
 from cubes.frontend.status.gather import gather_host
 from cubes.frontend.status.view import Moment, feed_row, host_view, moment
-from shared import access
-from shared.branding import Branding, logo_state
-from shared.feed_options import FeedOptions
 from shared.notify.service import overview as notify_overview
-from shared.overview import failing, feed_overview, host_overview
-from shared.page_state import UNDECIDED, Counts, refused_links, source_views, task_views
+from shared.pages.state import UNDECIDED, Counts, refused_links, source_views, task_views
 from shared.problems import Problem
-from shared.rights import claim_problems
 from shared.stores import Feed, FetchReport
-from shared.verification import instructions
-from shared.words import Word, result_word, task_word
+from shared.webmaster import access
+from shared.webmaster.branding import Branding, logo_state
+from shared.webmaster.feed_options import FeedOptions
+from shared.webmaster.overview import failing, feed_overview, host_overview
+from shared.webmaster.rights import claim_problems
+from shared.webmaster.verification import instructions
+from shared.webmaster.words import Word, result_word, task_word
 from shared.wordstat.hosts import host_queries
 
 __all__ = [
@@ -112,7 +112,7 @@ def not_found(c: ConsoleContext, signed: Signed, what: str) -> web.Response:
 
 
 def refused_for_role(c: ConsoleContext, signed: Signed, method: str, *, team: bool = False) -> web.Response | None:
-    """The page a role may not reach (``shared.access.permit``, the API's rule: a page reads, a form
+    """The page a role may not reach (``shared.webmaster.access.permit``, the API's rule: a page reads, a form
     writes), or None; every console route asks it before it reads a form."""
     try:
         access.permit(signed.role, access.need_of(method, team=team))
@@ -122,7 +122,7 @@ def refused_for_role(c: ConsoleContext, signed: Signed, method: str, *, team: bo
 
 
 def forbidden(c: ConsoleContext, signed: Signed, reason: str) -> web.Response:
-    """What a role may not do (``shared.access.permit``): 403, with the reason."""
+    """What a role may not do (``shared.webmaster.access.permit``): 403, with the reason."""
     return c.page("console/forbidden.html", "Not for your role", status=403, signed=signed, reason=reason)
 
 

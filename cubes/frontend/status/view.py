@@ -19,7 +19,7 @@ from shared.clock import at
 from shared.problems import Where
 from shared.status import is_fresh, percentile, pipeline_lag
 from shared.stores import Feed, StatusSnapshot
-from shared.words import Word, lane_word, result_word
+from shared.webmaster.words import Word, lane_word, result_word
 
 __all__ = [
     "Banner",
@@ -55,7 +55,7 @@ def moment(value: datetime | float | None, now: float) -> Moment | None:
 
 
 def result_class(result: str | None) -> str:
-    """The colour of a result: its word's tone (``shared/words.py``)."""
+    """The colour of a result: its word's tone (``shared/webmaster/words.py``)."""
     return result_word(result).tone
 
 
@@ -72,7 +72,7 @@ class LaneView:
 
     @property
     def word(self) -> Word:
-        """The state in words, with what it means (``shared/words.py``)."""
+        """The state in words, with what it means (``shared/webmaster/words.py``)."""
         return lane_word(self.state)
 
 
@@ -132,7 +132,7 @@ class CubeRow:
 class FeedRow:
     feed: Feed
     result_class: str
-    #: its last result in words (``shared/words.py``)
+    #: its last result in words (``shared/webmaster/words.py``)
     result: Word
     last_fetch: Moment | None
     next_fetch: Moment | None

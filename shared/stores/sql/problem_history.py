@@ -1,4 +1,4 @@
-"""The problem history's statements, the same on both engines (``shared/problem_history.py``).
+"""The problem history's statements, the same on both engines (``shared/problems/history.py``).
 
 A feed's fetches have one owner at a time (the runtime's revoke), so reading the open occurrences and
 writing the report's transitions is never raced for one feed. A few rows per report. Each occurrence
@@ -12,8 +12,8 @@ import builtins
 from datetime import datetime
 
 from shared.notify.events import EventKind, feed_state_kind, problem_kind
-from shared.problem_codes import CODES
-from shared.problem_history import Occurrence, additive, transitions
+from shared.problems.codes import CODES
+from shared.problems.history import Occurrence, additive, transitions
 from shared.stores.codec import from_us, to_us
 from shared.stores.problems import FetchReport
 from shared.stores.sql.notify import emit_feed_event

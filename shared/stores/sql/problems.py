@@ -29,8 +29,8 @@ import orjson
 
 from shared.hashing import TOMBSTONE
 from shared.notify.events import EventKind
-from shared.problem_history import Occurrence
 from shared.problems import problems_from
+from shared.problems.history import Occurrence
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.problems import KEEP_REPORTS, FetchReport, PageProblems, PageRow, PageState, merge_attempts
 from shared.stores.sql.notify import emit_feed_event

@@ -31,7 +31,7 @@ _HEAVY = (
     "numpy",
     "cubes.kvwriter.render",
     "cubes.parser.handler",
-    "shared.safehtml",
+    "shared.pages.safehtml",
     "shared.stores",
 )
 #: ... and what building the parser (``--help``) needs least of all
@@ -62,7 +62,7 @@ def test_parse_loads_the_parser_and_nothing_it_does_not_use() -> None:
     loaded = _loaded_after(code)
     assert "cubes.parser.parse_file" in loaded  # it did run
     # it sanitizes each item as the parser cube does: the safe-HTML policy is the one heavy module it needs
-    needs = {"nh3", "shared.safehtml"}
+    needs = {"nh3", "shared.pages.safehtml"}
     assert not sorted(m for m in _HEAVY if m in loaded and m not in needs)
 
 
@@ -71,7 +71,7 @@ def test_parse_loads_the_parser_and_nothing_it_does_not_use() -> None:
     [
         ("cubes.crawler.commands", "_KINDS", "shared.messages.CrawlKind"),
         ("cubes.api.commands", "_FEED_FORMATS", "shared.messages.FeedFormat"),
-        ("cubes.api.commands", "_FULL_TEXT", "shared.feed_options.FullText"),
+        ("cubes.api.commands", "_FULL_TEXT", "shared.webmaster.feed_options.FullText"),
     ],
 )
 def test_the_choices_written_in_the_commands_are_the_models_values(module: str, name: str, enum: str) -> None:

@@ -66,7 +66,7 @@ async def test_a_url_is_fetched_through_the_guard(tmp_path: Path, partner: Partn
     names = ["001-herons.html", "002-untitled.html", "index.html", "static"]
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == names
     # each page links the shared stylesheet written beside it, so the local copy looks as served
-    from shared.page_style import PAGE_CSS, STYLESHEET_PATH
+    from shared.pages.style import PAGE_CSS, STYLESHEET_PATH
 
     sheet = STYLESHEET_PATH.lstrip("/")
     assert (tmp_path / "b" / sheet).read_text() == PAGE_CSS

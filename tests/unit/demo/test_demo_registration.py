@@ -13,11 +13,11 @@ from demo.registration import RegistrationError, register_feeds, remove_stale_fe
 from demo.site import demo_settings, previous_port
 from demo.tracker import Tracker
 from shared.config import Settings
-from shared.feeds import feed_id_for
 from shared.messages import FeedRegistration
 from shared.runtime.cube import Output
 from shared.sitemaps import discover_article_urls, page_links, sitemap_children
 from shared.stores import Page, Stores, open_stores
+from shared.webmaster.feeds import feed_id_for
 
 
 class Collector:

@@ -6,10 +6,10 @@ Callers, against the objects of tenant A (its verified host, a feed, an upload t
 * ``other``  -- tenant B's valid token (B owns another host);
 * ``own``    -- A's token;
 * ``alias``  -- A's token, naming the ``www.`` spelling of A's host, which tenant C verified
-  (www. is one site with A's host only for a tenant that verified both: shared/hosts.py);
+  (www. is one site with A's host only for a tenant that verified both: shared/webmaster/hosts.py);
 * ``admin``  -- the admin token;
 * ``editor`` / ``viewer`` -- A's own tokens of scope ``write`` / ``read`` (team access: the role of a
-  call is its token's scope, ``shared.access.permit``);
+  call is its token's scope, ``shared.webmaster.access.permit``);
 * ``other_editor`` -- B's token of scope ``write``.
 
 The role columns follow from the rule the issue states, written here apart from the code: a viewer

@@ -1,4 +1,4 @@
-"""The ownership matrix: who owns what on a site, tried as a second tenant would (shared/rights.py).
+"""The ownership matrix: who owns what on a site, tried as a second tenant would (shared/webmaster/rights.py).
 
 The reproduced takeover: tenant A verified its site; tenant B served one file on *another port* of
 the same host, verified the host with it, and the newest proof replaced A's -- A's claim flipped
@@ -41,7 +41,7 @@ from shared.problems import problem
 from shared.runtime import run_cube
 from shared.stores import Feed, PageProblems
 from shared.stores.wordstat import Privacy
-from shared.verification import META_NAME
+from shared.webmaster.verification import META_NAME
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import ApiHarness
 from tests.unit.security.conftest import Matrix

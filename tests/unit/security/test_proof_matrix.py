@@ -1,4 +1,4 @@
-"""The proof matrix: where a verification token counts, and where it does not (shared/verification.py).
+"""The proof matrix: where a verification token counts, and where it does not (shared/webmaster/verification.py).
 
 Two families, against real partner servers on 127.0.0.1 (two of them: two ports of one host):
 
@@ -23,7 +23,7 @@ import pytest
 
 from shared.config import Settings
 from shared.http import Fetcher
-from shared.verification import META_NAME, WELL_KNOWN_PATH, Verifier
+from shared.webmaster.verification import META_NAME, WELL_KNOWN_PATH, Verifier
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer
 from tests.unit.security.conftest import Matrix

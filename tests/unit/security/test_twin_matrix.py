@@ -1,7 +1,7 @@
 """The twin matrix: every console action decides as its API twin does, in every situation.
 
 The console and the API are two doors to the same services, and each of their actions asks the one
-authorization rule (``shared.access``). This matrix holds them to it by their answers: for every
+authorization rule (``shared.webmaster.access``). This matrix holds them to it by their answers: for every
 console route with an API twin, in every situation of the caller's objects -- its host with a right
 in force, its claim without one (never verified, or the proof lapsed), another tenant's host, a feed
 of its own on a host it holds, a feed of its own on a host whose right ended, another tenant's feed,

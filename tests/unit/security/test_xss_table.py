@@ -30,9 +30,9 @@ from cubes.frontend.app import create_app as create_frontend
 from cubes.kvwriter.cube import build as build_kvwriter
 from cubes.media.cube import build as build_media
 from cubes.parser.cube import build as build_parser
-from shared.media import MediaDoc
+from shared.images.media import MediaDoc
 from shared.messages import Document
-from shared.page_style import STYLESHEET_PATH
+from shared.pages.style import STYLESHEET_PATH
 from shared.runtime import run_cube
 from tests.unit.cubes.api.apikit import ApiHarness, api_settings
 from tests.unit.security.conftest import Matrix
@@ -76,7 +76,7 @@ class _Page(HTMLParser):
 
 
 def _our_sheet(attrs: dict[str, str]) -> bool:
-    """The page's own stylesheet (shared/page_style.py), the one sheet a Turbo page links: no partner's."""
+    """The page's own stylesheet (shared/pages/style.py), the one sheet a Turbo page links: no partner's."""
     return attrs.get("rel") == "stylesheet" and attrs.get("href") == STYLESHEET_PATH
 
 

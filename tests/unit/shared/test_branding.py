@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.branding import MAX_MENU, BrandingRefused, logo_requester, logo_waiters, parse_branding
+from shared.webmaster.branding import MAX_MENU, BrandingRefused, logo_requester, logo_waiters, parse_branding
 
 HOST = "shop.example"
 

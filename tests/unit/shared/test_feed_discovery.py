@@ -1,8 +1,8 @@
-"""The feeds an HTML page names (shared/feed_discovery.py), read as a hostile page would be written."""
+"""The feeds an HTML page names (shared/webmaster/feed_discovery.py), read as a hostile page would be written."""
 
 from __future__ import annotations
 
-from shared.feed_discovery import FOUND_MAX, HTML_MAX, alternates, looks_like_html
+from shared.webmaster.feed_discovery import FOUND_MAX, HTML_MAX, alternates, looks_like_html
 
 HOME = b"""<!DOCTYPE html>
 <html lang=en><head><meta charset=utf-8><title>Birds</title>

@@ -6,7 +6,8 @@ import base64
 
 import pytest
 
-from shared.feed_options import (
+from shared.secretbox import NoKey, SecretBox, Unsealable, new_key
+from shared.webmaster.feed_options import (
     MAX_HEADERS,
     FeedFilters,
     FeedOptions,
@@ -16,7 +17,6 @@ from shared.feed_options import (
     parse_options,
     seal_options,
 )
-from shared.secretbox import NoKey, SecretBox, Unsealable, new_key
 
 BOX = SecretBox(new_key())
 

@@ -11,7 +11,10 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from shared.config import Settings
 from shared.errors import BusUnavailable, NotFound
-from shared.feeds import (
+from shared.messages import FeedFormat, FeedRegistration
+from shared.runtime.cube import Output
+from shared.stores import Stores, UpsertOutcome, open_stores
+from shared.webmaster.feeds import (
     SERVICE_NAME_RE,
     WEBMASTER_FORMATS,
     FeedProblem,
@@ -19,9 +22,6 @@ from shared.feeds import (
     RegistrationRefused,
     feed_id_for,
 )
-from shared.messages import FeedFormat, FeedRegistration
-from shared.runtime.cube import Output
-from shared.stores import Stores, UpsertOutcome, open_stores
 
 
 class Collector:

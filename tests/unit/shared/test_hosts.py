@@ -1,10 +1,10 @@
-"""shared.hosts: what counts as the same host."""
+"""shared.webmaster.hosts: what counts as the same host."""
 
 from __future__ import annotations
 
 import pytest
 
-from shared.hosts import HostScope, scope_for, www_alias
+from shared.webmaster.hosts import HostScope, scope_for, www_alias
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""shared.lookups: concurrent look-ups share one store query; only ok records are remembered."""
+"""shared.images.lookups: concurrent look-ups share one store query; only ok records are remembered."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.lookups import LookupBatcher
+from shared.images.lookups import LookupBatcher
 from shared.stores import ImageRecord, ImageRegistry, ImageStatus, Stores, open_stores
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""shared.media: finding a document's media and rewriting it to CDN URLs (nothing hotlinked)."""
+"""shared.images.media: finding a document's media and rewriting it to CDN URLs (nothing hotlinked)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.media import MediaDoc, parse_srcset
+from shared.images.media import MediaDoc, parse_srcset
 from shared.messages import Document, Media, MediaKind, SourceKind, SourceRef
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""shared.overview: pages held back show in the host's overview (listing pages and incomplete ones)."""
+"""shared.webmaster.overview: pages held back show in the host's overview (listing pages and incomplete ones)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.overview import host_overview, page_json
 from shared.problems import problem
 from shared.stores import Feed, PageProblems, PageState, Stores, open_stores
+from shared.webmaster.overview import host_overview, page_json
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
 HOST = "news.example"

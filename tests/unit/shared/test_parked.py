@@ -1,4 +1,5 @@
-"""shared.parked: a parked document's template releases to the bytes ``MediaDoc.rewrite`` gives, with no parse."""
+"""shared.images.parked: a parked document's template releases to the bytes ``MediaDoc.rewrite`` gives, with no
+parse."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-import shared.parked
-from shared.media import MediaDoc
+import shared.images.parked
+from shared.images.media import MediaDoc
+from shared.images.parked import MAGIC, ParkedPayloadError, park_payload, parked_document, release
 from shared.messages import Document, Media, MediaKind, SourceKind, SourceRef
-from shared.parked import MAGIC, ParkedPayloadError, park_payload, parked_document, release
 from shared.stores import ImageRecord, ImageStatus
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -69,7 +70,7 @@ def no_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     def parse(_: Document) -> MediaDoc:
         raise AssertionError("the release parsed the document")
 
-    monkeypatch.setattr(shared.parked, "MediaDoc", parse)
+    monkeypatch.setattr(shared.images.parked, "MediaDoc", parse)
 
 
 def all_cached(d: Document, cdn: str = "/cdn/img/{i:02x}/{i}.jpg") -> Registry:

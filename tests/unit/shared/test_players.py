@@ -1,4 +1,4 @@
-"""Embedded players: each video host only at its player paths (shared/players.py).
+"""Embedded players: each video host only at its player paths (shared/pages/players.py).
 
 An allowlisted host is not an allowlisted page: ``vk.com/away.php?to=...`` is an open redirect on
 an allowlisted host, and framing it framed whatever it pointed to. Every spelling a browser reads
@@ -11,8 +11,8 @@ import pytest
 
 from cubes.frontend.app import turbo_csp
 from shared.config import KvwriterConfig, Settings
-from shared.players import Players
-from shared.safehtml import MediaRule, SafeHtml
+from shared.pages.players import Players
+from shared.pages.safehtml import MediaRule, SafeHtml
 
 DEFAULT = Players(KvwriterConfig().video_hosts)
 

@@ -1,4 +1,4 @@
-"""A price is a decimal of bounded digits and exponent (``shared/prices.py``), and formatting one stays small."""
+"""A price is a decimal of bounded digits and exponent (``shared/pages/prices.py``), and formatting one stays small."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from shared.i18n import format_price
-from shared.prices import MAX_CHARS, parse_price
+from shared.pages.i18n import format_price
+from shared.pages.prices import MAX_CHARS, parse_price
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The problem model and its code table (shared/problems.py, shared/problem_codes.py)."""
+"""The problem model and its code table (shared/problems/__init__.py, shared/problems/codes.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from shared.contracts import problems_markdown
-from shared.problem_codes import CODES
 from shared.problems import (
     Problem,
     Severity,
@@ -20,6 +19,7 @@ from shared.problems import (
     problem_schema,
     problems_from,
 )
+from shared.problems.codes import CODES
 
 ROOT = Path(__file__).resolve().parents[3]
 

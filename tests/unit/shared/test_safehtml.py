@@ -1,5 +1,5 @@
 """Hostile partner HTML comes out inert, for the page and for the parser (docs/architecture.md section 6;
-shared/safehtml.py)."""
+shared/pages/safehtml.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from shared.safehtml import ATTRIBUTES, CLASSES, TAGS, MediaRule, SafeHtml, is_cdn_url, plain_text
+from shared.pages.safehtml import ATTRIBUTES, CLASSES, TAGS, MediaRule, SafeHtml, is_cdn_url, plain_text
 
 CDN = "/cdn"
 VIDEO_HOSTS = ["www.youtube.com", "player.vimeo.com"]

@@ -1,11 +1,11 @@
-"""A shop's cart template and one-click order: what may be kept, and the links they make (shared/shop.py)."""
+"""A shop's cart template and one-click order: what may be kept, and the links they make (shared/pages/shop.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from shared.branding import BrandingRefused, parse_branding
-from shared.shop import ShopSettings, cart_href, order_links
+from shared.pages.shop import ShopSettings, cart_href, order_links
+from shared.webmaster.branding import BrandingRefused, parse_branding
 
 HOST = "shop.example"
 

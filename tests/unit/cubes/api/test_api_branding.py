@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shared.branding import logo_requester
 from shared.messages import BrandingChanged, CrawlRequest
+from shared.webmaster.branding import logo_requester
 from tests.unit.cubes.api.apikit import ApiHarness
 
 HOST = "a.partner.test"

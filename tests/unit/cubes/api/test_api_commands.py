@@ -12,7 +12,7 @@ from pathlib import Path
 from cubes.api.host_commands import hosts_add, hosts_list, hosts_revoke, hosts_verify
 from shared.config import Settings
 from shared.stores import open_stores
-from shared.verification import WELL_KNOWN_PATH
+from shared.webmaster.verification import WELL_KNOWN_PATH
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer
 

@@ -10,7 +10,7 @@ import aiohttp
 from cubes.api.cube import build
 from shared.runtime import open_deps
 from shared.runtime.cube import TimerContext
-from shared.verification import WELL_KNOWN_PATH
+from shared.webmaster.verification import WELL_KNOWN_PATH
 from tests.partners.fixtures import PartnerResolver
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import api_settings

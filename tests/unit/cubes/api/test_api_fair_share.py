@@ -17,7 +17,7 @@ from aiohttp import web
 
 from shared.config import load_settings
 from shared.errors import ConfigError
-from shared.verification import WELL_KNOWN_PATH
+from shared.webmaster.verification import WELL_KNOWN_PATH
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import ApiHarness
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shared.feed_options import FeedOptions, FullText
 from shared.messages import FeedFormat, FeedRegistration
 from shared.stores import Feed
+from shared.webmaster.feed_options import FeedOptions, FullText
 from tests.partners.fixtures import PartnerResolver
 from tests.unit.cubes.api.apikit import ApiHarness, api_settings
 

@@ -1,4 +1,4 @@
-"""One host-identity rule from the API door to the parser (shared/hosts.py).
+"""One host-identity rule from the API door to the parser (shared/webmaster/hosts.py).
 
 The reproduced overwrite: tenant X verified ``victim.partner.test``, tenant Y verified
 ``www.victim.partner.test`` and published ``http://www.victim.partner.test/story/1``. X uploaded,
@@ -14,10 +14,10 @@ from typing import Any
 
 from cubes.parser.cube import build as build_parser
 from shared.clock import SystemClock
-from shared.feed_options import FeedOptions, FullText
 from shared.messages import CrawlKind, CrawlResult, Document, FetchStatus
 from shared.runtime import Output, run_cube
 from shared.stores import Feed
+from shared.webmaster.feed_options import FeedOptions, FullText
 from tests.unit.cubes.api.apikit import ApiHarness
 
 VICTIM = "victim.partner.test"

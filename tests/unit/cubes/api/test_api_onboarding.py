@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shared.verification import DNS_PREFIX, META_NAME, WELL_KNOWN_PATH
+from shared.webmaster.verification import DNS_PREFIX, META_NAME, WELL_KNOWN_PATH
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import ApiHarness, rss
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from shared.opml import NAMESPACE
+from shared.webmaster.opml import NAMESPACE
 from tests.unit.cubes.api.apikit import ApiHarness
 
 HOST = "a.partner.test"

@@ -1,5 +1,5 @@
 """One page or image fetched again now, a purge, and the IndexNow receiver, attacked as another tenant or a
-stranger would (``cubes/api/refresh.py``, ``cubes/api/indexnow.py``, ``shared/refresh.py``)."""
+stranger would (``cubes/api/refresh.py``, ``cubes/api/indexnow.py``, ``shared/webmaster/refresh.py``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from cubes.api.refresh_commands import refresh
-from shared.feeds import FETCH_NOW_PREFIX, PURGE_PREFIX, REFRESH_PREFIX
-from shared.indexnow import FETCHES_PER_MINUTE
 from shared.messages import CrawlKind, CrawlRequest
-from shared.refresh import Refresher
 from shared.stores import Feed
+from shared.webmaster.feeds import FETCH_NOW_PREFIX, PURGE_PREFIX, REFRESH_PREFIX
+from shared.webmaster.indexnow import FETCHES_PER_MINUTE
+from shared.webmaster.refresh import Refresher
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import ApiHarness
 

@@ -1,4 +1,4 @@
-"""Turbo off and on again through the API (shared/turbo_switch.py): what comes back, and the answer."""
+"""Turbo off and on again through the API (shared/webmaster/turbo_switch.py): what comes back, and the answer."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from shared.verification import META_NAME, WELL_KNOWN_PATH
+from shared.webmaster.verification import META_NAME, WELL_KNOWN_PATH
 from tests.partners.server import PartnerServer
 from tests.unit.cubes.api.apikit import ApiHarness, api_settings, rss
 

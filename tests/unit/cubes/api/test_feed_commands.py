@@ -17,11 +17,11 @@ from cubes.cli import main
 from shared import contracts
 from shared.bus import open_bus
 from shared.config import Settings
-from shared.feed_options import FeedOptions, FullText
-from shared.feeds import FeedRegistry, feed_id_for
 from shared.messages import CrawlRequest, FeedFormat, FeedRegistration
 from shared.runtime.cube import Output
 from shared.stores import Stores, open_stores
+from shared.webmaster.feed_options import FeedOptions, FullText
+from shared.webmaster.feeds import FeedRegistry, feed_id_for
 
 ALLOW_LOOPBACK = Settings().replace(http={"allowlist": ["127.0.0.1/32"]})
 

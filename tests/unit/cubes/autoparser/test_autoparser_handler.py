@@ -153,7 +153,7 @@ async def test_canonical_on_another_host_is_ignored(extractor: Extractor, tmp_pa
 
 
 async def test_a_redirect_off_the_host_keeps_the_requested_url(extractor: Extractor, tmp_path: Path) -> None:
-    """A host's page redirecting to another site's must not publish under that site's URL (shared.hosts)."""
+    """A host's page redirecting to another site's must not publish under that site's URL (shared.webmaster.hosts)."""
     handler = make_handler(extractor, tmp_path)
     page = article_page(canonical="https://www.victim.example/story/1").encode()
     res = crawled(page).model_copy(update={"final_url": "https://www.victim.example/story/1"})

@@ -14,10 +14,10 @@ from cubes.cdn.handler import CACHE_CONTROL, HEAD_FIRST_BYTES, CdnHandler, media
 from shared.blobs.file import FileBlobStore
 from shared.clock import ManualClock
 from shared.config import Settings
+from shared.images.variants import variant_key
 from shared.messages import CrawlKind, CrawlRequest, CrawlResult, FetchStatus, MediaCached, MediaStatus
 from shared.runtime.cube import Context, Output
 from shared.stores import ImageStatus, Stores, open_stores
-from shared.variants import variant_key
 
 CTX = Context(topic="crawl.images", partition=0, offset=0, key=None, attempt=1, received_at=datetime.now(UTC))
 
@@ -248,7 +248,7 @@ def _noise_png(w: int, h: int) -> bytes:
 
 
 async def test_a_wide_image_gets_smaller_webp_copies_for_srcset(env: Env) -> None:
-    """Srcset from CDN variants (shared/variants.py): 480 and 960 pixels, beside the original."""
+    """Srcset from CDN variants (shared/images/variants.py): 480 and 960 pixels, beside the original."""
     wide = _noise_png(1200, 675)
     [out] = await env.handler.handle(result("https://a.test/wide.png", wide), CTX)
     cached = out.message

@@ -310,8 +310,8 @@ async def test_a_feed_with_credentials_shares_no_fetch_with_askers_without_them(
 ) -> None:
     """Coalescing answered every asker of a URL with one fetch: one sent without another tenant's
     credentials must not get what they fetched."""
-    from shared.feed_options import parse_options, seal_options
     from shared.secretbox import SecretBox, new_key
+    from shared.webmaster.feed_options import parse_options, seal_options
 
     settings = fast_settings().replace(secrets={"key": new_key()})
     _, sealed = seal_options(parse_options({"headers": {"X-Api-Key": "k1"}}), SecretBox.from_settings(settings))

@@ -20,8 +20,8 @@ from cubes.media.handler import MediaHandler
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.errors import BusUnavailable
+from shared.images.parked import MAGIC
 from shared.messages import Document, Media, MediaCached, MediaStatus, SourceKind, SourceRef
-from shared.parked import MAGIC
 from shared.runtime.cube import Context, Output
 from shared.runtime.timers import run_round
 from shared.stores import ImageRecord, ImageRegistry, Page, Stores, open_stores

@@ -23,8 +23,8 @@ from cubes.parser.documents import prepare_items, to_document
 from cubes.parser.feed import parse_feed
 from shared.config import Settings
 from shared.messages import SourceKind, SourceRef
+from shared.pages.turbo_links import category_path
 from shared.stores import Stores, open_stores
-from shared.turbo_links import category_path
 
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 LISTING = "https://shop.test/?turbo_category=7"

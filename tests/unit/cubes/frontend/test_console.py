@@ -224,7 +224,7 @@ async def test_a_feed_is_checked_from_the_console(env: Env) -> None:
     assert "Working on it" in await (await env.client.get(task_path)).text()
     other = await env.client.post("/console/check", data={"url": "https://b.partner.test/f.xml", "csrf": csrf})
     assert other.status == 422
-    assert "does not belong to this tenant" in await other.text()  # the API's words: shared.access
+    assert "does not belong to this tenant" in await other.text()  # the API's words: shared.webmaster.access
 
 
 async def test_a_newcomer_signs_up_in_the_console_and_sees_the_token_once(env: Env) -> None:

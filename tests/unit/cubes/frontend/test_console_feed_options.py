@@ -11,10 +11,10 @@ from aiohttp.test_utils import TestClient, TestServer
 from cubes.frontend.app import create_app
 from shared.clock import ManualClock
 from shared.config import Settings
-from shared.feed_options import FeedOptions, FullText, fetch_headers
 from shared.runtime.cube import Output
 from shared.secretbox import SecretBox, new_key
 from shared.stores import open_stores
+from shared.webmaster.feed_options import FeedOptions, FullText, fetch_headers
 from tests.partners.fixtures import PartnerResolver
 from tests.unit.cubes.frontend.test_console import HOST, T0, Env
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cubes.frontend.console.actions import branding_form
-from shared.branding import parse_branding
-from shared.shop import ShopSettings
+from shared.pages.shop import ShopSettings
+from shared.webmaster.branding import parse_branding
 
 HOST = "shop.example"
 

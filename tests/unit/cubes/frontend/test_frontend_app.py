@@ -106,7 +106,7 @@ async def test_every_page_links_one_stylesheet_cached_for_a_year(
     client: TestClient[web.Request, web.Application],
 ) -> None:
     """Every page carried the whole stylesheet inline (5.6 KB, 1.9 KB gzipped, in each of them)."""
-    from shared.page_style import FIRST_PAINT_CSS, PAGE_CSS, STYLESHEET_PATH
+    from shared.pages.style import FIRST_PAINT_CSS, PAGE_CSS, STYLESHEET_PATH
 
     pages = [await (await client.get("/turbo", params={"url": u})).text() for u in (URL, "https://news.example/b")]
     for body in pages:

@@ -1,4 +1,4 @@
-"""The frontend's own pages escape every value that comes from data (``html/``, ``shared/templates.py``).
+"""The frontend's own pages escape every value that comes from data (``html/``, ``shared/pages/templates.py``).
 
 Search results, the home page and error pages were Python strings with a hand ``escape()`` around
 each value; as templates they rely on autoescape and on the ``marked`` filter, which escapes every
@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 from cubes.frontend.search import results_page, search_params
 from cubes.frontend.templates import error_page, home_page
+from shared.pages.templates import marked
 from shared.search.request import Cursor, Hit
 from shared.search.snippets import Snippet
 from shared.stores import SearchHit
-from shared.templates import marked
 
 EVIL = "<script>alert(1)</script>\"'&"
 SAFE = "&lt;script&gt;alert(1)&lt;/script&gt;"

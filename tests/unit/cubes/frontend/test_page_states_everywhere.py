@@ -1,4 +1,4 @@
-"""One model of a page's state on every screen (shared/page_state.py).
+"""One model of a page's state on every screen (shared/pages/state.py).
 
 A feed whose pages are in every state at once -- published, published without an image, held back
 with an older version live and with none, waiting for images with and without an older version,
@@ -30,7 +30,7 @@ from cubes.frontend.app import create_app
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.hashing import TOMBSTONE
-from shared.page_state import state_word
+from shared.pages.state import state_word
 from shared.problems import image_problem, problem
 from shared.stores import (
     Feed,

@@ -208,7 +208,7 @@ async def test_status_page_shows_pipeline_aggregates_cubes_freshness_and_overloa
     assert "Lag by stage: media 2,500 · parser 4,000" in body  # the crashed kvwriter does not count
 
     # feeds by their last result: counts, never a feed
-    # in the words a webmaster uses, each with what it means (shared/words.py)
+    # in the words a webmaster uses, each with what it means (shared/webmaster/words.py)
     unreadable = _row(body, "results", "Cannot be read")
     assert '<span class="bad">Cannot be read</span><small>The feed was fetched but cannot be read' in unreadable
     assert '<td class=num data-label="Feeds">1</td>' in unreadable

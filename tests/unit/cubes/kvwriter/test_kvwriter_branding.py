@@ -11,10 +11,10 @@ import pytest
 
 from cubes.kvwriter.branding import BrandingLookup
 from cubes.kvwriter.handler import KvwriterHandler
-from shared.branding import logo_requester, parse_branding
 from shared.config import Settings
 from shared.messages import BrandingChanged, Document, MediaCached, MediaStatus, SourceKind, SourceRef
 from shared.stores import Feed, Stores, open_stores
+from shared.webmaster.branding import logo_requester, parse_branding
 
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 HOST = "shop.example"

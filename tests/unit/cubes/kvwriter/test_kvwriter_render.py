@@ -11,8 +11,8 @@ import pytest
 from cubes.kvwriter.branding import PageBrand
 from cubes.kvwriter.render import etag_for, preview_key, render
 from shared.messages import DocKind, Document, Media, Product, ProductParam, SourceKind, SourceRef
-from shared.safehtml import MediaRule, SafeHtml
-from shared.shop import ShopSettings
+from shared.pages.safehtml import MediaRule, SafeHtml
+from shared.pages.shop import ShopSettings
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 SAN = SafeHtml(media=MediaRule.cdn, cdn_base="/cdn", video_hosts=["www.youtube.com"], page=True)
@@ -165,7 +165,7 @@ def test_a_shop_page_that_sells() -> None:
     ],
 )
 def test_prices_are_formatted_with_their_currency(currency: str, lang: str | None, shown: str) -> None:
-    from shared.i18n import format_price
+    from shared.pages.i18n import format_price
 
     assert format_price("1990.50", currency, lang) == shown
 

@@ -11,8 +11,8 @@ import pytest
 from cubes.media.handler import MediaHandler
 from shared.clock import ManualClock
 from shared.config import Settings
+from shared.images.parked import parked_document
 from shared.messages import CrawlKind, CrawlRequest, Document, Media, MediaKind, SourceKind, SourceRef
-from shared.parked import parked_document
 from shared.runtime.cube import Context, Output
 from shared.stores import ImageRecord, Page, Stores, open_stores
 
@@ -199,7 +199,7 @@ async def test_an_image_that_failed_before_the_webmaster_asked_is_ordered_again_
     (order,) = by_topic(await env.handler.handle(asked, CTX), "crawl.requests")
     assert isinstance(order.message, CrawlRequest)
     assert order.message.url == dead
-    # fetched fresh, never answered from the crawler's memory of the 404 (shared.feeds.FIX_PREFIX)
+    # fetched fresh, never answered from the crawler's memory of the 404 (shared.webmaster.feeds.FIX_PREFIX)
     assert order.message.requesters == ["media:https://news.test/b", "fix:https://news.test/b"]
     parked = await env.stores.delay.get("https://news.test/b")
     assert parked is not None
@@ -346,7 +346,7 @@ async def test_a_large_document_is_parsed_and_rewritten_off_the_loop(
     import threading
 
     from cubes.media import handler as media_handler
-    from shared import media
+    from shared.images import media
 
     threads: dict[str, int] = {}
     real_init, real_rewrite = media.MediaDoc.__init__, media.MediaDoc.rewrite

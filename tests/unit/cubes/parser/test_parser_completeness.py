@@ -1,4 +1,4 @@
-"""An item whose images or tables the safe-HTML policy removes is held back (shared/completeness.py)."""
+"""An item whose images or tables the safe-HTML policy removes is held back (shared/pages/completeness.py)."""
 
 from __future__ import annotations
 

@@ -12,12 +12,12 @@ from cubes.parser.feed import parse_feed
 from cubes.parser.identity import IdentityError, identify
 from cubes.parser.sanitize import sanitize_html
 from shared.clock import SystemClock
-from shared.hosts import scope_for
 from shared.messages import SourceKind, SourceRef
+from shared.webmaster.hosts import scope_for
 
 NOW = SystemClock().now()
 
-#: an iframe is unsafe unless it shows an allowlisted video host (shared/safehtml.py)
+#: an iframe is unsafe unless it shows an allowlisted video host (shared/pages/safehtml.py)
 UNSAFE = re.compile(
     r"<script|<style|<iframe(?! src=\"https://www\.youtube\.com/)|<form|<input|<object|<embed|\son\w+=|javascript:|data:",
     re.I,
@@ -57,7 +57,7 @@ def test_sanitize_keeps_turbo_structure() -> None:
 
 def test_identity_host_rule_and_canonical_url() -> None:
     assert identify("HTTPS://Site.test:443/a/../b?#f", "site.test").url == "https://site.test/b"
-    # www. is an alias only for a tenant that verified both spellings (shared.hosts)
+    # www. is an alias only for a tenant that verified both spellings (shared.webmaster.hosts)
     both = scope_for("site.test", ["site.test", "www.site.test"])
     assert identify("HTTPS://WWW.Site.test:443/a/../b?#f", both).url == "https://www.site.test/b"
     assert identify("https://site.test/x", scope_for("www.site.test", ["site.test", "www.site.test"])).host == (

@@ -17,12 +17,12 @@ from cubes.parser.sanitize import _plain, sanitize_html
 from shared import urls
 from shared.blobs import open_blobs
 from shared.blobs.base import BlobStore
-from shared.feed_options import FeedOptions, FullText
 from shared.messages import CrawlKind, CrawlResult, DocKind, Document, FetchStatus, MediaKind, SourceKind, SourceRef
 from shared.offload import OFFLOAD_CHARS
 from shared.runtime.cube import Context
 from shared.stores import Feed, open_stores
 from shared.urls import canonical_url
+from shared.webmaster.feed_options import FeedOptions, FullText
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from cubes.parser.feed import Limits, parse_feed
 from cubes.parser.jsondoc import PARTNER_SCHEMA_PATH, partner_schema
 from cubes.parser.model import DetectedFormat, Severity
 from cubes.parser.yml import iter_yml
-from shared.hosts import scope_for
+from shared.webmaster.hosts import scope_for
 
 TURBO = """<?xml version="1.0" encoding="UTF-8"?>
 <rss xmlns:yandex="http://news.yandex.ru" xmlns:media="http://search.yahoo.com/mrss/"
@@ -60,7 +60,7 @@ def test_turbo_items_content_and_deletions() -> None:
     assert offset is not None
     assert offset.total_seconds() == 3 * 3600  # the source's +0300, kept for the page
     assert it.published.astimezone(UTC).hour == 21  # 00:00 +03:00 is 21:00 UTC the day before
-    # www. is the same site only for a tenant that verified both (shared.hosts)
+    # www. is the same site only for a tenant that verified both (shared.webmaster.hosts)
     [cand], errors = prepare_items(result.items, feed_host=scope_for("www.site.test", ["site.test", "www.site.test"]))
     assert errors == []
     assert "<script>" not in cand.content_html

@@ -13,8 +13,8 @@ import pytest
 from cubes.parser.documents import Candidate, prepare_items, to_document
 from cubes.parser.feed import parse_feed
 from cubes.parser.fulltext import PageOrders, looks_like_summary
-from shared.feed_options import FullText
 from shared.messages import CrawlRequest, Document, SourceKind, SourceRef
+from shared.webmaster.feed_options import FullText
 
 T = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
 LONG = " ".join(f"Sentence {i} of a long article tells the story in full detail." for i in range(40))

@@ -104,7 +104,7 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
         await stores.feeds.upsert_feed(
             Feed(feed_id=fid, url=f"https://news.test/{fid}.xml", host="news.test", format="turbo")
         )
-    # the uploads' tenant: the parser reads its verified hosts when it parses (shared.hosts)
+    # the uploads' tenant: the parser reads its verified hosts when it parses (shared.webmaster.hosts)
     await stores.tenants.create_tenant("ten", tenant_id="ten")
     await stores.tenants.add_host("ten", "news.test")
     await stores.tenants.set_verified("ten", "news.test")
@@ -330,7 +330,7 @@ async def test_counters_and_same_body_shortcut(env: Env) -> None:
 
 
 async def test_a_feed_whose_right_ended_since_publishes_nothing(env: Env) -> None:
-    """The scope is read at parse time (shared.hosts): a right lost after registration counts; another
+    """The scope is read at parse time (shared.webmaster.hosts): a right lost after registration counts; another
     tenant proving the host meanwhile takes nothing (several tenants hold rights on one origin)."""
     await env.stores.feeds.upsert_feed(
         Feed(feed_id="f3", url="https://news.test/f3.xml", host="news.test", format="turbo", tenant_id="ten")

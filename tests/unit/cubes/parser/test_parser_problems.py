@@ -9,8 +9,8 @@ from cubes.parser.feed import Limits, parse_feed
 from cubes.parser.model import ItemError
 from cubes.parser.model import Severity as ItemSeverity
 from cubes.parser.problems import to_problem, to_problems
-from shared.problem_codes import CODES
 from shared.problems import Severity
+from shared.problems.codes import CODES
 
 
 def rss(*items: str) -> bytes:

@@ -92,7 +92,8 @@ async def test_the_losing_feed_is_told_who_took_its_url(env: Env) -> None:
     (p,) = taken.problems
     assert (p.code, p.where.link) == ("conflict.taken_over", "https://news.test/1")
     assert "tenant:ten" in p.message
-    # the feed's next edit of that item is refused: the page is the tenant's now (shared.rights: the page rule)
+    # the feed's next edit of that item is refused: the page is the tenant's now (shared.webmaster.rights: the page
+    # rule)
     await env.feed(turbo_feed(item(1, "edited")))
     refused = (await env.stores.problems.reports("f1"))[0]
     assert [(q.code, q.where.link) for q in refused.problems] == [("conflict.other_tenant", "https://news.test/1")]
@@ -182,7 +183,8 @@ async def test_fetch_now_publishes_again_the_pages_that_lost_something_whatever_
 async def test_a_turbo_removal_of_another_tenants_page_names_no_tenant_and_follows_the_page_rule(env: Env) -> None:
     """A second holder's Turbo feed removed (``turbo="false"``) a page another tenant had uploaded: the
     refusal named that tenant's source (``belongs to source tenant:ten``), and once the uploader's right
-    had ended the upload's priority still refused it, where the page rule frees the page (shared/rights.py)."""
+    had ended the upload's priority still refused it, where the page rule frees the page
+    (shared/webmaster/rights.py)."""
     await env.stores.tenants.create_tenant("other", tenant_id="other")
     await env.stores.tenants.add_host("other", "news.test")
     await env.stores.tenants.set_verified("other", "news.test")

@@ -37,7 +37,7 @@ def _ctx() -> Context:
 
 
 async def announce(handler: SchedulerHandler | Ticking, feeds: FeedStore, msg: FeedRegistration) -> None:
-    """Do what ``shared.feeds.FeedRegistry`` does (the row, then the announcement; a removal the other
+    """Do what ``shared.webmaster.feeds.FeedRegistry`` does (the row, then the announcement; a removal the other
     way round) and let ``handler`` follow the announcement. The row is written as given, with no DNS:
     the service's own rules are tested in tests/unit/shared/test_feeds.py."""
     if msg.action == "upsert":

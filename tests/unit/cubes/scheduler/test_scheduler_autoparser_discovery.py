@@ -236,7 +236,7 @@ async def test_rounds_yield_under_overload(stores: Stores, clock: ManualClock) -
 async def test_articles_are_ordered_only_on_hosts_the_feeds_tenant_may_publish(
     stores: Stores, clock: ManualClock
 ) -> None:
-    """shared.hosts: a sibling or a www. spelling may be another tenant's site."""
+    """shared.webmaster.hosts: a sibling or a www. spelling may be another tenant's site."""
     pub = Collector()
     discovery = Discovery(SETTINGS.scheduler, stores.feeds, clock, hashes=stores.hashes, tenants=stores.tenants)
     h = Ticking(SchedulerHandler(SETTINGS, stores.feeds, clock, rng=random.Random(7), discovery=discovery), pub)

@@ -73,7 +73,7 @@ def test_marks_land_on_their_words_when_folding_changes_the_texts_length() -> No
 
 
 def test_blocks_are_set_apart_and_a_leading_byline_is_skipped() -> None:
-    # what the kvwriter's text gives (shared/safehtml.py plain_text): one block a line
+    # what the kvwriter's text gives (shared/pages/safehtml.py plain_text): one block a line
     card = "Чайник эмалированный, 2 л\n2 490 ₽\nСковорода чугунная 26 см\n3 190 ₽"
     assert make_snippet(card, parse_query("чайник").terms).text == (
         "Чайник эмалированный, 2 л · 2 490 ₽ · Сковорода чугунная 26 см · 3 190 ₽"

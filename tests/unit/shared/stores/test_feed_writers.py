@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[4]
 
 #: store method -> the one place allowed to call it (a module or a package)
 WRITERS = {
-    "upsert_feed": "shared/feeds.py",
-    "delete_feed": "shared/feeds.py",
+    "upsert_feed": "shared/webmaster/feeds.py",
+    "delete_feed": "shared/webmaster/feeds.py",
     "update_schedule": "cubes/scheduler/",
     "update_parse_status": "cubes/parser/",
     "set_autoparser_unavailable": "cubes/autoparser/",

@@ -6,7 +6,7 @@ proves the submission is its own by a key file it serves. The rules here:
 * **A key** is 8 to 128 characters of ``a-z A-Z 0-9 -`` (the protocol's).
 * **Its file** is ``<origin>/<key>.txt`` or the submission's ``keyLocation``, which
   must be on the same origin (scheme, host and port: a right on a site covers its
-  origin alone, ``shared.rights``). It is fetched through the SSRF guard, following
+  origin alone, ``shared.webmaster.rights``). It is fetched through the SSRF guard, following
   same-origin redirects only: a key file served from another port, or a redirect to
   another origin, proves nothing about this one. The file's text, stripped, must be
   the key.

@@ -5,9 +5,9 @@ section 6, "Sites have owners").
 
 * A *claim* is a tenant's on a host, for one origin: scheme, host and port (``shared.origins``; the
   URL the tenant gave, ``https://host`` when it gave none). A *right* is a claim whose proof was
-  found on that origin (``shared.verification``): it covers that origin and no other -- not another
+  found on that origin (``shared.webmaster.verification``): it covers that origin and no other -- not another
   port, not the other scheme. ``www.x`` is a host of its own; a tenant that holds rights on both
-  ``x`` and ``www.x`` publishes either from the feeds of either (``shared.hosts``).
+  ``x`` and ``www.x`` publishes either from the feeds of either (``shared.webmaster.hosts``).
 * **Several tenants may hold rights on one origin** (as search consoles allow): proving control
   never takes anything from another holder. None can remove another's right, disable its feeds,
   switch off its pages, or delete or replace its pages.
@@ -48,7 +48,7 @@ from shared.config import Settings
 from shared.http import Fetcher
 from shared.problems import Problem, problem
 from shared.stores import HostClaim, Notice, RightChange, RightsEvent, Stores
-from shared.verification import Verification, Verifier, dns_txt_lookup
+from shared.webmaster.verification import Verification, Verifier, dns_txt_lookup
 
 __all__ = ["Hook", "PageOwner", "Rights", "claim_problems", "holds_right", "page_owner", "source_tenant"]
 

@@ -5,7 +5,7 @@ A shop page's "buy" button went to the offer's page on the shop's site. Turbo sh
 ``https://shop.example/cart/add?id={offer_id}``) and a **one-click order**: a phone number to
 call, an e-mail address to write to (its subject names the offer), or a form on the site
 (given ``offer_id`` and ``url`` as query parameters). A webmaster with a right on the host sets
-them as part of the host's settings (``shared/branding.py``'s ``Branding.shop``: the API's
+them as part of the host's settings (``shared/webmaster/branding.py``'s ``Branding.shop``: the API's
 ``PUT /api/v1/hosts/{host}/branding`` and the console's host page), and every offer page of its
 sources on the host shows them from its next render (the pages already written are rendered
 again, as for the rest of the branding).

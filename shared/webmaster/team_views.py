@@ -1,4 +1,4 @@
-"""The shapes of team access in and out of the API (``shared/team.py``): pydantic models, from which the
+"""The shapes of team access in and out of the API (``shared/webmaster/team.py``): pydantic models, from which the
 OpenAPI document's schemas are generated (``cubes/api/openapi_schemas.py``), so the document and the
 checks agree. The console shows the same fields.
 """
@@ -11,7 +11,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.stores.team import ApiToken, Invitation, User
-from shared.team import TeamRefused
+from shared.webmaster.team import TeamRefused
 
 __all__ = [
     "InvitationIn",

@@ -1,4 +1,4 @@
-"""One row of the table of problem codes (``shared/problem_codes.py``; docs/architecture.md section 10)."""
+"""One row of the table of problem codes (``shared/problems/codes.py``; docs/architecture.md section 10)."""
 
 from __future__ import annotations
 

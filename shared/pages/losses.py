@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.completeness import Carried, holds, incomplete_message
 from shared.messages import Document, SourceKind
+from shared.pages.completeness import Carried, holds, incomplete_message
 from shared.previews import preview_key
 from shared.problems import image_problem, problem
 from shared.stores.problems import PageProblems
 
-#: the reason of an image that was only late: it does not hold its page (``shared/completeness.py``)
+#: the reason of an image that was only late: it does not hold its page (``shared/pages/completeness.py``)
 LATE = "late"
 
 __all__ = ["LATE", "page_problems"]

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shared import access
-from shared.feeds import KEEP, WEBMASTER_FORMATS, Authorize, FeedProblem, FeedRegistry, RegistrationRefused
-from shared.opml import OpmlLine, read_opml
 from shared.stores import TenantStore, UpsertOutcome
+from shared.webmaster import access
+from shared.webmaster.feeds import KEEP, WEBMASTER_FORMATS, Authorize, FeedProblem, FeedRegistry, RegistrationRefused
+from shared.webmaster.opml import OpmlLine, read_opml
 
 __all__ = ["ImportReport", "LineResult", "import_opml", "tenant_origins_only"]
 
@@ -47,7 +47,7 @@ class LineResult:
 @dataclass(frozen=True, slots=True)
 class ImportReport:
     lines: tuple[LineResult, ...]
-    #: outlines past ``shared.opml.MAX_OUTLINES``, not read
+    #: outlines past ``shared.webmaster.opml.MAX_OUTLINES``, not read
     more: int = 0
 
     def counts(self) -> dict[str, int]:
@@ -58,7 +58,7 @@ class ImportReport:
 
 
 def tenant_origins_only(tenants: TenantStore, tenant_id: str) -> Authorize:
-    """What a registration asks of a feed URL's origin: a right of the tenant's on it (``shared.access``)."""
+    """What a registration asks of a feed URL's origin: a right of the tenant's on it (``shared.webmaster.access``)."""
 
     async def owned(origin: str) -> None:
         try:
@@ -88,7 +88,8 @@ async def _one(registry: FeedRegistry, line: OpmlLine, tenant_id: str, authorize
 
 
 async def import_opml(registry: FeedRegistry, tenants: TenantStore, tenant_id: str, body: bytes) -> ImportReport:
-    """Register every feed of the file for ``tenant_id``; ``shared.opml.OpmlRefused`` for a file that cannot be
+    """Register every feed of the file for ``tenant_id``; ``shared.webmaster.opml.OpmlRefused`` for a file that cannot
+    be
     read at all."""
     lines, more = read_opml(body)
     authorize = tenant_origins_only(tenants, tenant_id)

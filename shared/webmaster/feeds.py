@@ -42,7 +42,6 @@ from typing import Any, Literal
 from shared.clock import Clock, SystemClock
 from shared.config import Settings
 from shared.errors import BlockedAddressError, NotFound, Reject
-from shared.feed_options import OptionsRefused, crawl_fields, merged_options, seal_options
 from shared.http.guard import AddressGuard, GuardedResolver
 from shared.messages import CrawlKind, CrawlRequest, FeedFormat, FeedRegistration
 from shared.origins import canonical_origin
@@ -51,6 +50,7 @@ from shared.runtime.deps import Publish
 from shared.secretbox import NoKey, SecretBox
 from shared.stores import Feed, FeedStore, Task, TaskMode, TaskStore, UpsertOutcome
 from shared.urls import canonical_url, host_of
+from shared.webmaster.feed_options import OptionsRefused, crawl_fields, merged_options, seal_options
 
 __all__ = [
     "ARTICLE_PRIORITY",
@@ -99,9 +99,9 @@ CHECK_PREFIX = "check:"
 #: the requester the media cube adds to its order of an image again at the webmaster's asking (a
 #: document's ``retry_failed_before``): ``fix:<page URL>``; the crawler fetches it fresh as well
 FIX_PREFIX = "fix:"
-#: the requester of a webmaster's refresh of one page or image (``shared/refresh.py``): ``refresh:<id>``
+#: the requester of a webmaster's refresh of one page or image (``shared/webmaster/refresh.py``): ``refresh:<id>``
 REFRESH_PREFIX = "refresh:"
-#: the requester of a purge of one image (``shared/refresh.py``): ``purge:<id>``; the cdn cube drops the
+#: the requester of a purge of one image (``shared/webmaster/refresh.py``): ``purge:<id>``; the cdn cube drops the
 #: copy when the source no longer gives a good one
 PURGE_PREFIX = "purge:"
 #: requesters that want what is there now, never a result remembered from before they asked
@@ -325,9 +325,9 @@ class FeedRegistry:
         """Validate, store and announce one feed; ``RegistrationRefused`` when it may not be registered.
 
         ``authorize(origin)`` runs after validation and before the address check, with the origin of
-        the feed's URL (the doors' "does the tenant hold a right on it?", ``shared.access.origin_claim``);
+        the feed's URL (the doors' "does the tenant hold a right on it?", ``shared.webmaster.access.origin_claim``);
         whatever it raises goes through. ``options`` (a JSON
-        object, ``shared/feed_options.py``) is merged over the feed's current ones; ``KEEP`` (the
+        object, ``shared/webmaster/feed_options.py``) is merged over the feed's current ones; ``KEEP`` (the
         default) keeps them, None removes them.
         """
         canonical, feed_format, names = self.validate(url, fmt, services, formats=formats)

@@ -8,7 +8,7 @@ so the rule of what a refresh does and who may ask is written once:
   lane (the lane's rate, robots.txt and Retry-After still apply; the order is urgent):
 
   - a page of a feed (the hash store's owner ``feed:<id>``): that feed is fetched now
-    (``shared.feeds.fetch_request``, its fetch report names the order); its changed
+    (``shared.webmaster.feeds.fetch_request``, its fetch report names the order); its changed
     items are published, unchanged ones are skipped by their hash as on any poll;
   - a page of the autoparser, or a URL no source has published yet on a host that an
     autoparser feed reads: the page itself (``kind=page``), which the autoparser reads
@@ -28,9 +28,9 @@ so the rule of what a refresh does and who may ask is written once:
   content-addressed: another URL may have the same bytes.
 
 **Who may ask.** A tenant needs a right on the URL's origin (scheme, host, port:
-``shared.access.host_claim``), and a page published by another tenant's source that
+``shared.webmaster.access.host_claim``), and a page published by another tenant's source that
 holds a right there is not its to refresh (``page_not_owned``: the page rule of
-``shared.rights``). An image is a tenant's when a page it may refresh shows it. Without
+``shared.webmaster.rights``). An image is a tenant's when a page it may refresh shows it. Without
 a tenant (the site's IndexNow key, the operator), some tenant must hold a right on the
 origin: the pipeline fetches no site that nobody proved.
 
@@ -46,17 +46,17 @@ import uuid
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from shared.access import AccessRefused, host_claim
 from shared.clock import Clock
 from shared.errors import Reject
-from shared.feeds import PURGE_PREFIX, REFRESH_PREFIX, URGENT_PRIORITY, fetch_request
 from shared.messages import CrawlKind, CrawlRequest
 from shared.origins import origin_of
-from shared.rights import page_owner
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.stores import Feed, Stores
 from shared.urls import canonical_url, host_of
+from shared.webmaster.access import AccessRefused, host_claim
+from shared.webmaster.feeds import PURGE_PREFIX, REFRESH_PREFIX, URGENT_PRIORITY, fetch_request
+from shared.webmaster.rights import page_owner
 
 __all__ = ["FEEDS_MAX", "REORDER_S", "URL_MAX", "Action", "RefreshRefused", "Refreshed", "Refresher"]
 

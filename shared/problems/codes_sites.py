@@ -1,11 +1,11 @@
 """The problem codes of sites and their owners: ``host.*`` (a source's right to its host), ``conflict.*`` (who
 owns a URL) and ``notify.*`` (the owner's own notification endpoints) -- rows of the one table,
-``shared/problem_codes.py`` (docs/architecture.md sections 6 and 10).
+``shared/problems/codes.py`` (docs/architecture.md sections 6 and 10).
 """
 
 from __future__ import annotations
 
-from shared.problem_code import ProblemCode
+from shared.problems.code import ProblemCode
 
 __all__ = ["SITE_ROWS"]
 

@@ -29,7 +29,7 @@ serve one file on another port of a verified host took the host over).
 Every fetch goes through ``shared.http.Fetcher``: the crawler's SSRF guard (``http.allowlist``
 only in tests and the demo), bounded size and time. The TXT record is read through a ``TxtLookup``
 (``dns_txt_lookup``: the system's resolvers, or ``api.dns_servers``; tests point it at a DNS server
-of their own on 127.0.0.1). ``shared.rights`` runs the checks (first and re-checks) and records
+of their own on 127.0.0.1). ``shared.webmaster.rights`` runs the checks (first and re-checks) and records
 what they change; the API, the console, the CLI and the re-check timer all go through it.
 """
 

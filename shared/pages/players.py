@@ -12,7 +12,7 @@ removed, ``%2e`` decoded, ``\\`` read as ``/`` as browsers do), so ``/embed/../a
 ``/away.php`` here too. The frontend's Content-Security-Policy names the same sources
 (``frame-src https://www.youtube.com/embed/ ...``), so a browser enforces the paths a second time.
 
-One owner for the rule: the sanitizer (``shared.safehtml``), the parser's Turbo blocks and the
+One owner for the rule: the sanitizer (``shared.pages.safehtml``), the parser's Turbo blocks and the
 frontend's policy all ask a ``Players``.
 """
 

@@ -31,7 +31,7 @@ from datetime import datetime
 
 import orjson
 
-from shared.media import MediaDoc, Records, cached_medium, look_up
+from shared.images.media import MediaDoc, Records, cached_medium, look_up
 from shared.messages import Document, MediaKind
 
 __all__ = ["MAGIC", "ParkedPayloadError", "Released", "park_payload", "parked_document", "release"]
@@ -130,7 +130,7 @@ class Released:
 
     doc: Document
     lost: dict[str, str]
-    #: how many of its media it still shows (for what ``shared.losses`` tells the webmaster)
+    #: how many of its media it still shows (for what ``shared.pages.losses`` tells the webmaster)
     shown: int = 0
 
 

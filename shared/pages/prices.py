@@ -15,7 +15,7 @@ formatting and discount, which never format anything unbounded):
   ``MAX_FRACTION_DIGITS`` digits after the point once trailing zeros are dropped.
 
 Anything else is not a price: ``parse_price`` answers None and the caller reports
-it (``item.bad_price``, ``item.bad_number`` in ``shared/problem_codes.py``), its
+it (``item.bad_price``, ``item.bad_number`` in ``shared/problems/codes.py``), its
 hint being ``RULE``.
 """
 

@@ -2,7 +2,7 @@
 docs/conventions.md rule 20).
 
 Every problem a user can fix is one ``Problem``: a stable ``code`` (the table
-is ``shared/problem_codes.py``, published as ``schemas/problems.md`` and served
+is ``shared/problems/codes.py``, published as ``schemas/problems.md`` and served
 by ``GET /api/v1/problems``), a ``severity``, ``where`` it is (feed, item
 index, item link, line, column), a ``message`` that says what happened to
 *this* item, and a ``hint`` that says how to fix it. The same object goes into
@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.problem_codes import CODES, ProblemCode
+from shared.problems.codes import CODES, ProblemCode
 
 __all__ = [
     "CODES",
@@ -237,7 +237,7 @@ def image_code(reason: str) -> str:
 
 def image_problem(image_url: str, reason: str, *, page_url: str, feed: str | None = None) -> Problem:
     """The image at ``image_url`` is not on the page, and why (``reason`` as the cdn cube gives it). Whether
-    the page was held back or published without it is the page's state (``shared/page_state.py``)."""
+    the page was held back or published without it is the page's state (``shared/pages/state.py``)."""
     if reason == "late":
         return problem(
             image_code(reason), f"the image {image_url} was not copied to our CDN in time", feed=feed, link=page_url

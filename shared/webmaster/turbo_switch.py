@@ -22,7 +22,7 @@ A webmaster switches its Turbo pages of a host off or on (``PUT /api/v1/hosts/{h
     tombstone fences older versions, nothing else), so ``Switched.uploads`` counts them for the
     webmaster to upload again.
 
-Its counts are the host page's (``shared.overview.host_overview``, ``shared.page_state``): "your
+Its counts are the host page's (``shared.webmaster.overview.host_overview``, ``shared.pages.state``): "your
 pages on Turbo" before a switch off, "removed" before a switch on.
 """
 
@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shared.feeds import AUTOPARSER_PREFIX, FeedRegistry
 from shared.hashing import TOMBSTONE
-from shared.overview import host_overview
-from shared.page_state import counts
+from shared.pages.state import counts
 from shared.stores import Feed, HashStore, PageState, Stores
+from shared.webmaster.feeds import AUTOPARSER_PREFIX, FeedRegistry
+from shared.webmaster.overview import host_overview
 
 __all__ = ["RESTORE_MAX", "Switched", "switch"]
 

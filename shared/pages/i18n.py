@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from shared.prices import MAX_CHARS, parse_price
+from shared.pages.prices import MAX_CHARS, parse_price
 
 __all__ = ["LANGUAGES", "currency_sign", "format_date", "format_price", "label", "language"]
 
@@ -149,7 +149,7 @@ def format_price(amount: str, currency: str | None, lang: str | None) -> str:
     """``1 990 ₽`` / ``$1,990.50``: grouped, with its currency's sign, in the page's language.
 
     Without a page language, the currency decides (a rouble price reads the Russian way). An
-    amount that is not a price (``shared/prices.py``: the parser refuses those) is shown as written,
+    amount that is not a price (``shared/pages/prices.py``: the parser refuses those) is shown as written,
     cut to a price's length, with its currency: never formatted, so never more than a few characters.
     """
     code = (currency or "").strip().upper()

@@ -14,7 +14,7 @@ images and tables as well as its text, at the two places they can be lost:
   What the blocks leave out on purpose (an ad slot, a form, an embed from a
   host that is not an allowed player) is policy, reported as
   ``page.content_dropped``, and does not hold the page.
-* **the media cube and the delay cube** (``shared/losses.py``): an image whose
+* **the media cube and the delay cube** (``shared/pages/losses.py``): an image whose
   copy failed for good (404, not an image, too large...) is not on the page;
   the page is held with ``page.incomplete`` beside each image's own problem.
   An image only *late* (not in the CDN by the deadline), or failed for now (a 5xx,
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 __all__ = ["Carried", "carried", "holds", "incomplete_message"]
 
-#: why an image may be missing only for now (``shared.losses.LATE``, the cdn cube's transient reasons)
+#: why an image may be missing only for now (``shared.pages.losses.LATE``, the cdn cube's transient reasons)
 _FOR_NOW = frozenset({"late", "timeout", "connect_error", "dns_error", "throttled", "http_5xx"})
 
 

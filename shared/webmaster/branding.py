@@ -6,7 +6,7 @@ with a verified right on a host sets its ``Branding`` (the API's ``PUT /api/v1/h
 and the console's host page); every page of that tenant's sources on the host shows it from its
 next render, and the pages already written are rendered again (the kvwriter follows
 ``hosts.branding``). Several tenants may hold rights on one host: each page wears the branding of
-the tenant whose source published it (the page rule of ``shared/rights.py``), never another's.
+the tenant whose source published it (the page rule of ``shared/webmaster/rights.py``), never another's.
 
 The logo is an image on the host like every other: ordered through the crawler, checked and
 stored by the cdn cube, and shown from the CDN once it is there (``logo_url`` is its source
@@ -15,7 +15,7 @@ name of ``MAX_NAME`` characters, a colour as ``#rrggbb`` only (it is written int
 style, so nothing else may pass), at most ``MAX_MENU`` menu links and ``MAX_CONTACTS`` contact
 buttons, each link on the host itself (a menu of the host's pages, not a way to send readers
 elsewhere), a contact a phone number, an e-mail address, a Telegram name or a URL on the host.
-A shop's cart template and one-click order ride along (``shop``: ``shared/shop.py`` checks them).
+A shop's cart template and one-click order ride along (``shop``: ``shared/pages/shop.py`` checks them).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shared.messages import BrandingChanged, CrawlKind, CrawlRequest
+from shared.pages.shop import ShopSettings, shop_problems
 from shared.runtime.cube import Output
-from shared.shop import ShopSettings, shop_problems
 from shared.urls import canonical_url, host_of
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class Branding(BaseModel):
     accent: str | None = None
     menu: tuple[MenuLink, ...] = Field(default=(), max_length=MAX_MENU)
     contacts: tuple[Contact, ...] = Field(default=(), max_length=MAX_CONTACTS)
-    #: the shop's cart template and one-click order on its offer pages (``shared/shop.py``)
+    #: the shop's cart template and one-click order on its offer pages (``shared/pages/shop.py``)
     shop: ShopSettings | None = None
 
     @field_validator("display_name")

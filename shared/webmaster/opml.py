@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 from lxml import etree
 
-from shared.feed_options import FeedOptions
 from shared.stores.feeds import Feed
+from shared.webmaster.feed_options import FeedOptions
 from shared.xmlguard import declared_entity
 
 __all__ = ["MAX_BYTES", "MAX_OUTLINES", "NAMESPACE", "OpmlLine", "OpmlRefused", "read_opml", "write_opml"]

@@ -1,7 +1,7 @@
 """Team access: a tenant's users, invitations and API tokens, one service for the API and the console
 (docs/architecture.md section 6, "Team access").
 
-Who may call these is ``shared.access.permit`` with ``Need.TEAM`` (owners only), asked by each door
+Who may call these is ``shared.webmaster.access.permit`` with ``Need.TEAM`` (owners only), asked by each door
 before it calls here; this module keeps the rules of the objects themselves:
 
 * an invitation names a login -- an e-mail address or a name, what the user will sign in with --
@@ -9,7 +9,7 @@ before it calls here; this module keeps the rules of the objects themselves:
 * accepting it sets the user's password (``shared.passwords``: scrypt) and creates the user;
 * a user's role changes, or the user is removed, unless that leaves the tenant without an owner
   (``last_owner``): the last owner cannot remove or demote themselves;
-* a token has a name and a scope (``read``, ``write``, ``owner``: ``shared.access.ROLE_OF_SCOPE``);
+* a token has a name and a scope (``read``, ``write``, ``owner``: ``shared.webmaster.access.ROLE_OF_SCOPE``);
   it is created, rotated (revoked and issued again with the same name and scope) and revoked by the
   tenant. Another tenant's user, invitation or token answers ``not_found``, as an unknown id does.
 """
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from shared import passwords
-from shared.access import ROLE_OF_SCOPE, AccessRefused, Role
 from shared.errors import TurbocubesError
 from shared.stores.team import ApiToken, Invitation, TeamStore, User
+from shared.webmaster.access import ROLE_OF_SCOPE, AccessRefused, Role
 
 __all__ = ["INVITE_TTL_S", "SCOPES", "Team", "TeamRefused", "invite_link"]
 

@@ -16,7 +16,7 @@ The media cube and the delay cube both need this, so it lives in ``shared``.
   entry): a page never hotlinks the partner.
 * ``MediaDoc.template(placeholder)`` — what ``rewrite`` would make of the HTML if
   every reference had a CDN URL, each one standing as a placeholder token: a
-  parked document stores it (``shared/parked.py``) so that its release is a
+  parked document stores it (``shared/images/parked.py``) so that its release is a
   string substitution instead of a second parse and rewrite.
 """
 

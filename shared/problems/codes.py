@@ -21,8 +21,8 @@ ownership of a URL between sources, ``image.*`` / ``page.*`` what a published pa
 
 from __future__ import annotations
 
-from shared.problem_code import ProblemCode
-from shared.problem_codes_sites import SITE_ROWS
+from shared.problems.code import ProblemCode
+from shared.problems.codes_sites import SITE_ROWS
 
 __all__ = ["CODES", "ProblemCode"]
 

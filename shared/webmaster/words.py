@@ -4,7 +4,7 @@ The stores keep short codes (``not_modified``, ``http_4xx``, ``slowed``); a
 person reads a word and one sentence saying what it means and what to do.
 This table is the one place that says it: the console, the status page, the
 API (``result_text``) and the CLI read it, so the same result is never called
-two things. A page's states have their own table in ``shared/page_state.py``.
+two things. A page's states have their own table in ``shared/pages/state.py``.
 
 ``tone`` is the colour a screen gives it: ``ok`` (nothing to do), ``warn``
 (works, with something to look at), ``bad`` (does not work), ``quiet``

@@ -7,7 +7,7 @@ so the two can never tell a webmaster different things.
 
 * a feed: its registration and status, its newest fetch report (every problem
   of that fetch with its hint, counted by code), its history, its pages by
-  state and those with something to fix, each as ``shared/page_state.py``
+  state and those with something to fix, each as ``shared/pages/state.py``
   tells it (held back and why, published without something, refused...);
 * roll-ups per feed and per host: items refused by code, images failed by
   code, conflicts with the source that won, the pages that lost something,
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.messages import SourceKind
-from shared.page_state import PROBLEM_STATES, Counts, PageView, key_views, refused_links, source_views
-from shared.page_state import counts as count_pages
-from shared.problem_codes import CODES
+from shared.pages.state import PROBLEM_STATES, Counts, PageView, key_views, refused_links, source_views
+from shared.pages.state import counts as count_pages
 from shared.problems import Problem, Severity
+from shared.problems.codes import CODES
 from shared.stores import Feed, FetchReport, PageProblems, PageState, Stores
 
 #: a source of pages: (hash-store source id, its host when it publishes on several, its latest fetch)
@@ -129,7 +129,7 @@ class FeedOverview:
     #: newest first (empty unless asked for)
     history: tuple[FetchReport, ...]
     #: its pages with something to fix (held, published without something, refused, outranked), at
-    #: most ``PAGES_SHOWN``, each as every screen tells it (``shared/page_state.py``)
+    #: most ``PAGES_SHOWN``, each as every screen tells it (``shared/pages/state.py``)
     pages: tuple[PageView, ...]
     rollup: Rollup
     #: its pages by state

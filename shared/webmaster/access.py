@@ -22,9 +22,9 @@ with its message.
   ``own_feed``.
 * ``page_access``: deleting a published page needs a right on the page's origin (scheme, host and
   port: ``origin_not_held`` otherwise) and the page must be the caller's, or nobody's
-  (``page_not_owned``): the page rule of ``shared.rights``. The refusal never names the tenant
+  (``page_not_owned``): the page rule of ``shared.webmaster.rights``. The refusal never names the tenant
   the page belongs to.
-* ``permit``: what the caller's role allows (team access: ``shared/team.py``). A viewer reads only; an
+* ``permit``: what the caller's role allows (team access: ``shared/webmaster/team.py``). A viewer reads only; an
   editor also manages feeds, uploads and pages (every operation that is not a read), but not the
   team; an owner does everything, the team's users, invitations and tokens too. Each door names
   the operation's ``Need`` with ``need_of`` (a read is a GET; the team's operations are the team's),
@@ -38,8 +38,8 @@ from enum import StrEnum
 
 from shared.errors import TurbocubesError
 from shared.origins import origin_host, origin_of
-from shared.rights import page_owner
 from shared.stores import Feed, FeedStore, HostClaim, Stores, TenantStore
+from shared.webmaster.rights import page_owner
 
 __all__ = [
     "ROLE_OF_SCOPE",

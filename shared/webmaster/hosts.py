@@ -9,7 +9,7 @@ verified on its own -- verifying one never verifies the other. **They are aliase
 for a tenant that has verified both**: then the feeds and uploads of either may carry pages of the
 other. No other spelling is an alias (no other subdomain).
 
-**A right covers its origin** (``shared.rights``: scheme, host and port): a tenant's source
+**A right covers its origin** (``shared.webmaster.rights``: scheme, host and port): a tenant's source
 publishes pages only on the origins of its rights on the source's host and its alias -- a right on
 ``https://x`` publishes nothing on ``http://x:8080``, which another party may hold.
 
@@ -20,7 +20,7 @@ for two, and X's upload overwrote Y's page and took its ownership.
 
 Where the rule is applied:
 
-* claims and verification (``TenantStore``, ``shared.rights``): per host, for one origin;
+* claims and verification (``TenantStore``, ``shared.webmaster.rights``): per host, for one origin;
 * the API (``cubes.api.auth.require_host``): an upload's ``host``, a feed URL's host and a
   deleted page's host need a verified claim of the caller on that very host;
 * the parser (``cubes.parser.identity``): an item's link must be on a host its source's

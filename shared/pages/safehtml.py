@@ -43,8 +43,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import nh3
 
 from shared.config import KvwriterConfig
-from shared.media import parse_srcset
-from shared.players import Players
+from shared.images.media import parse_srcset
+from shared.pages.players import Players
 
 __all__ = [
     "ATTRIBUTES",
@@ -238,7 +238,7 @@ class SafeHtml:
     """A reusable cleaner for one configuration.
 
     ``media``: see ``MediaRule``. ``video_hosts``: the players iframes may show (``host`` or
-    ``host/player-path`` entries, ``shared.players``). ``cdn_base``: the
+    ``host/player-path`` entries, ``shared.pages.players``). ``cdn_base``: the
     CDN's public base (the ``cdn`` rule). ``page``: add the page's presentation attributes (lazy
     media, sandbox, controls); the parser's output is an intermediate, which does not want them.
     """
@@ -248,7 +248,7 @@ class SafeHtml:
     ) -> None:
         self.media = media
         self.cdn_base = cdn_base
-        #: the players iframes may show: a host and its player paths (``shared.players``)
+        #: the players iframes may show: a host and its player paths (``shared.pages.players``)
         self.players = Players(video_hosts)
         self._state = _CallState()
         attributes = {tag: set(attrs) for tag, attrs in ATTRIBUTES.items()}
@@ -302,7 +302,7 @@ class SafeHtml:
         return mapped if is_cdn_url(mapped, self.cdn_base) else None
 
     def video_src(self, value: str) -> str | None:
-        """An allowlisted player URL (``shared.players``: its host and player path), https and canonical."""
+        """An allowlisted player URL (``shared.pages.players``: its host and player path), https and canonical."""
         if _CONTROL.search(value):
             return None
         return self.players.player_url(value)
