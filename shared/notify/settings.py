@@ -157,7 +157,7 @@ def parse_settings(tenant_id: str, body: Any, *, current: NotifySettings | None 
     for name, value in events.items():
         if name not in kinds:
             raise SettingsRefused(f"events.{name}", f"unknown kind; known: {', '.join(sorted(kinds))}")
-        if value not in When.__members__:
+        if not isinstance(value, str) or value not in When.__members__:
             raise SettingsRefused(f"events.{name}", "now, digest or off")
         when[kinds[name]] = When(value)
     secret = base.sealed_secret if webhook else None

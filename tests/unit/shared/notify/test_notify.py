@@ -51,6 +51,10 @@ def test_settings_are_checked_where_they_enter_each_refusal_naming_its_field() -
         ({"email": "not an address"}, "email"),
         ({"events": {"problem.new": "sometimes"}}, "events.problem.new"),
         ({"events": {"everything": "now"}}, "events.everything"),
+        # a value that is not a string (schemathesis sent {}: a 500, 'unhashable type: dict')
+        ({"events": {"autoparser.unavailable": {}}}, "events.autoparser.unavailable"),
+        ({"events": {"task.done": ["now"]}}, "events.task.done"),
+        ({"events": {"everything": {}}}, "events.everything"),
         ({"token": "x"}, "token"),
     ):
         with pytest.raises(SettingsRefused) as caught:
