@@ -55,7 +55,7 @@ async def open_postgres(url: str, pool_size: int = 10, *, accept_lossy_commits: 
         images=PgImageRegistry(db.view("images")),
         delay=PgDelayStore(db.view("delay")),
         feeds=PgFeedStore(db.view("feeds")),
-        tenants=SqlTenantStore(db.view("tenants"), team=SqlTeamStore(db.view("team"))),
+        tenants=SqlTenantStore(db.view("tenants"), team=SqlTeamStore(db.view("team"), lock_rows=" FOR UPDATE")),
         notices=SqlNoticeStore(db.view("notices")),
         notify=SqlNotifyStore(db.view("notify")),
         tasks=SqlTaskStore(db.view("tasks")),

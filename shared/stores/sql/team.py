@@ -31,9 +31,14 @@ _USER = "user_id, tenant_id, login, role, created_at, password"
 _INVITE = "invitation_id, tenant_id, login, role, created_at, expires_at, accepted_at, revoked_at"
 _TOKEN_COLUMNS = "token_id, tenant_id, name, scope, created_at, last_used_at, revoked_at"  # noqa: S105 - columns
 # the statement that would leave no owner matches no row: a role change or removal of an owner
-# needs another owner of the tenant, counted in the same statement
+# needs another owner of the tenant, counted in the same statement. The count locks the owner rows it
+# reads on PostgreSQL ({lock}: " FOR UPDATE"): two owners demoting each other at once would otherwise
+# both count two owners in their own snapshots and leave none; with the lock the second waits, and
+# READ COMMITTED re-reads the row the first changed, so it counts one and changes nothing. SQLite runs
+# one write at a time, so its statement always counts what the last write left.
 _ANOTHER_OWNER = (
-    "(role <> 'owner' OR (SELECT count(*) FROM team_users o WHERE o.tenant_id = ? AND o.role = 'owner') > 1)"
+    "(role <> 'owner' OR (SELECT count(*) FROM"
+    " (SELECT o.user_id FROM team_users o WHERE o.tenant_id = ? AND o.role = 'owner'{lock}) owners) > 1)"
 )
 
 
@@ -60,8 +65,10 @@ def _token(row: Sequence[Any]) -> ApiToken:
 
 
 class SqlTeamStore:
-    def __init__(self, db: SqlRunner) -> None:
+    def __init__(self, db: SqlRunner, *, lock_rows: str = "") -> None:
+        """``lock_rows``: the clause that locks the rows a guard counts (``" FOR UPDATE"`` on PostgreSQL)."""
         self._db = db
+        self._another_owner = _ANOTHER_OWNER.format(lock=lock_rows)
 
     # ---------------------------------------------------------------- users
 
@@ -97,7 +104,8 @@ class SqlTeamStore:
 
     async def set_role(self, tenant_id: str, user_id: str, role: str) -> bool:
         changed = await self._db.execute(
-            f"UPDATE team_users SET role = ? WHERE tenant_id = ? AND user_id = ? AND (? = 'owner' OR {_ANOTHER_OWNER})",
+            "UPDATE team_users SET role = ? WHERE tenant_id = ? AND user_id = ?"
+            f" AND (? = 'owner' OR {self._another_owner})",
             role,
             tenant_id,
             user_id,
@@ -108,7 +116,7 @@ class SqlTeamStore:
 
     async def remove_user(self, tenant_id: str, user_id: str) -> bool:
         removed = await self._db.execute(
-            f"DELETE FROM team_users WHERE tenant_id = ? AND user_id = ? AND {_ANOTHER_OWNER}",
+            f"DELETE FROM team_users WHERE tenant_id = ? AND user_id = ? AND {self._another_owner}",
             tenant_id,
             user_id,
             tenant_id,
