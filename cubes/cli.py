@@ -13,14 +13,14 @@ Cube packages add their own commands through ``cubes/<name>/commands.py``
 
 A command imports what it needs when it runs: building the parser (``--help``, or any command
 before it starts) imports no cube, no engine client, no renderer and not even the settings'
-models, and ``turbocubes parse FILE`` loads the parser's modules and nothing of the rest
+models, and ``turbocubes parse FILE`` loads the parser's modules and nothing of the rest; neither
+starts an event loop, so asyncio and its network stack are imported by the commands that run one
 (``tests/unit/cubes/test_cli_imports.py``; ``bench/cli.py`` measures the CPU).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from collections.abc import Sequence
@@ -207,6 +207,8 @@ def _cmd_cube(args: argparse.Namespace) -> int:
 
 
 def _cmd_topics_create(args: argparse.Namespace) -> int:
+    import asyncio
+
     from shared.runtime import ensure_topics, open_deps
 
     async def go() -> int:
@@ -233,12 +235,16 @@ def _cmd_topics_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_dlq_list(args: argparse.Namespace) -> int:
+    import asyncio
+
     from cubes.dlq import list_dead_letters
 
     return asyncio.run(list_dead_letters(load_settings(args.config), args.topic, args.limit))
 
 
 def _cmd_dlq_replay(args: argparse.Namespace) -> int:
+    import asyncio
+
     from cubes.dlq import replay_dead_letters
 
     return asyncio.run(replay_dead_letters(load_settings(args.config), args.topic, args.limit))

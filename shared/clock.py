@@ -8,10 +8,12 @@ nothing injected asks ``SystemClock()``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # asyncio is imported where a clock sleeps: a command that only stamps times runs no loop
+    import asyncio
 
 __all__ = ["Clock", "ManualClock", "SystemClock", "at", "sleep_unless"]
 
@@ -34,6 +36,8 @@ class Clock(Protocol):
 async def sleep_unless(clock: Clock, seconds: float, stop: asyncio.Event) -> bool:
     """Sleep ``seconds`` on ``clock``, or until ``stop`` is set; True when it was (a loop's pause that a
     stop ends at once, so that the loop's work in progress is never what a stop has to cut)."""
+    import asyncio
+
     if stop.is_set():
         return True
     pause = asyncio.ensure_future(clock.sleep(seconds))
@@ -59,6 +63,8 @@ class SystemClock:
         return datetime.now(UTC)
 
     async def sleep(self, seconds: float) -> None:
+        import asyncio
+
         await asyncio.sleep(max(0.0, seconds))
 
 
@@ -79,6 +85,8 @@ class ManualClock:
         return at(self._now)
 
     async def sleep(self, seconds: float) -> None:
+        import asyncio
+
         if seconds <= 0:
             await asyncio.sleep(0)
             return

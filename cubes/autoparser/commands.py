@@ -22,7 +22,6 @@ Each command imports what it needs when it runs (the settings too), so declaring
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,8 @@ def _model_path(args: argparse.Namespace) -> str:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    import asyncio
+
     from cubes.autoparser.corpus import DEFAULT_CORPUS
     from cubes.autoparser.hostfit import HostChoice
     from cubes.autoparser.model import DEFAULT_MODEL
@@ -166,6 +167,8 @@ async def _fetch(url: str, config: str | None) -> tuple[bytes, str, str | None]:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    import asyncio
+
     from cubes.autoparser.extract import Extractor
     from cubes.autoparser.handler import _charset
 

@@ -27,7 +27,6 @@ as the cube resolves them against the URL it fetched.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -47,15 +46,23 @@ from shared.clock import SystemClock
 from shared.config import Settings, load_settings
 from shared.messages import CrawlKind, DocumentDeleted, SourceRef
 
-__all__ = ["parse_command", "run"]
+__all__ = ["parse_command", "parse_path", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
-    """``turbocubes parse`` with its parsed arguments."""
+    """``turbocubes parse`` with its parsed arguments: a file is parsed in this thread, a URL fetched on a loop."""
     settings = load_settings(args.config)
+    if not _is_url(args.source):  # no event loop for a file: asyncio and its network stack cost a tenth of the command
+        return parse_path(settings, args.source, fmt=args.format, host=args.host, base_url=args.base_url)
+    import asyncio
+
     return asyncio.run(
         parse_command(settings, args.source, fmt=args.format, host=args.host, allow=args.allow, base_url=args.base_url)
     )
+
+
+def _is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
 
 
 def _err(where: str, e: ItemError, err: TextIO) -> None:
@@ -90,35 +97,85 @@ async def parse_command(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
+    """Parse a file (in a worker thread) or a fetched URL; the exit status (the module's docstring)."""
+    import asyncio
+
     out = out or sys.stdout
     err = err or sys.stderr
-    if base_url is not None:
-        if not base_url.startswith(("http://", "https://")) or not urlsplit(base_url).hostname:
-            print(f"--base-url {base_url!r}: error: give an absolute http(s) URL", file=err)
-            return 2
-        host = host or urlsplit(base_url).hostname
+    if not _is_url(source):
+        return await asyncio.to_thread(
+            parse_path, settings, source, fmt=fmt, host=host, base_url=base_url, out=out, err=err
+        )
+    if _bad_base_url(base_url, err):
+        return 2
+    fetched = await _fetch(settings, source, allow or [], err)
+    if fetched is None:
+        return 1
+    body, content_type = fetched
+    host = _host(host, base_url, source)
+    return _parse_body(
+        settings, body, source, url=source, content_type=content_type, fmt=fmt, host=host, out=out, err=err
+    )
+
+
+def parse_path(
+    settings: Settings,
+    source: str,
+    *,
+    fmt: str = "auto",
+    host: str | None = None,
+    base_url: str | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Parse the feed file at ``source``; the exit status (the module's docstring). A catalog is streamed."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if _bad_base_url(base_url, err):
+        return 2
+    host = _host(host, base_url)
+    path = Path(source)
+    head = _head(path)
+    if head is None:
+        print(f"{source}: error: no such file (give a file path or an http(s) URL)", file=err)
+        return 2
+    if detect_format(head, None if fmt == "auto" else fmt) is DetectedFormat.yml:
+        return _stream_yml(path, host, out, err, _cleaner(settings), base_url)
+    body = path.read_bytes()
+    return _parse_body(settings, body, source, url=base_url, content_type=None, fmt=fmt, host=host, out=out, err=err)
+
+
+def _bad_base_url(base_url: str | None, err: TextIO) -> bool:
+    """Whether ``--base-url`` was given and is not an absolute http(s) URL (said on ``err``)."""
+    if base_url is None or (_is_url(base_url) and urlsplit(base_url).hostname):
+        return False
+    print(f"--base-url {base_url!r}: error: give an absolute http(s) URL", file=err)
+    return True
+
+
+def _host(given: str | None, *urls: str | None) -> str | None:
+    """The documents' host: ``--host``, else the host of the first URL given (``--base-url``, the feed's)."""
+    return given or next((urlsplit(u).hostname for u in urls if u), None)
+
+
+def _cleaner(settings: Settings) -> ContentCleaner:
+    return ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete)
+
+
+def _parse_body(
+    settings: Settings,
+    body: bytes,
+    source: str,
+    *,
+    url: str | None,
+    content_type: str | None,
+    fmt: str,
+    host: str | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
     limits = Limits(settings.parser.max_items, settings.parser.max_item_bytes, settings.parser.max_body_bytes)
-    cleaner = ContentCleaner(settings.kvwriter.video_hosts, hold_incomplete=settings.media.hold_incomplete)
     declared = None if fmt == "auto" else fmt
-    url: str | None = None
-    content_type = None
-    if source.startswith(("http://", "https://")):
-        fetched = await _fetch(settings, source, allow or [], err)
-        if fetched is None:
-            return 1
-        body, content_type = fetched
-        url = source
-        host = host or urlsplit(source).hostname
-    else:
-        path = Path(source)
-        head = await asyncio.to_thread(_head, path)
-        if head is None:
-            print(f"{source}: error: no such file (give a file path or an http(s) URL)", file=err)
-            return 2
-        if detect_format(head, declared) is DetectedFormat.yml:
-            return await asyncio.to_thread(_stream_yml, path, host, out, err, cleaner, base_url)
-        body = await asyncio.to_thread(path.read_bytes)
-        url = base_url
     result = parse_feed(body, url=url, content_type=content_type, declared_format=declared, limits=limits)
     for e in result.errors:
         _err(source, e, err)
@@ -126,7 +183,7 @@ async def parse_command(
         return 1
     kind = source_kind(result.format)
     ref = SourceRef(kind=kind, id="cli")
-    _emit([*result.items, *result.listings], host, ref, source, out, err, cleaner)
+    _emit([*result.items, *result.listings], host, ref, source, out, err, _cleaner(settings))
     removals, derrs = prepare_deletions(result.deletions, feed_host=host)
     for e in derrs:
         _err(source, e, err)

@@ -34,8 +34,11 @@ _HEAVY = (
     "shared.pages.safehtml",
     "shared.stores",
 )
+#: what a command that runs no event loop (``--help``, ``parse FILE``) does not load: asyncio brings the
+#: network stack (ssl, socket, subprocess, concurrent.futures), a sixth of ``parse FILE``'s CPU
+_LOOP = ("asyncio", "ssl", "subprocess", "concurrent.futures")
 #: ... and what building the parser (``--help``) needs least of all
-_NOT_FOR_HELP = (*_HEAVY, "lxml", "orjson", "pydantic", "shared.config", "shared.messages")
+_NOT_FOR_HELP = (*_HEAVY, *_LOOP, "lxml", "orjson", "pydantic", "shared.config", "shared.messages")
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -64,6 +67,7 @@ def test_parse_loads_the_parser_and_nothing_it_does_not_use() -> None:
     # it sanitizes each item as the parser cube does: the safe-HTML policy is the one heavy module it needs
     needs = {"nh3", "shared.pages.safehtml"}
     assert not sorted(m for m in _HEAVY if m in loaded and m not in needs)
+    assert not sorted(m for m in _LOOP if m in loaded), "a file is parsed without an event loop"
 
 
 @pytest.mark.parametrize(
