@@ -26,10 +26,10 @@ class Console:
     token: str
 
 
-async def verified_tenant(stores: Stores, name: str, host: str) -> tuple[str, str]:
-    """A tenant that verified ``host``: (its id, its API token)."""
+async def verified_tenant(stores: Stores, name: str, host: str, *, origin: str | None = None) -> tuple[str, str]:
+    """A tenant that verified ``host`` (its ``origin``; None: ``https://host``): (its id, its API token)."""
     tenant = await stores.tenants.create_tenant(name)
-    await stores.tenants.add_host(tenant.tenant_id, host)
+    await stores.tenants.add_host(tenant.tenant_id, host, origin=origin)
     await stores.tenants.set_verified(tenant.tenant_id, host)
     return tenant.tenant_id, await stores.tenants.issue_token(tenant.tenant_id)
 
