@@ -28,6 +28,7 @@ from cubes.autoparser.extract import Extraction
 from shared.hashing import content_hash
 from shared.messages import Document, Media, SourceKind
 from shared.pages.wordcount import CJK_TOKEN
+from shared.pages.wordcount import words as count_words
 from shared.problems import Problem, problem
 
 __all__ = ["Completion", "complete", "missing_share", "parity", "plain_text", "unreadable"]
@@ -76,7 +77,7 @@ def _feed(doc: Document) -> str | None:
 
 def unreadable(doc: Document, why: str) -> Completion:
     """The feed's text published as it is, and why the page's article is not on it."""
-    words = len(plain_text(doc.content_html).split())
+    words = count_words(plain_text(doc.content_html))  # a Japanese summary is not "1 words"
     message = f"The item's page {doc.url} could not be read ({why}): the page was published with the feed's text"
     message += f" ({words} words)." if words else "."
     told = problem("page.full_text_unavailable", message, feed=_feed(doc), link=doc.url)

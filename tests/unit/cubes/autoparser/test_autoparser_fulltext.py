@@ -18,6 +18,7 @@ from shared.blobs.file import FileBlobStore
 from shared.clock import ManualClock
 from shared.config import AutoparserConfig
 from shared.messages import CrawlKind, CrawlResult, Document, FetchStatus, Media, SourceKind, SourceRef
+from shared.pages.wordcount import words
 from shared.runtime.cube import Context
 from shared.stores import Page, Stores, open_stores
 from tests.unit.cubes.autoparser.autoparser_pages import PARAGRAPHS, article_page
@@ -133,6 +134,21 @@ async def test_an_unreadable_page_keeps_the_feeds_text_and_says_so(handler: Auto
     assert "answered 404" in p.message
     assert p.hint  # how to fix it
     assert not row.held
+
+
+async def test_an_unreadable_pages_message_counts_a_japanese_summarys_words(
+    handler: AutoparserHandler, stores: Stores
+) -> None:
+    summary = "市議会は火曜日、古い港の橋を架け替えることを決めた。工事は来年の春に始まる。"  # 38 characters, no space
+    doc = feed_doc(f"<p>{summary}</p>")
+    (out,) = await handler.handle(result(doc, "fulltext", status=FetchStatus.http_4xx), CTX)
+    assert out.message == doc
+    await _live(stores, doc)
+    (row,) = await stores.problems.page_problems(host=HOST)
+    ((p,),) = [row.problems]
+    assert p.code == "page.full_text_unavailable"
+    assert p.message.endswith(f"({words(summary)} words).")  # its characters counted, not its spaces
+    assert words(summary) > 10
 
 
 async def test_a_feed_that_carries_the_article_keeps_its_text(handler: AutoparserHandler) -> None:
