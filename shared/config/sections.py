@@ -458,6 +458,9 @@ class NotifyConfig(Section):
     retry_cap_s: float = Field(default=3600.0, gt=0)
     #: seconds between two digests of a tenant (a day)
     digest_every_s: float = Field(default=86_400.0, gt=0)
+    #: days the delivery log keeps a finished delivery and its event (a channel's newest stays whatever its
+    #: age: it says whether the endpoint works); pruned once an hour by the notifier
+    keep_days: float = Field(default=30.0, gt=0, le=3650)
     #: the SMTP server e-mail goes through ("" = no e-mail: only webhooks are sent)
     smtp_host: str = ""
     smtp_port: int = tcp_port(25)

@@ -11,7 +11,9 @@ for it (a writer only adds an event row). A round:
    (``mail.py``). A failed attempt is tried again after a capped doubling backoff
    (``shared.runtime.retry.backoff_s``); after ``notify.max_attempts`` it is ``dead``, and the
    console shows the endpoint as a problem (``notify.endpoint_failing``, ``endpoint_problems``);
-3. sends the digest of every tenant whose last one is older than ``notify.digest_every_s``.
+3. sends the digest of every tenant whose last one is older than ``notify.digest_every_s``;
+4. once an hour, forgets the finished deliveries older than ``notify.keep_days`` (each channel's
+   newest stays: it says whether the endpoint works) and the events left with none.
 
 Sends of one round run at once, at most ``_PARALLEL``, so one slow endpoint does not hold the others.
 """
@@ -46,6 +48,9 @@ _PARALLEL = 16
 _LEASE_S = 120.0
 #: digest items in one e-mail at most (a digest is read, not searched)
 _DIGEST_MAX = 200
+#: seconds between two prunings of the delivery log, and the rows one pruning deletes at most
+_PRUNE_EVERY_S = 3600.0
+_PRUNE_MAX = 10_000
 
 
 def mail_text(event: Event) -> tuple[str, str]:
@@ -110,6 +115,7 @@ class Notifier:
         self._webhooks = webhooks
         self._mail = mail
         self._box = box
+        self._pruned_at: float | None = None
 
     @classmethod
     def from_settings(
@@ -131,7 +137,18 @@ class Notifier:
         """One round; how many deliveries it attempted (digests included)."""
         await self.tell()
         sent = await self.send_due()
-        return sent + await self.send_digests()
+        sent += await self.send_digests()
+        await self.prune()
+        return sent
+
+    async def prune(self) -> int:
+        """Forget what ``notify.keep_days`` no longer keeps, at most once an hour; how many deliveries went."""
+        now = self._clock.monotonic()
+        if self._pruned_at is not None and now - self._pruned_at < _PRUNE_EVERY_S:
+            return 0
+        self._pruned_at = now
+        before = self._clock.now() - timedelta(days=self._config.keep_days)
+        return await self._store.prune(before, limit=_PRUNE_MAX)
 
     async def tell(self) -> int:
         events = await self._store.untold(limit=_BATCH)

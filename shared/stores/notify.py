@@ -99,6 +99,12 @@ class NotifyStore(Protocol):
         """Mark those queued deliveries delivered and the tenant's digest sent at ``at``."""
         ...
 
+    async def prune(self, before: datetime, *, limit: int) -> int:
+        """Forget finished deliveries (delivered, dead) created before ``before`` -- except each tenant's
+        newest finished one of each channel, which says whether its endpoint works -- and the told
+        events left with no delivery; at most ``limit`` of each. How many deliveries went."""
+        ...
+
     async def queued(self, tenant_id: str, *, limit: int) -> list[Delivery]:
         """The tenant's deliveries waiting for its digest, the oldest first."""
         ...

@@ -157,3 +157,43 @@ class NotifyStoreContract:
         told = [(e.kind, e.detail.get("code")) for e in await stores.notify.untold(limit=100)]
         assert (EventKind.problem_resolved, "item.no_title") not in told
         assert told.count((EventKind.problem_new, "item.no_title")) == 1
+
+    async def test_the_log_forgets_finished_deliveries_past_the_keep_except_each_channels_newest(
+        self, stores: Stores
+    ) -> None:
+        for n in range(3):
+            await stores.tasks.create(Task(task_id=f"t{n}", tenant_id="ta", host="a.example"), now=T0)
+            await stores.tasks.update(f"t{n}", status=TaskStatus.done, now=T0 + timedelta(days=n))
+        events = await stores.notify.untold(limit=10)
+        assert len(events) == 3
+        # day 0: webhook delivered, e-mail delivered, a digest item still queued; day 1: webhook dead, e-mail
+        # delivered; day 2: webhook still pending (being retried), e-mail delivered
+        states = (
+            {Channel.webhook: DeliveryStatus.delivered, Channel.email: DeliveryStatus.delivered},
+            {Channel.webhook: DeliveryStatus.dead, Channel.email: DeliveryStatus.delivered},
+            {Channel.webhook: DeliveryStatus.pending, Channel.email: DeliveryStatus.delivered},
+        )
+        for n, (event, state) in enumerate(zip(events, states, strict=True)):
+            at = T0 + timedelta(days=n)
+            out = [Delivery(f"{event.event_id}/{c.value}", "ta", event, c, "x", s, 1, at, at) for c, s in state.items()]
+            if n == 0:
+                out.append(
+                    Delivery(
+                        f"{event.event_id}/digest", "ta", event, Channel.digest, "x", DeliveryStatus.queued, 0, at, at
+                    )
+                )
+            await stores.notify.tell(event.event_id, out)
+        before = {d.delivery_id for d in await stores.notify.deliveries("ta")}
+        assert await stores.notify.prune(T0, limit=100) == 0  # nothing is older than the first
+        # ten days on: day 0's webhook and e-mail and day 1's e-mail go; the dead webhook stays (the newest
+        # finished one says the endpoint is down), the pending one and the queued digest item too
+        assert await stores.notify.prune(T0 + timedelta(days=10), limit=100) == 3
+        kept = {(d.event.event_id, d.channel, d.status) for d in await stores.notify.deliveries("ta")}
+        assert kept == {
+            (events[0].event_id, Channel.digest, DeliveryStatus.queued),
+            (events[1].event_id, Channel.webhook, DeliveryStatus.dead),
+            (events[2].event_id, Channel.webhook, DeliveryStatus.pending),
+            (events[2].event_id, Channel.email, DeliveryStatus.delivered),
+        }
+        assert len(before) == 7
+        assert await stores.notify.prune(T0 + timedelta(days=10), limit=100) == 0  # idempotent

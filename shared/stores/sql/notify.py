@@ -216,6 +216,25 @@ class SqlNotifyStore:
         )
         return [r[0] for r in rows]
 
+    async def prune(self, before: datetime, *, limit: int) -> int:
+        gone = await self._db.execute(
+            "DELETE FROM notify_deliveries WHERE delivery_id IN (SELECT d.delivery_id FROM notify_deliveries d"
+            " WHERE d.status IN ('delivered', 'dead') AND d.created_at < ? AND EXISTS (SELECT 1 FROM"
+            " notify_deliveries n WHERE n.tenant_id = d.tenant_id AND n.channel = d.channel"
+            " AND n.status IN ('delivered', 'dead') AND (n.created_at > d.created_at"
+            " OR (n.created_at = d.created_at AND n.delivery_id > d.delivery_id))) LIMIT ?)",
+            _us(before),
+            limit,
+        )
+        await self._db.execute(
+            "DELETE FROM notify_events WHERE event_id IN (SELECT e.event_id FROM notify_events e"
+            " WHERE e.told_at IS NOT NULL AND e.told_at < ? AND NOT EXISTS (SELECT 1 FROM notify_deliveries d"
+            " WHERE d.event_id = e.event_id) LIMIT ?)",
+            _us(before),
+            limit,
+        )
+        return gone
+
     async def queued(self, tenant_id: str, *, limit: int) -> builtins.list[Delivery]:
         rows = await self._db.fetch(
             f"SELECT {_DELIVERY}, {_EVENT} FROM notify_deliveries d JOIN notify_events e ON e.event_id = d.event_id"

@@ -248,6 +248,33 @@ async def test_a_dead_endpoint_is_retried_with_backoff_then_given_up_and_shown_a
         await notifier.close()
 
 
+async def test_the_sweep_forgets_deliveries_older_than_keep_days_but_the_newest(
+    tmp_path: Path, receiver: tuple[Receiver, str], mailbox: tuple[Mailbox, int]
+) -> None:
+    hook, url = receiver
+    _, port = mailbox
+    settings = _settings(tmp_path, port, keep_days=30.0)
+    async with ApiHarness(tmp_path, settings=settings) as api:
+        tenant, _ = await api.tenant()
+        await save(api.stores.notify, _box(settings), tenant, {"webhook_url": url}, now=api.clock_now())
+        notifier = _notifier(api)
+        for _ in range(2):
+            await send_test(api.stores.notify, tenant, now=api.clock_now())
+            await notifier.sweep()
+            api.clock.advance(60)
+        assert len((await overview(api.stores.notify, tenant)).deliveries) == 2
+        api.clock.advance(29 * 86_400)  # within the keep: an hour has passed, the pruning runs and keeps both
+        await notifier.sweep()
+        assert len((await overview(api.stores.notify, tenant)).deliveries) == 2
+        api.clock.advance(2 * 86_400)
+        await send_test(api.stores.notify, tenant, now=api.clock_now())
+        await notifier.sweep()
+        [kept] = (await overview(api.stores.notify, tenant)).deliveries
+        assert kept.created_at == api.clock_now()  # the newest, just delivered
+        assert len(hook.got) == 3
+        await notifier.close()
+
+
 def _box(settings: Settings) -> Any:
     from shared.secretbox import SecretBox
 
