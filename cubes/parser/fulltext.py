@@ -8,7 +8,8 @@ feeds carry a summary only. Per feed, ``full_text`` (``shared.messages.FullText`
   ``content:encoded``, an Atom ``summary`` with no ``content``) and it is shorter than
   ``ARTICLE_WORDS``, or when it ends the way teasers end ("…", "[...]", "Read more",
   "Подробнее" and the like). A Turbo item's ``turbo:content`` is the page by Turbo's own
-  contract: it is checked against its page (below), never replaced. Whether
+  contract: it is checked against its page (below), never replaced. A YML catalog's pages (offers,
+and the category listings the parser makes) are neither read nor checked. Whether
   the page's article really is longer is decided where the page is read (the autoparser:
   the feed's text stays when it is not), so a short but complete item loses nothing;
 * ``always``: every article's page is read, and its article used when it is longer;
@@ -72,6 +73,9 @@ class PageOrders:
     now: datetime
     #: Turbo RSS: an item's turbo:content is its page (checked, never replaced)
     turbo: bool = False
+    #: a YML catalog: its offers are products and its category listings our own pages (categories.py),
+    #: none an article with an original to read or check against
+    catalog: bool = False
     parity_left: int = PARITY_PER_FETCH
     #: the feed's own fetch options (its sealed credentials, its timeout:
     #: ``shared.webmaster.feed_options.crawl_fields``),
@@ -83,7 +87,7 @@ class PageOrders:
     def route(self, cand: Candidate, doc: Document) -> list[Output]:
         """The outputs of one item's document: itself, its page request instead, or both (a parity check)."""
         published = Output("documents.parsed", doc, key=doc.url)
-        if self.feed_id is None or self.mode is FullText.never or cand.kind != "article" or doc.preview:
+        if self.feed_id is None or self.catalog or self.mode is FullText.never or cand.kind != "article" or doc.preview:
             return [published]
         if not self.turbo and (self.mode is FullText.always or looks_like_summary(cand)):
             return [self._order(doc, FULL_TEXT_PREFIX)]

@@ -161,6 +161,7 @@ class ItemRecorder:
             src.full_text,
             parsed_at,
             turbo=src.kind is SourceKind.turbo,
+            catalog=src.kind is SourceKind.yml,
             fetch_fields=src.fetch_fields,
             feed_origin=try_origin(src.feed_url) if src.feed_url else None,
         )

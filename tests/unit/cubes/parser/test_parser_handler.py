@@ -392,3 +392,39 @@ async def test_a_big_upload_of_broken_items_keeps_a_bounded_task_and_counts_ever
     assert task.errors[-1].startswith(f"{n - good - 50:,} more problems not listed")
     stored = len(task_items_json(task.items))
     assert stored < 200_000, f"the task's items take {stored:,} bytes"  # a few hundred KB whatever the upload
+
+
+async def test_a_catalog_orders_no_page_crawl_for_its_listings(env: Env) -> None:
+    # a category listing is our own page (cubes/parser/categories.py), not an article with an original: a
+    # parity check fetched the shop's home page with ?turbo_category= and compared it to the listing
+    await env.stores.feeds.upsert_feed(
+        Feed(feed_id="shop", url="https://shop.test/yml.xml", host="shop.test", format="yml")
+    )
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?><yml_catalog date="2026-01-01 10:00"><shop><name>S</name>'
+        '<url>https://shop.test/</url><currencies><currency id="RUR" rate="1"/></currencies>'
+        '<categories><category id="1">Кухня</category></categories><offers>'
+        + "".join(
+            f'<offer id="{n}"><url>https://shop.test/p/{n}</url><price>10</price><currencyId>RUR</currencyId>'
+            f"<categoryId>1</categoryId><name>Offer {n}</name></offer>"
+            for n in range(3)
+        )
+        + "</offers></shop></yml_catalog>"
+    ).encode()
+    env.clock.advance(60)
+    msg = CrawlResult(
+        kind=CrawlKind.feed,
+        url="https://shop.test/yml.xml",
+        host="shop.test",
+        status=FetchStatus.ok,
+        body=body,
+        feed_id="shop",
+        content_type="application/xml",
+        fetched_at=env.clock.now(),
+    )
+    out = await env.handle(msg)
+    assert sorted(d.url for d in docs(out)) == [
+        "https://shop.test/?turbo_category=1",
+        *(f"https://shop.test/p/{n}" for n in range(3)),
+    ]
+    assert [o.topic for o in out if o.topic not in ("documents.parsed", "documents.deleted")] == []
