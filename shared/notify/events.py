@@ -3,7 +3,7 @@
 An ``Event`` is written where its fact is decided, into the notification outbox of the store
 (``shared/stores/notify.py``), in the same write as the fact: the problem history when a code opens
 or is resolved on a feed, and when a feed's fetches turn failing or recover; the problem store when a
-page of a feed is held back; the task store when an
+page of a feed or of an upload task is held back; the task store when an
 upload task ends; the notice store when a right changes; the feed store when a host's autoparser
 turns unavailable. A writer only adds a row: deciding who is told and delivering is the notifier's
 (``shared/notify/notifier.py``), off the pipeline. Each event's id is made from its fact, so a
@@ -34,7 +34,7 @@ class EventKind(StrEnum):
     #: pages held back: a catalog lost more than half of its offers in one fetch (``catalog.held``)
     catalog_held = "catalog.held"
     #: a page held back, not published: it lost content (``shared/pages/completeness.py``; the autoparser's
-    #: guard); one event a feed a day, naming the first page, so a bad fetch is not a mail per page
+    #: guard); one event a feed (or upload task) a day, naming the first page, so a bad fetch is not a mail per page
     pages_held = "pages.held"
     #: a right on an origin lapsed, ended, was granted or passed to another holder (``shared.webmaster.rights``)
     right_changed = "right.changed"

@@ -197,3 +197,27 @@ class NotifyStoreContract:
         }
         assert len(before) == 7
         assert await stores.notify.prune(T0 + timedelta(days=10), limit=100) == 0  # idempotent
+
+    async def test_a_page_of_an_upload_held_back_is_told_to_the_tasks_tenant(self, stores: Stores) -> None:
+        await stores.tasks.create(Task(task_id="t1", tenant_id="ta", host="a.example"), now=T0)
+        lost = problem("page.incomplete", "the page lost its images")
+        held = [
+            PageProblems(f"https://a.example/p/{i}", 2, "a.example", "upload", "t1", (lost,), held=True)
+            for i in range(2)
+        ]
+        await stores.problems.put_page_problems(held, now=T0)  # two pages of one task held that day: one event
+        await stores.problems.put_page_problems(
+            [PageProblems("https://a.example/p/9", 1, "a.example", "upload", "t-unknown", (lost,), held=True)], now=T0
+        )  # a task the store does not know tells no one
+        [event] = await stores.notify.untold(limit=100)
+        assert (event.tenant_id, event.kind, event.host, event.subject) == (
+            "ta",
+            EventKind.pages_held,
+            "a.example",
+            "t1",
+        )
+        assert (event.detail["url"], event.detail["code"], event.detail["task_id"]) == (
+            "https://a.example/p/0",
+            "page.incomplete",
+            "t1",
+        )

@@ -21,7 +21,7 @@ from shared.stores.codec import from_us, to_us
 from shared.stores.notify import Delivery, DeliveryStatus
 from shared.stores.sql.runner import SqlRunner
 
-__all__ = ["SqlNotifyStore", "emit_feed_event"]
+__all__ = ["SqlNotifyStore", "emit_feed_event", "emit_task_event"]
 
 _EVENT = "e.event_id, e.tenant_id, e.kind, e.at, e.host, e.subject, e.detail"
 _DELIVERY = (
@@ -76,6 +76,21 @@ async def emit_feed_event(
         _us(at),
         orjson.dumps({"feed_id": feed_id, **detail}).decode(),
         feed_id,
+    )
+
+
+async def emit_task_event(
+    db: SqlRunner, event_id: str, task_id: str, kind: EventKind, at: datetime, detail: dict[str, Any]
+) -> None:
+    """Add an upload task's event for the task's tenant (the feed's twin: the task row knows tenant and host)."""
+    await db.execute(
+        "INSERT INTO notify_events (event_id, tenant_id, kind, at, host, subject, detail)"
+        " SELECT ?, tenant_id, ?, ?, host, task_id, ? FROM tasks WHERE task_id = ? ON CONFLICT DO NOTHING",
+        event_id,
+        kind.value,
+        _us(at),
+        orjson.dumps({"task_id": task_id, **detail}).decode(),
+        task_id,
     )
 
 

@@ -28,12 +28,13 @@ from typing import Any
 import orjson
 
 from shared.hashing import TOMBSTONE
+from shared.messages import SourceKind
 from shared.notify.events import EventKind
 from shared.problems import problems_from
 from shared.problems.history import Occurrence
 from shared.stores.codec import dumps, from_us, now_us, to_us
 from shared.stores.problems import KEEP_REPORTS, FetchReport, PageProblems, PageRow, PageState, merge_attempts
-from shared.stores.sql.notify import emit_feed_event
+from shared.stores.sql.notify import emit_feed_event, emit_task_event
 from shared.stores.sql.problem_history import SqlProblemHistory
 from shared.stores.sql.runner import SqlRunner, chunks
 
@@ -237,16 +238,17 @@ class SqlProblemStore:
             )
 
     async def _tell_held(self, row: PageProblems, stamp: int) -> None:
-        """A page of a feed held back: its tenant's ``pages.held``, once a feed a day (``shared/notify/events.py``;
-        a source that is no feed, an upload, names no feed row and tells no one here)."""
+        """A page held back: its tenant's ``pages.held``, once a source a day (``shared/notify/events.py``): a
+        feed's tenant, or an upload's, found through its task."""
         at = from_us(stamp)
         assert at is not None
         first = row.problems[0] if row.problems else None
         detail: dict[str, Any] = {"url": row.url, "codes": sorted({p.code for p in row.problems})}
         if first is not None:
             detail |= {"code": first.code, "message": first.message, "hint": first.hint}
-        day = at.date().isoformat()
-        await emit_feed_event(self._db, f"{row.source_id}/held/{day}", row.source_id, EventKind.pages_held, at, detail)
+        event_id = f"{row.source_id}/held/{at.date().isoformat()}"
+        emit = emit_task_event if row.source_kind == SourceKind.upload else emit_feed_event
+        await emit(self._db, event_id, row.source_id, EventKind.pages_held, at, detail)
 
     async def page_problems(
         self,
