@@ -82,6 +82,8 @@ def test_every_cited_section_of_the_architecture_exists() -> None:
 
 #: "issue 17", "issues 7, 14", "Issue #3", "issue17": a number in a tracker a clone does not have
 _ISSUE_REF = re.compile(r"\bissues?[ _#-]?#?[0-9]+", re.IGNORECASE)
+#: ... and "(issue" at a line's end with "13)" at the next one's start (a docstring wrapped there)
+_ISSUE_WRAPPED = re.compile(r"\bissues?[ \t]*\n[ \t#]*[0-9]+", re.IGNORECASE)
 
 
 def test_no_file_names_an_issue_by_its_number() -> None:
@@ -105,6 +107,8 @@ def test_no_file_names_an_issue_by_its_number() -> None:
         for number, line in enumerate(text.splitlines(), 1):
             if pattern.search(line):
                 bad.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+        for m in _ISSUE_WRAPPED.finditer(text):
+            bad.append(f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {' '.join(m[0].split())}")
     assert not bad, 'say the reason instead of "issue N":\n' + "\n".join(bad)
 
 
