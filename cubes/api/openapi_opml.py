@@ -56,9 +56,17 @@ def opml_schemas() -> dict[str, Any]:
                     "type": "array",
                     "items": {
                         "type": "object",
-                        "required": ["line", "url", "result", "message"],
+                        "required": ["line", "outline", "url", "result", "message"],
                         "properties": {
-                            "line": {"type": "integer", "description": "the outline's line in the file"},
+                            "line": {
+                                "type": ["integer", "null"],
+                                "description": "the outline's line in the file (null: past line 65,534)",
+                            },
+                            "outline": {
+                                "type": "integer",
+                                "description": "its number among the file's feeds, from 1 (a file on one line has "
+                                "every feed on line 1)",
+                            },
                             "url": {"type": "string"},
                             "result": {"type": "string", "enum": ["added", "updated", "unchanged", "refused"]},
                             "message": {"type": "string", "description": "why refused, or what was left out"},

@@ -42,7 +42,7 @@ async def feeds_import(
         print(f"turbocubes feeds import: {exc}", file=err)
         return 1
     for r in report.lines:
-        print(f"line {r.line}: {r.result} {r.url}{': ' + r.message if r.message else ''}", file=out)
+        print(f"{r.place}: {r.result} {r.url}{': ' + r.message if r.message else ''}", file=out)
     counts = ", ".join(f"{n} {result}" for result, n in report.counts().items()) or "no feed in the file"
     print(counts + (f"; {report.more} more outlines not read" if report.more else ""), file=out)
     return 1 if report.counts().get("refused") or report.more else 0

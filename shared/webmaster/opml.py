@@ -10,7 +10,11 @@ our store and an export is a file a webmaster passes around; a feed that needs t
 
 Reading is bounded (``MAX_BYTES``, ``MAX_OUTLINES``), refuses entity declarations
 (``shared/xmlguard.py``) and reads every outline with an ``xmlUrl`` wherever it is nested; an
-outline without one is a folder. Each line keeps its source line for the import's report.
+outline without one is a folder. Each feed keeps its number in the file (``outline``) and its source
+line for the import's report: the line when libxml2 can tell it -- a file of CR line ends (classic
+Mac OS) is read as XML reads it, CR as a line end, and libxml2 counts lines in 16 bits, so an
+outline past line 65,534 has none -- and the number, since a file written on one line (many readers
+write one) has every feed on line 1.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ NAMESPACE = "https://turbocubes.dev/ns/opml/1"
 MAX_BYTES = 1024 * 1024
 #: outlines read from one file; more are reported as not read
 MAX_OUTLINES = 1000
+#: libxml2 keeps an element's line in 16 bits: this one stands for "this line or any after it"
+_LAST_LINE = 65_535
 _TC = f"{{{NAMESPACE}}}"
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
 
@@ -45,8 +51,11 @@ class OpmlRefused(ValueError):
 class OpmlLine:
     """One outline with a feed URL, as the file gives it (nothing validated yet)."""
 
-    line: int
+    #: its line in the file (None: past what libxml2 counts)
+    line: int | None
     url: str
+    #: its number among the file's feeds, from 1
+    outline: int = 0
     title: str = ""
     format: str = "auto"
     autoparser: bool = False
@@ -84,7 +93,7 @@ def write_opml(feeds: Iterable[Feed], *, title: str) -> bytes:
     return out
 
 
-def _line(el: etree._Element, url: str) -> OpmlLine:
+def _line(el: etree._Element, url: str, outline: int) -> OpmlLine:
     notes: list[str] = []
     options: dict[str, Any] | None = None
     if (raw := el.get(f"{_TC}options")) is not None:
@@ -100,8 +109,9 @@ def _line(el: etree._Element, url: str) -> OpmlLine:
     if el.get(f"{_TC}credentials") is not None:
         notes.append("its credentials are not in the file: set them again on the feed")
     return OpmlLine(
-        line=el.sourceline or 0,
+        line=el.sourceline if el.sourceline and el.sourceline < _LAST_LINE else None,
         url=url,
+        outline=outline,
         title=(el.get("title") or el.get("text") or "")[:200],
         format=(el.get(f"{_TC}format") or "auto").strip().lower(),
         autoparser=autoparser,
@@ -118,6 +128,9 @@ def read_opml(body: bytes) -> tuple[list[OpmlLine], int]:
         raise OpmlRefused("the file is empty")
     if declared_entity(body) is not None:
         raise OpmlRefused("the file declares XML entities, which no OPML needs: refused as an attack")
+    if b"\x00" not in body:  # not UTF-16 / UTF-32, where a CR byte may be half of another character
+        # XML's own end-of-line handling, done before libxml2 counts lines (it counts LF only)
+        body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     try:
         root = etree.fromstring(body, _PARSER)
     except etree.XMLSyntaxError as exc:
@@ -133,5 +146,5 @@ def read_opml(body: bytes) -> tuple[list[OpmlLine], int]:
         if len(lines) >= MAX_OUTLINES:
             more += 1
             continue
-        lines.append(_line(el, url))
+        lines.append(_line(el, url, len(lines) + 1))
     return lines, more

@@ -11,6 +11,7 @@ running it again completes it.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,17 +27,23 @@ _OUTCOMES = {UpsertOutcome.inserted: "added", UpsertOutcome.updated: "updated", 
 
 @dataclass(frozen=True, slots=True)
 class LineResult:
-    line: int
+    #: the outline's line in the file (None: past what the parser counts)
+    line: int | None
     url: str
     #: added, updated, unchanged or refused
     result: str
     #: why it was refused, or what of the line could not be used
     message: str = ""
     feed_id: str | None = None
+    #: its number among the file's feeds, from 1
+    outline: int = 0
+    #: where to look in the file, said to the webmaster: its line when no other feed shares it, else its number
+    place: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "line": self.line,
+            "outline": self.outline,
             "url": self.url,
             "result": self.result,
             "message": self.message,
@@ -69,7 +76,16 @@ def tenant_origins_only(tenants: TenantStore, tenant_id: str) -> Authorize:
     return owned
 
 
-async def _one(registry: FeedRegistry, line: OpmlLine, tenant_id: str, authorize: Authorize) -> LineResult:
+def _place(line: OpmlLine, shared: bool) -> str:
+    if line.line is None:
+        return f"outline {line.outline}"
+    return f"outline {line.outline} (line {line.line})" if shared else f"line {line.line}"
+
+
+async def _one(
+    registry: FeedRegistry, line: OpmlLine, tenant_id: str, authorize: Authorize, *, shared: bool
+) -> LineResult:
+    place = _place(line, shared)
     try:
         done = await registry.register(
             line.url,
@@ -81,9 +97,15 @@ async def _one(registry: FeedRegistry, line: OpmlLine, tenant_id: str, authorize
             options=KEEP if line.options is None else line.options,
         )
     except RegistrationRefused as exc:
-        return LineResult(line.line, line.url[:500], "refused", str(exc))
+        return LineResult(line.line, line.url[:500], "refused", str(exc), outline=line.outline, place=place)
     return LineResult(
-        line.line, done.feed.url, _OUTCOMES.get(done.outcome, "updated"), "; ".join(line.notes), done.feed.feed_id
+        line.line,
+        done.feed.url,
+        _OUTCOMES.get(done.outcome, "updated"),
+        "; ".join(line.notes),
+        done.feed.feed_id,
+        outline=line.outline,
+        place=place,
     )
 
 
@@ -93,4 +115,7 @@ async def import_opml(registry: FeedRegistry, tenants: TenantStore, tenant_id: s
     read at all."""
     lines, more = read_opml(body)
     authorize = tenant_origins_only(tenants, tenant_id)
-    return ImportReport(tuple([await _one(registry, line, tenant_id, authorize) for line in lines]), more)
+    on_line = Counter(line.line for line in lines)
+    return ImportReport(
+        tuple([await _one(registry, x, tenant_id, authorize, shared=on_line[x.line] > 1) for x in lines]), more
+    )

@@ -102,3 +102,24 @@ async def test_a_file_that_is_not_opml_is_named_and_nothing_is_registered(tmp_pa
         assert status == 415
         feeds = (await (await api.client.get("/api/v1/feeds", headers=api.auth(token))).json())["feeds"]
         assert feeds == []
+
+
+async def test_a_file_on_one_line_says_which_outline_and_a_file_of_cr_lines_says_its_lines(tmp_path: Path) -> None:
+    feeds = [f"https://{HOST}/{n}.xml" for n in ("a", "b", "c")]
+    outlines = [f'<outline type="rss" xmlUrl="{u}"/>' for u in feeds]
+    one_line = f'<?xml version="1.0"?><opml version="2.0"><body>{"".join(outlines)}</body></opml>'
+    old_mac = "\r".join(['<?xml version="1.0"?>', '<opml version="2.0"><body>', *outlines, "</body></opml>"])
+    async with ApiHarness(tmp_path) as api:
+        _, token = await api.tenant(HOST)
+        _, body = await _import(api, token, one_line)
+        # all three are on line 1: the line tells none apart, their number in the file does
+        assert [(r["line"], r["outline"], r["url"]) for r in body["lines"]] == [
+            (1, n, u) for n, u in enumerate(feeds, 1)
+        ]
+        # a file of CR line ends (classic Mac OS) has its lines: libxml2 counted it as one
+        _, body = await _import(api, token, old_mac)
+        assert [(r["line"], r["outline"]) for r in body["lines"]] == [(3, 1), (4, 2), (5, 3)]
+        # libxml2 counts lines in 16 bits: an outline past line 65,535 has no line to say, only its number
+        far = '<opml version="2.0"><body>' + "\n" * 70_000 + outlines[0] + "</body></opml>"
+        _, body = await _import(api, token, far)
+        assert [(r["line"], r["outline"]) for r in body["lines"]] == [(None, 1)]

@@ -55,3 +55,19 @@ async def test_an_import_needs_the_csrf_token_and_a_readable_file(env: Env) -> N
     assert bad.status == 422
     assert "OPML: not an OPML file" in await bad.text()
     assert not [o for o in env.published if o.topic == "feeds.registry"]
+
+
+async def test_the_import_page_tells_apart_the_outlines_of_a_one_line_file(env: Env) -> None:
+    _, token = await env.tenant()
+    csrf = await env.sign_in(token)
+    one_line = (
+        f'<opml version="2.0"><body><outline type="rss" xmlUrl="https://{HOST}/a.xml"/>'
+        f'<outline type="rss" xmlUrl="https://{HOST}/b.xml"/></body></opml>'
+    ).encode()
+    page = await (await env.client.post("/console/opml", data=_form(csrf, one_line))).text()
+    assert ">outline 1 (line 1)<" in page
+    assert ">outline 2 (line 1)<" in page
+    # a file with a line for each outline says the line alone
+    page = await (await env.client.post("/console/opml", data=_form(csrf, FILE))).text()
+    assert ">line 2<" in page
+    assert ">line 3<" in page
