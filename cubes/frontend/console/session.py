@@ -40,7 +40,7 @@ from shared.clock import Clock
 from shared.config import Settings
 from shared.stores import Stores
 from shared.stores.team import User
-from shared.webmaster.access import ROLE_OF_SCOPE, Role
+from shared.webmaster.access import ROLE_OF_SCOPE, Need, Role, may
 
 __all__ = ["COOKIE", "SessionGate", "Signed"]
 
@@ -62,6 +62,16 @@ class Signed:
     role: str = Role.OWNER
     #: the user's login; "" for a session of the tenant's token
     login: str = ""
+
+    @property
+    def writes(self) -> bool:
+        """Whether the role changes things (``shared.webmaster.access.may``): a page shows its forms only then."""
+        return may(self.role, Need.WRITE)
+
+    @property
+    def owns(self) -> bool:
+        """Whether the role is the team's (an owner): the team's pages and the notifications' settings."""
+        return may(self.role, Need.TEAM)
 
 
 def _origin_of(url: str) -> str:

@@ -16,6 +16,9 @@ gets what A's owner gets on a page (GET) and 403 on an action; an editor what th
 on the team's pages and actions (``/console/users``, ``/console/tokens``: 403). Signing in and out,
 and an invitation's page, answer every role as they answer the owner.
 
+A page a role reads offers no form the role may not send: a viewer sees no add, fetch or save
+button it would be refused.
+
 And every action (POST) signed in as A is refused without the session's CSRF token, and when the
 browser says it comes from another site (403).
 """
@@ -167,6 +170,29 @@ class World:
         return resp.headers["Location"].rsplit("/", 1)[1]
 
 
+_FORM_TAG = re.compile(r"<form\b[^>]*>", re.I)
+_ATTR = re.compile(r'\b(method|action)="([^"]*)"', re.I)
+
+
+def _forms_refused(body: str, caller: str) -> list[str]:
+    """The actions of the page's POST forms that ``caller``'s role may not send (a form it cannot use)."""
+    out = []
+    for tag in _FORM_TAG.findall(body):
+        attrs = {k.lower(): v for k, v in _ATTR.findall(tag)}
+        if attrs.get("method", "get").lower() != "post":
+            continue
+        action = attrs.get("action", "").split("?", 1)[0]
+        for (method, route), expect in EXPECT.items():
+            pattern = re.sub(r"\\\{[a-z_]+\\\}", "[^/]+", re.escape(route))
+            if method == "POST" and re.fullmatch(pattern, action):
+                if expect.role(caller, method, route) == 403 != expect.own:
+                    out.append(action)
+                break
+        else:
+            out.append(f"{action} (no console route)")
+    return out
+
+
 def _visitor(caller: str) -> str | None:
     return {"none": None, "other": "b", "own": "a", "alias": "a", "editor": "editor", "viewer": "viewer"}[caller]
 
@@ -298,6 +324,10 @@ async def test_console_matrix(world: World, matrix: Callable[[str], Matrix]) -> 
             if ok and caller in ROLES and want == 403 and want != expect.own:
                 ok = "may not do this" in body  # refused for the role, with the reason
                 label += " (the role's refusal)"
+            if ok and caller in ROLES and method == "GET" and resp.status == 200:
+                refused = _forms_refused(body, caller)
+                ok = not refused
+                label += f" (no form the role may not send{': ' + ', '.join(refused) if refused else ''})"
             if ok and caller == "none" and method == "GET" and (method, route) not in PUBLIC:
                 ok = SIGN_IN in body and not any(x in body for x in a_objects)
                 label += " (the sign-in page, nothing of A's)"
