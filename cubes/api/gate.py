@@ -43,7 +43,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PUBLIC_ROUTES = frozenset({"openapi", "docs", "problems", "signup", "indexnow", "indexnow.post"})
 #: route names starting with this need the admin token
 ADMIN_PREFIX = "admin."
-#: route names starting with this are the team's (users, invitations, tokens): owners only
+#: route names starting with this are the team's (users, invitations, tokens, and where the tenant's
+#: notifications go: the webhook and its secret): owners only
 TEAM_PREFIX = "team."
 #: what a request refused by the bulkhead is told to wait: in-flight requests finish in well under that
 _BULKHEAD_RETRY_AFTER = "1"

@@ -3,14 +3,16 @@
 * ``GET /api/v1/notifications`` — the settings (webhook URL, e-mail address, each kind of event:
   ``now``, ``digest`` or ``off``; never the webhook's secret), and the problem of an endpoint that did
   not take its deliveries (``notify.endpoint_failing``);
-* ``PUT /api/v1/notifications`` {webhook_url, email, events} — set them; a webhook set for the first
+* ``PUT /api/v1/notifications`` {webhook_url, email, events} — set them, owners only (its route is the
+  team's: where the tenant's events go, and the webhook's secret); a webhook set for the first
   time or to another URL answers its new ``webhook_secret`` this once (keep it: every POST is signed
   with it, ``X-Turbocubes-Signature: v1=<HMAC-SHA256 of "<X-Turbocubes-Timestamp>.<body>">``);
 * ``POST /api/v1/notifications/test`` — a test event to every channel set, within seconds;
 * ``GET /api/v1/notifications/deliveries`` — the delivery log, the newest first: what was sent where,
   its attempts, the endpoint's answer.
 
-Everything is the caller's own: no operation names another tenant, and none takes one.
+Everything is the caller's own: no operation names another tenant, and none takes one. An editor or a
+viewer reads the webhook's URL as its origin only (``shared.notify.service.overview``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cubes.api.auth import TENANT
+from cubes.api.auth import ROLE, TENANT
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
@@ -27,6 +29,7 @@ from shared.notify.service import overview, save, send_test
 from shared.notify.settings import SettingsRefused
 from shared.secretbox import SecretBox
 from shared.stores import Delivery
+from shared.webmaster.access import Need, may
 
 __all__ = ["add_routes", "delivery_json"]
 
@@ -50,9 +53,13 @@ def delivery_json(d: Delivery) -> dict[str, Any]:
     }
 
 
+def _owner(request: web.Request) -> bool:
+    return may(request[ROLE], Need.TEAM)
+
+
 async def get_settings(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    seen = await overview(ctx.stores.notify, request[TENANT])
+    seen = await overview(ctx.stores.notify, request[TENANT], owner=_owner(request))
     return json_response({**seen.settings.to_json(), "problems": [p.as_dict() for p in seen.problems]})
 
 
@@ -79,13 +86,14 @@ async def post_test(request: web.Request) -> web.StreamResponse:
 
 async def list_deliveries(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    seen = await overview(ctx.stores.notify, request[TENANT])
+    seen = await overview(ctx.stores.notify, request[TENANT], owner=_owner(request))
     return json_response({"deliveries": [delivery_json(d) for d in seen.deliveries]})
 
 
 def add_routes(router: web.UrlDispatcher) -> None:
     router.add_get("/api/v1/notifications", get_settings, name="notifications.get", allow_head=False)
-    router.add_put("/api/v1/notifications", put_settings, name="notifications.put")
+    # the team's (owners only, cubes/api/gate.py): the webhook and its secret
+    router.add_put("/api/v1/notifications", put_settings, name="team.notifications.put")
     router.add_post("/api/v1/notifications/test", post_test, name="notifications.test")
     router.add_get(
         "/api/v1/notifications/deliveries", list_deliveries, name="notifications.deliveries", allow_head=False

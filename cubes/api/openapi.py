@@ -406,7 +406,8 @@ def document(server_url: str = "/") -> dict[str, Any]:
                     "scheme": "bearer",
                     "description": "tenant API token from `turbocubes hosts add`, or one the tenant made "
                     "(POST /api/v1/team/tokens): its scope is the call's role (read: a viewer's, GET only; write: "
-                    "an editor's; owner: everything, the team too; 403 role_forbids otherwise)",
+                    "an editor's; owner: everything, the team and the notifications' settings too; 403 role_forbids "
+                    "otherwise)",
                 },
                 "adminToken": {
                     "type": "http",

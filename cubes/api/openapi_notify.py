@@ -37,7 +37,8 @@ def notify_paths() -> dict[str, Any]:
                 op_id="getNotifications",
             ),
             "put": op(
-                "Set your webhook, e-mail address and what each kind of event does. " + _SIGNED,
+                "Set your webhook, e-mail address and what each kind of event does. Owners only (a token of "
+                "scope owner): another role is answered 403 role_forbids. " + _SIGNED,
                 ok(200, "NotifySettings", "the settings; webhook_secret once, when the webhook is new"),
                 (400, 415, 422),
                 tag="webmaster",
@@ -82,7 +83,11 @@ def notify_schemas() -> dict[str, Any]:
             "type": "object",
             "required": ["webhook_url", "email", "events", "webhook_secret_set"],
             "properties": {
-                "webhook_url": {"type": ["string", "null"]},
+                "webhook_url": {
+                    "type": ["string", "null"],
+                    "description": "whole to an owner; an editor or a viewer reads its origin only "
+                    "(https://hooks.example.com/…): the rest of a webhook URL is often its key",
+                },
                 "email": {"type": ["string", "null"]},
                 "events": _EVENTS,
                 "webhook_secret_set": {"type": "boolean"},
@@ -118,7 +123,10 @@ def notify_schemas() -> dict[str, Any]:
                                 },
                             },
                             "channel": {"type": "string", "enum": [c.value for c in Channel]},
-                            "target": {"type": "string"},
+                            "target": {
+                                "type": "string",
+                                "description": "the address; a webhook's as its origin only, to an editor or a viewer",
+                            },
                             "status": {"type": "string", "enum": [s.value for s in DeliveryStatus]},
                             "attempts": {"type": "integer"},
                             "created_at": _TIME,

@@ -5,7 +5,10 @@ section 10, "Notifications").
 new secret, sealed with ``secrets.key`` (``shared/secretbox.py``) as a feed's credentials are, and
 answered once: the tenant keeps it to verify our signatures. ``send_test`` adds a test event that the
 notifier delivers at its next round to every channel set. ``overview`` is what both show: the
-settings, the latest deliveries and the problem of an endpoint that does not take them.
+settings, the latest deliveries and the problem of an endpoint that does not take them. Only an
+owner sets them (the routes ask the role: the team's need) and sees the webhook's URL whole; an
+editor or a viewer sees its origin (``https://hooks.example.com/…``) wherever it is shown, since the
+rest of a webhook URL is often its credential (a path or query token).
 """
 
 from __future__ import annotations
@@ -14,16 +17,17 @@ import hashlib
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from shared.notify.events import Event, EventKind
 from shared.notify.notifier import endpoint_problems
-from shared.notify.settings import NotifySettings, SettingsRefused, parse_settings
+from shared.notify.settings import Channel, NotifySettings, SettingsRefused, parse_settings
 from shared.notify.signing import new_secret
 from shared.problems import Problem
 from shared.secretbox import SecretBox
 from shared.stores.notify import Delivery, NotifyStore
 
-__all__ = ["Overview", "Saved", "overview", "save", "send_test"]
+__all__ = ["Overview", "Saved", "overview", "save", "send_test", "webhook_origin"]
 
 #: deliveries a log shows
 LOG_LIMIT = 50
@@ -73,7 +77,19 @@ async def send_test(store: NotifyStore, tenant_id: str, *, now: datetime) -> Eve
     return event
 
 
-async def overview(store: NotifyStore, tenant_id: str) -> Overview:
+def webhook_origin(url: str) -> str:
+    """A webhook URL as an editor or a viewer sees it: its scheme, host and port, then an ellipsis (a URL
+    with a user or a password is refused where it is set, so the netloc is the host and port)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/\u2026"
+
+
+async def overview(store: NotifyStore, tenant_id: str, *, owner: bool) -> Overview:
+    """What the tenant's settings and log show to a caller (``owner``: the webhook's URL whole)."""
     settings = await store.settings(tenant_id) or NotifySettings(tenant_id)
     log = await store.deliveries(tenant_id, limit=LOG_LIMIT)
+    if not owner:
+        if settings.webhook_url:
+            settings = replace(settings, webhook_url=webhook_origin(settings.webhook_url))
+        log = [replace(d, target=webhook_origin(d.target)) if d.channel is Channel.webhook else d for d in log]
     return Overview(settings, log, endpoint_problems(log))

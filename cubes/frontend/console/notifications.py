@@ -2,7 +2,8 @@
 endpoint that fails), ``POST /console/notifications`` (save) and ``POST /console/notifications/test``.
 
 The API's rules and service (``shared/notify/service.py``): the same checks, the same secret made once
-and shown once, on the page that answers the save. Only the signed-in tenant's settings and log are
+and shown once, on the page that answers the save. Saving is an owner's (the route is the team's); an
+editor or a viewer reads the settings, the webhook as its origin only. Only the signed-in tenant's settings and log are
 ever read or written.
 """
 
@@ -41,7 +42,7 @@ async def notifications_page(
     errors: list[str] | None = None,
     status: int = 200,
 ) -> web.Response:
-    seen = await overview(c.stores.notify, signed.tenant_id)
+    seen = await overview(c.stores.notify, signed.tenant_id, owner=signed.owns)
     return c.page(
         "console/notifications.html",
         "Notifications",

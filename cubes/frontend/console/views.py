@@ -186,7 +186,7 @@ async def home_page(
         check_errors=check_errors or [],
         notices=await c.stores.notices.notices(signed.tenant_id, limit=_NOTICES_SHOWN),
         # a notification endpoint that took nothing is a problem of the tenant's, shown where it looks first
-        endpoint_problems=(await notify_overview(c.stores.notify, signed.tenant_id)).problems,
+        endpoint_problems=(await notify_overview(c.stores.notify, signed.tenant_id, owner=signed.owns)).problems,
     )
 
 

@@ -14,9 +14,10 @@ Callers, against the objects of tenant A (its verified host, a feed, an upload t
 
 The role columns follow from the rule the issue states, written here apart from the code: a viewer
 gets what the owner gets on a read (GET) and ``403`` on anything else; an editor what the owner gets
-except on the team's operations (``/api/v1/team/...``: ``403``); an operation the owner's token is
-refused anyway (public, admin) answers every role as it answers the owner. B's editor gets what B
-gets, save the team's operations.
+except on the team's operations (``/api/v1/team/...``, and setting where the tenant's notifications
+go, ``PUT /api/v1/notifications``: the webhook and its secret are the owners'; ``403``); an
+operation the owner's token is refused anyway (public, admin) answers every role as it answers the
+owner. B's editor gets what B gets, save the team's operations.
 
 The operations come from the served document, so an endpoint added to the API without a row in
 ``EXPECT`` fails here, loudly, naming what to add. Every answer must also be a status the
@@ -44,6 +45,8 @@ CALLERS = ("none", "other", "own", "alias", "admin", "editor", "viewer", "other_
 ROLE_CALLERS = ("editor", "viewer", "other_editor")
 #: what names no host: the alias caller does not apply (written out, so a new row must decide)
 NA = None
+#: the owners' operations outside /api/v1/team/
+OWNERS_ONLY = frozenset({("PUT", "/api/v1/notifications")})
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class Expect:
         base = self.base(caller)
         if self.own == 401 or self.none != 401:
             return base  # admin or public: a role changes nothing
-        if path.startswith("/api/v1/team/"):
+        if path.startswith("/api/v1/team/") or (method, path) in OWNERS_ONLY:
             return 403  # the team is the owners'
         if caller == "viewer":
             return base if method == "GET" else 403

@@ -13,7 +13,9 @@ upload task):
 
 The role columns follow from the rule the issue states, written here apart from the code: a viewer
 gets what A's owner gets on a page (GET) and 403 on an action; an editor what the owner gets, except
-on the team's pages and actions (``/console/users``, ``/console/tokens``: 403). Signing in and out,
+on the team's pages and actions (``/console/users``, ``/console/tokens``, and saving the
+notifications' settings, ``POST /console/notifications``: the webhook and its secret are the owners';
+403). Signing in and out,
 and an invitation's page, answer every role as they answer the owner.
 
 A page a role reads offers no form the role may not send: a viewer sees no add, fetch or save
@@ -58,6 +60,8 @@ ROLES = ("editor", "viewer")
 PUBLIC = frozenset({("GET", "/console/invite"), ("POST", "/console/invite")})
 #: routes a role does not change
 ANY_ROLE = frozenset({("POST", "/console/login"), ("POST", "/console/signup"), ("POST", "/console/logout"), *PUBLIC})
+#: the owners' actions outside the team's pages
+OWNERS_ONLY = frozenset({("POST", "/console/notifications")})
 PASSWORD = "a long enough password"
 
 
@@ -71,7 +75,7 @@ class Expect:
     def role(self, caller: str, method: str, route: str) -> int:
         if (method, route) in ANY_ROLE:
             return self.own
-        if route.startswith(("/console/users", "/console/tokens")):
+        if route.startswith(("/console/users", "/console/tokens")) or (method, route) in OWNERS_ONLY:
             return 403  # the team is the owners'
         if caller == "viewer":
             return self.own if method == "GET" else 403

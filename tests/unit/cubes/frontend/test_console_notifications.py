@@ -3,6 +3,7 @@ webhook without the operator's secrets.key is refused as such; another tenant's 
 
 from __future__ import annotations
 
+from shared import passwords
 from shared.clock import ManualClock
 from shared.config import Settings
 from shared.notify.events import EventKind
@@ -84,3 +85,22 @@ async def test_an_endpoint_that_took_nothing_is_a_problem_on_the_home_page(env: 
     home = await (await env.client.get("/console")).text()
     assert "notify.endpoint_failing" in home
     assert "SMTP: refused" in home
+
+
+async def test_an_editor_reads_the_settings_and_the_webhooks_origin_only(env: Env) -> None:
+    a, _ = await env.tenant()
+    url = f"https://{HOST}/hooks/T0123/s3cr3t-path"
+    await env.stores.notify.put_settings(NotifySettings(a, webhook_url=url, email=f"owner@{HOST}"), now=T0)
+    await env.stores.tenants.team.add_user(a, "ed", "editor", await passwords.hash_password("a long password"))
+    resp = await env.client.post("/console/login", data={"login": "ed", "password": "a long password"})
+    assert resp.status == 200
+    page = await (await env.client.get("/console/notifications")).text()
+    assert "s3cr3t" not in page
+    assert f"https://{HOST}/\u2026" in page
+    assert f"owner@{HOST}" in page
+    assert 'id="notify-form"' not in page  # an owner's form
+    assert 'action="/console/notifications/test"' in page  # an editor may send a test
+    csrf = await env.csrf("/console/notifications")
+    refused = await env.client.post("/console/notifications", data={"csrf": csrf, "webhook_url": ""})
+    assert refused.status == 403
+    assert (await env.stores.notify.settings(a)).webhook_url == url  # type: ignore[union-attr]

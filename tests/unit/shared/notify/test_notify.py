@@ -206,7 +206,7 @@ async def test_a_new_problem_and_its_resolution_reach_a_signed_webhook_and_an_sm
         await notifier.sweep()
         assert [orjson.loads(b)["kind"] for _, b in hook.got] == ["problem.new", "problem.resolved"]
         assert len(box.messages) == 2
-        log = (await overview(api.stores.notify, tenant)).deliveries
+        log = (await overview(api.stores.notify, tenant, owner=True)).deliveries
         assert {(d.event.kind, d.channel, d.status) for d in log} == {
             (k, c, DeliveryStatus.delivered)
             for k in (EventKind.problem_new, EventKind.problem_resolved)
@@ -230,7 +230,7 @@ async def test_a_dead_endpoint_is_retried_with_backoff_then_given_up_and_shown_a
         waits = []
         for _ in range(3):
             await notifier.sweep()
-            [d] = (await overview(api.stores.notify, tenant)).deliveries
+            [d] = (await overview(api.stores.notify, tenant, owner=True)).deliveries
             waits.append((d.status, d.attempts, (d.next_at - api.clock_now()).total_seconds()))
             await notifier.sweep()  # not due yet: nothing is sent again
             api.clock.advance(3600)
@@ -240,7 +240,7 @@ async def test_a_dead_endpoint_is_retried_with_backoff_then_given_up_and_shown_a
             (DeliveryStatus.pending, 2, 120.0),
             (DeliveryStatus.dead, 3, 0.0),
         ]
-        seen = await overview(api.stores.notify, tenant)
+        seen = await overview(api.stores.notify, tenant, owner=True)
         [p] = seen.problems
         assert p.code == "notify.endpoint_failing"
         assert "503" in p.message
@@ -262,14 +262,14 @@ async def test_the_sweep_forgets_deliveries_older_than_keep_days_but_the_newest(
             await send_test(api.stores.notify, tenant, now=api.clock_now())
             await notifier.sweep()
             api.clock.advance(60)
-        assert len((await overview(api.stores.notify, tenant)).deliveries) == 2
+        assert len((await overview(api.stores.notify, tenant, owner=True)).deliveries) == 2
         api.clock.advance(29 * 86_400)  # within the keep: an hour has passed, the pruning runs and keeps both
         await notifier.sweep()
-        assert len((await overview(api.stores.notify, tenant)).deliveries) == 2
+        assert len((await overview(api.stores.notify, tenant, owner=True)).deliveries) == 2
         api.clock.advance(2 * 86_400)
         await send_test(api.stores.notify, tenant, now=api.clock_now())
         await notifier.sweep()
-        [kept] = (await overview(api.stores.notify, tenant)).deliveries
+        [kept] = (await overview(api.stores.notify, tenant, owner=True)).deliveries
         assert kept.created_at == api.clock_now()  # the newest, just delivered
         assert len(hook.got) == 3
         await notifier.close()
@@ -293,7 +293,7 @@ async def test_a_webhook_inside_the_network_is_refused_by_the_ssrf_guard(
         await send_test(api.stores.notify, tenant, now=api.clock_now())
         notifier = _notifier(api)
         await notifier.sweep()
-        [d] = (await overview(api.stores.notify, tenant)).deliveries
+        [d] = (await overview(api.stores.notify, tenant, owner=True)).deliveries
         assert d.status is DeliveryStatus.pending
         assert d.error is not None
         assert "SSRF guard" in d.error
@@ -373,3 +373,35 @@ async def test_the_secret_is_answered_once_and_another_tenant_sees_nothing_of_yo
         resp = await api.client.put("/api/v1/notifications", json={"email": "x"}, headers=api.auth(a))
         assert resp.status == 422
         assert (await resp.json())["fields"][0]["field"] == "email"
+
+
+async def test_the_webhook_is_the_owners_an_editor_and_a_viewer_see_its_origin_only(tmp_path: Path) -> None:
+    async with ApiHarness(tmp_path, settings=api_settings(tmp_path).replace(secrets={"key": new_key()})) as api:
+        tenant, owner = await api.tenant()
+        editor, _ = await api.stores.tenants.team.create_token(tenant, "the editor", "write")
+        viewer, _ = await api.stores.tenants.team.create_token(tenant, "the viewer", "read")
+        url = "https://a.partner.test/hooks/T0123/s3cr3t-path?token=k3y"
+        resp = await api.client.put("/api/v1/notifications", json={"webhook_url": url}, headers=api.auth(owner))
+        assert resp.status == 200
+        for token in (editor, viewer):  # neither sets where the tenant's events go, nor gets a secret
+            resp = await api.client.put(
+                "/api/v1/notifications", json={"webhook_url": "https://a.partner.test/mine"}, headers=api.auth(token)
+            )
+            assert resp.status == 403
+            assert (await resp.json())["error"] == "role_forbids"
+        assert (await api.stores.notify.settings(tenant)).webhook_url == url  # type: ignore[union-attr]
+        resp = await api.client.post("/api/v1/notifications/test", headers=api.auth(editor))
+        assert resp.status == 202  # an editor may send a test: it goes where the owner said
+        await _notifier(api).tell()
+        for token in (editor, viewer):
+            for path in ("/api/v1/notifications", "/api/v1/notifications/deliveries"):
+                text = await (await api.client.get(path, headers=api.auth(token))).text()
+                assert "s3cr3t" not in text, text
+                assert "k3y" not in text, text
+                assert "https://a.partner.test/…" in text, text
+        mine = await (await api.client.get("/api/v1/notifications", headers=api.auth(owner))).json()
+        assert mine["webhook_url"] == url
+        [logged] = (await (await api.client.get("/api/v1/notifications/deliveries", headers=api.auth(owner))).json())[
+            "deliveries"
+        ]
+        assert logged["target"] == url
