@@ -20,9 +20,10 @@
     log writes all counted), on the cube's event loop (``--event-loop``, as ``runtime.event_loop``).
     Printed: offers/s, CPU seconds, the first load's CPU by thread (the event loop, the parser's
     catalog thread, the store's writer: where to look first), the child's peak RSS; then the same
-    catalog with one changed byte (every offer read back from the store as unchanged). Floors: the first load within ``FLOOR_FIRST_LOAD_S`` of CPU a million offers (in proportion for
-    another ``--catalog-offers``) and ``FLOOR_LOAD_PEAK_MB`` of peak RSS, and no document on the
-    re-check. Wall clock is printed too (on a shared machine it is what the runtime's watchdog sees,
+    catalog with one changed byte (every offer read back from the store as unchanged). Floors: the
+    first load within ``FLOOR_FIRST_LOAD_S`` of CPU a million offers (in proportion for another
+    ``--catalog-offers``) and ``FLOOR_LOAD_PEAK_MB`` of peak RSS, and no document on the re-check.
+    Wall clock is printed too (on a shared machine it is what the runtime's watchdog sees,
     hence the parser's own ``parser.handler_timeout_s``). Before streaming: 100,000
     offers peaked at 1,067 MB, the documents of the whole catalog held at once.
 (c) gates against feedparser as the oracle on the corpus: item counts equal on
