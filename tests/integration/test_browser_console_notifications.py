@@ -38,7 +38,7 @@ from aiosmtpd.controller import Controller
 from shared.blobs import open_blobs
 from shared.notify.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from shared.secretbox import new_key
-from shared.stores import Stores, open_stores
+from shared.stores import DeliveryStatus, Stores, open_stores
 from tests.integration.console_browser import follow, signed_in, verified_tenant
 from tests.integration.cubeproc import CubeProcess, write_config
 from tests.integration.test_browser_frontend import Cdp, _errors, _eval, _open, _shot, browser
@@ -328,7 +328,12 @@ async def test_a_feed_that_breaks_is_told_by_webhook_and_mail_then_resolved(worl
     await _eval(browser, session, "document.querySelector('#occurrences').scrollIntoView({block: 'center'})")
     await _shot(browser, session, "console-notify-resolved")
 
-    # the delivery log says each was delivered
+    # the delivery log says each was delivered (the notifier records it once the endpoint has answered)
+    async def recorded() -> bool:
+        log = await w.stores.notify.deliveries(w.tenant)
+        return len(log) == 8 and all(d.status is DeliveryStatus.delivered for d in log)
+
+    await w.until("the notifier to record its eight deliveries", recorded)
     await follow(browser, session, "location.href = '/console/notifications'")
     results = await _eval(
         browser,
