@@ -128,7 +128,12 @@ def refresh_paths() -> dict[str, Any]:
                     op_id="indexNow",
                     params=[
                         query_param("url", _URL, required=True, description="the changed URL"),
-                        query_param("key", {"type": "string"}, required=True, description="the site's key"),
+                        query_param(
+                            "key",
+                            {"type": "string", "minLength": 8, "maxLength": 128, "pattern": "^[a-zA-Z0-9-]+$"},
+                            required=True,
+                            description="the site's key",
+                        ),
                         query_param("keyLocation", _URL, required=False, description="the key file (default /KEY.txt)"),
                     ],
                 )
