@@ -74,7 +74,7 @@ class HostMarker:
             if not feed.autoparser or feed.deleted or not hosts_related(image_host, feed.host):
                 continue
             if feed.status.autoparser_unavailable_reason != reason:
-                await self.feeds.set_autoparser_unavailable(feed.feed_id, reason)
+                await self.feeds.set_autoparser_unavailable(feed.feed_id, reason, now=self.clock.now())
                 log.warning("autoparser unavailable for %s (feed %s): %s", feed.host, feed.feed_id, reason)
             self._unavailable[feed.host] = reason
             marked.append(feed.feed_id)

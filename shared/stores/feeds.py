@@ -238,6 +238,9 @@ class FeedStore(Protocol):
         """The parser's write: some ``PARSE_FIELDS`` (same errors as ``update_schedule``)."""
         ...
 
-    async def set_autoparser_unavailable(self, feed_id: str, reason: str | None) -> None:
-        """The autoparser's write: why the feed's host cannot be autoparsed (None: it can)."""
+    async def set_autoparser_unavailable(
+        self, feed_id: str, reason: str | None, *, now: datetime | None = None
+    ) -> None:
+        """The autoparser's write: why the feed's host cannot be autoparsed (None: it can); ``now`` (the writer's
+        clock) stamps the event told when it turns unavailable."""
         ...

@@ -221,3 +221,9 @@ class NotifyStoreContract:
             "page.incomplete",
             "t1",
         )
+
+    async def test_an_autoparser_turned_unavailable_is_told_at_its_writers_time(self, stores: Stores) -> None:
+        await stores.feeds.upsert_feed(Feed("f1", "https://a.example/feed.xml", "a.example", "rss", tenant_id="ta"))
+        await stores.feeds.set_autoparser_unavailable("f1", "robots.txt forbids pages", now=T0)
+        [event] = await stores.notify.untold(limit=10)
+        assert (event.kind, event.at) == (EventKind.autoparser_unavailable, T0)  # not the wall clock

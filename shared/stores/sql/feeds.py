@@ -208,14 +208,16 @@ class SqlFeedStore:
     async def update_parse_status(self, feed_id: str, **fields: Any) -> None:
         await self._update(PARSE_FIELDS, "update_parse_status", feed_id, fields)
 
-    async def set_autoparser_unavailable(self, feed_id: str, reason: str | None) -> None:
+    async def set_autoparser_unavailable(
+        self, feed_id: str, reason: str | None, *, now: datetime | None = None
+    ) -> None:
         was = await self._db.fetchone("SELECT autoparser_unavailable_reason FROM feeds WHERE feed_id = ?", feed_id)
         await self._update(
             AUTOPARSER_FIELDS, "set_autoparser_unavailable", feed_id, {"autoparser_unavailable_reason": reason}
         )
         if reason is not None and was is not None and was[0] is None:
             # it turned unavailable now: an event for the feed's tenant (shared/notify/events.py)
-            at = now_us(None)
+            at = now_us(now)
             when = from_us(at)
             assert when is not None
             await emit_feed_event(
