@@ -142,6 +142,9 @@ class SessionGate:
         grant = await self.stores.tenants.team.grant(token)
         if grant is None or ROLE_OF_SCOPE.get(grant.scope) != Role.OWNER:
             return None  # a read or write token is for the API; its holders sign in as users
+        now = self.clock.now()
+        if grant.stale(now):  # a sign-in is a use of the token, as an API call is (cubes/api/auth.py)
+            await self.stores.tenants.team.touch_token(grant.token_id, now=now)
         await self.start(grant.tenant_id, response)
         return grant.tenant_id
 

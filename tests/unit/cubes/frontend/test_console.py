@@ -70,6 +70,15 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
         await stores.close()
 
 
+async def test_a_sign_in_with_the_owners_token_is_its_last_use(env: Env) -> None:
+    tenant, token = await env.tenant()
+    [before] = await env.stores.tenants.team.tokens(tenant)
+    assert before.last_used_at is None
+    await env.sign_in(token)
+    [after] = await env.stores.tenants.team.tokens(tenant)
+    assert after.last_used_at == T0  # the console's clock: the token list says when it was last used
+
+
 async def test_sign_in_sets_a_strict_http_only_cookie_and_sign_out_ends_it(env: Env) -> None:
     first = await (await env.client.get("/console")).text()
     assert "Sign in with your API token" in first
