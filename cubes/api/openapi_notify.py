@@ -39,7 +39,7 @@ def notify_paths() -> dict[str, Any]:
             "put": op(
                 "Set your webhook, e-mail address and what each kind of event does. Owners only (a token of "
                 "scope owner): another role is answered 403 role_forbids. " + _SIGNED,
-                ok(200, "NotifySettings", "the settings; webhook_secret once, when the webhook is new"),
+                ok(200, "NotifySettings", "the settings; webhook_secret once, when the webhook or its secret is new"),
                 (400, 415, 422),
                 tag="webmaster",
                 op_id="putNotifications",
@@ -77,6 +77,10 @@ def notify_schemas() -> dict[str, Any]:
                 "webhook_url": {"type": ["string", "null"], "maxLength": 2048, "description": "http(s); null: none"},
                 "email": {"type": ["string", "null"], "maxLength": 254, "description": "null: none"},
                 "events": _EVENTS,
+                "rotate_secret": {
+                    "type": "boolean",
+                    "description": "true: a new webhook secret, answered this once; the old one stops signing at once",
+                },
             },
         },
         "NotifySettings": {
@@ -91,7 +95,10 @@ def notify_schemas() -> dict[str, Any]:
                 "email": {"type": ["string", "null"]},
                 "events": _EVENTS,
                 "webhook_secret_set": {"type": "boolean"},
-                "webhook_secret": {"type": "string", "description": "answered once, when the webhook is new"},
+                "webhook_secret": {
+                    "type": "string",
+                    "description": "answered once, when the webhook is new or rotate_secret was true",
+                },
                 "problems": problems,
             },
         },

@@ -48,11 +48,21 @@ class Overview:
 
 
 async def save(store: NotifyStore, box: SecretBox, tenant_id: str, body: Any, *, now: datetime) -> Saved:
+    """Save the settings ``body`` gives (``parse_settings``); a new webhook, or ``"rotate_secret": true``, gets a new
+    secret, answered this once (the old one stops signing at once)."""
+    rotate = False
+    if isinstance(body, dict) and "rotate_secret" in body:
+        body = dict(body)
+        rotate = body.pop("rotate_secret")
+        if not isinstance(rotate, bool):
+            raise SettingsRefused("rotate_secret", "true (a new webhook secret) or false")
     current = await store.settings(tenant_id)
     settings = parse_settings(tenant_id, body, current=current)
+    if rotate and not settings.webhook_url:
+        raise SettingsRefused("rotate_secret", "there is no webhook whose secret to renew: set webhook_url")
     secret = None
     changed = current is None or current.webhook_url != settings.webhook_url
-    if settings.webhook_url and (settings.sealed_secret is None or changed):
+    if settings.webhook_url and (settings.sealed_secret is None or changed or rotate):
         if not box.ready:
             raise SettingsRefused("webhook_url", "secrets.key is not set: a webhook's secret cannot be kept")
         secret = new_secret()

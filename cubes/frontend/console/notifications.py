@@ -64,6 +64,7 @@ async def save_notifications(c: ConsoleContext, signed: Signed, form: dict[str, 
         "webhook_url": form.get("webhook_url", "").strip() or None,
         "email": form.get("email", "").strip() or None,
         "events": {k.value: form[f"when.{k.value}"] for k in DEFAULT_WHEN if f"when.{k.value}" in form},
+        "rotate_secret": form.get("rotate_secret") == "1",
     }
     try:
         saved = await save(

@@ -3,6 +3,14 @@ webhook without the operator's secrets.key is refused as such; another tenant's 
 
 from __future__ import annotations
 
+import re
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from cubes.frontend.app import create_app
 from shared import passwords
 from shared.clock import ManualClock
 from shared.config import Settings
@@ -10,7 +18,9 @@ from shared.notify.events import EventKind
 from shared.notify.notifier import Notifier
 from shared.notify.service import send_test
 from shared.notify.settings import NotifySettings, When
-from shared.stores import DeliveryStatus
+from shared.runtime.cube import Output
+from shared.secretbox import new_key
+from shared.stores import DeliveryStatus, open_stores
 from tests.unit.cubes.frontend.test_console import HOST, T0, Env, env
 
 __all__ = ["env"]  # the fixture, re-exported for pytest
@@ -104,3 +114,41 @@ async def test_an_editor_reads_the_settings_and_the_webhooks_origin_only(env: En
     refused = await env.client.post("/console/notifications", data={"csrf": csrf, "webhook_url": ""})
     assert refused.status == 403
     assert (await env.stores.notify.settings(a)).webhook_url == url  # type: ignore[union-attr]
+
+
+@pytest.fixture
+async def keyed(tmp_path: Path) -> AsyncIterator[Env]:
+    """The console with the operator's secrets.key set, so a webhook can be kept."""
+    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"}, secrets={"key": new_key()})
+    stores = await open_stores(settings.store.url)
+
+    async def publish(outputs: Sequence[Output]) -> None:
+        return None
+
+    app = create_app(settings, stores, clock=ManualClock(T0.timestamp()), publish=publish)
+    client = TestClient(TestServer(app, host="127.0.0.1", port=0))
+    await client.start_server()
+    try:
+        yield Env(client, stores, [])
+    finally:
+        await client.close()
+        await stores.close()
+
+
+async def test_the_owner_renews_the_webhook_secret_from_the_page(keyed: Env) -> None:
+    tenant, token = await keyed.tenant()
+    csrf = await keyed.sign_in(token)
+    form = {"csrf": csrf, "webhook_url": f"https://{HOST}/hook"}
+    first = await (await keyed.client.post("/console/notifications", data=form)).text()
+    old = re.search(r"<code>(whsec_[^<]+)</code>", first)
+    assert old, first[:800]
+    assert 'name="rotate_secret"' in first  # a webhook with a secret: the page offers a new one
+    kept = await (await keyed.client.post("/console/notifications", data=form)).text()
+    assert "whsec_" not in kept  # saved again: the same secret, not shown again
+    renewed = await (await keyed.client.post("/console/notifications", data={**form, "rotate_secret": "1"})).text()
+    new = re.search(r"<code>(whsec_[^<]+)</code>", renewed)
+    assert new, renewed[:800]
+    assert new.group(1) != old.group(1)
+    saved = await keyed.stores.notify.settings(tenant)
+    assert saved is not None
+    assert saved.webhook_url == f"https://{HOST}/hook"

@@ -375,6 +375,39 @@ async def test_the_secret_is_answered_once_and_another_tenant_sees_nothing_of_yo
         assert (await resp.json())["fields"][0]["field"] == "email"
 
 
+async def test_the_owner_rotates_the_webhook_secret_and_the_old_one_stops_signing(
+    tmp_path: Path, receiver: tuple[Receiver, str], mailbox: tuple[Mailbox, int]
+) -> None:
+    hook, url = receiver
+    _, port = mailbox
+    async with ApiHarness(tmp_path, settings=_settings(tmp_path, port)) as api:
+        tenant, token = await api.tenant()
+        put = {"webhook_url": url}
+        old = (await (await api.client.put("/api/v1/notifications", json=put, headers=api.auth(token))).json())[
+            "webhook_secret"
+        ]
+        resp = await api.client.put("/api/v1/notifications", json={"rotate_secret": True}, headers=api.auth(token))
+        assert resp.status == 200, await resp.text()
+        new = (await resp.json())["webhook_secret"]
+        assert new.startswith("whsec_")
+        assert new != old
+        assert (await api.stores.notify.settings(tenant)).webhook_url == url  # type: ignore[union-attr]
+        await send_test(api.stores.notify, tenant, now=api.clock_now())
+        notifier = _notifier(api)
+        await notifier.sweep()
+        await notifier.close()
+        [(headers, body)] = hook.got
+        stamp, signature = headers[TIMESTAMP_HEADER], headers[SIGNATURE_HEADER]
+        assert verify(new, stamp, signature, body, now=api.clock.time())
+        assert not verify(old, stamp, signature, body, now=api.clock.time())
+        for refused in ({"rotate_secret": "yes"}, {"rotate_secret": True, "webhook_url": None}):
+            resp = await api.client.put("/api/v1/notifications", json=refused, headers=api.auth(token))
+            assert resp.status == 422, refused
+            assert (await resp.json())["fields"][0]["field"] == "rotate_secret"
+        resp = await api.client.put("/api/v1/notifications", json={"rotate_secret": False}, headers=api.auth(token))
+        assert "webhook_secret" not in await resp.json()  # false: the secret stays
+
+
 async def test_the_webhook_is_the_owners_an_editor_and_a_viewer_see_its_origin_only(tmp_path: Path) -> None:
     async with ApiHarness(tmp_path, settings=api_settings(tmp_path).replace(secrets={"key": new_key()})) as api:
         tenant, owner = await api.tenant()
