@@ -26,7 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "FULL_TEXT_PREFIX",
+    "HOST_MAX",
     "PARITY_PREFIX",
+    "REGION_MAX",
     "BrandingChanged",
     "CategoryRef",
     "CrawlKind",
@@ -68,8 +70,13 @@ def new_trace_id() -> str:
     return f"{_TRACE_IDS.getrandbits(128):032x}"
 
 
+#: the longest host name a message carries (DNS allows 253, a trailing dot 254)
+HOST_MAX = 255
+#: the longest region code a search is counted under (``SearchQueryEvent.region``)
+REGION_MAX = 64
+
 Url = Annotated[str, Field(min_length=1, max_length=4096)]
-Host = Annotated[str, Field(min_length=1, max_length=255)]
+Host = Annotated[str, Field(min_length=1, max_length=HOST_MAX)]
 #: ``scheme://host[:port]``, canonical (``shared.origins``): what a right on a site covers
 Origin = Annotated[str, Field(min_length=8, max_length=300)]
 
@@ -465,7 +472,7 @@ class SearchQueryEvent(Message):
     query: str = Field(min_length=1, max_length=400)
     at: datetime
     #: a region code from the frontend's region header or IP-range table; "unknown" otherwise
-    region: str = Field(default="unknown", min_length=1, max_length=64)
+    region: str = Field(default="unknown", min_length=1, max_length=REGION_MAX)
     device: Device = Device.desktop
     #: results on the page shown
     results: int = Field(default=0, ge=0)

@@ -20,6 +20,7 @@ from aiohttp import web
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
+from cubes.api.params import path_id
 from shared.stores import TenantLimits
 
 __all__ = ["add_routes", "limits_json"]
@@ -63,7 +64,7 @@ def _parse(body: dict[str, Any]) -> TenantLimits:
 
 
 async def _tenant(request: web.Request) -> str:
-    tenant_id = request.match_info["tenant"]
+    tenant_id = path_id(request, "tenant")
     if await ctx_of(request).stores.tenants.get_tenant(tenant_id) is None:
         raise ApiError(404, "not_found", f"no tenant {tenant_id!r}")
     return tenant_id

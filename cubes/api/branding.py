@@ -22,20 +22,13 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
 from cubes.api.feeds import unavailable_on_outage
-from shared.urls import canonical_host
+from cubes.api.params import path_host
 from shared.webmaster.branding import Branding, BrandingRefused, apply_branding, logo_state, parse_branding
 
 __all__ = ["add_routes"]
 
 #: a branding is a few hundred bytes: eight menu links and six contacts at most
 _BODY_MAX = 16 * 1024
-
-
-def _host_param(request: web.Request) -> str:
-    try:
-        return canonical_host(request.match_info["host"])
-    except ValueError as exc:
-        raise ValidationFailed([FieldError("host", str(exc))]) from None
 
 
 async def _view(ctx: ApiContext, host: str, branding: Branding | None) -> dict[str, Any]:
@@ -45,7 +38,7 @@ async def _view(ctx: ApiContext, host: str, branding: Branding | None) -> dict[s
 
 async def get_branding(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    host = _host_param(request)
+    host = path_host(request)
     tenant_id: str = request[TENANT]
     await require_host(ctx.stores.tenants, tenant_id, host)
     return json_response(await _view(ctx, host, Branding.from_json(await ctx.stores.tenants.branding(tenant_id, host))))
@@ -53,7 +46,7 @@ async def get_branding(request: web.Request) -> web.StreamResponse:
 
 async def put_branding(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    host = _host_param(request)
+    host = path_host(request)
     tenant_id: str = request[TENANT]
     await require_host(ctx.stores.tenants, tenant_id, host)  # the tenant's own right in force
     body = await read_json_object(request, _BODY_MAX)
@@ -67,7 +60,7 @@ async def put_branding(request: web.Request) -> web.StreamResponse:
 
 async def delete_branding(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    host = _host_param(request)
+    host = path_host(request)
     tenant_id: str = request[TENANT]
     await require_host(ctx.stores.tenants, tenant_id, host)
     await unavailable_on_outage(apply_branding(ctx.stores, ctx.publish, tenant_id, host, None, ctx.clock.now()))

@@ -27,7 +27,8 @@ from shared.urls import canonical_url
 
 __all__ = ["add_routes"]
 
-_BODY_MAX = 8 * 1024
+#: a check's body: a URL of up to 4,096 characters, 12 bytes each at most as JSON escapes them
+_BODY_MAX = 64 * 1024
 
 
 async def check_feed(request: web.Request) -> web.StreamResponse:

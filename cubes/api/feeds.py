@@ -39,6 +39,7 @@ from cubes.api.auth import TENANT, feed_authorizer, refusal
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
+from cubes.api.params import path_id
 from cubes.api.shedding import RETRY_AFTER_S
 from shared.errors import TurbocubesError
 from shared.stores import Feed, UpsertOutcome
@@ -169,7 +170,7 @@ async def create_feed(request: web.Request) -> web.StreamResponse:
 async def own_feed(request: web.Request) -> Feed:
     """The caller's feed of the path (``shared.webmaster.access.own_feed``, the console's rule too); 404 otherwise."""
     try:
-        return await access.own_feed(ctx_of(request).stores.feeds, request[TENANT], request.match_info["feed_id"])
+        return await access.own_feed(ctx_of(request).stores.feeds, request[TENANT], path_id(request, "feed_id"))
     except access.AccessRefused as exc:
         raise refusal(exc) from None
 

@@ -31,6 +31,7 @@ from cubes.api.auth import TENANT, refusal
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, json_response
 from cubes.api.feeds import own_feed, registry_of, unavailable_on_outage
+from cubes.api.params import path_id
 from shared.problems.codes import CODES
 from shared.problems.history import Occurrence
 from shared.webmaster.access import AccessRefused, feed_in_force
@@ -53,7 +54,7 @@ def _status_url(feed_id: str, fetch_id: str) -> str:
 async def fetch_now(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     try:  # the tenant's feed, on a host it still holds: else nothing to fetch (the console asks the same)
-        feed = await feed_in_force(ctx.stores.feeds, ctx.stores.tenants, request[TENANT], request.match_info["feed_id"])
+        feed = await feed_in_force(ctx.stores.feeds, ctx.stores.tenants, request[TENANT], path_id(request, "feed_id"))
     except AccessRefused as exc:
         raise refusal(exc) from None
     orders = request.app[_ORDERS]
@@ -78,8 +79,8 @@ async def fetch_now(request: web.Request) -> web.StreamResponse:
 
 async def get_fetch(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
+    fetch_id = path_id(request, "fetch_id")
     feed = await own_feed(request)
-    fetch_id = request.match_info["fetch_id"]
     report = await ctx.stores.problems.report_for_fetch(feed.feed_id, fetch_id)
     if report is None:
         known = request.app[_ORDERS].get(feed.feed_id)

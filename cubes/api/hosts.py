@@ -41,6 +41,7 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
 from cubes.api.feeds import registry_of, unavailable_on_outage
+from cubes.api.params import HOST_MAX, URL_MAX, path_host, too_long
 from shared.origins import origin_host, origin_of
 from shared.stores import HostClaim
 from shared.urls import canonical_host
@@ -54,7 +55,8 @@ __all__ = ["MAX_CLAIMS", "add_routes", "claim_json"]
 
 #: hosts one tenant may claim through the API (the operator's CLI is not bound by it)
 MAX_CLAIMS = 100
-_BODY_MAX = 4096
+#: a claim's body: a URL of up to URL_MAX characters, 12 bytes each at most as JSON escapes them
+_BODY_MAX = 64 * 1024
 
 
 def claim_json(c: HostClaim, verified_hosts: list[str], grace_s: float) -> dict[str, Any]:
@@ -80,19 +82,14 @@ def claim_json(c: HostClaim, verified_hosts: list[str], grace_s: float) -> dict[
     }
 
 
-def _host_param(request: web.Request) -> str:
-    try:
-        return canonical_host(request.match_info["host"])
-    except ValueError as exc:
-        raise ValidationFailed([FieldError("host", str(exc))]) from None
-
-
 def _claimed(body: dict[str, Any]) -> tuple[str, str | None]:
     """(host, origin) from ``{"url": ...}`` or ``{"host": ...}``; every problem at once."""
     problems = [FieldError(k[:64], "unknown field") for k in sorted(set(body) - {"url", "host"})[:10]]
     url, host = body.get("url"), body.get("host")
     origin = None
-    if isinstance(url, str) and url:
+    if isinstance(url, str) and (long := too_long("url", url, URL_MAX)) is not None:
+        problems.append(long)
+    elif isinstance(url, str) and url:
         try:
             origin = origin_of(url)
             host = origin_host(origin)
@@ -106,7 +103,9 @@ def _claimed(body: dict[str, Any]) -> tuple[str, str | None]:
         if not problems:
             problems.append(FieldError("url", "required: the site's URL (or host: its name)"))
         raise ValidationFailed(problems)
-    if origin is None:
+    if origin is None and (long := too_long("host", host, HOST_MAX)) is not None:
+        problems.append(long)
+    elif origin is None:
         try:
             host = canonical_host(host)
         except ValueError as exc:
@@ -145,7 +144,7 @@ async def list_hosts(request: web.Request) -> web.StreamResponse:
 async def get_host(request: web.Request) -> web.StreamResponse:
     """The host as the caller sees it: its claim; with a right, its own sources' feeds, pages and waits."""
     ctx = ctx_of(request)
-    host = _host_param(request)
+    host = path_host(request)
     tenant_id: str = request[TENANT]
     claim = await require_host(ctx.stores.tenants, tenant_id, host, verified=False)
     claims = await ctx.stores.tenants.hosts_of(tenant_id)
@@ -175,7 +174,7 @@ async def get_host(request: web.Request) -> web.StreamResponse:
 
 async def verify_host(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    host = _host_param(request)
+    host = path_host(request)
     tenant_id: str = request[TENANT]
     claim = await require_host(ctx.stores.tenants, tenant_id, host, verified=False)
     result = await ctx.rights.verify(claim)
@@ -201,7 +200,7 @@ async def set_turbo(request: web.Request) -> web.StreamResponse:
     new upload brings back (``shared/webmaster/turbo_switch.py``). Another holder's pages stay.
     """
     ctx = ctx_of(request)
-    host = _host_param(request)
+    host = path_host(request)
     tenant_id: str = request[TENANT]
     await require_host(ctx.stores.tenants, tenant_id, host)  # verified: only the owner switches its pages
     body = await read_json_object(request, 1024)  # {"enabled": false} and nothing else

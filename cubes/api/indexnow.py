@@ -26,6 +26,7 @@ from cubes.api.bodies import read_json_object
 from cubes.api.context import ctx_of
 from cubes.api.errors import ApiError, json_response
 from cubes.api.feeds import unavailable_on_outage
+from cubes.api.params import HOST_MAX, bounded
 from cubes.api.refresh import refresher_of
 from shared.origins import origin_of
 from shared.urls import canonical_url, host_of
@@ -113,7 +114,9 @@ async def indexnow_get(request: web.Request) -> web.StreamResponse:
     q = request.query
     if "url" not in q or "key" not in q:
         raise ApiError(400, "bad_request", "url and key are required")
-    return await _submit(request, [q["url"]], q["key"], q.get("keyLocation"))
+    url = bounded("url", q["url"], URL_MAX)
+    location = q.get("keyLocation")
+    return await _submit(request, [url], q["key"], location and bounded("keyLocation", location, URL_MAX))
 
 
 async def indexnow_post(request: web.Request) -> web.StreamResponse:
@@ -121,7 +124,12 @@ async def indexnow_post(request: web.Request) -> web.StreamResponse:
     urls = body.get("urlList")
     if not isinstance(urls, list):
         raise ApiError(400, "bad_request", "urlList: a list of URLs")
-    return await _submit(request, urls, body.get("key"), body.get("keyLocation"), body.get("host"))
+    host, location = body.get("host"), body.get("keyLocation")
+    if isinstance(host, str):
+        bounded("host", host, HOST_MAX)
+    if isinstance(location, str):
+        bounded("keyLocation", location, URL_MAX)
+    return await _submit(request, urls, body.get("key"), location, host)
 
 
 async def _close(app: web.Application) -> None:

@@ -52,6 +52,7 @@ from cubes.api.openapi_schemas import SCHEMAS as _SCHEMAS
 from cubes.api.openapi_tasks import list_uploads_op, task_list_schemas
 from cubes.api.openapi_team import team_paths, team_schemas
 from cubes.api.openapi_webmaster import patch_feed_op, webmaster_paths, webmaster_schemas
+from cubes.api.params import HOST_MAX, REGION_MAX, URL_MAX
 
 __all__ = ["COUNTS", "OWNERSHIP", "document"]
 
@@ -116,7 +117,12 @@ def _paths() -> dict[str, Any]:
         },
     }
     upload_params = [
-        _query("host", {"type": "string", "minLength": 1}, required=True, description="a verified host of yours"),
+        _query(
+            "host",
+            {"type": "string", "minLength": 1, "maxLength": HOST_MAX},
+            required=True,
+            description="a verified host of yours",
+        ),
         _query(
             "format",
             {"type": "string", "enum": ["rss", "turbo", "yml", "json"]},
@@ -218,7 +224,7 @@ def _paths() -> dict[str, Any]:
                 params=[
                     _query(
                         "url",
-                        {"type": "string", "minLength": 1},
+                        {"type": "string", "minLength": 1, "maxLength": URL_MAX},
                         required=True,
                         description="the page URL, on an origin you hold a right on; the page must be published "
                         "by your sources, or by a tenant that holds no right on its origin any more (or nobody)",
@@ -252,7 +258,7 @@ def _paths() -> dict[str, Any]:
                 (403, 404, 422),
                 tag="hosts",
                 op_id="verifyHost",
-                params=[_path("host", "a host you added")],
+                params=[_path("host", "a host you added", max_length=HOST_MAX)],
             ),
         },
         "/api/v1/hosts/{host}/turbo": {
@@ -262,7 +268,7 @@ def _paths() -> dict[str, Any]:
                 (400, 403, 404, 413, 415, 422),
                 tag="hosts",
                 op_id="setHostTurbo",
-                params=[_path("host", "a verified host of yours")],
+                params=[_path("host", "a verified host of yours", max_length=HOST_MAX)],
                 body=_json_body("TurboSwitchRequest"),
             ),
         },
@@ -273,7 +279,7 @@ def _paths() -> dict[str, Any]:
                 (403, 422),
                 tag="hosts",
                 op_id="getHostBranding",
-                params=[_path("host", "a verified host of yours")],
+                params=[_path("host", "a verified host of yours", max_length=HOST_MAX)],
             ),
             "put": _op(
                 "Set your branding of the host: its name, logo, accent colour, menu and contact buttons, and a "
@@ -283,7 +289,7 @@ def _paths() -> dict[str, Any]:
                 (400, 403, 413, 415, 422),
                 tag="hosts",
                 op_id="setHostBranding",
-                params=[_path("host", "a verified host of yours")],
+                params=[_path("host", "a verified host of yours", max_length=HOST_MAX)],
                 body=_json_body("Branding"),
             ),
             "delete": _op(
@@ -292,7 +298,7 @@ def _paths() -> dict[str, Any]:
                 (403, 422),
                 tag="hosts",
                 op_id="deleteHostBranding",
-                params=[_path("host", "a verified host of yours")],
+                params=[_path("host", "a verified host of yours", max_length=HOST_MAX)],
             ),
         },
         "/api/v1/hosts/{host}/queries": {
@@ -302,7 +308,7 @@ def _paths() -> dict[str, Any]:
                 (403, 422),
                 tag="wordstat",
                 op_id="hostQueries",
-                params=[_path("host", "a verified host of yours"), _MONTHS],
+                params=[_path("host", "a verified host of yours", max_length=HOST_MAX), _MONTHS],
             ),
         },
         "/api/v1/wordstat": {
@@ -321,7 +327,12 @@ def _paths() -> dict[str, Any]:
                         "word counted; [...] this order; (a|b) either; -word excluded",
                     ),
                     _MONTHS,
-                    _query("region", {"type": "string"}, required=False, description="one region only"),
+                    _query(
+                        "region",
+                        {"type": "string", "maxLength": REGION_MAX},
+                        required=False,
+                        description="one region only",
+                    ),
                     _query(
                         "device",
                         {"type": "string", "enum": ["desktop", "mobile", "tablet"]},

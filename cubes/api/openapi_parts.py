@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cubes.api.params import ID_MAX
+
 __all__ = [
     "ADMIN",
     "JSON",
@@ -108,7 +110,9 @@ def op(
     # the gate answers these on every tenant operation (admin ones: 401, wrong tokens' 429, the bulkhead's 503)
     # a tenant token's scope may not allow the operation: 403 role_forbids (shared.webmaster.access.permit)
     gate = {401, 429, 503} if security is ADMIN else {401, 403, 413, 429, 503}
-    codes = sorted(set(errors) | gate)
+    # a parameter longer than its maxLength is answered 422 naming it (cubes.api.params)
+    bounded = {422} if any("maxLength" in p["schema"] for p in params or ()) else set()
+    codes = sorted(set(errors) | gate | bounded)
     responses = {str(k): v for k, v in ok.items()}
     responses.update({str(c): error(c) for c in codes})
     op: dict[str, Any] = {"summary": summary, "operationId": op_id, "tags": [tag], "responses": responses}
@@ -121,13 +125,14 @@ def op(
     return op
 
 
-def path_param(name: str, description: str) -> dict[str, Any]:
+def path_param(name: str, description: str, *, max_length: int = ID_MAX) -> dict[str, Any]:
+    """A path parameter: an id (``cubes.api.params.ID_MAX``) unless ``max_length`` says otherwise."""
     return {
         "name": name,
         "in": "path",
         "required": True,
         "description": description,
-        "schema": {"type": "string", "minLength": 1, "pattern": "^[^/]+$"},
+        "schema": {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": "^[^/]+$"},
     }
 
 

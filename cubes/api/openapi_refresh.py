@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from cubes.api.openapi_parts import JSON, PUBLIC, json_body, ok, op, query_param
+from cubes.api.params import HOST_MAX, URL_MAX
 
 __all__ = ["refresh_paths", "refresh_schemas"]
 
-_URL = {"type": "string", "minLength": 1, "maxLength": 4096}
+_URL = {"type": "string", "minLength": 1, "maxLength": URL_MAX}
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -42,7 +43,7 @@ def refresh_schemas() -> dict[str, Any]:
             "type": "object",
             "required": ["key", "urlList"],
             "properties": {
-                "host": {"type": "string", "description": "the URLs' host"},
+                "host": {"type": "string", "maxLength": HOST_MAX, "description": "the URLs' host"},
                 "key": {"type": "string", "pattern": "^[a-zA-Z0-9-]{8,128}$"},
                 "keyLocation": {**_URL, "description": "the key file, on the URLs' origin (default /KEY.txt)"},
                 "urlList": {"type": "array", "items": _URL, "minItems": 1, "maxItems": 1000},

@@ -11,6 +11,7 @@ from typing import Any
 from cubes.api.openapi_parts import NULLABLE_INT as _NULLABLE_INT
 from cubes.api.openapi_parts import NULLABLE_STR as _NULLABLE_STR
 from cubes.api.openapi_parts import NULLABLE_TIME as _NULLABLE_TIME
+from shared.urls import MAX_URL_LENGTH
 from shared.webmaster.branding import Branding
 from shared.webmaster.feed_options import FeedOptions, FeedOptionsIn
 from shared.webmaster.feeds import SERVICE_NAME_RE, SERVICES_MAX, WEBMASTER_FORMATS
@@ -60,6 +61,7 @@ SCHEMAS: dict[str, Any] = {
             "url": {
                 "type": "string",
                 "format": "uri",
+                "maxLength": MAX_URL_LENGTH,
                 "description": "absolute http(s) URL of a verified host",
             },
             "format": {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cubes.api.openapi_parts import ok, op, query_param
+from cubes.api.params import HOST_MAX
 from shared.stores.tasks import TASK_LIST_MAX, TaskMode, TaskStatus
 
 __all__ = ["list_uploads_op", "task_list_schemas"]
@@ -20,7 +21,12 @@ def list_uploads_op() -> dict[str, Any]:
         tag="partner",
         op_id="listUploads",
         params=[
-            query_param("host", {"type": "string"}, required=False, description="only the tasks of this host"),
+            query_param(
+                "host",
+                {"type": "string", "maxLength": HOST_MAX},
+                required=False,
+                description="only the tasks of this host",
+            ),
             query_param(
                 "mode",
                 {"type": "string", "enum": [m.value for m in TaskMode]},

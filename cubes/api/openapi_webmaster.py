@@ -23,8 +23,11 @@ from cubes.api.openapi_parts import (
     path_param,
 )
 from cubes.api.openapi_schemas import OPTIONS_IN
+from cubes.api.params import HOST_MAX
 from shared.problems.codes import CODES
 from shared.stores import PageState
+from shared.urls import MAX_URL_LENGTH
+from shared.webmaster.feeds import SERVICE_NAME_RE, SERVICES_MAX
 
 __all__ = ["webmaster_paths", "webmaster_schemas"]
 
@@ -123,7 +126,11 @@ def webmaster_schemas() -> dict[str, Any]:
             "properties": {
                 "autoparser": {"type": "boolean"},
                 "format": {"type": "string", "enum": ["rss", "turbo", "yml", "auto"]},
-                "services": {"type": "array", "items": {"type": "string"}},
+                "services": {
+                    "type": "array",
+                    "maxItems": SERVICES_MAX,
+                    "items": {"type": "string", "pattern": SERVICE_NAME_RE.pattern},
+                },
                 "options": OPTIONS_IN,
             },
         },
@@ -161,7 +168,13 @@ def webmaster_schemas() -> dict[str, Any]:
             "type": "object",
             "required": ["url"],
             "additionalProperties": False,
-            "properties": {"url": {"type": "string", "description": "the feed's URL on a verified host of yours"}},
+            "properties": {
+                "url": {
+                    "type": "string",
+                    "maxLength": MAX_URL_LENGTH,
+                    "description": "the feed's URL on a verified host of yours",
+                }
+            },
         },
         "CheckAccepted": {
             "type": "object",
@@ -196,10 +209,15 @@ def webmaster_schemas() -> dict[str, Any]:
             "properties": {
                 "url": {
                     "type": "string",
+                    "maxLength": MAX_URL_LENGTH,
                     "description": "the site's URL: its origin (scheme, host, port) is where it is checked and "
                     "all the right covers",
                 },
-                "host": {"type": "string", "description": "or the bare host name: the origin https://HOST"},
+                "host": {
+                    "type": "string",
+                    "maxLength": HOST_MAX,
+                    "description": "or the bare host name: the origin https://HOST",
+                },
             },
         },
         "HostClaim": {
@@ -369,7 +387,7 @@ def webmaster_paths() -> dict[str, Any]:
                 (403, 422),
                 tag="hosts",
                 op_id="getHost",
-                params=[path_param("host", "a host you claimed")],
+                params=[path_param("host", "a host you claimed", max_length=HOST_MAX)],
             ),
         },
         "/api/v1/problems": {

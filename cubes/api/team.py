@@ -25,6 +25,7 @@ from cubes.api.auth import TENANT, refusal
 from cubes.api.bodies import read_json_object
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
+from cubes.api.params import path_id
 from shared.webmaster.access import AccessRefused
 from shared.webmaster.team import Team, TeamRefused, invite_link
 from shared.webmaster.team_views import (
@@ -88,16 +89,14 @@ async def create_token(request: web.Request) -> web.StreamResponse:
 
 async def rotate_token(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    token, row = await _answer(
-        _team(ctx).rotate_token(request[TENANT], request.match_info["token_id"], ctx.clock.now())
-    )
+    token, row = await _answer(_team(ctx).rotate_token(request[TENANT], path_id(request, "token_id"), ctx.clock.now()))
     ctx.auth.forget()  # the old token stops at once on this instance
     return json_response(TokenIssued(**TokenView.of(row).model_dump(), token=token).model_dump(mode="json"))
 
 
 async def revoke_token(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    await _answer(_team(ctx).revoke_token(request[TENANT], request.match_info["token_id"], ctx.clock.now()))
+    await _answer(_team(ctx).revoke_token(request[TENANT], path_id(request, "token_id"), ctx.clock.now()))
     ctx.auth.forget()
     return web.Response(status=204)
 
@@ -111,13 +110,13 @@ async def list_users(request: web.Request) -> web.StreamResponse:
 async def set_role(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     wanted = await _read(request, RoleIn)
-    user = await _answer(_team(ctx).set_role(request[TENANT], request.match_info["user_id"], wanted.role))
+    user = await _answer(_team(ctx).set_role(request[TENANT], path_id(request, "user_id"), wanted.role))
     return json_response(UserView.of(user).model_dump(mode="json"))
 
 
 async def remove_user(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    await _answer(_team(ctx).remove(request[TENANT], request.match_info["user_id"]))
+    await _answer(_team(ctx).remove(request[TENANT], path_id(request, "user_id")))
     return web.Response(status=204)
 
 
@@ -140,7 +139,7 @@ async def invite(request: web.Request) -> web.StreamResponse:
 
 async def revoke_invitation(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    await _answer(_team(ctx).revoke_invitation(request[TENANT], request.match_info["invitation_id"], ctx.clock.now()))
+    await _answer(_team(ctx).revoke_invitation(request[TENANT], path_id(request, "invitation_id"), ctx.clock.now()))
     return web.Response(status=204)
 
 

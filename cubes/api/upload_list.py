@@ -16,6 +16,7 @@ from aiohttp import web
 from cubes.api.auth import TENANT
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
+from cubes.api.params import HOST_MAX, too_long
 from shared.stores import Task
 from shared.webmaster.task_list import cursor_of, read_task_query
 
@@ -40,6 +41,8 @@ def task_summary(task: Task) -> dict[str, Any]:
 async def list_uploads(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     query, errors = read_task_query(request[TENANT], request.query)
+    if (long := too_long("host", request.query.get("host", ""), HOST_MAX)) is not None:
+        errors["host"] = long.message
     if errors:
         raise ValidationFailed([FieldError(name, why) for name, why in errors.items()])
     page = await ctx.stores.tasks.page(query)

@@ -41,6 +41,7 @@ from cubes.api.bodies import (
 )
 from cubes.api.context import ApiContext, ctx_of
 from cubes.api.errors import ApiError, FieldError, ValidationFailed, json_response
+from cubes.api.params import HOST_MAX, URL_MAX, bounded, path_id, too_long
 from cubes.api.shedding import RETRY_AFTER_S
 from shared.errors import TurbocubesError
 from shared.messages import DocumentDeleted, PartnerUpload, SourceKind, SourceRef, UploadFormat
@@ -116,6 +117,8 @@ def _query(request: web.Request) -> tuple[str, UploadFormat, str]:
     raw_host = request.query.get("host", "")
     if not raw_host:
         errors.append(FieldError("host", "required: the host the documents belong to"))
+    elif (long := too_long("host", raw_host, HOST_MAX)) is not None:
+        errors.append(long)
     else:
         try:
             host = canonical_host(raw_host)
@@ -224,7 +227,7 @@ async def create_upload(request: web.Request) -> web.StreamResponse:
 
 async def get_upload(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    task = await ctx.stores.tasks.get(request.match_info["task_id"], tenant_id=request[TENANT])
+    task = await ctx.stores.tasks.get(path_id(request, "task_id"), tenant_id=request[TENANT])
     if task is None:
         raise ApiError(404, "not_found", "no such upload task")
     return json_response(task_json(task, ctx.settings.frontend.public_url, await task_views(ctx.stores, task)))
@@ -232,7 +235,7 @@ async def get_upload(request: web.Request) -> web.StreamResponse:
 
 async def delete_page(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
-    raw = request.query.get("url", "")
+    raw = bounded("url", request.query.get("url", ""), URL_MAX)
     if not raw:
         raise ValidationFailed([FieldError("url", "required: the URL of the page to delete")])
     try:

@@ -19,7 +19,7 @@ from aiohttp import web
 from cubes.api.auth import TENANT, require_host
 from cubes.api.context import ctx_of
 from cubes.api.errors import FieldError, ValidationFailed, json_response
-from shared.urls import canonical_host
+from cubes.api.params import REGION_MAX, bounded, path_host
 from shared.wordstat.frequency import frequency, frequency_json
 from shared.wordstat.hosts import host_queries as shown_queries
 from shared.wordstat.operators import WordstatSyntaxError, parse
@@ -43,8 +43,10 @@ def _months(request: web.Request, history: int) -> int:
 async def get_wordstat(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     cfg = ctx.settings.wordstat
-    text = request.query.get("q", "").strip()
-    if not text or len(text) > _MAX_QUERY:
+    region = bounded("region", request.query.get("region", ""), REGION_MAX)
+    raw = request.query.get("q", "")
+    text = raw.strip()
+    if not text or len(raw) > _MAX_QUERY:
         raise ValidationFailed([FieldError("q", f"a query of 1 to {_MAX_QUERY} characters")])
     months = _months(request, cfg.history_months)
     try:
@@ -58,7 +60,7 @@ async def get_wordstat(request: web.Request) -> web.StreamResponse:
         threshold=cfg.privacy_threshold,
         history_months=cfg.history_months,
         period_months=months,
-        region=request.query.get("region") or None,
+        region=region or None,
         device=request.query.get("device") or None,
     )
     return json_response(frequency_json(f, threshold=cfg.privacy_threshold, period_months=months))
@@ -67,10 +69,7 @@ async def get_wordstat(request: web.Request) -> web.StreamResponse:
 async def host_queries(request: web.Request) -> web.StreamResponse:
     ctx = ctx_of(request)
     cfg = ctx.settings.wordstat
-    try:
-        host = canonical_host(request.match_info["host"])
-    except ValueError as exc:
-        raise ValidationFailed([FieldError("host", str(exc))]) from None
+    host = path_host(request)
     claim = await require_host(ctx.stores.tenants, request[TENANT], host)
     months = _months(request, cfg.history_months)
     now = ctx.clock.now()

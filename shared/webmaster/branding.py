@@ -94,7 +94,7 @@ def _plain(text: str, limit: int) -> str:
 class MenuLink(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    label: str
+    label: str = Field(max_length=_MAX_LABEL)
     url: str = Field(max_length=_MAX_URL)
 
     @field_validator("label")
@@ -110,7 +110,7 @@ class Contact(BaseModel):
 
     kind: Literal["phone", "email", "telegram", "url"]
     value: str = Field(max_length=_MAX_URL)
-    label: str | None = None
+    label: str | None = Field(default=None, max_length=_MAX_LABEL)
 
     @field_validator("label")
     @classmethod
@@ -139,10 +139,10 @@ class Branding(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    display_name: str | None = None
+    display_name: str | None = Field(default=None, max_length=MAX_NAME)
     #: the logo's source address on the host; the page shows its CDN copy
     logo_url: str | None = Field(default=None, max_length=_MAX_URL)
-    accent: str | None = None
+    accent: str | None = Field(default=None, max_length=len("#rrggbb"))
     menu: tuple[MenuLink, ...] = Field(default=(), max_length=MAX_MENU)
     contacts: tuple[Contact, ...] = Field(default=(), max_length=MAX_CONTACTS)
     #: the shop's cart template and one-click order on its offer pages (``shared/pages/shop.py``)

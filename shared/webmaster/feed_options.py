@@ -137,13 +137,17 @@ def _category(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
+_CATEGORY_ITEMS: dict[str, Any] = {"items": {"type": "string", "minLength": 1, "maxLength": _MAX_CATEGORY}}
+
+
 class FeedFilters(BaseModel):
     """Which items become pages; empty: all of them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    keep_categories: tuple[str, ...] = Field(default=(), max_length=_MAX_CATEGORIES)
-    drop_categories: tuple[str, ...] = Field(default=(), max_length=_MAX_CATEGORIES)
+    # the document states each name's bound (the validator below checks it, with its own message)
+    keep_categories: tuple[str, ...] = Field(default=(), max_length=_MAX_CATEGORIES, json_schema_extra=_CATEGORY_ITEMS)
+    drop_categories: tuple[str, ...] = Field(default=(), max_length=_MAX_CATEGORIES, json_schema_extra=_CATEGORY_ITEMS)
     keep_pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
     drop_pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
 
@@ -230,7 +234,15 @@ class FeedOptionsIn(BaseModel):
 
     timeout_s: float | None = Field(default=None, ge=MIN_TIMEOUT_S, le=MAX_TIMEOUT_S)
     basic_auth: BasicAuthIn | None = None
-    headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_HEADERS)
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=MAX_HEADERS,
+        # the document states the bounds the validator below checks
+        json_schema_extra={
+            "propertyNames": {"minLength": 1, "maxLength": _MAX_HEADER_NAME},
+            "additionalProperties": {"type": "string", "maxLength": _MAX_HEADER_VALUE},
+        },
+    )
     filters: FeedFilters = Field(default_factory=FeedFilters)
     full_text: FullText = FullText.auto
 

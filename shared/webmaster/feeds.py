@@ -49,7 +49,7 @@ from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.secretbox import NoKey, SecretBox
 from shared.stores import Feed, FeedStore, Task, TaskMode, TaskStore, UpsertOutcome
-from shared.urls import canonical_url, host_of
+from shared.urls import MAX_URL_LENGTH, canonical_url, host_of
 from shared.webmaster.feed_options import OptionsRefused, crawl_fields, merged_options, seal_options
 
 __all__ = [
@@ -278,6 +278,8 @@ class FeedRegistry:
         canonical = ""
         if not isinstance(url, str) or not url:
             problems.append(FeedProblem("url", "required: the absolute http(s) URL of the feed"))
+        elif len(url) > MAX_URL_LENGTH:
+            problems.append(FeedProblem("url", f"at most {MAX_URL_LENGTH} characters (got {len(url)})"))
         else:
             try:
                 canonical = canonical_url(url)
