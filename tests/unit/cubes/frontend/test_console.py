@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -26,11 +28,16 @@ HOST = "a.partner.test"
 
 class Env:
     def __init__(
-        self, client: TestClient[web.Request, web.Application], stores: Stores, published: list[Output]
+        self,
+        client: TestClient[web.Request, web.Application],
+        stores: Stores,
+        published: list[Output],
+        settings: Settings | None = None,
     ) -> None:
         self.client = client
         self.stores = stores
         self.published = published
+        self.settings = settings or Settings()
 
     async def tenant(self, host: str = HOST, *, verified: bool = True) -> tuple[str, str]:
         t = await self.stores.tenants.create_tenant(f"of {host}")
@@ -51,9 +58,12 @@ class Env:
         return found.group(1)
 
 
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"}, http={"allowlist": ["127.0.0.1/32"]})
+@contextlib.asynccontextmanager
+async def console(tmp_path: Path, **sections: Any) -> AsyncIterator[Env]:
+    """The console on SQLite, on a ManualClock at ``T0``; ``sections`` change settings (``secrets={"key": ...}``)."""
+    settings = Settings().replace(
+        store={"url": f"sqlite:///{tmp_path}/store.db"}, http={"allowlist": ["127.0.0.1/32"]}, **sections
+    )
     stores = await open_stores(settings.store.url)
     published: list[Output] = []
 
@@ -64,10 +74,16 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
     client = TestClient(TestServer(app, host="127.0.0.1", port=0))
     await client.start_server()
     try:
-        yield Env(client, stores, published)
+        yield Env(client, stores, published, settings)
     finally:
         await client.close()
         await stores.close()
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    async with console(tmp_path) as e:
+        yield e
 
 
 async def test_a_sign_in_with_the_owners_token_is_its_last_use(env: Env) -> None:

@@ -2,48 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from cubes.frontend.app import create_app
-from shared.clock import ManualClock
-from shared.config import Settings
-from shared.runtime.cube import Output
 from shared.secretbox import SecretBox, new_key
-from shared.stores import open_stores
 from shared.webmaster.feed_options import FeedOptions, FullText, fetch_headers
-from tests.partners.fixtures import PartnerResolver
-from tests.unit.cubes.frontend.test_console import HOST, T0, Env
+from tests.unit.cubes.frontend.test_console import HOST, Env, console
 
 PASSWORD, API_KEY = "console-pa55word", "console-api-key"
 
 
 @pytest.fixture
 async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    settings = Settings().replace(
-        store={"url": f"sqlite:///{tmp_path}/store.db"},
-        http={"allowlist": ["127.0.0.1/32"]},
-        secrets={"key": new_key()},
-    )
-    stores = await open_stores(settings.store.url)
-    published: list[Output] = []
-
-    async def publish(outputs: Sequence[Output]) -> None:
-        published.extend(outputs)
-
-    app = create_app(settings, stores, clock=ManualClock(T0.timestamp()), publish=publish, resolver=PartnerResolver())
-    client = TestClient(TestServer(app, host="127.0.0.1", port=0))
-    await client.start_server()
-    try:
-        e = Env(client, stores, published)
-        e.box = SecretBox.from_settings(settings)  # type: ignore[attr-defined]
+    async with console(tmp_path, secrets={"key": new_key()}) as e:
+        e.box = SecretBox.from_settings(e.settings)  # type: ignore[attr-defined]
         yield e
-    finally:
-        await client.close()
-        await stores.close()
 
 
 async def test_a_feeds_options_are_set_shown_without_secrets_kept_and_forgotten(env: Env) -> None:

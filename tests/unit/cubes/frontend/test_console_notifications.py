@@ -4,13 +4,11 @@ webhook without the operator's secrets.key is refused as such; another tenant's 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from cubes.frontend.app import create_app
 from shared import passwords
 from shared.clock import ManualClock
 from shared.config import Settings
@@ -18,10 +16,9 @@ from shared.notify.events import EventKind
 from shared.notify.notifier import Notifier
 from shared.notify.service import send_test
 from shared.notify.settings import NotifySettings, When
-from shared.runtime.cube import Output
 from shared.secretbox import new_key
-from shared.stores import DeliveryStatus, open_stores
-from tests.unit.cubes.frontend.test_console import HOST, T0, Env, env
+from shared.stores import DeliveryStatus
+from tests.unit.cubes.frontend.test_console import HOST, T0, Env, console, env
 
 __all__ = ["env"]  # the fixture, re-exported for pytest
 
@@ -119,20 +116,8 @@ async def test_an_editor_reads_the_settings_and_the_webhooks_origin_only(env: En
 @pytest.fixture
 async def keyed(tmp_path: Path) -> AsyncIterator[Env]:
     """The console with the operator's secrets.key set, so a webhook can be kept."""
-    settings = Settings().replace(store={"url": f"sqlite:///{tmp_path}/store.db"}, secrets={"key": new_key()})
-    stores = await open_stores(settings.store.url)
-
-    async def publish(outputs: Sequence[Output]) -> None:
-        return None
-
-    app = create_app(settings, stores, clock=ManualClock(T0.timestamp()), publish=publish)
-    client = TestClient(TestServer(app, host="127.0.0.1", port=0))
-    await client.start_server()
-    try:
-        yield Env(client, stores, [])
-    finally:
-        await client.close()
-        await stores.close()
+    async with console(tmp_path, secrets={"key": new_key()}) as e:
+        yield e
 
 
 async def test_the_owner_renews_the_webhook_secret_from_the_page(keyed: Env) -> None:
