@@ -40,8 +40,9 @@ __all__ = [
 
 #: bump when what the index holds changes: a store re-indexes pages indexed by an older version
 #: (2: the type, date and host moved out of the FTS5 table into search_docs; 3: the impact index;
-#: 4: its prefix lists, ``shared/stores/sqlite/search_groups.py``; 5: lemmas, ``shared/search/tokens.py``)
-ANALYZER_VERSION = 5
+#: 4: its prefix lists, ``shared/stores/sqlite/search_groups.py``; 5: lemmas, ``shared/search/tokens.py``;
+#: 6: pairs of adjacent terms in the impact index, ``shared/stores/sql/search_impacts.py``)
+ANALYZER_VERSION = 6
 
 #: a word: letters and digits of any script, no underscore
 WORD_RE = re.compile(r"[^\W_]+")

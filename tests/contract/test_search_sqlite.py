@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from shared.stores import Page, open_stores
+from shared.stores.sql.search_impacts import PAIR, pair_token
 from shared.stores.sqlite import search_queue
 from tests.contract.search_contract import SearchContract
 from tests.searching import found
@@ -96,13 +97,17 @@ async def test_each_terms_page_count_follows_writes_edits_and_removals(tmp_path:
             wrong = []
             counted = dict(conn.execute("SELECT term, docs FROM search_df").fetchall())
             for term, n in counted.items():
-                actual = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (f'"{term}"',))
+                # a pair's pages are those its two-word phrase matches (``sql/search_impacts.py``)
+                text = " ".join(term.split(PAIR)[1:]) if term.startswith(PAIR) else term
+                actual = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (f'"{text}"',))
                 if actual.fetchone()[0] != n:
                     wrong.append(term)
             return wrong if counted else ["nothing counted"]
 
         assert await db.read(check) == []
         assert await db.read(lambda conn: conn.execute("SELECT docs FROM search_df WHERE term = 'река'").fetchone())
+        pair = pair_token("стать", "дом")  # "стали дома": the first lemmas, next to each other
+        assert await db.read(lambda conn: conn.execute("SELECT docs FROM search_df WHERE term = ?", (pair,)).fetchone())
         assert await db.read(lambda conn: conn.execute("SELECT min(docs) FROM search_df").fetchone()[0]) > 0
     finally:
         await stores.close()

@@ -156,14 +156,43 @@ async def test_prefixes_on_the_walk_return_the_full_rankings_top(
     assert declined < len(requests) // 4
 
 
-async def test_a_common_prefix_takes_the_walk_and_a_phrase_the_sql(corpus: Stores) -> None:
+async def test_a_common_prefix_and_a_two_word_phrase_take_the_walk_and_a_longer_phrase_the_sql(
+    corpus: Stores,
+) -> None:
     db = corpus.pages._db  # type: ignore[attr-defined]
-    for text in ("riv*", "rive*", "river*"):
+    for text in ("riv*", "rive*", "river*", '"rivera riverox"'):
         prefix = SearchRequest(parse_query(text), limit=20, now=T)
         used, wrong = await db.read(lambda conn, r=prefix: _compare(conn, [r]))
         assert (used, wrong) == (1, []), text
-    phrase = SearchRequest(parse_query('"rivera riverox"'), limit=20, now=T)
+    phrase = SearchRequest(parse_query('"rivera riverox rivera"'), limit=20, now=T)
     assert await db.read(lambda conn: TopK().best(conn, phrase)) is None
+
+
+def _phrase_queries(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        words = ['"' + _zipf(rng) + " " + _zipf(rng) + '"', *(_zipf(rng) for _ in range(i % 3))]
+        if i % 5 == 4:
+            words.append("-" + _zipf(rng))
+        rng.shuffle(words)
+        out.append(" ".join(words))
+    # a word twice in a row (a phrase's instances overlapping, "a a" in "a a a"), a phrase and its own word,
+    # an ambiguous form's first lemma, Russian
+    return [*out, '"rivera rivera"', '"rivera riverox" rivera', '"стали мост"', '"мост город"']
+
+
+async def test_two_word_phrases_walk_their_pairs_list_to_the_full_rankings_top(
+    corpus: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FTS5 scores a phrase by the pages that match it and its instances: the pair's pages and counts
+    monkeypatch.setattr(search_walk, "MIN_DF", 0)
+    monkeypatch.setattr(search_walk, "MAX_SEEN", 1_000_000)
+    rng = random.Random(23)
+    requests = _requests(rng, _phrase_queries(rng, 120), host="h2.example", days=(25, 3))
+    db = corpus.pages._db  # type: ignore[attr-defined]
+    used, wrong = await db.read(lambda conn: _compare(conn, requests))
+    assert wrong == []
+    assert used == len(requests)
 
 
 async def test_pages_written_after_the_ranking_instant_are_ranked_as_the_full_ranking_does(corpus: Stores) -> None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
+from itertools import pairwise
 from typing import Any
 
 from shared.search.query import SearchQuery, Term
@@ -42,7 +43,7 @@ from shared.stores.codec import to_us
 from shared.stores.postgres.db import PgDb
 from shared.stores.postgres.search_topk import PgTopK
 from shared.stores.sql.search import TOP_CHAR, hit_from_row, with_suggestion
-from shared.stores.sql.search_impacts import freshness, w
+from shared.stores.sql.search_impacts import freshness, pair_token, w
 from shared.stores.sql.search_impacts import idf as bm25_idf
 from shared.stores.sql.search_walk import Phrase
 
@@ -139,13 +140,14 @@ class PgVocabulary:
 async def phrases(query: SearchQuery, vocab: PgVocabulary) -> tuple[list[list[Phrase]], dict[str, int]]:
     """Each query group's phrases, as bm25 scores them (``search_walk.Phrase``), and each one's pages: a word's
     lemmas (their counts in ``search_df``); a prefix, read from the lists of its terms (``()`` past
-    ``MAX_PREFIX_TERMS``), on as many pages as its terms are, at most every page; a phrase of several words,
-    read from the list of its rarest word, on as many pages as that word. Counting a prefix's or a phrase's own
+    ``MAX_PREFIX_TERMS``), on as many pages as its terms are, at most every page; a phrase of two words, its
+    pair's list (``sql/search_impacts.py``), on its pair's pages (exactly its own); a longer phrase, read from
+    the list of its rarest pair, on as many pages as that pair. Counting a prefix's or a longer phrase's own
     pages would read the GIN index for each (seconds for a common one); these bounds cost one read of
     ``search_df`` for the whole query, and the walk and the full ranking both rank by them."""
     prefixes = {g[0].stem: await vocab.candidates(g[0].stem, len(g[0].stem), 10_000, MAX_PREFIX_TERMS + 1)
                 for g in query.groups if len(g) == 1 and g[0].prefix}  # fmt: skip
-    wanted = {t.first for g in query.groups if len(g) > 1 for t in g}
+    wanted = {pair_token(a.first, b.first) for g in query.groups if len(g) > 1 for a, b in pairwise(g)}
     wanted |= {x for g in query.groups if len(g) == 1 and not g[0].prefix for x in g[0].lemmas or (g[0].stem,)}
     wanted |= {x for found in prefixes.values() if len(found) <= MAX_PREFIX_TERMS for x in found}
     docs = await vocab.docs_many(sorted(wanted))
@@ -154,8 +156,9 @@ async def phrases(query: SearchQuery, vocab: PgVocabulary) -> tuple[list[list[Ph
     for g in query.groups:
         if len(g) > 1:
             firsts = [t.first for t in g]
-            rarest = min(firsts, key=lambda x: docs.get(x, 0))
-            p = Phrase(_group(g), (rarest,) if docs.get(rarest) else (), " ".join(firsts))
+            rarest = min((pair_token(a, b) for a, b in pairwise(firsts)), key=lambda x: docs.get(x, 0))
+            rare = (rarest,) if docs.get(rarest) else ()
+            p = Phrase(_group(g), rare, " ".join(firsts), exact=len(g) == 2)
             df[p.match] = docs.get(rarest, 0)
             out.append([p])
         elif g[0].prefix:
@@ -214,6 +217,9 @@ class PgSearchIndex:
         if n == 0:
             return await with_suggestion(self, self._vocab, request, SearchResults())
         groups, df = await phrases(request.query, self._vocab)
+        if any(all(not p.prefix and not df[p.match] for p in g) for g in groups):
+            # a word or a pair no indexed page has: nothing matches (the GIN index would say so, slowly)
+            return await with_suggestion(self, self._vocab, request, SearchResults())
         idf = {m: bm25_idf(n, d) for m, d in df.items()}
         top = None
         if self._topk is not None:

@@ -10,9 +10,10 @@ each thing it asks is one statement.
 Unlike SQLite's, the table has no prefix lists: a prefix is walked as the OR
 of its terms' lists (the vocabulary's terms that start with it, at most
 ``search.MAX_PREFIX_TERMS``; the bound is the sum of theirs), and counted in the
-pages' streams; a phrase walks its rarest word's list (every page with the
-phrase is on it, with a count at least the phrase's: the bound holds) and is
-counted in the streams too. The walk declines — and the caller ranks in full —
+pages' streams; a phrase of two words walks its pair's list
+(``sql/search_impacts.py``), as a word walks its own, and a longer one its rarest
+pair's (every page with the phrase is on it, with a count at least the phrase's:
+the bound holds), counted in the streams. The walk declines — and the caller ranks in full —
 for cursor pages, rankings other than the index's, queries on few pages
 (``MIN_DF`` here: scoring a match costs more on PostgreSQL, where its streams
 travel to this process, than FTS5's bm25 on SQLite), prefixes of very many

@@ -16,6 +16,17 @@ ranks by, times the freshness (``shared/search/ranking.py``): both engines rank
 every match by it (``w`` here, ``freshness``), so the walk and a full ranking
 agree to the last digit on either engine.
 
+**Pairs.** Beside its terms, a page has an entry per distinct *pair*: two terms
+next to each other in one of its streams (``pair_token``: ``PAIR``, the first,
+``PAIR``, the second), counted as a two-word phrase's instances are counted
+(FTS5's, PostgreSQL's ``<->``: every adjacent pair, overlapping ones included,
+never across ``SEPARATOR``). So a phrase of two words is a list of its own, with
+its exact counts and pages, walked as one word is; a longer phrase walks its
+rarest pair's list (every page with the phrase has each of its pairs, as often
+at least). Search engines index such shingles for the same reason
+(Elasticsearch's ``index_phrases``); the price is about as many entries again
+as a page has distinct terms.
+
 SQLite keeps a page's entries grouped by key, one FTS5 row of terms each
 (``impact_rows``: terms sharing a key share a row); PostgreSQL one row per
 term and key (``postgres/search_topk.py``).
@@ -26,6 +37,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 
 from shared.search.ranking import Ranking
 from shared.search.tokens import SEPARATOR
@@ -35,6 +47,7 @@ __all__ = [
     "INDEX_RANKING",
     "K1",
     "MAX_PAGE_ID",
+    "PAIR",
     "REFERENCE_AVGDL",
     "STEP",
     "TFB_MAX",
@@ -43,6 +56,8 @@ __all__ = [
     "freshness",
     "idf",
     "impact_rows",
+    "pair_token",
+    "pairs_of",
     "w",
 ]
 
@@ -60,6 +75,23 @@ STEP = BOUND_MAX / (1 << _KEY_BITS)
 TFT_MAX, TFB_MAX = 31, 1023
 _ID_BITS = 32
 MAX_PAGE_ID = (1 << _ID_BITS) - 1
+#: what starts and joins a pair token: a private-use character, a token character to FTS5's unicode61
+#: tokenizer and in no term (letters and digits); a pair sorts after every term, outside a prefix's range
+PAIR = "\ue002"
+
+
+def pair_token(first: str, second: str) -> str:
+    """The impact index's token of two terms next to each other."""
+    return PAIR + first + PAIR + second
+
+
+def pairs_of(tokens: Sequence[str]) -> Counter[str]:
+    """Each pair token of a stream and its instances (adjacent terms, never across ``SEPARATOR``)."""
+    out: Counter[str] = Counter()
+    for a, b in pairwise(tokens):
+        if a != SEPARATOR and b != SEPARATOR:
+            out[PAIR + a + PAIR + b] += 1
+    return out
 
 
 def freshness(ranking: Ranking, kind: str, published: int | None, now: int) -> float:
@@ -92,12 +124,14 @@ def impact_rows(
     prefixes: Sequence[int] = (),
     mark: str = "",
 ) -> list[tuple[int, str]]:
-    """A page's entries without its id: ``(key high bits, its terms)``, one per distinct key. With
-    ``prefixes``, a token per prefix of those lengths of each term too (``mark`` then its letters),
-    counted as FTS5 counts a prefix query's instances: every occurrence of every term that starts with it."""
+    """A page's entries without its id: ``(key high bits, its terms)``, one per distinct key: its terms and
+    pairs (``pairs_of``). With ``prefixes``, a token per prefix of those lengths of each term too (``mark``
+    then its letters), counted as FTS5 counts a prefix query's instances: every occurrence of every term
+    that starts with it."""
     tt, tb = Counter(title), Counter(body)
     for counts in (tt, tb):  # the stream's separator (shared/search/tokens.py) is never searched
         counts.pop(SEPARATOR, None)
+    pt, pb = pairs_of(title), pairs_of(body)
     for term in tt.keys() | tb.keys():
         t, b = tt.get(term, 0), tb.get(term, 0)
         for n in prefixes:
@@ -107,6 +141,8 @@ def impact_rows(
                     tt[token] += t
                 if b:
                     tb[token] += b
+    tt.update(pt)
+    tb.update(pb)
     length = len(title) + len(body)
     fresh = freshness(INDEX_RANKING, kind, published, written)
     groups: dict[int, list[str]] = {}

@@ -32,7 +32,7 @@ from shared.search.request import Cursor, SearchRequest, SearchResults
 from shared.search.tokens import SEPARATOR, stream
 from shared.stores.codec import to_us
 from shared.stores.sql.search import TOP_CHAR, freshness_params, freshness_sql, hit_from_row, with_suggestion
-from shared.stores.sql.search_impacts import MAX_PAGE_ID
+from shared.stores.sql.search_impacts import MAX_PAGE_ID, pairs_of
 from shared.stores.sqlite.db import SqliteDb
 from shared.stores.sqlite.search_topk import TopK, page_impacts
 
@@ -112,8 +112,9 @@ def drop_page(conn: sqlite3.Connection, rowid: int) -> set[str]:
 
 
 def terms_of(title: str, body: str) -> set[str]:
-    """The distinct terms of a page's two streams (what ``search_df`` counts it under)."""
-    out = set(title.split(" ")) | set(body.split(" "))
+    """The distinct terms and pairs of a page's two streams (what ``search_df`` counts it under)."""
+    t, b = title.split(" "), body.split(" ")
+    out = set(t) | set(b) | pairs_of(t).keys() | pairs_of(b).keys()
     out.discard(SEPARATOR)
     out.discard("")
     return out

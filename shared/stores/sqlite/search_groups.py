@@ -1,7 +1,7 @@
 """What one group of a query is to SQLite search's walk (``search_topk.py``; docs/architecture.md s.3).
 
 A query is groups that must all match (``SearchQuery.groups``): a word, a
-prefix (``мост*``) or a phrase (``"красная площадь"``; the walk declines those).
+prefix (``мост*``) or a phrase (``"красная площадь"``; the walk takes those of two words).
 FTS5's bm25 scores each *phrase* of the MATCH expression: its IDF from the pages
 that match it, its frequency the count of its instances in the title and in
 the text; a word is the OR of its lemmas (``shared/search/tokens.py``), one
@@ -27,6 +27,7 @@ ranked in SQL.
 from __future__ import annotations
 
 from shared.search.query import Term
+from shared.stores.sql.search_impacts import pair_token
 from shared.stores.sql.search_walk import Phrase
 
 __all__ = ["MARK", "PREFIX_LENGTHS", "phrases_of", "prefix_token"]
@@ -51,8 +52,12 @@ def _quoted(text: str) -> str:
 
 def phrases_of(terms: tuple[Term, ...]) -> list[Phrase] | None:
     """The walk's view of one query group: the phrases any of which it matches (a word: each of its lemmas,
-    as the MATCH expression ORs them), each ``match`` its FTS5 MATCH text; None when the walk cannot take
-    it (a phrase of several words, a prefix shorter than any prefix list)."""
+    as the MATCH expression ORs them; a phrase of two words: its pair's list, ``sql/search_impacts.py``),
+    each ``match`` its FTS5 MATCH text; None when the walk cannot take it (a phrase of more words, whose
+    IDF only FTS5's own match counts; a prefix shorter than any prefix list)."""
+    if len(terms) == 2:
+        a, b = terms[0].first, terms[1].first
+        return [Phrase(_quoted(f"{a} {b}"), (pair_token(a, b),), f"{a} {b}", exact=True)]
     if len(terms) > 1:
         return None
     term = terms[0]

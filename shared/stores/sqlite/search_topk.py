@@ -13,17 +13,18 @@ and runs it (``shared/stores/sql/search_walk.py``, the same on PostgreSQL) on
 the reader thread; the answer is the one the SQL ranking gives
 (``tests/contract/test_search_topk_sqlite.py`` compares them).
 
-The walk declines — and the caller ranks in SQL — for phrases, cursor pages,
+The walk declines — and the caller ranks in SQL — for phrases of three words or more, cursor pages,
 rankings other than the index's, queries on few pages (scoring every match is
 cheaper there), prefixes of one or two letters, long prefixes that match under
 a quarter of the list they walk, and walks that grow past its bounds.
 
-Why phrases decline: a phrase's IDF is the count of pages that have it, which
-FTS5 finds only by matching the phrase — most of what the SQL ranking costs —
-and on the bench's mix a phrase is on a small share of its rarest word's pages,
-so a walk of that word's list scores many pages for each one that matches (it
-took 14.6 ms CPU a phrase against 9.5 ms in SQL). A walk would need the phrase's
-bound and count without a match: positions in the impact index.
+A phrase of two words is its pair's list (``sql/search_impacts.py``): its pages
+counted in ``search_df`` (FTS5's IDF of the phrase: the pages that match it), its
+counts in the rows' bits. Why longer phrases decline: a phrase's IDF is the
+count of pages that have it, which FTS5 finds only by matching the phrase —
+most of what the SQL ranking costs — and a phrase of three common words is on a
+small share of its rarest pair's pages, so a walk would score many pages for
+each one that matches.
 
 Document frequencies cost a count each; they are cached for a minute, as in
 the PostgreSQL engine (a few new pages barely move an IDF).
@@ -207,8 +208,8 @@ class TopK:
             if alternatives is None:
                 return None
             for p in alternatives:
-                if p.exact and not p.prefix:  # a term: its pages are counted as the index changes
-                    row = conn.execute("SELECT docs FROM search_df WHERE term = ?", (p.token,)).fetchone()
+                if p.exact and not p.prefix:  # a term or a pair: its pages are counted as the index changes
+                    row = conn.execute("SELECT docs FROM search_df WHERE term = ?", (p.lists[0],)).fetchone()
                     df[p.match] = int(row[0]) if row else 0
                 elif p.exact:
                     df[p.match] = self._df.get(conn, _COUNT, _quoted(p.lists[0]))
