@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import re
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -212,15 +211,31 @@ def _word_end(text: str, pos: int) -> int:
 
 
 def _best_start(found: list[tuple[int, int, int]], width: int) -> int:
-    """Index into ``found`` of the match that starts the best window (most distinct terms, most matches)."""
-    starts = [f[0] for f in found]
+    """Index into ``found`` (in text order) of the match that starts the best window (most distinct terms,
+    most matches; the first of equals), a window being the matches that start less than ``width`` less the
+    lead after it. Both ends only move forward: each match enters and leaves the window's counts once."""
+    span = width - min(_LEAD_CHARS, width // 4)
+    counts: dict[int, int] = {}
     best, best_key = 0, (-1, -1)
-    for i, (start, _, _) in enumerate(found):
-        j = bisect_left(starts, start + width - min(_LEAD_CHARS, width // 4))
-        window = found[i:j] or found[i : i + 1]
-        key = (len({f[2] for f in window}), len(window))
+    j = 0
+    n = len(found)
+    for i, (start, _, term) in enumerate(found):
+        if j <= i:  # a window holds its first match at least
+            j = i + 1
+            counts = {term: 1}
+        limit = start + span
+        while j < n and found[j][0] < limit:
+            t = found[j][2]
+            counts[t] = counts.get(t, 0) + 1
+            j += 1
+        key = (len(counts), j - i)
         if key > best_key:
             best, best_key = i, key
+        left = counts[term] - 1  # the match leaves the window before the next one's
+        if left:
+            counts[term] = left
+        else:
+            del counts[term]
     return best
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from shared.search.request import SearchRequest
@@ -90,19 +90,26 @@ class Phrase:
     #: the impact lists whose pages include every page it matches
     lists: tuple[str, ...]
     #: what is counted in a page's stream: a term, a prefix (``prefix``), or the first terms of a phrase's
-    #: words, separated by spaces (a phrase, which the walk never reads: the full ranking counts it)
+    #: words, separated by spaces
     token: str
     prefix: bool = False
-    #: a row of its one list carries its own counts (a word; a prefix with a list of its own)
+    #: a row of its one list carries its own counts (a word; a prefix with a list of its own; a pair)
     exact: bool = False
+    #: what ``count`` looks for, made once (a walk counts a phrase in hundreds of streams)
+    _needle: str = field(init=False, repr=False, compare=False)
+    #: the term twice in a row, or a phrase (whose instances may overlap): counted one by one
+    _twice: str | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        needle = f" {self.token}" if self.prefix else f" {self.token} "
+        object.__setattr__(self, "_needle", needle)
+        object.__setattr__(self, "_twice", None if " " in self.token else f" {self.token}{needle}")
 
     def count(self, text: str) -> int:
         """Its instances in ``text`` (terms between single spaces, and one at each end)."""
-        if self.prefix:
-            return text.count(f" {self.token}")  # every term that starts with the prefix
-        needle = f" {self.token} "
-        n = text.count(needle)  # in C, no list of words made
-        if n and (" " in self.token or f" {self.token}{needle}" in text):
+        needle = self._needle
+        n = text.count(needle)  # in C, no list of words made; a prefix: every term that starts with it
+        if n and not self.prefix and (self._twice is None or self._twice in text):
             # the term twice in a row (or a phrase's instances overlapping, "a a" in "a a a", as FTS5 counts
             # them): they share a space, and str.count finds one; count them one by one
             n, i = 0, text.find(needle)
