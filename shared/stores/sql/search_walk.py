@@ -271,6 +271,8 @@ class _Walk:
         their pages."""
         got: dict[str, list[int]] = yield Rows(tuple((x, upper[x], chunk) for x in names))
         found: dict[int, int | None] = {}
+        #: each new page's rows in the lists just read (the page is scored once, when first seen)
+        keys: dict[int, dict[str, int]] = {}
         rests = []
         for name in names:
             rows = got.get(name, [])
@@ -283,27 +285,47 @@ class _Walk:
             upper[name] = last & ~MAX_PAGE_ID  # every row of the key and tf bits of the last one is read
             if name not in done:
                 bound[name] = ((last >> 47) + 2) * STEP
-            found.update((k & MAX_PAGE_ID, k) for k in rows if (k & MAX_PAGE_ID) not in self.seen)
             rests.append((name, last & ~MAX_PAGE_ID, last))
+            self._found(name, rows, found, keys)
         if rests:
             # rows sharing a list's last high bits may lie beyond its chunk: read them too
             more: dict[str, list[int]] = yield KeyRows(tuple(rests))
-            for rows in more.values():
-                found.update((k & MAX_PAGE_ID, k) for k in rows if (k & MAX_PAGE_ID) not in self.seen)
-        yield from self._score(found)
+            for name, rows in more.items():
+                self._found(name, rows, found, keys)
+        yield from self._score(found, (keys, bound, done))
 
-    def _score(self, found: dict[int, int | None]) -> Generator[Read, Any, None]:
-        """Score the pages ``found`` (id → their impact row, when read from a single word's list)."""
+    def _found(self, name: str, rows: list[int], found: dict[int, int | None], keys: dict[int, dict[str, int]]) -> None:
+        for k in rows:
+            i = k & MAX_PAGE_ID
+            if i not in self.seen:
+                found[i] = k
+                keys.setdefault(i, {})[name] = k
+
+    def _score(
+        self,
+        found: dict[int, int | None],
+        lists: tuple[dict[int, dict[str, int]], dict[str, float], set[str]] | None = None,
+    ) -> Generator[Read, Any, None]:
+        """Score the pages ``found`` (id → their impact row, when read from a single word's list; with
+        ``lists``: each page's rows in the lists just read, the lists' bounds and the lists read whole).
+
+        A page of a query of several phrases is scored from its rows' bits when they carry every count the
+        score needs (each phrase's list read whole or holding the page, counts under the bits' caps) and the
+        query excludes nothing; else its text is read, unless the bound of its score — the counts it has,
+        each other phrase at the bound of the page's row in its lists or, unseen there, of the lists' next
+        rows (as the threshold bounds a page seen nowhere) — is below the ``limit + 1``-th best score: it
+        could not enter the results."""
         ids = tuple(i for i in found if i not in self.seen)
         if not ids:
             return
         self.seen.update(ids)
-        got: tuple[dict[int, Doc], dict[int, tuple[str, str]]] = yield Docs(ids, texts=not self.single)
+        lazy = None if self.single else lists
+        got: tuple[dict[int, Doc], dict[int, tuple[str, str]]] = yield Docs(ids, texts=not self.single and lazy is None)
         docs, texts = got
         f = self.request.filters
         since = to_us(f.since) if f.since else None
         until = to_us(f.until) if f.until else None
-        weight = INDEX_RANKING.title_weight
+        later: list[tuple[int, Doc, float]] = []
         for i in ids:
             doc = docs.get(i)
             if doc is None:
@@ -317,24 +339,84 @@ class _Walk:
             counts = self._row_counts(found[i])
             if counts is False:
                 continue
+            if counts is None and lazy is not None:
+                keys, bound, done = lazy
+                known = self._known(keys[i], doc, bound, done)
+                if known is None:
+                    continue  # a group none of whose phrases the page has
+                counts, most = known
+                if counts is None:
+                    later.append((i, doc, most))
+                    continue
             if counts is None:
                 text = texts.get(i)
                 if text is None:  # a late page, or a count past the row's bits
                     text = (yield Texts((i,))).get(i)
                 counts = self._counts(text)
-            if counts is None:
-                continue
-            score = 0.0
-            for p in self.phrases:
-                t, b = counts[p.match]
-                if t + b:  # a phrase the page lacks (another of its word's lemmas) adds nothing, as in bm25
-                    score += self.idf[p.match] * w(weight * t + b, doc.length, self.avgdl)
-            score = score * freshness(INDEX_RANKING, doc.kind, doc.published, self.now)
-            item = (score, -i)
-            if len(self.heap) < self.k:
-                heapq.heappush(self.heap, item)
-            elif item > self.heap[0]:
-                heapq.heapreplace(self.heap, item)
+            if counts is not None:
+                self._push(i, doc, counts)
+        if later:
+            floor = self.heap[0][0] if len(self.heap) >= self.k else None
+            # a bound within rounding of the floor is read: only a page clearly below it is passed over
+            wanted = tuple(i for i, _, most in later if floor is None or most * (1 + 1e-9) >= floor)
+            texts = (yield Texts(wanted)) if wanted else {}
+            for i, doc, _ in later:
+                if i in texts:
+                    counts = self._counts(texts[i])
+                    if counts is not None:
+                        self._push(i, doc, counts)
+
+    def _known(
+        self, keys: dict[str, int], doc: Doc, bound: dict[str, float], done: set[str]
+    ) -> tuple[dict[str, tuple[int, int]] | None, float] | None:
+        """A page's counts from its rows when they give every one (else None) and the bound of its score;
+        None when they show that the page lacks every phrase of a group."""
+        counts: dict[str, tuple[int, int]] = {}
+        rest: dict[str, float] = {}
+        for p in self.distinct:
+            c: tuple[int, int] | None = None
+            if p.exact:
+                x = p.lists[0]
+                k = keys.get(x)
+                if k is not None:
+                    t, b = (k >> 42) & TFT_MAX, (k >> 32) & TFB_MAX
+                    if t < TFT_MAX and b < TFB_MAX:
+                        c = (t, b)
+                elif x in done:
+                    c = (0, 0)
+            if c is None:
+                rest[p.match] = sum(((keys[x] >> 47) + 2) * STEP if x in keys else bound[x] for x in p.lists)
+            else:
+                counts[p.match] = c
+        for alternatives in self.groups:
+            if all(p.match in counts and not sum(counts[p.match]) for p in alternatives):
+                return None
+        if not rest and not self.excluded:
+            return counts, 0.0
+        weight = INDEX_RANKING.title_weight
+        have = 0.0
+        for p in self.phrases:
+            c = counts.get(p.match)
+            if c is not None and c[0] + c[1]:
+                have += self.idf[p.match] * w(weight * c[0] + c[1], doc.length, self.avgdl)
+        most = have * freshness(INDEX_RANKING, doc.kind, doc.published, self.now)
+        most += self.factor * sum(self.idf[p.match] * rest[p.match] for p in self.phrases if p.match in rest)
+        return None, most
+
+    def _push(self, i: int, doc: Doc, counts: dict[str, tuple[int, int]]) -> None:
+        """Score a matching page from its counts and keep it if it is among the best ``limit + 1``."""
+        weight = INDEX_RANKING.title_weight
+        score = 0.0
+        for p in self.phrases:
+            t, b = counts[p.match]
+            if t + b:  # a phrase the page lacks (another of its word's lemmas) adds nothing, as in bm25
+                score += self.idf[p.match] * w(weight * t + b, doc.length, self.avgdl)
+        score = score * freshness(INDEX_RANKING, doc.kind, doc.published, self.now)
+        item = (score, -i)
+        if len(self.heap) < self.k:
+            heapq.heappush(self.heap, item)
+        elif item > self.heap[0]:
+            heapq.heapreplace(self.heap, item)
 
     def _row_counts(self, row: int | None) -> dict[str, tuple[int, int]] | Literal[False] | None:
         """A single word's counts from its row's bits; None when they must be read from the page, False
