@@ -1,4 +1,4 @@
-"""Post-processing of the body blocks: tables kept whole, repeats dropped (docs/architecture.md section 3).
+"""Post-processing of the body blocks: tables kept whole, repeats and comments dropped (docs/architecture.md section 3).
 
 Two failures of a block classifier that look at one block at a time:
 
@@ -23,6 +23,13 @@ Two failures of a block classifier that look at one block at a time:
   article itself holds), and only when the body keeps an article without them (at least
   ``_ARTICLE_LEFT`` characters): a listicle whose items are cards is all cards. Comment
   threads are cards too (an author link, a "Reply" link).
+* **Comment threads.** Under a short post, 30 comments of prose are the densest text of the
+  page (readability's top candidate is the thread, so the teaser rule protects it) and the model
+  kept their "Reply" lines. A body block inside an element whose class or id names comments
+  (``CLASS_GROUPS["comment"]``: comment, reply, respond, discussion...; not "commentary", an
+  opinion column) or that carries schema.org ``Comment`` markup is dropped, unless that element
+  holds the title or the first body block (the article comes first and its thread after it), and
+  only when the body keeps ``_POST_LEFT`` characters without the thread.
 """
 
 from __future__ import annotations
@@ -35,11 +42,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cubes.autoparser.class_groups import CLASS_GROUPS
+from cubes.autoparser.class_groups import CLASS_GROUPS, class_mask
 from cubes.autoparser.page import Page
 from cubes.autoparser.tags import CONTEXT_TAGS
 
-__all__ = ["drop_repeats", "drop_teasers", "keep_tables", "table_html"]
+__all__ = ["drop_comments", "drop_repeats", "drop_teasers", "keep_tables", "table_html"]
 
 _MIN_ROWS = 2
 _MIN_CELLS = 4
@@ -215,3 +222,66 @@ def drop_teasers(page: Page, body: npt.NDArray[np.bool_], top: int) -> int:
         return 0
     body[idx[in_card]] = False
     return int(in_card.sum())
+
+
+#: a comment container's class or id: the "comment" group, not an opinion column ("commentary")
+_COMMENT_BIT = 1 << list(CLASS_GROUPS).index("comment")
+_NOT_COMMENTS = re.compile(r"commentary|no-?comments?|comments?-(?:count|link|closed|number)", re.I)
+#: text the body must keep outside the thread for it to go (a short post of two paragraphs)
+_POST_LEFT = 200
+
+
+def _comment_container(el: Any) -> bool:
+    for attr in ("class", "id"):
+        value = el.get(attr)
+        if value and class_mask(value) & _COMMENT_BIT and not _NOT_COMMENTS.search(value):
+            return True
+    itemprop = el.get("itemprop")
+    return itemprop in ("comment", "comments") or "schema.org/Comment" in (el.get("itemtype") or "")
+
+
+def drop_comments(page: Page, body: npt.NDArray[np.bool_], title: int = -1) -> int:
+    """Unmarks body blocks inside a reader comment thread (in place); returns how many.
+
+    A thread is an element with a comment class or id (or schema.org ``Comment`` markup) that
+    holds neither the first body block nor the title: the article comes first, its comments
+    after it. It goes only when the body keeps ``_POST_LEFT`` characters without it.
+    """
+    idx = np.flatnonzero(body)
+    if idx.size == 0:
+        return 0
+    protected: set[int] = set()
+    for i in (idx[0], title):
+        if i >= 0:
+            el = page.elements[i]
+            while el is not None:
+                protected.add(id(el))
+                el = el.getparent()
+    inside: dict[int, bool] = {}
+
+    def in_thread(el: Any) -> bool:
+        seen: list[int] = []
+        hit = False
+        while el is not None:
+            key = id(el)
+            known = inside.get(key)
+            if known is not None:
+                hit = known
+                break
+            seen.append(key)
+            if key not in protected and _comment_container(el):
+                hit = True
+                break
+            el = el.getparent()
+        for key in seen:
+            inside[key] = hit
+        return hit
+
+    drop = np.fromiter((in_thread(page.elements[i]) for i in idx), dtype=bool, count=idx.size)
+    if not drop.any():
+        return 0
+    left = sum(len(page.texts[i]) for i in idx[~drop])
+    if left < _POST_LEFT:
+        return 0
+    body[idx[drop]] = False
+    return int(drop.sum())

@@ -5,15 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from cubes.autoparser.segment import segment
-from cubes.autoparser.structure import drop_repeats, keep_tables
+from cubes.autoparser.structure import drop_comments, drop_repeats, keep_tables
 from tests.unit.cubes.autoparser.hard_pages import (
     ARTICLE,
     BYLINE,
     CAPTION,
+    COMMENT_POLICY,
+    COMMENTS,
+    POST,
+    POST_TITLE,
     TABLE_ROWS,
     TABLE_TEXT,
     byline_merged_page,
     caption_page,
+    comment_thread_page,
     table_page,
 )
 
@@ -80,3 +85,34 @@ def test_a_caption_repeated_three_times_is_kept_once() -> None:
     assert sum(1 for i in np.flatnonzero(body) if page.texts[i] == CAPTION) == 3
     assert drop_repeats(page, body) == 2
     assert [page.texts[i] for i in np.flatnonzero(body)] == [CAPTION, *ARTICLE]
+
+
+def test_a_comment_thread_under_the_post_is_dropped_from_the_body() -> None:
+    page = segment(comment_thread_page())
+    # the model's worst reading: every block body but the title, the thread's "Reply" links too
+    body = np.array([t != POST_TITLE for t in page.texts])
+    title = page.texts.index(POST_TITLE)
+    assert drop_comments(page, body, title) > 2 * len(COMMENTS)
+    kept = [page.texts[i] for i in np.flatnonzero(body)]
+    i = kept.index(POST[0])
+    assert kept[i : i + len(POST)] == POST
+    assert kept[-1].startswith("Town Journal, 12 Market Square")  # the footer is no comment: only the thread goes
+    assert not [t for t in kept if t in COMMENTS or t.startswith(("Reader ", "Reply")) or t == COMMENT_POLICY]
+
+
+def test_a_post_inside_a_comment_class_and_a_thread_left_alone_when_it_is_all_there_is() -> None:
+    paras = "".join(f"<p>{p}</p>" for p in POST)
+    # a theme that classes the whole post "has-comments": the post holds the first body block
+    page = segment(f"<html><body><article class='post has-comments'><h1>{POST_TITLE}</h1>{paras}</article></body>")
+    body = np.array([t in POST for t in page.texts])
+    assert drop_comments(page, body, page.texts.index(POST_TITLE)) == 0
+    assert body.sum() == len(POST)
+    # a page that is only a thread (the post under 200 characters of text): nothing is dropped
+    page = segment(
+        "<html><body><p>Short note.</p><ol class='comments'>"
+        + "".join(f"<li class='comment'><p>{c}</p></li>" for c in COMMENTS[:3])
+        + "</ol></body></html>"
+    )
+    body = np.ones(page.n, dtype=bool)
+    assert drop_comments(page, body) == 0
+    assert body.all()
