@@ -11,6 +11,8 @@ call (predicting block by block would cost ~100x more). Then:
   block that do not sit in a boilerplate block of their own and are not declared
   smaller than ``_MIN_IMAGE_PX``;
 * with a host template: body blocks that are the host's template are dropped;
+* a dropped block between body blocks that shares its DOM path with a family of blocks the body
+  mostly holds is body again (``structure.complete_families``: the model's gaps in the article);
 * a reader comment thread after the article (an element with a comment class or id, or
   schema.org ``Comment`` markup) is dropped from the body (``structure.drop_comments``);
 * data tables with body cells inside the article are kept whole, and blocks that repeat
@@ -41,7 +43,14 @@ from cubes.autoparser.meta import read_meta
 from cubes.autoparser.model import BlockModel, load_model
 from cubes.autoparser.page import Page
 from cubes.autoparser.segment import parse_html, segment_tree
-from cubes.autoparser.structure import drop_comments, drop_repeats, drop_teasers, keep_tables, table_html
+from cubes.autoparser.structure import (
+    complete_families,
+    drop_comments,
+    drop_repeats,
+    drop_teasers,
+    keep_tables,
+    table_html,
+)
 from cubes.autoparser.tags import BLOCK_TAGS, SKIP_TAGS
 from cubes.autoparser.templates import FILTER_SHARE, HostTemplate
 from shared.pages.wordcount import words as count_words
@@ -171,6 +180,9 @@ class Extractor:
             body[title_ix] = False
         if template is not None:
             _template_filter(page, body, x[:, _TPL_SHARE])
+        complete_families(page, body)
+        if title_ix >= 0:
+            body[title_ix] = False  # it may share its path with the article's subheadings
         drop_comments(page, body, title_ix)
         drop_teasers(page, body, page.top_candidate if page.top_candidate is not None else -1)
         tables = keep_tables(page, body)

@@ -1,6 +1,8 @@
-"""Post-processing of the body blocks: tables kept whole, repeats and comments dropped (docs/architecture.md section 3).
+"""Post-processing of the body blocks: tables kept whole, gaps filled, repeats and comments dropped.
 
-Two failures of a block classifier that look at one block at a time:
+docs/architecture.md section 3 (autoparser).
+
+What a block classifier that reads one block at a time gets wrong, and how it is mended:
 
 * **Tables.** A results table is dozens of short cells full of digits, each one alone
   looking like boilerplate; the model keeps a few and the table is lost. A *data table*
@@ -11,8 +13,9 @@ Two failures of a block classifier that look at one block at a time:
   its text is body. It is rendered as a table (``table_html``), rows and cells as on the page.
 * **Repeats.** A photo caption printed under the photo, again in the gallery and again in
   the lightbox came out three times. A *caption-like* body block (a ``figcaption``, a block
-  in a ``figure`` or with a caption / credit class, or one right after an image) of at most
-  ``_REPEAT_MAX`` characters and ``_REPEAT_MIN_WORDS`` words is dropped when an earlier body
+  in a ``figure`` or with a caption / credit class, or one right after an image and at most
+  ``_AFTER_IMAGE_MAX`` characters long) of at most ``_REPEAT_MAX`` characters and
+  ``_REPEAT_MIN_WORDS`` words is dropped when an earlier body
   block has the same normalised text or contains it. Other repeats stay: an article may
   repeat a heading in its table of contents, and its reference keeps both.
 * **Teaser cards.** "Related stories" before and after the article are cards: one of at
@@ -23,6 +26,13 @@ Two failures of a block classifier that look at one block at a time:
   article itself holds), and only when the body keeps an article without them (at least
   ``_ARTICLE_LEFT`` characters): a listicle whose items are cards is all cards. Comment
   threads are cards too (an author link, a "Reply" link).
+* **Gaps in the article.** Paragraphs of one article share their DOM path (``Page.path``: the
+  ``tag.class`` of the block and of its three nearest block ancestors); the model, reading one
+  block at a time, drops some of them (a short paragraph, a list item, one after a photo). A
+  dropped block between the first and the last body block, not mostly links, whose path family
+  (at least ``_FAMILY_MIN`` blocks) has more than ``_FAMILY_SHARE`` of its text in the body, is
+  body again. Outside that span nothing is added: a teaser list after the article may share the
+  article's markup.
 * **Comment threads.** Under a short post, 30 comments of prose are the densest text of the
   page (readability's top candidate is the thread, so the teaser rule protects it) and the model
   kept their "Reply" lines. A body block inside an element whose class or id names comments
@@ -46,7 +56,7 @@ from cubes.autoparser.class_groups import CLASS_GROUPS, class_mask
 from cubes.autoparser.page import Page
 from cubes.autoparser.tags import CONTEXT_TAGS
 
-__all__ = ["drop_comments", "drop_repeats", "drop_teasers", "keep_tables", "table_html"]
+__all__ = ["complete_families", "drop_comments", "drop_repeats", "drop_teasers", "keep_tables", "table_html"]
 
 _MIN_ROWS = 2
 _MIN_CELLS = 4
@@ -54,6 +64,9 @@ _MIN_CELLS = 4
 _TABLE_BODY_SHARE = 0.5
 #: captions are short; "Photo: AP" (two words) repeats under every photo on purpose
 _REPEAT_MAX = 300
+#: a block that is a caption only by following a photo is a line or two: longer, it is the story going on
+#: (a paragraph may repeat an earlier one on purpose; Readability's test page of images keeps each)
+_AFTER_IMAGE_MAX = 200
 _REPEAT_MIN_WORDS = 5
 #: a table inside the article whose text is more than this share of links is navigation, not data
 _TABLE_MAX_LINKS = 0.3
@@ -152,9 +165,9 @@ def _caption_like(page: Page) -> npt.NDArray[np.bool_]:
     ctx = np.asarray(page.ctx, dtype=np.int64)
     own = np.asarray(page.own_class, dtype=np.int64)
     tags = np.asarray(page.tags)
-    out: npt.NDArray[np.bool_] = (
-        after_image | ((ctx & _FIGURE_BIT) != 0) | ((own & _META_BIT) != 0) | (tags == "figcaption")
-    )
+    chars = np.fromiter((len(t) for t in page.texts), dtype=np.int64, count=page.n)
+    marked = ((ctx & _FIGURE_BIT) != 0) | ((own & _META_BIT) != 0) | (tags == "figcaption")
+    out: npt.NDArray[np.bool_] = marked | (after_image & (chars <= _AFTER_IMAGE_MAX))
     return out
 
 
@@ -285,3 +298,31 @@ def drop_comments(page: Page, body: npt.NDArray[np.bool_], title: int = -1) -> i
         return 0
     body[idx[drop]] = False
     return int(drop.sum())
+
+
+#: a family of blocks (one DOM path) whose text the body holds more than this share of is the article's
+_FAMILY_SHARE = 0.5
+#: three paragraphs of one path make a family; two may be a pair of anything
+_FAMILY_MIN = 3
+
+
+def complete_families(page: Page, body: npt.NDArray[np.bool_]) -> int:
+    """Marks as body the dropped blocks inside the article that belong to a family it keeps (in place).
+
+    Returns how many blocks it added.
+    """
+    idx = np.flatnonzero(body)
+    if idx.size < 2:
+        return 0
+    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    link = np.asarray(page.link_chars, dtype=np.float64)
+    keys: dict[str, int] = {}
+    family = np.fromiter((keys.setdefault(p, len(keys)) for p in page.path), dtype=np.int64, count=page.n)
+    total = np.bincount(family, weights=chars)
+    kept = np.bincount(family, weights=np.where(body, chars, 0.0), minlength=total.size)
+    count = np.bincount(family)
+    article = (count >= _FAMILY_MIN) & (kept > _FAMILY_SHARE * total)
+    pos = np.arange(page.n)
+    add = ~body & article[family] & (2 * link < chars) & (pos > idx[0]) & (pos < idx[-1])
+    body |= add
+    return int(add.sum())

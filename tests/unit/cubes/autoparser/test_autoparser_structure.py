@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from cubes.autoparser.segment import segment
-from cubes.autoparser.structure import drop_comments, drop_repeats, keep_tables
+from cubes.autoparser.structure import complete_families, drop_comments, drop_repeats, keep_tables
 from tests.unit.cubes.autoparser.hard_pages import (
     ARTICLE,
     BYLINE,
@@ -21,6 +21,8 @@ from tests.unit.cubes.autoparser.hard_pages import (
     comment_thread_page,
     table_page,
 )
+
+STANDFIRST = "The council met again on Monday evening and decided to postpone the vote on the budget."
 
 
 def test_a_story_merged_with_its_byline_is_split_into_paragraphs() -> None:
@@ -87,6 +89,19 @@ def test_a_caption_repeated_three_times_is_kept_once() -> None:
     assert [page.texts[i] for i in np.flatnonzero(body)] == [CAPTION, *ARTICLE]
 
 
+def test_a_paragraph_after_a_photo_is_no_caption_even_when_it_repeats_one() -> None:
+    # a page of images with the same paragraph between them (Readability's test page keeps each)
+    para = ARTICLE[0]  # two sentences, 202 characters: a paragraph, not a caption line
+    assert len(para) > 200
+    photos = "".join(
+        f'<h2>Photo {i}</h2><img src="/img/{i}.jpg" width="800" height="500"><p>{para}</p>' for i in range(3)
+    )
+    page = segment(f"<html><body><article><p>{para}</p>{photos}</article></body></html>")
+    body = np.ones(page.n, dtype=bool)
+    assert drop_repeats(page, body) == 0
+    assert sum(1 for i in np.flatnonzero(body) if page.texts[i] == para) == 4
+
+
 def test_a_comment_thread_under_the_post_is_dropped_from_the_body() -> None:
     page = segment(comment_thread_page())
     # the model's worst reading: every block body but the title, the thread's "Reply" links too
@@ -116,3 +131,26 @@ def test_a_post_inside_a_comment_class_and_a_thread_left_alone_when_it_is_all_th
     body = np.ones(page.n, dtype=bool)
     assert drop_comments(page, body) == 0
     assert body.all()
+
+
+def test_a_paragraph_the_model_dropped_inside_the_article_is_body_again() -> None:
+    paras = "".join(f"<p>{p}</p>" for p in ARTICLE)
+    teasers = "".join(f"<p><a href='/story/{i}'>Another story {i} about the town this week</a></p>" for i in range(3))
+    page = segment(f"<html><body><div class='story'>{paras}</div><div class='more'>{teasers}</div></body></html>")
+    body = np.array([t in ARTICLE and t != ARTICLE[2] for t in page.texts])  # the third paragraph dropped
+    assert complete_families(page, body) == 1
+    assert [page.texts[i] for i in np.flatnonzero(body)] == ARTICLE
+
+
+def test_blocks_outside_the_article_or_of_another_family_stay_dropped() -> None:
+    paras = "".join(f"<p>{p}</p>" for p in ARTICLE)
+    page = segment(
+        f"<html><body><div class='story'>{paras}</div><div class='story'><p>{STANDFIRST}</p></div></body></html>"
+    )
+    # the last paragraph dropped: after the last body block, nothing is added
+    body = np.array([t in ARTICLE[:3] for t in page.texts])
+    assert complete_families(page, body) == 0
+    # a family the body holds less than half of is not the article's
+    body = np.array([t in (ARTICLE[0], ARTICLE[3]) for t in page.texts])
+    assert complete_families(page, body) == 0
+    assert [page.texts[i] for i in np.flatnonzero(body)] == [ARTICLE[0], ARTICLE[3]]
