@@ -50,14 +50,11 @@ class Overview:
 async def save(store: NotifyStore, box: SecretBox, tenant_id: str, body: Any, *, now: datetime) -> Saved:
     """Save the settings ``body`` gives (``parse_settings``); a new webhook, or ``"rotate_secret": true``, gets a new
     secret, answered this once (the old one stops signing at once)."""
-    rotate = False
-    if isinstance(body, dict) and "rotate_secret" in body:
-        body = dict(body)
-        rotate = body.pop("rotate_secret")
-        if not isinstance(rotate, bool):
-            raise SettingsRefused("rotate_secret", "true (a new webhook secret) or false")
     current = await store.settings(tenant_id)
     settings = parse_settings(tenant_id, body, current=current)
+    rotate = body.get("rotate_secret", False)
+    if not isinstance(rotate, bool):
+        raise SettingsRefused("rotate_secret", "true (a new webhook secret) or false")
     if rotate and not settings.webhook_url:
         raise SettingsRefused("rotate_secret", "there is no webhook whose secret to renew: set webhook_url")
     secret = None

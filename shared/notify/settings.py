@@ -138,14 +138,18 @@ def _email(value: Any) -> str | None:
     return value
 
 
+#: a settings body's fields (``rotate_secret`` is an order, not a setting: ``shared.notify.service.save`` reads it)
+_FIELDS = ("webhook_url", "email", "events", "rotate_secret")
+
+
 def parse_settings(tenant_id: str, body: Any, *, current: NotifySettings | None = None) -> NotifySettings:
     """The settings a request body gives (``webhook_url``, ``email``, ``events``: kind -> now / digest /
     off); a key left out keeps its current value, ``null`` or ``""`` clears it."""
     if not isinstance(body, dict):
         raise SettingsRefused("body", "a JSON object with webhook_url, email and events")
-    unknown = set(body) - {"webhook_url", "email", "events"}
+    unknown = set(body) - set(_FIELDS)
     if unknown:
-        raise SettingsRefused(sorted(unknown)[0], "unknown field; known: webhook_url, email, events")
+        raise SettingsRefused(sorted(unknown)[0], f"unknown field; known: {', '.join(_FIELDS)}")
     base = current or NotifySettings(tenant_id)
     webhook = _url(body["webhook_url"]) if "webhook_url" in body else base.webhook_url
     email = _email(body["email"]) if "email" in body else base.email

@@ -63,35 +63,41 @@ def _delivery(r: Sequence[Any]) -> Delivery:
     )
 
 
-async def emit_feed_event(
-    db: SqlRunner, event_id: str, feed_id: str, kind: EventKind, at: datetime, detail: dict[str, Any]
+#: where an event's tenant, host and subject come from, by the source it is about: its table, the source's id
+#: column and the subject's column (a feed of no tenant, the operator's, tells no one)
+_SOURCES = {
+    "feed_id": "SELECT ?, tenant_id, ?, ?, host, url, ? FROM feeds WHERE feed_id = ? AND tenant_id IS NOT NULL",
+    "task_id": "SELECT ?, tenant_id, ?, ?, host, task_id, ? FROM tasks WHERE task_id = ?",
+}
+
+
+async def _emit_for(
+    db: SqlRunner, key: str, event_id: str, source_id: str, kind: EventKind, at: datetime, detail: dict[str, Any]
 ) -> None:
-    """Add a feed's event for the feed's tenant (a feed of no tenant, the operator's, tells no one)."""
+    """Add an event for the tenant of the source ``key`` names (``_SOURCES``), in the caller's write."""
     await db.execute(
-        "INSERT INTO notify_events (event_id, tenant_id, kind, at, host, subject, detail)"
-        " SELECT ?, tenant_id, ?, ?, host, url, ? FROM feeds WHERE feed_id = ? AND tenant_id IS NOT NULL"
+        f"INSERT INTO notify_events (event_id, tenant_id, kind, at, host, subject, detail) {_SOURCES[key]}"
         " ON CONFLICT DO NOTHING",
         event_id,
         kind.value,
         _us(at),
-        orjson.dumps({"feed_id": feed_id, **detail}).decode(),
-        feed_id,
+        orjson.dumps({key: source_id, **detail}).decode(),
+        source_id,
     )
+
+
+async def emit_feed_event(
+    db: SqlRunner, event_id: str, feed_id: str, kind: EventKind, at: datetime, detail: dict[str, Any]
+) -> None:
+    """Add a feed's event for the feed's tenant (a feed of no tenant, the operator's, tells no one)."""
+    await _emit_for(db, "feed_id", event_id, feed_id, kind, at, detail)
 
 
 async def emit_task_event(
     db: SqlRunner, event_id: str, task_id: str, kind: EventKind, at: datetime, detail: dict[str, Any]
 ) -> None:
-    """Add an upload task's event for the task's tenant (the feed's twin: the task row knows tenant and host)."""
-    await db.execute(
-        "INSERT INTO notify_events (event_id, tenant_id, kind, at, host, subject, detail)"
-        " SELECT ?, tenant_id, ?, ?, host, task_id, ? FROM tasks WHERE task_id = ? ON CONFLICT DO NOTHING",
-        event_id,
-        kind.value,
-        _us(at),
-        orjson.dumps({"task_id": task_id, **detail}).decode(),
-        task_id,
-    )
+    """Add an upload task's event for the task's tenant (the task row knows tenant and host)."""
+    await _emit_for(db, "task_id", event_id, task_id, kind, at, detail)
 
 
 class SqlNotifyStore:
