@@ -90,7 +90,7 @@ def pairs_of(tokens: Sequence[str]) -> Counter[str]:
     out: Counter[str] = Counter()
     for a, b in pairwise(tokens):
         if a != SEPARATOR and b != SEPARATOR:
-            out[PAIR + a + PAIR + b] += 1
+            out[pair_token(a, b)] += 1
     return out
 
 

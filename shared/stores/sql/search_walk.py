@@ -81,6 +81,17 @@ _FIRST_CHUNK = 48
 _MAX_CHUNK = 2048
 
 
+def _row_tf(row: int) -> tuple[int, int] | None:
+    """A row's (title, body) counts of its term, or None when one is at its bits' cap (the text says more)."""
+    t, b = (row >> 42) & TFT_MAX, (row >> 32) & TFB_MAX
+    return None if t >= TFT_MAX or b >= TFB_MAX else (t, b)
+
+
+def _row_bound(row: int) -> float:
+    """The most a list's rows from ``row`` on add to a score: its impact's high bits, rounded up a step."""
+    return ((row >> 47) + 2) * STEP
+
+
 @dataclass(frozen=True, slots=True)
 class Phrase:
     """What bm25 scores as one phrase of the query."""
@@ -284,7 +295,7 @@ class _Walk:
             last = rows[-1]
             upper[name] = last & ~MAX_PAGE_ID  # every row of the key and tf bits of the last one is read
             if name not in done:
-                bound[name] = ((last >> 47) + 2) * STEP
+                bound[name] = _row_bound(last)
             rests.append((name, last & ~MAX_PAGE_ID, last))
             self._found(name, rows, found, keys)
         if rests:
@@ -379,13 +390,11 @@ class _Walk:
                 x = p.lists[0]
                 k = keys.get(x)
                 if k is not None:
-                    t, b = (k >> 42) & TFT_MAX, (k >> 32) & TFB_MAX
-                    if t < TFT_MAX and b < TFB_MAX:
-                        c = (t, b)
+                    c = _row_tf(k)
                 elif x in done:
                     c = (0, 0)
             if c is None:
-                rest[p.match] = sum(((keys[x] >> 47) + 2) * STEP if x in keys else bound[x] for x in p.lists)
+                rest[p.match] = sum(_row_bound(keys[x]) if x in keys else bound[x] for x in p.lists)
             else:
                 counts[p.match] = c
         for alternatives in self.groups:
@@ -423,10 +432,10 @@ class _Walk:
         when the row says the page lacks the word."""
         if not self.single or row is None:
             return None
-        t, b = (row >> 42) & TFT_MAX, (row >> 32) & TFB_MAX
-        if t >= TFT_MAX or b >= TFB_MAX:
+        tf = _row_tf(row)
+        if tf is None:
             return None
-        return {self.phrases[0].match: (t, b)} if t + b else False
+        return {self.phrases[0].match: tf} if sum(tf) else False
 
     def _counts(self, text: tuple[str, str] | None) -> dict[str, tuple[int, int]] | None:
         """Each phrase's (title, body) counts in a page; None when the page does not match."""
