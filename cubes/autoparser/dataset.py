@@ -99,7 +99,7 @@ _COPIES_SHARE = 0.5
 
 def _template_text_share(template: HostTemplate, page: Page) -> float:
     share, _ = template.shares(page, counted=True)
-    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    chars = page.char_counts()
     return float(chars[share >= FILTER_SHARE].sum() / max(chars.sum(), 1.0))
 
 

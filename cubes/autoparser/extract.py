@@ -243,7 +243,7 @@ def _template_filter(page: Page, body: np.ndarray[Any, Any], share: np.ndarray[A
     template = body & (share >= FILTER_SHARE)
     if not template.any():
         return
-    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    chars = page.char_counts()
     if chars[template].sum() <= _TEMPLATE_MAX_SHARE * chars[body].sum():
         body &= ~template
 

@@ -30,6 +30,7 @@ from shared.messages import Document, Media, SourceKind
 from shared.pages.wordcount import CJK_TOKEN
 from shared.pages.wordcount import words as count_words
 from shared.problems import Problem, problem
+from shared.urls import MAX_URL_LENGTH
 
 __all__ = ["Completion", "complete", "missing_share", "parity", "plain_text", "unreadable"]
 
@@ -92,7 +93,10 @@ def complete(doc: Document, ex: Extraction) -> Completion:
     if missing is None or missing < _MISSING or not longer:
         return Completion(doc)  # the feed carries the article
     seen = {m.url for m in doc.media}
-    media = [*doc.media, *(Media(url=src, role="content") for src in ex.images if src not in seen and len(src) <= 4096)]
+    media = [
+        *doc.media,
+        *(Media(url=src, role="content") for src in ex.images if src not in seen and len(src) <= MAX_URL_LENGTH),
+    ]
     merged = doc.model_copy(
         update={
             "content_html": ex.body_html,

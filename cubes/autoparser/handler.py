@@ -77,7 +77,7 @@ from shared.problems import Problem, problem
 from shared.runtime.cube import Context, Output
 from shared.stores import ClaimOutcome, HashStore, PageProblems, PageStore, ProblemStore
 from shared.stores.autoparser import AutoparserStore, Pair
-from shared.urls import host_of, try_canonical_url
+from shared.urls import MAX_URL_LENGTH, host_of, try_canonical_url
 
 __all__ = ["SKIPPED", "AutoparserHandler"]
 
@@ -99,8 +99,6 @@ MIN_PAIR_WORDS = 80
 #: /healthz; a typical page (~100 KB) takes ~8 ms, not worth a thread hop
 _OFFLOAD_BYTES = 512 * 1024
 _TITLE_MAX = 2000
-#: the longest media URL a document carries (``shared.messages.Url``)
-_URL_MAX = 4096
 #: answers that mean the page is gone for good: its Turbo page is removed
 _GONE = frozenset({404, 410})
 #: the scheduler's requester for the pages it reads to find articles (cubes/scheduler/discovery.py)
@@ -392,8 +390,8 @@ class AutoparserHandler:
 
 def _media(ex: Extraction) -> list[Media]:
     """The page's cover (``og:image``) first, unless the body shows it, then the body's images."""
-    out = [Media(url=src, role="content") for src in ex.images if len(src) <= _URL_MAX]
-    if ex.cover and ex.cover not in ex.images and len(ex.cover) <= _URL_MAX and ex.cover.startswith("http"):
+    out = [Media(url=src, role="content") for src in ex.images if len(src) <= MAX_URL_LENGTH]
+    if ex.cover and ex.cover not in ex.images and len(ex.cover) <= MAX_URL_LENGTH and ex.cover.startswith("http"):
         out.insert(0, Media(url=ex.cover, role="cover"))
     return out
 

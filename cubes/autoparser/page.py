@@ -69,6 +69,7 @@ class Page:
     top_candidate: int | None = None
     _anc: npt.NDArray[np.int64] | None = field(default=None, repr=False)
     _anc_class: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    _chars: npt.NDArray[np.int64] | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
@@ -80,6 +81,12 @@ class Page:
             flat = np.fromiter(chain.from_iterable(self.anc), dtype=np.int64, count=3 * self.n)
             self._anc = flat.reshape(self.n, 3)
         return self._anc
+
+    def char_counts(self) -> npt.NDArray[np.int64]:
+        """Each block's characters (``len`` of its text), as an array (built once, for the post-processing)."""
+        if self._chars is None:
+            self._chars = np.fromiter((len(t) for t in self.texts), dtype=np.int64, count=self.n)
+        return self._chars
 
     def anc_class_array(self) -> npt.NDArray[np.int64]:
         """``anc_class`` as an (n, len(CLASS_GROUPS)) array (built once)."""

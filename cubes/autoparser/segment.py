@@ -34,13 +34,10 @@ from lxml import etree
 from cubes.autoparser.class_groups import GROUP_NAMES, MASK_VECTORS, class_mask, path_step
 from cubes.autoparser.page import ImageRef, Page
 from cubes.autoparser.parsing import parse_html
-from cubes.autoparser.tags import ARTICLE_BODY_BIT, BLOCK_TAGS, CTX_BIT, LEAF_FAST, SKIP_TAGS
+from cubes.autoparser.tags import ARTICLE_BODY_BIT, BLOCK_TAGS, CTX_BIT, LEAF_FAST, SKIP_TAGS, comment_markup
 
 __all__ = ["parse_html", "segment", "segment_tree"]
 
-#: schema.org comment markup (Microdata): itemprop on the comment, or the Comment type
-_COMMENT_PROPS = frozenset({"comment", "comments"})
-_COMMENT_TYPE = "schema.org/Comment"
 #: a first line up to this long, followed by at least _BYLINE_REST_CHARS of text in the same
 #: paragraph, is split off as its own block: "By Ann Writer | 4 May" is ~30-80 characters, a
 #: story's opening paragraph a few hundred
@@ -105,7 +102,7 @@ class _Walker:
             itemprop = el.get("itemprop")
             if itemprop == "articleBody":  # schema.org puts it on containers
                 child_ctx |= ARTICLE_BODY_BIT
-            elif itemprop in _COMMENT_PROPS or _COMMENT_TYPE in (el.get("itemtype") or ""):
+            elif comment_markup(itemprop, el.get("itemtype")):
                 comment = True
                 self.comment_depth += 1
 

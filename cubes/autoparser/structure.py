@@ -54,7 +54,7 @@ import numpy.typing as npt
 
 from cubes.autoparser.class_groups import CLASS_GROUPS, class_mask
 from cubes.autoparser.page import Page
-from cubes.autoparser.tags import CONTEXT_TAGS
+from cubes.autoparser.tags import CONTEXT_TAGS, comment_markup
 
 __all__ = ["complete_families", "drop_comments", "drop_repeats", "drop_teasers", "keep_tables", "table_html"]
 
@@ -165,7 +165,7 @@ def _caption_like(page: Page) -> npt.NDArray[np.bool_]:
     ctx = np.asarray(page.ctx, dtype=np.int64)
     own = np.asarray(page.own_class, dtype=np.int64)
     tags = np.asarray(page.tags)
-    chars = np.fromiter((len(t) for t in page.texts), dtype=np.int64, count=page.n)
+    chars = page.char_counts()
     marked = ((ctx & _FIGURE_BIT) != 0) | ((own & _META_BIT) != 0) | (tags == "figcaption")
     out: npt.NDArray[np.bool_] = marked | (after_image & (chars <= _AFTER_IMAGE_MAX))
     return out
@@ -200,7 +200,7 @@ def drop_teasers(page: Page, body: npt.NDArray[np.bool_], top: int) -> int:
     if not body.any():
         return 0
     pre = np.asarray(page.pre, dtype=np.int64)
-    chars = np.fromiter((len(t) for t in page.texts), dtype=np.int64, count=page.n)
+    chars = page.char_counts()
     link = np.asarray(page.link_chars, dtype=np.int64)
     headline = (chars >= _HEADLINE_CHARS) & (2 * link >= chars)
     if top >= 0 and page.block_el[top].tag in ("body", "html"):
@@ -249,8 +249,7 @@ def _comment_container(el: Any) -> bool:
         value = el.get(attr)
         if value and class_mask(value) & _COMMENT_BIT and not _NOT_COMMENTS.search(value):
             return True
-    itemprop = el.get("itemprop")
-    return itemprop in ("comment", "comments") or "schema.org/Comment" in (el.get("itemtype") or "")
+    return comment_markup(el.get("itemprop"), el.get("itemtype"))
 
 
 def drop_comments(page: Page, body: npt.NDArray[np.bool_], title: int = -1) -> int:
@@ -314,7 +313,7 @@ def complete_families(page: Page, body: npt.NDArray[np.bool_]) -> int:
     idx = np.flatnonzero(body)
     if idx.size < 2:
         return 0
-    chars = np.fromiter((len(t) for t in page.texts), dtype=np.float64, count=page.n)
+    chars = page.char_counts()
     link = np.asarray(page.link_chars, dtype=np.float64)
     keys: dict[str, int] = {}
     family = np.fromiter((keys.setdefault(p, len(keys)) for p in page.path), dtype=np.int64, count=page.n)

@@ -9,7 +9,7 @@ context mask into columns: the order of ``CONTEXT_TAGS`` is part of the trained 
 
 from __future__ import annotations
 
-__all__ = ["ARTICLE_BODY_BIT", "BLOCK_TAGS", "CONTEXT_TAGS", "CTX_BIT", "LEAF_FAST", "SKIP_TAGS"]
+__all__ = ["ARTICLE_BODY_BIT", "BLOCK_TAGS", "CONTEXT_TAGS", "CTX_BIT", "LEAF_FAST", "SKIP_TAGS", "comment_markup"]
 
 #: elements whose text forms its own block (everything else is inline and joins its block)
 BLOCK_TAGS = frozenset(
@@ -151,3 +151,13 @@ LEAF_FAST = frozenset(
         "data",
     ]
 )
+
+
+#: schema.org comment markup (Microdata): itemprop on the comment, or the Comment type
+_COMMENT_PROPS = frozenset({"comment", "comments"})
+_COMMENT_TYPE = "schema.org/Comment"
+
+
+def comment_markup(itemprop: str | None, itemtype: str | None) -> bool:
+    """Whether an element's ``itemprop`` / ``itemtype`` mark it as a reader comment (schema.org)."""
+    return itemprop in _COMMENT_PROPS or _COMMENT_TYPE in (itemtype or "")
