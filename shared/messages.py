@@ -24,6 +24,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.urls import MAX_URL_LENGTH
+
 __all__ = [
     "FULL_TEXT_PREFIX",
     "HOST_MAX",
@@ -75,7 +77,7 @@ HOST_MAX = 255
 #: the longest region code a search is counted under (``SearchQueryEvent.region``)
 REGION_MAX = 64
 
-Url = Annotated[str, Field(min_length=1, max_length=4096)]
+Url = Annotated[str, Field(min_length=1, max_length=MAX_URL_LENGTH)]
 Host = Annotated[str, Field(min_length=1, max_length=HOST_MAX)]
 #: ``scheme://host[:port]``, canonical (``shared.origins``): what a right on a site covers
 Origin = Annotated[str, Field(min_length=8, max_length=300)]

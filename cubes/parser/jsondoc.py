@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cubes.parser.bounds import Refused, product_numbers
 from cubes.parser.dates import parse_date
 from cubes.parser.model import DetectedFormat, FeedMeta, ItemError, MediaRef, ParsedItem, ParseResult
+from shared.urls import MAX_URL_LENGTH
 
 __all__ = [
     "PARTNER_SCHEMA_PATH",
@@ -41,7 +42,7 @@ MAX_DOCUMENTS = 1000
 class PartnerMedia(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    url: str = Field(min_length=1, max_length=4096, pattern=r"^https?://")
+    url: str = Field(min_length=1, max_length=MAX_URL_LENGTH, pattern=r"^https?://")
     kind: Literal["image", "video"] = "image"
     role: str = Field(default="content", max_length=32)
 
@@ -74,7 +75,7 @@ class PartnerDocument(BaseModel):
     model_config = ConfigDict(extra="forbid", title="PartnerDocument")
 
     action: Literal["upsert", "delete"] = "upsert"
-    url: str = Field(min_length=1, max_length=4096, pattern=r"^https?://")
+    url: str = Field(min_length=1, max_length=MAX_URL_LENGTH, pattern=r"^https?://")
     #: required for upserts
     title: str | None = Field(default=None, max_length=2000)
     author: str | None = Field(default=None, max_length=500)

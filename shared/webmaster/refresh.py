@@ -53,15 +53,15 @@ from shared.origins import origin_of
 from shared.runtime.cube import Output
 from shared.runtime.deps import Publish
 from shared.stores import Feed, Stores
-from shared.urls import canonical_url, host_of
+from shared.urls import MAX_URL_LENGTH, canonical_url, host_of
 from shared.webmaster.access import AccessRefused, host_claim
 from shared.webmaster.feeds import PURGE_PREFIX, REFRESH_PREFIX, URGENT_PRIORITY, fetch_request
 from shared.webmaster.rights import page_owner
 
 __all__ = ["FEEDS_MAX", "REORDER_S", "URL_MAX", "Action", "RefreshRefused", "Refreshed", "Refresher"]
 
-#: the longest URL a crawl request carries (``shared.messages``)
-URL_MAX = 4096
+#: the longest URL a crawl request carries (``shared.urls.MAX_URL_LENGTH``, as ``shared.messages.Url``)
+URL_MAX = MAX_URL_LENGTH
 #: seconds in which the same order answers the one already queued
 REORDER_S = 30.0
 #: feeds of one host fetched for a new URL (a site has a handful: news, sport, shop)
