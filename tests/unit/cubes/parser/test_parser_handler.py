@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 import pytest
@@ -65,16 +66,24 @@ class Env:
 
         self.handler = ParserHandler(stores, get_blobs, clock=self.clock)
 
-    def result(self, body: bytes | None, feed_id: str = "f1", **kw: Any) -> CrawlResult:
+    def result(
+        self,
+        body: bytes | None,
+        feed_id: str = "f1",
+        *,
+        url: str = "https://news.test/turbo.xml",
+        content_type: str = "application/rss+xml",
+        **kw: Any,
+    ) -> CrawlResult:
         self.clock.advance(60)
         return CrawlResult(
             kind=CrawlKind.feed,
-            url="https://news.test/turbo.xml",
-            host="news.test",
+            url=url,
+            host=urlsplit(url).hostname or "",
             status=FetchStatus.ok,
             body=body,
             feed_id=feed_id,
-            content_type="application/rss+xml",
+            content_type=content_type,
             fetched_at=self.clock.now(),
             **kw,
         )
@@ -411,18 +420,7 @@ async def test_a_catalog_orders_no_page_crawl_for_its_listings(env: Env) -> None
         )
         + "</offers></shop></yml_catalog>"
     ).encode()
-    env.clock.advance(60)
-    msg = CrawlResult(
-        kind=CrawlKind.feed,
-        url="https://shop.test/yml.xml",
-        host="shop.test",
-        status=FetchStatus.ok,
-        body=body,
-        feed_id="shop",
-        content_type="application/xml",
-        fetched_at=env.clock.now(),
-    )
-    out = await env.handle(msg)
+    out = await env.feed(body, "shop", url="https://shop.test/yml.xml", content_type="application/xml")
     assert sorted(d.url for d in docs(out)) == [
         "https://shop.test/?turbo_category=1",
         *(f"https://shop.test/p/{n}" for n in range(3)),
